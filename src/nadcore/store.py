@@ -1,0 +1,203 @@
+"""The results store: arrays plus a JSON record, written atomically, reloaded only on a match.
+
+A result is one `.npz` file holding the arrays and a `__record__` entry: the JSON of the
+settings, the library version, the seed, the device and the duration. Files are read with
+`allow_pickle=False`; network weights go to `.pt` files read with `weights_only=True`.
+A truncated or foreign file raises `StoreError` naming the file, never a silent wrong result.
+"""
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from nadcore import __version__
+
+FORMAT = "nadcore-result/1"
+RECORD_KEY = "__record__"
+
+
+class StoreError(ValueError):
+    """A stored result is unreadable, foreign, or was made with other settings."""
+
+
+@dataclass
+class Result:
+    """Arrays (numpy, by name) and the record they were saved with."""
+
+    arrays: dict
+    record: dict
+
+    def __getitem__(self, name):
+        return self.arrays[name]
+
+    @property
+    def settings(self):
+        return self.record["settings"]
+
+
+def normalise(settings):
+    """Settings as plain JSON types (tuples become lists), so equal settings compare equal."""
+    try:
+        return json.loads(json.dumps(settings, sort_keys=True, default=_jsonable))
+    except TypeError as err:
+        raise ValueError(f"settings must be JSON-serialisable: {err}") from None
+
+
+def key(settings, length=12):
+    """A short stable hash of `settings`, for file names."""
+    text = json.dumps(normalise(settings), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+def _jsonable(obj):
+    if isinstance(obj, (np.integer, np.floating)):
+        return obj.item()
+    if isinstance(obj, (np.ndarray, torch.Tensor)):
+        return obj.tolist()
+    if isinstance(obj, (Path, torch.device)):
+        return str(obj)
+    raise TypeError(f"{type(obj).__name__} is not JSON-serialisable")
+
+
+def _numpy(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def _atomic_write(path, write):
+    """Call `write(file_object)` on a temporary file beside `path`, then rename it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def make_record(settings, *, device=None, duration=None, arrays=None):
+    settings = normalise(settings)
+    record = {
+        "format": FORMAT,
+        "settings": settings,
+        "nadcore_version": __version__,
+        "torch_version": torch.__version__.split("+")[0],
+        "seed": settings.get("seed") if isinstance(settings, dict) else None,
+        "device": None if device is None else str(device),
+        "duration_s": None if duration is None else round(float(duration), 3),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    if arrays is not None:
+        record["arrays"] = {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in arrays.items()}
+    return record
+
+
+def save(path, arrays, settings, *, device=None, duration=None):
+    """Write `arrays` (a dict of arrays or tensors) and their record to `path` atomically."""
+    arrays = {str(k): _numpy(v) for k, v in arrays.items()}
+    bad = [k for k in arrays if k.startswith("__") or arrays[k].dtype == object]
+    if bad:
+        raise ValueError(f"arrays {bad} cannot be stored: names must not start with '__' and dtypes must not be object")
+    record = make_record(settings, device=device, duration=duration, arrays=arrays)
+    blob = np.frombuffer(json.dumps(record, sort_keys=True).encode(), dtype=np.uint8)
+    _atomic_write(path, lambda f: np.savez(f, **arrays, **{RECORD_KEY: blob}))
+    return Result(arrays, record)
+
+
+def load(path, settings=None):
+    """Read the result at `path`; with `settings`, raise StoreError unless they match the record."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no stored result at {path}")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if RECORD_KEY not in data.files:
+                raise StoreError(f"{path} is not a nadcore result (it has no {RECORD_KEY} entry)")
+            record = json.loads(data[RECORD_KEY].tobytes().decode())
+            arrays = {k: data[k] for k in data.files if k != RECORD_KEY}
+    except StoreError:
+        raise
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, UnicodeDecodeError) as err:
+        raise StoreError(f"{path} is unreadable or truncated ({type(err).__name__}: {err}); delete it to recompute") from None
+    _check_record(path, record, arrays)
+    if settings is not None and record["settings"] != normalise(settings):
+        raise StoreError(f"{path} was made with other settings: stored {record['settings']}, asked {normalise(settings)}")
+    return Result(arrays, record)
+
+
+def _check_record(path, record, arrays):
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise StoreError(f"{path} is not a nadcore result (format {record.get('format') if isinstance(record, dict) else None!r}, expected {FORMAT!r})")
+    for name, meta in record.get("arrays", {}).items():
+        arr = arrays.get(name)
+        if arr is None or list(arr.shape) != meta["shape"] or str(arr.dtype) != meta["dtype"]:
+            raise StoreError(f"{path}: array {name!r} is missing or differs from its record; delete the file to recompute")
+
+
+def matches(path, settings):
+    """True when `path` holds a readable result made with `settings`."""
+    try:
+        load(path, settings)
+    except (FileNotFoundError, StoreError):
+        return False
+    return True
+
+
+def cached(path, settings, compute, *, device=None, force=False):
+    """Load the result at `path` if it was made with `settings`, else run `compute()` and save it.
+
+    `compute()` returns a dict of arrays. A file made with other settings is recomputed and
+    replaced; an unreadable one is reported, never silently used.
+    """
+    path = Path(path)
+    if not force and path.exists():
+        try:
+            return load(path, settings)
+        except StoreError as err:
+            if "other settings" not in str(err):
+                raise
+    start = time.perf_counter()
+    arrays = compute()
+    return save(path, arrays, settings, device=device, duration=time.perf_counter() - start)
+
+
+def save_weights(path, state_dict, settings, *, device=None, duration=None):
+    """Write a module's `state_dict` and its record to a `.pt` file atomically."""
+    record = make_record(settings, device=device, duration=duration)
+    state = {k: v.detach().cpu() for k, v in state_dict.items()}
+    payload = {"state_dict": state, "record": json.dumps(record, sort_keys=True)}
+    _atomic_write(path, lambda f: torch.save(payload, f))
+    return record
+
+
+def load_weights(path, settings=None):
+    """Read `(state_dict, record)` from a `.pt` file written by `save_weights`, with weights_only."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no stored weights at {path}")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+        record = json.loads(payload["record"])
+        state = payload["state_dict"]
+    except Exception as err:  # torch raises many types for a truncated or foreign file
+        raise StoreError(f"{path} is not readable nadcore weights ({type(err).__name__}: {err})") from None
+    if record.get("format") != FORMAT:
+        raise StoreError(f"{path} is not a nadcore weights file")
+    if settings is not None and record["settings"] != normalise(settings):
+        raise StoreError(f"{path} was made with other settings: stored {record['settings']}, asked {normalise(settings)}")
+    return state, record
