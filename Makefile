@@ -1,0 +1,36 @@
+# nadbook: `make book` builds the book (every chapter executed at the CPU scale), `make test` runs the tests.
+SHELL := /bin/bash
+VENV := .venv
+UV_VERSION := 0.13.9
+UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
+export UV_LINK_MODE ?= copy
+
+.PHONY: install book test browser benchmarks clean lock
+
+$(VENV)/.installed: pyproject.toml uv.lock
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv==$(UV_VERSION)"
+	$(UV) sync --frozen --extra book
+	@touch $@
+
+install: $(VENV)/.installed
+
+book: install
+	$(VENV)/bin/jupyter-book build . --keep-going
+
+test: install browser
+	$(VENV)/bin/pytest tests book --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 -p no:cacheprovider
+
+browser:
+	@bash tools/ensure-chromium.sh
+
+benchmarks: install
+	$(VENV)/bin/python benchmarks/train_throughput.py
+	$(VENV)/bin/python benchmarks/nad_throughput.py
+
+clean:
+	rm -rf _build results runs
+
+lock:  # after editing dependencies in pyproject.toml
+	$(UV) lock
+	$(UV) export --frozen --extra book --no-hashes --no-emit-project --format requirements-txt > requirements.lock
+	echo "-e ." >> requirements.lock

@@ -1,0 +1,90 @@
+"""Shared fixtures: the repository root, a served copy of the built book, a headless Chromium page."""
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
+
+
+@pytest.fixture(scope="session")
+def root():
+    return ROOT
+
+
+def build_book_from_committed_outputs():
+    """Build `_build/html` from the committed (already executed) notebooks, without executing them."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    config.setdefault("execute", {})["execute_notebooks"] = "off"
+    override = ROOT / "_build" / "_config_noexec.yml"
+    override.parent.mkdir(exist_ok=True)
+    override.write_text(yaml.safe_dump(config))
+    jb = Path(sys.executable).with_name("jupyter-book")
+    subprocess.run([str(jb), "build", str(ROOT), "--config", str(override), "--keep-going"], check=True, cwd=ROOT)
+
+
+@pytest.fixture(scope="session")
+def book_url():
+    """Serve `_build/html` on 127.0.0.1 (building it from the committed notebooks if missing)."""
+    if not (HTML / "index.html").exists():
+        build_book_from_committed_outputs()
+    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's headless Chromium driven by Playwright (no browser download)."""
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail("Chromium is missing: install Debian's package `chromium` (the CI script does)")
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh page that aborts every request outside localhost and lists them in `page.external_requests`."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1600})
+    pg = context.new_page()
+    pg.external_requests = []
+
+    def route(r):
+        host = urlparse(r.request.url).hostname or ""
+        if r.request.url.startswith(("data:", "blob:", "about:")) or host in LOCAL_HOSTS:
+            r.continue_()
+        else:
+            pg.external_requests.append(r.request.url)
+            r.abort()
+
+    pg.route("**/*", route)
+    yield pg
+    context.close()

@@ -1,0 +1,49 @@
+"""Static checks of the book: the table of contents, the chapters' parameters and committed outputs."""
+
+import ast
+
+import nbformat
+import pytest
+import yaml
+
+from conftest import ROOT
+
+STANDARD = {"scale", "device", "seed", "results_dir", "data_root"}
+
+
+def toc_files():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return [toc["root"]] + [c["file"] for c in toc["chapters"]]
+
+
+def chapter_notebooks():
+    return sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+
+
+def test_toc_lists_intro_five_chapters_in_paper_order_and_references():
+    files = toc_files()
+    assert files[0] == "book/intro" and files[-1] == "book/references"
+    assert files[1:-1] == ["book/01_fourier", "book/02_pooling", "book/03_nads", "book/04_cifar10",
+                           "book/05_underspecification"]
+    for f in files:
+        assert any((ROOT / f"{f}{ext}").exists() for ext in (".md", ".ipynb")), f
+
+
+@pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
+def test_chapter_has_a_parameters_cell_with_the_standard_parameters(path):
+    nb = nbformat.read(path, as_version=4)
+    tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1, "exactly one cell must be tagged 'parameters'"
+    names = {t.id for node in ast.parse(tagged[0].source).body if isinstance(node, ast.Assign) for t in node.targets}
+    assert STANDARD <= names
+    assert "smoke" in tagged[0].source, "the committed default scale must be the CPU one"
+
+
+@pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
+def test_chapter_is_committed_executed_without_errors(path):
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code), "re-execute the notebook before committing"
+    assert not [o for c in code for o in c.outputs if o.output_type == "error"]
+    assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for c in code for o in c.outputs), \
+        "live ipywidgets in the committed outputs pull scripts from CDNs; show the static explorer instead"

@@ -1,0 +1,111 @@
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from nadcore import __version__, store
+
+
+def test_round_trip_keeps_arrays_and_record(tmp_path):
+    path = tmp_path / "r.npz"
+    settings = {"arch": "lenet", "grid": (1, 2), "seed": 3}
+    store.save(path, {"acc": np.arange(4.0), "w": torch.ones(2, 2)}, settings, device="cpu", duration=1.5)
+    result = store.load(path, settings)
+    np.testing.assert_array_equal(result["acc"], np.arange(4.0))
+    np.testing.assert_array_equal(result["w"], np.ones((2, 2), dtype=np.float32))
+    assert result.record["settings"] == {"arch": "lenet", "grid": [1, 2], "seed": 3}
+    assert result.record["seed"] == 3 and result.record["device"] == "cpu"
+    assert result.record["nadcore_version"] == __version__ and result.record["duration_s"] == 1.5
+
+
+def test_other_settings_are_refused(tmp_path):
+    path = tmp_path / "r.npz"
+    store.save(path, {"a": np.zeros(2)}, {"seed": 0})
+    with pytest.raises(store.StoreError, match="other settings"):
+        store.load(path, {"seed": 1})
+    assert store.matches(path, {"seed": 0}) and not store.matches(path, {"seed": 1})
+
+
+def test_truncated_file_names_the_file(tmp_path):
+    path = tmp_path / "r.npz"
+    store.save(path, {"a": np.random.default_rng(0).normal(size=1000)}, {"seed": 0})
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(store.StoreError, match="r.npz"):
+        store.load(path)
+
+
+def test_foreign_npz_is_refused(tmp_path):
+    path = tmp_path / "foreign.npz"
+    np.savez(path, a=np.zeros(3))
+    with pytest.raises(store.StoreError, match="not a nadcore result"):
+        store.load(path)
+
+
+def test_array_that_differs_from_its_record_is_refused(tmp_path):
+    path = tmp_path / "r.npz"
+    store.save(path, {"a": np.zeros(3)}, {"seed": 0})
+    with np.load(path) as data:
+        record = data["__record__"]
+    np.savez(path, a=np.zeros(2), __record__=record)
+    with pytest.raises(store.StoreError, match="'a'"):
+        store.load(path)
+
+
+def test_object_arrays_are_rejected(tmp_path):
+    with pytest.raises(ValueError, match="object"):
+        store.save(tmp_path / "r.npz", {"a": np.array([{}, 1], dtype=object)}, {})
+
+
+def test_cached_computes_once_and_recomputes_on_new_settings(tmp_path):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"x": np.full(3, len(calls))}
+
+    path = tmp_path / "c.npz"
+    first = store.cached(path, {"n": 1}, compute)
+    again = store.cached(path, {"n": 1}, compute)
+    other = store.cached(path, {"n": 2}, compute)
+    assert len(calls) == 2
+    np.testing.assert_array_equal(first["x"], again["x"])
+    assert other["x"][0] == 2 and other.record["duration_s"] is not None
+
+
+def test_cached_does_not_hide_a_corrupt_file(tmp_path):
+    path = tmp_path / "c.npz"
+    path.write_bytes(b"garbage")
+    with pytest.raises(store.StoreError, match="c.npz"):
+        store.cached(path, {}, lambda: {"x": np.zeros(1)})
+
+
+def test_write_is_atomic_no_temporary_left(tmp_path):
+    store.save(tmp_path / "r.npz", {"a": np.zeros(1)}, {})
+    assert [p.name for p in tmp_path.iterdir()] == ["r.npz"]
+
+
+def test_key_is_stable_and_order_free():
+    assert store.key({"a": 1, "b": (2, 3)}) == store.key({"b": [2, 3], "a": 1})
+    assert store.key({"a": 1}) != store.key({"a": 2})
+
+
+def test_weights_round_trip_with_weights_only(tmp_path):
+    model = torch.nn.Linear(3, 2)
+    path = tmp_path / "m.pt"
+    store.save_weights(path, model.state_dict(), {"arch": "linear"})
+    state, record = store.load_weights(path, {"arch": "linear"})
+    torch.testing.assert_close(state["weight"], model.weight.detach())
+    assert record["settings"] == {"arch": "linear"}
+    path.write_bytes(path.read_bytes()[:40])
+    with pytest.raises(store.StoreError, match="m.pt"):
+        store.load_weights(path)
+
+
+def test_record_is_plain_json(tmp_path):
+    path = tmp_path / "r.npz"
+    store.save(path, {"a": np.zeros(1)}, {"seed": np.int64(4)})
+    with np.load(path, allow_pickle=False) as data:
+        record = json.loads(data["__record__"].tobytes())
+    assert record["settings"] == {"seed": 4}
