@@ -3,12 +3,17 @@
 Readers offline, and the browser test with the network off, must see rendered math and
 interactive figures, so nothing is loaded from a CDN:
 - MathJax 3 comes from the `django-static-mathjax` package and is copied to `_static/mathjax`.
+- Plotly comes from the installed `plotly` package (`package_data/plotly.min.js`), is copied to
+  `_static/plotly.min.js` and loaded by every page, so the static gamma(l) explorer
+  (`nadcore.widgets.static_gamma_explorer`, made with `include_plotlyjs=False`) works offline.
+Registered in `_config.yml` under `sphinx: extra_extensions`.
 """
 
 import shutil
 from pathlib import Path
 
 MATHJAX_DIR = "mathjax"
+PLOTLY_JS = "plotly.min.js"
 
 
 def _mathjax_source():
@@ -17,8 +22,26 @@ def _mathjax_source():
     return Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
 
 
+def plotly_js_path():
+    """Path of the `plotly.min.js` shipped with the installed plotly package."""
+    import plotly
+
+    path = Path(plotly.__file__).parent / "package_data" / PLOTLY_JS
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: reinstall plotly (it ships plotly.min.js in package_data)")
+    return path
+
+
 def _use_local_mathjax(app, config):
     config.mathjax_path = f"{MATHJAX_DIR}/tex-mml-chtml.js"
+
+
+def copy_plotly_js(app, exception):
+    """After an HTML build, copy plotly.min.js into the build's `_static` folder."""
+    if exception is None and app.builder.format == "html":
+        static = Path(app.outdir) / "_static"
+        static.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(plotly_js_path(), static / PLOTLY_JS)
 
 
 def _copy_assets(app, exception):
@@ -27,9 +50,12 @@ def _copy_assets(app, exception):
     target = Path(app.outdir) / "_static" / MATHJAX_DIR
     if not (target / "tex-mml-chtml.js").exists():
         shutil.copytree(_mathjax_source(), target, dirs_exist_ok=True)
+    copy_plotly_js(app, exception)
 
 
 def setup(app):
+    plotly_js_path()  # fail early, at configuration time, if plotly is not installed
+    app.add_js_file(PLOTLY_JS, priority=200)  # before require.js and the page's own scripts
     app.connect("config-inited", _use_local_mathjax)
     app.connect("build-finished", _copy_assets)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,407 @@
+"""Pooling as an anisotropic channel: aliasing, gamma(l), Theorem 1 and Lemma 1 (Sec. 2.1-2.2).
+
+Conventions. Signals live in R^D; `x_hat = fft(x, norm="ortho")` (unitary DFT). A linear pooling
+layer of factor S is a circular convolution with a prefilter followed by keeping every S-th
+sample; its spectral response `m_hat` satisfies `fft(conv(x)) = m_hat * x_hat`, and the spectrum
+of the output is `z_hat = A (m_hat * x_hat)` with `A = [I_M ... I_M] / sqrt(S)`, M = D / S (Eq. 1).
+`torch.nn.functional.avg_pool1d(x, S)` is exactly this with `prefilter("average", D, S)`.
+
+Data follow the book's D(v): `x = s (eps / 2) v + P_perp(sigma n)`, classes eps apart.
+For a real Fourier direction v_l (sine or cosine at frequency l), the Bayes accuracy after
+pooling is `Phi(eps gamma(l) / (2 sigma sqrt(S)))` with the paper's gamma of Eq. 2 (derivation in
+`bayes_accuracy`). The paper prints `1 - Q(sqrt(2) eps gamma / (2 sigma))`, whose argument is
+sqrt(2 S) times larger; it is offered as `convention="paper"`.
+"""
+
+import math
+
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from nadcore.device import resolve
+
+PREFILTERS = ("average", "gaussian", "ideal")
+CONVENTIONS = ("exact", "paper")
+
+
+# ----------------------------------------------------------------------------- checks
+
+def check_factor(D, S):
+    """Raise a ValueError unless S is an integer >= 1 that divides the integer D >= 1."""
+    if not isinstance(D, int) or isinstance(D, bool) or D < 1:
+        raise ValueError(f"D must be a positive integer; got {D!r}")
+    if not isinstance(S, int) or isinstance(S, bool) or S < 1:
+        raise ValueError(f"S must be an integer >= 1 (the subsampling factor); got {S!r}")
+    if D % S:
+        divisors = [s for s in range(1, D + 1) if D % s == 0]
+        raise ValueError(f"S must divide D={D} (accepted: {divisors}); got S={S}")
+    return D // S
+
+
+def _positive(name, value):
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
+    return float(value)
+
+
+def _spectrum(m_hat, name="m_hat"):
+    m_hat = torch.as_tensor(m_hat)
+    if m_hat.ndim != 1 or m_hat.numel() == 0:
+        raise ValueError(f"{name} must be a 1-D spectral response of length D; got shape {tuple(m_hat.shape)}")
+    return m_hat.to(torch.complex128 if m_hat.is_complex() else torch.float64)
+
+
+# ----------------------------------------------------------------------------- Eq. 1
+
+def aliasing_matrix(D, S, dtype=torch.float64):
+    """The M x D aliasing matrix A = [I_M ... I_M] / sqrt(S) of Eq. 1 (M = D / S)."""
+    M = check_factor(D, S)
+    return torch.eye(M, dtype=dtype).repeat(1, S) / math.sqrt(S)
+
+
+def pool_spectrum(x_hat, m_hat, S):
+    """Spectrum of the pooled signal, z_hat = A (m_hat * x_hat) (Eq. 1), over the last axis."""
+    m_hat = _spectrum(m_hat)
+    D = m_hat.numel()
+    M = check_factor(D, S)
+    x_hat = torch.as_tensor(x_hat)
+    if x_hat.shape[-1] != D:
+        raise ValueError(f"x_hat must have D={D} entries on its last axis; got shape {tuple(x_hat.shape)}")
+    y = (m_hat.to(x_hat.device) * x_hat).reshape(*x_hat.shape[:-1], S, M)
+    return y.sum(-2) / math.sqrt(S)
+
+
+def pool(x, m_hat, S):
+    """Pool real signals x (..., D): circular convolution by the prefilter, then keep every S-th sample."""
+    m_hat = _spectrum(m_hat)
+    check_factor(m_hat.numel(), S)
+    x = torch.as_tensor(x)
+    y = torch.fft.ifft(torch.fft.fft(x.to(torch.float64)) * m_hat.to(x.device))
+    return y.real[..., ::S].to(x.dtype if x.is_floating_point() else torch.float64)
+
+
+# ----------------------------------------------------------------------------- prefilters
+
+def prefilter(kind, D, S, width=None):
+    """Spectral response m_hat (length D) of a pooling prefilter.
+
+    kind: "average" (the box of avg_pool1d, complex because the window is one-sided),
+    "gaussian" (a circular Gaussian kernel of spatial std `width`, default S / 2),
+    "ideal" (low-pass keeping |f| < M/2, half power at |f| = M/2 so that it stays real),
+    or an array of D values: any spectral response you like.
+    """
+    M = check_factor(D, S)
+    if not isinstance(kind, str):
+        m_hat = _spectrum(kind, "prefilter")
+        if m_hat.numel() != D:
+            raise ValueError(f"a user prefilter must have D={D} spectral values; got {m_hat.numel()}")
+        return m_hat
+    f = torch.fft.fftfreq(D, d=1.0 / D, dtype=torch.float64).abs()
+    if kind == "average":
+        h = torch.zeros(D, dtype=torch.float64)
+        h[(-torch.arange(S)) % D] = 1.0 / S  # y[n] = mean(x[n], ..., x[n + S - 1])
+        return torch.fft.fft(h)
+    if kind == "gaussian":
+        w = _positive("width", S / 2 if width is None else width)
+        t = torch.arange(D, dtype=torch.float64)
+        t = torch.minimum(t, D - t)
+        h = torch.exp(-0.5 * (t / w) ** 2)
+        return torch.fft.fft(h / h.sum()).real.to(torch.float64)
+    if kind == "ideal":
+        m = (f < M / 2).to(torch.float64)
+        m[f == M / 2] = math.sqrt(0.5)
+        return m
+    raise ValueError(f"kind must be one of {', '.join(PREFILTERS)} or an array of D spectral values; got {kind!r}")
+
+
+# ----------------------------------------------------------------------------- Theorem 1
+
+def snr_gamma(m_hat, S):
+    """gamma(l) for every l (Eq. 2): gamma^2 = S |m[l]|^2 / sum_{k=1}^{S-1} |m[l + kM]|^2.
+
+    gamma is +inf where the aliases of l are filtered out (no noise reaches the output bin of l)
+    and 0 where m[l] = 0.
+    """
+    m2 = _spectrum(m_hat).abs() ** 2
+    D = m2.numel()
+    M = check_factor(D, S)
+    rolled = torch.stack([m2.roll(-k * M) for k in range(1, S)]) if S > 1 else m2.new_zeros(1, D)
+    noise = rolled.sum(0)
+    gamma2 = torch.where(m2 > 0, S * m2 / noise, torch.zeros_like(m2))
+    return gamma2.sqrt()
+
+
+def bayes_accuracy(m_hat, S, eps, sigma, convention="exact"):
+    """Best achievable accuracy after pooling on D(v_l), for every l (Theorem 1).
+
+    "exact" (default): Phi(eps gamma / (2 sigma sqrt(S))) for the book's D(v) (classes eps apart,
+    noise projected off v). Derivation: the pooled data are Gaussian with means +-(eps/2) Pv and
+    covariance sigma^2 P (I - vv^T) P^T; by Sherman-Morrison the Mahalanobis distance between the
+    classes is eps / sigma * sqrt(q / (1 - q)) with q = |m[l]|^2 / sum_k |m[l + kM]|^2, and
+    q / (1 - q) = gamma^2 / S. This holds for a real sine/cosine v_l whenever l and -l do not alias
+    onto one output bin (2 l != 0 mod M); `direction_bayes_accuracy` covers every v.
+    "paper": 1 - Q(sqrt(2) eps gamma / (2 sigma)), the formula as printed in Theorem 1.
+    """
+    eps = _positive("eps", eps)
+    sigma = _positive("sigma", sigma)
+    gamma = snr_gamma(m_hat, S)
+    if convention == "exact":
+        arg = eps * gamma / (2 * sigma * math.sqrt(S))
+    elif convention == "paper":
+        arg = math.sqrt(2) * eps * gamma / (2 * sigma)
+    else:
+        raise ValueError(f"convention must be one of {', '.join(CONVENTIONS)}; got {convention!r}")
+    return torch.special.ndtr(arg)
+
+
+def pooling_matrix(m_hat, S):
+    """The real M x D matrix P of the pooling layer (prefilter, then every S-th sample)."""
+    m_hat = _spectrum(m_hat)
+    return pool(torch.eye(m_hat.numel(), dtype=torch.float64), m_hat, S).T.contiguous()
+
+
+def direction_bayes_accuracy(v, m_hat, S, eps, sigma):
+    """Bayes accuracy after pooling for any unit direction v (closed form, by linear algebra).
+
+    With u = P v and Sigma_0 = P P^T, q = u^T Sigma_0^+ u and the accuracy is
+    Phi(eps / (2 sigma) sqrt(q / (1 - q))) (1 when q = 1: the classes separate perfectly).
+    """
+    eps = _positive("eps", eps)
+    sigma = _positive("sigma", sigma)
+    P = pooling_matrix(m_hat, S)
+    v = torch.as_tensor(v, dtype=torch.float64).flatten()
+    if v.numel() != P.shape[1]:
+        raise ValueError(f"v must have D={P.shape[1]} entries; got {v.numel()}")
+    v = v / v.norm()
+    u = P @ v
+    q = float(u @ torch.linalg.pinv(P @ P.T, hermitian=True) @ u)
+    if q >= 1 - 1e-12:
+        return 1.0
+    return float(torch.special.ndtr(torch.tensor(eps / (2 * sigma) * math.sqrt(q / (1 - q)), dtype=torch.float64)))
+
+
+def fourier_direction_1d(l, D, kind="sin"):
+    """The real unit vector of frequency l in R^D: a sine ("sin") or cosine ("cos") pattern."""
+    if kind not in ("sin", "cos"):
+        raise ValueError(f"kind must be 'sin' or 'cos'; got {kind!r}")
+    t = torch.arange(D, dtype=torch.float64)
+    v = (torch.sin if kind == "sin" else torch.cos)(2 * math.pi * l * t / D)
+    if v.norm() < 1e-9:
+        raise ValueError(f"the {kind} pattern of frequency l={l} is zero for D={D}; use kind='cos'")
+    return v / v.norm()
+
+
+def sample_dv(v, n, eps, sigma, generator=None):
+    """n samples of the book's D(v) in R^D: x = s (eps/2) v + P_perp(sigma n), labels 0/1 half each."""
+    v = v / v.norm()
+    y = torch.arange(n) % 2
+    s = 1.0 - 2.0 * y.to(v.dtype)
+    noise = sigma * torch.randn(n, v.numel(), dtype=v.dtype, generator=generator)
+    noise = noise - (noise @ v)[:, None] * v
+    return s[:, None] * (eps / 2) * v + noise, y
+
+
+def simulated_accuracy(l, D=128, S=4, eps=1.0, sigma=1.0, n_train=20000, n_test=20000, seed=0,
+                       kind="sin", prefilter_kind="average"):
+    """Test accuracy of the optimal (LDA) classifier fitted on D(v_l) samples after pooling.
+
+    With the "average" prefilter the samples go through `torch.nn.functional.avg_pool1d(x, S)`,
+    otherwise through `pool`. LDA is the Bayes rule for two Gaussians with a shared covariance,
+    fitted here from `n_train` pooled samples and scored on `n_test` fresh ones.
+    """
+    check_factor(D, S)
+    eps, sigma = _positive("eps", eps), _positive("sigma", sigma)
+    g = torch.Generator().manual_seed(seed)
+    v = fourier_direction_1d(l, D, kind)
+    x, y = sample_dv(v, n_train + n_test, eps, sigma, generator=g)
+    if isinstance(prefilter_kind, str) and prefilter_kind == "average":
+        z = nn.functional.avg_pool1d(x[:, None, :], S).squeeze(1)
+    else:
+        z = pool(x, prefilter(prefilter_kind, D, S), S)
+    zt, yt, zs, ys = z[:n_train], y[:n_train], z[n_train:], y[n_train:]
+    mu0, mu1 = zt[yt == 0].mean(0), zt[yt == 1].mean(0)
+    centred = torch.cat([zt[yt == 0] - mu0, zt[yt == 1] - mu1])
+    cov = centred.T @ centred / (n_train - 2)
+    w = torch.linalg.pinv(cov, hermitian=True) @ (mu1 - mu0)
+    pred = ((zs - (mu0 + mu1) / 2) @ w > 0).long()
+    return float((pred == ys).double().mean())
+
+
+# ----------------------------------------------------------------------------- Sec. 2.2: the linear model
+
+class LinearPooling(nn.Module):
+    """The deep linear model of pooling f(x) = theta^T A (m * phi * x) of Sec. 2.2.
+
+    x holds D spectral coefficients (any trailing shape with D entries, e.g. 1x32x32 for D=1024);
+    the output has shape (N, 1). theta ~ N(0, sigma_theta^2 I_M), phi ~ N(0, sigma_phi^2 I_D).
+    By Eq. 4 its NADs are the canonical basis vectors ordered by decreasing m^2.
+    """
+
+    def __init__(self, m, S, sigma_theta=1.0, sigma_phi=1.0, generator=None):
+        super().__init__()
+        m = _spectrum(m, "m").abs().to(torch.float32)
+        D = m.numel()
+        M = check_factor(D, S)
+        self.S = S
+        self.register_buffer("m", m)
+        self.register_buffer("A", aliasing_matrix(D, S, dtype=torch.float32))
+        self.theta = nn.Parameter(_positive("sigma_theta", sigma_theta) * torch.randn(M, generator=generator))
+        self.phi = nn.Parameter(_positive("sigma_phi", sigma_phi) * torch.randn(D, generator=generator))
+
+    def forward(self, x):
+        return linear_pooling_output(self.theta, self.phi, x.reshape(x.shape[0], -1), self.m, self.A)[:, None]
+
+
+def linear_pooling_output(theta, phi, x, m, A):
+    """f(x) = theta^T A (m * phi * x) for a batch x (N, D); theta may be (M,) or one per sample (N, M)."""
+    return (((m * phi * x) @ A.T) * theta).sum(-1)
+
+
+def linear_pooling_model(m=None, S=4, D=128, sigma_theta=1.0, sigma_phi=1.0, seed=None):
+    """A freshly initialised `LinearPooling` (m defaults to |average prefilter|); `seed` fixes theta, phi."""
+    m = prefilter("average", D, S) if m is None else m
+    g = None if seed is None else torch.Generator().manual_seed(seed)
+    return LinearPooling(m, S, sigma_theta, sigma_phi, generator=g)
+
+
+def spectral_dataset(l, D, n, eps, sigma, generator=None):
+    """The data of Sec. 2.2: x = eps y e_l + w, w ~ N(0, sigma^2 I_D), y = +-1 (half each)."""
+    if not 0 <= l < D:
+        raise ValueError(f"l must be in [0, D={D}); got {l}")
+    y = 1.0 - 2.0 * (torch.arange(n) % 2).float()
+    x = sigma * torch.randn(n, D, generator=generator)
+    x[:, l] += eps * y
+    return x, y
+
+
+def train_linear_pooling(l, m, S, eps=1.0, sigma=1.0, n=1000, steps=300, lr=0.05, sigma_theta=1.0,
+                         sigma_phi=1.0, seed=0, device="cpu"):
+    """Train the linear model with the quadratic loss (y - f(x))^2 by full-batch gradient descent.
+
+    Returns the training loss at every step (length `steps`), as in Fig. 4b.
+    """
+    dev = resolve(device)
+    g = torch.Generator().manual_seed(seed)
+    m = _spectrum(m, "m")
+    sigma = _positive("sigma", sigma)
+    x, y = spectral_dataset(l, m.numel(), n, eps, sigma, generator=g)
+    model = LinearPooling(m, S, sigma_theta, sigma_phi, generator=g).to(dev)
+    x, y = x.to(dev), y.to(dev)
+    params = list(model.parameters())
+    losses = torch.empty(steps)
+    for step in range(steps):  # plain gradient descent (torch.optim's first step imports torch._dynamo: slow)
+        loss = ((y - model(x)[:, 0]) ** 2).mean()
+        grads = torch.autograd.grad(loss, params)
+        with torch.no_grad():
+            for p, g_ in zip(params, grads):
+                p -= lr * g_
+        losses[step] = loss.detach().cpu()
+    return losses
+
+
+def loss_curves(ls, m, S, seeds=(0,), progress=True, **kwargs):
+    """Training-loss curves (len(ls), len(seeds), steps) of `train_linear_pooling` for every l and seed."""
+    cells = [(l, s) for l in ls for s in seeds]
+    curves = [train_linear_pooling(l, m, S, seed=s, **kwargs) for l, s in tqdm(cells, disable=not progress, desc="linear model")]
+    return torch.stack(curves).reshape(len(ls), len(seeds), -1)
+
+
+# ----------------------------------------------------------------------------- Lemma 1
+
+def expected_hessian(m, l, S, eps, sigma, sigma_theta=1.0):
+    """E grad^2_phi J for J = (y - f(x))^2 (Lemma 1), with A normalised by 1/sqrt(S) as in Eq. 1.
+
+    (2 sigma_theta^2 / S) (eps^2 m[l]^2 diag(e_l) + sigma^2 diag(m^2)). The paper's statement lacks
+    the 1/S, i.e. it holds for an unnormalised A = [I ... I]; zeta(l) does not depend on it.
+    """
+    m2 = _spectrum(m, "m").abs() ** 2
+    check_factor(m2.numel(), S)
+    sigma, sigma_theta = _positive("sigma", sigma), _positive("sigma_theta", sigma_theta)
+    diag = sigma**2 * m2
+    diag[l] += eps**2 * m2[l]
+    return torch.diag(2 * sigma_theta**2 / S * diag)
+
+
+def monte_carlo_hessian(m, l, S, eps, sigma, n=20000, draws=10, sigma_theta=1.0, sigma_phi=1.0, seed=0):
+    """Monte-Carlo E grad^2_phi J over random theta, phi, x, y, by an autograd Hessian of the model's loss.
+
+    Each of `draws` random phi is shared by n / draws samples (theta, x, y); the Hessian of their
+    mean loss is the average of their Hessians, so one autograd Hessian covers a whole chunk.
+    """
+    g = torch.Generator().manual_seed(seed)
+    m = _spectrum(m, "m")
+    D = m.numel()
+    check_factor(D, S)
+    model = LinearPooling(m, S).double()
+    chunk = max(1, n // draws)
+    total = torch.zeros(D, D, dtype=torch.float64)
+    for _ in range(draws):
+        theta = sigma_theta * torch.randn(chunk, model.theta.numel(), dtype=torch.float64, generator=g)
+        phi = sigma_phi * torch.randn(D, dtype=torch.float64, generator=g)
+        x, y = spectral_dataset(l, D, chunk, eps, sigma, generator=g)
+        x, y = x.double(), y.double()
+
+        def loss(phi_):
+            return ((y - linear_pooling_output(theta, phi_, x, model.m, model.A)) ** 2).mean()
+
+        total += torch.autograd.functional.hessian(loss, phi)
+    return total / draws
+
+
+def zeta(m, eps, sigma):
+    """zeta(l) = eps^2 m[l]^2 / (sigma^2 max m^2) for every l: signal over largest noise curvature."""
+    m2 = _spectrum(m, "m").abs() ** 2
+    return _positive("eps", eps) ** 2 * m2 / (_positive("sigma", sigma) ** 2 * m2.max())
+
+
+# ----------------------------------------------------------------------------- theory vs simulation
+
+def theorem1_check(D=64, S=4, eps=1.0, sigma=1.0, ls=(1, 3, 5, 7), n_train=10000, n_test=20000, seed=0,
+                   progress=True):
+    """Theorem 1 against avg_pool1d simulations, for sine directions v_l.
+
+    Returns arrays `l`, `theory` (Eq. 2, exact convention), `paper` (the printed formula),
+    `direction` (closed form by linear algebra for the real v_l), `simulated` and `stderr`
+    (binomial standard error of `simulated`).
+    """
+    m_hat = prefilter("average", D, S)
+    exact, paper = bayes_accuracy(m_hat, S, eps, sigma), bayes_accuracy(m_hat, S, eps, sigma, "paper")
+    ls = torch.as_tensor(list(ls))
+    sim = torch.tensor([simulated_accuracy(int(l), D, S, eps, sigma, n_train, n_test, seed + i)
+                        for i, l in enumerate(tqdm(ls.tolist(), disable=not progress, desc="Theorem 1"))],
+                       dtype=torch.float64)
+    direction = torch.tensor([direction_bayes_accuracy(fourier_direction_1d(int(l), D), m_hat, S, eps, sigma)
+                              for l in ls], dtype=torch.float64)
+    return {"l": ls, "theory": exact[ls], "paper": paper[ls], "direction": direction, "simulated": sim,
+            "stderr": (sim * (1 - sim) / n_test).sqrt()}
+
+
+def lemma1_check(D=16, S=4, l=3, eps=1.0, sigma=0.5, n=10000, seed=0):
+    """Lemma 1 against a Monte-Carlo average Hessian: arrays `theory` and `monte_carlo` (D x D)."""
+    m = prefilter("average", D, S).abs()
+    return {"theory": expected_hessian(m, l, S, eps, sigma), "monte_carlo": monte_carlo_hessian(m, l, S, eps, sigma, n, seed=seed)}
+
+
+def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progress=True):
+    """Every heavy result of the pooling chapter for the preset `cfg`, cached by `nadcore.store`."""
+    from pathlib import Path
+
+    from nadcore import store
+
+    root = Path(results_dir) / "pooling"
+    m = prefilter("average", cfg["D"], cfg["S"]).abs()
+    train = {k: cfg[k] for k in ("D", "S", "eps", "train_ls", "train_seeds", "train_n", "train_steps",
+                                 "train_lr", "train_sigma", "init_std")} | {"seed": seed}
+    fig4b = store.cached(root / f"fig4b_{store.key(train)}.npz", train, lambda: {"loss": loss_curves(
+        cfg["train_ls"], m, cfg["S"], seeds=[seed + s for s in cfg["train_seeds"]], progress=progress,
+        eps=cfg["eps"], sigma=cfg["train_sigma"], n=cfg["train_n"], steps=cfg["train_steps"], lr=cfg["train_lr"],
+        sigma_theta=cfg["init_std"], sigma_phi=cfg["init_std"], device=device)})
+    sim = {k: cfg[k] for k in ("S", "eps", "sigma", "sim_D", "sim_ls", "sim_n_train", "sim_n_test")} | {"seed": seed}
+    thm1 = store.cached(root / f"theorem1_{store.key(sim)}.npz", sim, lambda: theorem1_check(
+        cfg["sim_D"], cfg["S"], cfg["eps"], cfg["sigma"], cfg["sim_ls"], cfg["sim_n_train"], cfg["sim_n_test"],
+        seed, progress))
+    hess = {k: cfg[k] for k in ("S", "eps", "train_sigma", "hess_D", "hess_l", "hess_n")} | {"seed": seed}
+    lem1 = store.cached(root / f"lemma1_{store.key(hess)}.npz", hess, lambda: lemma1_check(
+        cfg["hess_D"], cfg["S"], cfg["hess_l"], cfg["eps"], cfg["train_sigma"], cfg["hess_n"], seed))
+    return {"fig4b": fig4b.arrays, "theorem1": thm1.arrays, "lemma1": lem1.arrays}

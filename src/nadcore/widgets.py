@@ -1,0 +1,141 @@
+"""The gamma(l) explorer: a live ipywidgets version and a static Plotly version for the HTML book.
+
+The static version precomputes gamma(l) and the Bayes accuracy for every prefilter, S and eps/sigma
+and switches between them in the browser, with Plotly's JavaScript served by the book itself
+(`nadcore.sphinxext`), so it works with no kernel and no network.
+"""
+
+import json
+
+import numpy as np
+
+from nadcore import pooling
+
+KINDS = pooling.PREFILTERS
+
+
+def _curves(kind, D, S, eps, sigma):
+    m_hat = pooling.prefilter(kind, D, S)
+    gamma = pooling.snr_gamma(m_hat, S).numpy()
+    acc = pooling.bayes_accuracy(m_hat, S, eps, sigma).numpy()
+    return gamma, acc
+
+
+def _display_gamma(gamma, cap=1e3):
+    """gamma clipped to [1e-3, cap] for a log axis (inf means no aliasing noise reaches bin l)."""
+    return np.clip(np.nan_to_num(gamma, posinf=cap), 1e-3, cap)
+
+
+def gamma_explorer(D=128, S=4, kind="average", eps=1.0, sigma=1.0):
+    """Live explorer (needs a kernel): prefilter, S, D, eps and sigma controls redraw gamma(l) and the accuracy."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    def draw(kind, D, S, eps, sigma):
+        if D % S:
+            print(f"S={S} does not divide D={D}: pick another S")
+            return
+        gamma, acc = _curves(kind, D, S, eps, sigma)
+        fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.4), constrained_layout=True)
+        a.semilogy(_display_gamma(gamma))
+        a.set(xlabel="l", ylabel="gamma(l) (clipped at 1e3)", title=f"{kind} prefilter, S={S}, D={D}")
+        b.plot(acc)
+        b.set(xlabel="l", ylabel="Bayes accuracy", ylim=(0.45, 1.02), title=f"eps={eps:g}, sigma={sigma:g}")
+        plt.show()
+
+    return w.interactive(
+        draw,
+        kind=w.Dropdown(options=list(KINDS), value=kind, description="prefilter"),
+        D=w.Dropdown(options=[32, 64, 128, 256, 512], value=D, description="D"),
+        S=w.Dropdown(options=[1, 2, 4, 8, 16], value=S, description="S"),
+        eps=w.FloatLogSlider(value=eps, base=10, min=-1, max=1, step=0.05, description="eps"),
+        sigma=w.FloatLogSlider(value=sigma, base=10, min=-1, max=1, step=0.05, description="sigma"),
+    )
+
+
+def _rounded(values, digits=5):
+    """Values with `digits` significant digits, to keep the embedded JSON small."""
+    return [float(f"{v:.{digits}g}") for v in np.asarray(values, dtype=float)]
+
+
+def explorer_data(D=128, Ss=(1, 2, 4, 8, 16), kinds=KINDS, ratios=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0)):
+    """Precomputed frames: data[kind][S] = {"gamma": [...], "acc": {ratio: [...]}} with ratio = eps/sigma."""
+    data = {}
+    for kind in kinds:
+        data[kind] = {}
+        for S in Ss:
+            gamma, _ = _curves(kind, D, S, 1.0, 1.0)
+            acc = {f"{r:g}": _rounded(_curves(kind, D, S, float(r), 1.0)[1]) for r in ratios}
+            data[kind][str(S)] = {"gamma": _rounded(_display_gamma(gamma)), "acc": acc}
+    return data
+
+
+_SCRIPT = """
+var gd = document.getElementById('{plot_id}');
+var data = %s;
+var state = {kind: %s, S: %s, r: %s};
+function redraw() {
+  var d = data[state.kind][state.S];
+  Plotly.restyle(gd, {y: [d.gamma, d.acc[state.r]]}, [0, 1]);
+  Plotly.relayout(gd, {'title.text': 'prefilter=' + state.kind + ', S=' + state.S + ', eps/sigma=' + state.r});
+}
+gd.on('plotly_buttonclicked', function (e) { state.kind = e.button.args[0]; redraw(); });
+gd.on('plotly_sliderchange', function (e) { state[e.slider.name] = e.step.value; redraw(); });
+"""
+
+
+def static_gamma_explorer(D=128, S=4, kind="average", ratio=1.0, Ss=(1, 2, 4, 8, 16),
+                          ratios=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0), include_plotlyjs=False):
+    """HTML of a Plotly explorer of gamma(l) and the Bayes accuracy that needs no kernel and no network.
+
+    Buttons pick the prefilter, sliders pick S and eps/sigma; every combination is precomputed.
+    `include_plotlyjs=False` expects Plotly to be on the page already (the book serves it).
+    """
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    if S not in Ss:
+        raise ValueError(f"S must be one of {list(Ss)}; got {S!r}")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
+    if ratio not in ratios:
+        raise ValueError(f"ratio (eps/sigma) must be one of {list(ratios)}; got {ratio!r}")
+    data = explorer_data(D, Ss, KINDS, ratios)
+    first = data[kind][str(S)]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("SNR gamma(l) (clipped at 1e3)", "Bayes accuracy"))
+    ls = list(range(D))
+    fig.add_trace(go.Scatter(x=ls, y=first["gamma"], name="gamma(l)", mode="lines"), 1, 1)
+    fig.add_trace(go.Scatter(x=ls, y=first["acc"][f"{ratio:g}"], name="accuracy", mode="lines"), 1, 2)
+    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_yaxes(range=[0.45, 1.02], row=1, col=2)
+    fig.update_xaxes(title_text="frequency index l")
+
+    def slider(name, values, active, prefix, y):
+        steps = [dict(method="skip", label=f"{v:g}", value=f"{v:g}", args=[]) for v in values]
+        return dict(name=name, active=active, steps=steps, currentvalue=dict(prefix=prefix), y=y, len=0.45,
+                    x=0.0 if name == "S" else 0.55, pad=dict(t=40))
+
+    fig.update_layout(
+        title=dict(text=f"prefilter={kind}, S={S}, eps/sigma={ratio:g}", x=0.02, xanchor="left"), height=470,
+        showlegend=False,
+        margin=dict(t=110, b=40),
+        updatemenus=[dict(type="buttons", direction="right", x=1.0, y=1.12, xanchor="right", yanchor="bottom",
+                          showactive=True,
+                          active=list(KINDS).index(kind),
+                          buttons=[dict(label=k, method="skip", args=[k]) for k in KINDS])],
+        sliders=[slider("S", Ss, list(Ss).index(S), "S = ", 0.0),
+                 slider("r", ratios, list(ratios).index(ratio), "eps/sigma = ", 0.0)],
+    )
+    script = _SCRIPT % (json.dumps(data), json.dumps(kind), json.dumps(str(S)), json.dumps(f"{ratio:g}"))
+    return fig.to_html(full_html=False, include_plotlyjs=include_plotlyjs, post_script=script,
+                       config={"displaylogo": False}, div_id="nad-gamma-explorer")
+
+
+class StaticExplorer:
+    """Displays `static_gamma_explorer(...)` as HTML in a notebook (Jupyter Book renders it statically)."""
+
+    def __init__(self, **kwargs):
+        self.html = static_gamma_explorer(**kwargs)
+
+    def _repr_html_(self):
+        return self.html

@@ -1,0 +1,69 @@
+"""The gamma(l) explorer: live ipywidgets version, static Plotly version, and the Sphinx extension."""
+
+import json
+import re
+from types import SimpleNamespace
+
+import matplotlib
+import numpy as np
+import pytest
+
+from nadcore import pooling, sphinxext, widgets
+
+matplotlib.use("Agg")
+
+
+def test_explorer_data_matches_theory():
+    data = widgets.explorer_data(D=32, Ss=(2, 4), ratios=(1.0, 2.0))
+    for kind in widgets.KINDS:
+        m_hat = pooling.prefilter(kind, 32, 4)
+        gamma = pooling.snr_gamma(m_hat, 4).numpy()
+        np.testing.assert_allclose(data[kind]["4"]["gamma"], np.clip(np.nan_to_num(gamma, posinf=1e3), 1e-3, 1e3),
+                                   rtol=1e-4)
+        np.testing.assert_allclose(data[kind]["4"]["acc"]["2"], pooling.bayes_accuracy(m_hat, 4, 2.0, 1.0).numpy(),
+                                   atol=1e-5)
+    assert data["average"]["2"]["gamma"] != data["average"]["4"]["gamma"]
+
+
+def test_static_explorer_is_self_contained_html():
+    html = widgets.static_gamma_explorer(D=32, S=4, Ss=(2, 4, 8))
+    assert 'id="nad-gamma-explorer"' in html
+    assert "<script src" not in html and "cdn" not in html.lower()  # no network, Plotly comes from the book
+    assert "plotly_sliderchange" in html and "plotly_buttonclicked" in html
+    payload = re.search(r"var data = (\{.*?\});\n", html).group(1)
+    assert set(json.loads(payload)) == set(widgets.KINDS)
+    assert len(widgets.static_gamma_explorer(D=32, S=4, Ss=(4,), include_plotlyjs=True)) > 1_000_000
+    assert widgets.StaticExplorer(D=32, S=4, Ss=(4,))._repr_html_().startswith("<div")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(S=3), "S must be one of"),
+    (dict(kind="box"), "kind must be one of"),
+    (dict(ratio=0.3), "ratio"),
+])
+def test_static_explorer_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        widgets.static_gamma_explorer(D=32, **kwargs)
+
+
+def test_live_explorer_controls_redraw():
+    ui = widgets.gamma_explorer(D=64, S=4)
+    controls = {w.description: w for w in ui.kwargs_widgets}
+    assert set(controls) == {"prefilter", "D", "S", "eps", "sigma"}
+    controls["prefilter"].value = "gaussian"
+    controls["S"].value = 8
+    assert ui.kwargs == {"kind": "gaussian", "D": 64, "S": 8, "eps": 1.0, "sigma": 1.0}
+    controls["D"].value = 32
+    controls["S"].value = 16  # still divides 32
+    assert ui.kwargs["S"] == 16
+
+
+def test_sphinxext_serves_plotly_js(tmp_path):
+    calls = []
+    app = SimpleNamespace(outdir=str(tmp_path), builder=SimpleNamespace(format="html"),
+                          add_js_file=lambda name, **kw: calls.append(name), connect=lambda event, fn: calls.append(event))
+    assert sphinxext.setup(app)["parallel_read_safe"]
+    assert "plotly.min.js" in calls and "build-finished" in calls
+    sphinxext.copy_plotly_js(app, None)
+    copied = tmp_path / "_static" / "plotly.min.js"
+    assert copied.stat().st_size == sphinxext.plotly_js_path().stat().st_size
