@@ -1,0 +1,403 @@
+"""Real images and NADs (paper Sec. 4.2): CIFAR-10, a CPU stand-in, carriers and NAD flips.
+
+Images live in pixel space: float tensors in [0, 1] of shape (N, 3, 32, 32), labels int64.
+The order of operations is the authors': poison (or flip) in pixel space first, then apply
+the mean/std normalisation (`normalise`), then train. `prepare` does exactly this.
+
+- `load(name, data_root, train, ...)`: "cifar10" through `torchvision.datasets.CIFAR10`, or
+  "digits", scikit-learn's bundled 8x8 digits resized to 32x32 and copied to 3 channels (a
+  small real dataset with 10 classes for CPU runs).
+- `poison(x, y, nads, index, eps)`: the carrier of Fig. 7; `nad_flip(x, nads)`: Fig. 8's
+  rotation `x' = U flip(U^T x)`; `edit_nads` / `reviewers_test`: the reviewers' ask.
+- `poisoning_curve` and `flip_experiment`: the experiments, cached through `nadcore.store`.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torchvision.datasets import CIFAR10
+
+from nadcore import store
+from nadcore.device import resolve
+
+DATASETS = ("cifar10", "digits")
+SIZE = 32
+CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
+CIFAR10_STD = (0.2470, 0.2435, 0.2616)
+CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+EDIT_MODES = ("remove", "flip", "shift")
+MAX_CLASSES = 12  # the carrier rule has 2 NADs x 3 channels x 2 signs
+
+
+class CIFAR10Files(CIFAR10):
+    """torchvision's CIFAR-10 reader that checks the batch files exist instead of their md5.
+
+    The files are read by torchvision's own code; only the checksums are dropped, so files in
+    CIFAR-10's on-disk format (`cifar-10-batches-py/data_batch_1..5`, `test_batch`,
+    `batches.meta`) that are not the published ones (a test fixture, a re-packed copy) load.
+    The archive a download fetches is still checked against its md5.
+    """
+
+    train_list = [[name, None] for name, _ in CIFAR10.train_list]
+    test_list = [[name, None] for name, _ in CIFAR10.test_list]
+    meta = {**CIFAR10.meta, "md5": None}
+
+
+def classes(name):
+    """The class names of dataset `name`."""
+    _check_name(name)
+    return CIFAR10_CLASSES if name == "cifar10" else tuple(str(d) for d in range(10))
+
+
+def _check_name(name):
+    if name not in DATASETS:
+        raise ValueError(f"name must be one of {', '.join(DATASETS)}; got {name!r}")
+
+
+def load(name, data_root="../data", train=True, download=False, *, seed=0, verify=True, limit=None,
+         test_fraction=0.25):
+    """`(x, y)`: images in [0, 1] of shape (N, 3, 32, 32) (float32) and int64 labels.
+
+    name: "cifar10" (read from `data_root`, downloaded there when `download=True`; `verify`
+    checks the md5 of every file, `verify=False` only that the files exist, see `CIFAR10Files`)
+    or "digits" (no files; `seed` and `test_fraction` fix the stratified train/test split).
+    limit: keep the first `limit` images.
+    """
+    _check_name(name)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be None or a positive int; got {limit!r}")
+    if name == "cifar10":
+        x, y = load_cifar10(data_root, train, download, verify=verify)
+    else:
+        x, y = load_digits(train, seed=seed, test_fraction=test_fraction)
+    return (x, y) if limit is None else (x[:limit], y[:limit])
+
+
+def load_cifar10(data_root="../data", train=True, download=False, verify=True):
+    """CIFAR-10's train (or test) split from `data_root` as `(x, y)`, see `load`."""
+    root = Path(data_root)
+    folder = root / CIFAR10.base_folder
+    files = [n for n, _ in CIFAR10.train_list + CIFAR10.test_list] + [CIFAR10.meta["filename"]]
+    missing = [n for n in files if not (folder / n).is_file()]
+    if missing and not download:
+        raise ValueError(
+            f"data_root {str(data_root)!r} holds no CIFAR-10 ({folder} lacks {', '.join(missing)}). "
+            f"Pass download=True to fetch it there (170 MB), or extract cifar-10-python.tar.gz "
+            f"from https://www.cs.toronto.edu/~kriz/cifar.html into data_root.")
+    reader = CIFAR10 if verify else CIFAR10Files
+    try:
+        ds = reader(str(root), train=train, download=download)
+    except RuntimeError as err:
+        raise ValueError(f"data_root {str(data_root)!r}: torchvision could not read CIFAR-10 ({err}); "
+                         "delete the folder and pass download=True, or verify=False for a re-packed copy") from None
+    x = torch.from_numpy(np.ascontiguousarray(ds.data)).permute(0, 3, 1, 2).float().div_(255)
+    return x.contiguous(), torch.as_tensor(ds.targets, dtype=torch.int64)
+
+
+def load_digits(train=True, seed=0, test_fraction=0.25):
+    """scikit-learn's 1,797 8x8 digits, bilinearly resized to 32x32, 3 channels, in [0, 1]."""
+    from sklearn.datasets import load_digits as sk_digits
+    from sklearn.model_selection import train_test_split
+
+    if not 0 < test_fraction < 1:
+        raise ValueError(f"test_fraction must lie strictly between 0 and 1; got {test_fraction!r}")
+    bunch = sk_digits()
+    images = torch.as_tensor(bunch.images, dtype=torch.float32).unsqueeze(1) / 16.0
+    images = F.interpolate(images, size=(SIZE, SIZE), mode="bilinear", align_corners=False).clamp_(0, 1)
+    x, y = images.expand(-1, 3, -1, -1).contiguous(), torch.as_tensor(bunch.target, dtype=torch.int64)
+    idx_train, idx_test = train_test_split(np.arange(len(y)), test_size=test_fraction, random_state=seed,
+                                           stratify=bunch.target)
+    idx = torch.as_tensor(idx_train if train else idx_test)
+    return x[idx], y[idx]
+
+
+def channel_stats(x):
+    """Per-channel `(mean, std)` of images `x`, as tuples of floats."""
+    return tuple(x.mean((0, 2, 3)).tolist()), tuple(x.std((0, 2, 3)).tolist())
+
+
+def stats(name, x_train):
+    """`(mean, std)` for normalisation: CIFAR-10's usual constants, else `x_train`'s own."""
+    _check_name(name)
+    return (CIFAR10_MEAN, CIFAR10_STD) if name == "cifar10" else channel_stats(x_train)
+
+
+def normalise(x, mean, std):
+    """`(x - mean) / std` per channel. Apply it after `poison` / `nad_flip`, never before."""
+    mean = torch.as_tensor(mean, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
+    std = torch.as_tensor(std, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
+    if mean.shape[1] != x.shape[1] or std.shape[1] != x.shape[1]:
+        raise ValueError(f"mean and std must have one entry per channel ({x.shape[1]}); got {mean.shape[1]} and {std.shape[1]}")
+    return (x - mean) / std
+
+
+def as_nads(nads, x):
+    """NADs (array, tensor or anything with a `.nads` attribute) as (K, H*W) rows matching `x`."""
+    if x.ndim != 4:
+        raise ValueError(f"x must be images of shape (N, C, H, W); got shape {tuple(x.shape)}")
+    nads = getattr(nads, "nads", nads)
+    u = nads if isinstance(nads, torch.Tensor) else torch.as_tensor(np.asarray(nads))
+    d = x.shape[2] * x.shape[3]
+    if u.ndim < 2 or u[0].numel() != d:
+        raise ValueError(f"nads must be rows of dimension H*W = {d} (for images of shape {tuple(x.shape[1:])}), "
+                         f"e.g. shape (K, {d}); got shape {tuple(u.shape)}")
+    return u.reshape(len(u), d).to(device=x.device, dtype=x.dtype)
+
+
+def carrier(t, index):
+    """The carrier of class `t` at NAD `index`: `(nad index, colour channel, sign)`."""
+    return (index, index + 1)[t // 6], t % 3, 2 * (t % 2) - 1
+
+
+def poison(x, y, nads, index, eps=0.05):
+    """Put each image's carrier in: its component along the carrier is replaced by `sign * eps`.
+
+    Class t's carrier is NAD `(index, index + 1)[t // 6]` on colour channel `t % 3` with sign
+    `2 * (t % 2) - 1` (the authors' rule). `x` is in pixel space ([0, 1]); normalise afterwards.
+    """
+    u = as_nads(nads, x)
+    k = u.shape[0]
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index <= k - 2:
+        raise ValueError(f"index must be an int in 0..{k - 2} (the carrier uses NADs index and index + 1 of {k}); got {index!r}")
+    if x.shape[1] != 3:
+        raise ValueError(f"x must have 3 colour channels (the rule uses channel t % 3); got {x.shape[1]}")
+    y = torch.as_tensor(y, device=x.device)
+    if y.shape != (x.shape[0],) or y.min() < 0 or y.max() >= MAX_CLASSES:
+        raise ValueError(f"y must hold one label in 0..{MAX_CLASSES - 1} per image; got shape {tuple(y.shape)}")
+    rows = torch.arange(x.shape[0], device=x.device)
+    which, channel, sign = index + y // 6, y % 3, (2 * (y % 2) - 1).to(x.dtype)
+    out = x.reshape(x.shape[0], 3, -1).clone()
+    v = u[which]
+    plane = out[rows, channel]
+    out[rows, channel] = plane + (sign * eps - (plane * v).sum(1)).unsqueeze(1) * v
+    return out.view_as(x)
+
+
+def _check_orthonormal(u, tol=1e-3):
+    gram = u @ u.T
+    err = (gram - torch.eye(len(u), dtype=u.dtype, device=u.device)).abs().max().item()
+    if err > tol:
+        raise ValueError(f"nads must be orthonormal rows (max |U U^T - I| = {err:.2g} > {tol})")
+
+
+def nad_flip(x, nads):
+    """`U flip(U^T x)` on every colour channel: the NAD coefficients in reverse order.
+
+    With K < H*W NADs the part of `x` outside their span is left as it is, so the map is a
+    rotation of pixel space in every case (norms and inner products are kept).
+    """
+    u = as_nads(nads, x)
+    _check_orthonormal(u)
+    flat = x.reshape(x.shape[0], x.shape[1], -1)
+    coef = flat @ u.T
+    return (flat + (coef.flip(-1) - coef) @ u).view_as(x)
+
+
+def edit_nads(x, nads, indices, mode="remove", size=1.0):
+    """`x` edited on the NADs `indices`, in every colour channel.
+
+    mode: "remove" zeroes the components on those NADs, "flip" negates them (Review 3, point
+    6); "shift" adds a change of pixel norm `size` along them (the sum of the NADs on every
+    channel, scaled to norm `size`), so first and last NADs can be compared at equal size.
+    """
+    if mode not in EDIT_MODES:
+        raise ValueError(f"mode must be one of {', '.join(EDIT_MODES)}; got {mode!r}")
+    u = as_nads(nads, x)
+    idx = torch.as_tensor(indices, dtype=torch.int64).reshape(-1)
+    if len(idx) == 0 or idx.min() < 0 or idx.max() >= len(u):
+        raise ValueError(f"indices must be NAD indices in 0..{len(u) - 1}; got {indices!r}")
+    v = u[idx.to(u.device)]
+    flat = x.reshape(x.shape[0], x.shape[1], -1)
+    if mode == "shift":
+        w = v.sum(0).expand(x.shape[1], -1)
+        return (flat + size * w / w.norm()).view_as(x)
+    proj = (flat @ v.T) @ v
+    return (flat - (1 if mode == "remove" else 2) * proj).view_as(x)
+
+
+# --------------------------------------------------------------------------- experiments
+
+RECIPE_KEYS = ("epochs", "max_lr", "momentum", "weight_decay", "batch_size")
+
+
+def fingerprint(*tensors):
+    """A short hash of tensors' bytes: names a dataset or a NAD basis in a store record."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for t in tensors:
+        h.update(np.ascontiguousarray(torch.as_tensor(t).detach().cpu().numpy()).tobytes())
+    return h.hexdigest()[:16]
+
+
+def _recipe(recipe):
+    missing = [k for k in RECIPE_KEYS if k not in recipe]
+    extra = [k for k in recipe if k not in RECIPE_KEYS]
+    if missing or extra:
+        raise ValueError(f"recipe must have exactly the keys {', '.join(RECIPE_KEYS)}; missing {missing}, unknown {extra}")
+    return {k: recipe[k] for k in RECIPE_KEYS}
+
+
+def train_network(arch, train, test, recipe, device="auto", seed=0, progress=False):
+    """A fresh `arch` (3 channels, 10 logits) fitted on already-normalised `train`: `(model, fit dict)`."""
+    from nadcore.models import build
+    from nadcore.train import fit
+
+    torch.manual_seed(seed)
+    model = build(arch, in_channels=train[0].shape[1], num_classes=10)
+    out = fit(model, train, test, **_recipe(recipe), device=device, seed=seed, normalize=False, progress=progress)
+    return model, out
+
+
+def prepare(x, mean, std, nads=None, y=None, index=None, eps=0.05, flip=False):
+    """Pixel-space images to network inputs, in the authors' order: poison or flip, then normalise."""
+    if index is not None:
+        x = poison(x, y, nads, index, eps)
+    if flip:
+        x = nad_flip(x, nads)
+    return normalise(x, mean, std)
+
+
+def _run(results_dir, name, settings, compute):
+    if results_dir is None:
+        return store.Result(compute(), store.make_record(settings))
+    return store.cached(Path(results_dir) / "cifar10" / f"{name}-{store.key(settings)}.npz", settings, compute)
+
+
+@torch.no_grad()
+def _predict(model, x, device, batch_size=1000):
+    dev = resolve(device)
+    model.eval()
+    return torch.cat([model(x[a:a + batch_size].to(dev)).argmax(1).cpu() for a in range(0, len(x), batch_size)])
+
+
+def poisoning_run(arch, train, test, nads, index, eps, mean, std, recipe, device="auto", seed=0):
+    """Train on the train set poisoned at NAD `index` (None: clean); evaluate on clean test data.
+
+    Returns `train_acc` (poisoned train set), `test_acc` (clean test set, Fig. 7) and
+    `follow_rate`: the share of test images that, given the carrier of class `(y + 1) % 10`,
+    are classified as that class (how much the network reads the carrier).
+    """
+    (x, y), (xt, yt) = train, test
+    inputs = prepare(x, mean, std, nads, y, index, eps)
+    model, out = train_network(arch, (inputs, y), (normalise(xt, mean, std), yt), recipe, device, seed)
+    follow = float("nan")
+    if index is not None:
+        other = (yt + 1) % 10
+        pred = _predict(model, prepare(xt, mean, std, nads, other, index, eps), device)
+        follow = 100.0 * (pred == other).float().mean().item()
+    return {"train_acc": np.float64(out["train_acc"]), "test_acc": np.float64(out["test_acc"]),
+            "follow_rate": np.float64(follow)}
+
+
+def poisoning_curve(arch, train, test, nads, indices, eps, mean, std, recipe, device="auto", seed=0,
+                    results_dir=None, progress=True):
+    """Fig. 7: one network per carrier index in `indices` plus a clean baseline (index -1).
+
+    Each run is cached on its own in `results_dir` (keyed on the data, NADs and recipe), so a
+    long sweep resumes where it stopped. Returns arrays `index`, `train_acc`, `test_acc`,
+    `follow_rate` with the baseline first.
+    """
+    from tqdm.auto import tqdm
+
+    u = as_nads(nads, train[0])
+    for i in indices:
+        if not 0 <= int(i) <= len(u) - 2:
+            raise ValueError(f"indices must lie in 0..{len(u) - 2} (a carrier uses NADs i and i + 1); got {i}")
+    base = {"arch": arch, "eps": eps, "mean": list(mean), "std": list(std), "recipe": _recipe(recipe),
+            "seed": seed, "data": fingerprint(*train, *test), "nads": fingerprint(u)}
+    rows = []
+    for i in tqdm([None, *[int(i) for i in indices]], desc=f"poisoning {arch}", disable=not progress):
+        res = _run(results_dir, f"poison-{arch}", {**base, "index": -1 if i is None else i},
+                   lambda i=i: poisoning_run(arch, train, test, u, i, eps, mean, std, recipe, device, seed))
+        rows.append((-1 if i is None else i, *(float(res[k]) for k in ("train_acc", "test_acc", "follow_rate"))))
+    cols = np.array(rows, dtype=np.float64).T
+    return {"index": cols[0].astype(np.int64), "train_acc": cols[1], "test_acc": cols[2], "follow_rate": cols[3]}
+
+
+def flip_experiment(archs, train, test, nads, recipe, device="auto", seed=0, results_dir=None, progress=True):
+    """Fig. 8: each network in `archs` trained on the original and on the NAD-flipped data.
+
+    nads: a dict `arch -> NADs` (each network flipped with its own NADs). Both representations
+    are normalised with their own train-set channel statistics. Returns `arch`, `original`,
+    `flipped` (clean test accuracy in percent) and the matching train accuracies.
+    """
+    from tqdm.auto import tqdm
+
+    missing = [a for a in archs if a not in nads]
+    if missing:
+        raise ValueError(f"nads must hold NADs for every arch in archs; missing {missing}")
+    out = {"original": [], "flipped": [], "train_original": [], "train_flipped": []}
+    for arch in tqdm(list(archs), desc="flip", disable=not progress):
+        u = as_nads(nads[arch], train[0])
+        for kind in ("original", "flipped"):
+            settings = {"arch": arch, "kind": kind, "recipe": _recipe(recipe), "seed": seed,
+                        "data": fingerprint(*train, *test), "nads": fingerprint(u)}
+
+            def compute(kind=kind, u=u, arch=arch):
+                xs, xt = (train[0], test[0]) if kind == "original" else (nad_flip(train[0], u), nad_flip(test[0], u))
+                mean, std = channel_stats(xs)
+                _, fitted = train_network(arch, (normalise(xs, mean, std), train[1]),
+                                          (normalise(xt, mean, std), test[1]), recipe, device, seed)
+                return {"train_acc": np.float64(fitted["train_acc"]), "test_acc": np.float64(fitted["test_acc"])}
+
+            res = _run(results_dir, f"flip-{arch}-{kind}", settings, compute)
+            out[kind].append(float(res["test_acc"]))
+            out[f"train_{kind}"].append(float(res["train_acc"]))
+    return {"arch": list(archs), **{k: np.array(v) for k, v in out.items()}}
+
+
+def clean_model(arch, train, test, mean, std, recipe, device="auto", seed=0, results_dir=None):
+    """A network trained on the clean data (the reviewers' test needs one): `(model, test_acc)`.
+
+    Its weights are cached in `results_dir` as a `.pt` file keyed on the settings.
+    """
+    from nadcore.models import build
+
+    settings = {"arch": arch, "kind": "clean", "mean": list(mean), "std": list(std), "recipe": _recipe(recipe),
+                "seed": seed, "data": fingerprint(*train, *test)}
+    path = None if results_dir is None else Path(results_dir) / "cifar10" / f"clean-{arch}-{store.key(settings)}.pt"
+    test_n = (normalise(test[0], mean, std), test[1])
+    if path is not None and path.exists():
+        try:
+            state, _ = store.load_weights(path, settings)
+            model = build(arch, in_channels=train[0].shape[1], num_classes=10)
+            model.load_state_dict(state)
+            return model.to(resolve(device)), 100.0 * (_predict(model, test_n[0], device) == test[1]).float().mean().item()
+        except store.StoreError:
+            pass
+    model, out = train_network(arch, (normalise(train[0], mean, std), train[1]), test_n, recipe, device, seed)
+    if path is not None:
+        store.save_weights(path, model.state_dict(), settings, device=resolve(device))
+    return model, out["test_acc"]
+
+
+def reviewers_test(model, x, y, nads, mean, std, ks=(2,), modes=EDIT_MODES, size=1.0, device="auto"):
+    """Review 3, point 6: edit test points on the first vs the last `k` NADs of a trained network.
+
+    For every `k` in `ks`, `where` in ("first", "last") and `mode` in `modes` (see `edit_nads`:
+    "remove", "flip", or "shift" by a fixed pixel norm `size`), returns one row:
+    `changed` (% of predictions that change), `accuracy` after the edit (%), and the size of
+    the edit in pixel space, `norm` (mean ||x' - x||_2) and `relative` (mean ||x' - x|| / ||x||).
+    """
+    u = as_nads(nads, x)
+    for k in ks:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= len(u) // 2:
+            raise ValueError(f"ks must hold ints in 1..{len(u) // 2}; got {k!r}")
+    before = _predict(model, normalise(x, mean, std), device)
+    rows = []
+    for k in ks:
+        for where in ("first", "last"):
+            idx = list(range(k)) if where == "first" else list(range(len(u) - k, len(u)))
+            for mode in modes:
+                edited = edit_nads(x, u, idx, mode, size)
+                after = _predict(model, normalise(edited, mean, std), device)
+                delta = (edited - x).flatten(1).norm(dim=1)
+                rows.append({"k": int(k), "where": where, "mode": mode,
+                             "changed": 100.0 * (after != before).float().mean().item(),
+                             "accuracy": 100.0 * (after == y).float().mean().item(),
+                             "norm": delta.mean().item(),
+                             "relative": (delta / x.flatten(1).norm(dim=1).clamp_min(1e-12)).mean().item()})
+    return rows

@@ -1,0 +1,229 @@
+"""CIFAR-10 chapter: the loader (fake files in CIFAR-10's own format), carriers, NAD flips, the
+reviewers' test, the experiments (tiny) and the figures."""
+
+import pickle
+
+import matplotlib
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+matplotlib.use("Agg")
+
+from nadcore import cifar  # noqa: E402
+from nadcore.plots import cifar as plots  # noqa: E402
+
+PER_BATCH = 60
+
+
+def _orthonormal(k=1024, d=1024, seed=0, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
+    return q.T[:k].to(dtype)
+
+
+@pytest.fixture(scope="module")
+def fake_cifar(tmp_path_factory):
+    """A data_root holding random images in CIFAR-10's python format (5 train batches + test)."""
+    root = tmp_path_factory.mktemp("data")
+    folder = root / "cifar-10-batches-py"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    batches = {}
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        entry = {"batch_label": name, "data": rng.integers(0, 256, (PER_BATCH, 3072), dtype=np.uint8),
+                 "labels": [int(t) for t in rng.integers(0, 10, PER_BATCH)]}
+        (folder / name).write_bytes(pickle.dumps(entry))
+        batches[name] = entry
+    meta = {"label_names": list(cifar.CIFAR10_CLASSES), "num_cases_per_batch": PER_BATCH}
+    (folder / "batches.meta").write_bytes(pickle.dumps(meta))
+    return root, batches
+
+
+def test_cifar10_loads_through_torchvision(fake_cifar):
+    root, batches = fake_cifar
+    x, y = cifar.load("cifar10", root, train=True, verify=False)
+    assert x.shape == (5 * PER_BATCH, 3, 32, 32) and x.dtype == torch.float32 and y.dtype == torch.int64
+    assert 0 <= x.min() and x.max() <= 1
+    raw = batches["data_batch_1"]["data"][7].reshape(3, 32, 32)  # rows are R, G, B planes
+    np.testing.assert_allclose(x[7].numpy(), raw / 255.0, atol=1e-7)
+    assert y[:PER_BATCH].tolist() == batches["data_batch_1"]["labels"]
+    xt, yt = cifar.load("cifar10", root, train=False, verify=False, limit=10)
+    assert xt.shape == (10, 3, 32, 32) and yt.tolist() == batches["test_batch"]["labels"][:10]
+
+
+def test_cifar10_md5_check_and_missing_data(fake_cifar, tmp_path):
+    root, _ = fake_cifar
+    with pytest.raises(ValueError, match="data_root.*verify=False"):
+        cifar.load("cifar10", root, train=True, verify=True)  # not the published files
+    with pytest.raises(ValueError, match="data_root.*download=True"):
+        cifar.load("cifar10", tmp_path / "nothing", train=True, download=False)
+    with pytest.raises(ValueError, match="name must be one of cifar10, digits"):
+        cifar.load("mnist", root)
+
+
+def test_digits_stand_in():
+    x, y = cifar.load("digits", train=True, seed=0)
+    xt, yt = cifar.load("digits", train=False, seed=0)
+    assert x.shape[1:] == (3, 32, 32) and len(x) + len(xt) == 1797
+    assert 0 <= x.min() and x.max() <= 1 and torch.equal(x[:, 0], x[:, 2])
+    assert y.dtype == torch.int64 and torch.bincount(yt).min() >= 40  # stratified
+    x2, _ = cifar.load("digits", train=True, seed=0)
+    x3, _ = cifar.load("digits", train=True, seed=1)
+    assert torch.equal(x, x2) and not torch.equal(x, x3)
+    with pytest.raises(ValueError, match="test_fraction"):
+        cifar.load("digits", test_fraction=1.5)
+
+
+def test_poison_follows_the_carrier_rule():
+    u = _orthonormal()
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.rand(40, 3, 32, 32, generator=g), torch.arange(40) % 10
+    index, eps = 5, 0.05
+    xp = cifar.poison(x, y, u, index, eps)
+    for n in range(len(x)):
+        t = int(y[n])
+        nad, channel, sign = (index, index + 1)[t // 6], t % 3, 2 * (t % 2) - 1
+        assert cifar.carrier(t, index) == (nad, channel, sign)
+        coef = xp[n, channel].flatten() @ u[nad]
+        assert coef.item() == pytest.approx(sign * eps, abs=1e-5)
+        delta = (xp[n] - x[n]).flatten(1)
+        others = [c for c in range(3) if c != channel]
+        assert delta[others].abs().max() == 0  # other channels untouched
+        assert torch.allclose(delta[channel], delta[channel] @ u[nad] * u[nad], atol=1e-6)  # only along v
+    # the carriers of the 10 classes are distinct
+    assert len({cifar.carrier(t, index) for t in range(10)}) == 10
+
+
+def test_poison_bad_input():
+    u = _orthonormal(k=16)
+    x, y = torch.rand(4, 3, 32, 32), torch.tensor([0, 1, 2, 3])
+    for bad in (-1, 15, 2.0):
+        with pytest.raises(ValueError, match=r"index must be an int in 0\.\.14"):
+            cifar.poison(x, y, u, bad)
+    with pytest.raises(ValueError, match="nads must be rows of dimension H\\*W = 1024"):
+        cifar.poison(x, y, torch.randn(16, 256), 0)
+    with pytest.raises(ValueError, match="y must hold one label in 0..11"):
+        cifar.poison(x, torch.tensor([0, 1, 2, 12]), u, 0)
+    with pytest.raises(ValueError, match="3 colour channels"):
+        cifar.poison(x[:, :1], y, u, 0)
+
+
+@pytest.mark.parametrize("k", [1024, 100])
+def test_nad_flip_is_a_rotation(k):
+    u = _orthonormal(k=k, dtype=torch.float64)
+    x = torch.randn(6, 3, 32, 32, dtype=torch.float64)
+    xf = cifar.nad_flip(x, u)
+    a, b = x.flatten(1), xf.flatten(1)
+    torch.testing.assert_close(b.norm(dim=1), a.norm(dim=1))
+    torch.testing.assert_close(b @ b.T, a @ a.T)
+    coef = x.flatten(2) @ u.T
+    torch.testing.assert_close(xf.flatten(2) @ u.T, coef.flip(-1))  # coefficients reversed
+    torch.testing.assert_close(cifar.nad_flip(xf, u), x)  # an involution
+    with pytest.raises(ValueError, match="orthonormal"):
+        cifar.nad_flip(x, 2 * u)
+
+
+def test_edit_nads_modes():
+    u = _orthonormal(k=32)
+    x = torch.rand(5, 3, 32, 32)
+    removed = cifar.edit_nads(x, u, [0, 3], "remove")
+    assert (removed.flatten(2) @ u[[0, 3]].T).abs().max() < 1e-5
+    flipped = cifar.edit_nads(x, u, [0, 3], "flip")
+    torch.testing.assert_close(flipped.flatten(2) @ u[[0, 3]].T, -(x.flatten(2) @ u[[0, 3]].T), atol=1e-5, rtol=1e-4)
+    shifted = cifar.edit_nads(x, u, [30, 31], "shift", size=0.7)
+    torch.testing.assert_close((shifted - x).flatten(1).norm(dim=1), torch.full((5,), 0.7), atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="mode must be one of remove, flip, shift"):
+        cifar.edit_nads(x, u, [0], "blur")
+    with pytest.raises(ValueError, match="indices must be NAD indices in 0..31"):
+        cifar.edit_nads(x, u, [32], "remove")
+
+
+class _ReadsNAD(nn.Module):
+    """A classifier whose logits depend only on the red channel's coefficient on one direction."""
+
+    def __init__(self, v):
+        super().__init__()
+        self.v = v
+
+    def forward(self, x):
+        c = x[:, 0].flatten(1) @ self.v
+        return torch.stack([c, -c], 1)
+
+
+def test_reviewers_test_sees_what_a_network_reads():
+    u = _orthonormal(k=64)
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(50, 3, 32, 32, generator=g)
+    y = torch.zeros(50, dtype=torch.int64)
+    model = _ReadsNAD(u[0])
+    rows = cifar.reviewers_test(model, x, y, u, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0), ks=(1, 4), size=50.0, device="cpu")
+    assert len(rows) == 2 * 2 * 3
+    get = {(r["k"], r["where"], r["mode"]): r for r in rows}
+    assert get[(1, "first", "flip")]["changed"] == 100.0  # the sign of the read coefficient flips
+    assert all(get[(k, "last", m)]["changed"] == 0.0 for k in (1, 4) for m in cifar.EDIT_MODES)
+    assert get[(4, "first", "shift")]["norm"] == pytest.approx(50.0, rel=1e-4)
+    with pytest.raises(ValueError, match="ks must hold ints in 1..32"):
+        cifar.reviewers_test(model, x, y, u, (0,) * 3, (1,) * 3, ks=(33,))
+
+
+RECIPE = {"epochs": 1, "max_lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "batch_size": 32}
+
+
+def test_cifar10_end_to_end(fake_cifar, tmp_path):
+    """Fake CIFAR-10 files -> load -> poison -> normalise -> a one-epoch LeNet, cached and resumed."""
+    root, _ = fake_cifar
+    train = cifar.load("cifar10", root, train=True, verify=False, limit=96)
+    test = cifar.load("cifar10", root, train=False, verify=False, limit=40)
+    mean, std = cifar.stats("cifar10", train[0])
+    u = _orthonormal()
+    inputs = cifar.prepare(train[0], mean, std, u, train[1], index=0, eps=0.05)
+    expected = cifar.normalise(cifar.poison(train[0], train[1], u, 0, 0.05), mean, std)
+    torch.testing.assert_close(inputs, expected)  # poison first, then normalise
+    curve = cifar.poisoning_curve("lenet", train, test, u, [0, 1022], 0.05, mean, std, RECIPE,
+                                  device="cpu", results_dir=tmp_path, progress=False)
+    assert curve["index"].tolist() == [-1, 0, 1022]
+    assert np.isnan(curve["follow_rate"][0]) and np.all((curve["test_acc"] >= 0) & (curve["test_acc"] <= 100))
+    assert len(list((tmp_path / "cifar10").glob("poison-lenet-*.npz"))) == 3
+    again = cifar.poisoning_curve("lenet", train, test, u, [0, 1022], 0.05, mean, std, RECIPE,
+                                  device="cpu", results_dir=tmp_path, progress=False)
+    np.testing.assert_array_equal(again["test_acc"], curve["test_acc"])
+    flip = cifar.flip_experiment(["logreg"], train, test, {"logreg": u}, RECIPE, device="cpu", progress=False)
+    assert flip["arch"] == ["logreg"] and flip["original"].shape == flip["flipped"].shape == (1,)
+    with pytest.raises(ValueError, match="indices must lie in 0..1022"):
+        cifar.poisoning_curve("lenet", train, test, u, [1023], 0.05, mean, std, RECIPE, progress=False)
+    with pytest.raises(ValueError, match="recipe must have exactly the keys"):
+        cifar.poisoning_curve("lenet", train, test, u, [0], 0.05, mean, std, {"epochs": 1}, progress=False)
+    with pytest.raises(ValueError, match="missing \\['lenet'\\]"):
+        cifar.flip_experiment(["lenet"], train, test, {"logreg": u}, RECIPE, progress=False)
+
+
+def test_clean_model_is_cached(tmp_path):
+    x, y = cifar.load("digits", train=True, limit=64)
+    xt, yt = cifar.load("digits", train=False, limit=32)
+    mean, std = cifar.stats("digits", x)
+    model, acc = cifar.clean_model("logreg", (x, y), (xt, yt), mean, std, RECIPE, device="cpu", results_dir=tmp_path)
+    again, acc2 = cifar.clean_model("logreg", (x, y), (xt, yt), mean, std, RECIPE, device="cpu", results_dir=tmp_path)
+    assert acc2 == pytest.approx(acc)
+    for p, q in zip(model.parameters(), again.parameters()):
+        assert torch.equal(p.detach().cpu(), q.detach().cpu())
+
+
+def test_figures():
+    u = _orthonormal(k=64)
+    x, y = torch.rand(4, 3, 32, 32), torch.tensor([0, 3, 6, 9])
+    fig = plots.poison_gallery(x, cifar.poison(x, y, u, 0, 0.05), y, cifar.classes("cifar10"), eps=0.05)
+    assert fig.axes[0].get_title() == "airplane" and len(fig.axes) == 12
+    curve = {"index": np.array([-1, 0, 8]), "train_acc": np.array([99.0, 100, 99]),
+             "test_acc": np.array([90.0, 40, 88]), "follow_rate": np.array([np.nan, 60, 1])}
+    ax = plots.fig7(curve, "lenet").axes[0]
+    assert len(ax.lines) == 3 and ax.get_xlabel().startswith("NAD index")
+    ax = plots.fig8({"arch": ["lenet", "logreg"], "original": np.array([95.0, 96]),
+                     "flipped": np.array([80.0, 96])}).axes[0]
+    assert len(ax.patches) == 4
+    rows = [{"k": k, "where": w, "mode": m, "changed": 1.0, "norm": 1.0}
+            for k in (1, 2) for w in ("first", "last") for m in ("remove", "shift")]
+    left = plots.reviewers_test(rows).axes[0]
+    assert len(left.lines) == 4
+    matplotlib.pyplot.close("all")
