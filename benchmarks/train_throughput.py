@@ -1,0 +1,80 @@
+"""Batched training (`nadcore.train.fit_many`) against training the same networks one after another.
+
+Both train the same freshly initialised networks on the same D(v) datasets (one Fourier
+direction per network), same epochs, same seeds, in this one process, and print networks/s of
+each and their ratio, plus the largest difference in test accuracy between the two (they run
+the same recipe, so it should be ~0). Timings depend on the machine and on its load.
+
+    .venv/bin/python benchmarks/train_throughput.py --arch lenet --networks 16 --n 1024 --epochs 1
+"""
+
+import argparse
+import copy
+import time
+
+import torch
+
+from nadcore import data, fourier, models, train
+from nadcore.device import resolve
+
+
+def datasets(networks, n, device):
+    """One D(v) train/test pair per network, v the sine (or cosine, at self-conjugate frequencies) direction (kx, ky) of a walk on the grid."""
+    out = []
+    for i in range(networks):
+        kx, ky = i % 16 - 8, (3 * i) % 16 - 8
+        v = fourier.fourier_direction(kx, ky, kind="cos" if fourier.is_self_conjugate(kx, ky) else "sin")
+        out.append((data.directional_dataset(v, n, 3.0, 1.0, seed=2 * i, device=device),
+                    data.directional_dataset(v, n, 3.0, 1.0, seed=2 * i + 1, device=device)))
+    return out
+
+
+def timed(fn):
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    out = fn()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return out, time.perf_counter() - start
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arch", default="lenet", choices=models.names())
+    parser.add_argument("--networks", type=int, default=16)
+    parser.add_argument("--n", type=int, default=1024, help="training samples per network (even)")
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--max-lr", type=float, default=0.5)
+    parser.add_argument("--chunk", type=int, default=64, help="networks per vmapped group")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = resolve(args.device)
+    sets = datasets(args.networks, args.n, device)
+    torch.manual_seed(0)
+    nets = [models.build(args.arch) for _ in range(args.networks)]
+    recipe = dict(epochs=args.epochs, max_lr=args.max_lr, device=device)
+
+    warm = [copy.deepcopy(nets[0]) for _ in range(2)]  # first-call costs (imports, kernel selection)
+    small = [((x[:256], y[:256]), t) for (x, y), t in sets[:2]]
+    train.fit(warm[0], *small[0], **recipe)
+    train.fit_many(warm, small, **recipe)
+
+    one_by_one = [copy.deepcopy(m) for m in nets]
+    ref, t_seq = timed(lambda: [train.fit(m, *d, seed=i, **recipe) for i, (m, d) in enumerate(zip(one_by_one, sets))])
+    batched = [copy.deepcopy(m) for m in nets]
+    out, t_bat = timed(lambda: train.fit_many(batched, sets, seeds=range(len(nets)), chunk=args.chunk, **recipe))
+
+    diff = max(abs(a["test_acc"] - b["test_acc"]) for a, b in zip(ref, out))
+    print(f"{args.arch} on {device} ({torch.get_num_threads()} threads): {args.networks} networks, "
+          f"n={args.n}, {args.epochs} epoch(s), {ref[0]['iterations']} iterations each")
+    print(f"  one after another: {args.networks / t_seq:8.3f} networks/s ({t_seq:.1f} s)")
+    print(f"  batched (vmap)   : {args.networks / t_bat:8.3f} networks/s ({t_bat:.1f} s)")
+    print(f"  ratio            : {t_seq / t_bat:8.2f}x   (max |test acc difference| {diff:.2f} points)")
+
+
+if __name__ == "__main__":
+    main()

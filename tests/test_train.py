@@ -1,0 +1,139 @@
+"""The SGD recipe (`fit`) and the batched trainer (`fit_many`)."""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from nadcore import data, fourier, models, train
+
+TOL = dict(rtol=1e-4, atol=1e-5)  # float32 rounding of batched vs single-network kernels
+
+
+def dataset(kx, ky, n, sigma, seed, eps=1.0):
+    v = fourier.fourier_direction(kx, ky)
+    return data.directional_dataset(v, n, sigma, eps, seed=seed), data.directional_dataset(v, n, sigma, eps, seed=seed + 1)
+
+
+def nets(name, k, seed=0, **kw):
+    torch.manual_seed(seed)
+    return [models.build(name, **kw) for _ in range(k)]
+
+
+RECIPE = dict(epochs=2, max_lr=0.2, momentum=0.9, weight_decay=1e-3, batch_size=64, device="cpu")
+
+
+@pytest.mark.parametrize("name", ["logreg", "lenet"])
+def test_fit_many_matches_fit_per_network(name):
+    datasets = [dataset(kx, 0, 160, 1.0, seed=10 * kx) for kx in (1, 5, 9)]
+    seeds = [0, 1, 2]
+    single, batched = nets(name, 3), nets(name, 3)
+    ref = [train.fit(m, *d, seed=s, **RECIPE) for m, d, s in zip(single, datasets, seeds)]
+    out = train.fit_many(batched, datasets, seeds=seeds, chunk=2, **RECIPE)  # two chunks
+    for r, o, m, b in zip(ref, out, single, batched):
+        assert o["iterations"] == r["iterations"] == 2 * 3  # 64 + 64 + 32 per epoch
+        np.testing.assert_allclose(o["loss_history"], r["loss_history"], **TOL)
+        for p, q in zip(m.parameters(), b.parameters()):
+            np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), **TOL)
+        assert o["train_acc"] == pytest.approx(r["train_acc"], abs=0.5)
+        assert o["test_acc"] == pytest.approx(r["test_acc"], abs=0.5)
+        assert np.isfinite(o["loss_history"]).all()
+
+
+def test_fit_many_falls_back_to_fit_for_batchnorm():
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(), nn.Linear(2 * 30 * 30, 2))
+    assert not train.vmappable(net) and train.vmappable(models.build("lenet"))
+    d = dataset(2, 3, 100, 1.0, seed=0)
+    a, b = copy.deepcopy(net), copy.deepcopy(net)
+    ref = train.fit(a, *d, seed=4, **RECIPE)
+    out = train.fit_many([b], [d], seed=4, **RECIPE)[0]
+    np.testing.assert_array_equal(out["loss_history"], ref["loss_history"])
+
+
+def test_logreg_learns_directional_data():
+    out = train.fit_many(nets("logreg", 2), [dataset(3, 5, 2000, 0.5, 0), dataset(-16, 15, 2000, 0.5, 5)],
+                         epochs=5, max_lr=0.5, device="cpu")
+    for o in out:
+        assert o["train_acc"] == 100.0
+        assert o["test_acc"] >= 99.0
+        assert o["loss_history"][-5:].mean() < 0.1 * o["loss_history"][:5].mean()
+
+
+def test_fit_is_seeded_and_normalises():
+    d = dataset(1, 2, 256, 3.0, seed=0)
+    a, b, c = [nets("logreg", 1)[0] for _ in range(3)]  # three identical initialisations
+    ra = train.fit(a, *d, epochs=1, max_lr=0.5, seed=7, device="cpu")
+    rb = train.fit(b, *d, epochs=1, max_lr=0.5, seed=7, device="cpu")
+    rc = train.fit(c, *d, epochs=1, max_lr=0.5, seed=8, device="cpu")
+    np.testing.assert_array_equal(ra["loss_history"], rb["loss_history"])
+    assert not np.array_equal(ra["loss_history"], rc["loss_history"])
+    assert ra["std"].item() == pytest.approx(3.0, rel=0.05)         # train statistics of D(v)
+    x, y = d[1]
+    assert train.accuracy(a, x, y, device="cpu", mean=ra["mean"], std=ra["std"]) == ra["test_acc"]
+
+
+def test_lr_schedules():
+    lin = train.lr_schedule(0.5, 10, "linear")
+    np.testing.assert_allclose(lin, 0.5 * (1 - np.arange(1, 11) / 10))
+    tri = train.lr_schedule(0.2, 10, "triangular")
+    assert tri.argmax() == 4 and tri[4] == pytest.approx(0.2) and tri[-1] == 0.0
+    np.testing.assert_allclose(tri[:5], 0.2 * np.arange(1, 6) / 5)
+    r = train.fit(nets("logreg", 1)[0], *dataset(1, 1, 256, 1.0, 0), epochs=2, max_lr=0.2,
+                  schedule="triangular", batch_size=128, device="cpu")
+    np.testing.assert_allclose(r["lr"], train.lr_schedule(0.2, 4, "triangular"))
+
+
+def test_per_network_clipping_matches_clip_grad_norm():
+    torch.manual_seed(0)
+    grads = [torch.randn(3, 4, 5), torch.randn(3, 7) * torch.tensor([[0.01], [1.0], [10.0]])]
+    stacked = [nn.Parameter(torch.zeros_like(g)) for g in grads]
+    for p, g in zip(stacked, grads):
+        p.grad = g.clone()
+    train._clip_per_network(stacked, 0.5)
+    for j in range(3):
+        single = [nn.Parameter(torch.zeros_like(g[j])) for g in grads]
+        for p, g in zip(single, grads):
+            p.grad = g[j].clone()
+        nn.utils.clip_grad_norm_(single, 0.5)
+        for p, q in zip(single, stacked):
+            torch.testing.assert_close(q.grad[j], p.grad)
+
+
+def test_iterations_to_loss():
+    loss = np.array([1.0, 0.5, 0.2, 0.05, 0.3, 0.01])
+    assert train.iterations_to_loss(loss, 0.1) == 4
+    assert train.iterations_to_loss(loss, 0.1, window=2) == 7        # never below on average
+    assert train.iterations_to_loss(loss, 0.001) == 7
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"epochs": 0}, "epochs"),
+    ({"max_lr": -1.0}, "max_lr"),
+    ({"momentum": float("nan")}, "momentum"),
+    ({"batch_size": 0}, "batch_size"),
+    ({"clip": 0.0}, "clip"),
+    ({"schedule": "cosine"}, "schedule"),
+    ({"device": "tpu"}, "device"),
+])
+def test_fit_bad_input(kwargs, match):
+    d = dataset(1, 0, 64, 1.0, 0)
+    args = {"epochs": 1, "max_lr": 0.1, "device": "cpu", **kwargs}
+    with pytest.raises(ValueError, match=match):
+        train.fit(models.build("logreg"), *d, **args)
+
+
+def test_fit_many_bad_input():
+    d = dataset(1, 0, 64, 1.0, 0)
+    with pytest.raises(ValueError, match="same length"):
+        train.fit_many(nets("logreg", 2), [d], epochs=1, max_lr=0.1)
+    with pytest.raises(ValueError, match="seeds"):
+        train.fit_many(nets("logreg", 1), [d], epochs=1, max_lr=0.1, seeds=[1, 2])
+    with pytest.raises(ValueError, match="chunk"):
+        train.fit_many(nets("logreg", 1), [d], epochs=1, max_lr=0.1, chunk=0)
+    with pytest.raises(ValueError, match="train"):
+        train.fit_many(nets("logreg", 1), [(d[0][0], d[1])], epochs=1, max_lr=0.1)
+    with pytest.raises(ValueError, match="integer class labels"):
+        train.fit(models.build("logreg"), (d[0][0], d[0][1].float()), d[1], epochs=1, max_lr=0.1)
