@@ -1,0 +1,328 @@
+"""Underspecified tasks of the follow-up paper, seen through the NADs.
+
+A task `D1 (+) D2` stacks two datasets with the same labels along the channels: a network can
+solve it with either block of channels. Which block it uses is read off three accuracies,
+`channel_accuracies` (both blocks, only block 1 with block 2 zeroed, only block 2), and off the
+tilt of its decision boundary on the plane spanned by `v1 (+) 0` and `0 (+) v2`
+(`cross_section`). The grids of the paper run through `nadcore.sweeps`:
+
+- `pair_grid`: Fig. 2, `D(v_i) (+) D(v_j)` with `v_i`, `v_j` NADs of the network, over index
+  pairs `(i, j)`; every cell stores its three accuracies and its cross-section.
+- `ood_grid`: Fig. 3, binary CIFAR-10 (classes 0-4 vs 5-9, or the digits stand-in) with an
+  extra `D(v_k)` channel, over NAD indices `k`.
+
+"Zeroed" means zero in the network's normalised input, i.e. the block is set to its training
+mean (for `D(v)` channels, whose mean is 0, this is the raw zero of the paper).
+"""
+
+import numpy as np
+import torch
+
+from nadcore import cifar, data, models, store, sweeps, train
+from nadcore.device import resolve
+
+CHANNELS = ("both", "channel1", "channel2")
+ARCHS = ("mlp", "lenet", "resnet18")
+
+
+# --------------------------------------------------------------------------- data
+
+def binarise(labels):
+    """The binary CIFAR-10 labels of App. A.2: class `c < 5` -> 0 (the paper's -1), else 1."""
+    labels = torch.as_tensor(labels)
+    if labels.dtype.is_floating_point or labels.numel() == 0 or labels.min() < 0 or labels.max() > 9:
+        raise ValueError("labels must be non-empty integer class labels in 0..9")
+    return (labels >= 5).long()
+
+
+def labelled_directional(v, y, sigma, eps, seed=0):
+    """`D(v)` samples whose labels are exactly `y` (0/1): drawn with `data.directional_dataset`
+    and picked class by class, so a `D(v)` channel can be stacked on any binary dataset."""
+    y = torch.as_tensor(y)
+    if y.dim() != 1 or not set(y.unique().tolist()) <= {0, 1}:
+        raise ValueError("y must be a 1-D tensor of binary labels (0 or 1)")
+    counts = [int((y == k).sum()) for k in (0, 1)]
+    xv, yv = data.directional_dataset(v, 2 * max(counts), sigma, eps, seed=seed)
+    out = torch.empty((len(y),) + tuple(xv.shape[1:]), dtype=xv.dtype)
+    for k in (0, 1):
+        out[y == k] = xv[yv == k][:counts[k]]
+    return out, y.clone()
+
+
+def pair_dataset(v1, v2, n, sigma=1.0, eps1=1.0, eps2=0.5, seed=0):
+    """`D(v1) (+) D(v2)` with `n` samples: two channels, the same labels, independent noise."""
+    first = data.directional_dataset(v1, n, sigma, eps1, seed=seed)
+    return data.concat_channels(first, labelled_directional(v2, first[1], sigma, eps2, seed=seed + 1))
+
+
+def cifar_with_channel(images, labels, v, sigma, eps=1.0, seed=0):
+    """Binary CIFAR-10 (3 channels) with an extra `D(v)` channel: `(x, y)`, x of shape (N, 4, 32, 32)."""
+    y = binarise(labels)
+    return data.concat_channels((images, y), labelled_directional(v, y, sigma, eps, seed=seed))
+
+
+# --------------------------------------------------------------------------- evaluation
+
+def _normalised(x, mean, std):
+    if mean is None:
+        return x
+    return (x - mean.to(x)) / std.to(x)
+
+
+def _check_split(split, channels):
+    if isinstance(split, bool) or not isinstance(split, int) or not 0 < split < channels:
+        raise ValueError(f"split (the number of channels of block 1) must be an int in 1..{channels - 1}; got {split!r}")
+
+
+def ablate(x, split, keep):
+    """`x` with one block of channels zeroed: `keep` is "both", "channel1" (channels `[:split]`
+    kept) or "channel2" (channels `[split:]` kept)."""
+    _check_split(split, x.shape[1])
+    if keep not in CHANNELS:
+        raise ValueError(f"keep must be one of {', '.join(CHANNELS)}; got {keep!r}")
+    x = x.clone()
+    if keep == "channel1":
+        x[:, split:] = 0
+    elif keep == "channel2":
+        x[:, :split] = 0
+    return x
+
+
+@torch.no_grad()
+def predict(model, x, mean=None, std=None, device="auto", batch_size=1000):
+    """Predicted classes of `model` (eval mode) on raw inputs `x`, normalised with `mean`, `std`."""
+    dev = resolve(device)
+    was_training = model.training
+    model.to(dev).eval()
+    out = [model(_normalised(x[a:a + batch_size].to(dev), mean, std)).argmax(1).cpu()
+           for a in range(0, len(x), batch_size)]
+    model.train(was_training)
+    return torch.cat(out)
+
+
+@torch.no_grad()
+def channel_accuracies(model, x, y, split=1, mean=None, std=None, device="auto", batch_size=1000):
+    """Accuracy (percent) with both blocks, only block 1 and only block 2: a dict over `CHANNELS`.
+
+    `x` is raw; with `mean`, `std` (from `train.fit`) it is normalised first and the ablated block
+    is zeroed in the normalised input the network sees.
+    """
+    if len(x) != len(y) or len(x) == 0:
+        raise ValueError(f"x and y must hold the same positive number of samples; got {len(x)} and {len(y)}")
+    xn = _normalised(x, mean, std)
+    return {keep: 100.0 * (predict(model, ablate(xn, split, keep), device=device, batch_size=batch_size)
+                           == y.cpu()).float().mean().item() for keep in CHANNELS}
+
+
+def _as_block(v, name):
+    v = torch.as_tensor(v, dtype=torch.float32)
+    if v.dim() == 1:
+        side = int(round(v.numel() ** 0.5))
+        if side * side != v.numel():
+            raise ValueError(f"{name} must be an image (C, H, W), (H, W) or a flat square image; got {tuple(v.shape)}")
+        v = v.view(side, side)
+    if v.dim() == 2:
+        v = v.unsqueeze(0)
+    if v.dim() != 3 or not torch.isfinite(v).all() or v.norm() == 0:
+        raise ValueError(f"{name} must be a finite non-zero image (C, H, W), (H, W) or flat; got {tuple(v.shape)}")
+    return v / v.norm()
+
+
+@torch.no_grad()
+def cross_section(model, v1, v2, extent=2.0, resolution=65, origin=None, mean=None, std=None,
+                  device="auto"):
+    """The decision boundary of `model` on the plane spanned by `v1 (+) 0` and `0 (+) v2`.
+
+    Returns `(classes, coords)`: `classes[r, c]` is the predicted class at
+    `origin + coords[c] * (v1 (+) 0) + coords[r] * (0 (+) v2)` (rows follow `v2`, columns `v1`,
+    so `imshow(classes, origin="lower")` puts `v1` on the horizontal axis), and `coords` spans
+    `[-extent, extent]` in `resolution` steps. `v1`, `v2` are unit-normalised; `origin` defaults
+    to 0. Points are raw inputs (normalised with `mean`, `std` when given).
+    """
+    if not (isinstance(resolution, int) and resolution >= 2):
+        raise ValueError(f"resolution must be an int >= 2; got {resolution!r}")
+    if not (isinstance(extent, (int, float)) and extent > 0):
+        raise ValueError(f"extent must be a number > 0; got {extent!r}")
+    b1, b2 = _as_block(v1, "v1"), _as_block(v2, "v2")
+    if b1.shape[1:] != b2.shape[1:]:
+        raise ValueError(f"v1 and v2 must have the same image size; got {tuple(b1.shape)} and {tuple(b2.shape)}")
+    u1 = torch.cat([b1, torch.zeros_like(b2)])
+    u2 = torch.cat([torch.zeros_like(b1), b2])
+    coords = torch.linspace(-extent, extent, resolution)
+    b, a = torch.meshgrid(coords, coords, indexing="ij")
+    points = a.reshape(-1, 1, 1, 1) * u1 + b.reshape(-1, 1, 1, 1) * u2
+    if origin is not None:
+        origin = torch.as_tensor(origin, dtype=torch.float32)
+        if origin.shape != u1.shape:
+            raise ValueError(f"origin must have shape {tuple(u1.shape)}; got {tuple(origin.shape)}")
+        points = points + origin
+    classes = predict(model, points, mean, std, device)
+    return classes.view(resolution, resolution).numpy().astype(np.int8), coords.numpy()
+
+
+# --------------------------------------------------------------------------- grids (Figs. 2 and 3)
+
+RECIPE_KEYS = ("epochs", "max_lr", "momentum", "weight_decay", "batch_size", "schedule")
+
+
+def nad_images(nads):
+    """NADs (a `NADResult`, or rows / images as an array) as a float32 tensor (K, 1, 32, 32)."""
+    rows = torch.as_tensor(np.asarray(getattr(nads, "nads", nads)), dtype=torch.float32)
+    if rows.dim() < 2 or rows[0].numel() != models.SIZE * models.SIZE:
+        raise ValueError(f"nads must hold 32x32 directions (rows of 1024 or images); got shape {tuple(rows.shape)}")
+    return rows.reshape(len(rows), 1, models.SIZE, models.SIZE)
+
+
+def check_indices(indices, count, name="indices"):
+    """`indices` as a list of ints, each a valid NAD index in `0..count - 1`."""
+    out = [int(k) for k in indices] if isinstance(indices, (list, tuple, np.ndarray)) else None
+    if not out or any(isinstance(k, bool) or k != float(k) for k in indices) or min(out) < 0 or max(out) >= count:
+        raise ValueError(f"{name} must be a non-empty list of NAD indices in 0..{count - 1}; got {indices!r}")
+    return out
+
+
+def _fingerprint(U):
+    return store.key({"nads": U.numpy().round(5)})
+
+
+def _cell_seed(*parts):
+    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1)[0] % 2**31)
+
+
+def _network(arch, in_channels, recipe, seed):
+    """A fresh `arch` network initialised from `seed` (`recipe["widths"]` resizes the MLP)."""
+    torch.manual_seed(seed)
+    if arch == "mlp" and recipe.get("widths"):
+        return models.MLP(in_channels=in_channels, widths=tuple(recipe["widths"]))
+    return models.build(arch, in_channels=in_channels)
+
+
+def _recipe(settings, arch):
+    recipes = settings.get("recipe", {})
+    if arch not in recipes:
+        raise ValueError(f"arch must be one of the architectures with a recipe in settings ({', '.join(recipes)}); got {arch!r}")
+    return recipes[arch]
+
+
+def _fit(nets, datasets, seeds, recipe, device):
+    return train.fit_many(nets, datasets, seeds=seeds, device=device,
+                          **{k: recipe[k] for k in RECIPE_KEYS if k in recipe})
+
+
+def _run(name, cells, compute, settings, results_dir, batch, shard, num_shards, progress):
+    sweeps.sweep(name, cells, compute, settings, results_dir, batch=batch, shard=shard,
+                 num_shards=num_shards, progress=progress)
+    if sweeps.missing(name, cells, settings, results_dir):
+        return None                                           # other shards are still running
+    return sweeps.collect(name, cells, settings, results_dir)
+
+
+def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shard=0, num_shards=1,
+              progress=True):
+    """Fig. 2: train `arch` on `D(v_i) (+) D(v_j)` for every NAD index pair of `settings["indices"]`
+    and every seed of `settings["seeds"]`, through `nadcore.sweeps` (resumable, shardable).
+
+    settings: `indices`, `seeds`, `n_train`, `n_test`, `sigma`, `eps1`, `eps2`, `extent`,
+    `resolution` and `recipe[arch]` (`epochs`, `max_lr`, `momentum`, `weight_decay`,
+    `batch_size`, `schedule`). Returns a dict of numpy arrays: `indices_1`, `indices_2`,
+    `seeds`, `accuracy` (S, I, J, 3) over `CHANNELS`, `train_accuracy` (S, I, J), `sections`
+    (S, I, J, R, R) of `cross_section` and their `coords`; None while other shards are missing.
+    """
+    U = nad_images(nads)
+    idx = check_indices(settings["indices"], len(U))
+    seeds = [int(s) for s in settings["seeds"]]
+    recipe = _recipe(settings, arch)
+    shared = {"arch": arch, "nads": _fingerprint(U), "recipe": recipe,
+              **{k: settings[k] for k in ("n_train", "n_test", "sigma", "eps1", "eps2", "extent", "resolution")}}
+    cells = [{"i": i, "j": j, "seed": s} for s in seeds for i in idx for j in idx]
+
+    def compute(group):
+        nets, datasets, fit_seeds = [], [], []
+        for c in group:
+            base = _cell_seed(c["seed"], c["i"], c["j"])
+            common = dict(sigma=shared["sigma"], eps1=shared["eps1"], eps2=shared["eps2"])
+            datasets.append((pair_dataset(U[c["i"]], U[c["j"]], shared["n_train"], seed=base, **common),
+                             pair_dataset(U[c["i"]], U[c["j"]], shared["n_test"], seed=base + 2, **common)))
+            nets.append(_network(arch, 2, recipe, base + 4))
+            fit_seeds.append(base + 5)
+        fits = _fit(nets, datasets, fit_seeds, recipe, device)
+        out = []
+        for c, net, (_, test), fit in zip(group, nets, datasets, fits):
+            norm = dict(mean=fit["mean"], std=fit["std"], device=device)
+            acc = channel_accuracies(net, *test, split=1, **norm)
+            section, _ = cross_section(net, U[c["i"]], U[c["j"]], shared["extent"], shared["resolution"], **norm)
+            out.append({"accuracy": np.array([acc[k] for k in CHANNELS]),
+                        "train_accuracy": np.array(fit["train_acc"]), "section": section})
+        return out
+
+    results = _run(f"underspec_pairs_{arch}", cells, compute, shared, results_dir, batch, shard, num_shards, progress)
+    if results is None:
+        return None
+    shape = (len(seeds), len(idx), len(idx))
+    stack = lambda key: np.stack([r[key] for r in results]).reshape(*shape, *results[0][key].shape)
+    coords = np.linspace(-shared["extent"], shared["extent"], shared["resolution"])
+    return {"indices_1": np.array(idx), "indices_2": np.array(idx), "seeds": np.array(seeds),
+            "accuracy": stack("accuracy"), "train_accuracy": stack("train_accuracy"),
+            "sections": stack("section"), "coords": coords}
+
+
+def load_images(dataset, data_root, limit=None):
+    """Train and test `(x, y)` of `dataset` ("cifar10" or the "digits" stand-in), 10-class labels."""
+    kw = dict(limit=limit) if limit else {}
+    return cifar.load(dataset, data_root, train=True, **kw), cifar.load(dataset, data_root, train=False, **kw)
+
+
+def ood_grid(arch, nads, settings, results_dir, data_root="../data", *, device="auto", batch=8, shard=0,
+             num_shards=1, progress=True):
+    """Fig. 3: train `arch` on binary images (+) `D(v_k)` for every NAD index `k` of
+    `settings["indices"]` and every seed, through `nadcore.sweeps` (resumable, shardable).
+
+    settings: `dataset` ("cifar10" or "digits"), `limit` (images per split, or None), `indices`,
+    `seeds`, `eps`, `sigma` (a number or {arch: number}) and `recipe[arch]`. Returns a dict:
+    `indices`, `seeds`, `sigma`, `accuracy` (S, K, 3) over `CHANNELS` (both; images only with
+    `D(v)` zeroed; `D(v)` only with the images zeroed) and `train_accuracy` (S, K); None while
+    other shards are missing.
+    """
+    U = nad_images(nads)
+    idx = check_indices(settings["indices"], len(U))
+    seeds = [int(s) for s in settings["seeds"]]
+    recipe = _recipe(settings, arch)
+    sigma = settings["sigma"][arch] if isinstance(settings["sigma"], dict) else settings["sigma"]
+    shared = {"arch": arch, "nads": _fingerprint(U), "recipe": recipe, "sigma": float(sigma),
+              **{k: settings[k] for k in ("dataset", "limit", "eps")}}
+    cells = [{"k": k, "seed": s} for s in seeds for k in idx]
+    images = []
+
+    def compute(group):
+        if not images:
+            images.extend(load_images(shared["dataset"], data_root, shared["limit"]))
+        (x_tr, y_tr), (x_te, y_te) = images
+        nets, datasets, fit_seeds = [], [], []
+        for c in group:
+            base = _cell_seed(c["seed"], c["k"])
+            v = U[c["k"]]
+            datasets.append((cifar_with_channel(x_tr, y_tr, v, shared["sigma"], shared["eps"], seed=base),
+                             cifar_with_channel(x_te, y_te, v, shared["sigma"], shared["eps"], seed=base + 1)))
+            nets.append(_network(arch, datasets[-1][0][0].shape[1], recipe, base + 2))
+            fit_seeds.append(base + 3)
+        fits = _fit(nets, datasets, fit_seeds, recipe, device)
+        split = images[0][0].shape[1]
+        return [{"accuracy": np.array([a[k] for k in CHANNELS]), "train_accuracy": np.array(fit["train_acc"])}
+                for a, fit in ((channel_accuracies(net, *test, split=split, mean=fit["mean"], std=fit["std"],
+                                                   device=device), fit)
+                               for net, (_, test), fit in zip(nets, datasets, fits))]
+
+    results = _run(f"underspec_ood_{arch}", cells, compute, shared, results_dir, batch, shard, num_shards, progress)
+    if results is None:
+        return None
+    acc = np.stack([r["accuracy"] for r in results]).reshape(len(seeds), len(idx), 3)
+    return {"indices": np.array(idx), "seeds": np.array(seeds), "sigma": float(sigma), "accuracy": acc,
+            "train_accuracy": np.stack([r["train_accuracy"] for r in results]).reshape(len(seeds), len(idx))}
+
+
+def switching(grid):
+    """Per NAD index pair, the seed-mean accuracies with only channel 1 and only channel 2:
+    rows `(i, j, channel1, channel2)` of a `pair_grid` result."""
+    acc = np.asarray(grid["accuracy"]).mean(0)
+    return [(int(i), int(j), float(acc[a, b, 1]), float(acc[a, b, 2]))
+            for a, i in enumerate(grid["indices_1"]) for b, j in enumerate(grid["indices_2"])]
