@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from nadcore import __version__, store
+from nadcore.store import _umask
 
 
 def test_round_trip_keeps_arrays_and_record(tmp_path):
@@ -84,6 +85,7 @@ def test_cached_does_not_hide_a_corrupt_file(tmp_path):
 def test_write_is_atomic_no_temporary_left(tmp_path):
     store.save(tmp_path / "r.npz", {"a": np.zeros(1)}, {})
     assert [p.name for p in tmp_path.iterdir()] == ["r.npz"]
+    assert (tmp_path / "r.npz").stat().st_mode & 0o444 == 0o444 & ~_umask(), "results are ordinary readable files"
 
 
 def test_key_is_stable_and_order_free():

@@ -300,7 +300,7 @@ def poisoning_curve(arch, train, test, nads, indices, eps, mean, std, recipe, de
     long sweep resumes where it stopped. Returns arrays `index`, `train_acc`, `test_acc`,
     `follow_rate` with the baseline first.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     u = as_nads(nads, train[0])
     for i in indices:
@@ -324,7 +324,7 @@ def flip_experiment(archs, train, test, nads, recipe, device="auto", seed=0, res
     are normalised with their own train-set channel statistics. Returns `arch`, `original`,
     `flipped` (clean test accuracy in percent) and the matching train accuracies.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     missing = [a for a in archs if a not in nads]
     if missing:

@@ -12,7 +12,7 @@ import json
 import time
 from pathlib import Path
 
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from nadcore import store
 

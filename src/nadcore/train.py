@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from nadcore.device import resolve
 
