@@ -1,0 +1,539 @@
+"""Neural anisotropy directions (Sec. 3): the eigenvectors of the input-gradient covariance.
+
+The NADs of an architecture are the eigenvectors, ordered by decreasing eigenvalue, of
+`E_theta[grad_x f(x0) grad_x f(x0)^T]` over random initialisations theta (Eq. 4, 6), estimated by
+Monte Carlo over `num_networks` fresh networks at one shared evaluation point `x0 ~ N(0, I)`.
+Three estimators of a network's gradient:
+
+- `"secant"` (the published one, the default): central differences with a large step h along
+  every pixel basis vector, `g_i = (f(x0 + h e_i) - f(x0 - h e_i)) / (2h)`, 2D probes per network;
+- `"autograd"`: the exact input gradient at x0;
+- `"hessian"`: not a gradient: the expected Gram matrix `E[H^T H]` of the mixed derivative
+  `H = grad^2_{theta, x} f(x0)`, whose eigenvectors are the expected right singular vectors (Eq. 5).
+
+Gradients are mean-centred and accumulated into a float64 covariance as they come, so memory does
+not grow with the number of networks, and the estimate does not depend on `batch_size`.
+"""
+
+import copy
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+from torch.func import functional_call, grad, jacrev, stack_module_state, vmap
+from tqdm import tqdm
+
+from nadcore import models as registry
+from nadcore import store
+from nadcore.device import resolve
+
+METHODS = ("secant", "autograd", "hessian")
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+HESSIAN_MAX_ENTRIES = 2e8
+RESHAPES = (nn.Flatten, nn.Unflatten, nn.Identity)  # D x (number of parameters) of one mixed-derivative matrix
+
+
+# ----------------------------------------------------------------------------- the result
+
+@dataclass
+class NADResult:
+    """`eigenvalues` (decreasing) and `nads` (one unit-norm direction per row, same order)."""
+
+    eigenvalues: np.ndarray
+    nads: np.ndarray
+    settings: dict
+    record: dict = field(default_factory=dict)
+
+    def __len__(self):
+        return len(self.eigenvalues)
+
+    def images(self, k=None):
+        """The first `k` NADs (all by default) reshaped to the input shape."""
+        shape = tuple(self.settings["input_shape"])
+        return self.nads[:k].reshape(-1, *shape)
+
+    def save(self, path, duration=None):
+        """Write `eigenvalues` and `nads` plus the settings record to `path` (.npz, `nadcore.store`)."""
+        arrays = {"eigenvalues": self.eigenvalues, "nads": self.nads}
+        self.record = store.save(path, arrays, self.settings, duration=duration).record
+        return Path(path)
+
+    @classmethod
+    def load(cls, path, settings=None):
+        """Read a result written by `save`; with `settings`, raise `StoreError` unless they match."""
+        res = store.load(path, settings)
+        for name in ("eigenvalues", "nads"):
+            if name not in res.arrays:
+                raise store.StoreError(f"{path} holds no {name!r} array: it is not a NAD result")
+        return cls(res["eigenvalues"], res["nads"], res.settings, res.record)
+
+
+# ----------------------------------------------------------------------------- checks
+
+def _check_inputs(num_networks, method, step, input_shape, batch_size):
+    if isinstance(num_networks, bool) or not isinstance(num_networks, (int, np.integer)) or num_networks < 2:
+        raise ValueError(f"num_networks must be an integer >= 2 (the covariance is mean-centred); got {num_networks!r}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; got {method!r}")
+    if not (isinstance(step, (int, float, np.number)) and np.isfinite(step) and step > 0):
+        raise ValueError(f"step must be a finite number > 0 (the secant step h; published: 100); got {step!r}")
+    if not (isinstance(input_shape, (tuple, list)) and input_shape
+            and all(isinstance(s, (int, np.integer)) and s >= 1 for s in input_shape)):
+        raise ValueError(f"input_shape must be a tuple of positive ints such as (1, 32, 32); got {input_shape!r}")
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer))
+                                   or batch_size < 1):
+        raise ValueError(f"batch_size must be a positive int or None (automatic); got {batch_size!r}")
+
+
+def _factory(model, input_shape):
+    """A zero-argument callable returning a fresh network with one output, and its name."""
+    if isinstance(model, str):
+        if model not in registry.names():
+            raise ValueError(f"model must be one of {', '.join(registry.names())} or a zero-argument factory; got {model!r}")
+        channels = input_shape[0] if len(input_shape) == 3 else 1
+        return (lambda: registry.build(model, in_channels=channels, num_classes=1)), model
+    if isinstance(model, nn.Module) or not callable(model):
+        raise ValueError("model must be a registry name or a zero-argument factory returning a fresh nn.Module "
+                         f"(e.g. `lambda: MyNet()`), not {type(model).__name__}")
+    return model, getattr(model, "__qualname__", type(model).__name__)
+
+
+def eval_point_for(seed, input_shape):
+    """The shared evaluation point x0 ~ N(0, I) of `seed` (drawn on the CPU: the same on every device)."""
+    return torch.randn(tuple(input_shape), generator=torch.Generator().manual_seed(int(seed)))
+
+
+def _eval_point(eval_point, seed, input_shape):
+    if eval_point is None:
+        return eval_point_for(seed, input_shape), f"randn(seed={seed})"
+    x0 = torch.as_tensor(np.asarray(eval_point) if not isinstance(eval_point, torch.Tensor) else eval_point)
+    x0 = x0.detach().to(torch.float32).cpu()
+    if x0.dim() == len(input_shape) + 1 and x0.shape[0] == 1:
+        x0 = x0[0]
+    if tuple(x0.shape) != tuple(input_shape):
+        raise ValueError(f"eval_point must have shape {tuple(input_shape)} (input_shape) or (1, *input_shape); "
+                         f"got {tuple(x0.shape)}")
+    return x0, "given:" + hashlib.sha256(x0.numpy().tobytes()).hexdigest()[:12]
+
+
+def network_seed(seed, index):
+    """The seed of network `index` of a run: independent of how networks are batched."""
+    return int(np.random.SeedSequence([int(seed), int(index)]).generate_state(1)[0])
+
+
+def _network(factory, seed, index, dev):
+    """Network `index`, initialised from its own seed directly on `dev`, in eval mode."""
+    devices = [dev] if dev.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(network_seed(seed, index))
+        with dev:
+            net = factory()
+    if not isinstance(net, nn.Module):
+        raise ValueError(f"model factory must return an nn.Module; got {type(net).__name__}")
+    return net.to(dev).eval().requires_grad_(False)
+
+
+def _check_output(net, x0):
+    with torch.no_grad():
+        out = net(x0[None])
+    if out.numel() != 1:
+        raise ValueError(f"model must have ONE output (build it with num_classes=1); got output shape {tuple(out.shape)}")
+
+
+# ----------------------------------------------------------------------------- secant
+
+def probes(x0, step):
+    """The 2D secant probes `x0 + h e_i` then `x0 - h e_i` (i over the D input entries)."""
+    D = x0.numel()
+    eye = torch.eye(D, dtype=x0.dtype, device=x0.device).reshape(D, *x0.shape)
+    return torch.cat([x0 + step * eye, x0 - step * eye])
+
+
+def secant_gradient(net, x0, step, first_layer="auto"):
+    """The published central-difference gradient of `net` at `x0`, shape (D,).
+
+    `first_layer` names the network's first layer when it is a `Linear` or `Conv2d` fed the
+    input itself ("auto": look for it, None: do not use it). That layer is then evaluated by
+    linearity, `layer(x0 +- h e_i) = layer(x0) +- h layer_nobias(e_i)`, where `layer_nobias(e_i)`
+    is a few kernel entries placed where e_i reaches the output, instead of 2D convolutions;
+    the rest of the network runs unchanged on the 2D probes.
+    """
+    D = x0.numel()
+    with torch.no_grad():
+        if first_layer == "auto":
+            first_layer = first_linear_layer(net, x0)
+        out = None if first_layer is None else _injected_forward(net, net.get_submodule(first_layer), x0, step)
+        if out is None:
+            out = net(probes(x0, step))
+    out = out.reshape(2 * D)
+    return (out[:D] - out[D:]) / (2 * step)
+
+
+def _is_linear_first(layer, x0):
+    return isinstance(layer, nn.Linear) or (isinstance(layer, nn.Conv2d) and layer.groups == 1 and x0.dim() == 3)
+
+
+def _is_input(inp, x, rows):
+    """True when `inp` is `x` itself (`rows` copies of one point, stride 0) reshaped, not permuted."""
+    return (isinstance(inp, torch.Tensor) and inp.data_ptr() == x.data_ptr() and inp.shape[0] == rows
+            and (rows == 1 or inp.stride(0) == 0) and inp[0].is_contiguous() and inp[0].numel() == x[0].numel())
+
+
+def first_linear_layer(net, x0):
+    """The name of the first layer of `net` if it is a `Linear` or `Conv2d` applied to the input
+    itself (reshapes such as `Flatten` aside), else None."""
+    seen = []
+    names = {m: n for n, m in net.named_modules()}
+    hooks = [m.register_forward_pre_hook(lambda mod, args: seen.append((mod, args[0] if args else None)))
+             for m in net.modules() if next(m.children(), None) is None and not isinstance(m, RESHAPES)]
+    try:
+        with torch.no_grad():
+            net(x0[None])
+    finally:
+        for h in hooks:
+            h.remove()
+    if not seen:
+        return None
+    layer, inp = seen[0]
+    return names[layer] if _is_linear_first(layer, x0) and _is_input(inp, x0[None], 1) else None
+
+
+def _injected_forward(net, layer, x0, step):
+    """`net` on the 2D probes with `layer`'s outputs computed by linearity; None if `layer` turns
+    out not to be fed the input (then the caller runs the plain probes)."""
+    if not _is_linear_first(layer, x0):
+        return None
+    D = x0.numel()
+    X = x0[None].expand(2 * D, *x0.shape)   # a stand-in of the probes, no memory: never read
+    fired = []
+
+    def forward(inp):
+        if not _is_input(inp, X, 2 * D):
+            return type(layer).forward(layer, inp)
+        fired.append(True)
+        return _linear_probe_outputs(layer, x0, step)
+
+    layer.forward = forward
+    try:
+        out = net(X)
+    finally:
+        del layer.forward  # back to the class's method
+    return out if fired else None
+
+
+def _linear_probe_outputs(layer, x0, step):
+    """`layer(x0 + h e_i)` then `layer(x0 - h e_i)` for all i, by linearity."""
+    w, D = layer.weight, x0.numel()
+    if isinstance(layer, nn.Linear):
+        base = layer(x0.reshape(1, -1))
+        return torch.cat([base + step * w.T, base - step * w.T])
+    lin, k, out_hw = _conv_support(layer, x0)
+    C, P = w.shape[0], out_hw[0] * out_hw[1]
+    taps = w.reshape(C, -1)[:, k].T                                      # (nnz, C): kernel entry per (i, p)
+    base = torch.zeros(P, C, dtype=w.dtype, device=w.device)
+    base.index_add_(0, lin % P, taps * x0.reshape(-1)[lin // P, None])   # layer(x0) without bias
+    if layer.bias is not None:
+        base += layer.bias
+    out = base.expand(2 * D, P, C).contiguous().view(2 * D * P, C)
+    out.index_add_(0, lin, taps, alpha=step)
+    out.index_add_(0, lin + D * P, taps, alpha=-step)
+    return out.view(2 * D, *out_hw, C).permute(0, 3, 1, 2)               # channels-last memory layout
+
+
+_SUPPORTS = {}
+
+
+def _conv_support(conv, x0):
+    """Where each basis vector e_i reaches the output of `conv`: flat (i, p) indices, kernel entries."""
+    key = (tuple(x0.shape), conv.kernel_size, conv.stride, conv.padding, conv.dilation, conv.padding_mode,
+           str(x0.device))
+    if key not in _SUPPORTS:
+        D = x0.numel()
+        K = conv.in_channels * conv.kernel_size[0] * conv.kernel_size[1]
+        eye = torch.eye(D, dtype=torch.float64, device=x0.device).reshape(D, *x0.shape)
+        kernel = torch.arange(1, K + 1, dtype=torch.float64, device=x0.device).reshape(1, conv.in_channels, *conv.kernel_size)
+        hit = conv._conv_forward(eye, kernel, None)                      # k + 1 where e_i meets kernel entry k at p
+        out_hw = tuple(hit.shape[-2:])
+        hit = hit.round().long().reshape(D, -1)
+        rows, pos = hit.nonzero(as_tuple=True)
+        _SUPPORTS[key] = (rows * hit.shape[1] + pos, hit[rows, pos] - 1, out_hw)
+    return _SUPPORTS[key]
+
+
+# ----------------------------------------------------------------------------- autograd and hessian
+
+def _stacked(nets):
+    params, buffers = stack_module_state(nets)
+    skeleton = copy.deepcopy(nets[0]).to("meta")
+    return skeleton, params, buffers
+
+
+def autograd_gradients(nets, x0):
+    """Exact input gradients of `nets` at `x0`, shape (len(nets), D): vmapped over the networks."""
+    try:
+        skeleton, params, buffers = _stacked(nets)
+
+        def f(p, b, x):
+            return functional_call(skeleton, (p, b), (x[None],)).reshape(())
+
+        return vmap(grad(f, argnums=2), in_dims=(0, 0, None))(params, buffers, x0).reshape(len(nets), -1)
+    except (RuntimeError, NotImplementedError, ValueError):  # an op without a batching rule: one at a time
+        return torch.stack([_autograd_one(net, x0) for net in nets])
+
+
+def _autograd_one(net, x0):
+    x = x0[None].clone().requires_grad_(True)
+    with torch.enable_grad():
+        (g,) = torch.autograd.grad(net(x).sum(), x)
+    return g.reshape(-1)
+
+
+def mixed_gram(net, x0):
+    """`H^T H` for the mixed derivative `H = grad^2_{theta, x} f(x0)` of one network, (D, D) float64."""
+    params = {k: v.detach() for k, v in net.named_parameters()}
+    buffers = dict(net.named_buffers())
+    D = x0.numel()
+    if D * sum(p.numel() for p in params.values()) > HESSIAN_MAX_ENTRIES:
+        raise ValueError("method 'hessian' materialises a D x (number of parameters) matrix per network: too large "
+                         "for this model; use method='autograd' or 'secant'")
+
+    def input_grad(p):
+        f = lambda x: functional_call(net, (p, buffers), (x[None],)).reshape(())
+        return grad(f)(x0).reshape(-1)
+
+    with torch.enable_grad():
+        jac = jacrev(input_grad, chunk_size=256)(params)                  # name -> (D, *param shape)
+    gram = torch.zeros(D, D, dtype=torch.float64, device=x0.device)
+    for j in jac.values():
+        j = j.reshape(D, -1).double()
+        gram += j @ j.T
+    return gram
+
+
+# ----------------------------------------------------------------------------- streaming moments
+
+class Moments:
+    """Running float64 sums for the mean-centred covariance of gradients, or a mean Gram matrix.
+
+    `add(G)` takes a (B, D) batch of gradients; `add_gram(M)` one (D, D) Gram matrix.
+    Sums are shifted by the first gradient, which keeps float64 cancellation negligible.
+    """
+
+    def __init__(self, D, device):
+        self.n = 0
+        self.shift = None
+        self.s1 = torch.zeros(D, dtype=torch.float64, device=device)
+        self.s2 = torch.zeros(D, D, dtype=torch.float64, device=device)
+
+    def add(self, G):
+        G = G.to(torch.float64)
+        if self.shift is None:
+            self.shift = G[0].clone()
+        G = G - self.shift
+        self.s1 += G.sum(0)
+        self.s2 += G.T @ G
+        self.n += G.shape[0]
+
+    def add_gram(self, M):
+        self.s2 += M
+        self.n += 1
+
+    def covariance(self):
+        mean = self.s1 / self.n
+        return (self.s2 - self.n * torch.outer(mean, mean)) / (self.n - 1)
+
+    def gram(self):
+        return self.s2 / self.n
+
+
+def eig_decreasing(matrix):
+    """Eigenvalues (decreasing) and eigenvectors as rows of a symmetric matrix; each row's
+    largest-magnitude entry is made positive so results are reproducible."""
+    matrix = torch.as_tensor(matrix, dtype=torch.float64).cpu()
+    vals, vecs = torch.linalg.eigh((matrix + matrix.T) / 2)
+    vals, rows = vals.flip(0), vecs.flip(1).T
+    pivot = rows.gather(1, rows.abs().argmax(1, keepdim=True))
+    rows = rows * torch.where(pivot < 0, -1.0, 1.0).to(rows.dtype)
+    return vals.numpy(), rows.numpy()
+
+
+# ----------------------------------------------------------------------------- estimate
+
+def _default_batch(method, dev):
+    return {"secant": 16, "autograd": 256 if dev.type == "cuda" else 32, "hessian": 1}[method]
+
+
+def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, input_shape=(1, 32, 32),
+             device="auto", seed=0, batch_size=None, progress=True):
+    """Estimate the NADs of `model` from `num_networks` random initialisations.
+
+    model: a registry name (built with one output) or a zero-argument factory returning a fresh,
+    randomly initialised `nn.Module` with one output. Network `i` is initialised from
+    `network_seed(seed, i)`, so the estimate is the same for every `batch_size` (the number of
+    networks created and accumulated at once). `step` is the secant's h (ignored otherwise).
+    Returns a `NADResult`.
+    """
+    input_shape = tuple(int(s) for s in input_shape) if isinstance(input_shape, (tuple, list)) else input_shape
+    _check_inputs(num_networks, method, step, input_shape, batch_size)
+    factory, name = _factory(model, input_shape)
+    dev = resolve(device)
+    x0_cpu, eval_desc = _eval_point(eval_point, seed, input_shape)
+    x0 = x0_cpu.to(dev)
+    batch = batch_size or _default_batch(method, dev)
+    moments = Moments(x0.numel(), dev)
+    start = time.perf_counter()
+    bar = tqdm(total=num_networks, desc=f"NADs {name} ({method})", disable=not progress)
+    previous = None
+    for a in range(0, num_networks, batch):
+        nets = [_network(factory, seed, i, dev) for i in range(a, min(a + batch, num_networks))]
+        if a == 0:
+            _check_output(nets[0], x0)
+        if method == "hessian":
+            for net in nets:
+                moments.add_gram(mixed_gram(net, x0))
+            G = torch.stack([_autograd_one(net, x0) for net in nets])  # only to detect repeated networks
+        else:
+            if method == "autograd":
+                G = autograd_gradients(nets, x0)
+            else:
+                layer = first_linear_layer(nets[0], x0) if a == 0 else layer
+                G = torch.stack([secant_gradient(net, x0, float(step), layer) for net in nets])
+            moments.add(G)
+        previous = _check_distinct(G, previous)
+        bar.update(len(nets))
+    bar.close()
+    matrix = moments.gram() if method == "hessian" else moments.covariance()
+    vals, rows = eig_decreasing(matrix)
+    settings = {**nad_settings(name, num_networks, method, step, seed, input_shape), "eval_point": eval_desc}
+    result = NADResult(vals, rows.astype(np.float32), settings)
+    result.record = {"device": str(dev), "duration_s": round(time.perf_counter() - start, 3)}
+    return result
+
+
+def _check_distinct(G, previous):
+    rows = G if previous is None else torch.cat([previous[None], G])
+    if rows.shape[0] > 1 and (rows[1:] == rows[:-1]).all(1).any():
+        raise ValueError("model factory returned the same network twice (two consecutive networks have identical "
+                         "gradients): it must build a fresh, randomly initialised module on every call")
+    return G[-1]
+
+
+# ----------------------------------------------------------------------------- subspaces and convergence
+
+def subspace_overlap(U, V, k):
+    """Mean squared cosine of the principal angles between the spans of the first `k` rows of U
+    and of V: 1 for the same subspace, about k / D for random ones."""
+    U, V = np.asarray(U, dtype=np.float64)[:k], np.asarray(V, dtype=np.float64)[:k]
+    cos = np.linalg.svd(np.linalg.qr(U.T)[0].T @ np.linalg.qr(V.T)[0], compute_uv=False)
+    return float(np.mean(np.clip(cos, 0, 1) ** 2))
+
+
+def convergence(model, sizes, ks=(1, 4, 16, 64), method="secant", step=100.0, input_shape=(1, 32, 32),
+                device="auto", seed=0, batch_size=None, progress=True):
+    """Overlap of the leading-k NAD subspaces estimated with N and with 2N networks, for N in `sizes`.
+
+    The two estimates use disjoint seeds (`seed` and `seed + 1`, the same x0), so the overlap
+    measures Monte-Carlo agreement. Returns a dict: `sizes`, `ks`, `overlap` (len(sizes), len(ks)).
+    """
+    sizes = [int(n) for n in sizes]
+    if not sizes or min(sizes) < 2:
+        raise ValueError(f"sizes must be a non-empty list of integers >= 2; got {sizes!r}")
+    x0 = eval_point_for(seed, input_shape)
+    common = dict(method=method, step=step, eval_point=x0, input_shape=input_shape, device=device,
+                  batch_size=batch_size, progress=progress)
+    overlap = np.zeros((len(sizes), len(ks)))
+    for r, n in enumerate(sizes):
+        small = estimate(model, n, seed=seed, **common)
+        large = estimate(model, 2 * n, seed=seed + 1, **common)
+        overlap[r] = [subspace_overlap(small.nads, large.nads, k) for k in ks]
+    return {"sizes": np.array(sizes), "ks": np.array(ks), "overlap": overlap}
+
+
+# ----------------------------------------------------------------------------- load for other chapters
+
+def artifact_path(arch):
+    """Where the committed NADs of `arch` live (their settings are in the file's record)."""
+    return ARTIFACTS / f"{arch}.npz"
+
+
+def nad_settings(arch, num_networks, method="secant", step=100.0, seed=0, input_shape=(1, 32, 32)):
+    """The settings record `estimate` writes for a registry architecture with the default x0."""
+    return {"arch": arch, "num_networks": int(num_networks), "method": method,
+            "step": float(step) if method == "secant" else None, "input_shape": list(input_shape),
+            "seed": int(seed), "eval_point": f"randn(seed={seed})"}
+
+
+def load_nads(arch, results_dir="../results", scale="smoke", method=None, num_networks=None, seed=0,
+              device="auto", progress=True):
+    """The NADs of a registry architecture, for the chapters that use them, first found of:
+
+    1. `results_dir/nads/` holding an estimate made with exactly these settings;
+    2. the committed artifact `nadcore/artifacts/{arch}.npz`, if made with `method` and at least
+       `num_networks` networks (see `result.settings` for how it was made);
+    3. a fresh `estimate`, then stored as in 1.
+
+    `method` and `num_networks` default to the `nads` preset of `scale` for `arch`.
+    """
+    from nadcore.presets import preset
+
+    if arch not in registry.names():
+        raise ValueError(f"arch must be one of {', '.join(registry.names())}; got {arch!r}")
+    p = preset("nads", scale)
+    method = method or p["methods"].get(arch, "secant")
+    n = int(num_networks or p["num_networks"].get(arch, p["num_networks"]["default"]))
+    settings = nad_settings(arch, n, method, seed=seed)
+    path = Path(results_dir) / "nads" / f"{arch}_{store.key(settings)}.npz"
+    if store.matches(path, settings):
+        return NADResult.load(path, settings)
+    art = artifact_path(arch)
+    if art.exists():
+        stored = NADResult.load(art)
+        if stored.settings["method"] == method and stored.settings["num_networks"] >= n:
+            return stored
+    result = estimate(arch, n, method=method, device=device, seed=seed, progress=progress)
+    result.save(path, duration=result.record.get("duration_s"))
+    return result
+
+
+def fourier_energy(nads_images):
+    """|2-D DFT|^2 of each NAD image, fftshifted (zero frequency at the centre), summed over channels."""
+    x = torch.as_tensor(np.asarray(nads_images), dtype=torch.float64)
+    energy = torch.fft.fftshift(torch.fft.fft2(x, norm="ortho").abs() ** 2, dim=(-2, -1))
+    return energy.sum(-3).numpy() if energy.dim() == 4 else energy.numpy()
+
+
+def compare(a, b, ks):
+    """Subspace overlaps (see `subspace_overlap`) of two NAD bases for each k in `ks`."""
+    return np.array([subspace_overlap(a.nads, b.nads, k) for k in ks])
+
+
+def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20, max_lr=0.5, seed=0,
+                     device="auto", progress=True):
+    """Fig. 6: test accuracy (percent) of `arch` trained on D(u_i) for each NAD index i in `indices`.
+
+    `nads` holds directions as rows (a `NADResult`'s `.nads`, or its `.images()`); the train and
+    test sets have `n_train` samples each; the training recipe is `nadcore.train`'s (SGD, linear
+    decay, clipping 0.5, batch 128), one network per index, trained together with `fit_many`.
+    """
+    from nadcore.data import directional_dataset
+    from nadcore.train import fit_many
+
+    rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
+    rows = rows.reshape(rows.shape[0], -1)
+    indices = [int(i) for i in indices]
+    if not indices or min(indices) < 0 or max(indices) >= rows.shape[0]:
+        raise ValueError(f"indices must be NAD indices in [0, {rows.shape[0] - 1}]; got {indices!r}")
+    datasets, nets = [], []
+    for j, i in enumerate(indices):
+        v = torch.from_numpy(rows[i]).reshape(1, 32, 32)
+        train = directional_dataset(v, n_train, sigma, eps, seed=seed + 2 * j)
+        test = directional_dataset(v, n_train, sigma, eps, seed=seed + 2 * j + 1)
+        datasets.append((train, test))
+        torch.manual_seed(network_seed(seed, i))
+        nets.append(registry.build(arch, in_channels=1, num_classes=2))
+    out = fit_many(nets, datasets, epochs, max_lr, device=device, seed=seed, progress=progress)
+    return np.array([r["test_acc"] for r in out])

@@ -1,0 +1,208 @@
+"""NAD estimators against theory (Eq. 4-5, isotropic LogReg), against each other, and on bad input."""
+
+import matplotlib
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from nadcore import nads, store
+from nadcore.plots import nads as plots
+
+matplotlib.use("Agg")
+
+try:
+    from nadcore.pooling import LinearPooling
+except ImportError:  # the deep linear model of pooling (Sec. 2.2), if nadcore.pooling lacks it
+    class LinearPooling(nn.Module):
+        def __init__(self, m, S):
+            super().__init__()
+            D = len(m)
+            self.register_buffer("m", torch.as_tensor(m, dtype=torch.float32))
+            self.register_buffer("A", torch.cat([torch.eye(D // S)] * S, 1) / S ** 0.5)
+            self.theta, self.phi = nn.Parameter(torch.randn(D // S)), nn.Parameter(torch.randn(D))
+
+        def forward(self, x):
+            return ((self.m * self.phi * x.reshape(len(x), -1)) @ self.A.T @ self.theta)[:, None]
+
+M_PRE = 0.5 ** (torch.arange(16.0) / 2)  # m^2 halves from one entry to the next: well-separated NADs
+
+
+def small_cnn(pool=True, act=nn.ReLU):
+    """A LeNet-like network on 1x8x8 inputs, cheap enough for many estimates."""
+    layers = [nn.Conv2d(1, 3, 3), act(), *([nn.MaxPool2d(2)] if pool else []), nn.Flatten()]
+    return nn.Sequential(*layers, nn.Linear(3 * (9 if pool else 36), 1))
+
+
+def linear_cnn():
+    return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.Conv2d(4, 2, 3, stride=2), nn.Flatten(), nn.Linear(18, 1))
+
+
+def canonical_order(result):
+    """Index of the canonical basis vector each NAD is closest to, and how close (|cos|)."""
+    return np.abs(result.nads).argmax(1), np.abs(result.nads).max(1)
+
+
+# ----------------------------------------------------------------------------- theory
+
+@pytest.mark.parametrize("method", ["autograd", "secant", "hessian"])
+def test_linear_pooling_nads_are_the_canonical_basis_ordered_by_m2(method):
+    """Eq. 4 (gradient covariance) and Eq. 5 (mixed derivative): both diag(m^2) up to a factor."""
+    res = nads.estimate(lambda: LinearPooling(M_PRE, 4), 800, method=method, input_shape=(16,),
+                         batch_size=400, progress=False)
+    order, cos = canonical_order(res)
+    assert list(order[:8]) == list(range(8))          # sorted by decreasing m^2 (well-separated entries)
+    assert cos[:8].min() > 0.9
+    expected = (M_PRE ** 2 / (M_PRE ** 2).sum()).numpy()
+    np.testing.assert_allclose(res.eigenvalues[:6] / res.eigenvalues.sum(), expected[:6], rtol=0.3)
+
+
+def test_logreg_gradient_covariance_is_isotropic():
+    """LogReg's gradient is its weight, uniform in +-1/sqrt(D): covariance I/(3D); the sample
+    eigenvalues must lie in the Marchenko-Pastur bulk (1 +- sqrt(D/N))^2 / (3D)."""
+    N, D = 2048, 1024
+    res = nads.estimate("logreg", N, progress=False)
+    c, g = 1 / (3 * D), D / (N - 1)
+    assert res.eigenvalues.mean() == pytest.approx(c, rel=0.02)
+    assert res.eigenvalues.max() < 1.15 * c * (1 + g ** 0.5) ** 2
+    assert res.eigenvalues.min() > 0.7 * c * (1 - g ** 0.5) ** 2
+
+
+def test_secant_equals_autograd_without_relu_or_pooling():
+    kw = dict(input_shape=(1, 8, 8), progress=False)
+    sec = nads.estimate(linear_cnn, 40, method="secant", **kw)
+    auto = nads.estimate(linear_cnn, 40, method="autograd", **kw)
+    np.testing.assert_allclose(sec.eigenvalues[:10], auto.eigenvalues[:10], rtol=1e-4)
+    assert nads.subspace_overlap(sec.nads, auto.nads, 10) > 0.9999
+    smooth = lambda: small_cnn(pool=False, act=nn.Tanh)
+    sec = nads.estimate(smooth, 30, method="secant", step=1e-2, **kw)
+    auto = nads.estimate(smooth, 30, method="autograd", **kw)
+    assert nads.subspace_overlap(sec.nads, auto.nads, 5) > 0.999
+
+
+class Doubled(nn.Module):
+    """Scales its input before the first layer: the linear shortcut must not be taken."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = small_cnn()
+
+    def forward(self, x):
+        return self.net(2 * x)
+
+
+@pytest.mark.parametrize("factory", [lambda: nads.registry.build("lenet", num_classes=1),
+                                     lambda: nads.registry.build("mlp", num_classes=1),
+                                     lambda: nn.Sequential(nn.Conv2d(1, 5, 3, stride=2, padding=2, padding_mode="circular"),
+                                                           nn.ReLU(), nn.Flatten(), nn.LazyLinear(1)),
+                                     Doubled])
+def test_linear_first_layer_shortcut_matches_plain_probes(factory):
+    torch.manual_seed(0)
+    shape = (1, 32, 32) if factory is not Doubled else (1, 8, 8)
+    x0 = nads.eval_point_for(0, shape)
+    net = factory().eval()
+    net(x0[None])  # materialise lazy layers
+    fast, plain = nads.secant_gradient(net, x0, 100.0, "auto"), nads.secant_gradient(net, x0, 100.0, None)
+    torch.testing.assert_close(fast, plain, rtol=1e-4, atol=1e-5 * plain.abs().max().item())
+    assert (nads.first_linear_layer(net, x0) is None) == (factory is Doubled)
+
+
+@pytest.mark.parametrize("method", ["secant", "autograd"])
+def test_estimate_does_not_depend_on_batch_size(method):
+    kw = dict(method=method, input_shape=(1, 8, 8), progress=False, seed=3)
+    one = nads.estimate(small_cnn, 11, batch_size=11, **kw)
+    many = nads.estimate(small_cnn, 11, batch_size=4, **kw)
+    np.testing.assert_allclose(one.eigenvalues, many.eigenvalues, rtol=1e-9, atol=1e-12 * one.eigenvalues[0])
+    np.testing.assert_allclose(np.abs((one.nads[:5] * many.nads[:5]).sum(1)), 1, atol=1e-6)
+    assert one.settings == many.settings
+
+
+def test_result_is_ordered_orthonormal_and_round_trips(tmp_path):
+    res = nads.estimate(small_cnn, 6, input_shape=(1, 8, 8), progress=False)
+    assert np.all(np.diff(res.eigenvalues) <= 1e-12)
+    np.testing.assert_allclose(res.nads @ res.nads.T, np.eye(64), atol=1e-5)
+    assert res.images(2).shape == (2, 1, 8, 8)
+    path = res.save(tmp_path / "r.npz")
+    back = nads.NADResult.load(path, res.settings)
+    np.testing.assert_array_equal(back.nads, res.nads)
+    assert back.settings["method"] == "secant" and back.settings["step"] == 100.0
+    with pytest.raises(store.StoreError):
+        nads.NADResult.load(path, {**res.settings, "num_networks": 7})
+
+
+# ----------------------------------------------------------------------------- bad input
+
+def same_network_factory():
+    net = small_cnn()
+    return lambda: net
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(num_networks=1), "num_networks"),
+    (dict(step=0.0), "step"),
+    (dict(step=-1.0), "step"),
+    (dict(method="jacobian"), "method"),
+    (dict(eval_point=torch.zeros(1, 7, 8)), "eval_point"),
+    (dict(model="alexnet"), "model must be one of"),
+    (dict(model=small_cnn()), "factory"),
+    (dict(model=lambda: nn.Sequential(nn.Flatten(), nn.Linear(64, 2))), "ONE output"),
+    (dict(model=same_network_factory()), "same network"),
+    (dict(batch_size=0), "batch_size"),
+])
+def test_bad_input_raises_a_clear_error(kwargs, match):
+    args = dict(model=small_cnn, num_networks=4, input_shape=(1, 8, 8), progress=False)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        nads.estimate(args.pop("model"), args.pop("num_networks"), **args)
+
+
+# ----------------------------------------------------------------------------- analysis and figures
+
+def test_subspace_overlap_and_convergence():
+    eye = np.eye(8)
+    assert nads.subspace_overlap(eye, eye[[1, 0, 2]], 2) == pytest.approx(1.0)
+    assert nads.subspace_overlap(eye, eye[4:], 2) == pytest.approx(0.0)
+    conv = nads.convergence(small_cnn, [4, 8], ks=(1, 4), method="autograd", input_shape=(1, 8, 8), progress=False)
+    assert conv["overlap"].shape == (2, 2) and np.all((conv["overlap"] >= 0) & (conv["overlap"] <= 1 + 1e-9))
+    assert plots.convergence(conv).axes
+
+
+def test_fourier_energy_of_a_fourier_direction():
+    k = np.zeros((32, 32))
+    k[3, 5] = 1
+    v = np.fft.ifft2(1j * k).real
+    v /= np.linalg.norm(v)
+    energy = nads.fourier_energy(v[None, None])[0]
+    assert energy.sum() == pytest.approx(1.0)
+    assert np.sort(energy.ravel())[-2:].sum() == pytest.approx(1.0)
+
+
+def test_load_nads_estimates_once_then_loads(tmp_path):
+    first = nads.load_nads("logreg", tmp_path, num_networks=5, progress=False)
+    stored = list((tmp_path / "nads").glob("logreg_*.npz"))
+    assert len(stored) == 1
+    again = nads.load_nads("logreg", tmp_path, num_networks=5, progress=False)
+    np.testing.assert_array_equal(first.nads, again.nads)
+    with pytest.raises(ValueError, match="arch"):
+        nads.load_nads("alexnet", tmp_path)
+
+
+@pytest.mark.skipif(not nads.artifact_path("lenet").exists(), reason="no committed LeNet artifact")
+def test_committed_lenet_artifact_is_used_and_documented(tmp_path):
+    res = nads.load_nads("lenet", tmp_path, scale="smoke")
+    assert res.settings["method"] == "secant" and res.settings["num_networks"] >= 300
+    assert res.nads.shape == (1024, 1024) and res.nads.dtype == np.float32
+    assert not (tmp_path / "nads").exists()
+
+
+def test_accuracy_on_nads_and_figures():
+    res = nads.estimate(small_cnn, 4, input_shape=(1, 8, 8), progress=False)
+    basis = nads.estimate("logreg", 3, progress=False)
+    acc = nads.accuracy_on_nads("logreg", basis, [0, 5], n_train=64, epochs=1, progress=False)
+    assert acc.shape == (2,) and np.all((acc >= 0) & (acc <= 100))
+    with pytest.raises(ValueError, match="indices"):
+        nads.accuracy_on_nads("logreg", basis, [1024], n_train=64, epochs=1)
+    results = {"small": res}
+    for fig in (plots.fig5(results, show=2), plots.spectra(results),
+                plots.overlaps({"a": [1.0, 0.5]}, [1, 4], dim=64), plots.fig6([0, 5], acc, basis.eigenvalues, "logreg")):
+        assert fig.axes
