@@ -74,3 +74,31 @@ def test_unavailable_device_is_refused(tiny_book, capsys):
 def test_parameter_values_are_parsed_as_yaml():
     assert cli.parse_value("3") == 3 and cli.parse_value("0.5") == 0.5
     assert cli.parse_value("[1, 2]") == [1, 2] and cli.parse_value("cuda") == "cuda"
+
+
+def test_nads_writes_eigenvalues_and_nads_with_settings(tmp_path):
+    import numpy as np
+
+    from nadcore import store
+
+    out = tmp_path / "logreg.npz"
+    done = run_cli("nads", "--arch", "logreg", "--networks", "3", "--method", "autograd", "--seed", "2",
+                   "--device", "cpu", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    result = store.load(out)
+    assert result["nads"].shape == (1024, 1024) and result["eigenvalues"].shape == (1024,)
+    assert np.all(np.diff(result["eigenvalues"]) <= 1e-12)
+    np.testing.assert_allclose(np.linalg.norm(result["nads"], axis=1), 1, atol=1e-4)
+    assert result.settings["arch"] == "logreg" and result.settings["num_networks"] == 3
+    assert result.settings["method"] == "autograd" and result.settings["seed"] == 2
+
+
+@pytest.mark.parametrize("args, accepted", [
+    (["--arch", "foo", "--networks", "4"], "lenet"),
+    (["--arch", "lenet", "--networks", "1"], ">= 2"),
+    (["--arch", "lenet", "--networks", "4", "--method", "magic"], "secant"),
+])
+def test_nads_bad_input_is_one_line(tmp_path, args, accepted, capsys):
+    assert cli.main(["nads", *args, "--out", str(tmp_path / "x.npz")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and accepted in err
