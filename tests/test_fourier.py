@@ -1,0 +1,137 @@
+"""Fourier directions and grids: the closed form, the fftshift convention, symmetry, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from nadcore import fourier
+from nadcore.fourier import Grid, coarse_grid, fourier_direction, full_grid, paper_grid
+
+
+def closed_form(kx, ky, size, kind):
+    m = torch.arange(size, dtype=torch.float64).view(-1, 1)
+    n = torch.arange(size, dtype=torch.float64).view(1, -1)
+    theta = 2 * math.pi * (kx * n + ky * m) / size
+    v = -torch.sin(theta) if kind == "sin" else torch.cos(theta)
+    return v / v.norm()
+
+
+@pytest.mark.parametrize("kind", fourier.KINDS)
+def test_every_frequency_matches_the_closed_form(kind):
+    for kx, ky in full_grid(16).cells():
+        if kind == "sin" and fourier.is_self_conjugate(kx, ky, 16):
+            continue
+        v = fourier_direction(kx, ky, size=16, kind=kind)
+        assert v.shape == (1, 16, 16) and v.dtype == torch.float32
+        torch.testing.assert_close(v[0].double(), closed_form(kx, ky, 16, kind), atol=1e-6, rtol=0)
+
+
+def test_unit_norm_and_one_dft_coefficient_pair():
+    v = fourier_direction(5, -3)
+    assert abs(v.norm().item() - 1) < 1e-6
+    spectrum = np.fft.fftshift(np.abs(np.fft.fft2(v[0].numpy())))
+    peaks = sorted(zip(*np.nonzero(spectrum > 1e-3)))
+    assert peaks == [(16 - 3, 16 + 5), (16 + 3, 16 - 5)]  # (row ky, column kx) and its conjugate
+
+
+def test_opposite_frequency_is_the_negated_sine_and_the_same_cosine():
+    torch.testing.assert_close(fourier_direction(-3, 2), -fourier_direction(3, -2))
+    torch.testing.assert_close(fourier_direction(-3, 2, kind="cos"), fourier_direction(3, -2, kind="cos"))
+
+
+def test_directions_of_a_half_grid_are_orthonormal():
+    v = full_grid(8).directions().flatten(1).double()
+    assert v.shape == (8 * 8 // 2 + 2, 64)  # one per conjugate pair, plus the 4 self-conjugate cells
+    torch.testing.assert_close(v @ v.T, torch.eye(len(v), dtype=torch.float64), atol=1e-6, rtol=0)
+
+
+def test_grids():
+    assert paper_grid().freqs == tuple(range(-8, 8)) and paper_grid().shape == (16, 16)
+    assert full_grid().shape == (32, 32) and full_grid().freqs[0] == -16
+    assert coarse_grid(8).freqs == (-8, 0, 8)
+    assert coarse_grid(4, limit=9).freqs == (-8, -4, 0, 4, 8) == fourier.make_grid({"name": "coarse", "step": 4, "limit": 8}).freqs
+    assert coarse_grid(5).freqs == (-15, -10, -5, 0, 5, 10, 15)
+    assert paper_grid().freqs.index(0) == 8  # zero frequency at the centre, as fftshift puts it
+
+
+def test_half_covers_the_grid_by_symmetry():
+    grid = coarse_grid(4)
+    half = grid.half()
+    assert len(half) == (7 * 7 + 1) // 2
+    covered = {c for kx, ky in half for c in ((kx, ky), (-kx, -ky))}
+    assert set(grid.cells()) <= covered
+
+
+def test_image_places_values_in_fftshift_order_and_fills_by_symmetry():
+    grid = Grid((-1, 0, 1), size=8)
+    img = grid.image({(1, 0): 5.0, (0, 1): 7.0})
+    assert img[1, 2] == 5.0 and img[1, 0] == 5.0  # (kx=1, ky=0) and its mirror (-1, 0)
+    assert img[2, 1] == 7.0 and img[0, 1] == 7.0  # (kx=0, ky=1): row ky=1 lies below the centre
+    assert np.isnan(img[1, 1])
+
+
+def test_image_of_the_spectrum_of_a_direction_peaks_at_its_cell():
+    spectrum = fourier.spectrum_image(fourier_direction(3, -5))
+    assert np.unravel_index(spectrum.argmax(), spectrum.shape) in {(16 - 5, 16 + 3), (16 + 5, 16 - 3)}
+
+
+@pytest.mark.parametrize("kwargs, param", [
+    ({"kx": 16}, "kx must be an int in \\[-16, 15\\]"),
+    ({"ky": -17}, "ky must be an int"),
+    ({"kx": 1.5}, "kx must be an int"),
+    ({"kind": "tan"}, "kind must be one of sin, cos"),
+    ({"size": 1}, "size must be"),
+    ({"kx": 0, "ky": 0}, "sine direction vanishes"),
+    ({"kx": -16, "ky": 0}, "sine direction vanishes"),
+])
+def test_bad_input_is_named(kwargs, param):
+    args = {"kx": 1, "ky": 1} | kwargs
+    with pytest.raises(ValueError, match=param):
+        fourier_direction(**args)
+
+
+def test_bad_grids_are_named():
+    with pytest.raises(ValueError, match="step must be"):
+        coarse_grid(16)
+    with pytest.raises(ValueError, match="limit must be"):
+        coarse_grid(4, limit=2)
+    with pytest.raises(ValueError, match="grid name must be one of coarse, paper, full"):
+        fourier.make_grid({"name": "fine"})
+    with pytest.raises(ValueError, match="strictly increasing"):
+        Grid((1, 0))
+    with pytest.raises(ValueError, match="freqs must be an int"):
+        Grid((0, 20))
+
+
+def tiny_settings(**kw):
+    p = {"n": 64, "sigma": 0.5, "eps": 40.0, "kind": "sin", "epochs": 2, "max_lr": 0.5, "momentum": 0.0,
+         "weight_decay": 0.0, "batch_size": 16}
+    return fourier.sweep_settings(p, seed=0, device="cpu", **kw)
+
+
+def test_sweep_directions_trains_every_cell_resumes_and_feeds_the_figures(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from nadcore.plots import fourier as figs
+
+    grid = coarse_grid(8)
+    table = fourier.sweep_directions(["logreg"], grid, tiny_settings(), tmp_path, name="t", progress=False)
+    assert set(table["logreg"]) == set(grid.half())
+    acc = fourier.per_cell(table)
+    assert all(50 <= a <= 100 for a in acc["logreg"].values())  # eps = 80 sigma: easy
+    assert sum(a > 90 for a in acc["logreg"].values()) >= 4
+    files = sorted((tmp_path / "t").glob("*.npz"))
+    stamps = [f.stat().st_mtime_ns for f in files]
+    again = fourier.sweep_directions(["logreg"], grid, tiny_settings(), tmp_path, name="t", progress=False)
+    assert [f.stat().st_mtime_ns for f in files] == stamps  # resumed: nothing recomputed
+    assert fourier.per_cell(again) == acc
+    iters = fourier.iterations_to_loss(table, threshold=10.0)
+    assert all(v == 1 for v in iters["logreg"].values())
+    for fig in (figs.fig1_accuracy(acc, grid), figs.fig2_iterations(iters, grid, 10.0),
+                figs.fig3_no_pooling(acc, grid), figs.directions_gallery(grid.half())):
+        assert fig.axes
+    img = grid.image(acc["logreg"])
+    assert np.isfinite(img).all() and img[1, 1] == acc["logreg"][(0, 0)]
