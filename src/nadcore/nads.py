@@ -512,12 +512,13 @@ def compare(a, b, ks):
 
 
 def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20, max_lr=0.5, seed=0,
-                     device="auto", progress=True):
+                     device="auto", progress=True, **recipe):
     """Fig. 6: test accuracy (percent) of `arch` trained on D(u_i) for each NAD index i in `indices`.
 
     `nads` holds directions as rows (a `NADResult`'s `.nads`, or its `.images()`); the train and
     test sets have `n_train` samples each; the training recipe is `nadcore.train`'s (SGD, linear
-    decay, clipping 0.5, batch 128), one network per index, trained together with `fit_many`.
+    decay, clipping 0.5, batch 128; `recipe` overrides e.g. `momentum`, `batch_size`, `schedule`),
+    one network per index, trained together with `fit_many`.
     """
     from nadcore.data import directional_dataset
     from nadcore.train import fit_many
@@ -535,5 +536,5 @@ def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20
         datasets.append((train, test))
         torch.manual_seed(network_seed(seed, i))
         nets.append(registry.build(arch, in_channels=1, num_classes=2))
-    out = fit_many(nets, datasets, epochs, max_lr, device=device, seed=seed, progress=progress)
+    out = fit_many(nets, datasets, epochs, max_lr, device=device, seed=seed, progress=progress, **recipe)
     return np.array([r["test_acc"] for r in out])
