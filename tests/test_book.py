@@ -34,7 +34,8 @@ def test_chapter_has_a_parameters_cell_with_the_standard_parameters(path):
     nb = nbformat.read(path, as_version=4)
     tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(tagged) == 1, "exactly one cell must be tagged 'parameters'"
-    names = {t.id for node in ast.parse(tagged[0].source).body if isinstance(node, ast.Assign) for t in node.targets}
+    names = {n.id for node in ast.walk(ast.parse(tagged[0].source)) if isinstance(node, ast.Assign)
+             for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     assert STANDARD <= names
     assert "smoke" in tagged[0].source, "the committed default scale must be the CPU one"
 
