@@ -273,7 +273,12 @@ def _stacked(nets):
 
 
 def autograd_gradients(nets, x0):
-    """Exact input gradients of `nets` at `x0`, shape (len(nets), D): vmapped over the networks."""
+    """Exact input gradients of `nets` at `x0`, shape (len(nets), D): vmapped over the networks.
+
+    On the CPU, networks with buffers (BatchNorm) go one at a time: there vmap over their
+    convolutions is slower than plain backward passes (`benchmarks/nad_throughput.py`)."""
+    if x0.device.type == "cpu" and next(nets[0].buffers(), None) is not None:
+        return torch.stack([_autograd_one(net, x0) for net in nets])
     try:
         skeleton, params, buffers = _stacked(nets)
 
