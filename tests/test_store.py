@@ -111,3 +111,10 @@ def test_record_is_plain_json(tmp_path):
     with np.load(path, allow_pickle=False) as data:
         record = json.loads(data["__record__"].tobytes())
     assert record["settings"] == {"seed": 4}
+
+
+def test_fingerprint_names_content_not_type():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert store.fingerprint(a) == store.fingerprint(torch.from_numpy(a))
+    assert store.fingerprint(a) != store.fingerprint(a + 1)
+    assert store.fingerprint(a, a) != store.fingerprint(a)

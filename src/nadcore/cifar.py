@@ -222,14 +222,6 @@ def edit_nads(x, nads, indices, mode="remove", size=1.0):
 RECIPE_KEYS = ("epochs", "max_lr", "momentum", "weight_decay", "batch_size")
 
 
-def fingerprint(*tensors):
-    """A short hash of tensors' bytes: names a dataset or a NAD basis in a store record."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for t in tensors:
-        h.update(np.ascontiguousarray(torch.as_tensor(t).detach().cpu().numpy()).tobytes())
-    return h.hexdigest()[:16]
 
 
 def _recipe(recipe):
@@ -307,7 +299,7 @@ def poisoning_curve(arch, train, test, nads, indices, eps, mean, std, recipe, de
         if not 0 <= int(i) <= len(u) - 2:
             raise ValueError(f"indices must lie in 0..{len(u) - 2} (a carrier uses NADs i and i + 1); got {i}")
     base = {"arch": arch, "eps": eps, "mean": list(mean), "std": list(std), "recipe": _recipe(recipe),
-            "seed": seed, "data": fingerprint(*train, *test), "nads": fingerprint(u)}
+            "seed": seed, "data": store.fingerprint(*train, *test), "nads": store.fingerprint(u)}
     rows = []
     for i in tqdm([None, *[int(i) for i in indices]], desc=f"poisoning {arch}", disable=not progress):
         res = _run(results_dir, f"poison-{arch}", {**base, "index": -1 if i is None else i},
@@ -334,7 +326,7 @@ def flip_experiment(archs, train, test, nads, recipe, device="auto", seed=0, res
         u = as_nads(nads[arch], train[0])
         for kind in ("original", "flipped"):
             settings = {"arch": arch, "kind": kind, "recipe": _recipe(recipe), "seed": seed,
-                        "data": fingerprint(*train, *test), "nads": fingerprint(u)}
+                        "data": store.fingerprint(*train, *test), "nads": store.fingerprint(u)}
 
             def compute(kind=kind, u=u, arch=arch):
                 xs, xt = (train[0], test[0]) if kind == "original" else (nad_flip(train[0], u), nad_flip(test[0], u))
@@ -357,7 +349,7 @@ def clean_model(arch, train, test, mean, std, recipe, device="auto", seed=0, res
     from nadcore.models import build
 
     settings = {"arch": arch, "kind": "clean", "mean": list(mean), "std": list(std), "recipe": _recipe(recipe),
-                "seed": seed, "data": fingerprint(*train, *test)}
+                "seed": seed, "data": store.fingerprint(*train, *test)}
     path = None if results_dir is None else Path(results_dir) / "cifar10" / f"clean-{arch}-{store.key(settings)}.pt"
     test_n = (normalise(test[0], mean, std), test[1])
     if path is not None and path.exists():

@@ -57,6 +57,14 @@ def key(settings, length=12):
     return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 
+def fingerprint(*arrays):
+    """A short hash of arrays' (or tensors') bytes: names a dataset or a NAD basis in a record."""
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(_numpy(a)).tobytes())
+    return h.hexdigest()[:16]
+
+
 def _jsonable(obj):
     if isinstance(obj, (np.integer, np.floating)):
         return obj.item()

@@ -181,10 +181,6 @@ def check_indices(indices, count, name="indices"):
     return out
 
 
-def _fingerprint(U):
-    return store.key({"nads": U.numpy().round(5)})
-
-
 def _cell_seed(*parts):
     return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1)[0] % 2**31)
 
@@ -232,7 +228,7 @@ def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shar
     idx = check_indices(settings["indices"], len(U))
     seeds = [int(s) for s in settings["seeds"]]
     recipe = _recipe(settings, arch)
-    shared = {"arch": arch, "nads": _fingerprint(U), "recipe": recipe,
+    shared = {"arch": arch, "nads": store.fingerprint(U), "recipe": recipe,
               **{k: settings[k] for k in ("n_train", "n_test", "sigma", "eps1", "eps2", "extent", "resolution")}}
     cells = [{"i": i, "j": j, "seed": s} for s in seeds for i in idx for j in idx]
 
@@ -288,7 +284,7 @@ def ood_grid(arch, nads, settings, results_dir, data_root="../data", *, device="
     seeds = [int(s) for s in settings["seeds"]]
     recipe = _recipe(settings, arch)
     sigma = settings["sigma"][arch] if isinstance(settings["sigma"], dict) else settings["sigma"]
-    shared = {"arch": arch, "nads": _fingerprint(U), "recipe": recipe, "sigma": float(sigma),
+    shared = {"arch": arch, "nads": store.fingerprint(U), "recipe": recipe, "sigma": float(sigma),
               **{k: settings[k] for k in ("dataset", "limit", "eps")}}
     cells = [{"k": k, "seed": s} for s in seeds for k in idx]
     images = []
