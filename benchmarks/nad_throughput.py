@@ -8,13 +8,13 @@ networks (seeds) are used, so the script also checks that the two covariances ag
 """
 
 import argparse
-import time
 
 import numpy as np
 import torch
 
 from nadcore import nads
 from nadcore.device import resolve
+from timing import timed
 
 
 def baseline(arch, num_networks, method, device, seed=0, step=100.0):
@@ -38,19 +38,6 @@ def baseline(arch, num_networks, method, device, seed=0, step=100.0):
     cov = moments.covariance().cpu()
     nads.eig_decreasing(cov)
     return cov
-
-
-def timed(fn, repeats):
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        out = fn()
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 def main(argv=None):

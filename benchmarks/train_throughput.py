@@ -10,12 +10,12 @@ the same recipe, so it should be ~0). Timings depend on the machine and on its l
 
 import argparse
 import copy
-import time
 
 import torch
 
 from nadcore import data, fourier, models, train
 from nadcore.device import resolve
+from timing import timed
 
 
 def datasets(networks, n, device):
@@ -27,16 +27,6 @@ def datasets(networks, n, device):
         out.append((data.directional_dataset(v, n, 3.0, 1.0, seed=2 * i, device=device),
                     data.directional_dataset(v, n, 3.0, 1.0, seed=2 * i + 1, device=device)))
     return out
-
-
-def timed(fn):
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    out = fn()
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    return out, time.perf_counter() - start
 
 
 def main(argv=None):
@@ -64,9 +54,9 @@ def main(argv=None):
     train.fit_many(warm, small, **recipe)
 
     one_by_one = [copy.deepcopy(m) for m in nets]
-    ref, t_seq = timed(lambda: [train.fit(m, *d, seed=i, **recipe) for i, (m, d) in enumerate(zip(one_by_one, sets))])
+    t_seq, ref = timed(lambda: [train.fit(m, *d, seed=i, **recipe) for i, (m, d) in enumerate(zip(one_by_one, sets))])
     batched = [copy.deepcopy(m) for m in nets]
-    out, t_bat = timed(lambda: train.fit_many(batched, sets, seeds=range(len(nets)), chunk=args.chunk, **recipe))
+    t_bat, out = timed(lambda: train.fit_many(batched, sets, seeds=range(len(nets)), chunk=args.chunk, **recipe))
 
     diff = max(abs(a["test_acc"] - b["test_acc"]) for a, b in zip(ref, out))
     print(f"{args.arch} on {device} ({torch.get_num_threads()} threads): {args.networks} networks, "

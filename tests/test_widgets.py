@@ -64,6 +64,7 @@ def test_sphinxext_serves_plotly_js(tmp_path):
                           add_js_file=lambda name, **kw: calls.append(name), connect=lambda event, fn: calls.append(event))
     assert sphinxext.setup(app)["parallel_read_safe"]
     assert "plotly.min.js" in calls and "build-finished" in calls
-    sphinxext.copy_plotly_js(app, None)
+    sphinxext.copy_assets(app, None)
     copied = tmp_path / "_static" / "plotly.min.js"
     assert copied.stat().st_size == sphinxext.plotly_js_path().stat().st_size
+    assert (tmp_path / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()

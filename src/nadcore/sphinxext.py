@@ -36,26 +36,19 @@ def _use_local_mathjax(app, config):
     config.mathjax_path = f"{MATHJAX_DIR}/tex-mml-chtml.js"
 
 
-def copy_plotly_js(app, exception):
-    """After an HTML build, copy plotly.min.js into the build's `_static` folder."""
-    if exception is None and app.builder.format == "html":
-        static = Path(app.outdir) / "_static"
-        static.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(plotly_js_path(), static / PLOTLY_JS)
-
-
-def _copy_assets(app, exception):
+def copy_assets(app, exception):
+    """After an HTML build, copy MathJax and plotly.min.js into the build's `_static` folder."""
     if exception is not None or app.builder.format != "html":
         return
-    target = Path(app.outdir) / "_static" / MATHJAX_DIR
-    if not (target / "tex-mml-chtml.js").exists():
-        shutil.copytree(_mathjax_source(), target, dirs_exist_ok=True)
-    copy_plotly_js(app, exception)
+    static = Path(app.outdir) / "_static"
+    if not (static / MATHJAX_DIR / "tex-mml-chtml.js").exists():
+        shutil.copytree(_mathjax_source(), static / MATHJAX_DIR, dirs_exist_ok=True)
+    shutil.copyfile(plotly_js_path(), static / PLOTLY_JS)
 
 
 def setup(app):
     plotly_js_path()  # fail early, at configuration time, if plotly is not installed
     app.add_js_file(PLOTLY_JS, priority=200)  # before require.js and the page's own scripts
     app.connect("config-inited", _use_local_mathjax)
-    app.connect("build-finished", _copy_assets)
+    app.connect("build-finished", copy_assets)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
