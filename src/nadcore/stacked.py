@@ -1,0 +1,113 @@
+"""Networks of one architecture stacked along a leading axis and run as one network.
+
+`forward(model)` returns `f(params, x)`: `params` holds the parameters of k copies of `model`
+stacked by `torch.func.stack_module_state` (name -> tensor of shape (k, ...)), `x` has shape
+(k, B, C, H, W) and network j sees `x[j]`; `f` returns the (k, B, classes) logits of every network
+on its own batch. Feed-forward chains of Conv2d, Linear, ReLU, MaxPool2d and Flatten (LogReg,
+MLP, LeNet, or any `nn.Sequential` of those) run as grouped convolutions in channels-last
+layout and batched matrix products, which on a CPU is several times faster than
+`torch.func.vmap`'s batching of the same layers; every other network without buffers or dropout
+goes through `vmap(functional_call)`.
+"""
+
+import copy
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.func import functional_call, vmap
+
+from nadcore import models
+
+BUDGET = 24 * 2 ** 20  # bytes: glibc serves blocks up to 32 MiB from its heap, larger ones page-fault anew
+
+LEAVES = (nn.Conv2d, nn.Linear, nn.ReLU, nn.MaxPool2d, nn.Flatten, nn.Identity)
+
+CHAINS = {  # the forward of each architecture as the list of its leaf modules, in order
+    models.LogReg: lambda m: [nn.Flatten(), m.fc],
+    models.MLP: lambda m: list(m.net),
+    models.LeNet: lambda m: [*m.features, nn.Flatten(), *m.classifier],
+    nn.Sequential: list,
+}
+
+
+def chain(model):
+    """The leaf modules of `model`'s forward as `[(module, parameter prefix)]`, or None when the
+    model is not a chain that `forward` runs with grouped convolutions (then it uses vmap)."""
+    leaves = CHAINS.get(type(model), lambda m: None)(model)
+    if leaves is None or not all(isinstance(m, LEAVES) for m in leaves):
+        return None
+    flat = False
+    for m in leaves:
+        if isinstance(m, nn.Flatten) and not (m.start_dim == 1 and m.end_dim == -1):
+            return None
+        if isinstance(m, nn.Conv2d) and (flat or m.groups != 1 or m.padding_mode != "zeros"):
+            return None
+        flat = flat or isinstance(m, nn.Flatten)
+    if not flat:
+        return None
+    names = {id(m): name for name, m in model.named_modules()}
+    return [(m, names.get(id(m), "")) for m in leaves]
+
+
+def forward(model):
+    """`f(params, x)` -> (k, B, classes) logits of k stacked copies of `model` (see the module)."""
+    layers = chain(model)
+    if layers is None:
+        base = copy.deepcopy(model).to("meta")
+        return vmap(lambda p, xb: functional_call(base, p, (xb,)))
+    return lambda params, x: _run(layers, params, x)
+
+
+def _grouped(x):
+    """(k, B, C, H, W) -> (B, k*C, H, W) in channels-last memory, network-major channels."""
+    k, B, C, H, W = x.shape
+    return x.permute(1, 3, 4, 0, 2).contiguous().view(B, H, W, k * C).permute(0, 3, 1, 2)
+
+
+def _run(layers, p, x):
+    k, B = x.shape[:2]
+    h, flat, i = x, False, 0
+    while i < len(layers):
+        m, name = layers[i]
+        if isinstance(m, nn.Conv2d):
+            h = h if h.dim() == 4 else _grouped(h)
+            w, b = p[name + ".weight"].flatten(0, 1), p.get(name + ".bias")
+            nxt = [type(layer) for layer, _ in layers[i + 1:i + 3]]
+            if b is not None and nxt == [nn.ReLU, nn.MaxPool2d]:
+                # max-pooling commutes with the per-channel bias and the ReLU (both monotone):
+                # pool first, then add the bias and rectify a quarter of the values.
+                pool = layers[i + 2][0]
+                h = F.conv2d(h, w, None, m.stride, m.padding, m.dilation, groups=k)
+                h = F.max_pool2d(h, pool.kernel_size, pool.stride, pool.padding, pool.dilation, pool.ceil_mode)
+                h = (h + b.reshape(1, -1, 1, 1)).relu()
+                i += 3
+                continue
+            h = F.conv2d(h, w, b.flatten() if b is not None else None, m.stride, m.padding, m.dilation, groups=k)
+        elif isinstance(m, nn.MaxPool2d):
+            h = F.max_pool2d(h if h.dim() == 4 else _grouped(h), m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode)
+        elif isinstance(m, nn.ReLU):
+            h = h.relu()
+        elif isinstance(m, nn.Flatten):                           # features as columns: (k, F, B)
+            h = h.reshape(B, k, -1).permute(1, 2, 0) if h.dim() == 4 else h.flatten(2).transpose(1, 2)
+            flat = True
+        elif isinstance(m, nn.Linear):                            # W h: its weight gradient reads h row-wise
+            w, b = p[name + ".weight"], p.get(name + ".bias")
+            h = torch.bmm(w, h) if b is None else torch.baddbmm(b.unsqueeze(2), w, h)
+        i += 1
+    assert flat, "chain() only accepts chains that flatten"
+    return h.transpose(1, 2)
+
+
+def chunk_size(model, sample_shape, batch_size, budget=BUDGET):
+    """How many copies of `model` to stack so that no tensor of a training step on batches of
+    `batch_size` inputs of `sample_shape` exceeds `budget` bytes (measured on the meta device).
+    Past that, every step allocates fresh memory and pays its page faults: on a CPU, LeNet runs
+    fastest ~8 at a time, LogReg ~40."""
+    sizes = [batch_size * torch.Size(sample_shape).numel() * 4]
+    meta = copy.deepcopy(model).to("meta")
+    for m in meta.modules():
+        m.register_forward_hook(lambda m, i, out: sizes.append(out.numel() * out.element_size()))
+    with torch.no_grad():
+        meta(torch.empty((batch_size, *sample_shape), device="meta"))
+    return max(1, budget // max(sizes))

@@ -1,0 +1,74 @@
+"""k networks stacked into one (`nadcore.stacked`): the same logits and gradients as each network alone."""
+
+import pytest
+import torch
+from torch import nn
+from torch.func import stack_module_state
+
+from nadcore import models, stacked
+
+TOL = dict(rtol=1e-5, atol=1e-5)
+
+
+def copies(build, k=3, seed=0):
+    torch.manual_seed(seed)
+    return [build() for _ in range(k)]
+
+
+def check(nets, x):
+    """Stacked logits and parameter gradients against each network run alone on its own x[j]."""
+    params, _ = stack_module_state(nets)
+    out = stacked.forward(nets[0])(params, x)
+    out.square().sum().backward()
+    for j, net in enumerate(nets):
+        ref = net(x[j])
+        torch.testing.assert_close(out[j], ref, **TOL)
+        ref.square().sum().backward()
+        for name, p in net.named_parameters():
+            torch.testing.assert_close(params[name].grad[j], p.grad, **TOL)
+
+
+@pytest.mark.parametrize("name", ["logreg", "mlp", "lenet"])
+@pytest.mark.parametrize("pooling", [True, False])
+def test_architectures_match_each_network_alone(name, pooling):
+    nets = copies(lambda: models.build(name, in_channels=2, num_classes=3, pooling=pooling))
+    assert stacked.chain(nets[0]) is not None
+    check(nets, torch.randn(3, 5, 2, 32, 32))
+
+
+def test_max_pool_ties_route_the_gradient_like_the_network():
+    # Constant image regions give exactly equal conv outputs inside a pooling window; pooling
+    # before the bias and the ReLU must still send the gradient where MaxPool2d sends it.
+    x = torch.zeros(3, 4, 1, 32, 32)
+    x[:, :, :, 8:20, 4:30] = 1.0
+    x[:, 1] = torch.randn(3, 1, 32, 32)
+    check(copies(lambda: models.build("lenet")), x)
+
+
+def test_sequential_chains_and_vmap_fallback():
+    seq = copies(lambda: nn.Sequential(nn.Conv2d(1, 4, 3, padding=1, bias=False), nn.MaxPool2d(2), nn.ReLU(),
+                                       nn.Conv2d(4, 4, 3, stride=2), nn.Flatten(), nn.Linear(4 * 7 * 7, 2)))
+    assert stacked.chain(seq[0]) is not None
+    check(seq, torch.randn(3, 6, 1, 32, 32))
+
+    class Skip(nn.Module):  # not a chain: runs through vmap
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(1024, 1024), nn.Linear(1024, 2)
+
+        def forward(self, x):
+            x = x.flatten(1)
+            return self.b(x + self.a(x).relu())
+
+    skip = copies(Skip)
+    assert stacked.chain(skip[0]) is None
+    check(skip, torch.randn(3, 4, 1, 32, 32))
+    assert stacked.chain(nn.Sequential(nn.Conv2d(1, 2, 3))) is None          # never flattens
+    assert stacked.chain(nn.Sequential(nn.Conv2d(1, 2, 3, groups=1), nn.Tanh(), nn.Flatten())) is None
+
+
+def test_chunk_size_keeps_every_step_tensor_under_budget():
+    lenet_conv1 = 128 * 6 * 28 * 28 * 4  # bytes of LeNet's largest activation on a batch of 128
+    assert stacked.chunk_size(models.build("lenet"), (1, 32, 32), 128) == stacked.BUDGET // lenet_conv1
+    assert stacked.chunk_size(models.build("logreg"), (1, 32, 32), 128) == stacked.BUDGET // (128 * 1024 * 4)
+    assert stacked.chunk_size(models.build("lenet"), (1, 32, 32), 128, budget=1) == 1
