@@ -24,7 +24,8 @@ browser:
 	@bash tools/ensure-chromium.sh
 
 benchmarks: install
-	$(VENV)/bin/python benchmarks/train_throughput.py
+	$(VENV)/bin/python benchmarks/train_throughput.py --arch lenet --networks 16
+	$(VENV)/bin/python benchmarks/train_throughput.py --arch logreg --networks 32
 	$(VENV)/bin/python benchmarks/nad_throughput.py
 
 clean:
