@@ -198,8 +198,8 @@ def fit_many(models, datasets, epochs, max_lr, momentum=0.0, weight_decay=0.0, b
     `seeds=None` gives every network `seed`, so a network's numbers do not depend on which
     other networks share its batch. Networks of one architecture without buffers or dropout
     (`vmappable`) are stacked and trained `chunk` at a time as one network
-    (`nadcore.stacked.forward`; `chunk=None` picks `stacked.chunk_size`); the others (BatchNorm, dropout) fall back to `fit`, one after
-    another. Models are trained in place.
+    (`nadcore.stacked.forward`; `chunk=None` picks `stacked.chunk_size`); the others
+    (BatchNorm, dropout) fall back to `fit`, one after another. Models are trained in place.
     Returns the list of `fit` dicts, in the order of `models`.
     """
     models, datasets = list(models), list(datasets)
@@ -325,7 +325,7 @@ def _stacked_accuracy(logits, params, x, y, mean=None, std=None, images=1024):
     for a, b in _batches(n, max(1, images // k)):
         xb, yb = (t[:, a:b] if torch.is_tensor(t) else torch.stack([tj[a:b] for tj in t]).to(dev) for t in (x, y))
         if mean is not None:
-            xb = xb.sub_(mean).div_(std)
+            xb = (xb - mean) / std
         correct += (logits(params, xb).argmax(-1) == yb).sum(1)
     return (100.0 * correct / n).tolist()
 
