@@ -69,6 +69,8 @@ def test_sequential_chains_and_vmap_fallback():
 
 def test_chunk_size_keeps_every_step_tensor_under_budget():
     lenet_conv1 = 128 * 6 * 28 * 28 * 4  # bytes of LeNet's largest activation on a batch of 128
-    assert stacked.chunk_size(models.build("lenet"), (1, 32, 32), 128) == stacked.BUDGET // lenet_conv1
-    assert stacked.chunk_size(models.build("logreg"), (1, 32, 32), 128) == stacked.BUDGET // (128 * 1024 * 4)
+    cpu = stacked.BUDGET["cpu"]
+    assert stacked.chunk_size(models.build("lenet"), (1, 32, 32), 128) == cpu // lenet_conv1 == 6
+    assert stacked.chunk_size(models.build("logreg"), (1, 32, 32), 128) == cpu // (128 * 1024 * 4) == 32
     assert stacked.chunk_size(models.build("lenet"), (1, 32, 32), 128, budget=1) == 1
+    assert stacked.chunk_size(models.build("lenet"), (1, 32, 32), 128, device="cuda") == stacked.BUDGET["other"] // lenet_conv1

@@ -19,7 +19,9 @@ from torch.func import functional_call, vmap
 
 from nadcore import models
 
-BUDGET = 16 * 2 ** 20  # bytes: glibc serves blocks up to 32 MiB from its heap, larger ones page-fault anew
+# Largest tensor of a stacked training step, in bytes. CPU: glibc serves blocks up to 32 MiB from
+# its heap and larger ones page-fault anew. Accelerators want large batches (not yet tuned).
+BUDGET = {"cpu": 16 * 2 ** 20, "other": 512 * 2 ** 20}
 
 LEAVES = (nn.Conv2d, nn.Linear, nn.ReLU, nn.MaxPool2d, nn.Flatten, nn.Identity)
 
@@ -67,7 +69,7 @@ def _grouped(x):
 
 def _run(layers, p, x):
     k, B = x.shape[:2]
-    h, flat, i = x, False, 0
+    h, i = x, 0
     while i < len(layers):
         m, name = layers[i]
         if isinstance(m, nn.Conv2d):
@@ -90,20 +92,20 @@ def _run(layers, p, x):
             h = h.relu()
         elif isinstance(m, nn.Flatten):                           # features as columns: (k, F, B)
             h = h.reshape(B, k, -1).permute(1, 2, 0) if h.dim() == 4 else h.flatten(2).transpose(1, 2)
-            flat = True
         elif isinstance(m, nn.Linear):                            # W h: its weight gradient reads h row-wise
             w, b = p[name + ".weight"], p.get(name + ".bias")
             h = torch.bmm(w, h) if b is None else torch.baddbmm(b.unsqueeze(2), w, h)
         i += 1
-    assert flat, "chain() only accepts chains that flatten"
-    return h.transpose(1, 2)
+    return h.transpose(1, 2)                                      # chain() ends every chain flat
 
 
-def chunk_size(model, sample_shape, batch_size, budget=BUDGET):
+def chunk_size(model, sample_shape, batch_size, device="cpu", budget=None):
     """How many copies of `model` to stack so that no tensor of a training step on batches of
-    `batch_size` inputs of `sample_shape` exceeds `budget` bytes (measured on the meta device).
-    Past that, steps allocate fresh memory and pay its page faults, and the batch falls out of
-    the cache: on a 2-core CPU this picks 6 LeNets or 32 LogRegs, close to the fastest measured."""
+    `batch_size` inputs of `sample_shape` exceeds `budget` bytes (default `BUDGET` for the type of
+    `device`; sizes measured on the meta device). On a CPU, larger steps allocate fresh memory
+    and pay its page faults, and the batch falls out of the cache: this picks 6 LeNets or 32
+    LogRegs, close to the fastest measured on a 2-core machine."""
+    budget = budget or BUDGET.get(torch.device(device).type, BUDGET["other"])
     sizes = [batch_size * torch.Size(sample_shape).numel() * 4]
     meta = copy.deepcopy(model).to("meta")
     for m in meta.modules():

@@ -229,7 +229,8 @@ def fit_many(models, datasets, epochs, max_lr, momentum=0.0, weight_decay=0.0, b
     bar = tqdm(total=len(models), desc="fit_many", disable=not progress)
     for gkey, members in groups.items():
         x0 = datasets[members[0]][0][0]
-        size = 1 if gkey[0] == "fit" else chunk or stacked.chunk_size(models[members[0]], x0.shape[1:], min(batch_size, len(x0)))
+        size = 1 if gkey[0] == "fit" else chunk or stacked.chunk_size(
+            models[members[0]], x0.shape[1:], min(batch_size, len(x0)), resolve(device))
         for c in range(0, len(members), size):
             part = members[c:c + size]
             if gkey[0] == "fit":
