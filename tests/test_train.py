@@ -58,21 +58,31 @@ def test_logreg_learns_directional_data():
                          epochs=5, max_lr=0.5, device="cpu")
     for o in out:
         assert o["train_acc"] == 100.0
-        assert o["test_acc"] >= 99.0
-        assert o["loss_history"][-5:].mean() < 0.1 * o["loss_history"][:5].mean()
+        assert o["test_acc"] >= 97.0                                  # chance is 50
+        assert o["loss_history"][-5:].mean() < 0.25 * o["loss_history"][:5].mean()  # raw inputs: ~0.16x
 
 
 def test_fit_is_seeded_and_normalises():
     d = dataset(1, 2, 256, 3.0, seed=0)
     a, b, c = [nets("logreg", 1)[0] for _ in range(3)]  # three identical initialisations
-    ra = train.fit(a, *d, epochs=1, max_lr=0.5, seed=7, device="cpu")
-    rb = train.fit(b, *d, epochs=1, max_lr=0.5, seed=7, device="cpu")
-    rc = train.fit(c, *d, epochs=1, max_lr=0.5, seed=8, device="cpu")
+    ra = train.fit(a, *d, epochs=1, max_lr=0.5, seed=7, device="cpu", normalize=True)
+    rb = train.fit(b, *d, epochs=1, max_lr=0.5, seed=7, device="cpu", normalize=True)
+    rc = train.fit(c, *d, epochs=1, max_lr=0.5, seed=8, device="cpu", normalize=True)
     np.testing.assert_array_equal(ra["loss_history"], rb["loss_history"])
     assert not np.array_equal(ra["loss_history"], rc["loss_history"])
     assert ra["std"].item() == pytest.approx(3.0, rel=0.05)         # train statistics of D(v)
     x, y = d[1]
     assert train.accuracy(a, x, y, device="cpu", mean=ra["mean"], std=ra["std"]) == ra["test_acc"]
+
+
+def test_default_recipe_uses_raw_inputs_as_the_authors():
+    d = dataset(1, 2, 256, 3.0, seed=0)
+    net = nets("logreg", 1)[0]
+    raw = train.fit(copy.deepcopy(net), *d, epochs=1, max_lr=0.5, seed=7, device="cpu")
+    assert (raw["mean"].item(), raw["std"].item()) == (0.0, 1.0)
+    scaled = train.fit(copy.deepcopy(net), (d[0][0] / 3.0, d[0][1]), d[1], epochs=1, max_lr=0.5, seed=7,
+                       device="cpu")
+    assert not np.array_equal(raw["loss_history"], scaled["loss_history"])   # the scale of x matters
 
 
 def test_lr_schedules():

@@ -174,7 +174,8 @@ def train_directions(arch, cells, settings, pooling=True):
 
     `settings` holds `n` (train size; the test set is drawn independently with the same size),
     `sigma`, `eps`, `kind`, `size`, `seed`, `device` and the recipe `epochs`, `max_lr`,
-    `momentum`, `weight_decay`, `batch_size` (numbers, or dicts by architecture). The
+    `momentum`, `weight_decay`, `batch_size` (numbers, or dicts by architecture) and `normalize`
+    (default False: raw inputs, as the authors). The
     networks train together with `nadcore.train.fit_many`. Returns one dict of arrays per cell:
     `train_acc`, `test_acc` (percent) and `loss_history` (the loss of every SGD step).
     """
@@ -191,7 +192,8 @@ def train_directions(arch, cells, settings, pooling=True):
         torch.manual_seed(cs)
         nets.append(models.build(arch, pooling=pooling))
     out = train.fit_many(nets, datasets, epochs=pick("epochs"), max_lr=pick("max_lr"), momentum=pick("momentum"),
-                         weight_decay=pick("weight_decay"), batch_size=s["batch_size"], device=s["device"], seeds=seeds)
+                         weight_decay=pick("weight_decay"), batch_size=s["batch_size"], device=s["device"], seeds=seeds,
+                         normalize=s.get("normalize", False))
     return [{k: np.asarray(r[k]) for k in ("train_acc", "test_acc", "loss_history")} for r in out]
 
 
@@ -226,7 +228,8 @@ def sweep_directions(archs, grid, settings, results_dir, pooling=True, name="fou
 def sweep_settings(preset, seed, device, **overrides):
     """The settings `sweep_directions` stores with each cell, from a `presets.preset("fourier", ...)`."""
     keys = ("n", "sigma", "eps", "kind", "epochs", "max_lr", "momentum", "weight_decay", "batch_size")
-    return {**{k: preset[k] for k in keys}, "size": 32, "seed": int(seed), "device": str(device), **overrides}
+    return {**{k: preset[k] for k in keys}, "normalize": preset.get("normalize", False), "size": 32,
+            "seed": int(seed), "device": str(device), **overrides}
 
 
 def per_cell(table, key="test_acc"):

@@ -162,7 +162,7 @@ def cross_section(model, v1, v2, extent=2.0, resolution=65, origin=None, mean=No
 
 # --------------------------------------------------------------------------- grids (Figs. 2 and 3)
 
-RECIPE_KEYS = ("epochs", "max_lr", "momentum", "weight_decay", "batch_size", "schedule")
+RECIPE_KEYS = ("epochs", "max_lr", "momentum", "weight_decay", "batch_size", "schedule", "normalize")
 
 
 def nad_images(nads):
@@ -228,7 +228,7 @@ def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shar
     idx = check_indices(settings["indices"], len(U))
     seeds = [int(s) for s in settings["seeds"]]
     recipe = _recipe(settings, arch)
-    shared = {"arch": arch, "nads": store.fingerprint(U), "recipe": recipe,
+    shared = {"arch": arch, "nads": store.fingerprint(U), "recipe": {"normalize": False, **recipe},
               **{k: settings[k] for k in ("n_train", "n_test", "sigma", "eps1", "eps2", "extent", "resolution")}}
     cells = [{"i": i, "j": j, "seed": s} for s in seeds for i in idx for j in idx]
 
@@ -284,7 +284,7 @@ def ood_grid(arch, nads, settings, results_dir, data_root="../data", *, device="
     seeds = [int(s) for s in settings["seeds"]]
     recipe = _recipe(settings, arch)
     sigma = settings["sigma"][arch] if isinstance(settings["sigma"], dict) else settings["sigma"]
-    shared = {"arch": arch, "nads": store.fingerprint(U), "recipe": recipe, "sigma": float(sigma),
+    shared = {"arch": arch, "nads": store.fingerprint(U), "recipe": {"normalize": False, **recipe}, "sigma": float(sigma),
               **{k: settings[k] for k in ("dataset", "limit", "eps")}}
     cells = [{"k": k, "seed": s} for s in seeds for k in idx]
     images = []
