@@ -11,8 +11,9 @@ Three estimators of a network's gradient:
 - `"hessian"`: not a gradient: the expected Gram matrix `E[H^T H]` of the mixed derivative
   `H = grad^2_{theta, x} f(x0)`, whose eigenvectors are the expected right singular vectors (Eq. 5).
 
-Gradients are mean-centred and accumulated into a float64 covariance as they come, so memory does
-not grow with the number of networks, and the estimate does not depend on `batch_size`.
+Networks are seeded by index and processed in chunks (`chunk_ranges`) whose float64 moments
+are merged in order, so an estimate is bitwise the same however it is batched, stored,
+interrupted and resumed (same device and thread count), and memory does not grow with N.
 """
 
 import copy
@@ -28,8 +29,9 @@ from torch.func import functional_call, grad, jacrev, stack_module_state, vmap
 from tqdm import tqdm
 
 from nadcore import models as registry
-from nadcore import store
+from nadcore import store, sweeps
 from nadcore.device import resolve
+from nadcore.seeds import derive
 
 METHODS = ("secant", "autograd", "hessian")
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -56,10 +58,13 @@ class NADResult:
         shape = tuple(self.settings["input_shape"])
         return self.nads[:k].reshape(-1, *shape)
 
-    def save(self, path, duration=None):
-        """Write `eigenvalues` and `nads` plus the settings record to `path` (.npz, `nadcore.store`)."""
+    def save(self, path, duration=None, device=None):
+        """Write `eigenvalues` and `nads` plus the settings record to `path` (.npz, `nadcore.store`);
+        `duration` and `device` default to those of the `estimate` that made the result."""
         arrays = {"eigenvalues": self.eigenvalues, "nads": self.nads}
-        self.record = store.save(path, arrays, self.settings, duration=duration).record
+        duration = self.record.get("duration_s") if duration is None else duration
+        device = self.record.get("device") if device is None else device
+        self.record = store.save(path, arrays, self.settings, duration=duration, device=device).record
         return Path(path)
 
     @classmethod
@@ -319,40 +324,61 @@ def mixed_gram(net, x0):
     return gram
 
 
-# ----------------------------------------------------------------------------- streaming moments
+# ----------------------------------------------------------------------------- chunks of networks
 
-class Moments:
-    """Running float64 sums for the mean-centred covariance of gradients, or a mean Gram matrix.
+CHUNK = 125  # networks per chunk: an estimate is cut at multiples of CHUNK (stored one file each)
 
-    `add(G)` takes a (B, D) batch of gradients; `add_gram(M)` one (D, D) Gram matrix.
-    Sums are shifted by the first gradient, which keeps float64 cancellation negligible.
-    """
 
-    def __init__(self, D, device):
-        self.n = 0
-        self.shift = None
-        self.s1 = torch.zeros(D, dtype=torch.float64, device=device)
-        self.s2 = torch.zeros(D, D, dtype=torch.float64, device=device)
+def chunk_ranges(start, stop, size=CHUNK):
+    """The `[a, b)` network ranges covering `[start, stop)`, cut at the multiples of `size`."""
+    cuts = [start, *range((start // size + 1) * size, stop, size), stop]
+    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
 
-    def add(self, G):
-        G = G.to(torch.float64)
-        if self.shift is None:
-            self.shift = G[0].clone()
-        G = G - self.shift
-        self.s1 += G.sum(0)
-        self.s2 += G.T @ G
-        self.n += G.shape[0]
 
-    def add_gram(self, M):
-        self.s2 += M
-        self.n += 1
+def chunk_moments(factory, method, step, x0, seed, start, stop, batch):
+    """`count`, `mean` (D,) and `m2` (D, D), float64 numpy, of networks `start .. stop - 1`:
+    the mean and the centred sum of outer products of their gradients, or, for `"hessian"`,
+    zero and the sum of their mixed-derivative Gram matrices. A chunk's numbers depend only on
+    its range and settings: networks are seeded by index and every batch has `batch` networks
+    (the last one padded with copies, then dropped), so the kernels always see the same shapes."""
+    dev = x0.device
+    rows, grams, layer = [], None, None
+    for a in range(start, stop, batch):
+        nets = [_network(factory, seed, i, dev) for i in range(a, min(a + batch, stop))]
+        if a == start:
+            _check_output(nets[0], x0)
+        if method == "hessian":
+            gram = sum(mixed_gram(net, x0) for net in nets)
+            grams = gram if grams is None else grams + gram
+            G = torch.stack([_autograd_one(net, x0) for net in nets])  # only to detect repeated networks
+        elif method == "autograd":
+            pad = [copy.deepcopy(nets[-1]) for _ in range(batch - len(nets))]
+            G = autograd_gradients(nets + pad, x0)[:len(nets)]
+        else:
+            layer = first_linear_layer(nets[0], x0) if layer is None else layer
+            G = torch.stack([secant_gradient(net, x0, float(step), layer) for net in nets])
+        rows.append(G.to(torch.float64))
+    G = torch.cat(rows)
+    _check_distinct(G)
+    if method == "hessian":
+        return {"count": np.int64(len(G)), "mean": np.zeros(G.shape[1]), "m2": grams.cpu().numpy()}
+    mean = G.mean(0)
+    C = G - mean
+    return {"count": np.int64(len(G)), "mean": mean.cpu().numpy(), "m2": (C.T @ C).cpu().numpy()}
 
-    def covariance(self):
-        mean = self.s1 / self.n
-        return (self.s2 - self.n * torch.outer(mean, mean)) / (self.n - 1)
 
-    def gram(self):
-        return self.s2 / self.n
+def merge(chunks, method):
+    """The covariance (or, for `"hessian"`, the mean Gram matrix) of the networks of all `chunks`,
+    merged in order (Chan et al.'s pairwise update, float64)."""
+    n, mean, m2 = 0, 0.0, 0.0
+    for c in chunks:
+        nb = int(c["count"])
+        delta = c["mean"] - mean
+        total = n + nb
+        mean = mean + delta * (nb / total)
+        m2 = m2 + c["m2"] + (0.0 if method == "hessian" else np.outer(delta, delta) * (n * nb / total))
+        n = total
+    return m2 / n if method == "hessian" else m2 / (n - 1)
 
 
 def eig_decreasing(matrix):
@@ -372,59 +398,60 @@ def _default_batch(method, dev):
     return {"secant": 16, "autograd": 256 if dev.type == "cuda" else 32, "hessian": 1}[method]
 
 
+def chunk_settings(name, method, step, seed, input_shape, eval_desc, batch, dev):
+    """What a stored chunk of networks depends on (its range is the sweep cell)."""
+    return {"arch": name, "method": method, "step": float(step) if method == "secant" else None,
+            "input_shape": list(input_shape), "seed": int(seed), "eval_point": eval_desc, "batch": int(batch),
+            "device": dev.type}
+
+
 def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, input_shape=(1, 32, 32),
-             device="auto", seed=0, batch_size=None, progress=True):
-    """Estimate the NADs of `model` from `num_networks` random initialisations.
+             device="auto", seed=0, batch_size=None, first=0, results_dir=None, progress=True):
+    """Estimate the NADs of `model` from networks `first .. first + num_networks - 1`.
 
     model: a registry name (built with one output) or a zero-argument factory returning a fresh,
     randomly initialised `nn.Module` with one output. Network `i` is initialised from
-    `network_seed(seed, i)`, so the estimate is the same for every `batch_size` (the number of
-    networks created and accumulated at once). `step` is the secant's h (ignored otherwise).
-    Returns a `NADResult`.
+    `network_seed(seed, i)`. Networks go in chunks (`chunk_ranges`), `batch_size` at a time;
+    with `results_dir` (registry names only) each chunk is stored in `results_dir/nad_chunks/`
+    as it finishes, so an interrupted estimate resumes and estimates that share networks (N vs
+    2N) share chunks. `step` is the secant's h (ignored otherwise). Returns a `NADResult`.
     """
     input_shape = tuple(int(s) for s in input_shape) if isinstance(input_shape, (tuple, list)) else input_shape
     _check_inputs(num_networks, method, step, input_shape, batch_size)
+    if isinstance(first, bool) or not isinstance(first, (int, np.integer)) or first < 0:
+        raise ValueError(f"first must be an integer >= 0 (the index of the first network); got {first!r}")
     factory, name = _factory(model, input_shape)
+    if results_dir is not None and not isinstance(model, str):
+        raise ValueError("results_dir stores chunks by architecture name: pass a registry name as model, "
+                         "or results_dir=None for a factory")
     dev = resolve(device)
     x0_cpu, eval_desc = _eval_point(eval_point, seed, input_shape)
     x0 = x0_cpu.to(dev)
     batch = batch_size or _default_batch(method, dev)
-    moments = Moments(x0.numel(), dev)
     start = time.perf_counter()
-    bar = tqdm(total=num_networks, desc=f"NADs {name} ({method})", disable=not progress)
-    previous = None
-    for a in range(0, num_networks, batch):
-        nets = [_network(factory, seed, i, dev) for i in range(a, min(a + batch, num_networks))]
-        if a == 0:
-            _check_output(nets[0], x0)
-        if method == "hessian":
-            for net in nets:
-                moments.add_gram(mixed_gram(net, x0))
-            G = torch.stack([_autograd_one(net, x0) for net in nets])  # only to detect repeated networks
-        else:
-            if method == "autograd":
-                G = autograd_gradients(nets, x0)
-            else:
-                layer = first_linear_layer(nets[0], x0) if a == 0 else layer
-                G = torch.stack([secant_gradient(net, x0, float(step), layer) for net in nets])
-            moments.add(G)
-        previous = _check_distinct(G, previous)
-        bar.update(len(nets))
-    bar.close()
-    matrix = moments.gram() if method == "hessian" else moments.covariance()
-    vals, rows = eig_decreasing(matrix)
+    ranges = chunk_ranges(int(first), int(first) + int(num_networks))
+    compute = lambda cells: [chunk_moments(factory, method, step, x0, seed, c["start"], c["stop"], batch)  # noqa: E731
+                             for c in cells]
+    cells = [{"start": a, "stop": b} for a, b in ranges]
+    if results_dir is None:
+        chunks = [compute([c])[0] for c in tqdm(cells, desc=f"NADs {name} ({method})", disable=not progress)]
+    else:
+        settings = chunk_settings(name, method, step, seed, input_shape, eval_desc, batch, dev)
+        stored = sweeps.sweep("nad_chunks", cells, compute, settings, Path(results_dir), progress=progress)
+        chunks = [r.arrays for r in stored]
+    vals, rows = eig_decreasing(merge(chunks, method))
     settings = {**nad_settings(name, num_networks, method, step, seed, input_shape), "eval_point": eval_desc}
+    if first:
+        settings["first"] = int(first)
     result = NADResult(vals, rows.astype(np.float32), settings)
     result.record = {"device": str(dev), "duration_s": round(time.perf_counter() - start, 3)}
     return result
 
 
-def _check_distinct(G, previous):
-    rows = G if previous is None else torch.cat([previous[None], G])
-    if rows.shape[0] > 1 and (rows[1:] == rows[:-1]).all(1).any():
+def _check_distinct(G):
+    if G.shape[0] > 1 and (G[1:] == G[:-1]).all(1).any():
         raise ValueError("model factory returned the same network twice (two consecutive networks have identical "
                          "gradients): it must build a fresh, randomly initialised module on every call")
-    return G[-1]
 
 
 # ----------------------------------------------------------------------------- subspaces and convergence
@@ -438,25 +465,25 @@ def subspace_overlap(U, V, k):
 
 
 def convergence(model, sizes, ks=(1, 4, 16, 64), method="secant", step=100.0, input_shape=(1, 32, 32),
-                device="auto", seed=0, batch_size=None, progress=True):
+                device="auto", seed=0, batch_size=None, results_dir=None, progress=True):
     """Overlap of the leading-k NAD subspaces estimated with N and with 2N networks, for N in `sizes`.
 
-    The two estimates use disjoint seeds (`seed` and `seed + 1`, the same x0), so the overlap
-    measures Monte-Carlo agreement. Returns a dict: `sizes`, `ks`, `overlap` (len(sizes), len(ks)).
+    The two estimates use disjoint networks of the same run (indices `0 .. N - 1` and
+    `N .. 3N - 1`, the same x0), so the overlap measures Monte-Carlo agreement; with
+    `results_dir` they share stored chunks with each other and with the main estimate.
+    Returns a dict: `sizes`, `ks`, `overlap` (len(sizes), len(ks)).
     """
     sizes = [int(n) for n in sizes]
     if not sizes or min(sizes) < 2:
         raise ValueError(f"sizes must be a non-empty list of integers >= 2; got {sizes!r}")
-    x0 = eval_point_for(seed, input_shape)
-    common = dict(method=method, step=step, eval_point=x0, input_shape=input_shape, device=device,
-                  batch_size=batch_size, progress=progress)
+    common = dict(method=method, step=step, input_shape=input_shape, device=device, seed=seed,
+                  batch_size=batch_size, results_dir=results_dir, progress=progress)
     overlap = np.zeros((len(sizes), len(ks)))
     for r, n in enumerate(sizes):
-        small = estimate(model, n, seed=seed, **common)
-        large = estimate(model, 2 * n, seed=seed + 1, **common)
+        small = estimate(model, n, **common)
+        large = estimate(model, 2 * n, first=n, **common)
         overlap[r] = [subspace_overlap(small.nads, large.nads, k) for k in ks]
     return {"sizes": np.array(sizes), "ks": np.array(ks), "overlap": overlap}
-
 
 # ----------------------------------------------------------------------------- load for other chapters
 
@@ -499,8 +526,8 @@ def load_nads(arch, results_dir="../results", scale="smoke", method=None, num_ne
         stored = NADResult.load(art)
         if stored.settings["method"] == method and stored.settings["num_networks"] >= n:
             return stored
-    result = estimate(arch, n, method=method, device=device, seed=seed, progress=progress)
-    result.save(path, duration=result.record.get("duration_s"))
+    result = estimate(arch, n, method=method, device=device, seed=seed, results_dir=results_dir, progress=progress)
+    result.save(path)
     return result
 
 
@@ -533,13 +560,14 @@ def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20
     indices = [int(i) for i in indices]
     if not indices or min(indices) < 0 or max(indices) >= rows.shape[0]:
         raise ValueError(f"indices must be NAD indices in [0, {rows.shape[0] - 1}]; got {indices!r}")
-    datasets, nets = [], []
-    for j, i in enumerate(indices):
+    datasets, nets, fit_seeds = [], [], []
+    for i in indices:                     # index i's data, network and shuffling depend on (seed, i) only
         v = torch.from_numpy(rows[i]).reshape(1, 32, 32)
-        train = directional_dataset(v, n_train, sigma, eps, seed=seed + 2 * j)
-        test = directional_dataset(v, n_train, sigma, eps, seed=seed + 2 * j + 1)
+        train = directional_dataset(v, n_train, sigma, eps, seed=derive(seed, i, 0))
+        test = directional_dataset(v, n_train, sigma, eps, seed=derive(seed, i, 1))
         datasets.append((train, test))
-        torch.manual_seed(network_seed(seed, i))
+        torch.manual_seed(derive(seed, i, 2))
         nets.append(registry.build(arch, in_channels=1, num_classes=2))
-    out = fit_many(nets, datasets, epochs, max_lr, device=device, seed=seed, progress=progress, **recipe)
+        fit_seeds.append(derive(seed, i, 3))
+    out = fit_many(nets, datasets, epochs, max_lr, device=device, seeds=fit_seeds, progress=progress, **recipe)
     return np.array([r["test_acc"] for r in out])

@@ -9,6 +9,7 @@ A truncated or foreign file raises `StoreError` naming the file, never a silent 
 import hashlib
 import json
 import os
+import socket
 import tempfile
 import time
 import zipfile
@@ -82,10 +83,15 @@ def _numpy(value):
 
 
 def _atomic_write(path, write):
-    """Call `write(file_object)` on a temporary file beside `path`, then rename it into place."""
+    """Call `write(file_object)` on a temporary file beside `path`, then rename it into place.
+
+    Temporary files are named `.NAME.PID.HOST.XXXX.tmp`; those that a killed writer of this host
+    left behind (its process is gone) are removed first. Other hosts' files are left alone:
+    shards on a shared file system may still be writing them."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    remove_stale_temporaries(path.parent)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.{_HOST}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
@@ -99,20 +105,52 @@ def _atomic_write(path, write):
     return path
 
 
+_HOST = socket.gethostname().replace(".", "-") or "host"
+
+
+def remove_stale_temporaries(folder):
+    """Delete the `.*.tmp` files in `folder` whose writer (a process of this host) no longer runs."""
+    for tmp in Path(folder).glob(".*.tmp"):
+        parts = tmp.name.rsplit(".", 4)                # ['.NAME', PID, HOST, XXXX, 'tmp']
+        if len(parts) == 5 and parts[1].isdigit() and parts[2] == _HOST and not _alive(int(parts[1])):
+            tmp.unlink(missing_ok=True)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _umask():
     mask = os.umask(0)
     os.umask(mask)
     return mask
 
 
-def make_record(settings, *, device=None, duration=None, arrays=None):
+def _seed(settings):
+    """The run's seed: `settings["seed"]`, or that of nested settings (a sweep's cell record)."""
+    if not isinstance(settings, dict):
+        return None
+    if "seed" in settings:
+        return settings["seed"]
+    return next((s for s in map(_seed, settings.values()) if s is not None), None)
+
+
+def make_record(settings, *, device=None, duration=None, arrays=None, seed=None):
+    """The JSON record of a result: its settings, and at the top level the seed, the library and
+    torch versions, the device, the duration in seconds and the time it was made."""
     settings = normalise(settings)
     record = {
         "format": FORMAT,
         "settings": settings,
         "nadcore_version": __version__,
         "torch_version": torch.__version__.split("+")[0],
-        "seed": settings.get("seed") if isinstance(settings, dict) else None,
+        "seed": _seed(settings) if seed is None else int(seed),
         "device": None if device is None else str(device),
         "duration_s": None if duration is None else round(float(duration), 3),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
