@@ -207,7 +207,7 @@ def sweep_directions(archs, grid, settings, results_dir, pooling=True, name="fou
     """
     from nadcore import sweeps
 
-    cells = [{"arch": a, "pooling": pooling, "kx": kx, "ky": ky} for a in archs for kx, ky in grid.half()]
+    cells = sweep_cells(archs, grid, pooling)
 
     def compute(group):
         out = [None] * len(group)
@@ -223,6 +223,26 @@ def sweep_directions(archs, grid, settings, results_dir, pooling=True, name="fou
     for c, r in zip(cells[shard::num_shards], results):
         table[c["arch"]][(c["kx"], c["ky"])] = dict(r.arrays)
     return table
+
+
+def sweep_cells(archs, grid, pooling=True):
+    """The cells of a Figs. 1-3 sweep: one per architecture and canonical frequency of `grid`."""
+    return [{"arch": a, "pooling": pooling, "kx": kx, "ky": ky} for a in archs for kx, ky in grid.half()]
+
+
+def stored_directions(archs, grid, settings, results_dir, pooling=True, name="fourier"):
+    """The table of `sweep_directions` for the cells already stored (a results bundle); computes
+    nothing. Returns `{arch: {(kx, ky): arrays}}` and the records `{arch: [record, ...]}`."""
+    from nadcore import sweeps
+
+    cells = sweep_cells(archs, grid, pooling)
+    found = sweeps.stored(name, cells, settings, results_dir)
+    table, records = {}, {}
+    for i, r in found.items():
+        c = cells[i]
+        table.setdefault(c["arch"], {})[(c["kx"], c["ky"])] = dict(r.arrays)
+        records.setdefault(c["arch"], []).append(r.record)
+    return table, records
 
 
 def sweep_settings(preset, seed, device, **overrides):

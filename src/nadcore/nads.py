@@ -49,6 +49,7 @@ class NADResult:
     nads: np.ndarray
     settings: dict
     record: dict = field(default_factory=dict)
+    chunks: dict = field(default_factory=dict)   # `ranges` (C, 2) and `digests` (C,) of the merged chunks
 
     def __len__(self):
         return len(self.eigenvalues)
@@ -58,10 +59,12 @@ class NADResult:
         shape = tuple(self.settings["input_shape"])
         return self.nads[:k].reshape(-1, *shape)
 
-    def save(self, path, duration=None, device=None):
-        """Write `eigenvalues` and `nads` plus the settings record to `path` (.npz, `nadcore.store`);
-        `duration` and `device` default to those of the `estimate` that made the result."""
-        arrays = {"eigenvalues": self.eigenvalues, "nads": self.nads}
+    def save(self, path, duration=None, device=None, compact=False):
+        """Write `eigenvalues` and `nads` (float16 when `compact`: overlaps change by < 1e-3), the
+        chunk digests and the settings record to `path` (.npz, `nadcore.store`); `duration` and
+        `device` default to those of the `estimate` that made the result."""
+        arrays = {"eigenvalues": self.eigenvalues, "nads": self.nads.astype(np.float16 if compact else np.float32)}
+        arrays.update({f"chunk_{k}": v for k, v in self.chunks.items()})
         duration = self.record.get("duration_s") if duration is None else duration
         device = self.record.get("device") if device is None else device
         self.record = store.save(path, arrays, self.settings, duration=duration, device=device).record
@@ -74,7 +77,8 @@ class NADResult:
         for name in ("eigenvalues", "nads"):
             if name not in res.arrays:
                 raise store.StoreError(f"{path} holds no {name!r} array: it is not a NAD result")
-        return cls(res["eigenvalues"], res["nads"], res.settings, res.record)
+        chunks = {k[len("chunk_"):]: v for k, v in res.arrays.items() if k.startswith("chunk_")}
+        return cls(res["eigenvalues"], res["nads"].astype(np.float32), res.settings, res.record, chunks)
 
 
 # ----------------------------------------------------------------------------- checks
@@ -443,7 +447,8 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     settings = {**nad_settings(name, num_networks, method, step, seed, input_shape), "eval_point": eval_desc}
     if first:
         settings["first"] = int(first)
-    result = NADResult(vals, rows.astype(np.float32), settings)
+    digests = np.array([store.fingerprint(c["mean"], c["m2"]) for c in chunks])
+    result = NADResult(vals, rows.astype(np.float32), settings, chunks={"ranges": np.array(ranges), "digests": digests})
     result.record = {"device": str(dev), "duration_s": round(time.perf_counter() - start, 3)}
     return result
 
@@ -499,6 +504,11 @@ def nad_settings(arch, num_networks, method="secant", step=100.0, seed=0, input_
             "seed": int(seed), "eval_point": f"randn(seed={seed})"}
 
 
+def result_path(arch, settings, results_dir):
+    """Where `load_nads` keeps the NADs of `arch` made with `settings` inside `results_dir`."""
+    return Path(results_dir) / "nads" / f"{arch}_{store.key(settings)}.npz"
+
+
 def load_nads(arch, results_dir="../results", scale="smoke", method=None, num_networks=None, seed=0,
               device="auto", progress=True):
     """The NADs of a registry architecture, for the chapters that use them, first found of:
@@ -518,7 +528,7 @@ def load_nads(arch, results_dir="../results", scale="smoke", method=None, num_ne
     method = method or p["methods"].get(arch, "secant")
     n = int(num_networks or p["num_networks"].get(arch, p["num_networks"]["default"]))
     settings = nad_settings(arch, n, method, seed=seed)
-    path = Path(results_dir) / "nads" / f"{arch}_{store.key(settings)}.npz"
+    path = result_path(arch, settings, results_dir)
     if store.matches(path, settings):
         return NADResult.load(path, settings)
     art = artifact_path(arch)
@@ -571,3 +581,28 @@ def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20
         fit_seeds.append(derive(seed, i, 3))
     out = fit_many(nets, datasets, epochs, max_lr, device=device, seeds=fit_seeds, progress=progress, **recipe)
     return np.array([r["test_acc"] for r in out])
+
+
+def fig6_sweep(arch, nads, indices, settings, results_dir, device="auto", batch=32, shard=0, num_shards=1,
+               progress=True):
+    """Fig. 6 as a resumable, shardable sweep (`nadcore.sweeps`): one stored cell per NAD index.
+
+    `settings` holds `n_train`, `sigma`, `eps`, `epochs`, `max_lr`, `seed` and optional recipe
+    keys of `accuracy_on_nads`; the stored settings add the fingerprint of the NAD basis and the
+    device type. Returns `{index: test accuracy}` for this shard's indices.
+    """
+    rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
+    dev = resolve(device)
+    shared = {**settings, "arch": arch, "nads": store.fingerprint(rows), "device": dev.type}
+    cells = [{"index": int(i)} for i in indices]
+    kw = {k: v for k, v in settings.items() if k != "seed"}
+
+    def compute(group):
+        acc = accuracy_on_nads(arch, rows, [c["index"] for c in group], seed=settings["seed"], device=dev,
+                               progress=False, **kw)
+        return [{"test_acc": np.float64(a)} for a in acc]
+
+    results = sweeps.sweep(f"fig6_{arch}", cells, compute, shared, results_dir, batch=batch, shard=shard,
+                           num_shards=num_shards, progress=progress)
+    return {c["index"]: float(r["test_acc"]) for c, r in zip(cells[shard::num_shards], results)}
+

@@ -143,7 +143,8 @@ def _seed(settings):
 
 def make_record(settings, *, device=None, duration=None, arrays=None, seed=None):
     """The JSON record of a result: its settings, and at the top level the seed, the library and
-    torch versions, the device, the duration in seconds and the time it was made."""
+    torch versions, the device and its thread count (bitwise results need both), the duration in
+    seconds and the time it was made."""
     settings = normalise(settings)
     record = {
         "format": FORMAT,
@@ -152,6 +153,7 @@ def make_record(settings, *, device=None, duration=None, arrays=None, seed=None)
         "torch_version": torch.__version__.split("+")[0],
         "seed": _seed(settings) if seed is None else int(seed),
         "device": None if device is None else str(device),
+        "threads": torch.get_num_threads(),
         "duration_s": None if duration is None else round(float(duration), 3),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }

@@ -103,3 +103,16 @@ def collect(name, cells, settings, results_dir):
             f"sweep {name!r}: {len(absent)} of {len(cells)} cells are not stored in "
             f"{Path(results_dir) / name} with these settings: {shown}{more}; run sweep() for every shard first")
     return [store.load(cell_path(name, c, settings, results_dir), _record_settings(c, settings)) for c in cells]
+
+
+def stored(name, cells, settings, results_dir):
+    """`{i: store.Result}` of the cells (by position in `cells`) already stored with `settings`;
+    computes nothing (the book reads a results bundle this way)."""
+    _check(name, cells, settings)
+    out = {}
+    for i, c in enumerate(cells):
+        path = cell_path(name, c, settings, results_dir)
+        if store.matches(path, _record_settings(c, settings)):
+            out[i] = store.load(path)
+    return out
+

@@ -1,0 +1,150 @@
+"""The results bundle: the published settings, computed on a CPU, stored in the repository.
+
+The bundle (`bundle/` at the top of the checkout) is a results folder of the `paper` scale:
+every item below is stored with the same keys as `nadcore run CHAPTER --scale paper -p
+results_dir ../bundle` would give it (same presets, same `device` in the settings), so a GPU
+run that points at the bundle adds the architectures a CPU cannot afford and recomputes nothing.
+`compute(item)` fills one item (resumable: finished cells and NAD chunks are kept);
+the `load_*` functions read what is stored and compute nothing (the book's pages use them).
+NAD chunks (8 MiB each) go to `scratch` (default `results/`), the merged NADs to the bundle.
+"""
+
+from pathlib import Path
+
+import numpy as np
+
+from nadcore import fourier, nads, presets, store
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLE = ROOT / "bundle"
+SCRATCH = ROOT / "results"
+DEVICE = "cpu"                    # the device every stored item was computed on (in its key)
+SEED = 0
+CPU_ARCHS = ("logreg", "lenet")   # Figs. 1-2 on this CPU; VGG-11, ResNet-18, DenseNet-121 need a GPU
+NAD_ARCHS = ("logreg", "mlp", "lenet")
+FIG3_GRID = {"name": "coarse", "step": 4}   # Fig. 3 on a stated subset: every 4th frequency, |k| <= 12
+
+
+# ----------------------------------------------------------------------------- Chapter 1
+
+def fourier_item(name):
+    """`(archs, grid, settings, pooling)` of the Chapter 1 item `name` ("fig1", "fig2", "fig3")."""
+    p = presets.preset("fourier", "paper")
+    settings = fourier.sweep_settings(p, SEED, DEVICE)
+    if name == "fig1":
+        return CPU_ARCHS, fourier.make_grid(p["grid"]), settings, True
+    if name == "fig2":
+        q = p["fig2"]
+        return CPU_ARCHS, fourier.make_grid(q["grid"]), {**settings, "n": q["n"], "sigma": q["sigma"],
+                                                         "epochs": q["epochs"]}, True
+    if name == "fig3":
+        return ("lenet",), fourier.make_grid(FIG3_GRID), settings, False
+    raise ValueError(f"name must be one of fig1, fig2, fig3; got {name!r}")
+
+
+def load_fourier(name, bundle_dir=BUNDLE):
+    """The stored table `{arch: {(kx, ky): arrays}}`, the grid, the settings and the records of a
+    Chapter 1 item; cells not yet computed are absent."""
+    archs, grid, settings, pooling = fourier_item(name)
+    table, records = fourier.stored_directions(archs, grid, settings, Path(bundle_dir) / "fourier", pooling, name)
+    return table, grid, settings, records
+
+
+# ----------------------------------------------------------------------------- Chapter 3
+
+def nad_item(arch, method="secant"):
+    """The settings of the stored NADs of `arch` at the published scale (10,000 networks)."""
+    n = presets.preset("nads", "paper")["num_networks"]["default"]
+    return nads.nad_settings(arch, n, method, seed=SEED)
+
+
+def load_nad(arch, method="secant", bundle_dir=BUNDLE):
+    """The stored `NADResult` of `arch`, or None if the bundle does not hold it yet."""
+    settings = nad_item(arch, method)
+    path = nads.result_path(arch, settings, bundle_dir)
+    return nads.NADResult.load(path, settings) if store.matches(path, settings) else None
+
+
+def convergence_item():
+    p = presets.preset("nads", "paper")
+    return {"arch": p["conv_arch"], "method": p["conv_method"], "sizes": p["conv_sizes"], "ks": p["conv_ks"],
+            "seed": SEED, "device": DEVICE}
+
+
+def convergence_path(bundle_dir=BUNDLE):
+    return Path(bundle_dir) / "nads" / f"convergence_{store.key(convergence_item())}.npz"
+
+
+def fig6_item():
+    """`(arch, indices, settings)` of Fig. 6 at the published settings, on our NADs."""
+    p = presets.preset("nads", "paper")
+    return p["fig6_arch"], p["fig6_indices"], {**p["fig6"], "seed": SEED}
+
+
+def load_fig6(bundle_dir=BUNDLE):
+    """`{index: test accuracy}` of the stored Fig. 6 cells (our LeNet NADs), possibly partial."""
+    from nadcore import sweeps
+
+    arch, indices, settings = fig6_item()
+    basis = load_nad(arch, bundle_dir=bundle_dir)
+    if basis is None:
+        return {}
+    shared = {**settings, "arch": arch, "nads": store.fingerprint(basis.nads), "device": DEVICE}
+    cells = [{"index": int(i)} for i in indices]
+    found = sweeps.stored(f"fig6_{arch}", cells, shared, Path(bundle_dir) / "nads")
+    return {cells[i]["index"]: float(r["test_acc"]) for i, r in found.items()}
+
+
+# ----------------------------------------------------------------------------- compute
+
+def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
+    """Compute (or finish) one bundle item: fig1, fig2, fig3, nads_ARCH, nads_lenet_autograd,
+    convergence, fig6. Stored as it goes; a finished item computes nothing."""
+    bundle_dir = Path(bundle_dir)
+    if item in ("fig1", "fig2", "fig3"):
+        archs, grid, settings, pooling = fourier_item(item)
+        return fourier.sweep_directions(archs, grid, settings, bundle_dir / "fourier", pooling, name=item,
+                                        progress=progress)
+    if item.startswith("nads_"):
+        arch, _, method = item[len("nads_"):].partition("_")
+        method = method or "secant"
+        settings = nad_item(arch, method)
+        path = nads.result_path(arch, settings, bundle_dir)
+        if store.matches(path, settings):
+            return nads.NADResult.load(path, settings)
+        result = nads.estimate(arch, settings["num_networks"], method=method, seed=SEED, device=DEVICE,
+                               results_dir=scratch, progress=progress)
+        result.save(path, compact=True)
+        return result
+    if item == "convergence":
+        c = convergence_item()
+        return store.cached(convergence_path(bundle_dir), c, lambda: nads.convergence(
+            c["arch"], c["sizes"], c["ks"], method=c["method"], seed=SEED, device=DEVICE, results_dir=scratch,
+            progress=progress), device=DEVICE)
+    if item == "fig6":
+        arch, indices, settings = fig6_item()
+        basis = compute(f"nads_{arch}", bundle_dir, scratch, progress)
+        return nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEVICE, progress=progress)
+    raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
+
+
+ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
+         "fig2", "fig3")
+
+
+def main(argv=None):
+    """`python -m nadcore.bundle [ITEM ...]`: compute the items in order (all by default)."""
+    import sys
+
+    items = (sys.argv[1:] if argv is None else argv) or list(ITEMS)
+    for item in items:
+        if item not in ITEMS:
+            raise SystemExit(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
+    for item in items:
+        print(f"bundle: {item}", flush=True)
+        compute(item)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
