@@ -509,17 +509,9 @@ def result_path(arch, settings, results_dir):
     return Path(results_dir) / "nads" / f"{arch}_{store.key(settings)}.npz"
 
 
-def load_nads(arch, results_dir="../results", scale="smoke", method=None, num_networks=None, seed=0,
-              device="auto", progress=True):
-    """The NADs of a registry architecture, for the chapters that use them, first found of:
-
-    1. `results_dir/nads/` holding an estimate made with exactly these settings;
-    2. the committed artifact `nadcore/artifacts/{arch}.npz`, if made with `method` and at least
-       `num_networks` networks (see `result.settings` for how it was made);
-    3. a fresh `estimate`, then stored as in 1.
-
-    `method` and `num_networks` default to the `nads` preset of `scale` for `arch`.
-    """
+def resolve_request(arch, scale="smoke", method=None, num_networks=None, seed=0):
+    """The settings of the NADs `load_nads` will use: `method` and `num_networks` default to the
+    `nads` preset of `scale` for `arch`. Resolves presets only (the run plan uses it)."""
     from nadcore.presets import preset
 
     if arch not in registry.names():
@@ -527,17 +519,35 @@ def load_nads(arch, results_dir="../results", scale="smoke", method=None, num_ne
     p = preset("nads", scale)
     method = method or p["methods"].get(arch, "secant")
     n = int(num_networks or p["num_networks"].get(arch, p["num_networks"]["default"]))
-    settings = nad_settings(arch, n, method, seed=seed)
+    return nad_settings(arch, n, method, seed=seed)
+
+
+def find_stored(arch, settings, results_dir):
+    """The file holding NADs made with `settings`: in `results_dir/nads/`, else the committed
+    artifact if made with the same method and at least as many networks; None if neither."""
     path = result_path(arch, settings, results_dir)
     if store.matches(path, settings):
-        return NADResult.load(path, settings)
+        return path
     art = artifact_path(arch)
     if art.exists():
-        stored = NADResult.load(art)
-        if stored.settings["method"] == method and stored.settings["num_networks"] >= n:
-            return stored
-    result = estimate(arch, n, method=method, device=device, seed=seed, results_dir=results_dir, progress=progress)
-    result.save(path)
+        made = store.load(art).settings
+        if made["method"] == settings["method"] and made["num_networks"] >= settings["num_networks"]:
+            return art
+    return None
+
+
+def load_nads(arch, results_dir="../results", scale="smoke", method=None, num_networks=None, seed=0,
+              device="auto", progress=True):
+    """The NADs of a registry architecture for the chapters that use them (`resolve_request`
+    gives their settings): stored in `results_dir/nads/` or committed (`find_stored`), else
+    estimated (chunks stored in `results_dir/nad_chunks/`) and stored."""
+    settings = resolve_request(arch, scale, method, num_networks, seed)
+    found = find_stored(arch, settings, results_dir)
+    if found is not None:
+        return NADResult.load(found)
+    result = estimate(arch, settings["num_networks"], method=settings["method"], device=device, seed=seed,
+                      results_dir=results_dir, progress=progress)
+    result.save(result_path(arch, settings, results_dir))
     return result
 
 

@@ -1,0 +1,193 @@
+"""What a chapter will compute at a scale, what is already stored, and what it will cost.
+
+`chapter_plan(chapter, scale)` resolves every preset the chapter's notebook reads, through the
+same library functions (sweep cells and settings, `nads.resolve_request`), without computing
+anything, so a preset that does not resolve fails here in seconds. Costs are rough: unit
+costs measured on the 2-core CPU this book is built on (none is known for other devices).
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nadcore import fourier, nads, presets, store, sweeps
+from nadcore.device import resolve
+
+# Seconds on the 2-core CPU (Xeon, AVX-512) of the book's builds, measured 2026-11:
+# training, per sample and epoch (stacked trainer, batch 128); NADs, per network.
+TRAIN_S = {"logreg": 3e-6, "mlp": 1e-5, "lenet": 5e-5, "lenet/nopool": 1.5e-4, "resnet18": 1e-2,
+           "vgg11": 6e-3, "vgg11_bn": 6e-3, "densenet121": 2e-2}
+NAD_S = {("logreg", "secant"): 1.2e-3, ("mlp", "secant"): 1e-2, ("lenet", "secant"): 3.5e-2,
+         ("lenet", "autograd"): 2.2e-2, ("resnet18", "secant"): 175.0, ("resnet18", "autograd"): 0.19}
+
+CHAPTERS = ("01_fourier", "02_pooling", "03_nads", "04_cifar10", "05_underspecification")
+
+
+@dataclass
+class Item:
+    """One thing a chapter computes: `count` units (cells, networks, runs), `stored` of them done."""
+
+    chapter: str
+    name: str
+    what: str
+    count: int
+    stored: int
+    seconds_each: float | None = None
+
+    @property
+    def cost_s(self):
+        return None if self.seconds_each is None else (self.count - self.stored) * self.seconds_each
+
+
+@dataclass
+class Plan:
+    chapter: str
+    scale: str
+    device: str
+    items: list = field(default_factory=list)
+
+    def summary(self):
+        """A table: item, what, stored / total, estimated cost of the rest on this device."""
+        lines = [f"plan of {self.chapter} at scale {self.scale!r} on {self.device}:"]
+        for it in self.items:
+            cost = "cost unknown on this device" if it.cost_s is None else f"~{_duration(it.cost_s)}"
+            lines.append(f"  {it.name:<22} {it.stored:>6}/{it.count:<6} stored  {cost:<26} {it.what}")
+        known = [it.cost_s for it in self.items if it.cost_s is not None]
+        unknown = sum(it.cost_s is None and it.stored < it.count for it in self.items)
+        lines.append(f"  total still to compute: ~{_duration(sum(known))}"
+                     + (f" (+ {unknown} items without a cost estimate)" if unknown else ""))
+        return "\n".join(lines)
+
+
+def _duration(seconds):
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def _cpu(dev):
+    return dev.type == "cpu"
+
+
+def _train_cost(dev, arch, samples, epochs, pooling=True):
+    key = arch if pooling else f"{arch}/nopool"
+    return TRAIN_S.get(key, TRAIN_S.get(arch)) * samples * epochs * 2 if _cpu(dev) else None  # x2: evaluation etc.
+
+
+def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu"):
+    """The `Plan` of `chapter` (a notebook stem such as "01_fourier") at `scale`."""
+    presets.check_scale(scale)
+    if chapter not in CHAPTERS:
+        raise ValueError(f"chapter must be one of {', '.join(CHAPTERS)}; got {chapter!r}")
+    dev = resolve(device)
+    plan = Plan(chapter, scale, str(dev))
+    plan.items = PLANNERS[chapter](scale, int(seed), Path(results_dir), dev)
+    return plan
+
+
+# ----------------------------------------------------------------------------- per chapter
+
+def _fourier(scale, seed, results, dev):
+    p = presets.preset("fourier", scale)
+    settings = fourier.sweep_settings(p, seed, dev)
+    jobs = [("fig1", p["archs"], p["grid"], settings, True),
+            ("fig2", p["fig2"]["archs"], p["fig2"]["grid"],
+             {**settings, "n": p["fig2"]["n"], "sigma": p["fig2"]["sigma"], "epochs": p["fig2"]["epochs"]}, True),
+            ("fig3", p["fig3"]["archs"], p["fig3"]["grid"], settings, False)]
+    items = []
+    for name, archs, grid_spec, s, pooling in jobs:
+        grid = fourier.make_grid(grid_spec)
+        for arch in archs:
+            cells = fourier.sweep_cells([arch], grid, pooling)
+            todo = sweeps.missing(name, cells, s, results / "fourier")
+            epochs = s["epochs"][arch] if isinstance(s["epochs"], dict) else s["epochs"]
+            items.append(Item("01_fourier", f"{name} {arch}", f"D(v) cells, n={s['n']} sigma={s['sigma']} "
+                              f"epochs={epochs} grid {len(grid.freqs)}x{len(grid.freqs)}",
+                              len(cells), len(cells) - len(todo), _train_cost(dev, arch, 2 * s["n"], epochs, pooling)))
+    return items
+
+
+def _pooling(scale, seed, results, dev):
+    cfg = presets.preset("pooling", scale)
+    found = len(list((results / "pooling").glob("*.npz")))
+    return [Item("02_pooling", "fig4b", f"linear model of pooling, {len(cfg['train_ls'])} l x "
+                 f"{len(cfg['train_seeds'])} seeds x {cfg['train_steps']} steps", 1, 0, 5e-4 * cfg["train_steps"]
+                 * len(cfg["train_ls"]) * len(cfg["train_seeds"]) if _cpu(dev) else None),
+            Item("02_pooling", "theorem1 / lemma1", f"Monte Carlo: {len(cfg['sim_ls'])} l x "
+                 f"{cfg['sim_n_train'] + cfg['sim_n_test']} samples; Hessians of {cfg['hess_n']} samples",
+                 2, min(found, 2), 1e-6 * len(cfg["sim_ls"]) * cfg["sim_n_test"] * cfg["sim_D"] if _cpu(dev) else None)]
+
+
+def _nad_item(chapter, arch, request, results, dev):
+    n, method = request["num_networks"], request["method"]
+    stored = nads.find_stored(arch, request, results) is not None
+    cost = NAD_S.get((arch, method)) if _cpu(dev) else None
+    return Item(chapter, f"NADs {arch}", f"{method}, {n} networks", n, n if stored else 0, cost)
+
+
+def _nads(scale, seed, results, dev):
+    p = presets.preset("nads", scale)
+    items = [_nad_item("03_nads", a, nads.resolve_request(a, scale, seed=seed), results, dev) for a in p["archs"]]
+    for arch in p["compare_archs"]:
+        req = nads.resolve_request(arch, scale, method="autograd", num_networks=p["compare_networks"], seed=seed)
+        items.append(_nad_item("03_nads", arch, req, results, dev))
+    n = 3 * max(p["conv_sizes"])
+    items.append(Item("03_nads", f"convergence {p['conv_arch']}", f"{p['conv_method']}, N vs 2N for N in "
+                      f"{p['conv_sizes']} (networks 0..{n - 1})", n, 0,
+                      NAD_S.get((p["conv_arch"], p["conv_method"])) if _cpu(dev) else None))
+    f6 = p["fig6"]
+    items.append(Item("03_nads", f"fig6 {p['fig6_arch']}", f"D(u_i) for {len(p['fig6_indices'])} NAD indices, "
+                      f"n={f6['n_train']} sigma={f6['sigma']}", len(p["fig6_indices"]), 0,
+                      _train_cost(dev, p["fig6_arch"], 2 * f6["n_train"], f6["epochs"])))
+    return items
+
+
+def _cifar(scale, seed, results, dev):
+    p = presets.preset("cifar10", scale)
+    items = [_nad_item("04_cifar10", a, nads.resolve_request(a, scale, num_networks=p["nad_networks"], seed=seed),
+                       results, dev) for a in dict.fromkeys([p["arch"], *p["flip_archs"]])]
+    samples = 1797 if p["dataset"] == "digits" else 60000
+    r = p["recipe"]
+    found = len(list((results / "cifar10").glob("poison-*.npz")))
+    items.append(Item("04_cifar10", f"fig7 {p['arch']}", f"{p['dataset']}: {len(p['indices']) + 1} trainings, "
+                      f"{r['epochs']} epochs", len(p["indices"]) + 1, min(found, len(p["indices"]) + 1),
+                      _train_cost(dev, p["arch"], samples, r["epochs"])))
+    for arch in p["flip_archs"]:
+        found = len(list((results / "cifar10").glob(f"flip-{arch}-*.npz")))
+        items.append(Item("04_cifar10", f"fig8 {arch}", f"{p['dataset']}: plain and flipped, {r['epochs']} epochs",
+                          2, min(found, 2), _train_cost(dev, arch, samples, r["epochs"])))
+    return items
+
+
+def _underspec(scale, seed, results, dev):
+    P = presets.preset("underspecification", scale)
+    archs = sorted(set(P["pairs"]["archs"]) | set(P["ood"]["archs"]))
+    items = [_nad_item("05_underspecification", a, nads.resolve_request(a, scale, seed=seed, **P["nads"]),
+                       results, dev) for a in archs]
+    pairs, ood = P["pairs"], P["ood"]
+    for arch in pairs["archs"]:
+        n = len(pairs["seeds"]) * len(pairs["indices"]) ** 2
+        items.append(Item("05_underspecification", f"fig2 {arch}", f"D(v_i)+D(v_j) pairs, n={pairs['n_train']}, "
+                          f"{pairs['recipe'][arch]['epochs']} epochs", n, _stored_files(results, f"underspec_pairs_{arch}", n),
+                          _train_cost(dev, arch, 2 * pairs["n_train"], pairs["recipe"][arch]["epochs"])))
+    samples = 1797 if ood["dataset"] == "digits" else (ood["limit"] or 60000)
+    for arch in ood["archs"]:
+        n = len(ood["seeds"]) * len(ood["indices"])
+        items.append(Item("05_underspecification", f"fig3 {arch}", f"{ood['dataset']} + D(v_k), "
+                          f"{ood['recipe'][arch]['epochs']} epochs", n, _stored_files(results, f"underspec_ood_{arch}", n),
+                          _train_cost(dev, arch, samples, ood["recipe"][arch]["epochs"])))
+    return items
+
+
+def _stored_files(results, name, most):
+    """Cells stored in a sweep folder (any settings: an upper bound on what will be reused)."""
+    return min(most, len(list((results / name).glob("*.npz"))))
+
+
+PLANNERS = {"01_fourier": _fourier, "02_pooling": _pooling, "03_nads": _nads, "04_cifar10": _cifar,
+            "05_underspecification": _underspec}
+
+
+def check_all():
+    """Resolve every chapter at every scale (a smoke test of the presets); returns the plans."""
+    return [chapter_plan(c, s, results_dir=Path(store.__file__).parent / "no-results") for c in CHAPTERS
+            for s in presets.SCALES]
