@@ -1,38 +1,74 @@
-import json
+import ast
+import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from conftest import ROOT
 from nadcore import cli
 
 NADCORE = str(Path(sys.executable).with_name("nadcore"))
+PARAMETERS = ('scale = "smoke"\ndevice = "auto"\nseed = 0\nresults_dir = "../results"\ndata_root = "../data"\n'
+              'shard = 0\nnum_shards = 1\nprogress = False\nlr = 0.5')
+SWEEPING = ("01_fourier", "05_underspecification")
+
+
+def write_chapter(folder, name, code):
+    """A chapter notebook: the parameters cell, then `code`."""
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell(PARAMETERS)
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(code)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, folder / f"{name}.ipynb")
 
 
 @pytest.fixture
 def tiny_book(tmp_path):
-    """A book folder with one fast chapter that declares the standard parameters."""
-    nb = nbformat.v4.new_notebook()
-    params = nbformat.v4.new_code_cell('scale = "smoke"\ndevice = "auto"\nseed = 0\nresults_dir = "../results"\ndata_root = "../data"')
-    params.metadata["tags"] = ["parameters"]
-    nb.cells = [params, nbformat.v4.new_code_cell("print(scale, device, seed * 10)")]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    """A book folder with one fast chapter that declares the standard parameters and a few more."""
     folder = tmp_path / "book"
     folder.mkdir()
-    nbformat.write(nb, folder / "01_tiny.ipynb")
+    write_chapter(folder, "01_tiny", "print(scale, device, seed * 10, shard, num_shards)")
     return folder
+
+
+@pytest.fixture
+def fake_plan(monkeypatch):
+    """A stand-in `nadcore.plan` recording each `chapter_plan` call; its summary is 'PLAN SUMMARY'."""
+    calls = []
+
+    def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu"):
+        if chapter == "01_unplanned":
+            raise ValueError("chapter must be one of 01_fourier, ...; got '01_unplanned'")
+        calls.append(dict(chapter=chapter, scale=scale, seed=seed, results_dir=results_dir, device=device))
+        return types.SimpleNamespace(summary=lambda: "PLAN SUMMARY")
+
+    module = types.ModuleType("nadcore.plan")
+    module.chapter_plan = chapter_plan
+    monkeypatch.setitem(sys.modules, "nadcore.plan", module)
+    return calls
 
 
 def run_cli(*args):
     return subprocess.run([NADCORE, *args], capture_output=True, text=True)
 
 
+def notebooks(folder):
+    return sorted(p.name for p in Path(folder).rglob("*.ipynb"))
+
+
+def error_lines(err):
+    return [line for line in err.splitlines() if line.startswith("nadcore: error:")]
+
+
 def test_help_lists_every_subcommand():
     out = run_cli("--help")
     assert out.returncode == 0
-    for command in ("run", "chapters", "nads"):
+    for command in ("run", "plan", "chapters", "nads"):
         assert command in out.stdout
 
 
@@ -40,40 +76,137 @@ def test_run_injects_parameters_into_the_executed_notebook(tiny_book, tmp_path):
     out = run_cli("run", "01_tiny", "--scale", "smoke", "--device", "cpu", "-p", "seed", "1",
                   "--book-dir", str(tiny_book), "--out", str(tmp_path / "runs"), "--no-progress")
     assert out.returncode == 0, out.stderr
+    assert notebooks(tmp_path / "runs") == ["01_tiny-smoke.ipynb"]
     executed = nbformat.read(tmp_path / "runs" / "01_tiny-smoke.ipynb", as_version=4)
     injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert "seed = 1" in injected[0].source
-    assert executed.cells[-1].outputs[0]["text"].strip() == "smoke cpu 10"
+    assert executed.cells[-1].outputs[0]["text"].strip() == "smoke cpu 10 0 1"
+
+
+def test_sharded_run_prints_the_plan_and_names_its_notebook_by_shard(tiny_book, tmp_path, fake_plan, capsys):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    stale = runs / "01_tiny-smoke-shard1of2-FAILED.ipynb"
+    stale.write_text("{}")
+    assert cli.main(["run", "01_tiny", "-p", "shard", "1", "-p", "num_shards", "2", "--device", "cpu",
+                     "--book-dir", str(tiny_book), "--out", str(runs), "--no-progress"]) == 0
+    assert "PLAN SUMMARY" in capsys.readouterr().err
+    assert notebooks(runs) == ["01_tiny-smoke-shard1of2.ipynb"]          # the stale FAILED one is gone
+    executed = nbformat.read(runs / "01_tiny-smoke-shard1of2.ipynb", as_version=4)
+    assert executed.cells[-1].outputs[0]["text"].strip() == "smoke cpu 0 1 2"
+
+
+def test_failed_run_keeps_its_notebook_as_failed_and_exits_1(tiny_book, tmp_path, capsys):
+    write_chapter(tiny_book, "02_fails", "raise ValueError('boom\\nsecond line')")
+    runs = tmp_path / "runs"
+    assert cli.main(["run", "02_fails", "--device", "cpu", "--book-dir", str(tiny_book), "--out", str(runs),
+                     "--no-progress"]) == 1
+    [line] = error_lines(capsys.readouterr().err)
+    failed = runs / "02_fails-smoke-FAILED.ipynb"
+    assert "02_fails failed: ValueError: boom" in line and str(failed) in line
+    assert notebooks(runs) == [failed.name]
+    assert "boom" in str(nbformat.read(failed, as_version=4).cells[-1].outputs)
 
 
 def test_chapter_accepts_its_name_without_number(tiny_book):
     assert cli.find_chapter("tiny", tiny_book).name == "01_tiny.ipynb"
 
 
-@pytest.mark.parametrize("args, accepted", [
-    (["run", "nope"], "accepted: 01_tiny"),
-    (["run", "01_tiny", "--scale", "huge"], "smoke, medium, paper"),
-    (["run", "01_tiny", "-p", "epochs", "3"], "accepted: scale, device, seed, results_dir, data_root"),
-    (["run", "01_tiny", "--device", "tpu"], '"auto", "cpu", "cuda"'),
+@pytest.mark.parametrize("command", ["run", "plan"])
+@pytest.mark.parametrize("args, message", [
+    (["nope"], "accepted: 01_tiny"),
+    (["01_tiny", "--scale", "huge"], "scale must be one of smoke, medium, paper; got 'huge'"),
+    (["01_tiny", "-p", "scale", "huge"], "scale must be one of smoke, medium, paper; got 'huge'"),
+    (["01_tiny", "--scale", "paper", "-p", "scale", "medium"], "scale must be given once"),
+    (["01_tiny", "--device", "tpu"], 'device must be "auto", "cpu", "cuda"'),
+    (["01_tiny", "-p", "device", "tpu"], 'device must be "auto", "cpu", "cuda"'),
+    (["01_tiny", "-p", "seed", "abc"], "seed must be an integer >= 0; got 'abc'"),
+    (["01_tiny", "-p", "seed", "-1"], "seed must be an integer >= 0; got -1"),
+    (["01_tiny", "-p", "seed", "1.5"], "seed must be an integer >= 0; got 1.5"),
+    (["01_tiny", "-p", "num_shards", "0"], "num_shards must be an integer >= 1; got 0"),
+    (["01_tiny", "-p", "shard", "2", "-p", "num_shards", "2"], "shard must be an integer in [0, 2) (num_shards is 2); got 2"),
+    (["01_tiny", "-p", "shard", "1"], "shard must be an integer in [0, 1) (num_shards is 1); got 1"),
+    (["01_tiny", "-p", "progress", "maybe"], "progress must be true or false; got 'maybe'"),
+    (["01_tiny", "-p", "lr", "fast"], "lr must be a number; got 'fast'"),
+    (["01_tiny", "-p", "epochs", "3"],
+     "parameter must be one that 01_tiny declares (scale, device, seed, results_dir, data_root, shard, "
+     "num_shards, progress, lr); got 'epochs'"),
 ])
-def test_bad_input_exits_non_zero_with_one_line(tiny_book, args, accepted, capsys):
-    assert cli.main([*args, "--book-dir", str(tiny_book)]) == 2
+def test_bad_input_is_one_line_exit_2_and_writes_no_notebook(tiny_book, tmp_path, command, args, message, capsys):
+    out = ["--out", str(tmp_path / "runs")] if command == "run" else []
+    assert cli.main([command, *args, "--book-dir", str(tiny_book), *out]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and accepted in err
+    assert err.splitlines() == [f"nadcore: error: {err.split('error: ', 1)[1]}"] and message in err
+    assert notebooks(tmp_path) == ["01_tiny.ipynb"]
 
 
-def test_unavailable_device_is_refused(tiny_book, capsys):
+@pytest.mark.parametrize("args", [["--device", "cuda"], ["-p", "device", "cuda"]])
+def test_unavailable_device_is_refused(tiny_book, tmp_path, args, capsys):
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
-    assert cli.main(["run", "01_tiny", "--device", "cuda", "--book-dir", str(tiny_book)]) == 2
-    assert "not available" in capsys.readouterr().err
+    assert cli.main(["run", "01_tiny", *args, "--book-dir", str(tiny_book), "--out", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "device must be" in err and "no CUDA GPU" in err and "got 'cuda'" in err
+    assert notebooks(tmp_path) == ["01_tiny.ipynb"]
+
+
+@pytest.mark.parametrize("key", ["--out", "results_dir"])
+def test_unwritable_paths_are_refused_before_running(tiny_book, tmp_path, key, capsys):
+    (tmp_path / "a_file").write_text("")
+    bad = str(tmp_path / "a_file" / "runs")
+    args = ["--out", bad] if key == "--out" else ["--out", str(tmp_path / "runs"), "-p", "results_dir", bad]
+    assert cli.main(["run", "01_tiny", *args, "--book-dir", str(tiny_book)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{key} must be a path we can write to" in err and "is not a folder" in err
+    assert notebooks(tmp_path) == ["01_tiny.ipynb"]
+
+
+def test_data_root_need_not_be_writable_without_download(tiny_book, tmp_path, fake_plan):
+    if os.geteuid() == 0:
+        pytest.skip("root may write anywhere")
+    (tmp_path / "data").mkdir(mode=0o555)
+    assert cli.main(["plan", "01_tiny", "-p", "data_root", str(tmp_path / "data"), "--book-dir", str(tiny_book)]) == 0
+
+
+def test_plan_prints_the_summary_of_the_checked_parameters(tiny_book, fake_plan, capsys):
+    assert cli.main(["plan", "tiny", "-p", "scale", "paper", "-p", "seed", "3", "-p", "results_dir", "out/res",
+                     "--device", "cpu", "--book-dir", str(tiny_book)]) == 0
+    assert capsys.readouterr().out.strip() == "PLAN SUMMARY"
+    assert fake_plan == [dict(chapter="01_tiny", scale="paper", seed=3, device="cpu",
+                              results_dir=os.path.abspath(tiny_book / "out" / "res"))]
+
+
+def test_plan_refused_by_the_library_is_one_line(tiny_book, fake_plan, capsys):
+    write_chapter(tiny_book, "01_unplanned", "")
+    assert cli.main(["plan", "01_unplanned", "--book-dir", str(tiny_book)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no plan for 01_unplanned: chapter must be one of" in err
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb")), ids=lambda p: p.stem)
+def test_papermill_sees_every_parameter_of_the_book(path):
+    nb = nbformat.read(path, as_version=4)
+    [cell] = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assigned = [ast.unparse(t) for node in ast.parse(cell.source).body for t in node.targets]
+    assert list(cli.declared(path)) == assigned, "one `name = value  # comment` per line, no '=' in comments"
+    if path.stem in SWEEPING:
+        assert {"shard", "num_shards"} <= set(assigned)
+
+
+def test_the_book_accepts_shards_from_the_command_line():
+    args = cli.parser().parse_args(["run", "01_fourier", "--scale", "smoke", "--device", "cpu",
+                                    "-p", "shard", "0", "-p", "num_shards", "2", "--book-dir", str(ROOT / "book")])
+    notebook, folder, params, values = cli.validate(args)
+    assert params == {"shard": 0, "num_shards": 2, "scale": "smoke", "device": "cpu"}
+    assert cli.output_stem(notebook.stem, values) == "01_fourier-smoke-shard0of2"
 
 
 def test_parameter_values_are_parsed_as_yaml():
     assert cli.parse_value("3") == 3 and cli.parse_value("0.5") == 0.5
     assert cli.parse_value("[1, 2]") == [1, 2] and cli.parse_value("cuda") == "cuda"
+    assert cli.typed("results_dir", "2024", "../results") == "2024" and cli.typed("lr", "1", 0.5) == 1.0
 
 
 def test_nads_writes_eigenvalues_and_nads_with_settings(tmp_path):
@@ -81,7 +214,7 @@ def test_nads_writes_eigenvalues_and_nads_with_settings(tmp_path):
 
     from nadcore import store
 
-    out = tmp_path / "logreg.npz"
+    out = tmp_path / "new" / "logreg.npz"
     done = run_cli("nads", "--arch", "logreg", "--networks", "3", "--method", "autograd", "--seed", "2",
                    "--device", "cpu", "--out", str(out))
     assert done.returncode == 0, done.stderr
@@ -102,3 +235,20 @@ def test_nads_bad_input_is_one_line(tmp_path, args, accepted, capsys):
     assert cli.main(["nads", *args, "--out", str(tmp_path / "x.npz")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and accepted in err
+
+
+@pytest.mark.parametrize("out, why", [
+    ("x.txt", "a FILE.npz path"),
+    ("folder.npz", "a FILE.npz path"),
+    ("a_file/x.npz", "a path we can write to"),
+])
+def test_nads_bad_out_fails_before_estimating(tmp_path, monkeypatch, out, why, capsys):
+    from nadcore import nads
+
+    (tmp_path / "folder.npz").mkdir()
+    (tmp_path / "a_file").write_text("")
+    calls = []
+    monkeypatch.setattr(nads, "estimate", lambda *a, **kw: calls.append(a))
+    assert cli.main(["nads", "--arch", "lenet", "--networks", "4", "--out", str(tmp_path / out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"--out must be {why}" in err and calls == []

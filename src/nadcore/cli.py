@@ -1,13 +1,29 @@
-"""The `nadcore` command: run a chapter with papermill at any scale, estimate NADs, list chapters."""
+"""The `nadcore` command: run or plan a chapter with papermill at any scale, estimate NADs, list chapters."""
 
 import argparse
+import ast
+import contextlib
+import os
+import re
+import signal
 import sys
 from pathlib import Path
 
 from nadcore import __version__
 
+# Parameters the library reads, with the type their value must have; others take their default's type.
+KINDS = {"scale": str, "device": str, "seed": int, "shard": int, "num_shards": int, "progress": bool,
+         "download": bool, "results_dir": str, "data_root": str}
+WORDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
+LIMITS = {"seed": " >= 0", "num_shards": " >= 1", "shard": " in [0, num_shards)"}
+
+
 class UsageError(Exception):
     """A reader's mistake on the command line; printed as one line, exit status 2."""
+
+
+class RunFailed(Exception):
+    """The chapter raised, or was interrupted, while it ran; printed as one line, exit status 1."""
 
 
 def book_dir():
@@ -42,42 +58,210 @@ def parse_value(text):
         return text
 
 
-def run_chapter(args):
+def declared(notebook):
+    """`{name: default}` of the chapter's parameters cell, as papermill reads it (None: not a literal)."""
     import papermill as pm
 
+    out = {}
+    for name, info in pm.inspect_notebook(str(notebook)).items():
+        try:
+            out[name] = ast.literal_eval(info["default"])
+        except (ValueError, SyntaxError):
+            out[name] = None
+    return out
+
+
+def fail(key, value, accepted=None):
+    """The one-line UsageError `KEY must be ...; got VALUE`."""
+    return UsageError(f"{key} must be {accepted or WORDS[KINDS[key]] + LIMITS.get(key, '')}; got {value!r}")
+
+
+def typed(key, text, default):
+    """The `-p` text of `key` as a value of the type the library (or the declared default) gives it."""
+    kind = KINDS.get(key, type(default) if type(default) in WORDS else None)
+    if kind is str:
+        return text
+    value = parse_value(text)
+    if kind is not None and not (type(value) is kind or (kind is float and type(value) is int)):
+        raise fail(key, value, WORDS[kind] + LIMITS.get(key, ""))
+    return float(value) if kind is float else value
+
+
+def check_device(device):
+    """The `torch.device` of `device`; a UsageError unless it is accepted and present on this machine."""
     from nadcore.device import resolve
+
+    try:
+        return resolve(device)
+    except ValueError as err:
+        why = re.search(r"not available here \(([^)]*)\)", str(err))
+        if not why:
+            raise UsageError(str(err)) from None
+        raise fail("device", device, f'"auto", "cpu" or a device this machine has (here: {why[1]})') from None
+
+
+def check_folder(key, path, writable=True, given=None):
+    """A UsageError (about `given`, default `path`) unless `path` is a folder, or can be created as
+    one, that we may write into."""
+    probe, given = Path(path), str(given or path)
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise fail(key, given, f"a path we can write to ({probe} is not a folder)")
+    if writable and not os.access(probe, os.W_OK | os.X_OK):
+        raise fail(key, given, f"a path we can write to ({probe} is not writable)")
+
+
+def check_values(values, folder):
+    """A UsageError unless the library accepts every value the chapter will see (defaults included)."""
     from nadcore.presets import check_scale
 
-    folder = Path(args.book_dir) if args.book_dir else book_dir()
-    notebook = find_chapter(args.chapter, folder)
     try:
-        check_scale(args.scale)
-        resolve(args.device)
+        check_scale(values["scale"])
     except ValueError as err:
         raise UsageError(str(err)) from None
-    declared = pm.inspect_notebook(str(notebook))
-    params = {"scale": args.scale, "device": args.device}
-    for key, value in args.parameter:
-        if key not in declared:
-            raise UsageError(f"chapter {notebook.stem} has no parameter {key!r}; accepted: {', '.join(declared)}")
-        params[key] = parse_value(value)
-    out = Path(args.out) / f"{notebook.stem}-{args.scale}.ipynb"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    print(f"running {notebook.name} at scale {args.scale!r} on {args.device!r} -> {out}", file=sys.stderr)
-    pm.execute_notebook(str(notebook), str(out), parameters=params, cwd=str(folder),
-                        progress_bar=not args.no_progress, request_save_on_cell_execute=True)
-    print(out)
+    check_device(values["device"])
+    for key, low in (("seed", 0), ("num_shards", 1)):
+        if isinstance(values.get(key), int) and values[key] < low:
+            raise fail(key, values[key])
+    shard, n = values.get("shard", 0), values.get("num_shards", 1)
+    if isinstance(shard, int) and isinstance(n, int) and not 0 <= shard < n:
+        raise fail("shard", shard, f"an integer in [0, {n}) (num_shards is {n})")
+    for key in ("results_dir", "data_root"):        # the chapter runs in `folder`
+        if isinstance(values.get(key), str):
+            writable = key == "results_dir" or values.get("download") is True
+            check_folder(key, folder / values[key], writable=writable)
+
+
+def _once(key, option, given, default):
+    """The value of `--KEY` or `-p KEY` (both only when equal), else `default`."""
+    if option is not None and key in given and given[key] != option:
+        raise fail(key, given[key], f"given once: --{key} {option} and -p {key} differ")
+    return given.get(key, default if option is None else option)
+
+
+def validate(args):
+    """Check the chapter and every parameter before any kernel starts.
+
+    Returns `(notebook, folder, params, values)`: the parameters papermill injects (`scale`,
+    `device` and the `-p` ones) and every value the chapter will see (its declared defaults too).
+    `-p scale` and `-p device` are the same as `--scale` and `--device`.
+    """
+    folder = Path(args.book_dir) if args.book_dir else book_dir()
+    notebook = find_chapter(args.chapter, folder)
+    defaults = declared(notebook)
+    given = {}
+    for key, text in args.parameter:
+        if key not in defaults:
+            raise fail("parameter", key, f"one that {notebook.stem} declares ({', '.join(defaults)})")
+        given[key] = typed(key, text, defaults[key])
+    params = {**given, "scale": _once("scale", args.scale, given, "smoke"),
+              "device": _once("device", args.device, given, "auto")}
+    values = {**defaults, **params}
+    check_values(values, folder)
+    return notebook, folder, params, values
+
+
+def summary(stem, values, folder):
+    """`nadcore.plan.chapter_plan(...).summary()` for these values (results_dir relative to `folder`)."""
+    from nadcore.plan import chapter_plan
+
+    results = os.path.abspath(folder / values.get("results_dir", "../results"))
+    plan = chapter_plan(stem, values["scale"], seed=values.get("seed", 0), results_dir=results,
+                        device=str(check_device(values["device"])))
+    return plan.summary()
+
+
+def plan_chapter(args):
+    notebook, folder, _, values = validate(args)
+    try:
+        print(summary(notebook.stem, values, folder))
+    except (ImportError, ValueError) as err:
+        raise UsageError(f"no plan for {notebook.stem}: {err}") from None
+
+
+def output_stem(stem, values):
+    """`STEM-SCALE`, with `-shardIofN` when the run is one of N shards."""
+    n = values.get("num_shards", 1)
+    return f"{stem}-{values['scale']}" + (f"-shard{values['shard']}of{n}" if n != 1 else "")
+
+
+def describe(err):
+    """One line saying why a run stopped."""
+    first = lambda text: (str(text).strip().splitlines() or [""])[0]
+    if hasattr(err, "ename"):              # papermill.PapermillExecutionError
+        return f"{err.ename}: {first(err.evalue)} (cell [{err.exec_count}])"
+    return f"{type(err).__name__}: {first(err)}".rstrip(": ")
+
+
+@contextlib.contextmanager
+def sigterm_interrupts():
+    """SIGTERM (a batch system's time limit) raises KeyboardInterrupt, so the run is marked failed."""
+    def stop(signum, frame):
+        raise KeyboardInterrupt("terminated (SIGTERM)")
+
+    try:
+        old = signal.signal(signal.SIGTERM, stop)
+    except ValueError:                     # not the main thread
+        old = None
+    try:
+        yield
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+
+def announce(notebook, folder, values, final, running):
+    """Print the chapter's plan and where its notebook goes to stderr (a plan never blocks a run)."""
+    try:
+        print(summary(notebook.stem, values, folder), file=sys.stderr)
+    except Exception as err:
+        print(f"nadcore: no plan for {notebook.stem} ({describe(err)})", file=sys.stderr)
+    print(f"running {notebook.name} at scale {values['scale']!r} on {values['device']!r} -> {final} "
+          f"(named {running.name} until it succeeds)", file=sys.stderr)
+
+
+def run_chapter(args):
+    """Execute into `NAME.RUNNING.ipynb`; rename it `NAME.ipynb` on success, `NAME-FAILED.ipynb` otherwise."""
+    import papermill as pm
+
+    notebook, folder, params, values = validate(args)
+    out = Path(args.out)
+    check_folder("--out", out)
+    name = output_stem(notebook.stem, values)
+    final, running, failed = (out / f"{name}{tail}.ipynb" for tail in ("", ".RUNNING", "-FAILED"))
+    if final.is_dir():
+        raise fail("--out", str(out), f"a folder without a folder named {final.name}")
+    announce(notebook, folder, values, final, running)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        with sigterm_interrupts():
+            pm.execute_notebook(str(notebook), str(running), parameters=params, cwd=str(folder),
+                                progress_bar=not args.no_progress, request_save_on_cell_execute=True)
+    except (Exception, KeyboardInterrupt) as err:
+        kept = running.replace(failed) if running.exists() else "none written"
+        raise RunFailed(f"{notebook.stem} failed: {describe(err)}; notebook: {kept}") from None
+    running.replace(final)
+    failed.unlink(missing_ok=True)
+    print(final)
 
 
 def list_chapters(args):
-    import papermill as pm
-
     folder = Path(args.book_dir) if args.book_dir else book_dir()
     for stem, path in chapters(folder).items():
-        print(f"{stem:<26} parameters: {', '.join(pm.inspect_notebook(str(path)))}")
+        print(f"{stem:<26} parameters: {', '.join(declared(path))}")
+
+
+def check_npz(out):
+    """A UsageError unless `out` names an .npz file we can write (its folder may be created)."""
+    out = Path(out)
+    if out.suffix != ".npz" or out.is_dir():
+        raise fail("--out", str(out), "a FILE.npz path (not a folder)")
+    check_folder("--out", out.parent, given=out)
 
 
 def estimate_nads(args):
+    check_npz(args.out)                    # before torch is even imported
     from nadcore import nads
 
     try:
@@ -89,21 +273,30 @@ def estimate_nads(args):
     print(f"wrote {args.out}: {len(result.eigenvalues)} NADs of {args.arch} ({args.method}, {args.networks} networks)")
 
 
+def chapter_arguments(p):
+    """The arguments `run` and `plan` share."""
+    p.add_argument("chapter", help="the chapter's file stem, e.g. 03_nads (or nads)")
+    p.add_argument("--scale", help="smoke (CPU, minutes; default), medium or paper (published settings)")
+    p.add_argument("--device", help="auto (default), cpu, cuda, cuda:N or mps")
+    p.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
+                   help="set a parameter the chapter declares (repeatable; -p scale/device = --scale/--device)")
+    p.add_argument("--book-dir", help="folder holding the chapter notebooks (default: ./book)")
+
+
 def parser():
     p = argparse.ArgumentParser(prog="nadcore", description="Neural Anisotropy Directions, reproduced.")
     p.add_argument("--version", action="version", version=f"nadcore {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="execute one chapter with papermill into an output folder")
-    run.add_argument("chapter", help="the chapter's file stem, e.g. 03_nads (or nads)")
-    run.add_argument("--scale", default="smoke", help="smoke (CPU, minutes), medium or paper (published settings)")
-    run.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
-    run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
-                     help="set a parameter the chapter declares (repeatable)")
+    chapter_arguments(run)
     run.add_argument("--out", default="runs", help="output folder for the executed notebook (default: runs)")
-    run.add_argument("--book-dir", help="folder holding the chapter notebooks (default: ./book)")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     run.set_defaults(func=run_chapter)
+
+    plan = sub.add_parser("plan", help="check a chapter's parameters and print what a run would compute")
+    chapter_arguments(plan)
+    plan.set_defaults(func=plan_chapter)
 
     ls = sub.add_parser("chapters", help="list the chapters and the parameters each declares")
     ls.add_argument("--book-dir", help="folder holding the chapter notebooks (default: ./book)")
@@ -129,6 +322,9 @@ def main(argv=None):
     except UsageError as err:
         print(f"nadcore: error: {err}", file=sys.stderr)
         return 2
+    except RunFailed as err:
+        print(f"nadcore: error: {err}", file=sys.stderr)
+        return 1
     return 0
 
 
