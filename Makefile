@@ -5,7 +5,7 @@ UV_VERSION := 0.13.9
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 export UV_LINK_MODE ?= copy
 
-.PHONY: install book test browser benchmarks clean lock
+.PHONY: install book test browser benchmarks bundle clean lock
 
 $(VENV)/.installed: pyproject.toml uv.lock
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv==$(UV_VERSION)"
@@ -27,6 +27,10 @@ benchmarks: install
 	$(VENV)/bin/python benchmarks/train_throughput.py --arch lenet --networks 16
 	$(VENV)/bin/python benchmarks/train_throughput.py --arch logreg --networks 32
 	$(VENV)/bin/python benchmarks/nad_throughput.py
+	$(VENV)/bin/python benchmarks/batch_invariance.py --arch lenet --networks 32
+
+bundle: install  # compute (or finish) the results bundle at the published settings: hours on a CPU, resumable
+	$(VENV)/bin/python -m nadcore.bundle
 
 clean:
 	rm -rf _build results runs
