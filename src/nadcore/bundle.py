@@ -95,6 +95,20 @@ def load_fig6(bundle_dir=BUNDLE):
     return {cells[i]["index"]: float(r["test_acc"]) for i, r in found.items()}
 
 
+def provenance(records):
+    """One line saying how stored items were made: device and threads, versions, count, time."""
+    records = list(records)
+    if not records:
+        return "nothing stored yet"
+    first = records[0]
+    total = sum(r.get("duration_s") or 0.0 for r in records)
+    devices = sorted({f"{r.get('device')} ({r.get('threads', '?')} threads)" for r in records})
+    dates = sorted(r.get("created", "")[:10] for r in records)
+    return (f"{len(records)} stored item(s) computed on {', '.join(devices)} with nadcore {first['nadcore_version']}, "
+            f"torch {first['torch_version']}, seed {first.get('seed')}; {total / 60:.1f} min of compute; "
+            f"{dates[0]}" + (f" to {dates[-1]}" if dates[-1] != dates[0] else ""))
+
+
 # ----------------------------------------------------------------------------- compute
 
 def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
@@ -148,3 +162,4 @@ def main(argv=None):
 
 if __name__ == "__main__":
     raise SystemExit(main())
+

@@ -62,3 +62,29 @@ def directions_gallery(cells, size=32, kind="sin"):
         ax.set_title(f"({kx}, {ky})", fontsize=8)
         ax.axis("off")
     return fig
+
+
+def compare_grids(ours, published, grid, arch, stats=None):
+    """Ours, the published grid and their difference (ours - published), three panels on `grid`.
+
+    `ours` and `published` are display images (`grid.image`); NaN cells are left blank. `stats`
+    (e.g. Spearman's rho and the mean |difference|) is printed in the title."""
+    f = np.asarray(grid.freqs)
+    half = (f[1] - f[0]) / 2 if len(f) > 1 else 0.5
+    extent = (f[0] - half, f[-1] + half, f[-1] + half, f[0] - half)
+    fig, axes = plt.subplots(1, 3, figsize=(9.6, 3.0), layout="constrained")
+    diff = np.asarray(ours) - np.asarray(published)
+    lim = max(5.0, float(np.nanmax(np.abs(diff)))) if np.isfinite(diff).any() else 5.0
+    panels = ((ours, "ours", dict(cmap="viridis", vmin=50, vmax=100)),
+              (published, "published", dict(cmap="viridis", vmin=50, vmax=100)),
+              (diff, "ours - published", dict(cmap="RdBu_r", vmin=-lim, vmax=lim)))
+    for ax, (img, label, kw) in zip(axes, panels):
+        im = ax.imshow(img, extent=extent, interpolation="nearest", **kw)
+        ax.set_title(label)
+        ax.set_xlabel("$k_x$")
+        ax.set_xticks([f[0], 0, f[-1]])
+        ax.set_yticks([f[0], 0, f[-1]])
+        fig.colorbar(im, ax=ax, shrink=0.8, label="points" if label.startswith("ours -") else "test accuracy (%)")
+    axes[0].set_ylabel("$k_y$")
+    fig.suptitle(f"{LABELS.get(arch, arch)}" + (f": {stats}" if stats else ""))
+    return fig
