@@ -48,7 +48,8 @@ def test_directions_of_a_half_grid_are_orthonormal():
 
 
 def test_grids():
-    assert paper_grid().freqs == tuple(range(-8, 8)) and paper_grid().shape == (16, 16)
+    assert paper_grid().freqs == tuple(range(-16, 16, 2)) and paper_grid().shape == (16, 16)
+    assert len(paper_grid().half()) == (256 - 4) // 2 + 4           # 4 self-conjugate cells
     assert full_grid().shape == (32, 32) and full_grid().freqs[0] == -16
     assert coarse_grid(8).freqs == (-8, 0, 8)
     assert coarse_grid(4, limit=9).freqs == (-8, -4, 0, 4, 8) == fourier.make_grid({"name": "coarse", "step": 4, "limit": 8}).freqs

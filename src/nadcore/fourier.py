@@ -131,7 +131,13 @@ def coarse_grid(step=8, limit=None, size=32):
 
 
 def paper_grid(size=32):
-    """The published Fig. 1 grid: 16x16 frequencies -8..7, zero frequency at the centre."""
+    """The published Fig. 1 grid: every second frequency of the whole spectrum, -16, -14, ..., 14
+    on each axis (16x16 for 32x32 images), zero frequency at the centre."""
+    return Grid(tuple(range(-(size // 2), size // 2, 2)), size)
+
+
+def low_grid(size=32):
+    """The 16x16 lowest frequencies -8..7 (what an earlier reading took the published grid for)."""
     return Grid(tuple(range(-8, 8)), size)
 
 
@@ -140,7 +146,7 @@ def full_grid(size=32):
     return Grid(tuple(range(-(size // 2), (size + 1) // 2)), size)
 
 
-GRIDS = {"coarse": coarse_grid, "paper": paper_grid, "full": full_grid}
+GRIDS = {"coarse": coarse_grid, "paper": paper_grid, "low": low_grid, "full": full_grid}
 
 
 def make_grid(spec):
