@@ -98,7 +98,7 @@ def test_bad_grids_are_named():
         coarse_grid(16)
     with pytest.raises(ValueError, match="limit must be"):
         coarse_grid(4, limit=2)
-    with pytest.raises(ValueError, match="grid name must be one of coarse, paper, full"):
+    with pytest.raises(ValueError, match="grid name must be one of coarse, paper, low, full"):
         fourier.make_grid({"name": "fine"})
     with pytest.raises(ValueError, match="strictly increasing"):
         Grid((1, 0))
