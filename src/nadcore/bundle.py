@@ -117,8 +117,12 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     bundle_dir = Path(bundle_dir)
     if item in ("fig1", "fig2", "fig3"):
         archs, grid, settings, pooling = fourier_item(item)
-        return fourier.sweep_directions(archs, grid, settings, bundle_dir / "fourier", pooling, name=item,
-                                        progress=progress)
+        coarse = fourier.Grid(tuple(k for k in grid.freqs if k % 4 == 0 and abs(k) <= 12), grid.size)
+        for arch in archs:   # every 4th frequency first, so a stopped run leaves an even coverage
+            for g in (coarse, grid):
+                fourier.sweep_directions([arch], g, settings, bundle_dir / "fourier", pooling, name=item,
+                                         progress=progress)
+        return load_fourier(item, bundle_dir)
     if item.startswith("nads_"):
         arch, _, method = item[len("nads_"):].partition("_")
         method = method or "secant"
