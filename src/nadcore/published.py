@@ -1,0 +1,121 @@
+"""The authors' published numbers: Fig. 1 accuracies, Fig. 6 accuracies and the published NADs.
+
+Data from LTS4/neural-anisotropy-directions (Ortiz-Jimenez, Modas, Moosavi-Dezfooli, Frossard;
+Apache-2.0), stored in `artifacts/published/` (see its README.md). Architecture names are the
+registry's: "logreg", "lenet", "resnet18", "densenet121", "vgg11".
+
+Fig. 1 CSV cell (x, y) has row frequency 2 (x - 8) and column frequency 2 (y - 8), modulo 32:
+in nadcore's convention `kx = 2 (y - 8)` and `ky = 2 (x - 8)`, wrapped into [-16, 15], so the
+published grid is `fourier.paper_grid()`. The published rows are mirrored,
+acc(x, y) = acc(16 - x, y): only rows 0..8 were computed.
+"""
+
+import csv
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from nadcore import fourier
+
+FOLDER = Path(__file__).resolve().parent / "artifacts" / "published"
+ARCHS = ("logreg", "lenet", "resnet18", "densenet121", "vgg11")
+COLUMNS = {"logreg": "lr", "lenet": "ln", "resnet18": "rn", "densenet121": "dn", "vgg11": "vgg"}
+FIG6_ARCHS = ("lenet", "resnet18", "densenet121", "vgg11")
+SIZE = 32
+
+
+def _check(arch, allowed):
+    if arch not in allowed:
+        raise ValueError(f"arch must be one of {', '.join(allowed)} (published data); got {arch!r}")
+
+
+@lru_cache(maxsize=None)
+def _table(name):
+    """A CSV of the folder as `{column: float array}` (cached; callers copy)."""
+    with open(FOLDER / name, newline="") as f:
+        rows = list(csv.DictReader(f))
+    return {c: np.array([float(r[c]) for r in rows]) for c in rows[0]}
+
+
+def cell_frequency(x, y):
+    """`(kx, ky)` of the published Fig. 1 CSV cell `(x, y)` (row frequency 2(x-8), column 2(y-8))."""
+    wrap = lambda k: (k + SIZE // 2) % SIZE - SIZE // 2  # noqa: E731
+    return wrap(2 * (int(y) - 8)), wrap(2 * (int(x) - 8))
+
+
+def fig1_archs():
+    """The architectures of the published Fig. 1 CSV."""
+    return tuple(a for a in ARCHS if f"acc_{COLUMNS[a]}" in _table("fig1_dft_accuracies.csv"))
+
+
+def fig1(arch):
+    """Published Fig. 1 test accuracies (%) as `{(kx, ky): accuracy}` on `fourier.paper_grid()`."""
+    _check(arch, fig1_archs())
+    t = _table("fig1_dft_accuracies.csv")
+    acc = {cell_frequency(x, y): float(a) for x, y, a in zip(t["x"], t["y"], t[f"acc_{COLUMNS[arch]}"])}
+    return {c: acc[c] for c in fourier.paper_grid(SIZE).cells()}  # display order
+
+
+def fig1_image(arch):
+    """The published Fig. 1 grid of `arch` as a 16x16 display image (`fourier.Grid.image`)."""
+    return fourier.paper_grid(SIZE).image(fig1(arch))
+
+
+def fig6_measured():
+    """Boolean mask of the Fig. 6 NAD indices the authors trained on: 0..10, then every 4th
+    (10, 14, ..., 1022); the CSV fills the indices between by linear interpolation."""
+    mask = np.zeros(1023, dtype=bool)
+    mask[:11] = mask[10::4] = True
+    return mask
+
+
+def fig6(arch):
+    """Published Fig. 6: `index`, `accuracy` (test % on D(u_i)), `eigenvalue` and `measured`
+    (see `fig6_measured`) as arrays over the 1023 NAD indices."""
+    _check(arch, FIG6_ARCHS)
+    t, c = _table("fig6_nads_accuracies.csv"), COLUMNS[arch]
+    return dict(index=t["index"].astype(int), accuracy=t[f"acc_{c}"].copy(), eigenvalue=t[f"eig_{c}"].copy(),
+                measured=fig6_measured())
+
+
+def nads(arch):
+    """The published NADs of `arch` as a `nadcore.nads.NADResult`: `eigenvalues` (1023,),
+    decreasing, and `nads` (1023, 1024) float32 unit rows (stored in float16)."""
+    from nadcore.nads import NADResult
+
+    _check(arch, ARCHS)
+    with np.load(FOLDER / f"{arch}.npz", allow_pickle=False) as z:
+        eigenvalues, rows = z["eigenvalues"].astype(np.float64), z["nads"].astype(np.float32)
+    settings = {"arch": arch, "source": "published", "input_shape": [1, 32, 32], "num_networks": 10000,
+                "method": "secant", "step": 100.0}
+    record = {"origin": "LTS4/neural-anisotropy-directions", "licence": "Apache-2.0", "stored_dtype": "float16"}
+    return NADResult(eigenvalues, rows, settings, record)
+
+
+def _lookup(values, cell):
+    return values.get(cell, values.get(fourier.canonical(*cell, SIZE)))
+
+
+def compare_grids(ours, published):
+    """Compare two `{(kx, ky): accuracy}` grids on their common cells.
+
+    Either may hold only canonical cells (`fourier.canonical`): a cell missing from a grid is
+    read from the representative of its pair {k, -k}. Returns `cells` (sorted), the matched
+    `ours` and `published` arrays, `difference` `{cell: ours - published}`, `spearman`,
+    `pearson` and `mean_abs_difference`.
+    """
+    from scipy import stats
+
+    cells = sorted((c for c in set(ours) | set(published)
+                    if _lookup(ours, c) is not None and _lookup(published, c) is not None),
+                   key=lambda c: (c[1], c[0]))
+    if not cells:
+        raise ValueError("the two grids share no cell (not even through the pairs {k, -k})")
+    a = np.array([_lookup(ours, c) for c in cells], dtype=float)
+    b = np.array([_lookup(published, c) for c in cells], dtype=float)
+    two = len(cells) >= 2
+    return dict(cells=cells, ours=a, published=b, difference=dict(zip(cells, a - b)),
+                spearman=float(stats.spearmanr(a, b)[0]) if two else np.nan,
+                pearson=float(stats.pearsonr(a, b)[0]) if two else np.nan,
+                mean_abs_difference=float(np.mean(np.abs(a - b))))

@@ -1,0 +1,191 @@
+"""The authors' published data: decoding of the Fig. 1 grid, known values, the stored NADs."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nadcore import fourier, published
+from nadcore.nads import subspace_overlap
+
+ORIGINALS = Path(__file__).resolve().parents[1].parent / "shared" / "published"
+NAD_FILES = {"logreg": "LogReg", "lenet": "LeNet", "resnet18": "ResNet18", "densenet121": "DenseNet121",
+             "vgg11": "VGG11"}
+
+
+def wrap(k):
+    return (k + 16) % 32 - 16
+
+
+# ----------------------------------------------------------------------------- Fig. 1
+
+def test_fig1_cells_are_the_paper_grid():
+    grid = fourier.paper_grid()
+    assert published.fig1_archs() == published.ARCHS
+    for arch in published.ARCHS:
+        acc = published.fig1(arch)
+        assert list(acc) == grid.cells() and len(acc) == 256
+        assert set(acc) == {published.cell_frequency(x, y) for x in range(16) for y in range(16)}
+        assert all(0 <= a <= 100 for a in acc.values())
+
+
+@pytest.mark.parametrize("cell, value", [
+    ((0, 0), 72.5),    # zero frequency, CSV (8, 8)
+    ((2, 0), 81.2),    # column frequency 2, row 0, CSV (8, 9); its transpose (0, 2) is 80.4
+    ((0, 4), 78.8),    # row frequency 4, CSV (10, 8)
+    ((0, 12), 74.8),   # row frequency 12
+    ((6, 0), 74.4),    # column frequency 6; its transpose (0, 6) is 67.4
+    ((8, 0), 50.1),
+    ((0, 10), 58.8),
+])
+def test_fig1_known_lenet_values(cell, value):
+    assert abs(published.fig1("lenet")[cell] - value) < 0.1
+
+
+def test_fig1_rows_are_mirrored():
+    for arch in published.ARCHS:
+        acc = published.fig1(arch)
+        assert all(acc[(kx, ky)] == acc[(kx, wrap(-ky))] for kx, ky in acc)  # acc(x, y) = acc(16 - x, y)
+    lenet = published.fig1("lenet")
+    assert any(lenet[(kx, ky)] != lenet[(wrap(-kx), ky)] for kx, ky in lenet)  # columns are not
+
+
+def test_fig1_image_is_the_csv_in_display_orientation():
+    t = published._table("fig1_dft_accuracies.csv")
+    for arch in published.ARCHS:
+        csv = np.zeros((16, 16))
+        csv[t["x"].astype(int), t["y"].astype(int)] = t[f"acc_{published.COLUMNS[arch]}"]
+        img = published.fig1_image(arch)
+        assert img.shape == (16, 16) and np.array_equal(img, csv)  # row x is ky = 2 (x - 8), column y is kx
+    assert published.fig1_image("lenet")[8, 8] == published.fig1("lenet")[(0, 0)]
+
+
+def picture(path):
+    """A published direction picture (217 x 217 RGBA, colormap BrBG) as 32 x 32 values in [-1, 1]."""
+    import matplotlib
+    from PIL import Image
+
+    rgb = np.asarray(Image.open(path).convert("RGB"), dtype=float)
+    centres = ((np.arange(32) + 0.5) * rgb.shape[0] / 32).astype(int)
+    pixels = rgb[centres][:, centres]
+    lut = matplotlib.colormaps["BrBG"](np.linspace(0, 1, 256))[:, :3] * 255
+    dist = ((pixels[:, :, None] - lut) ** 2).sum(-1)
+    assert np.sqrt(dist.min(-1)).max() < 3  # the colours are BrBG's
+    return dist.argmin(-1) / 255 * 2 - 1
+
+
+def peaks(image):
+    spectrum = np.fft.fftshift(np.abs(np.fft.fft2(image)))
+    return {(int(r) - 16, int(c) - 16) for r, c in zip(*np.nonzero(spectrum > 0.5 * spectrum.max()))}
+
+
+def pictures():
+    found = {p.name: p for p in published.FOLDER.glob("fourier_*.png")}
+    found.update({p.name: p for p in (ORIGINALS / "data" / "fig1_direction_images").glob("fourier_*.png")})
+    return [found[n] for n in sorted(found)]
+
+
+@pytest.mark.parametrize("path", pictures(), ids=lambda p: p.stem)
+def test_published_pictures_decode_to_their_cells(path):
+    x, y = map(int, path.stem.split("_")[1:])
+    kx, ky = published.cell_frequency(x, y)
+    assert (ky, kx) == (wrap(2 * (x - 8)), wrap(2 * (y - 8)))  # (row, column) frequency
+    v = picture(path)
+    ours = fourier.fourier_direction(kx, ky, kind="cos")[0].numpy()
+    assert peaks(v) == peaks(ours)  # the |DFT| peaks (row ky, column kx) and their conjugates
+    if (kx, ky) != (0, 0):
+        assert np.corrcoef(v.ravel(), ours.ravel())[0, 1] > 0.99  # the pictures show cosines
+
+
+def test_the_orientation_is_checked_by_a_picture_off_the_axes():
+    v = picture(published.FOLDER / "fourier_9_10.png")  # row frequency 2, column frequency 4
+    assert published.cell_frequency(9, 10) == (4, 2)
+    assert peaks(v) == {(2, 4), (-2, -4)} != peaks(fourier.fourier_direction(2, 4, kind="cos")[0].numpy())
+
+
+# ----------------------------------------------------------------------------- Fig. 6
+
+def test_fig6():
+    for arch in published.FIG6_ARCHS:
+        f = published.fig6(arch)
+        assert set(f) == {"index", "accuracy", "eigenvalue", "measured"}
+        assert np.array_equal(f["index"], np.arange(1023)) and f["accuracy"].shape == f["eigenvalue"].shape == (1023,)
+        assert f["measured"].sum() == 264 and f["measured"][[0, 10, 14, 1022]].all() and not f["measured"][11]
+        m = f["measured"]
+        np.testing.assert_allclose(np.interp(f["index"], f["index"][m], f["accuracy"][m]), f["accuracy"], atol=1e-9)
+        assert np.all(np.diff(f["eigenvalue"]) <= 0)
+    assert published.fig6("lenet")["accuracy"][0] == 100.0 and published.fig6("resnet18")["accuracy"][0] == 97.88
+    with pytest.raises(ValueError, match="arch must be one of lenet, resnet18"):
+        published.fig6("logreg")
+
+
+def test_fig6_eigenvalues_are_those_of_the_nads_except_lenet():
+    for arch in ("resnet18", "densenet121", "vgg11"):
+        np.testing.assert_allclose(published.fig6(arch)["eigenvalue"], published.nads(arch).eigenvalues, rtol=1e-6)
+    assert not np.allclose(published.fig6("lenet")["eigenvalue"], published.nads("lenet").eigenvalues, rtol=0.1)
+
+
+# ----------------------------------------------------------------------------- NADs
+
+@pytest.mark.parametrize("arch", published.ARCHS)
+def test_nads_are_orthonormal_with_decreasing_eigenvalues(arch):
+    res = published.nads(arch)
+    assert res.nads.shape == (1023, 1024) and res.nads.dtype == np.float32 and res.eigenvalues.shape == (1023,)
+    assert np.all(np.diff(res.eigenvalues) <= 0) and res.eigenvalues[-1] > 0
+    U = res.nads.astype(np.float64)
+    assert np.abs(np.linalg.norm(U, axis=1) - 1).max() < 1e-3  # float16 rounding
+    assert np.abs(U @ U.T - np.eye(1023)).max() < 1e-3
+    assert res.images(4).shape == (4, 1, 32, 32) and res.settings["source"] == "published"
+
+
+def overlaps(U, V):
+    """`subspace_overlap(U, V, k)` for every k at once: Gram-Schmidt bases are nested."""
+    qu, qv = (np.linalg.qr(np.asarray(W, dtype=np.float64).T)[0] for W in (U, V))
+    block = np.cumsum(np.cumsum((qu.T @ qv) ** 2, 0), 1)
+    return np.diag(block) / np.arange(1, len(block) + 1)
+
+
+@pytest.mark.skipif(not (ORIGINALS / "nads").is_dir(), reason="the authors' float32 NADs are not at hand")
+@pytest.mark.parametrize("arch", published.ARCHS)
+def test_float16_nads_keep_the_subspaces_of_the_float32_originals(arch):
+    original = np.load(ORIGINALS / "nads" / f"{NAD_FILES[arch]}_NADs.npy")
+    eig = np.load(ORIGINALS / "nads" / f"{NAD_FILES[arch]}_eigenvals.npy")
+    res = published.nads(arch)
+    assert np.array_equal(res.eigenvalues, eig.astype(np.float64))
+    o = overlaps(original, res.nads)
+    for k in (1, 7, 100):
+        assert abs(o[k - 1] - subspace_overlap(original, res.nads, k)) < 1e-9
+    assert o.shape == (1023,) and np.abs(1 - o).max() < 1e-3  # measured: < 1e-7 for every k = 1..1023
+
+
+# ----------------------------------------------------------------------------- compare_grids
+
+def test_compare_grids():
+    pub = published.fig1("lenet")
+    same = published.compare_grids(pub, pub)
+    assert same["spearman"] == pytest.approx(1) and same["pearson"] == pytest.approx(1)
+    assert same["mean_abs_difference"] == 0 and len(same["cells"]) == 256
+    neg = published.compare_grids({c: -a for c, a in pub.items()}, pub)
+    assert neg["spearman"] == pytest.approx(-1)
+    assert neg["difference"][(0, 0)] == pytest.approx(-2 * pub[(0, 0)])
+
+
+def test_compare_grids_reads_canonical_cells_for_their_pairs():
+    grid = fourier.paper_grid()
+    pub = published.fig1("densenet121")
+    ours = {c: pub[c] for c in grid.half()}
+    out = published.compare_grids(ours, pub)
+    assert len(out["cells"]) == 256 and len(ours) == 130
+    assert all(out["difference"][c] == 0 for c in grid.half())
+    assert out["mean_abs_difference"] > 0  # the published grid is not symmetric under k -> -k
+    coarse = {c: 60.0 + c[0] for c in fourier.coarse_grid(4).half()}
+    assert len(published.compare_grids(coarse, pub)["cells"]) == 49  # frequencies -12..12 step 4, all even
+    with pytest.raises(ValueError, match="share no cell"):
+        published.compare_grids({(1, 1): 50.0}, pub)
+
+
+def test_bad_arch_is_named():
+    with pytest.raises(ValueError, match="arch must be one of logreg, lenet"):
+        published.fig1("vgg11_bn")
+    with pytest.raises(ValueError, match="arch must be one of"):
+        published.nads("mlp")
