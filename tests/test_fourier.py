@@ -57,6 +57,24 @@ def test_grids():
     assert paper_grid().freqs.index(0) == 8  # zero frequency at the centre, as fftshift puts it
 
 
+def test_paper_grid_is_every_second_frequency_with_cosines_at_self_conjugate_cells():
+    grid = paper_grid()
+    assert grid.freqs[0] == -16 and grid.freqs[-1] == 14 and set(np.diff(grid.freqs)) == {2}
+    assert fourier.make_grid({"name": "paper"}) == grid
+    assert fourier.make_grid({"name": "low"}).freqs == tuple(range(-8, 8))
+    half = grid.half()
+    selfconj = [(0, 0), (-16, 0), (0, -16), (-16, -16)]
+    assert len(half) == 130 and set(selfconj) <= set(half)
+    assert [c for c in half if fourier.is_self_conjugate(*c)] == sorted(selfconj, key=lambda c: (c[1], c[0]))
+    v = grid.directions(selfconj)
+    for d, (kx, ky) in zip(v, selfconj):
+        torch.testing.assert_close(d, fourier_direction(kx, ky, kind="cos"))
+    torch.testing.assert_close(v[0], torch.full((1, 32, 32), 1 / 32.0))  # zero frequency: constant
+    torch.testing.assert_close(v[1][0, 0, :4], torch.tensor([1, -1, 1, -1]) / 32.0)  # kx = -16: column checkerboard
+    covered = {c for kx, ky in half for c in ((kx, ky), (-kx if kx != -16 else kx, -ky if ky != -16 else ky))}
+    assert covered == set(grid.cells())
+
+
 def test_half_covers_the_grid_by_symmetry():
     grid = coarse_grid(4)
     half = grid.half()
