@@ -439,17 +439,19 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     cells = [{"start": a, "stop": b} for a, b in ranges]
     if results_dir is None:
         chunks = [compute([c])[0] for c in tqdm(cells, desc=f"NADs {name} ({method})", disable=not progress)]
+        duration = time.perf_counter() - start
     else:
         settings = chunk_settings(name, method, step, seed, input_shape, eval_desc, batch, dev)
         stored = sweeps.sweep("nad_chunks", cells, compute, settings, Path(results_dir), progress=progress)
         chunks = [r.arrays for r in stored]
+        duration = sum(r.record["duration_s"] or 0.0 for r in stored)   # the chunks' compute, resumed or not
     vals, rows = eig_decreasing(merge(chunks, method))
     settings = {**nad_settings(name, num_networks, method, step, seed, input_shape), "eval_point": eval_desc}
     if first:
         settings["first"] = int(first)
     digests = np.array([store.fingerprint(c["mean"], c["m2"]) for c in chunks])
     result = NADResult(vals, rows.astype(np.float32), settings, chunks={"ranges": np.array(ranges), "digests": digests})
-    result.record = {"device": str(dev), "duration_s": round(time.perf_counter() - start, 3)}
+    result.record = {"device": str(dev), "duration_s": round(duration, 3)}
     return result
 
 
