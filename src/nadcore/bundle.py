@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nadcore import fourier, nads, presets, store
+from nadcore import fourier, nads, presets, published, store
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "bundle"
@@ -107,6 +107,41 @@ def provenance(records):
     return (f"{len(records)} stored item(s) computed on {', '.join(devices)} with nadcore {first['nadcore_version']}, "
             f"torch {first['torch_version']}, seed {first.get('seed')}; {total / 60:.1f} min of compute; "
             f"{dates[0]}" + (f" to {dates[-1]}" if dates[-1] != dates[0] else ""))
+
+
+# ----------------------------------------------------------------------------- beside the published numbers
+
+def fig1_comparison(bundle_dir=BUNDLE):
+    """Fig. 1, ours beside the published grid, for every architecture of the published CSV:
+    `{arch: {"ours", "published", "stats", "stored", "cells", "records"}}` and the grid.
+    `ours` holds the stored cells (canonical ones), `stats` is `published.compare_grids` (None
+    with fewer than 3 stored cells)."""
+    table, grid, _, records = load_fourier("fig1", bundle_dir)
+    ours = fourier.per_cell(table, "test_acc")
+    out = {}
+    for arch in published.fig1_archs():
+        mine, pub = ours.get(arch, {}), published.fig1(arch)
+        out[arch] = dict(ours=mine, published=pub, stats=published.compare_grids(mine, pub) if len(mine) >= 3 else None,
+                         stored=len(mine), cells=len(grid.half()), records=records.get(arch, []))
+    return out, grid
+
+
+def nad_overlaps(ks, archs=("logreg", "lenet"), bundle_dir=BUNDLE):
+    """Subspace overlap (`nads.subspace_overlap`) of our stored NADs with the published ones, for
+    each k of `ks`: `{arch: array}` for the architectures the bundle holds."""
+    out = {}
+    for arch in archs:
+        ours = load_nad(arch, bundle_dir=bundle_dir)
+        if ours is not None:
+            out[arch] = nads.compare(ours, published.nads(arch), ks)
+    return out
+
+
+def fig6_comparison(bundle_dir=BUNDLE):
+    """Our stored Fig. 6 cells (`load_fig6`) and the published LeNet curve (`published.fig6`)."""
+    arch, indices, settings = fig6_item()
+    return dict(arch=arch, ours=load_fig6(bundle_dir), published=published.fig6(arch), settings=settings,
+                indices=indices)
 
 
 # ----------------------------------------------------------------------------- compute
