@@ -126,6 +126,19 @@ def fig1_comparison(bundle_dir=BUNDLE):
     return out, grid
 
 
+def authors_code_rows(comparison):
+    """Rows `(cell, pattern, published, authors' code (two seeds), ours or None)` for the LeNet cells
+    measured with the authors' code (`published.AUTHORS_CODE_LENET`); `comparison` is
+    `fig1_comparison()[0]`. Ours are sines (cosines at self-conjugate cells), as the grid."""
+    lenet = comparison["lenet"]
+    rows = []
+    for (cell, kind), runs in published.AUTHORS_CODE_LENET.items():
+        ours_kind = "cos" if fourier.is_self_conjugate(*cell) else "sin"
+        mine = lenet["ours"].get(fourier.canonical(*cell)) if kind == ours_kind else None
+        rows.append((cell, kind, lenet["published"][cell], runs, mine))
+    return rows
+
+
 def nad_overlaps(ks, archs=("logreg", "lenet"), bundle_dir=BUNDLE):
     """Subspace overlap (`nads.subspace_overlap`) of our stored NADs with the published ones, for
     each k of `ks`: `{arch: array}` for the architectures the bundle holds."""
@@ -142,6 +155,32 @@ def fig6_comparison(bundle_dir=BUNDLE):
     arch, indices, settings = fig6_item()
     return dict(arch=arch, ours=load_fig6(bundle_dir), published=published.fig6(arch), settings=settings,
                 indices=indices)
+
+
+def status(item, bundle_dir=BUNDLE):
+    """One line: how much of a bundle item is stored, and the command (and rough CPU cost) for the rest."""
+    from nadcore import plan
+
+    if item in ("fig1", "fig2", "fig3"):
+        archs, grid, settings, pooling = fourier_item(item)
+        cells = fourier.sweep_cells(archs, grid, pooling)
+        table, *_ = load_fourier(item, bundle_dir)
+        done = sum(len(v) for v in table.values())
+        epochs = settings["epochs"]
+        each = {a: plan.TRAIN_S["lenet/nopool" if a == "lenet" and not pooling else a] * 4 * settings["n"] *
+                (epochs[a] if isinstance(epochs, dict) else epochs) for a in archs}
+        left = sum(each[c["arch"]] for c in cells) * (1 - done / len(cells))
+        head = f"{item} ({', '.join(archs)}): {done} of {len(cells)} cells stored"
+    elif item == "fig6":
+        arch, indices, settings = fig6_item()
+        done, total = len(load_fig6(bundle_dir)), len(indices)
+        left = (total - done) * plan.TRAIN_S[arch] * 4 * settings["n_train"] * settings["epochs"]
+        head = f"fig6 ({arch}): {done} of {total} NAD indices stored"
+    else:
+        raise ValueError(f"item must be one of fig1, fig2, fig3, fig6; got {item!r}")
+    if done == (len(cells) if item != "fig6" else total):
+        return head
+    return f"{head}; `python -m nadcore.bundle {item}` computes the rest (~{plan._duration(left)} on a 2-core CPU)"
 
 
 # ----------------------------------------------------------------------------- compute

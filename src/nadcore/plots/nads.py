@@ -91,3 +91,22 @@ def fig6(indices, accuracy, eigenvalues, name=""):
     ax.set_title(f"{name}: accuracy on D($u_i$) and eigenvalues", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def fig6_compare(ours, published_curve, name="LeNet"):
+    """Fig. 6 beside the published curve: our test accuracies on D(u_i) (`{index: accuracy}`,
+    markers) over the published ones (line; only the measured indices, see
+    `nadcore.published.fig6`)."""
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    m = published_curve["measured"]
+    ax.plot(published_curve["index"][m], published_curve["accuracy"][m], "-", color=BROWN, alpha=0.6,
+            label=f"published {name} (their NADs)")
+    if ours:
+        idx = sorted(ours)
+        ax.plot(idx, [ours[i] for i in idx], "o", color="k", ms=4, label=f"ours {name} (our NADs)")
+    ax.set_xlabel("NAD index i")
+    ax.set_ylabel("test accuracy on D(u_i) (%)")
+    ax.set_ylim(45, 102)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
