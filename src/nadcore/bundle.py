@@ -109,6 +109,18 @@ def provenance(records):
             f"{dates[0]}" + (f" to {dates[-1]}" if dates[-1] != dates[0] else ""))
 
 
+# ----------------------------------------------------------------------------- Chapter 2
+
+def load_pooling(bundle_dir=BUNDLE):
+    """The pooling chapter's results at its paper preset (`pooling.chapter_results`), or None."""
+    from nadcore import pooling
+
+    try:
+        return pooling.chapter_results(presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, compute=False)
+    except (FileNotFoundError, store.StoreError):
+        return None
+
+
 # ----------------------------------------------------------------------------- beside the published numbers
 
 def fig1_comparison(bundle_dir=BUNDLE):
@@ -187,7 +199,7 @@ def status(item, bundle_dir=BUNDLE):
 
 def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     """Compute (or finish) one bundle item: fig1, fig2, fig3, nads_ARCH, nads_lenet_autograd,
-    convergence, fig6. Stored as it goes; a finished item computes nothing."""
+    convergence, fig6, pooling. Stored as it goes; a finished item computes nothing."""
     bundle_dir = Path(bundle_dir)
     if item in ("fig1", "fig2", "fig3"):
         archs, grid, settings, pooling = fourier_item(item)
@@ -217,11 +229,15 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         arch, indices, settings = fig6_item()
         basis = compute(f"nads_{arch}", bundle_dir, scratch, progress)
         return nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEVICE, progress=progress)
+    if item == "pooling":
+        from nadcore import pooling
+
+        return pooling.chapter_results(presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, progress)
     raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
 
 
 ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
-         "fig2", "fig3")
+         "pooling", "fig2", "fig3")
 
 
 def main(argv=None):
