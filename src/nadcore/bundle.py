@@ -9,6 +9,7 @@ the `load_*` functions read what is stored and compute nothing (the book's pages
 NAD chunks (8 MiB each) go to `scratch` (default `results/`), the merged NADs to the bundle.
 """
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,25 @@ SEED = 0
 CPU_ARCHS = ("logreg", "lenet")   # Figs. 1-2 on this CPU; VGG-11, ResNet-18, DenseNet-121 need a GPU
 NAD_ARCHS = ("logreg", "mlp", "lenet")
 FIG3_GRID = {"name": "coarse", "step": 4}   # Fig. 3 on a stated subset: every 4th frequency, |k| <= 12
+
+
+# ----------------------------------------------------------------------------- the machine
+
+def machine_of(record, bundle_dir=BUNDLE):
+    """The CPU a stored item was computed on: its record's `machine`, else the bundle's
+    `MACHINE.json` (written by `compute`; items stored before records named their machine)."""
+    if record.get("machine"):
+        return record["machine"]
+    path = Path(bundle_dir) / "MACHINE.json"
+    return json.loads(path.read_text())["machine"] if path.exists() else None
+
+
+def _note_machine(bundle_dir):
+    path = Path(bundle_dir) / "MACHINE.json"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"machine": store.machine(), "note": "the CPU of every item whose record "
+                                    "names no machine"}, indent=1) + "\n")
 
 
 # ----------------------------------------------------------------------------- Chapter 1
@@ -201,6 +221,7 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     """Compute (or finish) one bundle item: fig1, fig2, fig3, nads_ARCH, nads_lenet_autograd,
     convergence, fig6, pooling. Stored as it goes; a finished item computes nothing."""
     bundle_dir = Path(bundle_dir)
+    _note_machine(bundle_dir)
     if item in ("fig1", "fig2", "fig3"):
         archs, grid, settings, pooling = fourier_item(item)
         coarse = fourier.Grid(tuple(k for k in grid.freqs if k % 4 == 0 and abs(k) <= 12), grid.size)

@@ -132,6 +132,23 @@ def _umask():
     return mask
 
 
+def machine():
+    """The CPU this process runs on: its model name and widest vector extension (bitwise
+    equality of float results needs the same kernels, hence the same CPU family and threads)."""
+    import platform
+
+    model, flags = platform.processor() or platform.machine(), ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            info = f.read()
+        model = next((l.split(":", 1)[1].strip() for l in info.splitlines() if l.startswith("model name")), model)
+        flags = next((l for l in info.splitlines() if l.startswith("flags")), "")
+    except OSError:
+        pass
+    isa = next((x for x in ("avx512f", "avx2", "neon") if f" {x}" in flags), "")
+    return f"{model} ({isa})" if isa else model
+
+
 def _seed(settings):
     """The run's seed: `settings["seed"]`, or that of nested settings (a sweep's cell record)."""
     if not isinstance(settings, dict):
@@ -154,6 +171,7 @@ def make_record(settings, *, device=None, duration=None, arrays=None, seed=None)
         "seed": _seed(settings) if seed is None else int(seed),
         "device": None if device is None else str(device),
         "threads": torch.get_num_threads(),
+        "machine": machine(),
         "duration_s": None if duration is None else round(float(duration), 3),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
