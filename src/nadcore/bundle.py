@@ -141,6 +141,38 @@ def load_pooling(bundle_dir=BUNDLE):
         return None
 
 
+# ----------------------------------------------------------------------------- Chapter 5
+
+UNDERSPEC_ARCHS = ("lenet", "mlp")
+PAIR_INDICES = [0, 100, 1000]   # Fig. 2 of the follow-up on a 3 x 3 grid of NAD indices, one seed
+
+
+def underspec_item(figure):
+    """The settings of the follow-up's Fig. 2 ("pairs": paper preset, `PAIR_INDICES`, seed 0) or
+    Fig. 3 ("ood": paper preset on the digits stand-in, seed 0) in the bundle."""
+    P = presets.preset("underspecification", "paper")
+    if figure == "pairs":
+        return {**P["pairs"], "indices": PAIR_INDICES, "seeds": [SEED],
+                "selected": [[i, j] for i in PAIR_INDICES for j in PAIR_INDICES if i != j][:4]}
+    if figure == "ood":
+        return {**P["ood"], "dataset": "digits", "limit": None, "seeds": [SEED]}
+    raise ValueError(f"figure must be 'pairs' or 'ood'; got {figure!r}")
+
+
+def underspec(figure, arch, bundle_dir=BUNDLE, compute=False, progress=True):
+    """The stored grid of the follow-up's Fig. 2 or 3 for `arch` (our 10,000-network secant NADs);
+    None while cells are missing, unless `compute`."""
+    from nadcore import underspec as us
+
+    basis = load_nad(arch, bundle_dir=bundle_dir)
+    if basis is None:
+        return None
+    run = dict(device=DEVICE, progress=progress, only_stored=not compute)
+    if figure == "pairs":
+        return us.pair_grid(arch, basis, underspec_item("pairs"), bundle_dir, **run)
+    return us.ood_grid(arch, basis, underspec_item("ood"), bundle_dir, **run)
+
+
 # ----------------------------------------------------------------------------- beside the published numbers
 
 def fig1_comparison(bundle_dir=BUNDLE):
@@ -250,6 +282,11 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         arch, indices, settings = fig6_item()
         basis = compute(f"nads_{arch}", bundle_dir, scratch, progress)
         return nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEVICE, progress=progress)
+    if item in ("underspec_pairs", "underspec_ood"):
+        for arch in UNDERSPEC_ARCHS:
+            compute(f"nads_{arch}", bundle_dir, scratch, progress)
+            underspec(item.split("_")[1], arch, bundle_dir, compute=True, progress=progress)
+        return None
     if item == "pooling":
         from nadcore import pooling
 
@@ -258,7 +295,7 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
 
 
 ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
-         "pooling", "fig2", "fig3")
+         "pooling", "underspec_ood", "underspec_pairs", "fig2", "fig3")
 
 
 def main(argv=None):

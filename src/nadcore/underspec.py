@@ -205,7 +205,10 @@ def _fit(nets, datasets, seeds, recipe, device):
                           **{k: recipe[k] for k in RECIPE_KEYS if k in recipe})
 
 
-def _run(name, cells, compute, settings, results_dir, batch, shard, num_shards, progress):
+def _run(name, cells, compute, settings, results_dir, batch, shard, num_shards, progress, only_stored=False):
+    if only_stored:                                           # read a results bundle: compute nothing
+        return None if sweeps.missing(name, cells, settings, results_dir) else sweeps.collect(
+            name, cells, settings, results_dir)
     sweeps.sweep(name, cells, compute, settings, results_dir, batch=batch, shard=shard,
                  num_shards=num_shards, progress=progress)
     if sweeps.missing(name, cells, settings, results_dir):
@@ -214,7 +217,7 @@ def _run(name, cells, compute, settings, results_dir, batch, shard, num_shards, 
 
 
 def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shard=0, num_shards=1,
-              progress=True):
+              progress=True, only_stored=False):
     """Fig. 2: train `arch` on `D(v_i) (+) D(v_j)` for every NAD index pair of `settings["indices"]`
     and every seed of `settings["seeds"]`, through `nadcore.sweeps` (resumable, shardable).
 
@@ -222,7 +225,8 @@ def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shar
     `resolution` and `recipe[arch]` (`epochs`, `max_lr`, `momentum`, `weight_decay`,
     `batch_size`, `schedule`). Returns a dict of numpy arrays: `indices_1`, `indices_2`,
     `seeds`, `accuracy` (S, I, J, 3) over `CHANNELS`, `train_accuracy` (S, I, J), `sections`
-    (S, I, J, R, R) of `cross_section` and their `coords`; None while other shards are missing.
+    (S, I, J, R, R) of `cross_section` and their `coords`; None while other shards are missing
+    (with `only_stored`, None unless every cell is stored: nothing is computed).
     """
     U = nad_images(nads)
     idx = check_indices(settings["indices"], len(U))
@@ -251,7 +255,8 @@ def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shar
                         "train_accuracy": np.array(fit["train_acc"]), "section": section})
         return out
 
-    results = _run(f"underspec_pairs_{arch}", cells, compute, shared, results_dir, batch, shard, num_shards, progress)
+    results = _run(f"underspec_pairs_{arch}", cells, compute, shared, results_dir, batch, shard, num_shards, progress,
+                   only_stored)
     if results is None:
         return None
     shape = (len(seeds), len(idx), len(idx))
@@ -269,7 +274,7 @@ def load_images(dataset, data_root, limit=None):
 
 
 def ood_grid(arch, nads, settings, results_dir, data_root="../data", *, device="auto", batch=8, shard=0,
-             num_shards=1, progress=True):
+             num_shards=1, progress=True, only_stored=False):
     """Fig. 3: train `arch` on binary images (+) `D(v_k)` for every NAD index `k` of
     `settings["indices"]` and every seed, through `nadcore.sweeps` (resumable, shardable).
 
@@ -277,7 +282,7 @@ def ood_grid(arch, nads, settings, results_dir, data_root="../data", *, device="
     `seeds`, `eps`, `sigma` (a number or {arch: number}) and `recipe[arch]`. Returns a dict:
     `indices`, `seeds`, `sigma`, `accuracy` (S, K, 3) over `CHANNELS` (both; images only with
     `D(v)` zeroed; `D(v)` only with the images zeroed) and `train_accuracy` (S, K); None while
-    other shards are missing.
+    other shards are missing (with `only_stored`, unless every cell is stored).
     """
     U = nad_images(nads)
     idx = check_indices(settings["indices"], len(U))
@@ -308,7 +313,8 @@ def ood_grid(arch, nads, settings, results_dir, data_root="../data", *, device="
                                                    device=device), fit)
                                for net, (_, test), fit in zip(nets, datasets, fits))]
 
-    results = _run(f"underspec_ood_{arch}", cells, compute, shared, results_dir, batch, shard, num_shards, progress)
+    results = _run(f"underspec_ood_{arch}", cells, compute, shared, results_dir, batch, shard, num_shards, progress,
+                   only_stored)
     if results is None:
         return None
     acc = np.stack([r["accuracy"] for r in results]).reshape(len(seeds), len(idx), 3)
