@@ -141,6 +141,31 @@ def load_pooling(bundle_dir=BUNDLE):
         return None
 
 
+# ----------------------------------------------------------------------------- Chapter 4
+
+def cifar(bundle_dir=BUNDLE, compute=False, progress=True):
+    """Chapter 4 on the digits stand-in (no CIFAR-10 here) with the smoke recipe and carriers, but
+    our 10,000-network secant NADs: `{"curve": Fig. 7, "flip": Fig. 8}`, or None while missing."""
+    from nadcore import cifar as c
+
+    p = presets.preset("cifar10", "smoke")
+    bases = {a: load_nad(a, bundle_dir=bundle_dir) for a in dict.fromkeys([p["arch"], *p["flip_archs"]])}
+    if any(b is None for b in bases.values()):
+        return None
+    train = c.load(p["dataset"], train=True, seed=SEED)
+    test = c.load(p["dataset"], train=False, seed=SEED)
+    mean, std = c.stats(p["dataset"], train[0])
+    run = dict(device=DEVICE, seed=SEED, results_dir=bundle_dir, progress=progress, only_stored=not compute)
+    try:
+        curve = c.poisoning_curve(p["arch"], train, test, bases[p["arch"]].nads, p["indices"], p["eps"], mean, std,
+                                  p["recipe"], **run)
+        flip = c.flip_experiment(p["flip_archs"], train, test, {a: bases[a].nads for a in p["flip_archs"]},
+                                 p["recipe"], **run)
+    except (FileNotFoundError, store.StoreError):
+        return None
+    return {"curve": curve, "flip": flip}
+
+
 # ----------------------------------------------------------------------------- Chapter 5
 
 UNDERSPEC_ARCHS = ("lenet", "mlp")
@@ -287,6 +312,8 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
             compute(f"nads_{arch}", bundle_dir, scratch, progress)
             underspec(item.split("_")[1], arch, bundle_dir, compute=True, progress=progress)
         return None
+    if item == "cifar":
+        return cifar(bundle_dir, compute=True, progress=progress)
     if item == "pooling":
         from nadcore import pooling
 
@@ -295,7 +322,7 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
 
 
 ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
-         "pooling", "underspec_ood", "underspec_pairs", "fig2", "fig3")
+         "underspec_ood", "cifar", "pooling", "underspec_pairs", "fig2", "fig3")
 
 
 def main(argv=None):

@@ -252,10 +252,11 @@ def prepare(x, mean, std, nads=None, y=None, index=None, eps=0.05, flip=False):
     return normalise(x, mean, std)
 
 
-def _run(results_dir, name, settings, compute):
+def _run(results_dir, name, settings, compute, only_stored=False):
     if results_dir is None:
         return store.Result(compute(), store.make_record(settings))
-    return store.cached(Path(results_dir) / "cifar10" / f"{name}-{store.key(settings)}.npz", settings, compute)
+    path = Path(results_dir) / "cifar10" / f"{name}-{store.key(settings)}.npz"
+    return store.load(path, settings) if only_stored else store.cached(path, settings, compute)
 
 
 @torch.no_grad()
@@ -285,11 +286,12 @@ def poisoning_run(arch, train, test, nads, index, eps, mean, std, recipe, device
 
 
 def poisoning_curve(arch, train, test, nads, indices, eps, mean, std, recipe, device="auto", seed=0,
-                    results_dir=None, progress=True):
+                    results_dir=None, progress=True, only_stored=False):
     """Fig. 7: one network per carrier index in `indices` plus a clean baseline (index -1).
 
     Each run is cached on its own in `results_dir` (keyed on the data, NADs and recipe), so a
-    long sweep resumes where it stopped. Returns arrays `index`, `train_acc`, `test_acc`,
+    long sweep resumes where it stopped (`only_stored`: read only; a missing run raises
+    `FileNotFoundError`). Returns arrays `index`, `train_acc`, `test_acc`,
     `follow_rate` with the baseline first.
     """
     from tqdm import tqdm
@@ -303,13 +305,14 @@ def poisoning_curve(arch, train, test, nads, indices, eps, mean, std, recipe, de
     rows = []
     for i in tqdm([None, *[int(i) for i in indices]], desc=f"poisoning {arch}", disable=not progress):
         res = _run(results_dir, f"poison-{arch}", {**base, "index": -1 if i is None else i},
-                   lambda i=i: poisoning_run(arch, train, test, u, i, eps, mean, std, recipe, device, seed))
+                   lambda i=i: poisoning_run(arch, train, test, u, i, eps, mean, std, recipe, device, seed), only_stored)
         rows.append((-1 if i is None else i, *(float(res[k]) for k in ("train_acc", "test_acc", "follow_rate"))))
     cols = np.array(rows, dtype=np.float64).T
     return {"index": cols[0].astype(np.int64), "train_acc": cols[1], "test_acc": cols[2], "follow_rate": cols[3]}
 
 
-def flip_experiment(archs, train, test, nads, recipe, device="auto", seed=0, results_dir=None, progress=True):
+def flip_experiment(archs, train, test, nads, recipe, device="auto", seed=0, results_dir=None, progress=True,
+                    only_stored=False):
     """Fig. 8: each network in `archs` trained on the original and on the NAD-flipped data.
 
     nads: a dict `arch -> NADs` (each network flipped with its own NADs). Both representations
@@ -335,7 +338,7 @@ def flip_experiment(archs, train, test, nads, recipe, device="auto", seed=0, res
                                           (normalise(xt, mean, std), test[1]), recipe, device, seed)
                 return {"train_acc": np.float64(fitted["train_acc"]), "test_acc": np.float64(fitted["test_acc"])}
 
-            res = _run(results_dir, f"flip-{arch}-{kind}", settings, compute)
+            res = _run(results_dir, f"flip-{arch}-{kind}", settings, compute, only_stored)
             out[kind].append(float(res["test_acc"]))
             out[f"train_{kind}"].append(float(res["train_acc"]))
     return {"arch": list(archs), **{k: np.array(v) for k, v in out.items()}}
