@@ -274,6 +274,13 @@ def status(item, bundle_dir=BUNDLE):
 
 # ----------------------------------------------------------------------------- compute
 
+def _stack(arch, pooling, batch_size):
+    """How many networks `train.fit_many` stacks for `arch` on the CPU (cells per stored batch)."""
+    from nadcore import models, stacked
+
+    return stacked.chunk_size(models.build(arch, pooling=pooling), (1, 32, 32), batch_size, DEVICE)
+
+
 def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     """Compute (or finish) one bundle item: fig1, fig2, fig3, nads_ARCH, nads_lenet_autograd,
     convergence, fig6, pooling. Stored as it goes; a finished item computes nothing."""
@@ -283,9 +290,10 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         archs, grid, settings, pooling = fourier_item(item)
         coarse = fourier.Grid(tuple(k for k in grid.freqs if k % 4 == 0 and abs(k) <= 12), grid.size)
         for arch in archs:   # every 4th frequency first, so a stopped run leaves an even coverage
+            batch = _stack(arch, pooling, settings["batch_size"])   # one stack at a time: stored as it ends
             for g in (coarse, grid):
                 fourier.sweep_directions([arch], g, settings, bundle_dir / "fourier", pooling, name=item,
-                                         progress=progress)
+                                         batch=batch, progress=progress)
         return load_fourier(item, bundle_dir)
     if item.startswith("nads_"):
         arch, _, method = item[len("nads_"):].partition("_")
@@ -306,7 +314,8 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     if item == "fig6":
         arch, indices, settings = fig6_item()
         basis = compute(f"nads_{arch}", bundle_dir, scratch, progress)
-        return nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEVICE, progress=progress)
+        return nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEVICE,
+                               batch=_stack(arch, True, 128), progress=progress)
     if item in ("underspec_pairs", "underspec_ood"):
         for arch in UNDERSPEC_ARCHS:
             compute(f"nads_{arch}", bundle_dir, scratch, progress)
