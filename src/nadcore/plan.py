@@ -130,14 +130,26 @@ def _nads(scale, seed, results, dev):
     for arch in p["compare_archs"]:
         req = nads.resolve_request(arch, scale, method="autograd", num_networks=p["compare_networks"], seed=seed)
         items.append(_nad_item("03_nads", arch, req, results, dev))
-    n = 3 * max(p["conv_sizes"])
-    items.append(Item("03_nads", f"convergence {p['conv_arch']}", f"{p['conv_method']}, N vs 2N for N in "
-                      f"{p['conv_sizes']} (networks 0..{n - 1})", n, 0,
-                      NAD_S.get((p["conv_arch"], p["conv_method"])) if _cpu(dev) else None))
-    f6 = p["fig6"]
-    items.append(Item("03_nads", f"fig6 {p['fig6_arch']}", f"D(u_i) for {len(p['fig6_indices'])} NAD indices, "
-                      f"n={f6['n_train']} sigma={f6['sigma']}", len(p["fig6_indices"]), 0,
-                      _train_cost(dev, p["fig6_arch"], 2 * f6["n_train"], f6["epochs"])))
+    arch, method = p["conv_arch"], p["conv_method"]
+    ranges = sorted({r for n in p["conv_sizes"] for r in nads.chunk_ranges(0, n) + nads.chunk_ranges(n, 3 * n)})
+    cells = [{"start": a, "stop": b} for a, b in ranges]
+    chunk = nads.chunk_settings(arch, method, 100.0, seed, (1, 32, 32), f"randn(seed={seed})",
+                                nads._default_batch(method, dev), dev)
+    todo = sweeps.missing("nad_chunks", cells, chunk, results)
+    cost = NAD_S.get((arch, method)) if _cpu(dev) else None
+    items.append(Item("03_nads", f"convergence {arch}", f"{method}, N vs 2N for N in {p['conv_sizes']}: chunks of "
+                      f"{nads.CHUNK} networks", len(cells), len(cells) - len(todo), cost and cost * nads.CHUNK))
+    f6, arch = p["fig6"], p["fig6_arch"]
+    found = nads.find_stored(arch, nads.resolve_request(arch, scale, seed=seed), results)
+    done = 0
+    if found is not None:
+        shared = {**f6, "seed": seed, "arch": arch, "nads": store.fingerprint(nads.NADResult.load(found).nads),
+                  "device": dev.type}
+        cells = [{"index": int(i)} for i in p["fig6_indices"]]
+        done = len(cells) - len(sweeps.missing(f"fig6_{arch}", cells, shared, results / "nads"))
+    items.append(Item("03_nads", f"fig6 {arch}", f"D(u_i) for {len(p['fig6_indices'])} NAD indices, "
+                      f"n={f6['n_train']} sigma={f6['sigma']}", len(p["fig6_indices"]), done,
+                      _train_cost(dev, arch, 2 * f6["n_train"], f6["epochs"])))
     return items
 
 
