@@ -96,3 +96,23 @@ def test_fig6_comparison_shapes():
     out = bundle.fig6_comparison()
     assert out["arch"] == "lenet" and len(out["published"]["accuracy"]) == 1023
     assert set(out["ours"]) <= set(out["indices"])
+
+
+def test_comparison_figures_plot_the_difference():
+    import matplotlib
+    matplotlib.use("Agg")
+    from nadcore.plots import fourier as figs
+    from nadcore.plots import nads as nad_plots
+
+    grid = fourier.paper_grid()
+    pub = published.fig1_image("lenet")
+    ours = pub - 3.0
+    fig = figs.compare_grids(ours, pub, grid, "lenet", stats="test")
+    panels = [ax.images[0].get_array() for ax in fig.axes if ax.images]
+    assert len(panels) == 3
+    np.testing.assert_allclose(panels[2], ours - pub)              # the third panel is ours - published
+    curve = published.fig6("lenet")
+    fig = nad_plots.fig6_compare({0: 99.0, 512: 55.0}, curve)
+    line, points = fig.axes[0].lines
+    assert list(points.get_xdata()) == [0, 512] and list(points.get_ydata()) == [99.0, 55.0]
+    assert len(line.get_xdata()) == curve["measured"].sum()       # only the indices the authors trained
