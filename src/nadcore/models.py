@@ -4,14 +4,78 @@
 network; `pooling=False` removes every pooling layer (max, average and the global average
 pools) and resizes the first fully connected layer to the larger flattened map (paper Fig. 3).
 Strided convolutions (ResNet-18) are not pooling and stay.
+
+LeNet also takes a string `pooling` that swaps its two pooling layers for another downsampling
+(`LENET_POOLINGS`; the anti-aliasing chapter): "max" (= True, the published network), "none"
+(= False), "avg", "maxblur3"/"maxblur5" (Zhang 2019's MaxBlurPool), "blur3"/"blur5" (a
+binomial blur with stride 2) and "strided" (stride-2 convolutions, no pooling layer).
 """
 
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 SIZE = 32  # every network here takes 32x32 inputs
+
+LENET_POOLINGS = ("max", "none", "avg", "maxblur3", "maxblur5", "blur3", "blur5", "strided")
+POOLINGS = ("max", "none")  # what the other architectures accept (synonyms of True and False)
+BLUR_PADDINGS = ("reflect", "zeros")
+
+
+def binomial_filter(size, dtype=torch.float32, device=None):
+    """The 1-D binomial filter of `size` taps, a row of Pascal's triangle over its sum 2^(size - 1):
+    [1, 2, 1] / 4 for 3, [1, 4, 6, 4, 1] / 16 for 5 (Zhang 2019's blur filters)."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(f"size must be a positive int (the number of taps); got {size!r}")
+    row = [math.comb(size - 1, i) for i in range(size)]
+    return torch.tensor(row, dtype=dtype, device=device) / 2 ** (size - 1)
+
+
+class BlurPool2d(nn.Module):
+    """Zhang (2019)'s BlurPool: a fixed binomial blur (outer product of `binomial_filter(size)`,
+    summing to 1) applied to each channel, keeping every `stride`-th output.
+
+    `padding` "reflect" (the default, as Zhang's `BlurPool`) or "zeros", (size - 1) // 2 pixels
+    before and size // 2 after on each axis, so that an N-pixel side gives ceil(N / stride).
+    The filter is built in `forward` on the input's device and dtype, not stored: the module has
+    no parameters and no buffers, so networks holding it can be stacked by `nadcore.stacked`
+    (`train.vmappable`) and their state_dicts are those of the same network without it.
+    """
+
+    def __init__(self, size=3, stride=2, padding="reflect"):
+        super().__init__()
+        binomial_filter(size)
+        if isinstance(stride, bool) or not isinstance(stride, int) or stride < 1:
+            raise ValueError(f"stride must be a positive int; got {stride!r}")
+        if padding not in BLUR_PADDINGS:
+            raise ValueError(f"padding must be one of {', '.join(BLUR_PADDINGS)}; got {padding!r}")
+        self.size, self.stride, self.padding = size, stride, padding
+
+    def extra_repr(self):
+        return f"size={self.size}, stride={self.stride}, padding={self.padding!r}"
+
+    def forward(self, x):
+        k = binomial_filter(self.size, x.dtype, x.device)
+        C = x.shape[1]
+        before, after = (self.size - 1) // 2, self.size // 2
+        x = F.pad(x, (before, after, before, after), mode="reflect" if self.padding == "reflect" else "constant")
+        return F.conv2d(x, torch.outer(k, k).expand(C, 1, self.size, self.size), None, self.stride, groups=C)
+
+
+def out_side(layers, side):
+    """The side of the square feature map after `layers` (Conv2d, pooling, BlurPool2d; others
+    keep the size) for a `side` x `side` input."""
+    for m in layers:
+        if isinstance(m, (nn.Conv2d, nn.MaxPool2d, nn.AvgPool2d)):
+            pair = lambda v: v if isinstance(v, tuple) else (v, v)  # noqa: E731
+            k, s, p = pair(m.kernel_size)[0], pair(m.stride)[0], pair(m.padding)[0]
+            d = pair(m.dilation)[0] if not isinstance(m, nn.AvgPool2d) else 1
+            side = (side + 2 * p - d * (k - 1) - 1) // s + 1
+        elif isinstance(m, BlurPool2d):
+            side = (side - 1) // m.stride + 1
+    return side
 
 
 class LogReg(nn.Module):
@@ -40,17 +104,45 @@ class MLP(nn.Module):
         return self.net(x)
 
 
+def lenet_pool(pooling):
+    """The downsampling layers LeNet puts after each conv-ReLU for `pooling` (one of
+    `LENET_POOLINGS`, True = "max", False = "none"), and the stride of its convolutions.
+
+    "avg": AvgPool2d(2). "maxblur3"/"maxblur5": MaxPool2d(2, stride=1), then BlurPool2d(3 or 5,
+    stride 2, reflect padding) (Zhang 2019's MaxBlurPool). "blur3"/"blur5": BlurPool2d alone.
+    "strided": no layer; the convolutions take stride 2 (no padding), which gives the published
+    14x14 and 5x5 maps. Every variant but "none" ends at 16x5x5 = 400 features.
+    """
+    if isinstance(pooling, bool):
+        pooling = "max" if pooling else "none"
+    if pooling not in LENET_POOLINGS:
+        raise ValueError(f"pooling must be True, False or one of {', '.join(LENET_POOLINGS)}; got {pooling!r}")
+    if pooling == "max":
+        return [nn.MaxPool2d(2)], 1
+    if pooling == "avg":
+        return [nn.AvgPool2d(2)], 1
+    if pooling.startswith("maxblur"):
+        return [nn.MaxPool2d(2, stride=1), BlurPool2d(int(pooling[-1]), 2)], 1
+    if pooling.startswith("blur"):
+        return [BlurPool2d(int(pooling[-1]), 2)], 1
+    return [], 2 if pooling == "strided" else 1
+
+
 class LeNet(nn.Module):
-    """conv5-6, ReLU, maxpool2, conv5-16, ReLU, maxpool2, fc 400-120-84-out."""
+    """conv5-6, ReLU, maxpool2, conv5-16, ReLU, maxpool2, fc 400-120-84-out.
+
+    `pooling` swaps the two max-pooling layers (`lenet_pool`); widths, classifier and the order
+    in which parameters are created stay, the first fc sized to the flattened feature map.
+    """
 
     def __init__(self, in_channels=1, num_classes=2, pooling=True):
         super().__init__()
-        pool = [nn.MaxPool2d(2)] if pooling else []
+        pool, stride = lenet_pool(pooling)
         self.features = nn.Sequential(
-            nn.Conv2d(in_channels, 6, 5), nn.ReLU(), *pool,
-            nn.Conv2d(6, 16, 5), nn.ReLU(), *pool,
+            nn.Conv2d(in_channels, 6, 5, stride), nn.ReLU(), *pool,
+            nn.Conv2d(6, 16, 5, stride), nn.ReLU(), *pool,
         )
-        side = 5 if pooling else SIZE - 8
+        side = out_side(self.features, SIZE)
         self.classifier = nn.Sequential(
             nn.Linear(16 * side * side, 120), nn.ReLU(),
             nn.Linear(120, 84), nn.ReLU(),
@@ -191,17 +283,33 @@ def _positive_int(name, value):
         raise ValueError(f"{name} must be a positive int; got {value!r}")
 
 
+def poolings(name):
+    """The string values of `pooling` that `build(name, ...)` accepts besides True and False."""
+    return LENET_POOLINGS if name == "lenet" else POOLINGS
+
+
 def build(name, in_channels=1, num_classes=2, pooling=True):
-    """A freshly initialised `name` network for `in_channels`x32x32 inputs and `num_classes` logits."""
+    """A freshly initialised `name` network for `in_channels`x32x32 inputs and `num_classes` logits.
+
+    `pooling`: True (the published pooling) or False (none); "max" and "none" are synonyms of
+    True and False for every architecture (for ResNet-18 and DenseNet-121, whose pooling is
+    average pooling, "max" still means their published pooling). LeNet also takes the variants
+    of `LENET_POOLINGS` (see `lenet_pool`).
+    """
     if name not in REGISTRY:
         raise ValueError(f"name must be one of {', '.join(names())}; got {name!r}")
     _positive_int("in_channels", in_channels)
     _positive_int("num_classes", num_classes)
-    if not isinstance(pooling, bool):
-        raise ValueError(f"pooling must be True or False; got {pooling!r}")
+    if isinstance(pooling, bool):
+        pooling = "max" if pooling else "none"
+    elif not (isinstance(pooling, str) and pooling in poolings(name)):
+        raise ValueError(f"pooling must be True, False or one of {', '.join(poolings(name))} for {name}; got {pooling!r}")
+    if name != "lenet":
+        pooling = pooling == "max"
     return REGISTRY[name](in_channels=in_channels, num_classes=num_classes, pooling=pooling)
 
 
 def has_pooling(model):
-    """True when `model` contains a max or average pooling layer."""
-    return any(isinstance(m, (nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d)) for m in model.modules())
+    """True when `model` contains a max, average or blur pooling layer (`BlurPool2d`)."""
+    pools = (nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, BlurPool2d)
+    return any(isinstance(m, pools) for m in model.modules())
