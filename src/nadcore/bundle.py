@@ -103,16 +103,11 @@ def fig6_item():
 
 def load_fig6(bundle_dir=BUNDLE):
     """`{index: test accuracy}` of the stored Fig. 6 cells (our LeNet NADs), possibly partial."""
-    from nadcore import sweeps
-
     arch, indices, settings = fig6_item()
     basis = load_nad(arch, bundle_dir=bundle_dir)
     if basis is None:
         return {}
-    shared = {**settings, "arch": arch, "nads": store.fingerprint(basis.nads), "device": DEVICE}
-    cells = [{"index": int(i)} for i in indices]
-    found = sweeps.stored(f"fig6_{arch}", cells, shared, Path(bundle_dir) / "nads")
-    return {cells[i]["index"]: float(r["test_acc"]) for i, r in found.items()}
+    return nads.fig6_sweep(arch, basis, indices, settings, Path(bundle_dir) / "nads", device=DEVICE, only_stored=True)
 
 
 def provenance(records):
@@ -256,14 +251,14 @@ def status(item, bundle_dir=BUNDLE):
         table, *_ = load_fourier(item, bundle_dir)
         done = sum(len(v) for v in table.values())
         epochs = settings["epochs"]
-        each = {a: plan.TRAIN_S["lenet/nopool" if a == "lenet" and not pooling else a] * 4 * settings["n"] *
-                (epochs[a] if isinstance(epochs, dict) else epochs) for a in archs}
+        each = {a: plan.train_cost(DEVICE, a, 2 * settings["n"], epochs[a] if isinstance(epochs, dict) else epochs,
+                                   pooling) for a in archs}
         left = sum(each[c["arch"]] for c in cells) * (1 - done / len(cells))
         head = f"{item} ({', '.join(archs)}): {done} of {len(cells)} cells stored"
     elif item == "fig6":
         arch, indices, settings = fig6_item()
         done, total = len(load_fig6(bundle_dir)), len(indices)
-        left = (total - done) * plan.TRAIN_S[arch] * 4 * settings["n_train"] * settings["epochs"]
+        left = (total - done) * plan.train_cost(DEVICE, arch, 2 * settings["n_train"], settings["epochs"])
         head = f"fig6 ({arch}): {done} of {total} NAD indices stored"
     else:
         raise ValueError(f"item must be one of fig1, fig2, fig3, fig6; got {item!r}")
@@ -298,13 +293,13 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     if item.startswith("nads_"):
         arch, _, method = item[len("nads_"):].partition("_")
         method = method or "secant"
+        stored = load_nad(arch, method, bundle_dir)
+        if stored is not None:
+            return stored
         settings = nad_item(arch, method)
-        path = nads.result_path(arch, settings, bundle_dir)
-        if store.matches(path, settings):
-            return nads.NADResult.load(path, settings)
         result = nads.estimate(arch, settings["num_networks"], method=method, seed=SEED, device=DEVICE,
                                results_dir=scratch, progress=progress)
-        result.save(path, compact=True)
+        result.save(nads.result_path(arch, settings, bundle_dir), compact=True)
         return result
     if item == "convergence":
         c = convergence_item()

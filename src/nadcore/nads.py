@@ -346,11 +346,12 @@ def chunk_moments(factory, method, step, x0, seed, start, stop, batch):
     its range and settings: networks are seeded by index and every batch has `batch` networks
     (the last one padded with copies, then dropped), so the kernels always see the same shapes."""
     dev = x0.device
-    rows, grams, layer = [], None, None
+    rows, grams = [], None
     for a in range(start, stop, batch):
         nets = [_network(factory, seed, i, dev) for i in range(a, min(a + batch, stop))]
         if a == start:
             _check_output(nets[0], x0)
+            layer = first_linear_layer(nets[0], x0) if method == "secant" else None
         if method == "hessian":
             gram = sum(mixed_gram(net, x0) for net in nets)
             grams = gram if grams is None else grams + gram
@@ -359,7 +360,6 @@ def chunk_moments(factory, method, step, x0, seed, start, stop, batch):
             pad = [copy.deepcopy(nets[-1]) for _ in range(batch - len(nets))]
             G = autograd_gradients(nets + pad, x0)[:len(nets)]
         else:
-            layer = first_linear_layer(nets[0], x0) if layer is None else layer
             G = torch.stack([secant_gradient(net, x0, float(step), layer) for net in nets])
         rows.append(G.to(torch.float64))
     G = torch.cat(rows)
@@ -596,12 +596,13 @@ def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20
 
 
 def fig6_sweep(arch, nads, indices, settings, results_dir, device="auto", batch=32, shard=0, num_shards=1,
-               progress=True):
+               progress=True, only_stored=False):
     """Fig. 6 as a resumable, shardable sweep (`nadcore.sweeps`): one stored cell per NAD index.
 
     `settings` holds `n_train`, `sigma`, `eps`, `epochs`, `max_lr`, `seed` and optional recipe
     keys of `accuracy_on_nads`; the stored settings add the fingerprint of the NAD basis and the
-    device type. Returns `{index: test accuracy}` for this shard's indices.
+    device type. Returns `{index: test accuracy}` for this shard's indices (with `only_stored`,
+    for the indices already stored, computing nothing).
     """
     rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
     dev = resolve(device)
@@ -614,7 +615,11 @@ def fig6_sweep(arch, nads, indices, settings, results_dir, device="auto", batch=
                                progress=False, **kw)
         return [{"test_acc": np.float64(a)} for a in acc]
 
+    mine = cells[shard::num_shards]
+    if only_stored:
+        found = sweeps.stored(f"fig6_{arch}", mine, shared, results_dir)
+        return {mine[i]["index"]: float(r["test_acc"]) for i, r in found.items()}
     results = sweeps.sweep(f"fig6_{arch}", cells, compute, shared, results_dir, batch=batch, shard=shard,
                            num_shards=num_shards, progress=progress)
-    return {c["index"]: float(r["test_acc"]) for c, r in zip(cells[shard::num_shards], results)}
+    return {c["index"]: float(r["test_acc"]) for c, r in zip(mine, results)}
 

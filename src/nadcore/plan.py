@@ -65,10 +65,11 @@ def _duration(seconds):
 
 
 def _cpu(dev):
-    return dev.type == "cpu"
+    return resolve(dev).type == "cpu"
 
 
-def _train_cost(dev, arch, samples, epochs, pooling=True):
+def train_cost(dev, arch, samples, epochs, pooling=True):
+    """Rough seconds to train one `arch` on `samples` for `epochs` on `dev` (None off the CPU)."""
     key = arch if pooling else f"{arch}/nopool"
     return TRAIN_S.get(key, TRAIN_S.get(arch)) * samples * epochs * 2 if _cpu(dev) else None  # x2: evaluation etc.
 
@@ -102,7 +103,7 @@ def _fourier(scale, seed, results, dev):
             epochs = s["epochs"][arch] if isinstance(s["epochs"], dict) else s["epochs"]
             items.append(Item("01_fourier", f"{name} {arch}", f"D(v) cells, n={s['n']} sigma={s['sigma']} "
                               f"epochs={epochs} grid {len(grid.freqs)}x{len(grid.freqs)}",
-                              len(cells), len(cells) - len(todo), _train_cost(dev, arch, 2 * s["n"], epochs, pooling)))
+                              len(cells), len(cells) - len(todo), train_cost(dev, arch, 2 * s["n"], epochs, pooling)))
     return items
 
 
@@ -141,15 +142,11 @@ def _nads(scale, seed, results, dev):
                       f"{nads.CHUNK} networks", len(cells), len(cells) - len(todo), cost and cost * nads.CHUNK))
     f6, arch = p["fig6"], p["fig6_arch"]
     found = nads.find_stored(arch, nads.resolve_request(arch, scale, seed=seed), results)
-    done = 0
-    if found is not None:
-        shared = {**f6, "seed": seed, "arch": arch, "nads": store.fingerprint(nads.NADResult.load(found).nads),
-                  "device": dev.type}
-        cells = [{"index": int(i)} for i in p["fig6_indices"]]
-        done = len(cells) - len(sweeps.missing(f"fig6_{arch}", cells, shared, results / "nads"))
+    done = 0 if found is None else len(nads.fig6_sweep(arch, nads.NADResult.load(found), p["fig6_indices"],
+                                                         {**f6, "seed": seed}, results / "nads", dev, only_stored=True))
     items.append(Item("03_nads", f"fig6 {arch}", f"D(u_i) for {len(p['fig6_indices'])} NAD indices, "
                       f"n={f6['n_train']} sigma={f6['sigma']}", len(p["fig6_indices"]), done,
-                      _train_cost(dev, arch, 2 * f6["n_train"], f6["epochs"])))
+                      train_cost(dev, arch, 2 * f6["n_train"], f6["epochs"])))
     return items
 
 
@@ -162,11 +159,11 @@ def _cifar(scale, seed, results, dev):
     found = len(list((results / "cifar10").glob("poison-*.npz")))
     items.append(Item("04_cifar10", f"fig7 {p['arch']}", f"{p['dataset']}: {len(p['indices']) + 1} trainings, "
                       f"{r['epochs']} epochs", len(p["indices"]) + 1, min(found, len(p["indices"]) + 1),
-                      _train_cost(dev, p["arch"], samples, r["epochs"])))
+                      train_cost(dev, p["arch"], samples, r["epochs"])))
     for arch in p["flip_archs"]:
         found = len(list((results / "cifar10").glob(f"flip-{arch}-*.npz")))
         items.append(Item("04_cifar10", f"fig8 {arch}", f"{p['dataset']}: plain and flipped, {r['epochs']} epochs",
-                          2, min(found, 2), _train_cost(dev, arch, samples, r["epochs"])))
+                          2, min(found, 2), train_cost(dev, arch, samples, r["epochs"])))
     return items
 
 
@@ -180,13 +177,13 @@ def _underspec(scale, seed, results, dev):
         n = len(pairs["seeds"]) * len(pairs["indices"]) ** 2
         items.append(Item("05_underspecification", f"fig2 {arch}", f"D(v_i)+D(v_j) pairs, n={pairs['n_train']}, "
                           f"{pairs['recipe'][arch]['epochs']} epochs", n, _stored_files(results, f"underspec_pairs_{arch}", n),
-                          _train_cost(dev, arch, 2 * pairs["n_train"], pairs["recipe"][arch]["epochs"])))
+                          train_cost(dev, arch, 2 * pairs["n_train"], pairs["recipe"][arch]["epochs"])))
     samples = 1797 if ood["dataset"] == "digits" else (ood["limit"] or 60000)
     for arch in ood["archs"]:
         n = len(ood["seeds"]) * len(ood["indices"])
         items.append(Item("05_underspecification", f"fig3 {arch}", f"{ood['dataset']} + D(v_k), "
                           f"{ood['recipe'][arch]['epochs']} epochs", n, _stored_files(results, f"underspec_ood_{arch}", n),
-                          _train_cost(dev, arch, samples, ood["recipe"][arch]["epochs"])))
+                          train_cost(dev, arch, samples, ood["recipe"][arch]["epochs"])))
     return items
 
 

@@ -6,6 +6,7 @@ settings, the library version, the seed, the device and the duration. Files are 
 A truncated or foreign file raises `StoreError` naming the file, never a silent wrong result.
 """
 
+import functools
 import hashlib
 import json
 import os
@@ -132,6 +133,7 @@ def _umask():
     return mask
 
 
+@functools.lru_cache(maxsize=1)
 def machine():
     """The CPU this process runs on: its model name and widest vector extension (bitwise
     equality of float results needs the same kernels, hence the same CPU family and threads)."""

@@ -111,8 +111,9 @@ def stored(name, cells, settings, results_dir):
     _check(name, cells, settings)
     out = {}
     for i, c in enumerate(cells):
-        path = cell_path(name, c, settings, results_dir)
-        if store.matches(path, _record_settings(c, settings)):
-            out[i] = store.load(path)
+        try:
+            out[i] = store.load(cell_path(name, c, settings, results_dir), _record_settings(c, settings))
+        except (FileNotFoundError, store.StoreError):
+            pass
     return out
 

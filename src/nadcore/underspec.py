@@ -197,7 +197,7 @@ def _recipe(settings, arch):
     recipes = settings.get("recipe", {})
     if arch not in recipes:
         raise ValueError(f"arch must be one of the architectures with a recipe in settings ({', '.join(recipes)}); got {arch!r}")
-    return recipes[arch]
+    return {"normalize": True, **recipes[arch]}   # see `_fit`
 
 
 def _fit(nets, datasets, seeds, recipe, device):
@@ -205,13 +205,15 @@ def _fit(nets, datasets, seeds, recipe, device):
     `normalize: False` (the follow-up does not say; the images channel needs it, and at the
     smoke scale's sigma = 0.1 LeNet learns nothing from raw inputs in 8 epochs)."""
     return train.fit_many(nets, datasets, seeds=seeds, device=device,
-                          **{"normalize": True, **{k: recipe[k] for k in RECIPE_KEYS if k in recipe}})
+                          **{k: recipe[k] for k in RECIPE_KEYS if k in recipe})
 
 
 def _run(name, cells, compute, settings, results_dir, batch, shard, num_shards, progress, only_stored=False):
     if only_stored:                                           # read a results bundle: compute nothing
-        return None if sweeps.missing(name, cells, settings, results_dir) else sweeps.collect(
-            name, cells, settings, results_dir)
+        try:
+            return sweeps.collect(name, cells, settings, results_dir)
+        except FileNotFoundError:
+            return None
     sweeps.sweep(name, cells, compute, settings, results_dir, batch=batch, shard=shard,
                  num_shards=num_shards, progress=progress)
     if sweeps.missing(name, cells, settings, results_dir):
@@ -235,7 +237,7 @@ def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shar
     idx = check_indices(settings["indices"], len(U))
     seeds = [int(s) for s in settings["seeds"]]
     recipe = _recipe(settings, arch)
-    shared = {"arch": arch, "nads": store.fingerprint(U), "recipe": {"normalize": True, **recipe},
+    shared = {"arch": arch, "nads": store.fingerprint(U), "recipe": recipe,
               **{k: settings[k] for k in ("n_train", "n_test", "sigma", "eps1", "eps2", "extent", "resolution")}}
     cells = [{"i": i, "j": j, "seed": s} for s in seeds for i in idx for j in idx]
 
@@ -292,7 +294,7 @@ def ood_grid(arch, nads, settings, results_dir, data_root="../data", *, device="
     seeds = [int(s) for s in settings["seeds"]]
     recipe = _recipe(settings, arch)
     sigma = settings["sigma"][arch] if isinstance(settings["sigma"], dict) else settings["sigma"]
-    shared = {"arch": arch, "nads": store.fingerprint(U), "recipe": {"normalize": True, **recipe}, "sigma": float(sigma),
+    shared = {"arch": arch, "nads": store.fingerprint(U), "recipe": recipe, "sigma": float(sigma),
               **{k: settings[k] for k in ("dataset", "limit", "eps")}}
     cells = [{"k": k, "seed": s} for s in seeds for k in idx]
     images = []
