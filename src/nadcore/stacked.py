@@ -67,6 +67,26 @@ def _grouped(x):
     return x.permute(1, 3, 4, 0, 2).contiguous().view(B, H, W, k * C).permute(0, 3, 1, 2)
 
 
+class _AddBias(torch.autograd.Function):
+    """`h + b` for a (B, k*C, H, W) tensor and the biases `b` (k, C) of k stacked networks. Its
+    backward sums each network's bias gradient separately: one reduction over all k*C channels
+    splits the channels between threads and vector lanes by their index, so a network's bias
+    gradient would round differently depending on its position in the stack."""
+
+    @staticmethod
+    def forward(h, b):
+        return h + b.reshape(1, -1, 1, 1)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.k = inputs[1].shape[0]
+
+    @staticmethod
+    def backward(ctx, grad):
+        rows = grad.transpose(0, 1).reshape(ctx.k, grad.shape[1] // ctx.k, -1)
+        return grad, torch.stack([r.sum(1) for r in rows])
+
+
 def _run(layers, p, x):
     k, B = x.shape[:2]
     h, i = x, 0
@@ -82,7 +102,7 @@ def _run(layers, p, x):
                 pool = layers[i + 2][0]
                 h = F.conv2d(h, w, None, m.stride, m.padding, m.dilation, groups=k)
                 h = F.max_pool2d(h, pool.kernel_size, pool.stride, pool.padding, pool.dilation, pool.ceil_mode)
-                h = (h + b.reshape(1, -1, 1, 1)).relu()
+                h = _AddBias.apply(h, b).relu()
                 i += 3
                 continue
             h = F.conv2d(h, w, b.flatten() if b is not None else None, m.stride, m.padding, m.dilation, groups=k)

@@ -344,9 +344,13 @@ def _stacked_accuracy(logits, params, x, y, mean=None, std=None, images=1024):
 
 @torch.no_grad()
 def _clip_per_network(params, max_norm):
-    """`clip_grad_norm_` applied to each network of a stack: every grad has shape (k, ...)."""
+    """`clip_grad_norm_` applied to each network of a stack: every grad has shape (k, ...).
+
+    Each network's norm is its own reductions (over copies, so memory alignment is the same):
+    one reduction over the k rows rounds rows differently by their index (threads and vector
+    lanes), and a network's training would depend on its position in the stack."""
     grads = [p.grad for p in params if p.grad is not None]
-    sq = torch.stack([g.reshape(g.shape[0], -1).pow(2).sum(1) for g in grads]).sum(0)
+    sq = torch.stack([torch.stack([g[j].pow(2).sum() for g in grads]).sum() for j in range(len(grads[0]))])
     coef = (max_norm / (sq.sqrt() + 1e-6)).clamp(max=1.0)
     for g in grads:
         g.mul_(coef.view(-1, *([1] * (g.dim() - 1))))
