@@ -153,7 +153,8 @@ def test_records_hold_seed_device_duration_and_versions(tmp_path):
     assert (rec["seed"], rec["device"]) == (0, "cpu") and rec["duration_s"] is not None
 
 
-def test_stacked_gradient_does_not_depend_on_position():
+@pytest.mark.parametrize("pooling", models.LENET_POOLINGS)
+def test_stacked_gradient_does_not_depend_on_position(pooling):
     # Six identical LeNets on the same batch: every gradient equal bitwise. The bias gradient of the
     # first conv (added after pooling) once depended on the slot, and trained cells diverged.
     import torch.nn.functional as F
@@ -163,7 +164,7 @@ def test_stacked_gradient_does_not_depend_on_position():
     nets = []
     for _ in range(6):
         torch.manual_seed(1)
-        nets.append(models.build("lenet"))
+        nets.append(models.build("lenet", pooling=pooling))
     params, _ = stack_module_state(nets)
     x = torch.randn(1, 128, 1, 32, 32, generator=torch.Generator().manual_seed(0)).expand(6, -1, -1, -1, -1) * 3
     y = torch.randint(0, 2, (1, 128), generator=torch.Generator().manual_seed(0)).expand(6, -1)

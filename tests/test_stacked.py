@@ -36,6 +36,13 @@ def test_architectures_match_each_network_alone(name, pooling):
     check(nets, torch.randn(3, 5, 2, 32, 32))
 
 
+@pytest.mark.parametrize("pooling", ["avg", "maxblur3", "blur5", "strided"])
+def test_lenet_pooling_variants_stack(pooling):
+    nets = copies(lambda: models.build("lenet", pooling=pooling))
+    assert stacked.chain(nets[0]) is not None
+    check(nets, torch.randn(3, 5, 1, 32, 32))
+
+
 def test_max_pool_ties_route_the_gradient_like_the_network():
     # Constant image regions give exactly equal conv outputs inside a pooling window; pooling
     # before the bias and the ReLU must still send the gradient where MaxPool2d sends it.

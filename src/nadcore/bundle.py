@@ -193,6 +193,14 @@ def underspec(figure, arch, bundle_dir=BUNDLE, compute=False, progress=True):
     return us.ood_grid(arch, basis, underspec_item("ood"), bundle_dir, **run)
 
 
+def load_antialias(bundle_dir=BUNDLE):
+    """Chapter 6 at the published settings (`antialias.chapter_results`, computing nothing): the
+    max-pooling Fig. 1 cells are Fig. 1's own; pieces not stored yet are None or empty."""
+    from nadcore import antialias
+
+    return antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, compute=False, max_name="fig1")
+
+
 # ----------------------------------------------------------------------------- beside the published numbers
 
 def fig1_comparison(bundle_dir=BUNDLE):
@@ -278,7 +286,8 @@ def _stack(arch, pooling, batch_size):
 
 def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     """Compute (or finish) one bundle item: fig1, fig2, fig3, nads_ARCH, nads_lenet_autograd,
-    convergence, fig6, pooling. Stored as it goes; a finished item computes nothing."""
+    convergence, fig6, underspec_ood, underspec_pairs, cifar, antialias, pooling. Stored as it
+    goes; a finished item computes nothing."""
     bundle_dir = Path(bundle_dir)
     _note_machine(bundle_dir)
     if item in ("fig1", "fig2", "fig3"):
@@ -300,7 +309,7 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         result = nads.estimate(arch, settings["num_networks"], method=method, seed=SEED, device=DEVICE,
                                results_dir=scratch, progress=progress)
         result.save(nads.result_path(arch, settings, bundle_dir), compact=True)
-        return result
+        return load_nad(arch, method, bundle_dir)    # what later readers see (float16 NADs, other fingerprint)
     if item == "convergence":
         c = convergence_item()
         return store.cached(convergence_path(bundle_dir), c, lambda: nads.convergence(
@@ -318,6 +327,13 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         return None
     if item == "cifar":
         return cifar(bundle_dir, compute=True, progress=progress)
+    if item == "antialias":
+        from nadcore import antialias
+
+        for part in ("fig1", "nads", "fig6"):   # each part for every variant before the next part
+            antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, max_name="fig1",
+                                      parts=(part,), scratch=scratch, compact=True)
+        return load_antialias(bundle_dir)
     if item == "pooling":
         from nadcore import pooling
 
@@ -326,7 +342,7 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
 
 
 ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
-         "underspec_ood", "cifar", "pooling", "underspec_pairs", "fig2", "fig3")
+         "underspec_ood", "cifar", "antialias", "pooling", "underspec_pairs", "fig2", "fig3")
 
 
 def main(argv=None):

@@ -98,13 +98,18 @@ def _check_inputs(num_networks, method, step, input_shape, batch_size):
         raise ValueError(f"batch_size must be a positive int or None (automatic); got {batch_size!r}")
 
 
-def _factory(model, input_shape):
+def _factory(model, input_shape, pooling=True):
     """A zero-argument callable returning a fresh network with one output, and its name."""
     if isinstance(model, str):
         if model not in registry.names():
             raise ValueError(f"model must be one of {', '.join(registry.names())} or a zero-argument factory; got {model!r}")
         channels = input_shape[0] if len(input_shape) == 3 else 1
-        return (lambda: registry.build(model, in_channels=channels, num_classes=1)), model
+        if not (isinstance(pooling, bool) or pooling in registry.poolings(model)):
+            raise ValueError(f"pooling must be True, False or one of {', '.join(registry.poolings(model))} for "
+                             f"{model}; got {pooling!r}")
+        return (lambda: registry.build(model, in_channels=channels, num_classes=1, pooling=pooling)), model
+    if pooling is not True:
+        raise ValueError("pooling applies to registry names only; build it into the factory instead")
     if isinstance(model, nn.Module) or not callable(model):
         raise ValueError("model must be a registry name or a zero-argument factory returning a fresh nn.Module "
                          f"(e.g. `lambda: MyNet()`), not {type(model).__name__}")
@@ -402,18 +407,24 @@ def _default_batch(method, dev):
     return {"secant": 16, "autograd": 256 if dev.type == "cuda" else 32, "hessian": 1}[method]
 
 
-def chunk_settings(name, method, step, seed, input_shape, eval_desc, batch, dev):
+def _with_pooling(settings, pooling):
+    """Settings of a network built with `pooling`: the published pooling (True) adds no key."""
+    return settings if pooling is True else {**settings, "pooling": pooling}
+
+
+def chunk_settings(name, method, step, seed, input_shape, eval_desc, batch, dev, pooling=True):
     """What a stored chunk of networks depends on (its range is the sweep cell)."""
-    return {"arch": name, "method": method, "step": float(step) if method == "secant" else None,
-            "input_shape": list(input_shape), "seed": int(seed), "eval_point": eval_desc, "batch": int(batch),
-            "device": dev.type}
+    return _with_pooling({"arch": name, "method": method, "step": float(step) if method == "secant" else None,
+                          "input_shape": list(input_shape), "seed": int(seed), "eval_point": eval_desc,
+                          "batch": int(batch), "device": dev.type}, pooling)
 
 
 def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, input_shape=(1, 32, 32),
-             device="auto", seed=0, batch_size=None, first=0, results_dir=None, progress=True):
+             device="auto", seed=0, batch_size=None, first=0, results_dir=None, progress=True, pooling=True):
     """Estimate the NADs of `model` from networks `first .. first + num_networks - 1`.
 
-    model: a registry name (built with one output) or a zero-argument factory returning a fresh,
+    model: a registry name (built with one output and `pooling`, see `models.build`) or a
+    zero-argument factory returning a fresh,
     randomly initialised `nn.Module` with one output. Network `i` is initialised from
     `network_seed(seed, i)`. Networks go in chunks (`chunk_ranges`), `batch_size` at a time;
     with `results_dir` (registry names only) each chunk is stored in `results_dir/nad_chunks/`
@@ -424,7 +435,7 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     _check_inputs(num_networks, method, step, input_shape, batch_size)
     if isinstance(first, bool) or not isinstance(first, (int, np.integer)) or first < 0:
         raise ValueError(f"first must be an integer >= 0 (the index of the first network); got {first!r}")
-    factory, name = _factory(model, input_shape)
+    factory, name = _factory(model, input_shape, pooling)
     if results_dir is not None and not isinstance(model, str):
         raise ValueError("results_dir stores chunks by architecture name: pass a registry name as model, "
                          "or results_dir=None for a factory")
@@ -441,12 +452,12 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
         chunks = [compute([c])[0] for c in tqdm(cells, desc=f"NADs {name} ({method})", disable=not progress)]
         duration = time.perf_counter() - start
     else:
-        settings = chunk_settings(name, method, step, seed, input_shape, eval_desc, batch, dev)
+        settings = chunk_settings(name, method, step, seed, input_shape, eval_desc, batch, dev, pooling)
         stored = sweeps.sweep("nad_chunks", cells, compute, settings, Path(results_dir), progress=progress)
         chunks = [r.arrays for r in stored]
         duration = sum(r.record["duration_s"] or 0.0 for r in stored)   # the chunks' compute, resumed or not
     vals, rows = eig_decreasing(merge(chunks, method))
-    settings = {**nad_settings(name, num_networks, method, step, seed, input_shape), "eval_point": eval_desc}
+    settings = {**nad_settings(name, num_networks, method, step, seed, input_shape, pooling), "eval_point": eval_desc}
     if first:
         settings["first"] = int(first)
     digests = np.array([store.fingerprint(c["mean"], c["m2"]) for c in chunks])
@@ -472,7 +483,7 @@ def subspace_overlap(U, V, k):
 
 
 def convergence(model, sizes, ks=(1, 4, 16, 64), method="secant", step=100.0, input_shape=(1, 32, 32),
-                device="auto", seed=0, batch_size=None, results_dir=None, progress=True):
+                device="auto", seed=0, batch_size=None, results_dir=None, progress=True, pooling=True):
     """Overlap of the leading-k NAD subspaces estimated with N and with 2N networks, for N in `sizes`.
 
     The two estimates use disjoint networks of the same run (indices `0 .. N - 1` and
@@ -484,7 +495,7 @@ def convergence(model, sizes, ks=(1, 4, 16, 64), method="secant", step=100.0, in
     if not sizes or min(sizes) < 2:
         raise ValueError(f"sizes must be a non-empty list of integers >= 2; got {sizes!r}")
     common = dict(method=method, step=step, input_shape=input_shape, device=device, seed=seed,
-                  batch_size=batch_size, results_dir=results_dir, progress=progress)
+                  batch_size=batch_size, results_dir=results_dir, progress=progress, pooling=pooling)
     overlap = np.zeros((len(sizes), len(ks)))
     for r, n in enumerate(sizes):
         small = estimate(model, n, **common)
@@ -499,11 +510,11 @@ def artifact_path(arch):
     return ARTIFACTS / f"{arch}.npz"
 
 
-def nad_settings(arch, num_networks, method="secant", step=100.0, seed=0, input_shape=(1, 32, 32)):
+def nad_settings(arch, num_networks, method="secant", step=100.0, seed=0, input_shape=(1, 32, 32), pooling=True):
     """The settings record `estimate` writes for a registry architecture with the default x0."""
-    return {"arch": arch, "num_networks": int(num_networks), "method": method,
-            "step": float(step) if method == "secant" else None, "input_shape": list(input_shape),
-            "seed": int(seed), "eval_point": f"randn(seed={seed})"}
+    return _with_pooling({"arch": arch, "num_networks": int(num_networks), "method": method,
+                          "step": float(step) if method == "secant" else None, "input_shape": list(input_shape),
+                          "seed": int(seed), "eval_point": f"randn(seed={seed})"}, pooling)
 
 
 def result_path(arch, settings, results_dir):
@@ -566,13 +577,13 @@ def compare(a, b, ks):
 
 
 def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20, max_lr=0.5, seed=0,
-                     device="auto", progress=True, **recipe):
+                     device="auto", progress=True, pooling=True, **recipe):
     """Fig. 6: test accuracy (percent) of `arch` trained on D(u_i) for each NAD index i in `indices`.
 
     `nads` holds directions as rows (a `NADResult`'s `.nads`, or its `.images()`); the train and
     test sets have `n_train` samples each; the training recipe is `nadcore.train`'s (SGD, linear
     decay, clipping 0.5, batch 128; `recipe` overrides e.g. `momentum`, `batch_size`, `schedule`),
-    one network per index, trained together with `fit_many`.
+    one network per index (built with `pooling`, see `models.build`), trained together with `fit_many`.
     """
     from nadcore.data import directional_dataset
     from nadcore.train import fit_many
@@ -589,30 +600,30 @@ def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20
         test = directional_dataset(v, n_train, sigma, eps, seed=derive(seed, i, 1))
         datasets.append((train, test))
         torch.manual_seed(derive(seed, i, 2))
-        nets.append(registry.build(arch, in_channels=1, num_classes=2))
+        nets.append(registry.build(arch, in_channels=1, num_classes=2, pooling=pooling))
         fit_seeds.append(derive(seed, i, 3))
     out = fit_many(nets, datasets, epochs, max_lr, device=device, seeds=fit_seeds, progress=progress, **recipe)
     return np.array([r["test_acc"] for r in out])
 
 
 def fig6_sweep(arch, nads, indices, settings, results_dir, device="auto", batch=32, shard=0, num_shards=1,
-               progress=True, only_stored=False):
+               progress=True, only_stored=False, pooling=True):
     """Fig. 6 as a resumable, shardable sweep (`nadcore.sweeps`): one stored cell per NAD index.
 
     `settings` holds `n_train`, `sigma`, `eps`, `epochs`, `max_lr`, `seed` and optional recipe
     keys of `accuracy_on_nads`; the stored settings add the fingerprint of the NAD basis and the
-    device type. Returns `{index: test accuracy}` for this shard's indices (with `only_stored`,
+    device type (and `pooling` unless it is the published True). Returns `{index: test accuracy}` for this shard's indices (with `only_stored`,
     for the indices already stored, computing nothing).
     """
     rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
     dev = resolve(device)
-    shared = {**settings, "arch": arch, "nads": store.fingerprint(rows), "device": dev.type}
+    shared = _with_pooling({**settings, "arch": arch, "nads": store.fingerprint(rows), "device": dev.type}, pooling)
     cells = [{"index": int(i)} for i in indices]
     kw = {k: v for k, v in settings.items() if k != "seed"}
 
     def compute(group):
         acc = accuracy_on_nads(arch, rows, [c["index"] for c in group], seed=settings["seed"], device=dev,
-                               progress=False, **kw)
+                               progress=False, pooling=pooling, **kw)
         return [{"test_acc": np.float64(a)} for a in acc]
 
     mine = cells[shard::num_shards]

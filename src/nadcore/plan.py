@@ -19,7 +19,7 @@ TRAIN_S = {"logreg": 3e-6, "mlp": 1e-5, "lenet": 5e-5, "lenet/nopool": 1.5e-4, "
 NAD_S = {("logreg", "secant"): 1.2e-3, ("mlp", "secant"): 1e-2, ("lenet", "secant"): 3.5e-2,
          ("lenet", "autograd"): 2.2e-2, ("resnet18", "secant"): 175.0, ("resnet18", "autograd"): 0.19}
 
-CHAPTERS = ("01_fourier", "02_pooling", "03_nads", "04_cifar10", "05_underspecification")
+CHAPTERS = ("01_fourier", "02_pooling", "03_nads", "04_cifar10", "05_underspecification", "06_antialias")
 
 
 @dataclass
@@ -187,13 +187,40 @@ def _underspec(scale, seed, results, dev):
     return items
 
 
+def _antialias(scale, seed, results, dev):
+    from nadcore import antialias
+
+    cfg = presets.preset("antialias", scale)
+    grid = fourier.make_grid(cfg["grid"])
+    s1, s6 = antialias.fig1_settings(scale, seed, dev), antialias.fig6_settings(scale, seed)
+    n, method = cfg["nads"]["num_networks"], cfg["nads"]["method"]
+    items = []
+    for v in cfg["variants"]:
+        cells = fourier.sweep_cells([antialias.ARCH], grid, antialias.pooling_arg(v))
+        todo = sweeps.missing(antialias.sweep_name(v, "fourier"), cells, s1, results / "fourier")
+        # unit costs are those of max-pooling LeNet (and of LeNet without pooling): the others are rough guesses
+        cost = train_cost(dev, "lenet", 2 * s1["n"], s1["epochs"], v != "none")
+        items.append(Item("06_antialias", f"fig1 {v}", f"D(v) cells, n={s1['n']} sigma={s1['sigma']} grid "
+                          f"{len(grid.freqs)}x{len(grid.freqs)}", len(cells), len(cells) - len(todo), cost))
+        basis = antialias.nad_estimate(v, cfg["nads"], seed, results, dev, compute=False)
+        stored = basis is not None
+        done = 0 if basis is None else len(antialias.fig6(v, basis, cfg["fig6_indices"], s6, results, dev, compute=False))
+        nad_cost = NAD_S.get(("lenet", method)) if _cpu(dev) else None
+        items.append(Item("06_antialias", f"NADs {v}", f"{method}, {n} networks; N vs 2N for N in "
+                          f"{cfg['nads']['conv_sizes']}", n, n if stored else 0, nad_cost))
+        items.append(Item("06_antialias", f"fig6 {v}", f"D(u_i) for {len(cfg['fig6_indices'])} NAD indices, "
+                          f"n={s6['n_train']}", len(cfg["fig6_indices"]), done,
+                          train_cost(dev, "lenet", 2 * s6["n_train"], s6["epochs"], v != "none")))
+    return items
+
+
 def _stored_files(results, name, most):
     """Cells stored in a sweep folder (any settings: an upper bound on what will be reused)."""
     return min(most, len(list((results / name).glob("*.npz"))))
 
 
 PLANNERS = {"01_fourier": _fourier, "02_pooling": _pooling, "03_nads": _nads, "04_cifar10": _cifar,
-            "05_underspecification": _underspec}
+            "05_underspecification": _underspec, "06_antialias": _antialias}
 
 
 def check_all():

@@ -196,6 +196,25 @@ PRESETS = {
             },
         },
     },
+    "antialias": {
+        # Chapter 6: LeNet's pooling variants (models.lenet_pool) on a grid of Fourier directions with
+        # Chapter 1's Fig. 1 recipe, their NADs (N vs 2N overlaps for conv_sizes: 3N <= num_networks
+        # reuses the estimate's networks) and Fig. 6 with Chapter 3's recipe, at the same scale.
+        "smoke": {"variants": ["max", "avg", "blur3", "maxblur3", "none"],
+                  "grid": {"name": "coarse", "step": 8, "limit": 8},
+                  "nads": {"method": "autograd", "num_networks": 250, "conv_sizes": [25, 50], "conv_ks": [1, 4, 16]},
+                  "fig6_indices": [0, 1000], "show": 3},
+        "medium": {"variants": ["max", "avg", "blur3", "blur5", "maxblur3", "maxblur5", "strided", "none"],
+                   "grid": {"name": "coarse", "step": 4, "limit": 8},
+                   "nads": {"method": "secant", "num_networks": 1000, "conv_sizes": [125, 250],
+                            "conv_ks": [1, 4, 16, 64]},
+                   "fig6_indices": [0, 8, 32, 128, 512, 1023], "show": 3},
+        "paper": {"variants": ["max", "avg", "blur3", "blur5", "maxblur3", "maxblur5", "strided", "none"],
+                  "grid": {"name": "coarse", "step": 4, "limit": 12},
+                  "nads": {"method": "secant", "num_networks": 2000, "conv_sizes": [125, 250, 500],
+                           "conv_ks": [1, 4, 16, 64]},
+                  "fig6_indices": [0, 8, 32, 128, 512, 1023], "show": 3},
+    },
 }
 
 

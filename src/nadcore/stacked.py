@@ -3,8 +3,9 @@
 `forward(model)` returns `f(params, x)`: `params` holds the parameters of k copies of `model`
 stacked by `torch.func.stack_module_state` (name -> tensor of shape (k, ...)), `x` has shape
 (k, B, C, H, W) and network j sees `x[j]`; `f` returns the (k, B, classes) logits of every network
-on its own batch. Feed-forward chains of Conv2d, Linear, ReLU, MaxPool2d and Flatten (LogReg,
-MLP, LeNet, or any `nn.Sequential` of those) run as grouped convolutions in channels-last
+on its own batch. Feed-forward chains of Conv2d, Linear, ReLU, Flatten and the pooling layers
+MaxPool2d, AvgPool2d and `models.BlurPool2d` (LogReg, MLP, LeNet and its pooling variants, or any
+`nn.Sequential` of those) run as grouped convolutions in channels-last
 layout and batched matrix products (on a 2-core CPU about 2x faster for LogReg and 3x for LeNet
 than `torch.func.vmap`'s batching of the same layers); every other network without buffers or
 dropout goes through `vmap(functional_call)`.
@@ -23,7 +24,8 @@ from nadcore import models
 # its heap and larger ones page-fault anew. Accelerators want large batches (not yet tuned).
 BUDGET = {"cpu": 16 * 2 ** 20, "other": 512 * 2 ** 20}
 
-LEAVES = (nn.Conv2d, nn.Linear, nn.ReLU, nn.MaxPool2d, nn.Flatten, nn.Identity)
+POOLS = (nn.MaxPool2d, nn.AvgPool2d, models.BlurPool2d)     # per-channel: run on the grouped channels as they are
+LEAVES = (nn.Conv2d, nn.Linear, nn.ReLU, nn.Flatten, nn.Identity, *POOLS)
 
 CHAINS = {  # the forward of each architecture as the list of its leaf modules, in order
     models.LogReg: lambda m: [nn.Flatten(), m.fc],
@@ -106,8 +108,8 @@ def _run(layers, p, x):
                 i += 3
                 continue
             h = F.conv2d(h, w, b.flatten() if b is not None else None, m.stride, m.padding, m.dilation, groups=k)
-        elif isinstance(m, nn.MaxPool2d):
-            h = F.max_pool2d(h if h.dim() == 4 else _grouped(h), m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode)
+        elif isinstance(m, POOLS):
+            h = m(h if h.dim() == 4 else _grouped(h))
         elif isinstance(m, nn.ReLU):
             h = h.relu()
         elif isinstance(m, nn.Flatten):                           # features as columns: (k, F, B)

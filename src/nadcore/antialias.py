@@ -1,0 +1,211 @@
+"""Chapter 6: is it the aliasing? LeNet's directional bias under anti-aliased pooling.
+
+Every LeNet variant of `VARIANTS` (`models.lenet_pool`: the published max pooling, average
+pooling, Zhang (2019)'s BlurPool and MaxBlurPool with binomial filters of 3 and 5 taps, stride-2
+convolutions, no pooling) goes through Chapter 1's Fig. 1 sweep (`fourier.sweep_directions`)
+and Chapter 3's NAD estimate, N vs 2N convergence and Fig. 6 (`nads`). `theory` gives Theorem
+1's prediction for the linear prefilters (`PREFILTER`) on the same Fourier grid
+(`pooling.bayes_accuracy_2d`), and `agreement` its rank correlation with a measured grid.
+
+The presets of the chapter (`presets.preset("antialias", scale)`) name the variants, the grid,
+the NAD settings and the Fig. 6 indices; the training recipes are those of Chapter 1 (Fig. 1)
+and Chapter 3 (Fig. 6) at the same scale, so the max-pooling cells are Chapter 1's own.
+"""
+
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from nadcore import fourier, nads, pooling, presets, stacked, store
+from nadcore import models as registry
+from nadcore.device import resolve
+
+VARIANTS = ("max", "avg", "blur3", "blur5", "maxblur3", "maxblur5", "strided", "none")
+PREFILTER = {"avg": "average", "blur3": "binomial3", "blur5": "binomial5"}  # variants with a linear pooling
+ARCH = "lenet"
+
+
+def check_variant(variant):
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
+    return variant
+
+
+def pooling_arg(variant):
+    """The `pooling` argument of `models.build` for `variant` (True and False for the published
+    max pooling and for none, so that their stored keys are those of Chapters 1 and 3)."""
+    check_variant(variant)
+    return {"max": True, "none": False}.get(variant, variant)
+
+
+def fig1_settings(scale, seed, device):
+    """Chapter 1's Fig. 1 settings at `scale` (`fourier.sweep_settings`)."""
+    return fourier.sweep_settings(presets.preset("fourier", scale), seed, device)
+
+
+def fig6_settings(scale, seed):
+    """Chapter 3's Fig. 6 settings at `scale`."""
+    return {**presets.preset("nads", scale)["fig6"], "seed": int(seed)}
+
+
+def sweep_name(variant, max_name):
+    """Where the cells of `variant` are stored: the published LeNet's in Chapter 1's sweep `max_name`."""
+    return max_name if variant == "max" else "antialias"
+
+
+def fig1(variant, grid, settings, results_dir, max_name="fourier", compute=True, progress=True):
+    """Fig. 1 of the LeNet `variant` on `grid`: `{(kx, ky): test accuracy}` (canonical cells;
+    with `compute=False` only those already stored). Stored in `results_dir/<name>/`."""
+    p = pooling_arg(variant)
+    name = sweep_name(variant, max_name)
+    if not compute:
+        table, _ = fourier.stored_directions([ARCH], grid, settings, results_dir, p, name=name)
+    else:
+        batch = stacked.chunk_size(registry.build(ARCH, pooling=p), (1, 32, 32), settings["batch_size"],
+                                   resolve(settings["device"]))
+        table = fourier.sweep_directions([ARCH], grid, settings, results_dir, p, name=name, batch=batch,
+                                         progress=progress)
+    return fourier.per_cell(table, "test_acc").get(ARCH, {})
+
+
+def nad_settings(variant, cfg, seed):
+    """The settings of the stored NADs of `variant` (`nads.nad_settings` with its pooling)."""
+    return nads.nad_settings(ARCH, cfg["num_networks"], cfg["method"], seed=seed, pooling=pooling_arg(variant))
+
+
+def nad_estimate(variant, cfg, seed, results_dir, device="cpu", compute=True, progress=True, scratch=None,
+                 compact=False):
+    """The NADs of the LeNet `variant` (`cfg`: `method`, `num_networks`) stored in
+    `results_dir/nads/` (float16 when `compact`), chunks in `scratch/nad_chunks/` (default
+    `results_dir`); None if not stored and not `compute`. Always the stored copy, as readers see it."""
+    settings = nad_settings(variant, cfg, seed)
+    path = nads.result_path(ARCH, settings, results_dir)
+    if not store.matches(path, settings):
+        if not compute:
+            return None
+        nads.estimate(ARCH, cfg["num_networks"], method=cfg["method"], device=device, seed=seed,
+                      results_dir=scratch or results_dir, progress=progress,
+                      pooling=pooling_arg(variant)).save(path, compact=compact)
+    return nads.NADResult.load(path, settings)
+
+
+def nad_convergence(variant, cfg, seed, results_dir, device="cpu", compute=True, progress=False, scratch=None):
+    """`nads.convergence` of `variant` for `cfg["conv_sizes"]`, stored in `results_dir/nads/`
+    (None if not stored and not `compute`). When 3N is at most the estimate's N and N a multiple
+    of `nads.CHUNK`, its chunks (in `scratch`, default `results_dir`) are the estimate's: after
+    `nad_estimate`, this costs a merge."""
+    settings = {**nad_settings(variant, cfg, seed), "sizes": list(cfg["conv_sizes"]), "ks": list(cfg["conv_ks"])}
+    path = Path(results_dir) / "nads" / f"convergence_{ARCH}_{store.key(settings)}.npz"
+    if not compute:
+        return store.load(path, settings).arrays if store.matches(path, settings) else None
+    return store.cached(path, settings, lambda: nads.convergence(
+        ARCH, cfg["conv_sizes"], cfg["conv_ks"], method=cfg["method"], device=device, seed=seed,
+        results_dir=scratch or results_dir, progress=progress, pooling=pooling_arg(variant)), device=device).arrays
+
+
+def fig6(variant, basis, indices, settings, results_dir, device="cpu", compute=True, progress=True):
+    """Fig. 6 of `variant` on its own NADs `basis`: `{index: test accuracy}` (`nads.fig6_sweep`)."""
+    p = pooling_arg(variant)
+    batch = stacked.chunk_size(registry.build(ARCH, pooling=p), (1, 32, 32), settings.get("batch_size", 128),
+                               resolve(device))
+    return nads.fig6_sweep(ARCH, basis, indices, settings, results_dir / "nads", device=device, batch=batch,
+                           progress=progress, only_stored=not compute, pooling=p)
+
+
+def theory(variant, grid, eps, sigma):
+    """Theorem 1 for the linear prefilter of `variant` (`PREFILTER`), stride 2 on 32x32 images:
+    `{(kx, ky): Bayes accuracy (percent)}` of D(v) after that one pooling layer, on `grid`'s
+    canonical cells (`pooling.bayes_accuracy_2d`, circular padding). LeNet pools twice and
+    convolves before each pooling: this is the prediction of its first pooling alone."""
+    if variant not in PREFILTER:
+        raise ValueError(f"variant must be one of {', '.join(PREFILTER)} (the linear poolings); got {variant!r}")
+    acc = pooling.bayes_accuracy_2d(PREFILTER[variant], eps, sigma, S=2, size=grid.size, grid=grid.half())
+    return {c: 100.0 * a for c, a in acc.items()}
+
+
+def agreement(predicted, measured):
+    """Spearman's rank correlation of two `{cell: value}` maps over their common cells (NaN below 3)."""
+    cells = sorted(set(predicted) & set(measured))
+    if len(cells) < 3:
+        return float("nan")
+    a, b = [predicted[c] for c in cells], [measured[c] for c in cells]
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(stats.spearmanr(a, b)[0])
+
+
+def spread(acc):
+    """How directional a Fig. 1 grid is: min, max, mean and standard deviation of its accuracies."""
+    v = np.array(list(acc.values()), dtype=float)
+    if v.size == 0:
+        return dict(min=np.nan, max=np.nan, mean=np.nan, std=np.nan, cells=0)
+    return dict(min=float(v.min()), max=float(v.max()), mean=float(v.mean()), std=float(v.std()), cells=int(v.size))
+
+
+def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compute=True, progress=True,
+                    max_name="fourier", variants=None, parts=("fig1", "nads", "fig6"), scratch=None, compact=False):
+    """Everything the chapter shows at `scale`: per variant its Fig. 1 grid, NADs, convergence and
+    Fig. 6, and the theory maps of the linear ones. With `compute=False` nothing is computed and
+    missing pieces are None or empty (the results bundle's read-only path uses `max_name="fig1"`,
+    Chapter 1's bundle sweep). `parts` picks what to compute or read, in this order over all
+    variants; `scratch` holds NAD chunks (default `results_dir`), `compact` stores float16 NADs.
+
+    Returns a dict: `grid`, `variants`, `fig1` {variant: {cell: acc}}, `theory` {variant: {cell:
+    acc}}, `agreement` {variant: Spearman rho}, `nads` {variant: NADResult | None},
+    `convergence` {variant: arrays | None}, `fig6` {variant: {index: acc}}, `settings`.
+    """
+    cfg = presets.preset("antialias", scale)
+    dev = resolve(device)
+    results_dir = Path(results_dir)
+    variants = list(cfg["variants"] if variants is None else variants)
+    for v in variants:
+        check_variant(v)
+    grid = fourier.make_grid(cfg["grid"])
+    s1, s6 = fig1_settings(scale, seed, dev), fig6_settings(scale, seed)
+    out = dict(grid=grid, variants=variants, fig1={}, theory={}, agreement={}, nads={}, convergence={}, fig6={},
+               settings=dict(fig1=s1, fig6=s6, nads=cfg["nads"], indices=cfg["fig6_indices"], show=cfg["show"]))
+    for v in variants:
+        out["fig1"][v] = fig1(v, grid, s1, results_dir / "fourier", max_name, compute and "fig1" in parts, progress)
+        if v in PREFILTER:
+            out["theory"][v] = theory(v, grid, s1["eps"], s1["sigma"])
+            out["agreement"][v] = agreement(out["theory"][v], out["fig1"][v])
+    for v in variants:
+        work = compute and "nads" in parts
+        out["nads"][v] = nad_estimate(v, cfg["nads"], seed, results_dir, dev, work, progress, scratch, compact)
+        out["convergence"][v] = None if out["nads"][v] is None else nad_convergence(
+            v, cfg["nads"], seed, results_dir, dev, work, scratch=scratch)
+    for v in variants:
+        basis = out["nads"][v]
+        out["fig6"][v] = {} if basis is None else fig6(v, basis, cfg["fig6_indices"], s6, results_dir, dev,
+                                                       compute and "fig6" in parts, progress)
+    return out
+
+
+def summary(results):
+    """One row per variant of `chapter_results`: its Fig. 1 spread, the Spearman rho with Theorem 1
+    (linear variants), lambda_2 / lambda_1 and lambda_64 / lambda_1 of its NADs, the N vs 2N
+    overlap of the leading 16 NADs at the largest N, and Fig. 6 at the first and last index."""
+    rows = []
+    for v in results["variants"]:
+        s, basis, conv, f6 = spread(results["fig1"][v]), results["nads"][v], results["convergence"][v], results["fig6"][v]
+        lam = None if basis is None else np.clip(basis.eigenvalues, 0, None) / basis.eigenvalues[0]
+        ks = [] if conv is None else list(conv["ks"])
+        rows.append(dict(variant=v, cells=s["cells"], mean=s["mean"], std=s["std"], min=s["min"], max=s["max"],
+                         rho=results["agreement"].get(v, np.nan),
+                         lam2=np.nan if lam is None else float(lam[1]), lam64=np.nan if lam is None else float(lam[63]),
+                         overlap16=float(conv["overlap"][-1][ks.index(16)]) if 16 in ks else np.nan,
+                         fig6_first=f6[min(f6)] if f6 else np.nan, fig6_last=f6[max(f6)] if f6 else np.nan))
+    return rows
+
+
+def format_summary(rows):
+    """`summary` as a fixed-width text table."""
+    head = (f"{'variant':<9} {'cells':>5} {'mean':>6} {'std':>5} {'min':>6} {'max':>6} {'rho':>6} "
+            f"{'l2/l1':>6} {'l64/l1':>7} {'ov16':>5} {'fig6 first':>10} {'last':>6}")
+    lines = [head]
+    for r in rows:
+        lines.append(f"{r['variant']:<9} {r['cells']:>5} {r['mean']:>6.1f} {r['std']:>5.1f} {r['min']:>6.1f} "
+                     f"{r['max']:>6.1f} {r['rho']:>6.2f} {r['lam2']:>6.3f} {r['lam64']:>7.4f} {r['overlap16']:>5.2f} "
+                     f"{r['fig6_first']:>10.1f} {r['fig6_last']:>6.1f}")
+    return "\n".join(lines)

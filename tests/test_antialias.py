@@ -1,0 +1,96 @@
+"""Chapter 6 (`nadcore.antialias`): LeNet's pooling variants through Figs. 1 and 6 and the NADs."""
+
+import math
+
+import numpy as np
+import pytest
+
+from nadcore import antialias, fourier, models, nads, pooling, presets, store
+
+
+def test_every_variant_is_a_lenet_pooling_and_max_none_keep_the_published_keys():
+    assert set(antialias.VARIANTS) == set(models.LENET_POOLINGS)
+    assert antialias.pooling_arg("max") is True and antialias.pooling_arg("none") is False
+    assert antialias.pooling_arg("blur5") == "blur5"
+    with pytest.raises(ValueError, match="variant must be one of"):
+        antialias.pooling_arg("gauss")
+    # the published pooling adds no key: the stored NADs and Fig. 6 cells of Chapter 3 stay valid
+    assert "pooling" not in nads.nad_settings("lenet", 10)
+    assert nads.nad_settings("lenet", 10, pooling="avg")["pooling"] == "avg"
+    assert antialias.nad_settings("max", {"method": "secant", "num_networks": 10}, 0) == nads.nad_settings("lenet", 10)
+
+
+def test_theory_is_theorem1_of_the_matching_prefilter():
+    grid = fourier.coarse_grid(4, 12)
+    t = antialias.theory("blur3", grid, eps=1.0, sigma=3.0)
+    ref = pooling.bayes_accuracy_2d("binomial3", 1.0, 3.0, S=2, grid=grid.half())
+    assert t.keys() == set(grid.half())
+    for c in t:
+        assert t[c] == pytest.approx(100 * ref[c])
+    # a low-pass prefilter keeps the zero frequency and loses the high ones
+    assert t[(0, 0)] == max(t.values()) and t[(12, 12)] < t[(4, 0)]
+    # less aliased noise reaches (4, 4) through smoother prefilters: box < binomial-3 < binomial-5
+    assert antialias.theory("avg", grid, 1.0, 3.0)[(4, 4)] < t[(4, 4)] < antialias.theory("blur5", grid, 1.0, 3.0)[(4, 4)]
+    with pytest.raises(ValueError, match="linear poolings"):
+        antialias.theory("max", grid, 1.0, 3.0)
+
+
+def test_agreement_is_spearman_on_common_cells():
+    a = {(0, 0): 1.0, (0, 4): 2.0, (4, 0): 3.0, (4, 4): 4.0}
+    assert antialias.agreement(a, {c: 10 * v + 1 for c, v in a.items()}) == pytest.approx(1.0)
+    assert antialias.agreement(a, {c: -v for c, v in a.items()}) == pytest.approx(-1.0)
+    swapped = {(0, 0): 1.0, (0, 4): 3.0, (4, 0): 2.0, (4, 4): 4.0}
+    assert antialias.agreement(a, swapped) == pytest.approx(0.8)    # 1 - 6 * 2 / (4 * 15)
+    assert math.isnan(antialias.agreement(a, {(0, 0): 1.0, (0, 4): 2.0}))
+    assert math.isnan(antialias.agreement(a, {c: 5.0 for c in a}))
+
+
+TINY = {"variants": ["max", "blur3"], "grid": {"name": "coarse", "step": 8, "limit": 8},
+        "nads": {"method": "autograd", "num_networks": 30, "conv_sizes": [10], "conv_ks": [1, 4]},
+        "fig6_indices": [0, 500], "show": 2}
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    table = {k: dict(v) for k, v in presets.PRESETS.items()}
+    table["antialias"] = {**table["antialias"], "smoke": TINY}
+    table["fourier"] = {**table["fourier"], "smoke": {**table["fourier"]["smoke"], "n": 256, "epochs": 1}}
+    table["nads"] = {**table["nads"], "smoke": {**table["nads"]["smoke"],
+                                                 "fig6": {**table["nads"]["smoke"]["fig6"], "n_train": 128, "epochs": 1}}}
+    monkeypatch.setattr(presets, "PRESETS", table)
+
+
+def test_chapter_results_compute_store_and_read_back(tiny, tmp_path):
+    out = antialias.chapter_results("smoke", 0, tmp_path, "cpu", progress=False)
+    grid = out["grid"]
+    assert out["variants"] == ["max", "blur3"]
+    for v in out["variants"]:
+        assert out["fig1"][v].keys() == set(grid.half())
+        assert all(0 <= a <= 100 for a in out["fig1"][v].values())
+        assert out["nads"][v].settings["num_networks"] == 30 and out["nads"][v].nads.shape == (1024, 1024)
+        assert out["convergence"][v]["overlap"].shape == (1, 2)
+        assert sorted(out["fig6"][v]) == [0, 500]
+    assert set(out["theory"]) == {"blur3"}
+    np.testing.assert_equal(out["agreement"]["blur3"], antialias.agreement(out["theory"]["blur3"], out["fig1"]["blur3"]))
+    # the variants differ: blur3 NADs are those of another network
+    assert antialias.nads.subspace_overlap(out["nads"]["max"].nads, out["nads"]["blur3"].nads, 4) < 0.99
+    files = sorted(p for p in tmp_path.rglob("*.npz"))
+    again = antialias.chapter_results("smoke", 0, tmp_path, "cpu", compute=False)
+    assert sorted(p for p in tmp_path.rglob("*.npz")) == files                       # read-only: nothing new
+    for v in out["variants"]:
+        assert again["fig1"][v] == out["fig1"][v] and again["fig6"][v] == out["fig6"][v]
+        np.testing.assert_array_equal(again["nads"][v].nads, out["nads"][v].nads)
+        np.testing.assert_array_equal(again["convergence"][v]["overlap"], out["convergence"][v]["overlap"])
+    stored = [store.load(p).settings["settings"] for p in (tmp_path / "nads").rglob("fig6_lenet/*.npz")]
+    assert sorted(str(s.get("pooling")) for s in stored) == ["None", "None", "blur3", "blur3"]
+    rows = antialias.summary(again)
+    assert [r["variant"] for r in rows] == ["max", "blur3"] and math.isnan(rows[0]["rho"])
+    assert rows[1]["mean"] == pytest.approx(np.mean(list(out["fig1"]["blur3"].values())))
+    assert "blur3" in antialias.format_summary(rows)
+
+
+def test_empty_results_read_as_missing(tiny, tmp_path):
+    out = antialias.chapter_results("smoke", 0, tmp_path, "cpu", compute=False)
+    assert out["fig1"] == {"max": {}, "blur3": {}} and out["nads"] == {"max": None, "blur3": None}
+    assert out["fig6"] == {"max": {}, "blur3": {}} and not list(tmp_path.rglob("*.npz"))
+    assert all(math.isnan(r["mean"]) for r in antialias.summary(out))
