@@ -13,11 +13,11 @@ import argparse
 import copy
 
 import torch
+from timing import timed
+from train_throughput import datasets
 
 from nadcore import models, stacked, train
 from nadcore.device import resolve
-from timing import timed
-from train_throughput import datasets
 
 
 def main(argv=None):
@@ -38,12 +38,13 @@ def main(argv=None):
     print(f"{args.arch} on {device} ({torch.get_num_threads()} threads): stacks of {chunk}, n={args.n}, "
           f"{args.epochs} epoch(s), best of {args.repeats}")
     for label, count in ((f"{args.networks} networks", args.networks), ("1 network alone", 1)):
-        run = lambda pad: train.fit_many([copy.deepcopy(m) for m in nets[:count]], sets[:count],  # noqa: E731
-                                         **{**recipe, "seeds": range(count)}, pad=pad)
+        def run(pad, count=count):
+            return train.fit_many([copy.deepcopy(m) for m in nets[:count]], sets[:count],
+                                  **{**recipe, "seeds": range(count)}, pad=pad)
         best = {True: float("inf"), False: float("inf")}
         for _ in range(args.repeats):
             for pad in (False, True):
-                best[pad] = min(best[pad], timed(lambda: run(pad))[0])
+                best[pad] = min(best[pad], timed(lambda run=run, pad=pad: run(pad))[0])
         print(f"  {label:<16}: unpadded {best[False]:6.1f} s, padded {best[True]:6.1f} s, "
               f"cost {best[True] / best[False]:5.2f}x")
 

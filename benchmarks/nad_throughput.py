@@ -11,10 +11,10 @@ import argparse
 
 import numpy as np
 import torch
+from timing import timed
 
 from nadcore import nads
 from nadcore.device import resolve
-from timing import timed
 
 
 def baseline(arch, num_networks, method, device, seed=0, step=100.0):
@@ -54,12 +54,13 @@ def main(argv=None):
         for method in args.methods:
             kw = dict(method=method, device=args.device, batch_size=args.batch_size, progress=False)
             nads.estimate(arch, 2, **kw)  # warm-up (imports, kernel selection)
-            t_base, cov = timed(lambda: baseline(arch, args.networks, method, args.device), args.repeats)
-            t_ours, res = timed(lambda: nads.estimate(arch, args.networks, **kw), args.repeats)
+            t_base, cov = timed(lambda a=arch, m=method: baseline(a, args.networks, m, args.device), args.repeats)
+            t_ours, res = timed(lambda a=arch, kw=kw: nads.estimate(a, args.networks, **kw), args.repeats)
             ours = torch.from_numpy((res.nads.T.astype(np.float64) * res.eigenvalues) @ res.nads.astype(np.float64))
             err = float((ours - cov).norm() / cov.norm())
             print(f"{arch:<9} {method:<8} baseline {args.networks / t_base:8.2f} net/s   estimate "
-                  f"{args.networks / t_ours:8.2f} net/s   ratio {t_base / t_ours:5.2f}x   rel. diff of covariances {err:.1e}")
+                  f"{args.networks / t_ours:8.2f} net/s   ratio {t_base / t_ours:5.2f}x   "
+                  f"rel. diff of covariances {err:.1e}")
 
 
 if __name__ == "__main__":

@@ -15,14 +15,15 @@ import argparse
 import copy
 
 import torch
+from timing import timed
 
 from nadcore import data, fourier, models, train
 from nadcore.device import resolve
-from timing import timed
 
 
 def datasets(networks, n, device):
-    """One D(v) train/test pair per network, v the sine (or cosine, at self-conjugate frequencies) direction (kx, ky) of a walk on the grid."""
+    """One D(v) train/test pair per network, v the sine (or cosine, at self-conjugate frequencies)
+    direction (kx, ky) of a walk on the grid."""
     out = []
     for i in range(networks):
         kx, ky = i % 16 - 8, (3 * i) % 16 - 8
@@ -61,7 +62,8 @@ def main(argv=None):
         return [train.fit(copy.deepcopy(m), *d, seed=i, **recipe) for i, (m, d) in enumerate(zip(nets, sets))]
 
     def batched():
-        return train.fit_many([copy.deepcopy(m) for m in nets], sets, seeds=range(len(nets)), chunk=args.chunk, **recipe)
+        return train.fit_many([copy.deepcopy(m) for m in nets], sets, seeds=range(len(nets)), chunk=args.chunk,
+                              **recipe)
 
     t_seq, t_bat = float("inf"), float("inf")
     for _ in range(args.repeats):  # alternate, so slow spells of a shared machine hit both

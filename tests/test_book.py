@@ -5,7 +5,6 @@ import ast
 import nbformat
 import pytest
 import yaml
-
 from conftest import ROOT
 
 STANDARD = {"scale", "device", "seed", "results_dir", "data_root"}
@@ -37,7 +36,9 @@ def test_chapter_has_a_parameters_cell_with_the_standard_parameters(path):
     names = {n.id for node in ast.walk(ast.parse(tagged[0].source)) if isinstance(node, ast.Assign)
              for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     assert STANDARD <= names
-    assert "smoke" in tagged[0].source, "the committed default scale must be the CPU one"
+    values = {t.id: node.value for node in ast.parse(tagged[0].source).body if isinstance(node, ast.Assign)
+              for t in node.targets if isinstance(t, ast.Name)}
+    assert ast.literal_eval(values["scale"]) == "smoke", "the committed default scale must be the CPU one"
 
 
 @pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)

@@ -3,7 +3,6 @@ no request outside localhost. Screenshots land in `_build/screenshots/` (CI arti
 
 import nbformat
 import pytest
-
 from conftest import ROOT
 from test_book import toc_files
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from nadcore import bundle, fourier, models, nads, published, store, sweeps
+from nadcore import bundle, fourier, models, nads, presets, published, store, sweeps
 
 RNG = random.Random()   # a different pick on every run; the pick is printed
 
@@ -42,26 +42,57 @@ def test_fig1_comparison_reads_stored_cells(tmp_path):
     assert bundle.provenance(lenet["records"]).startswith("5 stored item(s) computed on cpu")
 
 
-def test_a_random_stored_fig1_cell_recomputes_bitwise(record_threads):
+def stored_fourier_cells():
+    """`[(label, pooling, cell, arrays, record)]` of every stored Fig. 1 cell: Chapter 1's
+    architectures and Chapter 6's LeNet variants."""
+    from nadcore import antialias
+
     archs, grid, settings, pooling = bundle.fourier_item("fig1")
     table, _, _, records = bundle.load_fourier("fig1")
-    if not table:
+    out = [(a, pooling, c, v, records[a][0]) for a in table for c, v in table[a].items()]
+    aa_grid = fourier.make_grid(presets.preset("antialias", "paper")["grid"])
+    for v in antialias.VARIANTS[1:]:
+        t, recs = fourier.stored_directions(["lenet"], aa_grid, settings, bundle.BUNDLE / "fourier",
+                                            antialias.pooling_arg(v), name="antialias")
+        out += [(f"lenet/{v}", antialias.pooling_arg(v), c, arr, recs["lenet"][0])
+                for c, arr in t.get("lenet", {}).items()]
+    return settings, out
+
+
+def test_a_random_stored_fig1_cell_recomputes_bitwise(record_threads):
+    settings, cells = stored_fourier_cells()
+    if not cells:
         pytest.skip("the bundle holds no Fig. 1 cell yet")
-    # LeNet cells are left out: a LeNet's conv1 bias gradient depends on its position in a stack
-    # (test_reproducible.test_stacked_gradient_does_not_depend_on_position, xfail), so a LeNet cell
-    # recomputed alone drifts from the stored one after ~50-500 steps. Known defect, issue 12.
-    arch = RNG.choice(sorted(a for a in table if a != "lenet"))
-    cell = RNG.choice(sorted(table[arch]))
-    record_threads(records[arch][0])
-    print(f"recomputing Fig. 1 cell {arch} {cell}")
-    fresh = fourier.train_directions(arch, [cell], settings, pooling)[0]
-    stored = table[arch][cell]
-    if bundle.machine_of(records[arch][0]) == store.machine():
+    label, pooling, cell, stored, record = RNG.choice(cells)
+    record_threads(record)
+    print(f"recomputing Fig. 1 cell {label} {cell}")
+    fresh = fourier.train_directions("lenet" if label.startswith("lenet") else label, [cell], settings, pooling)[0]
+    if bundle.machine_of(record) == store.machine():
         for name, value in stored.items():
-            np.testing.assert_array_equal(fresh[name], value, err_msg=f"{arch} {cell} {name}")
+            np.testing.assert_array_equal(fresh[name], value, err_msg=f"{label} {cell} {name}")
     else:   # another CPU family rounds differently; SGD then drifts: the first steps agree, the end nearly
         np.testing.assert_allclose(fresh["loss_history"][:20], stored["loss_history"][:20], rtol=1e-3)
         assert abs(float(fresh["test_acc"]) - float(stored["test_acc"])) < 10
+
+
+def test_a_random_stored_fig6_index_recomputes_bitwise(record_threads):
+    arch, indices, settings = bundle.fig6_item()
+    stored = bundle.load_fig6()
+    if not stored:
+        pytest.skip("the bundle holds no Fig. 6 cell yet")
+    index = RNG.choice(sorted(stored))
+    basis = bundle.load_nad(arch)
+    found = sweeps.stored(f"fig6_{arch}", [{"index": index}], {**settings, "arch": arch,
+                          "nads": store.fingerprint(basis.nads), "device": "cpu"}, bundle.BUNDLE / "nads")
+    record = found[0].record
+    record_threads(record)
+    print(f"recomputing Fig. 6 at NAD index {index}")
+    kw = {k: v for k, v in settings.items() if k != "seed"}
+    fresh = nads.accuracy_on_nads(arch, basis, [index], seed=settings["seed"], device="cpu", progress=False, **kw)[0]
+    if bundle.machine_of(record) == store.machine():
+        assert fresh == stored[index]
+    else:
+        assert abs(fresh - stored[index]) < 10
 
 
 def test_a_random_stored_nad_chunk_recomputes_bitwise(record_threads):
@@ -76,7 +107,7 @@ def test_a_random_stored_nad_chunk_recomputes_bitwise(record_threads):
     print(f"recomputing chunk [{a}, {b}) of the {method} NADs of {arch}")
     s = result.settings
     x0 = nads.eval_point_for(s["seed"], tuple(s["input_shape"]))
-    factory = lambda: models.build(arch, num_classes=1)          # noqa: E731
+    factory = lambda: models.build(arch, num_classes=1)
     batch = nads._default_batch(method, torch.device("cpu"))
     chunk = nads.chunk_moments(factory, method, s["step"] or 100.0, x0, s["seed"], int(a), int(b), batch)
     if bundle.machine_of(result.record) == store.machine():

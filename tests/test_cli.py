@@ -7,14 +7,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from conftest import ROOT
+
 from nadcore import cli
 
 NADCORE = str(Path(sys.executable).with_name("nadcore"))
 PARAMETERS = ('scale = "smoke"\ndevice = "auto"\nseed = 0\nresults_dir = "../results"\ndata_root = "../data"\n'
               'shard = 0\nnum_shards = 1\nprogress = False\nlr = 0.5')
-SWEEPING = ("01_fourier", "05_underspecification")
+SWEEPING = ("01_fourier", "05_underspecification", "06_antialias")
 
 
 def write_chapter(folder, name, code):
@@ -124,7 +124,8 @@ def test_chapter_accepts_its_name_without_number(tiny_book):
     (["01_tiny", "-p", "seed", "-1"], "seed must be an integer >= 0; got -1"),
     (["01_tiny", "-p", "seed", "1.5"], "seed must be an integer >= 0; got 1.5"),
     (["01_tiny", "-p", "num_shards", "0"], "num_shards must be an integer >= 1; got 0"),
-    (["01_tiny", "-p", "shard", "2", "-p", "num_shards", "2"], "shard must be an integer in [0, 2) (num_shards is 2); got 2"),
+    (["01_tiny", "-p", "shard", "2", "-p", "num_shards", "2"],
+     "shard must be an integer in [0, 2) (num_shards is 2); got 2"),
     (["01_tiny", "-p", "shard", "1"], "shard must be an integer in [0, 1) (num_shards is 1); got 1"),
     (["01_tiny", "-p", "progress", "maybe"], "progress must be true or false; got 'maybe'"),
     (["01_tiny", "-p", "lr", "fast"], "lr must be a number; got 'fast'"),

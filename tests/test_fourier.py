@@ -52,7 +52,8 @@ def test_grids():
     assert len(paper_grid().half()) == (256 - 4) // 2 + 4           # 4 self-conjugate cells
     assert full_grid().shape == (32, 32) and full_grid().freqs[0] == -16
     assert coarse_grid(8).freqs == (-8, 0, 8)
-    assert coarse_grid(4, limit=9).freqs == (-8, -4, 0, 4, 8) == fourier.make_grid({"name": "coarse", "step": 4, "limit": 8}).freqs
+    assert (coarse_grid(4, limit=9).freqs == (-8, -4, 0, 4, 8)
+            == fourier.make_grid({"name": "coarse", "step": 4, "limit": 8}).freqs)
     assert coarse_grid(5).freqs == (-15, -10, -5, 0, 5, 10, 15)
     assert paper_grid().freqs.index(0) == 8  # zero frequency at the centre, as fftshift puts it
 

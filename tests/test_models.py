@@ -32,7 +32,7 @@ def test_pooling_false_removes_every_pooling_layer(name):
         assert pooled(torch.zeros(3, 3, 32, 32)).shape == (3, 10)
         assert plain(torch.zeros(3, 1, 32, 32)).shape == (3, 2)
     assert models.has_pooling(pooled) and not models.has_pooling(plain)
-    first_fc = lambda m: next(x for x in m.modules() if isinstance(x, nn.Linear))  # noqa: E731
+    first_fc = lambda m: next(x for x in m.modules() if isinstance(x, nn.Linear))
     assert first_fc(plain).in_features > first_fc(pooled).in_features
 
 
@@ -46,7 +46,7 @@ def test_flattened_sizes_match_the_architectures():
 
 
 def test_parameter_counts_match_the_cifar_architectures():
-    count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+    count = lambda m: sum(p.numel() for p in m.parameters())
     with torch.device("meta"):
         assert count(models.build("lenet", 3, 10)) == 62006
         assert count(models.build("resnet18", 3, 10)) == 11173962
@@ -104,7 +104,8 @@ def test_blurpool_is_the_separable_binomial_blur(size):
     kernel = torch.outer(k, k)
     assert kernel.sum().item() == pytest.approx(1.0, abs=1e-15)
     p = (size - 1) // 2
-    expected = torch.cat([nn.functional.conv2d(x[:, c:c + 1], kernel[None, None], stride=2, padding=p) for c in range(3)], 1)
+    expected = torch.cat([nn.functional.conv2d(x[:, c:c + 1], kernel[None, None], stride=2, padding=p)
+                          for c in range(3)], 1)
     got = models.BlurPool2d(size, 2, padding="zeros")(x)
     torch.testing.assert_close(got, expected, atol=1e-12, rtol=0)
     assert got.shape == (2, 3, 6, 6)
@@ -113,7 +114,8 @@ def test_blurpool_is_the_separable_binomial_blur(size):
 @pytest.mark.parametrize("size", [3, 5])
 def test_blur_of_a_constant_image_is_constant(size):
     x = torch.full((1, 2, 16, 16), 3.5, dtype=torch.float64)
-    torch.testing.assert_close(models.BlurPool2d(size)(x), torch.full((1, 2, 8, 8), 3.5, dtype=torch.float64))  # reflect
+    torch.testing.assert_close(models.BlurPool2d(size)(x),
+                               torch.full((1, 2, 8, 8), 3.5, dtype=torch.float64))  # reflect
     zeros = models.BlurPool2d(size, padding="zeros")(x)
     # away from the borders: the first and last outputs' windows reach into the zero padding
     torch.testing.assert_close(zeros[..., 1:-1, 1:-1], torch.full((1, 2, 6, 6), 3.5, dtype=torch.float64))
@@ -144,7 +146,7 @@ def test_lenet_variants_output_shapes(pooling, num_classes):
 def test_lenet_variants_have_the_published_parameters(pooling):
     """Same parameter shapes, in the same order, as the published LeNet: no trainable or stored filter
     (the names follow the positions in `features`: maxblur and strided number their layers differently)."""
-    shapes = lambda m: [tuple(t.shape) for t in m.state_dict().values()]  # noqa: E731
+    shapes = lambda m: [tuple(t.shape) for t in m.state_dict().values()]
     assert shapes(models.build("lenet", pooling=pooling)) == shapes(models.build("lenet"))
     assert next(models.build("lenet", pooling=pooling).buffers(), None) is None
 

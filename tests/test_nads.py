@@ -8,22 +8,9 @@ from torch import nn
 
 from nadcore import nads, store
 from nadcore.plots import nads as plots
+from nadcore.pooling import LinearPooling
 
 matplotlib.use("Agg")
-
-try:
-    from nadcore.pooling import LinearPooling
-except ImportError:  # the deep linear model of pooling (Sec. 2.2), if nadcore.pooling lacks it
-    class LinearPooling(nn.Module):
-        def __init__(self, m, S):
-            super().__init__()
-            D = len(m)
-            self.register_buffer("m", torch.as_tensor(m, dtype=torch.float32))
-            self.register_buffer("A", torch.cat([torch.eye(D // S)] * S, 1) / S ** 0.5)
-            self.theta, self.phi = nn.Parameter(torch.randn(D // S)), nn.Parameter(torch.randn(D))
-
-        def forward(self, x):
-            return ((self.m * self.phi * x.reshape(len(x), -1)) @ self.A.T @ self.theta)[:, None]
 
 M_PRE = 0.5 ** (torch.arange(16.0) / 2)  # m^2 halves from one entry to the next: well-separated NADs
 
@@ -93,7 +80,8 @@ class Doubled(nn.Module):
 
 @pytest.mark.parametrize("factory", [lambda: nads.registry.build("lenet", num_classes=1),
                                      lambda: nads.registry.build("mlp", num_classes=1),
-                                     lambda: nn.Sequential(nn.Conv2d(1, 5, 3, stride=2, padding=2, padding_mode="circular"),
+                                     lambda: nn.Sequential(nn.Conv2d(1, 5, 3, stride=2, padding=2,
+                                                                     padding_mode="circular"),
                                                            nn.ReLU(), nn.Flatten(), nn.LazyLinear(1)),
                                      Doubled])
 def test_linear_first_layer_shortcut_matches_plain_probes(factory):
@@ -204,5 +192,6 @@ def test_accuracy_on_nads_and_figures():
         nads.accuracy_on_nads("logreg", basis, [1024], n_train=64, epochs=1)
     results = {"small": res}
     for fig in (plots.fig5(results, show=2), plots.spectra(results),
-                plots.overlaps({"a": [1.0, 0.5]}, [1, 4], dim=64), plots.fig6([0, 5], acc, basis.eigenvalues, "logreg")):
+                plots.overlaps({"a": [1.0, 0.5]}, [1, 4], dim=64),
+                plots.fig6([0, 5], acc, basis.eigenvalues, "logreg")):
         assert fig.axes

@@ -2,7 +2,6 @@
 
 import math
 
-import numpy as np
 import pytest
 import torch
 
@@ -191,11 +190,12 @@ def test_gamma_2d_closed_form_equals_linear_algebra_everywhere(kind):
 
 
 def test_directions_2d_are_fouriers():
-    cells = [(0, 0), (1, 0), (0, 1), (3, -5), (-7, 2), (8, 0), (8, 8), (-16, 0), (-16, 3), (-16, -16), (15, -16), (11, 13)]
+    cells = [(0, 0), (1, 0), (0, 1), (3, -5), (-7, 2), (8, 0), (8, 8), (-16, 0), (-16, 3), (-16, -16), (15, -16),
+             (11, 13)]
     expected = fourier.full_grid().directions(cells)[:, 0].double()
     torch.testing.assert_close(P.directions_2d(cells), expected, atol=1e-6, rtol=0)
-    torch.testing.assert_close(P.directions_2d([(3, -5)], kind="cos")[0], fourier.fourier_direction(3, -5, kind="cos")[0].double(),
-                               atol=1e-6, rtol=0)
+    torch.testing.assert_close(P.directions_2d([(3, -5)], kind="cos")[0],
+                               fourier.fourier_direction(3, -5, kind="cos")[0].double(), atol=1e-6, rtol=0)
 
 
 def test_gamma_2d_is_eq2_with_S2_aliases_off_the_self_aliasing_cells():
@@ -208,7 +208,8 @@ def test_gamma_2d_is_eq2_with_S2_aliases_off_the_self_aliasing_cells():
             aliases = [m2[(ky + a * M) % 32, (kx + b * M) % 32] for a in range(S) for b in range(S)]
             expected = math.sqrt(S**2 * aliases[0] / sum(aliases[1:]))
             assert gamma[(kx, ky)] == pytest.approx(expected, rel=1e-9)
-    assert P.snr_gamma_2d("binomial5", grid=[(1, 0)])[(1, 0)] == pytest.approx(2 / math.tan(math.pi / 32) ** 4, rel=1e-7)
+    assert P.snr_gamma_2d("binomial5", grid=[(1, 0)])[(1, 0)] == pytest.approx(
+        2 / math.tan(math.pi / 32) ** 4, rel=1e-7)
 
 
 def test_gamma_2d_nulls_and_self_aliasing():

@@ -122,7 +122,7 @@ def test_nad_estimate_same_in_memory_stored_resumed_and_shared(tmp_path):
 
 def test_merged_chunks_give_the_covariance_of_all_networks():
     x0 = nads.eval_point_for(0, (1, 32, 32))
-    factory = lambda: models.build("lenet", num_classes=1)          # noqa: E731
+    factory = lambda: models.build("lenet", num_classes=1)
     chunks = [nads.chunk_moments(factory, "autograd", 100.0, x0, 0, a, b, batch=4) for a, b in ((0, 4), (4, 7))]
     G = torch.stack([nads._autograd_one(nads._network(factory, 0, i, x0.device), x0) for i in range(7)])
     cov = np.cov(G.double().numpy().T)

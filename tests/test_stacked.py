@@ -80,4 +80,5 @@ def test_chunk_size_keeps_every_step_tensor_under_budget():
     assert stacked.chunk_size(models.build("lenet"), (1, 32, 32), 128) == cpu // lenet_conv1 == 6
     assert stacked.chunk_size(models.build("logreg"), (1, 32, 32), 128) == cpu // (128 * 1024 * 4) == 32
     assert stacked.chunk_size(models.build("lenet"), (1, 32, 32), 128, budget=1) == 1
-    assert stacked.chunk_size(models.build("lenet"), (1, 32, 32), 128, device="cuda") == stacked.BUDGET["other"] // lenet_conv1
+    assert (stacked.chunk_size(models.build("lenet"), (1, 32, 32), 128, device="cuda")
+            == stacked.BUDGET["other"] // lenet_conv1)

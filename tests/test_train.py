@@ -14,7 +14,8 @@ TOL = dict(rtol=1e-4, atol=1e-5)  # float32 rounding of batched vs single-networ
 
 def dataset(kx, ky, n, sigma, seed, eps=1.0):
     v = fourier.fourier_direction(kx, ky)
-    return data.directional_dataset(v, n, sigma, eps, seed=seed), data.directional_dataset(v, n, sigma, eps, seed=seed + 1)
+    return (data.directional_dataset(v, n, sigma, eps, seed=seed),
+            data.directional_dataset(v, n, sigma, eps, seed=seed + 1))
 
 
 def nets(name, k, seed=0, **kw):

@@ -61,7 +61,8 @@ def test_live_explorer_controls_redraw():
 def test_sphinxext_serves_plotly_js(tmp_path):
     calls = []
     app = SimpleNamespace(outdir=str(tmp_path), builder=SimpleNamespace(format="html"),
-                          add_js_file=lambda name, **kw: calls.append(name), connect=lambda event, fn: calls.append(event))
+                          add_js_file=lambda name, **kw: calls.append(name),
+                          connect=lambda event, fn: calls.append(event))
     assert sphinxext.setup(app)["parallel_read_safe"]
     assert "plotly.min.js" in calls and "build-finished" in calls
     sphinxext.copy_assets(app, None)

@@ -49,23 +49,23 @@ def fig6_settings(scale, seed):
     return {**presets.preset("nads", scale)["fig6"], "seed": int(seed)}
 
 
-def sweep_name(variant, max_name):
-    """Where the cells of `variant` are stored: the published LeNet's in Chapter 1's sweep `max_name`."""
-    return max_name if variant == "max" else "antialias"
+def sweep_name(variant):
+    """The sweep that stores the Fig. 1 cells of `variant`: the published LeNet's are Chapter 1's."""
+    return "fig1" if check_variant(variant) == "max" else "antialias"
 
 
-def fig1(variant, grid, settings, results_dir, max_name="fourier", compute=True, progress=True):
-    """Fig. 1 of the LeNet `variant` on `grid`: `{(kx, ky): test accuracy}` (canonical cells;
-    with `compute=False` only those already stored). Stored in `results_dir/<name>/`."""
+def fig1(variant, grid, settings, results_dir, compute=True, progress=True, shard=0, num_shards=1):
+    """Fig. 1 of the LeNet `variant` on `grid`: `{(kx, ky): test accuracy}` (canonical cells of
+    this shard; with `compute=False` every cell already stored). Stored in `results_dir/<sweep_name>/`."""
     p = pooling_arg(variant)
-    name = sweep_name(variant, max_name)
+    name = sweep_name(variant)
     if not compute:
         table, _ = fourier.stored_directions([ARCH], grid, settings, results_dir, p, name=name)
     else:
         batch = stacked.chunk_size(registry.build(ARCH, pooling=p), (1, 32, 32), settings["batch_size"],
                                    resolve(settings["device"]))
         table = fourier.sweep_directions([ARCH], grid, settings, results_dir, p, name=name, batch=batch,
-                                         progress=progress)
+                                         shard=shard, num_shards=num_shards, progress=progress)
     return fourier.per_cell(table, "test_acc").get(ARCH, {})
 
 
@@ -144,12 +144,15 @@ def spread(acc):
 
 
 def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compute=True, progress=True,
-                    max_name="fourier", variants=None, parts=("fig1", "nads", "fig6"), scratch=None, compact=False):
+                    variants=None, parts=("fig1", "nads", "fig6"), scratch=None, compact=False, shard=0,
+                    num_shards=1):
     """Everything the chapter shows at `scale`: per variant its Fig. 1 grid, NADs, convergence and
     Fig. 6, and the theory maps of the linear ones. With `compute=False` nothing is computed and
-    missing pieces are None or empty (the results bundle's read-only path uses `max_name="fig1"`,
-    Chapter 1's bundle sweep). `parts` picks what to compute or read, in this order over all
-    variants; `scratch` holds NAD chunks (default `results_dir`), `compact` stores float16 NADs.
+    missing pieces are None or empty (the results bundle's read-only path). `parts` picks what to
+    compute, each part for every variant before the next; `scratch` holds NAD chunks (default
+    `results_dir`), `compact` stores float16 NADs. With `num_shards` > 1 this run computes its
+    share of the Fig. 1 cells only; a run with `num_shards=1` then collects them and computes
+    the NADs and Fig. 6.
 
     Returns a dict: `grid`, `variants`, `fig1` {variant: {cell: acc}}, `theory` {variant: {cell:
     acc}}, `agreement` {variant: Spearman rho}, `nads` {variant: NADResult | None},
@@ -166,10 +169,12 @@ def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compu
     out = dict(grid=grid, variants=variants, fig1={}, theory={}, agreement={}, nads={}, convergence={}, fig6={},
                settings=dict(fig1=s1, fig6=s6, nads=cfg["nads"], indices=cfg["fig6_indices"], show=cfg["show"]))
     for v in variants:
-        out["fig1"][v] = fig1(v, grid, s1, results_dir / "fourier", max_name, compute and "fig1" in parts, progress)
+        out["fig1"][v] = fig1(v, grid, s1, results_dir / "fourier", compute and "fig1" in parts, progress, shard,
+                              num_shards)
         if v in PREFILTER:
             out["theory"][v] = theory(v, grid, s1["eps"], s1["sigma"])
             out["agreement"][v] = agreement(out["theory"][v], out["fig1"][v])
+    compute = compute and num_shards == 1
     for v in variants:
         work = compute and "nads" in parts
         out["nads"][v] = nad_estimate(v, cfg["nads"], seed, results_dir, dev, work, progress, scratch, compact)
@@ -188,7 +193,8 @@ def summary(results):
     overlap of the leading 16 NADs at the largest N, and Fig. 6 at the first and last index."""
     rows = []
     for v in results["variants"]:
-        s, basis, conv, f6 = spread(results["fig1"][v]), results["nads"][v], results["convergence"][v], results["fig6"][v]
+        s, basis = spread(results["fig1"][v]), results["nads"][v]
+        conv, f6 = results["convergence"][v], results["fig6"][v]
         lam = None if basis is None else np.clip(basis.eigenvalues, 0, None) / basis.eigenvalues[0]
         ks = [] if conv is None else list(conv["ks"])
         rows.append(dict(variant=v, cells=s["cells"], mean=s["mean"], std=s["std"], min=s["min"], max=s["max"],

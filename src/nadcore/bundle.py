@@ -12,8 +12,6 @@ NAD chunks (8 MiB each) go to `scratch` (default `results/`), the merged NADs to
 import json
 from pathlib import Path
 
-import numpy as np
-
 from nadcore import fourier, nads, presets, published, store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -198,7 +196,7 @@ def load_antialias(bundle_dir=BUNDLE):
     max-pooling Fig. 1 cells are Fig. 1's own; pieces not stored yet are None or empty."""
     from nadcore import antialias
 
-    return antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, compute=False, max_name="fig1")
+    return antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, compute=False)
 
 
 # ----------------------------------------------------------------------------- beside the published numbers
@@ -331,8 +329,8 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         from nadcore import antialias
 
         for part in ("fig1", "nads", "fig6"):   # each part for every variant before the next part
-            antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, max_name="fig1",
-                                      parts=(part,), scratch=scratch, compact=True)
+            antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, parts=(part,),
+                                      scratch=scratch, compact=True)
         return load_antialias(bundle_dir)
     if item == "pooling":
         from nadcore import pooling

@@ -129,7 +129,8 @@ def normalise(x, mean, std):
     mean = torch.as_tensor(mean, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
     std = torch.as_tensor(std, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
     if mean.shape[1] != x.shape[1] or std.shape[1] != x.shape[1]:
-        raise ValueError(f"mean and std must have one entry per channel ({x.shape[1]}); got {mean.shape[1]} and {std.shape[1]}")
+        raise ValueError(f"mean and std must have one entry per channel ({x.shape[1]}); "
+                         f"got {mean.shape[1]} and {std.shape[1]}")
     return (x - mean) / std
 
 
@@ -160,7 +161,8 @@ def poison(x, y, nads, index, eps=0.05):
     u = as_nads(nads, x)
     k = u.shape[0]
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index <= k - 2:
-        raise ValueError(f"index must be an int in 0..{k - 2} (the carrier uses NADs index and index + 1 of {k}); got {index!r}")
+        raise ValueError(f"index must be an int in 0..{k - 2} (the carrier uses NADs index and index + 1 of {k}); "
+                         f"got {index!r}")
     if x.shape[1] != 3:
         raise ValueError(f"x must have 3 colour channels (the rule uses channel t % 3); got {x.shape[1]}")
     y = torch.as_tensor(y, device=x.device)
@@ -228,7 +230,8 @@ def _recipe(recipe):
     missing = [k for k in RECIPE_KEYS if k not in recipe]
     extra = [k for k in recipe if k not in RECIPE_KEYS]
     if missing or extra:
-        raise ValueError(f"recipe must have exactly the keys {', '.join(RECIPE_KEYS)}; missing {missing}, unknown {extra}")
+        raise ValueError(f"recipe must have exactly the keys {', '.join(RECIPE_KEYS)}; "
+                         f"missing {missing}, unknown {extra}")
     return {k: recipe[k] for k in RECIPE_KEYS}
 
 
@@ -305,7 +308,8 @@ def poisoning_curve(arch, train, test, nads, indices, eps, mean, std, recipe, de
     rows = []
     for i in tqdm([None, *[int(i) for i in indices]], desc=f"poisoning {arch}", disable=not progress):
         res = _run(results_dir, f"poison-{arch}", {**base, "index": -1 if i is None else i},
-                   lambda i=i: poisoning_run(arch, train, test, u, i, eps, mean, std, recipe, device, seed), only_stored)
+                   lambda i=i: poisoning_run(arch, train, test, u, i, eps, mean, std, recipe, device, seed),
+                   only_stored)
         rows.append((-1 if i is None else i, *(float(res[k]) for k in ("train_acc", "test_acc", "follow_rate"))))
     cols = np.array(rows, dtype=np.float64).T
     return {"index": cols[0].astype(np.int64), "train_acc": cols[1], "test_acc": cols[2], "follow_rate": cols[3]}
@@ -360,7 +364,8 @@ def clean_model(arch, train, test, mean, std, recipe, device="auto", seed=0, res
             state, _ = store.load_weights(path, settings)
             model = build(arch, in_channels=train[0].shape[1], num_classes=10)
             model.load_state_dict(state)
-            return model.to(resolve(device)), 100.0 * (_predict(model, test_n[0], device) == test[1]).float().mean().item()
+            return (model.to(resolve(device)),
+                    100.0 * (_predict(model, test_n[0], device) == test[1]).float().mean().item())
         except store.StoreError:
             pass
     model, out = train_network(arch, (normalise(train[0], mean, std), train[1]), test_n, recipe, device, seed)

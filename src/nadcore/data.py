@@ -15,7 +15,8 @@ UNIT_TOL = 1e-4
 def _check_direction(v):
     v = torch.as_tensor(v)
     if v.dim() not in (2, 3) or not v.dtype.is_floating_point or v.numel() == 0:
-        raise ValueError(f"v must be a float tensor of shape (C, H, W) or (H, W); got shape {tuple(v.shape)} and dtype {v.dtype}")
+        raise ValueError(f"v must be a float tensor of shape (C, H, W) or (H, W); "
+                         f"got shape {tuple(v.shape)} and dtype {v.dtype}")
     norm = v.double().norm().item()
     if abs(norm - 1.0) > UNIT_TOL:
         raise ValueError(f"v must have unit norm (within {UNIT_TOL}); got norm {norm:.6g}")
@@ -55,7 +56,8 @@ def concat_channels(first, second):
     """D1 (+) D2: stack the channels of two datasets `(x, y)` that share the same labels."""
     (x1, y1), (x2, y2) = first, second
     if x1.shape[0] != x2.shape[0] or x1.shape[2:] != x2.shape[2:]:
-        raise ValueError(f"the two datasets must have the same number and size of images; got {tuple(x1.shape)} and {tuple(x2.shape)}")
+        raise ValueError(f"the two datasets must have the same number and size of images; "
+                         f"got {tuple(x1.shape)} and {tuple(x2.shape)}")
     if not torch.equal(y1, y2.to(y1.device)):
         raise ValueError("the two datasets must have the same label vector y (same n and label order)")
     return torch.cat([x1, x2.to(x1.device)], dim=1), y1

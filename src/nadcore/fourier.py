@@ -19,7 +19,8 @@ KINDS = ("sin", "cos")
 def _check_frequency(name, k, size):
     lo, hi = -(size // 2), (size + 1) // 2 - 1
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not lo <= k <= hi:
-        raise ValueError(f"{name} must be an int in [{lo}, {hi}] (the fftshift range of a {size}x{size} image); got {k!r}")
+        raise ValueError(f"{name} must be an int in [{lo}, {hi}] (the fftshift range of a {size}x{size} image); "
+                         f"got {k!r}")
 
 
 def _check_size(size):
@@ -46,7 +47,8 @@ def fourier_direction(kx, ky, size=32, kind="sin"):
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
     if kind == "sin" and is_self_conjugate(kx, ky, size):
-        raise ValueError(f"the sine direction vanishes at (kx, ky) = ({kx}, {ky}) (a self-conjugate frequency); use kind='cos'")
+        raise ValueError(f"the sine direction vanishes at (kx, ky) = ({kx}, {ky}) (a self-conjugate frequency); "
+                         "use kind='cos'")
     sign = 1.0
     if kx < 0:  # Hermitian symmetry: X[ky, kx] = conj(X[-ky, -kx]), which rfft2 stores
         kx, ky, sign = -kx, -ky, -1.0
@@ -61,7 +63,7 @@ def fourier_direction(kx, ky, size=32, kind="sin"):
 def canonical(kx, ky, size=32):
     """The representative of {(kx, ky), (-kx, -ky)} (mod size, in the fftshift range) that `Grid.half` keeps."""
     half = size // 2
-    wrap = lambda k: (k + half) % size - half  # noqa: E731
+    wrap = lambda k: (k + half) % size - half
     other = (wrap(-kx), wrap(-ky))
     return max((kx, ky), other, key=lambda k: (k[1], k[0]))
 
@@ -188,13 +190,13 @@ def train_directions(arch, cells, settings, pooling=True):
     from nadcore import data, models, train
 
     s, size = settings, settings.get("size", 32)
-    pick = lambda key: s[key][arch] if isinstance(s[key], dict) else s[key]  # noqa: E731
+    pick = lambda key: s[key][arch] if isinstance(s[key], dict) else s[key]
     seeds = [cell_seed(s["seed"], kx, ky, size) for kx, ky in cells]
     vs = Grid(tuple(range(-(size // 2), (size + 1) // 2)), size).directions(cells, s.get("kind", "sin"))
     datasets, nets = [], []
     for v, cs in zip(vs, seeds):
-        draw = lambda k: data.directional_dataset(v, s["n"], s["sigma"], s["eps"], seed=2 * cs + k, device=s["device"])  # noqa: E731
-        datasets.append((draw(0), draw(1)))
+        datasets.append(tuple(data.directional_dataset(v, s["n"], s["sigma"], s["eps"], seed=2 * cs + k,
+                                                       device=s["device"]) for k in (0, 1)))
         torch.manual_seed(cs)
         nets.append(models.build(arch, pooling=pooling))
     out = train.fit_many(nets, datasets, epochs=pick("epochs"), max_lr=pick("max_lr"), momentum=pick("momentum"),
@@ -219,7 +221,8 @@ def sweep_directions(archs, grid, settings, results_dir, pooling=True, name="fou
         out = [None] * len(group)
         for arch in dict.fromkeys(c["arch"] for c in group):
             idx = [i for i, c in enumerate(group) if c["arch"] == arch]
-            for i, r in zip(idx, train_directions(arch, [(group[i]["kx"], group[i]["ky"]) for i in idx], settings, pooling)):
+            for i, r in zip(idx, train_directions(arch, [(group[i]["kx"], group[i]["ky"]) for i in idx],
+                                                  settings, pooling)):
                 out[i] = r
         return out
 
@@ -267,4 +270,5 @@ def iterations_to_loss(table, threshold, window=1):
     """Fig. 2: `{arch: {(kx, ky): iterations}}` until the training loss falls below `threshold`."""
     from nadcore.train import iterations_to_loss as first_below
 
-    return {a: {c: first_below(r["loss_history"], threshold, window) for c, r in cells.items()} for a, cells in table.items()}
+    return {a: {c: first_below(r["loss_history"], threshold, window) for c, r in cells.items()}
+            for a, cells in table.items()}

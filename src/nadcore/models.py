@@ -69,7 +69,7 @@ def out_side(layers, side):
     keep the size) for a `side` x `side` input."""
     for m in layers:
         if isinstance(m, (nn.Conv2d, nn.MaxPool2d, nn.AvgPool2d)):
-            pair = lambda v: v if isinstance(v, tuple) else (v, v)  # noqa: E731
+            pair = lambda v: v if isinstance(v, tuple) else (v, v)
             k, s, p = pair(m.kernel_size)[0], pair(m.stride)[0], pair(m.padding)[0]
             d = pair(m.dilation)[0] if not isinstance(m, nn.AvgPool2d) else 1
             side = (side + 2 * p - d * (k - 1) - 1) // s + 1
@@ -208,7 +208,8 @@ class ResNet18(nn.Module):
 
     def __init__(self, in_channels=1, num_classes=2, pooling=True, blocks=(2, 2, 2, 2)):
         super().__init__()
-        layers, planes_in = [nn.Conv2d(in_channels, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True)], 64
+        layers, planes_in = [nn.Conv2d(in_channels, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64),
+                             nn.ReLU(inplace=True)], 64
         for i, (planes, n) in enumerate(zip((64, 128, 256, 512), blocks)):
             for j in range(n):
                 layers.append(BasicBlock(planes_in, planes, 2 if i > 0 and j == 0 else 1))
@@ -303,7 +304,8 @@ def build(name, in_channels=1, num_classes=2, pooling=True):
     if isinstance(pooling, bool):
         pooling = "max" if pooling else "none"
     elif not (isinstance(pooling, str) and pooling in poolings(name)):
-        raise ValueError(f"pooling must be True, False or one of {', '.join(poolings(name))} for {name}; got {pooling!r}")
+        raise ValueError(f"pooling must be True, False or one of {', '.join(poolings(name))} for {name}; "
+                         f"got {pooling!r}")
     if name != "lenet":
         pooling = pooling == "max"
     return REGISTRY[name](in_channels=in_channels, num_classes=num_classes, pooling=pooling)

@@ -102,7 +102,8 @@ def _factory(model, input_shape, pooling=True):
     """A zero-argument callable returning a fresh network with one output, and its name."""
     if isinstance(model, str):
         if model not in registry.names():
-            raise ValueError(f"model must be one of {', '.join(registry.names())} or a zero-argument factory; got {model!r}")
+            raise ValueError(f"model must be one of {', '.join(registry.names())} or a zero-argument factory; "
+                             f"got {model!r}")
         channels = input_shape[0] if len(input_shape) == 3 else 1
         if not (isinstance(pooling, bool) or pooling in registry.poolings(model)):
             raise ValueError(f"pooling must be True, False or one of {', '.join(registry.poolings(model))} for "
@@ -155,7 +156,8 @@ def _check_output(net, x0):
     with torch.no_grad():
         out = net(x0[None])
     if out.numel() != 1:
-        raise ValueError(f"model must have ONE output (build it with num_classes=1); got output shape {tuple(out.shape)}")
+        raise ValueError(f"model must have ONE output (build it with num_classes=1); "
+                         f"got output shape {tuple(out.shape)}")
 
 
 # ----------------------------------------------------------------------------- secant
@@ -269,7 +271,8 @@ def _conv_support(conv, x0):
         D = x0.numel()
         K = conv.in_channels * conv.kernel_size[0] * conv.kernel_size[1]
         eye = torch.eye(D, dtype=torch.float64, device=x0.device).reshape(D, *x0.shape)
-        kernel = torch.arange(1, K + 1, dtype=torch.float64, device=x0.device).reshape(1, conv.in_channels, *conv.kernel_size)
+        kernel = torch.arange(1, K + 1, dtype=torch.float64, device=x0.device).reshape(
+            1, conv.in_channels, *conv.kernel_size)
         hit = conv._conv_forward(eye, kernel, None)                      # k + 1 where e_i meets kernel entry k at p
         out_hw = tuple(hit.shape[-2:])
         hit = hit.round().long().reshape(D, -1)
@@ -445,7 +448,7 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     batch = batch_size or _default_batch(method, dev)
     start = time.perf_counter()
     ranges = chunk_ranges(int(first), int(first) + int(num_networks))
-    compute = lambda cells: [chunk_moments(factory, method, step, x0, seed, c["start"], c["stop"], batch)  # noqa: E731
+    compute = lambda cells: [chunk_moments(factory, method, step, x0, seed, c["start"], c["stop"], batch)
                              for c in cells]
     cells = [{"start": a, "stop": b} for a, b in ranges]
     if results_dir is None:
@@ -612,8 +615,8 @@ def fig6_sweep(arch, nads, indices, settings, results_dir, device="auto", batch=
 
     `settings` holds `n_train`, `sigma`, `eps`, `epochs`, `max_lr`, `seed` and optional recipe
     keys of `accuracy_on_nads`; the stored settings add the fingerprint of the NAD basis and the
-    device type (and `pooling` unless it is the published True). Returns `{index: test accuracy}` for this shard's indices (with `only_stored`,
-    for the indices already stored, computing nothing).
+    device type (and `pooling` unless it is the published True). Returns `{index: test accuracy}`
+    for this shard's indices (with `only_stored`, for the indices already stored, computing nothing).
     """
     rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
     dev = resolve(device)

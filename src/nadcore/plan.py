@@ -176,13 +176,15 @@ def _underspec(scale, seed, results, dev):
     for arch in pairs["archs"]:
         n = len(pairs["seeds"]) * len(pairs["indices"]) ** 2
         items.append(Item("05_underspecification", f"fig2 {arch}", f"D(v_i)+D(v_j) pairs, n={pairs['n_train']}, "
-                          f"{pairs['recipe'][arch]['epochs']} epochs", n, _stored_files(results, f"underspec_pairs_{arch}", n),
+                          f"{pairs['recipe'][arch]['epochs']} epochs", n,
+                          _stored_files(results, f"underspec_pairs_{arch}", n),
                           train_cost(dev, arch, 2 * pairs["n_train"], pairs["recipe"][arch]["epochs"])))
     samples = 1797 if ood["dataset"] == "digits" else (ood["limit"] or 60000)
     for arch in ood["archs"]:
         n = len(ood["seeds"]) * len(ood["indices"])
         items.append(Item("05_underspecification", f"fig3 {arch}", f"{ood['dataset']} + D(v_k), "
-                          f"{ood['recipe'][arch]['epochs']} epochs", n, _stored_files(results, f"underspec_ood_{arch}", n),
+                          f"{ood['recipe'][arch]['epochs']} epochs", n,
+                          _stored_files(results, f"underspec_ood_{arch}", n),
                           train_cost(dev, arch, samples, ood["recipe"][arch]["epochs"])))
     return items
 
@@ -197,14 +199,15 @@ def _antialias(scale, seed, results, dev):
     items = []
     for v in cfg["variants"]:
         cells = fourier.sweep_cells([antialias.ARCH], grid, antialias.pooling_arg(v))
-        todo = sweeps.missing(antialias.sweep_name(v, "fourier"), cells, s1, results / "fourier")
+        todo = sweeps.missing(antialias.sweep_name(v), cells, s1, results / "fourier")
         # unit costs are those of max-pooling LeNet (and of LeNet without pooling): the others are rough guesses
         cost = train_cost(dev, "lenet", 2 * s1["n"], s1["epochs"], v != "none")
         items.append(Item("06_antialias", f"fig1 {v}", f"D(v) cells, n={s1['n']} sigma={s1['sigma']} grid "
                           f"{len(grid.freqs)}x{len(grid.freqs)}", len(cells), len(cells) - len(todo), cost))
         basis = antialias.nad_estimate(v, cfg["nads"], seed, results, dev, compute=False)
         stored = basis is not None
-        done = 0 if basis is None else len(antialias.fig6(v, basis, cfg["fig6_indices"], s6, results, dev, compute=False))
+        done = 0 if basis is None else len(antialias.fig6(v, basis, cfg["fig6_indices"], s6, results, dev,
+                                                          compute=False))
         nad_cost = NAD_S.get(("lenet", method)) if _cpu(dev) else None
         items.append(Item("06_antialias", f"NADs {v}", f"{method}, {n} networks; N vs 2N for N in "
                           f"{cfg['nads']['conv_sizes']}", n, n if stored else 0, nad_cost))

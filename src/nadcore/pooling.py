@@ -309,7 +309,8 @@ def train_linear_pooling(l, m, S, eps=1.0, sigma=1.0, n=1000, steps=300, lr=0.05
 def loss_curves(ls, m, S, seeds=(0,), progress=True, **kwargs):
     """Training-loss curves (len(ls), len(seeds), steps) of `train_linear_pooling` for every l and seed."""
     cells = [(l, s) for l in ls for s in seeds]
-    curves = [train_linear_pooling(l, m, S, seed=s, **kwargs) for l, s in tqdm(cells, disable=not progress, desc="linear model")]
+    curves = [train_linear_pooling(l, m, S, seed=s, **kwargs)
+              for l, s in tqdm(cells, disable=not progress, desc="linear model")]
     return torch.stack(curves).reshape(len(ls), len(seeds), -1)
 
 
@@ -348,7 +349,7 @@ def monte_carlo_hessian(m, l, S, eps, sigma, n=20000, draws=10, sigma_theta=1.0,
         x, y = spectral_dataset(l, D, chunk, eps, sigma, generator=g)
         x, y = x.double(), y.double()
 
-        def loss(phi_):
+        def loss(phi_, theta=theta, x=x, y=y):
             return ((y - linear_pooling_output(theta, phi_, x, model.m, model.A)) ** 2).mean()
 
         total += torch.autograd.functional.hessian(loss, phi)
@@ -386,7 +387,8 @@ def theorem1_check(D=64, S=4, eps=1.0, sigma=1.0, ls=(1, 3, 5, 7), n_train=10000
 def lemma1_check(D=16, S=4, l=3, eps=1.0, sigma=0.5, n=10000, seed=0):
     """Lemma 1 against a Monte-Carlo average Hessian: arrays `theory` and `monte_carlo` (D x D)."""
     m = prefilter("average", D, S).abs()
-    return {"theory": expected_hessian(m, l, S, eps, sigma), "monte_carlo": monte_carlo_hessian(m, l, S, eps, sigma, n, seed=seed)}
+    return {"theory": expected_hessian(m, l, S, eps, sigma),
+            "monte_carlo": monte_carlo_hessian(m, l, S, eps, sigma, n, seed=seed)}
 
 
 def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progress=True, compute=True):
@@ -586,8 +588,9 @@ def snr_gamma_2d(kind, S=2, size=32, grid=None, direction="sin"):
 
     Returns `{(kx, ky): gamma}` (default grid `fourier.full_grid(size)`: every frequency);
     `grid.image(gamma)` lays it out as an array. gamma^2 = S^2 q / (1 - q) with q of
-    `pooled_fraction_2d` (+inf where q = 1, 0 where q < 1e-20, float rounding of an exact null), so that, as in 1-D (`bayes_accuracy`), the Bayes
-    accuracy on the pooled D(v) is Phi(eps gamma / (2 sigma sqrt(S^2))).
+    `pooled_fraction_2d` (+inf where q = 1, 0 where q < 1e-20, float rounding of an exact null), so
+    that, as in 1-D (`bayes_accuracy`), the Bayes accuracy on the pooled D(v) is
+    Phi(eps gamma / (2 sigma sqrt(S^2))).
 
     It is Eq. 2 with the S^2 aliases of a 2-D output bin in place of the S of 1-D:
         gamma^2(k) = S^2 |m_hat[k]|^2 / sum_{(a, b) != (0, 0)} |m_hat[ky + a M, kx + b M]|^2,
@@ -727,11 +730,12 @@ def theorem1_check_2d(kind, cells, S=2, eps=1.0, sigma=1.0, n_train=10000, n_tes
                                               padding, method)
                         for i, (kx, ky) in enumerate(tqdm(cells, disable=not progress, desc=f"Theorem 1 2-D {kind}"))],
                        dtype=torch.float64)
-    as_array = lambda d: torch.tensor([d[c] for c in cells], dtype=torch.float64)  # noqa: E731
+    as_array = lambda d: torch.tensor([d[c] for c in cells], dtype=torch.float64)
     return {"kx": torch.tensor([c[0] for c in cells]), "ky": torch.tensor([c[1] for c in cells]),
             "gamma": as_array(gamma), "theory": as_array(exact), "paper": as_array(paper),
             "direction": direction_bayes_accuracy_2d(vs, kind, eps, sigma, S, padding), "simulated": sim,
-            "stderr": (sim * (1 - sim) / n_test).sqrt() if method == "lda" else _snr_stderr(sim, n_train, (size // S) ** 2)}
+            "stderr": ((sim * (1 - sim) / n_test).sqrt() if method == "lda"
+                       else _snr_stderr(sim, n_train, (size // S) ** 2))}
 
 
 def _snr_stderr(acc, n, p):

@@ -32,9 +32,11 @@ PRESETS = {
                   "max_lr": {"logreg": 0.5, "lenet": 0.5, "vgg11": 0.05, "vgg11_bn": 0.05, "resnet18": 0.05,
                              "densenet121": 0.05},
                   "momentum": 0.0, "weight_decay": 0.0, "batch_size": 128,
-                  "fig2": {"archs": ["lenet", "vgg11", "vgg11_bn", "resnet18", "densenet121"], "grid": {"name": "paper"},
+                  "fig2": {"archs": ["lenet", "vgg11", "vgg11_bn", "resnet18", "densenet121"],
+                           "grid": {"name": "paper"},
                            "n": 10000, "sigma": 0.5, "epochs": 20, "threshold": 0.05, "window": 20},
-                  "fig3": {"archs": ["lenet", "vgg11", "vgg11_bn", "resnet18", "densenet121"], "grid": {"name": "paper"}}},
+                  "fig3": {"archs": ["lenet", "vgg11", "vgg11_bn", "resnet18", "densenet121"],
+                           "grid": {"name": "paper"}}},
     },
     "pooling": {
         # fig4a: Theorem 1 in closed form (cheap at any scale); fig4b: the linear model of Sec. 2.2;
@@ -91,12 +93,14 @@ PRESETS = {
         # `nads.load_nads` (None: the committed artifact or the paper's 10,000 networks).
         "smoke": {
             "dataset": "digits", "arch": "lenet", "flip_archs": ["lenet", "logreg"], "eps": 0.05,
-            "indices": [0, 1, 2, 4, 8, 32, 128, 512, 1022], "nad_networks": 256, "review_ks": [1, 2, 8, 32], "review_size": 8.0,
+            "indices": [0, 1, 2, 4, 8, 32, 128, 512, 1022], "nad_networks": 256, "review_ks": [1, 2, 8, 32],
+            "review_size": 8.0,
             "recipe": {"epochs": 15, "max_lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "batch_size": 128},
         },
         "medium": {
             "dataset": "cifar10", "arch": "lenet", "flip_archs": ["lenet", "logreg"], "eps": 0.05,
-            "indices": [0, 2, 8, 32, 128, 512, 1022], "nad_networks": 1024, "review_ks": [1, 2, 8, 32], "review_size": 8.0,
+            "indices": [0, 2, 8, 32, 128, 512, 1022], "nad_networks": 1024, "review_ks": [1, 2, 8, 32],
+            "review_size": 8.0,
             "recipe": {"epochs": 20, "max_lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "batch_size": 128},
         },
         "paper": {

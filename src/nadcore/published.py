@@ -11,7 +11,7 @@ acc(x, y) = acc(16 - x, y): only rows 0..8 were computed.
 """
 
 import csv
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +30,7 @@ def _check(arch, allowed):
         raise ValueError(f"arch must be one of {', '.join(allowed)} (published data); got {arch!r}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _table(name):
     """A CSV of the folder as `{column: float array}` (cached; callers copy)."""
     with open(FOLDER / name, newline="") as f:
@@ -40,7 +40,7 @@ def _table(name):
 
 def cell_frequency(x, y):
     """`(kx, ky)` of the published Fig. 1 CSV cell `(x, y)` (row frequency 2(x-8), column 2(y-8))."""
-    wrap = lambda k: (k + SIZE // 2) % SIZE - SIZE // 2  # noqa: E731
+    wrap = lambda k: (k + SIZE // 2) % SIZE - SIZE // 2
     return wrap(2 * (int(y) - 8)), wrap(2 * (int(x) - 8))
 
 

@@ -208,20 +208,25 @@ def load(path, settings=None):
     except StoreError:
         raise
     except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, UnicodeDecodeError) as err:
-        raise StoreError(f"{path} is unreadable or truncated ({type(err).__name__}: {err}); delete it to recompute") from None
+        raise StoreError(f"{path} is unreadable or truncated ({type(err).__name__}: {err}); "
+                         "delete it to recompute") from None
     _check_record(path, record, arrays)
     if settings is not None and record["settings"] != normalise(settings):
-        raise StoreError(f"{path} was made with other settings: stored {record['settings']}, asked {normalise(settings)}")
+        raise StoreError(f"{path} was made with other settings: stored {record['settings']}, "
+                         f"asked {normalise(settings)}")
     return Result(arrays, record)
 
 
 def _check_record(path, record, arrays):
     if not isinstance(record, dict) or record.get("format") != FORMAT:
-        raise StoreError(f"{path} is not a nadcore result (format {record.get('format') if isinstance(record, dict) else None!r}, expected {FORMAT!r})")
+        raise StoreError(f"{path} is not a nadcore result "
+                         f"(format {record.get('format') if isinstance(record, dict) else None!r}, "
+                         f"expected {FORMAT!r})")
     for name, meta in record.get("arrays", {}).items():
         arr = arrays.get(name)
         if arr is None or list(arr.shape) != meta["shape"] or str(arr.dtype) != meta["dtype"]:
-            raise StoreError(f"{path}: array {name!r} is missing or differs from its record; delete the file to recompute")
+            raise StoreError(f"{path}: array {name!r} is missing or differs from its record; "
+                             "delete the file to recompute")
 
 
 def matches(path, settings):
@@ -274,5 +279,6 @@ def load_weights(path, settings=None):
     if record.get("format") != FORMAT:
         raise StoreError(f"{path} is not a nadcore weights file")
     if settings is not None and record["settings"] != normalise(settings):
-        raise StoreError(f"{path} was made with other settings: stored {record['settings']}, asked {normalise(settings)}")
+        raise StoreError(f"{path} was made with other settings: stored {record['settings']}, "
+                         f"asked {normalise(settings)}")
     return state, record

@@ -87,7 +87,8 @@ def sweep(name, cells, compute, settings, results_dir, batch=1, shard=0, num_sha
 def missing(name, cells, settings, results_dir):
     """The cells not yet stored with `settings` (all shards together)."""
     _check(name, cells, settings)
-    return [c for c in cells if not store.matches(cell_path(name, c, settings, results_dir), _record_settings(c, settings))]
+    return [c for c in cells
+            if not store.matches(cell_path(name, c, settings, results_dir), _record_settings(c, settings))]
 
 
 def collect(name, cells, settings, results_dir):

@@ -71,7 +71,8 @@ def _normalised(x, mean, std):
 
 def _check_split(split, channels):
     if isinstance(split, bool) or not isinstance(split, int) or not 0 < split < channels:
-        raise ValueError(f"split (the number of channels of block 1) must be an int in 1..{channels - 1}; got {split!r}")
+        raise ValueError(f"split (the number of channels of block 1) must be an int in 1..{channels - 1}; "
+                         f"got {split!r}")
 
 
 def ablate(x, split, keep):
@@ -196,7 +197,8 @@ def _network(arch, in_channels, recipe, seed):
 def _recipe(settings, arch):
     recipes = settings.get("recipe", {})
     if arch not in recipes:
-        raise ValueError(f"arch must be one of the architectures with a recipe in settings ({', '.join(recipes)}); got {arch!r}")
+        raise ValueError(f"arch must be one of the architectures with a recipe in settings ({', '.join(recipes)}); "
+                         f"got {arch!r}")
     return {"normalize": True, **recipes[arch]}   # see `_fit`
 
 

@@ -4,7 +4,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-
 LINES = {"remove": "-", "flip": "--", "shift": ":"}
 
 
@@ -87,7 +86,7 @@ def reviewers_test(rows):
     against the number `k` of first or last NADs edited, for each mode."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
     groups = sorted({(r["where"], r["mode"]) for r in rows})
-    for n, (where, mode) in enumerate(groups):
+    for where, mode in groups:
         sel = sorted((r for r in rows if r["where"] == where and r["mode"] == mode), key=lambda r: r["k"])
         ks = [r["k"] for r in sel]
         style = dict(color="C0" if where == "first" else "C3", ls=LINES.get(mode, "-."), marker="o")
