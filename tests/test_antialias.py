@@ -32,8 +32,16 @@ def test_theory_is_theorem1_of_the_matching_prefilter():
     # less aliased noise reaches (4, 4) through smoother prefilters: box < binomial-3 < binomial-5
     box, five = (antialias.theory(v, grid, 1.0, 3.0)[(4, 4)] for v in ("avg", "blur5"))
     assert box < t[(4, 4)] < five
-    with pytest.raises(ValueError, match="linear poolings"):
+    with pytest.raises(ValueError, match="a linear prefilter"):
         antialias.theory("max", grid, 1.0, 3.0)
+    # both poolings: the stride-4 cascade; MaxBlurPool is compared with its blur
+    both = antialias.theory("avg", grid, 1.0, 3.0, stages=2)
+    ref = pooling.bayes_accuracy_2d("average_x2", 1.0, 3.0, S=4, grid=grid.half())
+    assert all(both[c] == pytest.approx(100 * ref[c]) for c in both)
+    assert both[(8, 0)] == pytest.approx(50.0) and t[(8, 4)] > 55    # 8 is the Nyquist frequency of stride 4
+    assert antialias.theory("maxblur3", grid, 1.0, 3.0) == t
+    with pytest.raises(ValueError, match="stages must be 1"):
+        antialias.theory("avg", grid, 1.0, 3.0, stages=3)
 
 
 def test_agreement_is_spearman_on_common_cells():
@@ -71,9 +79,10 @@ def test_chapter_results_compute_store_and_read_back(tiny, tmp_path):
         assert out["nads"][v].settings["num_networks"] == 30 and out["nads"][v].nads.shape == (1024, 1024)
         assert out["convergence"][v]["overlap"].shape == (1, 2)
         assert sorted(out["fig6"][v]) == [0, 500]
-    assert set(out["theory"]) == {"blur3"}
-    rho = antialias.agreement(out["theory"]["blur3"], out["fig1"]["blur3"])
-    np.testing.assert_equal(out["agreement"]["blur3"], rho)
+    assert {k: set(v) for k, v in out["theory"].items()} == {1: {"blur3"}, 2: {"blur3"}}
+    for stages in (1, 2):
+        rho = antialias.agreement(out["theory"][stages]["blur3"], out["fig1"]["blur3"])
+        np.testing.assert_equal(out["agreement"][stages]["blur3"], rho)
     # the variants differ: blur3 NADs are those of another network
     assert antialias.nads.subspace_overlap(out["nads"]["max"].nads, out["nads"]["blur3"].nads, 4) < 0.99
     files = sorted(p for p in tmp_path.rglob("*.npz"))
@@ -86,7 +95,7 @@ def test_chapter_results_compute_store_and_read_back(tiny, tmp_path):
     stored = [store.load(p).settings["settings"] for p in (tmp_path / "nads").rglob("fig6_lenet/*.npz")]
     assert sorted(str(s.get("pooling")) for s in stored) == ["None", "None", "blur3", "blur3"]
     rows = antialias.summary(again)
-    assert [r["variant"] for r in rows] == ["max", "blur3"] and math.isnan(rows[0]["rho"])
+    assert [r["variant"] for r in rows] == ["max", "blur3"] and math.isnan(rows[0]["rho1"])
     assert rows[1]["mean"] == pytest.approx(np.mean(list(out["fig1"]["blur3"].values())))
     assert "blur3" in antialias.format_summary(rows)
 

@@ -23,6 +23,7 @@ from nadcore.device import resolve
 
 VARIANTS = ("max", "avg", "blur3", "blur5", "maxblur3", "maxblur5", "strided", "none")
 PREFILTER = {"avg": "average", "blur3": "binomial3", "blur5": "binomial5"}  # variants with a linear pooling
+BLURRED = ("avg", "blur3", "blur5", "maxblur3", "maxblur5")  # a linear prefilter (after the max, for MaxBlurPool)
 ARCH = "lenet"
 
 
@@ -113,14 +114,21 @@ def fig6(variant, basis, indices, settings, results_dir, device="cpu", compute=T
                            progress=progress, only_stored=not compute, pooling=p)
 
 
-def theory(variant, grid, eps, sigma):
-    """Theorem 1 for the linear prefilter of `variant` (`PREFILTER`), stride 2 on 32x32 images:
-    `{(kx, ky): Bayes accuracy (percent)}` of D(v) after that one pooling layer, on `grid`'s
-    canonical cells (`pooling.bayes_accuracy_2d`, circular padding). LeNet pools twice and
-    convolves before each pooling: this is the prediction of its first pooling alone."""
-    if variant not in PREFILTER:
-        raise ValueError(f"variant must be one of {', '.join(PREFILTER)} (the linear poolings); got {variant!r}")
-    acc = pooling.bayes_accuracy_2d(PREFILTER[variant], eps, sigma, S=2, size=grid.size, grid=grid.half())
+def theory(variant, grid, eps, sigma, stages=1):
+    """Theorem 1 for the linear prefilter of `variant` (`PREFILTER`, or the blur of a MaxBlurPool):
+    `{(kx, ky): Bayes accuracy (percent)}` of D(v) after that pooling (`pooling.bayes_accuracy_2d`,
+    circular padding) on `grid`'s canonical cells. `stages=1`: LeNet's first pooling alone (stride
+    2); `stages=2`: both poolings in a row as one of stride 4 (`pooling.CASCADES_2D`). Either way
+    the convolutions and ReLUs around the poolings are left out: a prediction of what the
+    pooling lets through, not of what SGD finds."""
+    kind = PREFILTER.get(variant[3:] if variant.startswith("maxblur") else variant)
+    if kind is None:
+        raise ValueError(f"variant must be one of {', '.join(PREFILTER)}, maxblur3, maxblur5 (a linear prefilter); "
+                         f"got {variant!r}")
+    if stages not in (1, 2):
+        raise ValueError(f"stages must be 1 (first pooling) or 2 (both poolings); got {stages!r}")
+    acc = pooling.bayes_accuracy_2d(kind if stages == 1 else f"{kind}_x2", eps, sigma, S=2 * stages,
+                                    size=grid.size, grid=grid.half())
     return {c: 100.0 * a for c, a in acc.items()}
 
 
@@ -154,8 +162,9 @@ def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compu
     share of the Fig. 1 cells only; a run with `num_shards=1` then collects them and computes
     the NADs and Fig. 6.
 
-    Returns a dict: `grid`, `variants`, `fig1` {variant: {cell: acc}}, `theory` {variant: {cell:
-    acc}}, `agreement` {variant: Spearman rho}, `nads` {variant: NADResult | None},
+    Returns a dict: `grid`, `variants`, `fig1` {variant: {cell: acc}}, `theory` {stages: {variant:
+    {cell: acc}}} of the linear variants (`theory`), `agreement` {stages: {variant: Spearman rho}}
+    (MaxBlurPool against its blur's map too), `nads` {variant: NADResult | None},
     `convergence` {variant: arrays | None}, `fig6` {variant: {index: acc}}, `settings`.
     """
     cfg = presets.preset("antialias", scale)
@@ -171,9 +180,11 @@ def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compu
     for v in variants:
         out["fig1"][v] = fig1(v, grid, s1, results_dir / "fourier", compute and "fig1" in parts, progress, shard,
                               num_shards)
-        if v in PREFILTER:
-            out["theory"][v] = theory(v, grid, s1["eps"], s1["sigma"])
-            out["agreement"][v] = agreement(out["theory"][v], out["fig1"][v])
+        for stages in (1, 2) if v in BLURRED else ():
+            t = theory(v, grid, s1["eps"], s1["sigma"], stages)
+            if v in PREFILTER:
+                out["theory"].setdefault(stages, {})[v] = t
+            out["agreement"].setdefault(stages, {})[v] = agreement(t, out["fig1"][v])
     compute = compute and num_shards == 1
     for v in variants:
         work = compute and "nads" in parts
@@ -189,7 +200,8 @@ def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compu
 
 def summary(results):
     """One row per variant of `chapter_results`: its Fig. 1 spread, the Spearman rho with Theorem 1
-    (linear variants), lambda_2 / lambda_1 and lambda_64 / lambda_1 of its NADs, the N vs 2N
+    for the first pooling (rho1) and both (rho2) (blurred variants), lambda_2 / lambda_1 and
+    lambda_64 / lambda_1 of its NADs, the N vs 2N
     overlap of the leading 16 NADs at the largest N, and Fig. 6 at the first and last index."""
     rows = []
     for v in results["variants"]:
@@ -198,7 +210,8 @@ def summary(results):
         lam = None if basis is None else np.clip(basis.eigenvalues, 0, None) / basis.eigenvalues[0]
         ks = [] if conv is None else list(conv["ks"])
         rows.append(dict(variant=v, cells=s["cells"], mean=s["mean"], std=s["std"], min=s["min"], max=s["max"],
-                         rho=results["agreement"].get(v, np.nan),
+                         rho1=results["agreement"].get(1, {}).get(v, np.nan),
+                         rho2=results["agreement"].get(2, {}).get(v, np.nan),
                          lam2=np.nan if lam is None else float(lam[1]), lam64=np.nan if lam is None else float(lam[63]),
                          overlap16=float(conv["overlap"][-1][ks.index(16)]) if 16 in ks else np.nan,
                          fig6_first=f6[min(f6)] if f6 else np.nan, fig6_last=f6[max(f6)] if f6 else np.nan))
@@ -207,11 +220,12 @@ def summary(results):
 
 def format_summary(rows):
     """`summary` as a fixed-width text table."""
-    head = (f"{'variant':<9} {'cells':>5} {'mean':>6} {'std':>5} {'min':>6} {'max':>6} {'rho':>6} "
+    head = (f"{'variant':<9} {'cells':>5} {'mean':>6} {'std':>5} {'min':>6} {'max':>6} {'rho1':>6} {'rho2':>6} "
             f"{'l2/l1':>6} {'l64/l1':>7} {'ov16':>5} {'fig6 first':>10} {'last':>6}")
     lines = [head]
     for r in rows:
         lines.append(f"{r['variant']:<9} {r['cells']:>5} {r['mean']:>6.1f} {r['std']:>5.1f} {r['min']:>6.1f} "
-                     f"{r['max']:>6.1f} {r['rho']:>6.2f} {r['lam2']:>6.3f} {r['lam64']:>7.4f} {r['overlap16']:>5.2f} "
+                     f"{r['max']:>6.1f} {r['rho1']:>6.2f} {r['rho2']:>6.2f} {r['lam2']:>6.3f} {r['lam64']:>7.4f} "
+                     f"{r['overlap16']:>5.2f} "
                      f"{r['fig6_first']:>10.1f} {r['fig6_last']:>6.1f}")
     return "\n".join(lines)

@@ -422,14 +422,16 @@ def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progres
 # ----------------------------------------------------------------------------- Theorem 1 in 2-D
 
 PREFILTERS_2D = ("average", "binomial3", "binomial5")
+CASCADES_2D = tuple(f"{k}_x2" for k in PREFILTERS_2D)  # two poolings of factor 2 in a row: one of factor 4
 MODEL_NAMES_2D = {"avg": "average", "blur3": "binomial3", "blur5": "binomial5"}  # models.LENET_POOLINGS spelling
 PADDINGS_2D = ("circular", "reflect", "zeros")
 
 
 def _kind_2d(kind):
     kind = MODEL_NAMES_2D.get(kind, kind) if isinstance(kind, str) else kind
-    if kind not in PREFILTERS_2D:
-        raise ValueError(f"kind must be one of {', '.join(PREFILTERS_2D)} (or avg, blur3, blur5); got {kind!r}")
+    if kind not in PREFILTERS_2D + CASCADES_2D:
+        raise ValueError(f"kind must be one of {', '.join(PREFILTERS_2D + CASCADES_2D)} (or avg, blur3, blur5); "
+                         f"got {kind!r}")
     return kind
 
 
@@ -441,12 +443,24 @@ def prefilter_taps(kind, S=2):
     "binomial3", "binomial5": `models.binomial_filter` ([1, 2, 1] / 4, [1, 4, 6, 4, 1] / 16),
     centred, before = 1 and 2 (the blur of `models.BlurPool2d`). The model names "avg", "blur3"
     and "blur5" are accepted too.
+    "average_x2", "binomial3_x2", "binomial5_x2" (S must be 4): that pooling with factor 2 applied
+    twice, as one pooling of factor 4 (LeNet's two pooling layers without the layers between):
+    with taps t and b before, output k is sum_{i, j} t[i] t[j] x[4k - 3b + i + 2j], so the taps are
+    c[q] = sum_{i + 2j = q} t[i] t[j] and 3b come before.
     """
     from nadcore.models import binomial_filter
 
     kind = _kind_2d(kind)
     if isinstance(S, bool) or not isinstance(S, int) or S < 1:
         raise ValueError(f"S must be an integer >= 1 (the subsampling factor); got {S!r}")
+    if kind in CASCADES_2D:
+        if S != 4:
+            raise ValueError(f"S must be 4 for {kind} (two poolings of factor 2); got {S}")
+        t, b = prefilter_taps(kind[:-3], 2)
+        c = torch.zeros(3 * (len(t) - 1) + 1, dtype=torch.float64)
+        for j, tj in enumerate(t.tolist()):
+            c[2 * j:2 * j + len(t)] += tj * t
+        return c, 3 * b
     if kind == "average":
         return torch.full((S,), 1.0 / S, dtype=torch.float64), 0
     size = int(kind[-1])

@@ -41,21 +41,21 @@ def fig1_variants(fig1, grid, variants=None):
 
 
 def theory_beside(measured, theory, agreement, grid):
-    """For each linear variant: Theorem 1's Bayes accuracy after its first pooling (left) and the
-    measured Fig. 1 grid (right), with Spearman's rank correlation in the title."""
-    variants = list(theory)
-    fig, axes = plt.subplots(len(variants), 2, figsize=(5.6, 2.6 * len(variants)), squeeze=False)
-    for (left, right), v in zip(axes, variants):
-        t = theory[v]
-        lo = min(t.values())
-        im = _heat(left, grid.image(t), grid, f"Theorem 1, {LABELS.get(v, v)}", vmin=lo, vmax=max(t.values()),
-                   cmap="magma")
-        fig.colorbar(im, ax=left, shrink=0.8, label="Bayes accuracy (%)")
-        rho = agreement.get(v, float("nan"))
-        im = _heat(right, grid.image(measured.get(v, {})), grid, f"measured, Spearman $\\rho$ = {rho:.2f}")
-        right.set_facecolor("0.85")
-        fig.colorbar(im, ax=right, shrink=0.8, label="test accuracy (%)")
-    fig.tight_layout()
+    """For each linear variant: Theorem 1's Bayes accuracy after its first pooling, after both
+    poolings (`theory[1]`, `theory[2]`), and the measured Fig. 1 grid, with Spearman's rank
+    correlation of each prediction with the measurement in the titles."""
+    variants = list(theory[1])
+    fig, axes = plt.subplots(len(variants), 3, figsize=(8.4, 2.6 * len(variants)), squeeze=False)
+    for row, v in zip(axes, variants):
+        for ax, stages, what in ((row[0], 1, "first pooling"), (row[1], 2, "both poolings")):
+            t = theory[stages][v]
+            rho = agreement[stages].get(v, float("nan"))
+            im = _heat(ax, grid.image(t), grid, f"Theorem 1, {what}\n{LABELS.get(v, v)}, $\\rho$ = {rho:.2f}",
+                       vmin=50, vmax=100, cmap="magma")
+        fig.colorbar(im, ax=row[:2], shrink=0.8, label="Bayes accuracy (%)")
+        im = _heat(row[2], grid.image(measured.get(v, {})), grid, f"measured, {len(measured.get(v, {}))} cells")
+        row[2].set_facecolor("0.85")
+        fig.colorbar(im, ax=row[2], shrink=0.8, label="test accuracy (%)")
     return fig
 
 
