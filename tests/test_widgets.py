@@ -2,15 +2,19 @@
 
 import json
 import re
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import matplotlib
 import numpy as np
 import pytest
 
-from nadcore import pooling, sphinxext, widgets
+from nadcore import pooling, widgets
 
 matplotlib.use("Agg")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import nadbook_sphinx  # noqa: E402  (the book's build hook, outside the package)
 
 
 def test_explorer_data_matches_theory():
@@ -63,9 +67,9 @@ def test_sphinxext_serves_plotly_js(tmp_path):
     app = SimpleNamespace(outdir=str(tmp_path), builder=SimpleNamespace(format="html"),
                           add_js_file=lambda name, **kw: calls.append(name),
                           connect=lambda event, fn: calls.append(event))
-    assert sphinxext.setup(app)["parallel_read_safe"]
+    assert nadbook_sphinx.setup(app)["parallel_read_safe"]
     assert "plotly.min.js" in calls and "build-finished" in calls
-    sphinxext.copy_assets(app, None)
+    nadbook_sphinx.copy_assets(app, None)
     copied = tmp_path / "_static" / "plotly.min.js"
-    assert copied.stat().st_size == sphinxext.plotly_js_path().stat().st_size
+    assert copied.stat().st_size == nadbook_sphinx.plotly_js_path().stat().st_size
     assert (tmp_path / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()

@@ -2,7 +2,7 @@
 
 The static version precomputes gamma(l) and the Bayes accuracy for every prefilter, S and eps/sigma
 and switches between them in the browser, with Plotly's JavaScript served by the book itself
-(`nadcore.sphinxext`), so it works with no kernel and no network.
+(the book's build hook, `book/_ext/nadbook_sphinx.py`), so it works with no kernel and no network.
 """
 
 import json

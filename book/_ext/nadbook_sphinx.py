@@ -6,7 +6,7 @@ interactive figures, so nothing is loaded from a CDN:
 - Plotly comes from the installed `plotly` package (`package_data/plotly.min.js`), is copied to
   `_static/plotly.min.js` and loaded by every page, so the static gamma(l) explorer
   (`nadcore.widgets.static_gamma_explorer`, made with `include_plotlyjs=False`) works offline.
-Registered in `_config.yml` under `sphinx: extra_extensions`.
+Registered in `_config.yml` under `sphinx: local_extensions`.
 """
 
 import shutil
