@@ -98,6 +98,19 @@ def test_chapter_results_compute_store_and_read_back(tiny, tmp_path):
     assert [r["variant"] for r in rows] == ["max", "blur3"] and math.isnan(rows[0]["rho1"])
     assert rows[1]["mean"] == pytest.approx(np.mean(list(out["fig1"]["blur3"].values())))
     assert "blur3" in antialias.format_summary(rows)
+    # the chapter's figures, from the same results
+    from nadcore.plots import antialias as figs
+    fig = figs.fig1_variants(again["fig1"], grid)
+    assert [ax.get_title().split("\n")[0] for ax in fig.axes[:2]] == [figs.LABELS["max"], figs.LABELS["blur3"]]
+    fig = figs.theory_beside(again["fig1"], again["theory"], again["agreement"], grid)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert len(titles) == 3 and "first pooling" in titles[0] and "both poolings" in titles[1]
+    assert f"= {again['agreement'][2]['blur3']:.2f}" in titles[1]
+    lines = figs.fig6_variants(again["fig6"]).axes[0].get_lines()
+    assert [list(line.get_xdata()) for line in lines] == [[0, 500], [0, 500]]
+    assert list(lines[1].get_ydata()) == [again["fig6"]["blur3"][0], again["fig6"]["blur3"][500]]
+    curves = figs.convergence(again["convergence"]).axes[0].get_lines()
+    assert len(curves) == 3 and list(curves[0].get_ydata()) == list(again["convergence"]["max"]["overlap"][-1])
 
 
 def test_empty_results_read_as_missing(tiny, tmp_path):
