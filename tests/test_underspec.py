@@ -195,3 +195,12 @@ def test_grids_bad_input(tmp_path):
         underspec.pair_grid("mlp", torch.randn(3, 100), tiny_pairs(), tmp_path, progress=False)
     with pytest.raises(ValueError, match="grids"):
         plots.ood_curves({})
+
+
+def test_chapter_settings_shift_every_seed_and_leave_the_presets_alone():
+    from nadcore import presets
+    base = presets.preset("underspecification", "smoke")
+    shifted = underspec.chapter_settings("smoke", 5)
+    assert shifted["pairs"]["seeds"] == [s + 5 for s in base["pairs"]["seeds"]]
+    assert shifted["ood"]["seeds"] == [s + 5 for s in base["ood"]["seeds"]]
+    assert underspec.chapter_settings("smoke", 0) == base == presets.preset("underspecification", "smoke")

@@ -168,7 +168,9 @@ def _cifar(scale, seed, results, dev):
 
 
 def _underspec(scale, seed, results, dev):
-    P = presets.preset("underspecification", scale)
+    from nadcore import underspec
+
+    P = underspec.chapter_settings(scale, seed)
     archs = sorted(set(P["pairs"]["archs"]) | set(P["ood"]["archs"]))
     items = [_nad_item("05_underspecification", a, nads.resolve_request(a, scale, seed=seed, **P["nads"]),
                        results, dev) for a in archs]

@@ -182,6 +182,17 @@ def check_indices(indices, count, name="indices"):
     return out
 
 
+def chapter_settings(scale, seed=0):
+    """Chapter 5's settings at `scale` for the run `seed`: the preset with every seed of its
+    Figs. 2 and 3 shifted by `seed` (seed 0 gives the preset itself)."""
+    from nadcore.presets import preset
+
+    P = preset("underspecification", scale)
+    for figure in ("pairs", "ood"):
+        P[figure]["seeds"] = [int(seed) + s for s in P[figure]["seeds"]]
+    return P
+
+
 def _cell_seed(*parts):
     return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1)[0] % 2**31)
 
