@@ -118,3 +118,20 @@ def test_empty_results_read_as_missing(tiny, tmp_path):
     assert out["fig1"] == {"max": {}, "blur3": {}} and out["nads"] == {"max": None, "blur3": None}
     assert out["fig6"] == {"max": {}, "blur3": {}} and not list(tmp_path.rglob("*.npz"))
     assert all(math.isnan(r["mean"]) for r in antialias.summary(out))
+
+
+def test_bands_split_the_grid_by_the_stride_4_nyquist_frequency():
+    grid = fourier.coarse_grid(4, 12)
+    cells = grid.half()
+    assert {antialias.band(c) for c in cells} == set(antialias.BANDS)
+    assert [antialias.band(c) for c in ((4, -4), (-8, 12), (12, 4))] == ["low", "eight", "high"]
+    acc = {c: 60.0 if antialias.band(c) == "low" else 50.0 for c in cells}
+    acc[(12, 12)] = 56.0
+    means = antialias.band_means(acc)
+    assert means["low"] == 60.0 and means["eight"] == 50.0
+    high = [c for c in cells if antialias.band(c) == "high"]
+    assert means["high"] == pytest.approx(50.0 + 6.0 / len(high))
+    # Theorem 1 for both linear poolings: no information at all on the k = 8 lines
+    for v in ("avg", "blur3", "blur5"):
+        t = antialias.theory(v, grid, 1.0, 3.0, stages=2)
+        assert all(t[c] == pytest.approx(50.0, abs=1e-9) for c in cells if antialias.band(c) == "eight"), v

@@ -151,6 +151,28 @@ def spread(acc):
     return dict(min=float(v.min()), max=float(v.max()), mean=float(v.mean()), std=float(v.std()), cells=int(v.size))
 
 
+BANDS = {"low": "max(|kx|, |ky|) <= 4", "eight": "|kx| = 8 or |ky| = 8 (the Nyquist frequency of stride 4)",
+         "high": "the other cells"}
+
+
+def band(cell):
+    """Which of `BANDS` a (kx, ky) cell is in: LeNet's two stride-2 poolings subsample by 4, so
+    on 32x32 images frequency 8 is the Nyquist frequency of the pooled maps."""
+    kx, ky = (abs(int(k)) for k in cell)
+    if max(kx, ky) <= 4:
+        return "low"
+    return "eight" if 8 in (kx, ky) else "high"
+
+
+def band_means(acc):
+    """`{band: mean accuracy}` of a `{cell: accuracy}` map over the cells of each of `BANDS`."""
+    out = {}
+    for name in BANDS:
+        values = [a for c, a in acc.items() if band(c) == name]
+        out[name] = float(np.mean(values)) if values else float("nan")
+    return out
+
+
 def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compute=True, progress=True,
                     variants=None, parts=("fig1", "nads", "fig6"), scratch=None, compact=False, shard=0,
                     num_shards=1):
@@ -202,7 +224,8 @@ def summary(results):
     """One row per variant of `chapter_results`: its Fig. 1 spread, the Spearman rho with Theorem 1
     for the first pooling (rho1) and both (rho2) (blurred variants), lambda_2 / lambda_1 and
     lambda_64 / lambda_1 of its NADs, the N vs 2N
-    overlap of the leading 16 NADs at the largest N, and Fig. 6 at the first and last index."""
+    overlap of the leading 16 NADs at the largest N, Fig. 6 at the first and last index, and the
+    mean accuracy in each of `BANDS` (`band_low`, `band_eight`, `band_high`)."""
     rows = []
     for v in results["variants"]:
         s, basis = spread(results["fig1"][v]), results["nads"][v]
@@ -214,18 +237,21 @@ def summary(results):
                          rho2=results["agreement"].get(2, {}).get(v, np.nan),
                          lam2=np.nan if lam is None else float(lam[1]), lam64=np.nan if lam is None else float(lam[63]),
                          overlap16=float(conv["overlap"][-1][ks.index(16)]) if 16 in ks else np.nan,
-                         fig6_first=f6[min(f6)] if f6 else np.nan, fig6_last=f6[max(f6)] if f6 else np.nan))
+                         fig6_first=f6[min(f6)] if f6 else np.nan, fig6_last=f6[max(f6)] if f6 else np.nan,
+                         **{f"band_{k}": m for k, m in band_means(results["fig1"][v]).items()}))
     return rows
 
 
 def format_summary(rows):
     """`summary` as a fixed-width text table."""
-    head = (f"{'variant':<9} {'cells':>5} {'mean':>6} {'std':>5} {'min':>6} {'max':>6} {'rho1':>6} {'rho2':>6} "
+    head = (f"{'variant':<9} {'cells':>5} {'mean':>6} {'std':>5} {'min':>6} {'max':>6} {'low':>5} {'k=8':>5} "
+            f"{'high':>5} {'rho1':>6} {'rho2':>6} "
             f"{'l2/l1':>6} {'l64/l1':>7} {'ov16':>5} {'fig6 first':>10} {'last':>6}")
     lines = [head]
     for r in rows:
         lines.append(f"{r['variant']:<9} {r['cells']:>5} {r['mean']:>6.1f} {r['std']:>5.1f} {r['min']:>6.1f} "
-                     f"{r['max']:>6.1f} {r['rho1']:>6.2f} {r['rho2']:>6.2f} {r['lam2']:>6.3f} {r['lam64']:>7.4f} "
+                     f"{r['max']:>6.1f} {r['band_low']:>5.1f} {r['band_eight']:>5.1f} {r['band_high']:>5.1f} "
+                     f"{r['rho1']:>6.2f} {r['rho2']:>6.2f} {r['lam2']:>6.3f} {r['lam64']:>7.4f} "
                      f"{r['overlap16']:>5.2f} "
                      f"{r['fig6_first']:>10.1f} {r['fig6_last']:>6.1f}")
     return "\n".join(lines)
