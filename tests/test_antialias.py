@@ -135,3 +135,20 @@ def test_bands_split_the_grid_by_the_stride_4_nyquist_frequency():
     for v in ("avg", "blur3", "blur5"):
         t = antialias.theory(v, grid, 1.0, 3.0, stages=2)
         assert all(t[c] == pytest.approx(50.0, abs=1e-9) for c in cells if antialias.band(c) == "eight"), v
+
+
+def test_float16_nads_of_the_bundle_are_unit_directions_for_d_v():
+    # Stored in float16, a NAD's norm can move by more than 1e-4 (the old tolerance of D(v), which
+    # stopped the bundle's Fig. 6 run); 1e-3 accepts every stored row and still rejects 1.01.
+    from nadcore import bundle, data
+
+    cfg = presets.preset("antialias", "paper")["nads"]
+    basis = antialias.nad_estimate("strided", cfg, bundle.SEED, bundle.BUNDLE, compute=False)
+    if basis is None:
+        pytest.skip("the bundle holds no NADs of the stride-2 LeNet yet")
+    norms = np.linalg.norm(basis.nads.astype(np.float64), axis=1)
+    worst = int(np.abs(norms - 1).argmax())
+    assert 1e-4 < abs(norms[worst] - 1) < data.UNIT_TOL
+    data.directional_dataset(basis.nads[worst].reshape(1, 32, 32), 4, 1.0, 1.0)
+    with pytest.raises(ValueError, match="unit norm"):
+        data.directional_dataset(1.01 * basis.nads[worst].reshape(1, 32, 32), 4, 1.0, 1.0)

@@ -93,3 +93,4 @@ def test_concat_channels_rejects_mismatches():
         concat_channels(a, directional_dataset(v, 10, 1.0, 1.0))
     with pytest.raises(ValueError, match="same label vector"):
         concat_channels(a, (a[0], a[1].flip(0)))
+

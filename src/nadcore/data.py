@@ -9,7 +9,7 @@ import torch
 
 from nadcore.device import resolve
 
-UNIT_TOL = 1e-4
+UNIT_TOL = 1e-3  # NADs stored in float16 (the results bundle) have norms up to ~3e-4 from 1
 
 
 def _check_direction(v):
