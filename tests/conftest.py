@@ -28,6 +28,8 @@ def build_book_from_committed_outputs():
     """Build `_build/html` from the committed (already executed) notebooks, without executing them."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     config.setdefault("execute", {})["execute_notebooks"] = "off"
+    local = config.get("sphinx", {}).get("local_extensions", {})   # paths are read relative to the config file
+    config.get("sphinx", {})["local_extensions"] = {name: str(ROOT / path) for name, path in local.items()}
     override = ROOT / "_build" / "_config_noexec.yml"
     override.parent.mkdir(exist_ok=True)
     override.write_text(yaml.safe_dump(config))
