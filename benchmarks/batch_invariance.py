@@ -2,7 +2,7 @@
 (`pad=True`, the default since stored cells must not depend on their batch) against unpadded
 stacks (`pad=False`, the trainer before), same networks and data, in this one process.
 
-Two cases: a sweep-sized batch (`--networks`, e.g. the 32 cells `fourier.sweep_directions`
+Two cases: a sweep-sized batch (`--networks`, e.g. the 32 cells `ch1_fourier.sweep_directions`
 hands over at a time: 6 LeNets per stack, the last padded from 2 to 6), and one cell
 recomputed alone (padded from 1 to a full stack). Runs alternate; the best of `--repeats` counts.
 

@@ -1,11 +1,12 @@
-"""Chapter 6 (`nadcore.antialias`): LeNet's pooling variants through Figs. 1 and 6 and the NADs."""
+"""Chapter 6 (`nadcore.experiments.ch6_antialias`): LeNet's pooling variants through Figs. 1 and 6 and the NADs."""
 
 import math
 
 import numpy as np
 import pytest
 
-from nadcore import antialias, fourier, models, nads, pooling, presets, store
+from nadcore import fourier, models, nads, pooling, presets, store
+from nadcore.experiments import ch6_antialias as antialias
 
 
 def test_every_variant_is_a_lenet_pooling_and_max_none_keep_the_published_keys():
@@ -84,7 +85,7 @@ def test_chapter_results_compute_store_and_read_back(tiny, tmp_path):
         rho = antialias.agreement(out["theory"][stages]["blur3"], out["fig1"]["blur3"])
         np.testing.assert_equal(out["agreement"][stages]["blur3"], rho)
     # the variants differ: blur3 NADs are those of another network
-    assert antialias.nads.subspace_overlap(out["nads"]["max"].nads, out["nads"]["blur3"].nads, 4) < 0.99
+    assert nads.subspace_overlap(out["nads"]["max"].nads, out["nads"]["blur3"].nads, 4) < 0.99
     files = sorted(p for p in tmp_path.rglob("*.npz"))
     again = antialias.chapter_results("smoke", 0, tmp_path, "cpu", compute=False)
     assert sorted(p for p in tmp_path.rglob("*.npz")) == files                       # read-only: nothing new

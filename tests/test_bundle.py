@@ -15,6 +15,8 @@ import pytest
 import torch
 
 from nadcore import bundle, fourier, models, nads, presets, published, store, sweeps
+from nadcore.experiments import ch1_fourier, ch3_nads
+from nadcore.experiments import ch6_antialias as antialias
 
 RNG = random.Random()   # a different pick on every run; the pick is printed
 
@@ -29,7 +31,7 @@ def record_threads():
 def test_fig1_comparison_reads_stored_cells(tmp_path):
     archs, grid, settings, pooling = bundle.fourier_item("fig1")
     pub = published.fig1("lenet")
-    cells = [c for c in fourier.sweep_cells(["lenet"], grid, pooling)][:5]
+    cells = [c for c in ch1_fourier.sweep_cells(["lenet"], grid, pooling)][:5]
     sweeps.sweep("fig1", cells, lambda group: [{"test_acc": np.float64(pub[(c["kx"], c["ky"])] + 1.0)} for c in group],
                  settings, tmp_path / "fourier", progress=False)
     out, g = bundle.fig1_comparison(tmp_path)
@@ -45,14 +47,12 @@ def test_fig1_comparison_reads_stored_cells(tmp_path):
 def stored_fourier_cells():
     """`[(label, pooling, cell, arrays, record)]` of every stored Fig. 1 cell: Chapter 1's
     architectures and Chapter 6's LeNet variants."""
-    from nadcore import antialias
-
     archs, grid, settings, pooling = bundle.fourier_item("fig1")
     table, _, _, records = bundle.load_fourier("fig1")
     out = [(a, pooling, c, v, records[a][0]) for a in table for c, v in table[a].items()]
     aa_grid = fourier.make_grid(presets.preset("antialias", "paper")["grid"])
     for v in antialias.VARIANTS[1:]:
-        t, recs = fourier.stored_directions(["lenet"], aa_grid, settings, bundle.BUNDLE / "fourier",
+        t, recs = ch1_fourier.stored_directions(["lenet"], aa_grid, settings, bundle.BUNDLE / "fourier",
                                             antialias.pooling_arg(v), name="antialias")
         out += [(f"lenet/{v}", antialias.pooling_arg(v), c, arr, recs["lenet"][0])
                 for c, arr in t.get("lenet", {}).items()]
@@ -66,7 +66,7 @@ def test_a_random_stored_fig1_cell_recomputes_bitwise(record_threads):
     label, pooling, cell, stored, record = RNG.choice(cells)
     record_threads(record)
     print(f"recomputing Fig. 1 cell {label} {cell}")
-    fresh = fourier.train_directions("lenet" if label.startswith("lenet") else label, [cell], settings, pooling)[0]
+    fresh = ch1_fourier.train_directions("lenet" if label.startswith("lenet") else label, [cell], settings, pooling)[0]
     if bundle.machine_of(record) == store.machine():
         for name, value in stored.items():
             np.testing.assert_array_equal(fresh[name], value, err_msg=f"{label} {cell} {name}")
@@ -88,7 +88,8 @@ def test_a_random_stored_fig6_index_recomputes_bitwise(record_threads):
     record_threads(record)
     print(f"recomputing Fig. 6 at NAD index {index}")
     kw = {k: v for k, v in settings.items() if k != "seed"}
-    fresh = nads.accuracy_on_nads(arch, basis, [index], seed=settings["seed"], device="cpu", progress=False, **kw)[0]
+    fresh = ch3_nads.accuracy_on_nads(arch, basis, [index], seed=settings["seed"], device="cpu", progress=False,
+                                      **kw)[0]
     if bundle.machine_of(record) == store.machine():
         assert fresh == stored[index]
     else:

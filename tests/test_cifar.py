@@ -12,6 +12,7 @@ from torch import nn
 matplotlib.use("Agg")
 
 from nadcore import cifar  # noqa: E402
+from nadcore.experiments import ch4_cifar10
 from nadcore.plots import cifar as plots  # noqa: E402
 
 PER_BATCH = 60
@@ -158,14 +159,15 @@ def test_reviewers_test_sees_what_a_network_reads():
     x = torch.randn(50, 3, 32, 32, generator=g)
     y = torch.zeros(50, dtype=torch.int64)
     model = _ReadsNAD(u[0])
-    rows = cifar.reviewers_test(model, x, y, u, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0), ks=(1, 4), size=50.0, device="cpu")
+    rows = ch4_cifar10.reviewers_test(model, x, y, u, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0), ks=(1, 4), size=50.0,
+                                      device="cpu")
     assert len(rows) == 2 * 2 * 3
     get = {(r["k"], r["where"], r["mode"]): r for r in rows}
     assert get[(1, "first", "flip")]["changed"] == 100.0  # the sign of the read coefficient flips
     assert all(get[(k, "last", m)]["changed"] == 0.0 for k in (1, 4) for m in cifar.EDIT_MODES)
     assert get[(4, "first", "shift")]["norm"] == pytest.approx(50.0, rel=1e-4)
     with pytest.raises(ValueError, match="ks must hold ints in 1..32"):
-        cifar.reviewers_test(model, x, y, u, (0,) * 3, (1,) * 3, ks=(33,))
+        ch4_cifar10.reviewers_test(model, x, y, u, (0,) * 3, (1,) * 3, ks=(33,))
 
 
 RECIPE = {"epochs": 1, "max_lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "batch_size": 32}
@@ -178,33 +180,35 @@ def test_cifar10_end_to_end(fake_cifar, tmp_path):
     test = cifar.load("cifar10", root, train=False, verify=False, limit=40)
     mean, std = cifar.stats("cifar10", train[0])
     u = _orthonormal()
-    inputs = cifar.prepare(train[0], mean, std, u, train[1], index=0, eps=0.05)
+    inputs = ch4_cifar10.prepare(train[0], mean, std, u, train[1], index=0, eps=0.05)
     expected = cifar.normalise(cifar.poison(train[0], train[1], u, 0, 0.05), mean, std)
     torch.testing.assert_close(inputs, expected)  # poison first, then normalise
-    curve = cifar.poisoning_curve("lenet", train, test, u, [0, 1022], 0.05, mean, std, RECIPE,
+    curve = ch4_cifar10.poisoning_curve("lenet", train, test, u, [0, 1022], 0.05, mean, std, RECIPE,
                                   device="cpu", results_dir=tmp_path, progress=False)
     assert curve["index"].tolist() == [-1, 0, 1022]
     assert np.isnan(curve["follow_rate"][0]) and np.all((curve["test_acc"] >= 0) & (curve["test_acc"] <= 100))
     assert len(list((tmp_path / "cifar10").glob("poison-lenet-*.npz"))) == 3
-    again = cifar.poisoning_curve("lenet", train, test, u, [0, 1022], 0.05, mean, std, RECIPE,
+    again = ch4_cifar10.poisoning_curve("lenet", train, test, u, [0, 1022], 0.05, mean, std, RECIPE,
                                   device="cpu", results_dir=tmp_path, progress=False)
     np.testing.assert_array_equal(again["test_acc"], curve["test_acc"])
-    flip = cifar.flip_experiment(["logreg"], train, test, {"logreg": u}, RECIPE, device="cpu", progress=False)
+    flip = ch4_cifar10.flip_experiment(["logreg"], train, test, {"logreg": u}, RECIPE, device="cpu", progress=False)
     assert flip["arch"] == ["logreg"] and flip["original"].shape == flip["flipped"].shape == (1,)
     with pytest.raises(ValueError, match="indices must lie in 0..1022"):
-        cifar.poisoning_curve("lenet", train, test, u, [1023], 0.05, mean, std, RECIPE, progress=False)
+        ch4_cifar10.poisoning_curve("lenet", train, test, u, [1023], 0.05, mean, std, RECIPE, progress=False)
     with pytest.raises(ValueError, match="recipe must have exactly the keys"):
-        cifar.poisoning_curve("lenet", train, test, u, [0], 0.05, mean, std, {"epochs": 1}, progress=False)
+        ch4_cifar10.poisoning_curve("lenet", train, test, u, [0], 0.05, mean, std, {"epochs": 1}, progress=False)
     with pytest.raises(ValueError, match="missing \\['lenet'\\]"):
-        cifar.flip_experiment(["lenet"], train, test, {"logreg": u}, RECIPE, progress=False)
+        ch4_cifar10.flip_experiment(["lenet"], train, test, {"logreg": u}, RECIPE, progress=False)
 
 
 def test_clean_model_is_cached(tmp_path):
     x, y = cifar.load("digits", train=True, limit=64)
     xt, yt = cifar.load("digits", train=False, limit=32)
     mean, std = cifar.stats("digits", x)
-    model, acc = cifar.clean_model("logreg", (x, y), (xt, yt), mean, std, RECIPE, device="cpu", results_dir=tmp_path)
-    again, acc2 = cifar.clean_model("logreg", (x, y), (xt, yt), mean, std, RECIPE, device="cpu", results_dir=tmp_path)
+    model, acc = ch4_cifar10.clean_model("logreg", (x, y), (xt, yt), mean, std, RECIPE, device="cpu",
+                                       results_dir=tmp_path)
+    again, acc2 = ch4_cifar10.clean_model("logreg", (x, y), (xt, yt), mean, std, RECIPE, device="cpu",
+                                        results_dir=tmp_path)
     assert acc2 == pytest.approx(acc)
     for p, q in zip(model.parameters(), again.parameters()):
         assert torch.equal(p.detach().cpu(), q.detach().cpu())

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from nadcore import fourier
+from nadcore.experiments import ch1_fourier
 from nadcore.fourier import Grid, coarse_grid, fourier_direction, full_grid, paper_grid
 
 
@@ -128,7 +129,7 @@ def test_bad_grids_are_named():
 def tiny_settings(**kw):
     p = {"n": 64, "sigma": 0.5, "eps": 40.0, "kind": "sin", "epochs": 2, "max_lr": 0.5, "momentum": 0.0,
          "weight_decay": 0.0, "batch_size": 16}
-    return fourier.sweep_settings(p, seed=0, device="cpu", **kw)
+    return ch1_fourier.sweep_settings(p, seed=0, device="cpu", **kw)
 
 
 def test_sweep_directions_trains_every_cell_resumes_and_feeds_the_figures(tmp_path):
@@ -138,17 +139,17 @@ def test_sweep_directions_trains_every_cell_resumes_and_feeds_the_figures(tmp_pa
     from nadcore.plots import fourier as figs
 
     grid = coarse_grid(8)
-    table = fourier.sweep_directions(["logreg"], grid, tiny_settings(), tmp_path, name="t", progress=False)
+    table = ch1_fourier.sweep_directions(["logreg"], grid, tiny_settings(), tmp_path, name="t", progress=False)
     assert set(table["logreg"]) == set(grid.half())
-    acc = fourier.per_cell(table)
+    acc = ch1_fourier.per_cell(table)
     assert all(50 <= a <= 100 for a in acc["logreg"].values())  # eps = 80 sigma: easy
     assert sum(a > 90 for a in acc["logreg"].values()) >= 4
     files = sorted((tmp_path / "t").glob("*.npz"))
     stamps = [f.stat().st_mtime_ns for f in files]
-    again = fourier.sweep_directions(["logreg"], grid, tiny_settings(), tmp_path, name="t", progress=False)
+    again = ch1_fourier.sweep_directions(["logreg"], grid, tiny_settings(), tmp_path, name="t", progress=False)
     assert [f.stat().st_mtime_ns for f in files] == stamps  # resumed: nothing recomputed
-    assert fourier.per_cell(again) == acc
-    iters = fourier.iterations_to_loss(table, threshold=10.0)
+    assert ch1_fourier.per_cell(again) == acc
+    iters = ch1_fourier.iterations_to_loss(table, threshold=10.0)
     assert all(v == 1 for v in iters["logreg"].values())
     for fig in (figs.fig1_accuracy(acc, grid), figs.fig2_iterations(iters, grid, 10.0),
                 figs.fig3_no_pooling(acc, grid), figs.directions_gallery(grid.half())):

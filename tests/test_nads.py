@@ -6,7 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from nadcore import nads, store
+from nadcore import fourier, nads, store
+from nadcore.experiments import ch3_nads
 from nadcore.plots import nads as plots
 from nadcore.pooling import LinearPooling
 
@@ -160,24 +161,24 @@ def test_fourier_energy_of_a_fourier_direction():
     k[3, 5] = 1
     v = np.fft.ifft2(1j * k).real
     v /= np.linalg.norm(v)
-    energy = nads.fourier_energy(v[None, None])[0]
+    energy = fourier.fourier_energy(v[None, None])[0]
     assert energy.sum() == pytest.approx(1.0)
     assert np.sort(energy.ravel())[-2:].sum() == pytest.approx(1.0)
 
 
 def test_load_nads_estimates_once_then_loads(tmp_path):
-    first = nads.load_nads("logreg", tmp_path, num_networks=5, progress=False)
+    first = ch3_nads.load_nads("logreg", tmp_path, num_networks=5, progress=False)
     stored = list((tmp_path / "nads").glob("logreg_*.npz"))
     assert len(stored) == 1
-    again = nads.load_nads("logreg", tmp_path, num_networks=5, progress=False)
+    again = ch3_nads.load_nads("logreg", tmp_path, num_networks=5, progress=False)
     np.testing.assert_array_equal(first.nads, again.nads)
     with pytest.raises(ValueError, match="arch"):
-        nads.load_nads("alexnet", tmp_path)
+        ch3_nads.load_nads("alexnet", tmp_path)
 
 
 @pytest.mark.skipif(not nads.artifact_path("lenet").exists(), reason="no committed LeNet artifact")
 def test_committed_lenet_artifact_is_used_and_documented(tmp_path):
-    res = nads.load_nads("lenet", tmp_path, scale="smoke")
+    res = ch3_nads.load_nads("lenet", tmp_path, scale="smoke")
     assert res.settings["method"] == "secant" and res.settings["num_networks"] >= 300
     assert res.nads.shape == (1024, 1024) and res.nads.dtype == np.float32
     assert not (tmp_path / "nads").exists()
@@ -186,10 +187,10 @@ def test_committed_lenet_artifact_is_used_and_documented(tmp_path):
 def test_accuracy_on_nads_and_figures():
     res = nads.estimate(small_cnn, 4, input_shape=(1, 8, 8), progress=False)
     basis = nads.estimate("logreg", 3, progress=False)
-    acc = nads.accuracy_on_nads("logreg", basis, [0, 5], n_train=64, epochs=1, progress=False)
+    acc = ch3_nads.accuracy_on_nads("logreg", basis, [0, 5], n_train=64, epochs=1, progress=False)
     assert acc.shape == (2,) and np.all((acc >= 0) & (acc <= 100))
     with pytest.raises(ValueError, match="indices"):
-        nads.accuracy_on_nads("logreg", basis, [1024], n_train=64, epochs=1)
+        ch3_nads.accuracy_on_nads("logreg", basis, [1024], n_train=64, epochs=1)
     results = {"small": res}
     for fig in (plots.fig5(results, show=2), plots.spectra(results),
                 plots.overlaps({"a": [1.0, 0.5]}, [1, 4], dim=64),

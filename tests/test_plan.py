@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from nadcore import fourier, plan, presets
+from nadcore.experiments import ch1_fourier
 
 
 @pytest.mark.parametrize("chapter", plan.CHAPTERS)
@@ -26,11 +27,11 @@ def test_paper_scale_chapters_ask_for_paper_nads(tmp_path):
 
 def test_plan_counts_stored_cells(tmp_path):
     p = presets.preset("fourier", "smoke")
-    settings = fourier.sweep_settings(p, 0, "cpu")
+    settings = ch1_fourier.sweep_settings(p, 0, "cpu")
     grid = fourier.make_grid(p["grid"])
     cells = grid.half()[:2]
     from nadcore import sweeps
-    sweeps.sweep("fig1", fourier.sweep_cells(["logreg"], fourier.Grid(grid.freqs), True)[:2],
+    sweeps.sweep("fig1", ch1_fourier.sweep_cells(["logreg"], fourier.Grid(grid.freqs), True)[:2],
                  lambda group: [{"test_acc": np.float64(1.0)} for _ in group], settings, tmp_path / "fourier",
                  progress=False)
     item = next(it for it in plan.chapter_plan("01_fourier", "smoke", results_dir=tmp_path).items

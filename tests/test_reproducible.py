@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from nadcore import data, fourier, models, nads, store, sweeps, train
+from nadcore.experiments import ch1_fourier
 
 SETTINGS = dict(n=192, sigma=0.75, eps=1.0, kind="sin", epochs=1, max_lr=0.5, momentum=0.0, weight_decay=0.0,
                 batch_size=64, normalize=False, size=32, seed=3, device="cpu")
@@ -62,7 +63,7 @@ def assert_same_cells(a, b):
 
 
 def run_sweep(results_dir, batch=32, shard=0, num_shards=1):
-    return fourier.sweep_directions(["lenet"], GRID, SETTINGS, results_dir, batch=batch, shard=shard,
+    return ch1_fourier.sweep_directions(["lenet"], GRID, SETTINGS, results_dir, batch=batch, shard=shard,
                                     num_shards=num_shards, progress=False)
 
 

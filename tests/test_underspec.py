@@ -10,7 +10,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from nadcore import underspec  # noqa: E402
+from nadcore.experiments import ch5_underspec as underspec  # noqa: E402
 from nadcore.plots import underspec as plots  # noqa: E402
 
 

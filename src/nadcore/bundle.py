@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from nadcore import fourier, nads, presets, published, store
+from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "bundle"
@@ -48,7 +49,7 @@ def _note_machine(bundle_dir):
 def fourier_item(name):
     """`(archs, grid, settings, pooling)` of the Chapter 1 item `name` ("fig1", "fig2", "fig3")."""
     p = presets.preset("fourier", "paper")
-    settings = fourier.sweep_settings(p, SEED, DEVICE)
+    settings = ch1_fourier.sweep_settings(p, SEED, DEVICE)
     if name == "fig1":
         return CPU_ARCHS, fourier.make_grid(p["grid"]), settings, True
     if name == "fig2":
@@ -64,7 +65,7 @@ def load_fourier(name, bundle_dir=BUNDLE):
     """The stored table `{arch: {(kx, ky): arrays}}`, the grid, the settings and the records of a
     Chapter 1 item; cells not yet computed are absent."""
     archs, grid, settings, pooling = fourier_item(name)
-    table, records = fourier.stored_directions(archs, grid, settings, Path(bundle_dir) / "fourier", pooling, name)
+    table, records = ch1_fourier.stored_directions(archs, grid, settings, Path(bundle_dir) / "fourier", pooling, name)
     return table, grid, settings, records
 
 
@@ -105,7 +106,8 @@ def load_fig6(bundle_dir=BUNDLE):
     basis = load_nad(arch, bundle_dir=bundle_dir)
     if basis is None:
         return {}
-    return nads.fig6_sweep(arch, basis, indices, settings, Path(bundle_dir) / "nads", device=DEVICE, only_stored=True)
+    return ch3_nads.fig6_sweep(arch, basis, indices, settings, Path(bundle_dir) / "nads", device=DEVICE,
+                               only_stored=True)
 
 
 def provenance(records):
@@ -125,11 +127,10 @@ def provenance(records):
 # ----------------------------------------------------------------------------- Chapter 2
 
 def load_pooling(bundle_dir=BUNDLE):
-    """The pooling chapter's results at its paper preset (`pooling.chapter_results`), or None."""
-    from nadcore import pooling
+    """The pooling chapter's results at its paper preset (`ch2_pooling.chapter_results`), or None."""
 
     try:
-        return pooling.chapter_results(presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, compute=False)
+        return ch2_pooling.chapter_results(presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, compute=False)
     except (FileNotFoundError, store.StoreError):
         return None
 
@@ -150,10 +151,10 @@ def cifar(bundle_dir=BUNDLE, compute=False, progress=True):
     mean, std = c.stats(p["dataset"], train[0])
     run = dict(device=DEVICE, seed=SEED, results_dir=bundle_dir, progress=progress, only_stored=not compute)
     try:
-        curve = c.poisoning_curve(p["arch"], train, test, bases[p["arch"]].nads, p["indices"], p["eps"], mean, std,
-                                  p["recipe"], **run)
-        flip = c.flip_experiment(p["flip_archs"], train, test, {a: bases[a].nads for a in p["flip_archs"]},
-                                 p["recipe"], **run)
+        curve = ch4_cifar10.poisoning_curve(p["arch"], train, test, bases[p["arch"]].nads, p["indices"], p["eps"],
+                                            mean, std, p["recipe"], **run)
+        flip = ch4_cifar10.flip_experiment(p["flip_archs"], train, test, {a: bases[a].nads for a in p["flip_archs"]},
+                                           p["recipe"], **run)
     except (FileNotFoundError, store.StoreError):
         return None
     return {"curve": curve, "flip": flip}
@@ -180,23 +181,20 @@ def underspec_item(figure):
 def underspec(figure, arch, bundle_dir=BUNDLE, compute=False, progress=True):
     """The stored grid of the follow-up's Fig. 2 or 3 for `arch` (our 10,000-network secant NADs);
     None while cells are missing, unless `compute`."""
-    from nadcore import underspec as us
 
     basis = load_nad(arch, bundle_dir=bundle_dir)
     if basis is None:
         return None
     run = dict(device=DEVICE, progress=progress, only_stored=not compute)
     if figure == "pairs":
-        return us.pair_grid(arch, basis, underspec_item("pairs"), bundle_dir, **run)
-    return us.ood_grid(arch, basis, underspec_item("ood"), bundle_dir, **run)
+        return ch5_underspec.pair_grid(arch, basis, underspec_item("pairs"), bundle_dir, **run)
+    return ch5_underspec.ood_grid(arch, basis, underspec_item("ood"), bundle_dir, **run)
 
 
 def load_antialias(bundle_dir=BUNDLE):
-    """Chapter 6 at the published settings (`antialias.chapter_results`, computing nothing): the
+    """Chapter 6 at the published settings (`ch6_antialias.chapter_results`, computing nothing): the
     max-pooling Fig. 1 cells are Fig. 1's own; pieces not stored yet are None or empty."""
-    from nadcore import antialias
-
-    return antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, compute=False)
+    return ch6_antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, compute=False)
 
 
 # ----------------------------------------------------------------------------- beside the published numbers
@@ -207,7 +205,7 @@ def fig1_comparison(bundle_dir=BUNDLE):
     `ours` holds the stored cells (canonical ones), `stats` is `published.compare_grids` (None
     with fewer than 3 stored cells)."""
     table, grid, _, records = load_fourier("fig1", bundle_dir)
-    ours = fourier.per_cell(table, "test_acc")
+    ours = ch1_fourier.per_cell(table, "test_acc")
     out = {}
     for arch in published.fig1_archs():
         mine, pub = ours.get(arch, {}), published.fig1(arch)
@@ -253,7 +251,7 @@ def status(item, bundle_dir=BUNDLE):
 
     if item in ("fig1", "fig2", "fig3"):
         archs, grid, settings, pooling = fourier_item(item)
-        cells = fourier.sweep_cells(archs, grid, pooling)
+        cells = ch1_fourier.sweep_cells(archs, grid, pooling)
         table, *_ = load_fourier(item, bundle_dir)
         done = sum(len(v) for v in table.values())
         epochs = settings["epochs"]
@@ -294,7 +292,7 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         for arch in archs:   # every 4th frequency first, so a stopped run leaves an even coverage
             batch = _stack(arch, pooling, settings["batch_size"])   # one stack at a time: stored as it ends
             for g in (coarse, grid):
-                fourier.sweep_directions([arch], g, settings, bundle_dir / "fourier", pooling, name=item,
+                ch1_fourier.sweep_directions([arch], g, settings, bundle_dir / "fourier", pooling, name=item,
                                          batch=batch, progress=progress)
         return load_fourier(item, bundle_dir)
     if item.startswith("nads_"):
@@ -316,7 +314,7 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     if item == "fig6":
         arch, indices, settings = fig6_item()
         basis = compute(f"nads_{arch}", bundle_dir, scratch, progress)
-        return nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEVICE,
+        return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEVICE,
                                batch=_stack(arch, True, 128), progress=progress)
     if item in ("underspec_pairs", "underspec_ood"):
         for arch in UNDERSPEC_ARCHS:
@@ -326,16 +324,14 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     if item == "cifar":
         return cifar(bundle_dir, compute=True, progress=progress)
     if item == "antialias":
-        from nadcore import antialias
-
         for part in ("fig1", "nads", "fig6"):   # each part for every variant before the next part
-            antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, parts=(part,),
+            ch6_antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, parts=(part,),
                                       scratch=scratch, compact=True)
         return load_antialias(bundle_dir)
     if item == "pooling":
         from nadcore import pooling
 
-        return pooling.chapter_results(presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, progress)
+        return ch2_pooling.chapter_results(presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, progress)
     raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
 
 

@@ -1,7 +1,7 @@
 """What a chapter will compute at a scale, what is already stored, and what it will cost.
 
 `chapter_plan(chapter, scale)` resolves every preset the chapter's notebook reads, through the
-same library functions (sweep cells and settings, `nads.resolve_request`), without computing
+same library functions (sweep cells and settings, `ch3_nads.resolve_request`), without computing
 anything, so a preset that does not resolve fails here in seconds. Costs are rough: unit
 costs measured on the 2-core CPU this book is built on (none is known for other devices).
 """
@@ -11,6 +11,7 @@ from pathlib import Path
 
 from nadcore import fourier, nads, presets, store, sweeps
 from nadcore.device import resolve
+from nadcore.experiments import ch1_fourier, ch3_nads, ch5_underspec, ch6_antialias
 
 # Seconds on the 2-core CPU (Xeon, AVX-512) of the book's builds, measured 2026-11:
 # training, per sample and epoch (stacked trainer, batch 128); NADs, per network.
@@ -89,7 +90,7 @@ def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu")
 
 def _fourier(scale, seed, results, dev):
     p = presets.preset("fourier", scale)
-    settings = fourier.sweep_settings(p, seed, dev)
+    settings = ch1_fourier.sweep_settings(p, seed, dev)
     jobs = [("fig1", p["archs"], p["grid"], settings, True),
             ("fig2", p["fig2"]["archs"], p["fig2"]["grid"],
              {**settings, "n": p["fig2"]["n"], "sigma": p["fig2"]["sigma"], "epochs": p["fig2"]["epochs"]}, True),
@@ -98,7 +99,7 @@ def _fourier(scale, seed, results, dev):
     for name, archs, grid_spec, s, pooling in jobs:
         grid = fourier.make_grid(grid_spec)
         for arch in archs:
-            cells = fourier.sweep_cells([arch], grid, pooling)
+            cells = ch1_fourier.sweep_cells([arch], grid, pooling)
             todo = sweeps.missing(name, cells, s, results / "fourier")
             epochs = s["epochs"][arch] if isinstance(s["epochs"], dict) else s["epochs"]
             items.append(Item("01_fourier", f"{name} {arch}", f"D(v) cells, n={s['n']} sigma={s['sigma']} "
@@ -120,16 +121,16 @@ def _pooling(scale, seed, results, dev):
 
 def _nad_item(chapter, arch, request, results, dev):
     n, method = request["num_networks"], request["method"]
-    stored = nads.find_stored(arch, request, results) is not None
+    stored = ch3_nads.find_stored(arch, request, results) is not None
     cost = NAD_S.get((arch, method)) if _cpu(dev) else None
     return Item(chapter, f"NADs {arch}", f"{method}, {n} networks", n, n if stored else 0, cost)
 
 
 def _nads(scale, seed, results, dev):
     p = presets.preset("nads", scale)
-    items = [_nad_item("03_nads", a, nads.resolve_request(a, scale, seed=seed), results, dev) for a in p["archs"]]
+    items = [_nad_item("03_nads", a, ch3_nads.resolve_request(a, scale, seed=seed), results, dev) for a in p["archs"]]
     for arch in p["compare_archs"]:
-        req = nads.resolve_request(arch, scale, method="autograd", num_networks=p["compare_networks"], seed=seed)
+        req = ch3_nads.resolve_request(arch, scale, method="autograd", num_networks=p["compare_networks"], seed=seed)
         items.append(_nad_item("03_nads", arch, req, results, dev))
     arch, method = p["conv_arch"], p["conv_method"]
     ranges = sorted({r for n in p["conv_sizes"] for r in nads.chunk_ranges(0, n) + nads.chunk_ranges(n, 3 * n)})
@@ -141,8 +142,8 @@ def _nads(scale, seed, results, dev):
     items.append(Item("03_nads", f"convergence {arch}", f"{method}, N vs 2N for N in {p['conv_sizes']}: chunks of "
                       f"{nads.CHUNK} networks", len(cells), len(cells) - len(todo), cost and cost * nads.CHUNK))
     f6, arch = p["fig6"], p["fig6_arch"]
-    found = nads.find_stored(arch, nads.resolve_request(arch, scale, seed=seed), results)
-    done = 0 if found is None else len(nads.fig6_sweep(arch, nads.NADResult.load(found), p["fig6_indices"],
+    found = ch3_nads.find_stored(arch, ch3_nads.resolve_request(arch, scale, seed=seed), results)
+    done = 0 if found is None else len(ch3_nads.fig6_sweep(arch, nads.NADResult.load(found), p["fig6_indices"],
                                                          {**f6, "seed": seed}, results / "nads", dev, only_stored=True))
     items.append(Item("03_nads", f"fig6 {arch}", f"D(u_i) for {len(p['fig6_indices'])} NAD indices, "
                       f"n={f6['n_train']} sigma={f6['sigma']}", len(p["fig6_indices"]), done,
@@ -152,7 +153,7 @@ def _nads(scale, seed, results, dev):
 
 def _cifar(scale, seed, results, dev):
     p = presets.preset("cifar10", scale)
-    items = [_nad_item("04_cifar10", a, nads.resolve_request(a, scale, num_networks=p["nad_networks"], seed=seed),
+    items = [_nad_item("04_cifar10", a, ch3_nads.resolve_request(a, scale, num_networks=p["nad_networks"], seed=seed),
                        results, dev) for a in dict.fromkeys([p["arch"], *p["flip_archs"]])]
     samples = 1797 if p["dataset"] == "digits" else 60000
     r = p["recipe"]
@@ -168,11 +169,9 @@ def _cifar(scale, seed, results, dev):
 
 
 def _underspec(scale, seed, results, dev):
-    from nadcore import underspec
-
-    P = underspec.chapter_settings(scale, seed)
+    P = ch5_underspec.chapter_settings(scale, seed)
     archs = sorted(set(P["pairs"]["archs"]) | set(P["ood"]["archs"]))
-    items = [_nad_item("05_underspecification", a, nads.resolve_request(a, scale, seed=seed, **P["nads"]),
+    items = [_nad_item("05_underspecification", a, ch3_nads.resolve_request(a, scale, seed=seed, **P["nads"]),
                        results, dev) for a in archs]
     pairs, ood = P["pairs"], P["ood"]
     for arch in pairs["archs"]:
@@ -192,23 +191,21 @@ def _underspec(scale, seed, results, dev):
 
 
 def _antialias(scale, seed, results, dev):
-    from nadcore import antialias
-
     cfg = presets.preset("antialias", scale)
     grid = fourier.make_grid(cfg["grid"])
-    s1, s6 = antialias.fig1_settings(scale, seed, dev), antialias.fig6_settings(scale, seed)
+    s1, s6 = ch6_antialias.fig1_settings(scale, seed, dev), ch6_antialias.fig6_settings(scale, seed)
     n, method = cfg["nads"]["num_networks"], cfg["nads"]["method"]
     items = []
     for v in cfg["variants"]:
-        cells = fourier.sweep_cells([antialias.ARCH], grid, antialias.pooling_arg(v))
-        todo = sweeps.missing(antialias.sweep_name(v), cells, s1, results / "fourier")
+        cells = ch1_fourier.sweep_cells([ch6_antialias.ARCH], grid, ch6_antialias.pooling_arg(v))
+        todo = sweeps.missing(ch6_antialias.sweep_name(v), cells, s1, results / "fourier")
         # unit costs are those of max-pooling LeNet (and of LeNet without pooling): the others are rough guesses
         cost = train_cost(dev, "lenet", 2 * s1["n"], s1["epochs"], v != "none")
         items.append(Item("06_antialias", f"fig1 {v}", f"D(v) cells, n={s1['n']} sigma={s1['sigma']} grid "
                           f"{len(grid.freqs)}x{len(grid.freqs)}", len(cells), len(cells) - len(todo), cost))
-        basis = antialias.nad_estimate(v, cfg["nads"], seed, results, dev, compute=False)
+        basis = ch6_antialias.nad_estimate(v, cfg["nads"], seed, results, dev, compute=False)
         stored = basis is not None
-        done = 0 if basis is None else len(antialias.fig6(v, basis, cfg["fig6_indices"], s6, results, dev,
+        done = 0 if basis is None else len(ch6_antialias.fig6(v, basis, cfg["fig6_indices"], s6, results, dev,
                                                           compute=False))
         nad_cost = NAD_S.get(("lenet", method)) if _cpu(dev) else None
         items.append(Item("06_antialias", f"NADs {v}", f"{method}, {n} networks; N vs 2N for N in "

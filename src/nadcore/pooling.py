@@ -25,7 +25,9 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from nadcore import data, fourier
 from nadcore.device import resolve
+from nadcore.models import binomial_filter
 
 PREFILTERS = ("average", "gaussian", "ideal")
 CONVENTIONS = ("exact", "paper")
@@ -391,34 +393,6 @@ def lemma1_check(D=16, S=4, l=3, eps=1.0, sigma=0.5, n=10000, seed=0):
             "monte_carlo": monte_carlo_hessian(m, l, S, eps, sigma, n, seed=seed)}
 
 
-def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progress=True, compute=True):
-    """Every heavy result of the pooling chapter for the preset `cfg`, cached by `nadcore.store`
-    (with `compute=False`, only read: a missing result raises `FileNotFoundError`)."""
-    from pathlib import Path
-
-    from nadcore import store
-
-    def cached(path, settings, fn):
-        return store.cached(path, settings, fn) if compute else store.load(path, settings)
-
-    root = Path(results_dir) / "pooling"
-    m = prefilter("average", cfg["D"], cfg["S"]).abs()
-    train = {k: cfg[k] for k in ("D", "S", "eps", "train_ls", "train_seeds", "train_n", "train_steps",
-                                 "train_lr", "train_sigma", "init_std")} | {"seed": seed}
-    fig4b = cached(root / f"fig4b_{store.key(train)}.npz", train, lambda: {"loss": loss_curves(
-        cfg["train_ls"], m, cfg["S"], seeds=[seed + s for s in cfg["train_seeds"]], progress=progress,
-        eps=cfg["eps"], sigma=cfg["train_sigma"], n=cfg["train_n"], steps=cfg["train_steps"], lr=cfg["train_lr"],
-        sigma_theta=cfg["init_std"], sigma_phi=cfg["init_std"], device=device)})
-    sim = {k: cfg[k] for k in ("S", "eps", "sigma", "sim_D", "sim_ls", "sim_n_train", "sim_n_test")} | {"seed": seed}
-    thm1 = cached(root / f"theorem1_{store.key(sim)}.npz", sim, lambda: theorem1_check(
-        cfg["sim_D"], cfg["S"], cfg["eps"], cfg["sigma"], cfg["sim_ls"], cfg["sim_n_train"], cfg["sim_n_test"],
-        seed, progress))
-    hess = {k: cfg[k] for k in ("S", "eps", "train_sigma", "hess_D", "hess_l", "hess_n")} | {"seed": seed}
-    lem1 = cached(root / f"lemma1_{store.key(hess)}.npz", hess, lambda: lemma1_check(
-        cfg["hess_D"], cfg["S"], cfg["hess_l"], cfg["eps"], cfg["train_sigma"], cfg["hess_n"], seed))
-    return {"fig4b": fig4b.arrays, "theorem1": thm1.arrays, "lemma1": lem1.arrays}
-
-
 # ----------------------------------------------------------------------------- Theorem 1 in 2-D
 
 PREFILTERS_2D = ("average", "binomial3", "binomial5")
@@ -448,8 +422,6 @@ def prefilter_taps(kind, S=2):
     with taps t and b before, output k is sum_{i, j} t[i] t[j] x[4k - 3b + i + 2j], so the taps are
     c[q] = sum_{i + 2j = q} t[i] t[j] and 3b come before.
     """
-    from nadcore.models import binomial_filter
-
     kind = _kind_2d(kind)
     if isinstance(S, bool) or not isinstance(S, int) or S < 1:
         raise ValueError(f"S must be an integer >= 1 (the subsampling factor); got {S!r}")
@@ -521,8 +493,6 @@ def pooling_matrix_2d(kind, S=2, size=32, padding="circular"):
 
 
 def _cells_2d(grid, size):
-    from nadcore import fourier
-
     if isinstance(size, bool) or not isinstance(size, int) or size < 2:
         raise ValueError(f"size must be an int >= 2; got {size!r}")
     grid = fourier.full_grid(size) if grid is None else grid
@@ -546,8 +516,6 @@ def directions_2d(cells, size=32, kind="sin"):
     `fourier.Grid.directions` (where the sine vanishes). Built from that formula rather than by
     1024 calls of `fourier_direction` (float32, and slow on a busy CPU); the tests check they agree.
     """
-    from nadcore import fourier
-
     if kind not in fourier.KINDS:
         raise ValueError(f"kind must be one of {', '.join(fourier.KINDS)}; got {kind!r}")
     cells = _cells_2d(cells, size)
@@ -702,13 +670,9 @@ def simulated_accuracy_2d(kx, ky, kind, S=2, eps=1.0, sigma=1.0, n_train=10000, 
     Mahalanobis distance Delta estimated without bias from the `n_train` samples (Lachenbruch's
     correction; `n_test` unused): the Bayes accuracy itself, estimated from samples.
     """
-    from nadcore import data
-
     if method not in SIM_METHODS:
         raise ValueError(f"method must be one of {', '.join(SIM_METHODS)}; got {method!r}")
     eps, sigma = _positive("eps", eps), _positive("sigma", sigma)
-    from nadcore import fourier
-
     _cells_2d([(kx, ky)], size)
     if direction not in fourier.KINDS:
         raise ValueError(f"kind must be one of {', '.join(fourier.KINDS)}; got {direction!r}")

@@ -90,7 +90,7 @@ PRESETS = {
     "cifar10": {
         # dataset: "digits" (scikit-learn's, 32x32x3, CPU stand-in) or "cifar10"; eps: carrier
         # size in [0, 1] pixels; indices: carrier NAD indices of Fig. 7; nad_networks: NADs from
-        # `nads.load_nads` (None: the committed artifact or the paper's 10,000 networks).
+        # `ch3_nads.load_nads` (None: the committed artifact or the paper's 10,000 networks).
         "smoke": {
             "dataset": "digits", "arch": "lenet", "flip_archs": ["lenet", "logreg"], "eps": 0.05,
             "indices": [0, 1, 2, 4, 8, 32, 128, 512, 1022], "nad_networks": 256, "review_ks": [1, 2, 8, 32],

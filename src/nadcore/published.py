@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from nadcore import fourier
+from nadcore.nads import NADResult
 
 FOLDER = Path(__file__).resolve().parent / "artifacts" / "published"
 ARCHS = ("logreg", "lenet", "resnet18", "densenet121", "vgg11")
@@ -82,8 +83,6 @@ def fig6(arch):
 def nads(arch):
     """The published NADs of `arch` as a `nadcore.nads.NADResult`: `eigenvalues` (1023,),
     decreasing, and `nads` (1023, 1024) float32 unit rows (stored in float16)."""
-    from nadcore.nads import NADResult
-
     _check(arch, ARCHS)
     with np.load(FOLDER / f"{arch}.npz", allow_pickle=False) as z:
         eigenvalues, rows = z["eigenvalues"].astype(np.float64), z["nads"].astype(np.float32)

@@ -91,23 +91,27 @@ def _batches(n, batch_size):
 
 
 @torch.no_grad()
-def accuracy(model, x, y, device="auto", batch_size=1000, mean=None, std=None):
-    """Accuracy of `model` on `(x, y)` in percent, in eval mode.
-
-    A model trained by `fit` with `normalize=True` expects normalised inputs: pass the `mean` and
-    `std` that `fit` returned and `x` is normalised with them first.
-    """
-    _check_pair((x, y), "(x, y)")
+def predict(model, x, mean=None, std=None, device="auto", batch_size=1000):
+    """Predicted classes of `model` (eval mode, restored after) on `x`, on the CPU; the one evaluation
+    loop of the library. A model trained by `fit` with `normalize=True` expects normalised inputs:
+    pass the `mean` and `std` that `fit` returned and each batch is normalised with them first."""
     dev = resolve(device)
     was_training = model.training
-    model.eval()
-    correct = 0
+    model.to(dev).eval()
+    out = []
     for a, b in _batches(len(x), batch_size):
         xb = x[a:b].to(dev)
         if mean is not None:
-            xb = (xb - mean.to(dev)) / std.to(dev)
-        correct += (model(xb).argmax(1) == y[a:b].to(dev)).sum().item()
+            xb = (xb - mean.to(xb)) / std.to(xb)
+        out.append(model(xb).argmax(1).cpu())
     model.train(was_training)
+    return torch.cat(out)
+
+
+def accuracy(model, x, y, device="auto", batch_size=1000, mean=None, std=None):
+    """Accuracy of `model` on `(x, y)` in percent (`predict`, with the same `mean` and `std`)."""
+    _check_pair((x, y), "(x, y)")
+    correct = (predict(model, x, mean, std, device, batch_size) == y.cpu()).sum().item()
     return 100.0 * correct / len(x)
 
 

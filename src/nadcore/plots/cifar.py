@@ -41,7 +41,7 @@ def poison_gallery(clean, poisoned, labels, class_names=None, eps=None):
 def fig7(curve, arch="", ax=None):
     """Fig. 7: clean test accuracy against the carrier's NAD index, the clean baseline dashed.
 
-    `curve` is the dict of `nadcore.cifar.poisoning_curve` (baseline at index -1). The share of
+    `curve` is the dict of `nadcore.experiments.ch4_cifar10.poisoning_curve` (baseline at index -1). The share of
     test images that follow a wrong class's carrier is drawn on the same axes.
     """
     if ax is None:

@@ -4,7 +4,7 @@ convergence, and accuracy on D(u_i) against the NAD index (Fig. 6)."""
 import matplotlib.pyplot as plt
 import numpy as np
 
-from nadcore.nads import fourier_energy
+from nadcore.fourier import fourier_energy
 
 GREEN, BROWN = "#2e8b57", "#8b4513"
 

@@ -1,6 +1,6 @@
 """Figures of the underspecification chapter (follow-up paper, Figs. 2-3).
 
-Each function takes the dicts returned by `nadcore.underspec.pair_grid` / `ood_grid` (one per
+Each function takes the dicts returned by `nadcore.experiments.ch5_underspec.pair_grid` / `ood_grid` (one per
 architecture, keyed by name) and returns a matplotlib `Figure`. Seeds are averaged; the spread
 (standard deviation over seeds) is drawn where a figure has room for it.
 """

@@ -1,4 +1,4 @@
-"""Underspecified tasks of the follow-up paper, seen through the NADs.
+"""Chapter 5: underspecified tasks of the follow-up paper, seen through the NADs.
 
 A task `D1 (+) D2` stacks two datasets with the same labels along the channels: a network can
 solve it with either block of channels. Which block it uses is read off three accuracies,
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from nadcore import cifar, data, models, store, sweeps, train
-from nadcore.device import resolve
+from nadcore.presets import preset
 
 CHANNELS = ("both", "channel1", "channel2")
 ARCHS = ("mlp", "lenet", "resnet18")
@@ -90,18 +90,6 @@ def ablate(x, split, keep):
 
 
 @torch.no_grad()
-def predict(model, x, mean=None, std=None, device="auto", batch_size=1000):
-    """Predicted classes of `model` (eval mode) on raw inputs `x`, normalised with `mean`, `std`."""
-    dev = resolve(device)
-    was_training = model.training
-    model.to(dev).eval()
-    out = [model(_normalised(x[a:a + batch_size].to(dev), mean, std)).argmax(1).cpu()
-           for a in range(0, len(x), batch_size)]
-    model.train(was_training)
-    return torch.cat(out)
-
-
-@torch.no_grad()
 def channel_accuracies(model, x, y, split=1, mean=None, std=None, device="auto", batch_size=1000):
     """Accuracy (percent) with both blocks, only block 1 and only block 2: a dict over `CHANNELS`.
 
@@ -111,7 +99,7 @@ def channel_accuracies(model, x, y, split=1, mean=None, std=None, device="auto",
     if len(x) != len(y) or len(x) == 0:
         raise ValueError(f"x and y must hold the same positive number of samples; got {len(x)} and {len(y)}")
     xn = _normalised(x, mean, std)
-    return {keep: 100.0 * (predict(model, ablate(xn, split, keep), device=device, batch_size=batch_size)
+    return {keep: 100.0 * (train.predict(model, ablate(xn, split, keep), device=device, batch_size=batch_size)
                            == y.cpu()).float().mean().item() for keep in CHANNELS}
 
 
@@ -157,7 +145,7 @@ def cross_section(model, v1, v2, extent=2.0, resolution=65, origin=None, mean=No
         if origin.shape != u1.shape:
             raise ValueError(f"origin must have shape {tuple(u1.shape)}; got {tuple(origin.shape)}")
         points = points + origin
-    classes = predict(model, points, mean, std, device)
+    classes = train.predict(model, points, mean, std, device)
     return classes.view(resolution, resolution).numpy().astype(np.int8), coords.numpy()
 
 
@@ -185,8 +173,6 @@ def check_indices(indices, count, name="indices"):
 def chapter_settings(scale, seed=0):
     """Chapter 5's settings at `scale` for the run `seed`: the preset with every seed of its
     Figs. 2 and 3 shifted by `seed` (seed 0 gives the preset itself)."""
-    from nadcore.presets import preset
-
     P = preset("underspecification", scale)
     for figure in ("pairs", "ood"):
         P[figure]["seeds"] = [int(seed) + s for s in P[figure]["seeds"]]

@@ -2,8 +2,8 @@
 
 Every LeNet variant of `VARIANTS` (`models.lenet_pool`: the published max pooling, average
 pooling, Zhang (2019)'s BlurPool and MaxBlurPool with binomial filters of 3 and 5 taps, stride-2
-convolutions, no pooling) goes through Chapter 1's Fig. 1 sweep (`fourier.sweep_directions`)
-and Chapter 3's NAD estimate, N vs 2N convergence and Fig. 6 (`nads`). `theory` gives Theorem
+convolutions, no pooling) goes through Chapter 1's Fig. 1 sweep (`ch1_fourier.sweep_directions`)
+and Chapter 3's NAD estimate, N vs 2N convergence and Fig. 6 (`nads`, `ch3_nads`). `theory` gives Theorem
 1's prediction for the linear prefilters (`PREFILTER`) on the same Fourier grid
 (`pooling.bayes_accuracy_2d`), and `agreement` its rank correlation with a measured grid.
 
@@ -20,6 +20,7 @@ from scipy import stats
 from nadcore import fourier, nads, pooling, presets, stacked, store
 from nadcore import models as registry
 from nadcore.device import resolve
+from nadcore.experiments import ch1_fourier, ch3_nads
 
 VARIANTS = ("max", "avg", "blur3", "blur5", "maxblur3", "maxblur5", "strided", "none")
 PREFILTER = {"avg": "average", "blur3": "binomial3", "blur5": "binomial5"}  # variants with a linear pooling
@@ -41,8 +42,8 @@ def pooling_arg(variant):
 
 
 def fig1_settings(scale, seed, device):
-    """Chapter 1's Fig. 1 settings at `scale` (`fourier.sweep_settings`)."""
-    return fourier.sweep_settings(presets.preset("fourier", scale), seed, device)
+    """Chapter 1's Fig. 1 settings at `scale` (`ch1_fourier.sweep_settings`)."""
+    return ch1_fourier.sweep_settings(presets.preset("fourier", scale), seed, device)
 
 
 def fig6_settings(scale, seed):
@@ -61,13 +62,13 @@ def fig1(variant, grid, settings, results_dir, compute=True, progress=True, shar
     p = pooling_arg(variant)
     name = sweep_name(variant)
     if not compute:
-        table, _ = fourier.stored_directions([ARCH], grid, settings, results_dir, p, name=name)
+        table, _ = ch1_fourier.stored_directions([ARCH], grid, settings, results_dir, p, name=name)
     else:
         batch = stacked.chunk_size(registry.build(ARCH, pooling=p), (1, 32, 32), settings["batch_size"],
                                    resolve(settings["device"]))
-        table = fourier.sweep_directions([ARCH], grid, settings, results_dir, p, name=name, batch=batch,
+        table = ch1_fourier.sweep_directions([ARCH], grid, settings, results_dir, p, name=name, batch=batch,
                                          shard=shard, num_shards=num_shards, progress=progress)
-    return fourier.per_cell(table, "test_acc").get(ARCH, {})
+    return ch1_fourier.per_cell(table, "test_acc").get(ARCH, {})
 
 
 def nad_settings(variant, cfg, seed):
@@ -106,11 +107,11 @@ def nad_convergence(variant, cfg, seed, results_dir, device="cpu", compute=True,
 
 
 def fig6(variant, basis, indices, settings, results_dir, device="cpu", compute=True, progress=True):
-    """Fig. 6 of `variant` on its own NADs `basis`: `{index: test accuracy}` (`nads.fig6_sweep`)."""
+    """Fig. 6 of `variant` on its own NADs `basis`: `{index: test accuracy}` (`ch3_nads.fig6_sweep`)."""
     p = pooling_arg(variant)
     batch = stacked.chunk_size(registry.build(ARCH, pooling=p), (1, 32, 32), settings.get("batch_size", 128),
                                resolve(device))
-    return nads.fig6_sweep(ARCH, basis, indices, settings, results_dir / "nads", device=device, batch=batch,
+    return ch3_nads.fig6_sweep(ARCH, basis, indices, settings, results_dir / "nads", device=device, batch=batch,
                            progress=progress, only_stored=not compute, pooling=p)
 
 

@@ -1,0 +1,102 @@
+"""Chapter 1 (paper Sec. 2, Figs. 1-3): networks trained on D(v) for Fourier directions v,
+as a resumable, shardable sweep whose cells are batch-invariant."""
+
+import numpy as np
+import torch
+
+from nadcore import data, fourier, models, sweeps, train
+
+
+def cell_seed(seed, kx, ky, size=32):
+    """The seed of one (kx, ky) cell: its data, its network's initialisation and its shuffling
+    depend only on the sweep's `seed` and the cell, so resumed and sharded sweeps agree."""
+    return int(seed) * size * size + (ky % size) * size + (kx % size)
+
+
+def train_directions(arch, cells, settings, pooling=True):
+    """Train one fresh `arch` network on D(v) for each Fourier direction v of `cells`.
+
+    `settings` holds `n` (train size; the test set is drawn independently with the same size),
+    `sigma`, `eps`, `kind`, `size`, `seed`, `device` and the recipe `epochs`, `max_lr`,
+    `momentum`, `weight_decay`, `batch_size` (numbers, or dicts by architecture) and `normalize`
+    (default False: raw inputs, as the authors). The
+    networks train together with `nadcore.train.fit_many`. Returns one dict of arrays per cell:
+    `train_acc`, `test_acc` (percent) and `loss_history` (the loss of every SGD step).
+    """
+    s, size = settings, settings.get("size", 32)
+    pick = lambda key: s[key][arch] if isinstance(s[key], dict) else s[key]
+    seeds = [cell_seed(s["seed"], kx, ky, size) for kx, ky in cells]
+    vs = fourier.Grid(tuple(range(-(size // 2), (size + 1) // 2)), size).directions(cells, s.get("kind", "sin"))
+    datasets, nets = [], []
+    for v, cs in zip(vs, seeds):
+        datasets.append(tuple(data.directional_dataset(v, s["n"], s["sigma"], s["eps"], seed=2 * cs + k,
+                                                       device=s["device"]) for k in (0, 1)))
+        torch.manual_seed(cs)
+        nets.append(models.build(arch, pooling=pooling))
+    out = train.fit_many(nets, datasets, epochs=pick("epochs"), max_lr=pick("max_lr"), momentum=pick("momentum"),
+                         weight_decay=pick("weight_decay"), batch_size=s["batch_size"], device=s["device"], seeds=seeds,
+                         normalize=s.get("normalize", False))
+    return [{k: np.asarray(r[k]) for k in ("train_acc", "test_acc", "loss_history")} for r in out]
+
+
+def sweep_directions(archs, grid, settings, results_dir, pooling=True, name="fourier", batch=32,
+                     shard=0, num_shards=1, progress=True):
+    """Figs. 1-3: train every architecture of `archs` on D(v) for each direction of `grid.half()`.
+
+    A resumable, shardable `nadcore.sweeps.sweep` (one stored file per cell). `settings` as in
+    `train_directions`. Returns `{arch: {(kx, ky): {"train_acc", "test_acc", "loss_history"}}}`
+    for this shard's cells; `Grid.image` fills the other half of the grid by symmetry.
+    """
+    cells = sweep_cells(archs, grid, pooling)
+
+    def compute(group):
+        out = [None] * len(group)
+        for arch in dict.fromkeys(c["arch"] for c in group):
+            idx = [i for i, c in enumerate(group) if c["arch"] == arch]
+            for i, r in zip(idx, train_directions(arch, [(group[i]["kx"], group[i]["ky"]) for i in idx],
+                                                  settings, pooling)):
+                out[i] = r
+        return out
+
+    results = sweeps.sweep(name, cells, compute, settings, results_dir, batch=batch, shard=shard,
+                           num_shards=num_shards, progress=progress)
+    table = {a: {} for a in archs}
+    for c, r in zip(cells[shard::num_shards], results):
+        table[c["arch"]][(c["kx"], c["ky"])] = dict(r.arrays)
+    return table
+
+
+def sweep_cells(archs, grid, pooling=True):
+    """The cells of a Figs. 1-3 sweep: one per architecture and canonical frequency of `grid`."""
+    return [{"arch": a, "pooling": pooling, "kx": kx, "ky": ky} for a in archs for kx, ky in grid.half()]
+
+
+def stored_directions(archs, grid, settings, results_dir, pooling=True, name="fourier"):
+    """The table of `sweep_directions` for the cells already stored (a results bundle); computes
+    nothing. Returns `{arch: {(kx, ky): arrays}}` and the records `{arch: [record, ...]}`."""
+    cells = sweep_cells(archs, grid, pooling)
+    found = sweeps.stored(name, cells, settings, results_dir)
+    table, records = {}, {}
+    for i, r in found.items():
+        c = cells[i]
+        table.setdefault(c["arch"], {})[(c["kx"], c["ky"])] = dict(r.arrays)
+        records.setdefault(c["arch"], []).append(r.record)
+    return table, records
+
+
+def sweep_settings(preset, seed, device, **overrides):
+    """The settings `sweep_directions` stores with each cell, from a `presets.preset("fourier", ...)`."""
+    keys = ("n", "sigma", "eps", "kind", "epochs", "max_lr", "momentum", "weight_decay", "batch_size")
+    return {**{k: preset[k] for k in keys}, "normalize": preset.get("normalize", False), "size": 32,
+            "seed": int(seed), "device": str(device), **overrides}
+
+
+def per_cell(table, key="test_acc"):
+    """`{arch: {(kx, ky): value}}` of one stored scalar (e.g. `test_acc`) of a `sweep_directions` table."""
+    return {a: {c: float(r[key]) for c, r in cells.items()} for a, cells in table.items()}
+
+
+def iterations_to_loss(table, threshold, window=1):
+    """Fig. 2: `{arch: {(kx, ky): iterations}}` until the training loss falls below `threshold`."""
+    return {a: {c: train.iterations_to_loss(r["loss_history"], threshold, window) for c, r in cells.items()}
+            for a, cells in table.items()}

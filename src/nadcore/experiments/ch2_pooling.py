@@ -1,0 +1,31 @@
+"""Chapter 2 (paper Sec. 2.2, Theorem 1, Lemma 1, Fig. 4): the heavy results of the pooling
+chapter, cached by `nadcore.store`. The theory itself is `nadcore.pooling`."""
+
+from pathlib import Path
+
+from nadcore import pooling, store
+
+
+def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progress=True, compute=True):
+    """Every heavy result of the pooling chapter for the preset `cfg`, cached by `nadcore.store`
+    (with `compute=False`, only read: a missing result raises `FileNotFoundError`)."""
+
+    def cached(path, settings, fn):
+        return store.cached(path, settings, fn) if compute else store.load(path, settings)
+
+    root = Path(results_dir) / "pooling"
+    m = pooling.prefilter("average", cfg["D"], cfg["S"]).abs()
+    train = {k: cfg[k] for k in ("D", "S", "eps", "train_ls", "train_seeds", "train_n", "train_steps",
+                                 "train_lr", "train_sigma", "init_std")} | {"seed": seed}
+    fig4b = cached(root / f"fig4b_{store.key(train)}.npz", train, lambda: {"loss": pooling.loss_curves(
+        cfg["train_ls"], m, cfg["S"], seeds=[seed + s for s in cfg["train_seeds"]], progress=progress,
+        eps=cfg["eps"], sigma=cfg["train_sigma"], n=cfg["train_n"], steps=cfg["train_steps"], lr=cfg["train_lr"],
+        sigma_theta=cfg["init_std"], sigma_phi=cfg["init_std"], device=device)})
+    sim = {k: cfg[k] for k in ("S", "eps", "sigma", "sim_D", "sim_ls", "sim_n_train", "sim_n_test")} | {"seed": seed}
+    thm1 = cached(root / f"theorem1_{store.key(sim)}.npz", sim, lambda: pooling.theorem1_check(
+        cfg["sim_D"], cfg["S"], cfg["eps"], cfg["sigma"], cfg["sim_ls"], cfg["sim_n_train"], cfg["sim_n_test"],
+        seed, progress))
+    hess = {k: cfg[k] for k in ("S", "eps", "train_sigma", "hess_D", "hess_l", "hess_n")} | {"seed": seed}
+    lem1 = cached(root / f"lemma1_{store.key(hess)}.npz", hess, lambda: pooling.lemma1_check(
+        cfg["hess_D"], cfg["S"], cfg["hess_l"], cfg["eps"], cfg["train_sigma"], cfg["hess_n"], seed))
+    return {"fig4b": fig4b.arrays, "theorem1": thm1.arrays, "lemma1": lem1.arrays}

@@ -1,0 +1,179 @@
+"""Chapter 4 (paper Sec. 4.2, Figs. 7-8): CIFAR-10 (or the digits stand-in) poisoned with a NAD
+carrier, trained on NAD-flipped images, and the reviewers' NAD-edit test. Loading and the NAD
+transforms are `nadcore.cifar`."""
+
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from nadcore import store
+from nadcore.cifar import EDIT_MODES, as_nads, channel_stats, edit_nads, nad_flip, normalise, poison
+from nadcore.device import resolve
+from nadcore.models import build
+from nadcore.train import fit, predict
+
+RECIPE_KEYS = ("epochs", "max_lr", "momentum", "weight_decay", "batch_size")
+
+
+def _recipe(recipe):
+    missing = [k for k in RECIPE_KEYS if k not in recipe]
+    extra = [k for k in recipe if k not in RECIPE_KEYS]
+    if missing or extra:
+        raise ValueError(f"recipe must have exactly the keys {', '.join(RECIPE_KEYS)}; "
+                         f"missing {missing}, unknown {extra}")
+    return {k: recipe[k] for k in RECIPE_KEYS}
+
+
+def train_network(arch, train, test, recipe, device="auto", seed=0, progress=False):
+    """A fresh `arch` (3 channels, 10 logits) fitted on already-normalised `train`: `(model, fit dict)`."""
+
+    torch.manual_seed(seed)
+    model = build(arch, in_channels=train[0].shape[1], num_classes=10)
+    out = fit(model, train, test, **_recipe(recipe), device=device, seed=seed, normalize=False, progress=progress)
+    return model, out
+
+
+def prepare(x, mean, std, nads=None, y=None, index=None, eps=0.05, flip=False):
+    """Pixel-space images to network inputs, in the authors' order: poison or flip, then normalise."""
+    if index is not None:
+        x = poison(x, y, nads, index, eps)
+    if flip:
+        x = nad_flip(x, nads)
+    return normalise(x, mean, std)
+
+
+def _run(results_dir, name, settings, compute, only_stored=False):
+    if results_dir is None:
+        return store.Result(compute(), store.make_record(settings))
+    path = Path(results_dir) / "cifar10" / f"{name}-{store.key(settings)}.npz"
+    return store.load(path, settings) if only_stored else store.cached(path, settings, compute)
+
+
+def poisoning_run(arch, train, test, nads, index, eps, mean, std, recipe, device="auto", seed=0):
+    """Train on the train set poisoned at NAD `index` (None: clean); evaluate on clean test data.
+
+    Returns `train_acc` (poisoned train set), `test_acc` (clean test set, Fig. 7) and
+    `follow_rate`: the share of test images that, given the carrier of class `(y + 1) % 10`,
+    are classified as that class (how much the network reads the carrier).
+    """
+    (x, y), (xt, yt) = train, test
+    inputs = prepare(x, mean, std, nads, y, index, eps)
+    model, out = train_network(arch, (inputs, y), (normalise(xt, mean, std), yt), recipe, device, seed)
+    follow = float("nan")
+    if index is not None:
+        other = (yt + 1) % 10
+        pred = predict(model, prepare(xt, mean, std, nads, other, index, eps), device=device)
+        follow = 100.0 * (pred == other).float().mean().item()
+    return {"train_acc": np.float64(out["train_acc"]), "test_acc": np.float64(out["test_acc"]),
+            "follow_rate": np.float64(follow)}
+
+
+def poisoning_curve(arch, train, test, nads, indices, eps, mean, std, recipe, device="auto", seed=0,
+                    results_dir=None, progress=True, only_stored=False):
+    """Fig. 7: one network per carrier index in `indices` plus a clean baseline (index -1).
+
+    Each run is cached on its own in `results_dir` (keyed on the data, NADs and recipe), so a
+    long sweep resumes where it stopped (`only_stored`: read only; a missing run raises
+    `FileNotFoundError`). Returns arrays `index`, `train_acc`, `test_acc`,
+    `follow_rate` with the baseline first.
+    """
+    u = as_nads(nads, train[0])
+    for i in indices:
+        if not 0 <= int(i) <= len(u) - 2:
+            raise ValueError(f"indices must lie in 0..{len(u) - 2} (a carrier uses NADs i and i + 1); got {i}")
+    base = {"arch": arch, "eps": eps, "mean": list(mean), "std": list(std), "recipe": _recipe(recipe),
+            "seed": seed, "data": store.fingerprint(*train, *test), "nads": store.fingerprint(u)}
+    rows = []
+    for i in tqdm([None, *[int(i) for i in indices]], desc=f"poisoning {arch}", disable=not progress):
+        res = _run(results_dir, f"poison-{arch}", {**base, "index": -1 if i is None else i},
+                   lambda i=i: poisoning_run(arch, train, test, u, i, eps, mean, std, recipe, device, seed),
+                   only_stored)
+        rows.append((-1 if i is None else i, *(float(res[k]) for k in ("train_acc", "test_acc", "follow_rate"))))
+    cols = np.array(rows, dtype=np.float64).T
+    return {"index": cols[0].astype(np.int64), "train_acc": cols[1], "test_acc": cols[2], "follow_rate": cols[3]}
+
+
+def flip_experiment(archs, train, test, nads, recipe, device="auto", seed=0, results_dir=None, progress=True,
+                    only_stored=False):
+    """Fig. 8: each network in `archs` trained on the original and on the NAD-flipped data.
+
+    nads: a dict `arch -> NADs` (each network flipped with its own NADs). Both representations
+    are normalised with their own train-set channel statistics. Returns `arch`, `original`,
+    `flipped` (clean test accuracy in percent) and the matching train accuracies.
+    """
+    missing = [a for a in archs if a not in nads]
+    if missing:
+        raise ValueError(f"nads must hold NADs for every arch in archs; missing {missing}")
+    out = {"original": [], "flipped": [], "train_original": [], "train_flipped": []}
+    for arch in tqdm(list(archs), desc="flip", disable=not progress):
+        u = as_nads(nads[arch], train[0])
+        for kind in ("original", "flipped"):
+            settings = {"arch": arch, "kind": kind, "recipe": _recipe(recipe), "seed": seed,
+                        "data": store.fingerprint(*train, *test), "nads": store.fingerprint(u)}
+
+            def compute(kind=kind, u=u, arch=arch):
+                xs, xt = (train[0], test[0]) if kind == "original" else (nad_flip(train[0], u), nad_flip(test[0], u))
+                mean, std = channel_stats(xs)
+                _, fitted = train_network(arch, (normalise(xs, mean, std), train[1]),
+                                          (normalise(xt, mean, std), test[1]), recipe, device, seed)
+                return {"train_acc": np.float64(fitted["train_acc"]), "test_acc": np.float64(fitted["test_acc"])}
+
+            res = _run(results_dir, f"flip-{arch}-{kind}", settings, compute, only_stored)
+            out[kind].append(float(res["test_acc"]))
+            out[f"train_{kind}"].append(float(res["train_acc"]))
+    return {"arch": list(archs), **{k: np.array(v) for k, v in out.items()}}
+
+
+def clean_model(arch, train, test, mean, std, recipe, device="auto", seed=0, results_dir=None):
+    """A network trained on the clean data (the reviewers' test needs one): `(model, test_acc)`.
+
+    Its weights are cached in `results_dir` as a `.pt` file keyed on the settings.
+    """
+    settings = {"arch": arch, "kind": "clean", "mean": list(mean), "std": list(std), "recipe": _recipe(recipe),
+                "seed": seed, "data": store.fingerprint(*train, *test)}
+    path = None if results_dir is None else Path(results_dir) / "cifar10" / f"clean-{arch}-{store.key(settings)}.pt"
+    test_n = (normalise(test[0], mean, std), test[1])
+    if path is not None and path.exists():
+        try:
+            state, _ = store.load_weights(path, settings)
+            model = build(arch, in_channels=train[0].shape[1], num_classes=10)
+            model.load_state_dict(state)
+            return (model.to(resolve(device)),
+                    100.0 * (predict(model, test_n[0], device=device) == test[1]).float().mean().item())
+        except store.StoreError:
+            pass
+    model, out = train_network(arch, (normalise(train[0], mean, std), train[1]), test_n, recipe, device, seed)
+    if path is not None:
+        store.save_weights(path, model.state_dict(), settings, device=resolve(device))
+    return model, out["test_acc"]
+
+
+def reviewers_test(model, x, y, nads, mean, std, ks=(2,), modes=EDIT_MODES, size=1.0, device="auto"):
+    """Review 3, point 6: edit test points on the first vs the last `k` NADs of a trained network.
+
+    For every `k` in `ks`, `where` in ("first", "last") and `mode` in `modes` (see `edit_nads`:
+    "remove", "flip", or "shift" by a fixed pixel norm `size`), returns one row:
+    `changed` (% of predictions that change), `accuracy` after the edit (%), and the size of
+    the edit in pixel space, `norm` (mean ||x' - x||_2) and `relative` (mean ||x' - x|| / ||x||).
+    """
+    u = as_nads(nads, x)
+    for k in ks:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= len(u) // 2:
+            raise ValueError(f"ks must hold ints in 1..{len(u) // 2}; got {k!r}")
+    before = predict(model, normalise(x, mean, std), device=device)
+    rows = []
+    for k in ks:
+        for where in ("first", "last"):
+            idx = list(range(k)) if where == "first" else list(range(len(u) - k, len(u)))
+            for mode in modes:
+                edited = edit_nads(x, u, idx, mode, size)
+                after = predict(model, normalise(edited, mean, std), device=device)
+                delta = (edited - x).flatten(1).norm(dim=1)
+                rows.append({"k": int(k), "where": where, "mode": mode,
+                             "changed": 100.0 * (after != before).float().mean().item(),
+                             "accuracy": 100.0 * (after == y).float().mean().item(),
+                             "norm": delta.mean().item(),
+                             "relative": (delta / x.flatten(1).norm(dim=1).clamp_min(1e-12)).mean().item()})
+    return rows

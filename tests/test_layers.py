@@ -1,0 +1,66 @@
+"""The layers of `nadcore` (CONTRIBUTING.md, "The map"): primitives, then the experiments (one
+module per chapter), then plots, widgets, bundle, plan and cli. No module imports a layer below
+it, and primitives and experiments import `nadcore` only at the top of the file."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "nadcore"
+TOP = {"plots", "widgets", "bundle", "plan", "cli"}   # orchestration and display
+
+
+def layer(module):
+    """0 primitives, 1 experiments, 2 plots and the rest above."""
+    head = module.split(".")[1] if module.startswith("nadcore.") else ""
+    if head == "experiments":
+        return 1
+    return 2 if head in TOP else 0
+
+
+def module_of(path):
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    return ".".join(p for p in rel.parts if p != "__init__")
+
+
+def imports(path):
+    """`(imported nadcore module, inside a function?)` for every import of `path`."""
+    tree = ast.parse(path.read_text())
+    nested = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+              for n in ast.walk(f)}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("nadcore"):
+            names = [node.module] if node.module != "nadcore" else [f"nadcore.{a.name}" for a in node.names]
+            if node.module in ("nadcore.experiments", "nadcore.plots"):
+                names = [f"{node.module}.{a.name}" for a in node.names]
+            out += [(n, id(node) in nested) for n in names]
+        elif isinstance(node, ast.Import):
+            out += [(a.name, id(node) in nested) for a in node.names if a.name.startswith("nadcore")]
+    return out
+
+
+MODULES = sorted(p for p in SRC.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_of(p))
+def test_no_module_imports_a_layer_below_it(path):
+    me = module_of(path)
+    low = [m for m, _ in imports(path) if m != "nadcore" and layer(m) > layer(me)]
+    assert not low, f"{me} (layer {layer(me)}) imports {low}"
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if layer(module_of(p)) < 2], ids=lambda p: module_of(p))
+def test_primitives_and_experiments_import_at_the_top(path):
+    inner = [m for m, nested in imports(path) if nested]
+    assert not inner, f"{module_of(path)} imports {inner} inside a function"
+
+
+def test_the_layers_are_what_the_map_says():
+    assert layer("nadcore.pooling") == 0 and layer("nadcore.experiments.ch2_pooling") == 1
+    assert layer("nadcore.plots.nads") == 2 and layer("nadcore.bundle") == 2
+    chapters = sorted(p.stem for p in (SRC / "experiments").glob("ch*.py"))
+    assert chapters == ["ch1_fourier", "ch2_pooling", "ch3_nads", "ch4_cifar10", "ch5_underspec", "ch6_antialias"]
+    text = (SRC.parents[1] / "CONTRIBUTING.md").read_text()
+    assert all(f"`{c}" in text for c in chapters)
