@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml uv.lock
 install: $(VENV)/.installed
 
 book: install
-	$(VENV)/bin/jupyter-book build . --keep-going
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going  # warnings are errors (after the whole build is reported)
 
 test: install browser lint
 	$(VENV)/bin/pytest tests book --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 -p no:cacheprovider

@@ -34,7 +34,8 @@ def build_book_from_committed_outputs():
     override.parent.mkdir(exist_ok=True)
     override.write_text(yaml.safe_dump(config))
     jb = Path(sys.executable).with_name("jupyter-book")
-    subprocess.run([str(jb), "build", str(ROOT), "--config", str(override), "--keep-going"], check=True, cwd=ROOT)
+    subprocess.run([str(jb), "build", str(ROOT), "--config", str(override), "-W", "-n", "--keep-going"], check=True,
+                   cwd=ROOT)   # warnings are errors, as in `make book`
 
 
 @pytest.fixture(scope="session")

@@ -53,7 +53,7 @@ def stored_fourier_cells():
     aa_grid = fourier.make_grid(presets.preset("antialias", "paper")["grid"])
     for v in antialias.VARIANTS[1:]:
         t, recs = ch1_fourier.stored_directions(["lenet"], aa_grid, settings, bundle.BUNDLE / "fourier",
-                                            antialias.pooling_arg(v), name="antialias")
+                                                antialias.pooling_arg(v), name="antialias")
         out += [(f"lenet/{v}", antialias.pooling_arg(v), c, arr, recs["lenet"][0])
                 for c, arr in t.get("lenet", {}).items()]
     return settings, out
@@ -146,6 +146,11 @@ def test_comparison_figures_plot_the_difference():
     panels = [ax.images[0].get_array() for ax in fig.axes if ax.images]
     assert len(panels) == 3
     np.testing.assert_allclose(panels[2], ours - pub)              # the third panel is ours - published
+    stored = {c: a - 2.0 for c, a in published.fig1("lenet").items()}
+    fig = figs.fig1_comparison({"ours": stored, "published": published.fig1("lenet"),
+                                "stats": published.compare_grids(stored, published.fig1("lenet"))}, grid, "lenet")
+    assert "Spearman 1.00, mean |ours - published| 2.0 points" in fig._suptitle.get_text()
+    np.testing.assert_allclose(fig.axes[2].images[0].get_array().compressed(), -2.0)
     curve = published.fig6("lenet")
     fig = nad_plots.fig6_compare({0: 99.0, 512: 55.0}, curve)
     line, points = fig.axes[0].lines

@@ -195,8 +195,14 @@ def test_cifar10_end_to_end(fake_cifar, tmp_path):
     assert flip["arch"] == ["logreg"] and flip["original"].shape == flip["flipped"].shape == (1,)
     with pytest.raises(ValueError, match="indices must lie in 0..1022"):
         ch4_cifar10.poisoning_curve("lenet", train, test, u, [1023], 0.05, mean, std, RECIPE, progress=False)
-    with pytest.raises(ValueError, match="recipe must have exactly the keys"):
+    with pytest.raises(ValueError, match="recipe must give max_lr"):
         ch4_cifar10.poisoning_curve("lenet", train, test, u, [0], 0.05, mean, std, {"epochs": 1}, progress=False)
+    with pytest.raises(ValueError, match="missing momentum, weight_decay, batch_size"):
+        ch4_cifar10.poisoning_curve("lenet", train, test, u, [0], 0.05, mean, std, {"epochs": 1, "max_lr": 0.1},
+                                    progress=False)
+    with pytest.raises(ValueError, match="inputs are normalised by `prepare`"):
+        ch4_cifar10.poisoning_curve("lenet", train, test, u, [0], 0.05, mean, std, {**RECIPE, "normalize": True},
+                                    progress=False)
     with pytest.raises(ValueError, match="missing \\['lenet'\\]"):
         ch4_cifar10.flip_experiment(["lenet"], train, test, {"logreg": u}, RECIPE, progress=False)
 

@@ -64,7 +64,7 @@ def assert_same_cells(a, b):
 
 def run_sweep(results_dir, batch=32, shard=0, num_shards=1):
     return ch1_fourier.sweep_directions(["lenet"], GRID, SETTINGS, results_dir, batch=batch, shard=shard,
-                                    num_shards=num_shards, progress=False)
+                                        num_shards=num_shards, progress=False)
 
 
 def test_sweep_cells_equal_whatever_the_batch_or_shard(tmp_path):

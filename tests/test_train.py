@@ -148,3 +148,47 @@ def test_fit_many_bad_input():
         train.fit_many(nets("logreg", 1), [(d[0][0], d[1])], epochs=1, max_lr=0.1)
     with pytest.raises(ValueError, match="integer class labels"):
         train.fit(models.build("logreg"), (d[0][0], d[0][1].float()), d[1], epochs=1, max_lr=0.1)
+
+
+# ----------------------------------------------------------------------------- Recipe
+
+def test_recipe_reads_settings_by_architecture_and_defaults_to_the_papers_recipe():
+    settings = {"n": 100, "epochs": {"lenet": 20, "logreg": 5}, "max_lr": 0.5, "momentum": 0.0, "batch_size": 64}
+    r = train.Recipe.from_settings(settings, "lenet")
+    assert r == train.Recipe(epochs=20, max_lr=0.5, batch_size=64)
+    assert train.Recipe.from_settings(settings, "logreg").epochs == 5
+    assert r.kwargs() == {"epochs": 20, "max_lr": 0.5, "momentum": 0.0, "weight_decay": 0.0, "batch_size": 64,
+                          "clip": 0.5, "schedule": "linear", "normalize": False}
+    with pytest.raises(ValueError, match="epochs is given by architecture"):
+        train.Recipe.from_settings(settings, "mlp")
+
+
+@pytest.mark.parametrize("settings, match", [
+    ({"max_lr": 0.1}, "recipe must give epochs"),
+    ({"epochs": 0, "max_lr": 0.1}, "epochs must be an integer >= 1"),
+    ({"epochs": 2, "max_lr": 0.1, "schedule": "cosine"}, "schedule must be one of"),
+    ({"epochs": 2, "max_lr": 0.1, "normalize": "yes"}, "normalize must be True or False"),
+    ({"epochs": 2, "max_lr": 0.1, "clip": -1}, "clip must be a number > 0"),
+])
+def test_recipe_rejects_bad_values_in_one_line(settings, match):
+    with pytest.raises(ValueError, match=match):
+        train.Recipe.from_settings(settings)
+
+
+def test_strict_recipe_rejects_unknown_keys():
+    with pytest.raises(ValueError, match="got unknown lr"):
+        train.Recipe.from_settings({"epochs": 2, "max_lr": 0.1, "lr": 0.1}, strict=True)
+    assert train.Recipe.from_settings({"epochs": 2, "max_lr": 0.1, "widths": [8]}).epochs == 2   # not strict
+
+
+def test_a_recipe_trains_as_its_keyword_arguments():
+    v = torch.zeros(1, 8, 8)
+    v[0, 0, 0] = 1.0
+    datasets = [(data.directional_dataset(v, 64, 0.5, 1.0, seed=1), data.directional_dataset(v, 64, 0.5, 1.0, seed=2))]
+    r = train.Recipe(epochs=2, max_lr=0.1, batch_size=16)
+    out = []
+    for kw in (r.kwargs(), dict(epochs=2, max_lr=0.1, batch_size=16)):
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 2))
+        out.append(train.fit_many([net], datasets, seeds=[3], device="cpu", **kw)[0]["loss_history"])
+    np.testing.assert_array_equal(out[0], out[1])

@@ -128,7 +128,6 @@ def provenance(records):
 
 def load_pooling(bundle_dir=BUNDLE):
     """The pooling chapter's results at its paper preset (`ch2_pooling.chapter_results`), or None."""
-
     try:
         return ch2_pooling.chapter_results(presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, compute=False)
     except (FileNotFoundError, store.StoreError):
@@ -181,7 +180,6 @@ def underspec_item(figure):
 def underspec(figure, arch, bundle_dir=BUNDLE, compute=False, progress=True):
     """The stored grid of the follow-up's Fig. 2 or 3 for `arch` (our 10,000-network secant NADs);
     None while cells are missing, unless `compute`."""
-
     basis = load_nad(arch, bundle_dir=bundle_dir)
     if basis is None:
         return None
@@ -293,7 +291,7 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
             batch = _stack(arch, pooling, settings["batch_size"])   # one stack at a time: stored as it ends
             for g in (coarse, grid):
                 ch1_fourier.sweep_directions([arch], g, settings, bundle_dir / "fourier", pooling, name=item,
-                                         batch=batch, progress=progress)
+                                             batch=batch, progress=progress)
         return load_fourier(item, bundle_dir)
     if item.startswith("nads_"):
         arch, _, method = item[len("nads_"):].partition("_")
@@ -315,7 +313,7 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         arch, indices, settings = fig6_item()
         basis = compute(f"nads_{arch}", bundle_dir, scratch, progress)
         return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEVICE,
-                               batch=_stack(arch, True, 128), progress=progress)
+                                   batch=_stack(arch, True, 128), progress=progress)
     if item in ("underspec_pairs", "underspec_ood"):
         for arch in UNDERSPEC_ARCHS:
             compute(f"nads_{arch}", bundle_dir, scratch, progress)
@@ -326,11 +324,9 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     if item == "antialias":
         for part in ("fig1", "nads", "fig6"):   # each part for every variant before the next part
             ch6_antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, parts=(part,),
-                                      scratch=scratch, compact=True)
+                                          scratch=scratch, compact=True)
         return load_antialias(bundle_dir)
     if item == "pooling":
-        from nadcore import pooling
-
         return ch2_pooling.chapter_results(presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, progress)
     raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
 

@@ -26,7 +26,6 @@ CHAPTERS = ("01_fourier", "02_pooling", "03_nads", "04_cifar10", "05_underspecif
 @dataclass
 class Item:
     """One thing a chapter computes: `count` units (cells, networks, runs), `stored` of them done."""
-
     chapter: str
     name: str
     what: str

@@ -245,7 +245,6 @@ class LinearPooling(nn.Module):
     the output has shape (N, 1). theta ~ N(0, sigma_theta^2 I_M), phi ~ N(0, sigma_phi^2 I_D).
     By Eq. 4 its NADs are the canonical basis vectors ordered by decreasing m^2.
     """
-
     def __init__(self, m, S, sigma_theta=1.0, sigma_phi=1.0, generator=None):
         super().__init__()
         m = _spectrum(m, "m").abs().to(torch.float32)

@@ -12,6 +12,7 @@ recipe per network: its own data, its own shuffling, its own clipping.
 
 import copy
 import math
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 import torch
@@ -70,6 +71,53 @@ def _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, sche
         raise ValueError(f"clip must be a number > 0 or None (no clipping); got {clip!r}")
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(map(repr, SCHEDULES))}; got {schedule!r}")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """The SGD recipe of `fit` and `fit_many`, checked once when made. Defaults are the NAD paper's:
+    learning rate decaying linearly from `max_lr` to 0, gradient-norm clipping at 0.5 (`clip=None`:
+    none), batches of 128, raw inputs (`normalize=True` standardises each channel with the
+    training set's statistics). `schedule="triangular"` is the follow-up paper's cycle."""
+    epochs: int
+    max_lr: float
+    momentum: float = 0.0
+    weight_decay: float = 0.0
+    batch_size: int = 128
+    clip: float | None = 0.5
+    schedule: str = "linear"
+    normalize: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.normalize, bool):
+            raise ValueError(f"normalize must be True or False; got {self.normalize!r}")
+        _check_recipe(self.epochs, self.max_lr, self.momentum, self.weight_decay, self.batch_size, self.clip,
+                      self.schedule)
+
+    @classmethod
+    def from_settings(cls, settings, arch=None, strict=False):
+        """The recipe held by `settings` (a preset or the settings of a sweep): its keys that name
+        a field, a value given as `{arch: value}` read for `arch`. `strict`: no other keys allowed."""
+        names = [f.name for f in fields(cls)]
+        if strict and (unknown := sorted(set(settings) - set(names))):
+            raise ValueError(f"recipe keys must be among {', '.join(names)}; got unknown {', '.join(unknown)}")
+        if missing := [k for k in ("epochs", "max_lr") if k not in settings]:
+            raise ValueError(f"recipe must give {' and '.join(missing)}; got keys {', '.join(map(str, settings))}")
+        kw = {}
+        for k in names:
+            if k in settings:
+                value = settings[k]
+                if isinstance(value, dict):
+                    if arch not in value:
+                        raise ValueError(f"recipe {k} is given by architecture ({', '.join(value)}); "
+                                         f"got arch {arch!r}")
+                    value = value[arch]
+                kw[k] = value
+        return cls(**kw)
+
+    def kwargs(self):
+        """The keyword arguments of `fit` and `fit_many`."""
+        return asdict(self)
 
 
 # --------------------------------------------------------------------------- normalisation, evaluation

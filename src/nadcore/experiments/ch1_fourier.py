@@ -24,7 +24,7 @@ def train_directions(arch, cells, settings, pooling=True):
     `train_acc`, `test_acc` (percent) and `loss_history` (the loss of every SGD step).
     """
     s, size = settings, settings.get("size", 32)
-    pick = lambda key: s[key][arch] if isinstance(s[key], dict) else s[key]
+    recipe = train.Recipe.from_settings(s, arch)
     seeds = [cell_seed(s["seed"], kx, ky, size) for kx, ky in cells]
     vs = fourier.Grid(tuple(range(-(size // 2), (size + 1) // 2)), size).directions(cells, s.get("kind", "sin"))
     datasets, nets = [], []
@@ -33,9 +33,7 @@ def train_directions(arch, cells, settings, pooling=True):
                                                        device=s["device"]) for k in (0, 1)))
         torch.manual_seed(cs)
         nets.append(models.build(arch, pooling=pooling))
-    out = train.fit_many(nets, datasets, epochs=pick("epochs"), max_lr=pick("max_lr"), momentum=pick("momentum"),
-                         weight_decay=pick("weight_decay"), batch_size=s["batch_size"], device=s["device"], seeds=seeds,
-                         normalize=s.get("normalize", False))
+    out = train.fit_many(nets, datasets, **recipe.kwargs(), device=s["device"], seeds=seeds)
     return [{k: np.asarray(r[k]) for k in ("train_acc", "test_acc", "loss_history")} for r in out]
 
 

@@ -9,7 +9,6 @@ from nadcore import pooling, store
 def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progress=True, compute=True):
     """Every heavy result of the pooling chapter for the preset `cfg`, cached by `nadcore.store`
     (with `compute=False`, only read: a missing result raises `FileNotFoundError`)."""
-
     def cached(path, settings, fn):
         return store.cached(path, settings, fn) if compute else store.load(path, settings)
 

@@ -12,7 +12,7 @@ from nadcore.device import resolve
 from nadcore.nads import NADResult, _with_pooling, artifact_path, estimate, nad_settings, result_path
 from nadcore.presets import preset
 from nadcore.seeds import derive
-from nadcore.train import fit_many
+from nadcore.train import Recipe, fit_many
 
 
 def resolve_request(arch, scale="smoke", method=None, num_networks=None, seed=0):
@@ -64,7 +64,7 @@ def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20
     decay, clipping 0.5, batch 128; `recipe` overrides e.g. `momentum`, `batch_size`, `schedule`),
     one network per index (built with `pooling`, see `models.build`), trained together with `fit_many`.
     """
-
+    recipe = Recipe(epochs, max_lr, **recipe)
     rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
     rows = rows.reshape(rows.shape[0], -1)
     indices = [int(i) for i in indices]
@@ -79,7 +79,7 @@ def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20
         torch.manual_seed(derive(seed, i, 2))
         nets.append(registry.build(arch, in_channels=1, num_classes=2, pooling=pooling))
         fit_seeds.append(derive(seed, i, 3))
-    out = fit_many(nets, datasets, epochs, max_lr, device=device, seeds=fit_seeds, progress=progress, **recipe)
+    out = fit_many(nets, datasets, **recipe.kwargs(), device=device, seeds=fit_seeds, progress=progress)
     return np.array([r["test_acc"] for r in out])
 
 

@@ -12,26 +12,28 @@ from nadcore import store
 from nadcore.cifar import EDIT_MODES, as_nads, channel_stats, edit_nads, nad_flip, normalise, poison
 from nadcore.device import resolve
 from nadcore.models import build
-from nadcore.train import fit, predict
+from nadcore.train import Recipe, fit, predict
 
-RECIPE_KEYS = ("epochs", "max_lr", "momentum", "weight_decay", "batch_size")
+RECIPE_KEYS = ("epochs", "max_lr", "momentum", "weight_decay", "batch_size")  # the stored recipe of Chapter 4
 
 
 def _recipe(recipe):
-    missing = [k for k in RECIPE_KEYS if k not in recipe]
-    extra = [k for k in recipe if k not in RECIPE_KEYS]
-    if missing or extra:
-        raise ValueError(f"recipe must have exactly the keys {', '.join(RECIPE_KEYS)}; "
-                         f"missing {missing}, unknown {extra}")
+    """The recipe as stored with the results: exactly `RECIPE_KEYS`, checked by `train.Recipe`."""
+    Recipe.from_settings(recipe, strict=True)
+    if missing := [k for k in RECIPE_KEYS if k not in recipe]:
+        raise ValueError(f"recipe must give {', '.join(RECIPE_KEYS)}; missing {', '.join(missing)}")
+    if extra := [k for k in recipe if k not in RECIPE_KEYS]:
+        raise ValueError(f"recipe keys must be {', '.join(RECIPE_KEYS)} (inputs are normalised by `prepare`); "
+                         f"got {', '.join(extra)}")
     return {k: recipe[k] for k in RECIPE_KEYS}
 
 
 def train_network(arch, train, test, recipe, device="auto", seed=0, progress=False):
     """A fresh `arch` (3 channels, 10 logits) fitted on already-normalised `train`: `(model, fit dict)`."""
-
     torch.manual_seed(seed)
     model = build(arch, in_channels=train[0].shape[1], num_classes=10)
-    out = fit(model, train, test, **_recipe(recipe), device=device, seed=seed, normalize=False, progress=progress)
+    out = fit(model, train, test, **Recipe.from_settings(_recipe(recipe)).kwargs(), device=device, seed=seed,
+              progress=progress)
     return model, out
 
 

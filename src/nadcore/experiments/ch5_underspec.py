@@ -151,7 +151,6 @@ def cross_section(model, v1, v2, extent=2.0, resolution=65, origin=None, mean=No
 
 # --------------------------------------------------------------------------- grids (Figs. 2 and 3)
 
-RECIPE_KEYS = ("epochs", "max_lr", "momentum", "weight_decay", "batch_size", "schedule", "normalize")
 
 
 def nad_images(nads):
@@ -196,15 +195,17 @@ def _recipe(settings, arch):
     if arch not in recipes:
         raise ValueError(f"arch must be one of the architectures with a recipe in settings ({', '.join(recipes)}); "
                          f"got {arch!r}")
-    return {"normalize": True, **recipes[arch]}   # see `_fit`
+    recipe = {"normalize": True, **recipes[arch]}   # see `_fit`
+    train.Recipe.from_settings(recipe)               # checked before any work
+    return recipe
 
 
 def _fit(nets, datasets, seeds, recipe, device):
-    """`train.fit_many` with the recipe; inputs standardised per channel unless the recipe says
-    `normalize: False` (the follow-up does not say; the images channel needs it, and at the
-    smoke scale's sigma = 0.1 LeNet learns nothing from raw inputs in 8 epochs)."""
-    return train.fit_many(nets, datasets, seeds=seeds, device=device,
-                          **{k: recipe[k] for k in RECIPE_KEYS if k in recipe})
+    """`train.fit_many` with the recipe (`train.Recipe`; its other keys, e.g. the MLP's `widths`, shape
+    the network); inputs standardised per channel unless the recipe says `normalize: False` (the
+    follow-up does not say; the images channel needs it, and at the smoke scale's sigma = 0.1 LeNet
+    learns nothing from raw inputs in 8 epochs)."""
+    return train.fit_many(nets, datasets, seeds=seeds, device=device, **train.Recipe.from_settings(recipe).kwargs())
 
 
 def _run(name, cells, compute, settings, results_dir, batch, shard, num_shards, progress, only_stored=False):

@@ -67,7 +67,7 @@ def fig1(variant, grid, settings, results_dir, compute=True, progress=True, shar
         batch = stacked.chunk_size(registry.build(ARCH, pooling=p), (1, 32, 32), settings["batch_size"],
                                    resolve(settings["device"]))
         table = ch1_fourier.sweep_directions([ARCH], grid, settings, results_dir, p, name=name, batch=batch,
-                                         shard=shard, num_shards=num_shards, progress=progress)
+                                             shard=shard, num_shards=num_shards, progress=progress)
     return ch1_fourier.per_cell(table, "test_acc").get(ARCH, {})
 
 
@@ -112,7 +112,7 @@ def fig6(variant, basis, indices, settings, results_dir, device="cpu", compute=T
     batch = stacked.chunk_size(registry.build(ARCH, pooling=p), (1, 32, 32), settings.get("batch_size", 128),
                                resolve(device))
     return ch3_nads.fig6_sweep(ARCH, basis, indices, settings, results_dir / "nads", device=device, batch=batch,
-                           progress=progress, only_stored=not compute, pooling=p)
+                               progress=progress, only_stored=not compute, pooling=p)
 
 
 def theory(variant, grid, eps, sigma, stages=1):

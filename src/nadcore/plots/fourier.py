@@ -88,3 +88,12 @@ def compare_grids(ours, published, grid, arch, stats=None):
     axes[0].set_ylabel("$k_y$")
     fig.suptitle(f"{LABELS.get(arch, arch)}" + (f": {stats}" if stats else ""))
     return fig
+
+
+def fig1_comparison(comparison, grid, arch):
+    """`compare_grids` of one architecture of `bundle.fig1_comparison`, its rank correlation and mean
+    |difference| in the title."""
+    s = comparison["stats"]
+    rho = "undefined (a constant grid)" if s["spearman"] != s["spearman"] else f"{s['spearman']:.2f}"
+    return compare_grids(grid.image(comparison["ours"]), grid.image(comparison["published"]), grid, arch,
+                         stats=f"Spearman {rho}, mean |ours - published| {s['mean_abs_difference']:.1f} points")
