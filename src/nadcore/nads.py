@@ -31,6 +31,7 @@ from tqdm import tqdm
 from nadcore import models as registry
 from nadcore import store, sweeps
 from nadcore.device import resolve
+from nadcore.seeds import derive
 
 METHODS = ("secant", "autograd", "hessian")
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -136,7 +137,7 @@ def _eval_point(eval_point, seed, input_shape):
 
 def network_seed(seed, index):
     """The seed of network `index` of a run: independent of how networks are batched."""
-    return int(np.random.SeedSequence([int(seed), int(index)]).generate_state(1)[0])
+    return derive(seed, index, bits=32)
 
 
 def _network(factory, seed, index, dev):

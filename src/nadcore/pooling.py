@@ -200,34 +200,25 @@ def fourier_direction_1d(l, D, kind="sin"):
     return v / v.norm()
 
 
-def sample_dv(v, n, eps, sigma, generator=None):
-    """n samples of the book's D(v) in R^D: x = s (eps/2) v + P_perp(sigma n), labels 0/1 half each."""
-    v = v / v.norm()
-    y = torch.arange(n) % 2
-    s = 1.0 - 2.0 * y.to(v.dtype)
-    noise = sigma * torch.randn(n, v.numel(), dtype=v.dtype, generator=generator)
-    noise = noise - (noise @ v)[:, None] * v
-    return s[:, None] * (eps / 2) * v + noise, y
-
-
 def simulated_accuracy(l, D=128, S=4, eps=1.0, sigma=1.0, n_train=20000, n_test=20000, seed=0,
                        kind="sin", prefilter_kind="average"):
     """Test accuracy of the optimal (LDA) classifier fitted on D(v_l) samples after pooling.
 
     With the "average" prefilter the samples go through `torch.nn.functional.avg_pool1d(x, S)`,
     otherwise through `pool`. LDA is the Bayes rule for two Gaussians with a shared covariance,
-    fitted here from `n_train` pooled samples and scored on `n_test` fresh ones.
+    fitted here from `n_train` pooled samples and scored on `n_test` fresh ones (both drawn by
+    `data.directional_dataset`, from the seeds `2 seed` and `2 seed + 1`).
     """
     check_factor(D, S)
     eps, sigma = _positive("eps", eps), _positive("sigma", sigma)
-    g = torch.Generator().manual_seed(seed)
-    v = fourier_direction_1d(l, D, kind)
-    x, y = sample_dv(v, n_train + n_test, eps, sigma, generator=g)
+    v = fourier_direction_1d(l, D, kind).reshape(1, D)   # `data.directional_dataset` reads it as a 1 x D image
+    (x, yt), (xs, ys) = (data.directional_dataset(v, n, sigma, eps, seed=2 * seed + i)
+                         for i, n in enumerate((n_train, n_test)))
     if isinstance(prefilter_kind, str) and prefilter_kind == "average":
-        z = nn.functional.avg_pool1d(x[:, None, :], S).squeeze(1)
+        zt, zs = (nn.functional.avg_pool1d(a.reshape(len(a), 1, D), S).squeeze(1).double() for a in (x, xs))
     else:
-        z = pool(x, prefilter(prefilter_kind, D, S), S)
-    zt, yt, zs, ys = z[:n_train], y[:n_train], z[n_train:], y[n_train:]
+        m = prefilter(prefilter_kind, D, S)
+        zt, zs = (pool(a.reshape(len(a), D).double(), m, S) for a in (x, xs))
     mu0, mu1 = zt[yt == 0].mean(0), zt[yt == 1].mean(0)
     centred = torch.cat([zt[yt == 0] - mu0, zt[yt == 1] - mu1])
     cov = centred.T @ centred / (n_train - 2)

@@ -4,13 +4,13 @@ as a resumable, shardable sweep whose cells are batch-invariant."""
 import numpy as np
 import torch
 
-from nadcore import data, fourier, models, sweeps, train
+from nadcore import data, fourier, models, seeds, sweeps, train
 
 
 def cell_seed(seed, kx, ky, size=32):
-    """The seed of one (kx, ky) cell: its data, its network's initialisation and its shuffling
-    depend only on the sweep's `seed` and the cell, so resumed and sharded sweeps agree."""
-    return int(seed) * size * size + (ky % size) * size + (kx % size)
+    """The seed of one (kx, ky) cell (`seeds.grid_cell`): its data, its network's initialisation and its
+    shuffling depend only on the sweep's `seed` and the cell, so resumed and sharded sweeps agree."""
+    return seeds.grid_cell(seed, kx, ky, size)
 
 
 def train_directions(arch, cells, settings, pooling=True):
@@ -25,15 +25,15 @@ def train_directions(arch, cells, settings, pooling=True):
     """
     s, size = settings, settings.get("size", 32)
     recipe = train.Recipe.from_settings(s, arch)
-    seeds = [cell_seed(s["seed"], kx, ky, size) for kx, ky in cells]
+    cell_seeds = [cell_seed(s["seed"], kx, ky, size) for kx, ky in cells]
     vs = fourier.Grid(tuple(range(-(size // 2), (size + 1) // 2)), size).directions(cells, s.get("kind", "sin"))
     datasets, nets = [], []
-    for v, cs in zip(vs, seeds):
+    for v, cs in zip(vs, cell_seeds):
         datasets.append(tuple(data.directional_dataset(v, s["n"], s["sigma"], s["eps"], seed=2 * cs + k,
                                                        device=s["device"]) for k in (0, 1)))
         torch.manual_seed(cs)
         nets.append(models.build(arch, pooling=pooling))
-    out = train.fit_many(nets, datasets, **recipe.kwargs(), device=s["device"], seeds=seeds)
+    out = train.fit_many(nets, datasets, **recipe.kwargs(), device=s["device"], seeds=cell_seeds)
     return [{k: np.asarray(r[k]) for k in ("train_acc", "test_acc", "loss_history")} for r in out]
 
 

@@ -20,6 +20,7 @@ import torch
 
 from nadcore import cifar, data, models, store, sweeps, train
 from nadcore.presets import preset
+from nadcore.seeds import derive
 
 CHANNELS = ("both", "channel1", "channel2")
 ARCHS = ("mlp", "lenet", "resnet18")
@@ -178,10 +179,6 @@ def chapter_settings(scale, seed=0):
     return P
 
 
-def _cell_seed(*parts):
-    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1)[0] % 2**31)
-
-
 def _network(arch, in_channels, recipe, seed):
     """A fresh `arch` network initialised from `seed` (`recipe["widths"]` resizes the MLP)."""
     torch.manual_seed(seed)
@@ -244,7 +241,7 @@ def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shar
     def compute(group):
         nets, datasets, fit_seeds = [], [], []
         for c in group:
-            base = _cell_seed(c["seed"], c["i"], c["j"])
+            base = derive(c["seed"], c["i"], c["j"])
             common = dict(sigma=shared["sigma"], eps1=shared["eps1"], eps2=shared["eps2"])
             datasets.append((pair_dataset(U[c["i"]], U[c["j"]], shared["n_train"], seed=base, **common),
                              pair_dataset(U[c["i"]], U[c["j"]], shared["n_test"], seed=base + 2, **common)))
@@ -305,7 +302,7 @@ def ood_grid(arch, nads, settings, results_dir, data_root="../data", *, device="
         (x_tr, y_tr), (x_te, y_te) = images
         nets, datasets, fit_seeds = [], [], []
         for c in group:
-            base = _cell_seed(c["seed"], c["k"])
+            base = derive(c["seed"], c["k"])
             v = U[c["k"]]
             datasets.append((cifar_with_channel(x_tr, y_tr, v, shared["sigma"], shared["eps"], seed=base),
                              cifar_with_channel(x_te, y_te, v, shared["sigma"], shared["eps"], seed=base + 1)))
