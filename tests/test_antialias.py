@@ -1,6 +1,7 @@
 """Chapter 6 (`nadcore.experiments.ch6_antialias`): LeNet's pooling variants through Figs. 1 and 6 and the NADs."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -55,18 +56,18 @@ def test_agreement_is_spearman_on_common_cells():
     assert math.isnan(antialias.agreement(a, {c: 5.0 for c in a}))
 
 
-TINY = {"variants": ["max", "blur3"], "grid": {"name": "coarse", "step": 8, "limit": 8},
-        "nads": {"method": "autograd", "num_networks": 30, "conv_sizes": [10], "conv_ks": [1, 4]},
-        "fig6_indices": [0, 500], "show": 2}
+TINY = presets.Antialias(variants=["max", "blur3"], grid=presets.GridSpec("coarse", 8, 8),
+                         nads=presets.AntialiasNads("autograd", 30, conv_sizes=[10], conv_ks=[1, 4]),
+                         fig6_indices=[0, 500], show=2)
 
 
 @pytest.fixture
 def tiny(monkeypatch):
     table = {k: dict(v) for k, v in presets.PRESETS.items()}
-    table["antialias"] = {**table["antialias"], "smoke": TINY}
-    table["fourier"] = {**table["fourier"], "smoke": {**table["fourier"]["smoke"], "n": 256, "epochs": 1}}
-    fig6 = {**table["nads"]["smoke"]["fig6"], "n_train": 128, "epochs": 1}
-    table["nads"] = {**table["nads"], "smoke": {**table["nads"]["smoke"], "fig6": fig6}}
+    table["antialias"]["smoke"] = TINY
+    table["fourier"]["smoke"] = replace(table["fourier"]["smoke"], n=256, epochs=1)
+    nads = table["nads"]["smoke"]
+    table["nads"]["smoke"] = replace(nads, fig6=replace(nads.fig6, n_train=128, epochs=1))
     monkeypatch.setattr(presets, "PRESETS", table)
 
 

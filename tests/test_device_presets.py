@@ -1,3 +1,7 @@
+import dataclasses
+import json
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -35,3 +39,26 @@ def test_preset_is_a_copy_and_bad_names_are_refused():
         presets.preset("fourier", "huge")
     with pytest.raises(ValueError, match="chapter must be one of"):
         presets.preset("nope", "smoke")
+
+
+SNAPSHOT = Path(__file__).with_name("presets_snapshot.json")
+
+
+def test_presets_are_the_settings_the_stored_results_were_computed_with():
+    """Store keys hash these dicts: a preset that changes orphans stored results, so a change must be
+    deliberate (update the snapshot and recompute or migrate what it keys)."""
+    snapshot = json.loads(SNAPSHOT.read_text())
+    now = json.loads(json.dumps({c: {s: presets.preset(c, s) for s in presets.SCALES} for c in presets.PRESETS}))
+    assert now == snapshot
+    assert type(presets.preset("fourier", "paper")["max_lr"]["lenet"]) is float
+
+
+def test_typed_presets_are_frozen_and_optional_fields_stay_out():
+    p = presets.typed("cifar10", "paper")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.eps = 1.0
+    assert p.recipe.schedule is None and "schedule" not in presets.preset("cifar10", "paper")["recipe"]
+    assert presets.preset("cifar10", "paper")["nad_networks"] is None        # a None that is a value stays
+    assert presets.preset("underspecification", "smoke")["ood"]["recipe"]["mlp"]["widths"] == [200, 50]
+    with pytest.raises(ValueError, match="chapter must be one of"):
+        presets.typed("nope", "paper")

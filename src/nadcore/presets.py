@@ -1,225 +1,382 @@
-"""Scale presets of every chapter, in one place.
+"""Scale presets of every chapter, typed, in one place.
 
 `smoke` runs on a laptop CPU in minutes, `paper` uses the published settings, `medium` sits
-between the two. Notebooks call `preset(chapter, scale)` and never hard-code these numbers.
+between the two. Each chapter's settings are a frozen dataclass whose fields say what they are;
+the scales share their recipes and are derived from one another with `dataclasses.replace` where
+they differ. Notebooks call `preset(chapter, scale)` and never hard-code these numbers: it returns
+the preset as a fresh plain dict, the form the experiments read and the store keys hash
+(`tests/test_device_presets.py` holds the dicts to a snapshot, so a change to a preset that would
+orphan stored results is a deliberate one).
 """
 
-import copy
+import dataclasses
+from dataclasses import dataclass, field, replace
 
 SCALES = ("smoke", "medium", "paper")
 
+Archs = list[str]
+PerArch = dict[str, float]      # a value per architecture
+
+
+def _optional():
+    """A field left out of the dict when None (the settings it reaches never had the key)."""
+    return field(default=None, metadata={"omit_if_none": True})
+
+
+def as_dict(value):
+    """A preset (dataclasses, dicts, lists) as plain dicts and lists, optional None fields left out."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: as_dict(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if not (f.metadata.get("omit_if_none") and getattr(value, f.name) is None)}
+    if isinstance(value, dict):
+        return {k: as_dict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_dict(v) for v in value]
+    return value
+
+
+# ----------------------------------------------------------------------------- shared pieces
+
+@dataclass(frozen=True)
+class GridSpec:
+    """A grid of Fourier frequencies (`fourier.make_grid`): `paper` (every second frequency), `full`,
+    `low`, or `coarse` with a `step` and a `limit` on |k|."""
+    name: str
+    step: int | None = _optional()
+    limit: int | None = _optional()
+
+
+@dataclass(frozen=True)
+class Sgd:
+    """An SGD recipe (`train.Recipe`): epochs, peak learning rate, momentum, weight decay, batch size;
+    `schedule` "triangular" for the follow-up's cycle (left out: linear decay); `widths` of the MLP."""
+    epochs: int
+    max_lr: float
+    momentum: float = 0.0
+    weight_decay: float = 0.0
+    batch_size: int = 128
+    schedule: str | None = _optional()
+    widths: list[int] | None = _optional()
+
+
+# ----------------------------------------------------------------------------- Chapter 1
+
+@dataclass(frozen=True)
+class Fig2:
+    """Fig. 2: iterations until the mean of the last `window` batch losses falls below `threshold`."""
+    archs: Archs
+    grid: GridSpec
+    n: int              # training samples (the test set has as many)
+    sigma: float        # noise of D(v), small so that every network fits its training set
+    epochs: int
+    threshold: float
+    window: int
+
+
+@dataclass(frozen=True)
+class Fig3:
+    """Fig. 3: Fig. 1's settings with every pooling layer removed."""
+    archs: Archs
+    grid: GridSpec
+
+
+@dataclass(frozen=True)
+class Fourier:
+    """Chapter 1, Fig. 1: test accuracy on D(v) per Fourier direction v, and Figs. 2-3. The recipe
+    values may be given per architecture. The papers give LeNet's recipe only (20 epochs, max_lr
+    0.5); the deep networks' max_lr 0.05 is ours (they reach ~100% train accuracy)."""
+    archs: Archs
+    grid: GridSpec
+    n: int                      # training samples per cell (the test set has as many)
+    sigma: float                # noise of D(v)
+    eps: float                  # distance between the classes along v
+    kind: str                   # "sin" directions (the cosine at zero frequency)
+    epochs: int
+    max_lr: float | PerArch
+    momentum: float
+    weight_decay: float
+    batch_size: int
+    fig2: Fig2
+    fig3: Fig3
+
+
+_FOURIER_PAPER = Fourier(
+    archs=["logreg", "lenet", "vgg11", "vgg11_bn", "resnet18", "densenet121"], grid=GridSpec("paper"),
+    n=10000, sigma=3.0, eps=1.0, kind="sin", epochs=20,
+    max_lr={"logreg": 0.5, "lenet": 0.5, "vgg11": 0.05, "vgg11_bn": 0.05, "resnet18": 0.05, "densenet121": 0.05},
+    momentum=0.0, weight_decay=0.0, batch_size=128,
+    fig2=Fig2(["lenet", "vgg11", "vgg11_bn", "resnet18", "densenet121"], GridSpec("paper"),
+              n=10000, sigma=0.5, epochs=20, threshold=0.05, window=20),
+    fig3=Fig3(["lenet", "vgg11", "vgg11_bn", "resnet18", "densenet121"], GridSpec("paper")))
+_FOURIER_MEDIUM = replace(
+    _FOURIER_PAPER, archs=["logreg", "lenet", "resnet18"], grid=GridSpec("coarse", 2, 8),
+    max_lr={"logreg": 0.5, "lenet": 0.5, "resnet18": 0.05},
+    fig2=replace(_FOURIER_PAPER.fig2, archs=["logreg", "lenet", "resnet18"], grid=GridSpec("coarse", 4, 8)),
+    fig3=Fig3(["lenet", "resnet18"], GridSpec("coarse", 4, 8)))
+_FOURIER_SMOKE = replace(
+    _FOURIER_PAPER, archs=["logreg", "lenet"], grid=GridSpec("coarse", 4, 8), n=3000, sigma=0.75, epochs=4,
+    max_lr=0.5,
+    fig2=Fig2(["logreg", "lenet"], GridSpec("coarse", 4, 8), n=1000, sigma=0.5, epochs=30, threshold=0.3, window=4),
+    fig3=Fig3(["lenet"], GridSpec("coarse", 8, 8)))
+
+
+# ----------------------------------------------------------------------------- Chapter 2
+
+@dataclass(frozen=True)
+class Pooling:
+    """Chapter 2: Fig. 4a (Theorem 1 in closed form, cheap at any scale), Fig. 4b (the linear model of
+    Sec. 2.2, `train_*`), the Monte-Carlo check of Theorem 1 through avg_pool1d (`sim_*`) and of
+    Lemma 1 (`hess_*`)."""
+    D: int                      # signal length
+    S: int                      # subsampling factor
+    eps: float
+    sigma: float
+    train_ls: list[int]         # frequencies l of the linear model's runs
+    train_seeds: list[int]
+    train_n: int
+    train_steps: int
+    train_lr: float
+    train_sigma: float
+    init_std: float             # std of the linear model's initial theta and phi
+    sim_D: int
+    sim_ls: list[int]
+    sim_n_train: int
+    sim_n_test: int
+    hess_D: int
+    hess_l: int
+    hess_n: int
+
+
+_POOLING_PAPER = Pooling(
+    D=128, S=4, eps=1.0, sigma=1.0, train_ls=[0, 8, 16, 20, 24, 28], train_seeds=list(range(10)), train_n=1000,
+    train_steps=1000, train_lr=0.2, train_sigma=0.5, init_std=0.1,
+    sim_D=128, sim_ls=[l for l in range(1, 64) if l % 16], sim_n_train=100000, sim_n_test=200000,
+    hess_D=128, hess_l=5, hess_n=200000)
+_POOLING_MEDIUM = replace(
+    _POOLING_PAPER, train_seeds=[0, 1, 2], train_steps=600, sim_ls=list(range(1, 32, 2)), sim_n_train=50000,
+    sim_n_test=50000, hess_D=32, hess_n=50000)
+_POOLING_SMOKE = replace(
+    _POOLING_MEDIUM, train_ls=[0, 16, 24, 28], train_n=500, train_steps=300, sim_D=64,
+    sim_ls=[1, 3, 5, 7, 9, 11, 13, 15], sim_n_train=10000, sim_n_test=20000, hess_D=16, hess_l=3, hess_n=10000)
+
+
+# ----------------------------------------------------------------------------- Chapter 3
+
+@dataclass(frozen=True)
+class Fig6:
+    """Fig. 6: a network trained on D(u_i) per NAD index i (`ch3_nads.accuracy_on_nads`)."""
+    n_train: int
+    sigma: float
+    eps: float
+    epochs: int
+    max_lr: float
+    momentum: float | None = _optional()
+    batch_size: int | None = _optional()
+    schedule: str | None = _optional()
+
+
+@dataclass(frozen=True)
+class Nads:
+    """Chapter 3: the NADs of `archs` (Fig. 5, spectra), estimated from `num_networks` networks per
+    architecture ("default" for the others) with `methods` (default secant); secant against autograd
+    (`compare_*`); N vs 2N overlaps (`conv_*`); Fig. 6 of `fig6_arch` at `fig6_indices`."""
+    archs: Archs
+    num_networks: dict[str, int]
+    methods: dict[str, str]
+    show: int                   # NADs shown per architecture
+    compare_archs: Archs
+    compare_networks: int
+    compare_ks: list[int]
+    conv_arch: str
+    conv_method: str
+    conv_sizes: list[int]
+    conv_ks: list[int]
+    fig6_arch: str
+    fig6_indices: list[int]
+    fig6: Fig6
+
+
+_FIG6_PAPER = Fig6(n_train=10000, sigma=3.0, eps=1.0, epochs=20, max_lr=0.5)   # Fig. 1's settings
+_NADS_PAPER = Nads(
+    archs=["logreg", "lenet", "vgg11", "resnet18", "densenet121"], num_networks={"default": 10000}, methods={},
+    show=3, compare_archs=["lenet", "resnet18"], compare_networks=10000, compare_ks=[1, 4, 16, 64, 256],
+    conv_arch="lenet", conv_method="secant", conv_sizes=[625, 1250, 2500, 5000], conv_ks=[1, 4, 16, 64, 256],
+    fig6_arch="lenet", fig6_indices=list(range(0, 1024, 32)) + [1023], fig6=_FIG6_PAPER)
+_NADS_MEDIUM = replace(
+    _NADS_PAPER, archs=["logreg", "mlp", "lenet", "resnet18"], num_networks={"default": 2000, "resnet18": 256},
+    methods={"resnet18": "autograd"}, compare_archs=["lenet"], compare_networks=2000,
+    conv_sizes=[125, 250, 500, 1000], fig6_indices=[0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1023])
+_NADS_SMOKE = replace(
+    _NADS_MEDIUM, archs=["logreg", "lenet"], num_networks={"default": 300, "logreg": 200, "lenet": 300, "resnet18": 24},
+    compare_networks=200, compare_ks=[1, 4, 16, 64], conv_method="autograd", conv_sizes=[16, 32, 64],
+    conv_ks=[1, 4, 16, 64], fig6_indices=[0, 32, 128, 256, 1000],
+    # too few samples for sigma = 3, so less noise and the follow-up's recipe
+    fig6=Fig6(n_train=1000, sigma=0.25, eps=1.0, epochs=8, max_lr=0.05, momentum=0.9, batch_size=32,
+              schedule="triangular"))
+
+
+# ----------------------------------------------------------------------------- Chapter 4
+
+@dataclass(frozen=True)
+class Cifar10:
+    """Chapter 4: Fig. 7 (a carrier of size `eps` pixels on NADs `indices`) and Fig. 8 (NAD flip) on
+    `dataset` ("digits", scikit-learn's 32x32x3 CPU stand-in, or "cifar10"); the reviewers' test
+    edits the first and last `review_ks` NADs (a shift of norm `review_size`)."""
+    dataset: str
+    arch: str
+    flip_archs: Archs
+    eps: float
+    indices: list[int]
+    nad_networks: int | None    # NADs from `ch3_nads.load_nads` (None: committed, or the paper's 10,000)
+    review_ks: list[int]
+    review_size: float
+    recipe: Sgd
+
+
+_CIFAR_RECIPE = Sgd(epochs=50, max_lr=0.21, momentum=0.9, weight_decay=5e-4, batch_size=128)
+_CIFAR_PAPER = Cifar10(
+    dataset="cifar10", arch="resnet18", flip_archs=["lenet", "vgg11", "resnet18", "densenet121"], eps=0.05,
+    indices=[0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1022], nad_networks=None, review_ks=[1, 2, 8, 32],
+    review_size=8.0, recipe=_CIFAR_RECIPE)
+_CIFAR_MEDIUM = replace(
+    _CIFAR_PAPER, arch="lenet", flip_archs=["lenet", "logreg"], indices=[0, 2, 8, 32, 128, 512, 1022],
+    nad_networks=1024, recipe=replace(_CIFAR_RECIPE, epochs=20, max_lr=0.05))
+_CIFAR_SMOKE = replace(
+    _CIFAR_MEDIUM, dataset="digits", indices=[0, 1, 2, 4, 8, 32, 128, 512, 1022], nad_networks=256,
+    recipe=replace(_CIFAR_RECIPE, epochs=15, max_lr=0.05))
+
+
+# ----------------------------------------------------------------------------- Chapter 5
+
+@dataclass(frozen=True)
+class NadRequest:
+    """The NADs Chapter 5 reads (`ch3_nads.load_nads`); `num_networks` None: the preset of Chapter 3."""
+    method: str
+    num_networks: int | None
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Fig. 2 of the follow-up: D(v_i) (+) D(v_j) over NAD index pairs, and the boundary's
+    cross-sections (`resolution` points over `[-extent, extent]`) for the `selected` pairs."""
+    archs: Archs
+    indices: list[int]
+    seeds: list[int]
+    n_train: int
+    n_test: int
+    sigma: float
+    eps1: float
+    eps2: float
+    extent: float
+    resolution: int
+    selected: list[list[int]]
+    recipe: dict[str, Sgd]
+
+
+@dataclass(frozen=True)
+class Ood:
+    """Fig. 3 of the follow-up: binary images (+) D(v_k), `sigma` per architecture."""
+    archs: Archs
+    dataset: str
+    limit: int | None           # images per split (None: all)
+    indices: list[int]
+    seeds: list[int]
+    eps: float
+    sigma: PerArch
+    recipe: dict[str, Sgd]
+
+
+@dataclass(frozen=True)
+class Underspecification:
+    """Chapter 5 (follow-up paper, App. A.1-A.2): Fig. 2 (`pairs`: sigma 1, eps1 1, eps2 0.5) and
+    Fig. 3 (`ood`: eps 1, sigma per network) on the NADs `nads`."""
+    nads: NadRequest
+    pairs: Pairs
+    ood: Ood
+
+
+_OOD_SIGMA = {"mlp": 3.0, "lenet": 1.0, "resnet18": 3.0}
+_OOD_RECIPE = Sgd(epochs=40, max_lr=0.15, momentum=0.9, weight_decay=1e-5, batch_size=128, schedule="triangular")
+_PAIRS_RECIPE = Sgd(epochs=50, max_lr=0.2, momentum=0.9, weight_decay=0.0, batch_size=128, schedule="triangular")
+_UNDERSPEC_PAPER = Underspecification(
+    nads=NadRequest("secant", None),
+    pairs=Pairs(archs=["resnet18", "lenet", "mlp"], indices=list(range(0, 1001, 100)), seeds=[0, 1, 2],
+                n_train=10000, n_test=10000, sigma=1.0, eps1=1.0, eps2=0.5, extent=2.0, resolution=101,
+                selected=[[0, 0], [0, 1000], [1000, 0], [200, 500], [500, 200]],
+                recipe={"resnet18": replace(_PAIRS_RECIPE, epochs=30, max_lr=0.1, weight_decay=1e-5),
+                        "lenet": _PAIRS_RECIPE, "mlp": _PAIRS_RECIPE}),
+    ood=Ood(archs=["mlp", "lenet", "resnet18"], dataset="cifar10", limit=None,
+            indices=[0, 5, 10, 25, 50, 100, 200, 400, 700, 1000], seeds=[0, 1, 2], eps=1.0, sigma=_OOD_SIGMA,
+            recipe={"resnet18": _OOD_RECIPE, "lenet": _OOD_RECIPE,
+                    "mlp": replace(_OOD_RECIPE, epochs=60, widths=[200, 50])}))
+_UNDERSPEC_MEDIUM = replace(
+    _UNDERSPEC_PAPER, nads=NadRequest("secant", 2000),
+    pairs=replace(_UNDERSPEC_PAPER.pairs, indices=[0, 50, 200, 500, 1000], seeds=[0], resolution=81,
+                  selected=[[0, 0], [0, 1000], [1000, 0], [200, 500]],
+                  recipe={"resnet18": replace(_PAIRS_RECIPE, epochs=15, max_lr=0.1, weight_decay=1e-5),
+                          "lenet": replace(_PAIRS_RECIPE, epochs=25), "mlp": replace(_PAIRS_RECIPE, epochs=25)}),
+    ood=replace(_UNDERSPEC_PAPER.ood, limit=10000, indices=[0, 10, 50, 200, 500, 1000], seeds=[0],
+                recipe={"resnet18": replace(_OOD_RECIPE, epochs=20), "lenet": replace(_OOD_RECIPE, epochs=20),
+                        "mlp": replace(_OOD_RECIPE, epochs=30, widths=[200, 50])}))
+# Smoke: LeNet and the MLP on a 2 x 2 grid of NAD indices (first and 1000th), 1,000 samples, and the
+# digits; the NADs are the exact input-gradient ones (Eq. 2, "autograd") from 1,100 networks, which
+# CPUs estimate in seconds. sigma = 0.1 (paper: 1): with sigma = 1 and 500-2,000 samples no network
+# learns D(v) on a CPU.
+_SMOKE_PAIRS_RECIPE = replace(_PAIRS_RECIPE, epochs=8, max_lr=0.05, batch_size=32)
+_UNDERSPEC_SMOKE = replace(
+    _UNDERSPEC_PAPER, nads=NadRequest("autograd", 1100),
+    pairs=replace(_UNDERSPEC_PAPER.pairs, archs=["lenet", "mlp"], indices=[0, 1000], seeds=[0], n_train=1000,
+                  n_test=1000, sigma=0.1, resolution=41, selected=[[0, 0], [0, 1000], [1000, 0], [1000, 1000]],
+                  recipe={"lenet": _SMOKE_PAIRS_RECIPE, "mlp": _SMOKE_PAIRS_RECIPE}),
+    ood=replace(_UNDERSPEC_PAPER.ood, archs=["mlp", "lenet"], dataset="digits", indices=[0, 100, 1000], seeds=[0],
+                recipe={"lenet": replace(_OOD_RECIPE, epochs=8),
+                        "mlp": replace(_OOD_RECIPE, epochs=10, widths=[200, 50])}))
+
+
+# ----------------------------------------------------------------------------- Chapter 6
+
+@dataclass(frozen=True)
+class AntialiasNads:
+    """The NADs of each LeNet pooling variant, and their N vs 2N overlaps for `conv_sizes` (3N <=
+    num_networks reuses the estimate's networks)."""
+    method: str
+    num_networks: int
+    conv_sizes: list[int]
+    conv_ks: list[int]
+
+
+@dataclass(frozen=True)
+class Antialias:
+    """Chapter 6: LeNet's pooling `variants` (`models.lenet_pool`) on a grid of Fourier directions with
+    Chapter 1's Fig. 1 recipe, their NADs, and Fig. 6 with Chapter 3's recipe, at the same scale."""
+    variants: list[str]
+    grid: GridSpec
+    nads: AntialiasNads
+    fig6_indices: list[int]
+    show: int
+
+
+_ALL_VARIANTS = ["max", "avg", "blur3", "blur5", "maxblur3", "maxblur5", "strided", "none"]
+_ANTIALIAS_PAPER = Antialias(
+    variants=_ALL_VARIANTS, grid=GridSpec("coarse", 4, 12),
+    # 1,000 secant networks per variant (~15 min for all eight on a 2-core CPU), not 10,000
+    nads=AntialiasNads("secant", 1000, conv_sizes=[125, 250], conv_ks=[1, 4, 16, 64]),
+    fig6_indices=[0, 8, 32, 128, 512, 1023], show=3)
+_ANTIALIAS_MEDIUM = replace(_ANTIALIAS_PAPER, grid=GridSpec("coarse", 4, 8),
+                            nads=AntialiasNads("secant", 500, conv_sizes=[125], conv_ks=[1, 4, 16, 64]))
+_ANTIALIAS_SMOKE = replace(_ANTIALIAS_PAPER, variants=["max", "avg", "blur3", "maxblur3", "none"],
+                           grid=GridSpec("coarse", 8, 8),
+                           nads=AntialiasNads("autograd", 250, conv_sizes=[25, 50], conv_ks=[1, 4, 16]),
+                           fig6_indices=[0, 1000])
+
+
 PRESETS = {
-    "fourier": {
-        # fig1: test accuracy on D(v) per Fourier direction; fig2: iterations until the running mean of
-        # the last `window` batch losses is below `threshold` (sigma = 0.5); fig3: fig1 without pooling.
-        # Recipe values may be dicts by architecture. The papers give LeNet's recipe only (20 epochs,
-        # max_lr 0.5); the deep networks' max_lr 0.05 is ours (they reach ~100% train accuracy).
-        "smoke": {"archs": ["logreg", "lenet"], "grid": {"name": "coarse", "step": 4, "limit": 8},
-                  "n": 3000, "sigma": 0.75, "eps": 1.0, "kind": "sin", "epochs": 4, "max_lr": 0.5,
-                  "momentum": 0.0, "weight_decay": 0.0, "batch_size": 128,
-                  "fig2": {"archs": ["logreg", "lenet"], "grid": {"name": "coarse", "step": 4, "limit": 8},
-                           "n": 1000, "sigma": 0.5, "epochs": 30, "threshold": 0.3, "window": 4},
-                  "fig3": {"archs": ["lenet"], "grid": {"name": "coarse", "step": 8, "limit": 8}}},
-        "medium": {"archs": ["logreg", "lenet", "resnet18"], "grid": {"name": "coarse", "step": 2, "limit": 8},
-                   "n": 10000, "sigma": 3.0, "eps": 1.0, "kind": "sin", "epochs": 20,
-                   "max_lr": {"logreg": 0.5, "lenet": 0.5, "resnet18": 0.05},
-                   "momentum": 0.0, "weight_decay": 0.0, "batch_size": 128,
-                   "fig2": {"archs": ["logreg", "lenet", "resnet18"], "grid": {"name": "coarse", "step": 4, "limit": 8},
-                            "n": 10000, "sigma": 0.5, "epochs": 20, "threshold": 0.05, "window": 20},
-                   "fig3": {"archs": ["lenet", "resnet18"], "grid": {"name": "coarse", "step": 4, "limit": 8}}},
-        "paper": {"archs": ["logreg", "lenet", "vgg11", "vgg11_bn", "resnet18", "densenet121"],
-                  "grid": {"name": "paper"}, "n": 10000, "sigma": 3.0, "eps": 1.0, "kind": "sin", "epochs": 20,
-                  "max_lr": {"logreg": 0.5, "lenet": 0.5, "vgg11": 0.05, "vgg11_bn": 0.05, "resnet18": 0.05,
-                             "densenet121": 0.05},
-                  "momentum": 0.0, "weight_decay": 0.0, "batch_size": 128,
-                  "fig2": {"archs": ["lenet", "vgg11", "vgg11_bn", "resnet18", "densenet121"],
-                           "grid": {"name": "paper"},
-                           "n": 10000, "sigma": 0.5, "epochs": 20, "threshold": 0.05, "window": 20},
-                  "fig3": {"archs": ["lenet", "vgg11", "vgg11_bn", "resnet18", "densenet121"],
-                           "grid": {"name": "paper"}}},
-    },
-    "pooling": {
-        # fig4a: Theorem 1 in closed form (cheap at any scale); fig4b: the linear model of Sec. 2.2;
-        # sim_*: Monte-Carlo check of Theorem 1 through avg_pool1d; hess_*: Monte-Carlo check of Lemma 1.
-        "smoke": {"D": 128, "S": 4, "eps": 1.0, "sigma": 1.0,
-                  "train_ls": [0, 16, 24, 28], "train_seeds": [0, 1, 2], "train_n": 500, "train_steps": 300,
-                  "train_lr": 0.2, "train_sigma": 0.5, "init_std": 0.1,
-                  "sim_D": 64, "sim_ls": [1, 3, 5, 7, 9, 11, 13, 15], "sim_n_train": 10000, "sim_n_test": 20000,
-                  "hess_D": 16, "hess_l": 3, "hess_n": 10000},
-        "medium": {"D": 128, "S": 4, "eps": 1.0, "sigma": 1.0,
-                   "train_ls": [0, 8, 16, 20, 24, 28], "train_seeds": [0, 1, 2], "train_n": 1000, "train_steps": 600,
-                   "train_lr": 0.2, "train_sigma": 0.5, "init_std": 0.1,
-                   "sim_D": 128, "sim_ls": list(range(1, 32, 2)), "sim_n_train": 50000, "sim_n_test": 50000,
-                   "hess_D": 32, "hess_l": 5, "hess_n": 50000},
-        "paper": {"D": 128, "S": 4, "eps": 1.0, "sigma": 1.0,
-                  "train_ls": [0, 8, 16, 20, 24, 28], "train_seeds": list(range(10)), "train_n": 1000,
-                  "train_steps": 1000, "train_lr": 0.2, "train_sigma": 0.5, "init_std": 0.1,
-                  "sim_D": 128, "sim_ls": [l for l in range(1, 64) if l % 16], "sim_n_train": 100000,
-                  "sim_n_test": 200000, "hess_D": 128, "hess_l": 5, "hess_n": 200000},
-    },
-    "nads": {
-        # archs: Fig. 5 and the spectra; num_networks/methods: per arch (load_nads); compare_*: secant
-        # vs autograd; conv_*: N vs 2N overlaps; fig6: LeNet trained on D(u_i) (Fig. 1 settings at paper scale).
-        "smoke": {"archs": ["logreg", "lenet"],
-                  "num_networks": {"default": 300, "logreg": 200, "lenet": 300, "resnet18": 24},
-                  "methods": {"resnet18": "autograd"}, "show": 3,
-                  "compare_archs": ["lenet"], "compare_networks": 200, "compare_ks": [1, 4, 16, 64],
-                  "conv_arch": "lenet", "conv_method": "autograd", "conv_sizes": [16, 32, 64],
-                  "conv_ks": [1, 4, 16, 64],
-                  "fig6_arch": "lenet", "fig6_indices": [0, 32, 128, 256, 1000],
-                  # smoke Fig. 6: too few samples for sigma = 3, so less noise and the follow-up's recipe
-                  "fig6": {"n_train": 1000, "sigma": 0.25, "eps": 1.0, "epochs": 8, "max_lr": 0.05,
-                           "momentum": 0.9, "batch_size": 32, "schedule": "triangular"}},
-        "medium": {"archs": ["logreg", "mlp", "lenet", "resnet18"],
-                   "num_networks": {"default": 2000, "resnet18": 256},
-                   "methods": {"resnet18": "autograd"}, "show": 3,
-                   "compare_archs": ["lenet"], "compare_networks": 2000, "compare_ks": [1, 4, 16, 64, 256],
-                   "conv_arch": "lenet", "conv_method": "secant", "conv_sizes": [125, 250, 500, 1000],
-                   "conv_ks": [1, 4, 16, 64, 256],
-                   "fig6_arch": "lenet", "fig6_indices": [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1023],
-                   "fig6": {"n_train": 10000, "sigma": 3.0, "eps": 1.0, "epochs": 20, "max_lr": 0.5}},
-        "paper": {"archs": ["logreg", "lenet", "vgg11", "resnet18", "densenet121"],
-                  "num_networks": {"default": 10000}, "methods": {}, "show": 3,
-                  "compare_archs": ["lenet", "resnet18"], "compare_networks": 10000,
-                  "compare_ks": [1, 4, 16, 64, 256],
-                  "conv_arch": "lenet", "conv_method": "secant", "conv_sizes": [625, 1250, 2500, 5000],
-                  "conv_ks": [1, 4, 16, 64, 256],
-                  "fig6_arch": "lenet", "fig6_indices": list(range(0, 1024, 32)) + [1023],
-                  "fig6": {"n_train": 10000, "sigma": 3.0, "eps": 1.0, "epochs": 20, "max_lr": 0.5}},
-    },
-    "cifar10": {
-        # dataset: "digits" (scikit-learn's, 32x32x3, CPU stand-in) or "cifar10"; eps: carrier
-        # size in [0, 1] pixels; indices: carrier NAD indices of Fig. 7; nad_networks: NADs from
-        # `ch3_nads.load_nads` (None: the committed artifact or the paper's 10,000 networks).
-        "smoke": {
-            "dataset": "digits", "arch": "lenet", "flip_archs": ["lenet", "logreg"], "eps": 0.05,
-            "indices": [0, 1, 2, 4, 8, 32, 128, 512, 1022], "nad_networks": 256, "review_ks": [1, 2, 8, 32],
-            "review_size": 8.0,
-            "recipe": {"epochs": 15, "max_lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "batch_size": 128},
-        },
-        "medium": {
-            "dataset": "cifar10", "arch": "lenet", "flip_archs": ["lenet", "logreg"], "eps": 0.05,
-            "indices": [0, 2, 8, 32, 128, 512, 1022], "nad_networks": 1024, "review_ks": [1, 2, 8, 32],
-            "review_size": 8.0,
-            "recipe": {"epochs": 20, "max_lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "batch_size": 128},
-        },
-        "paper": {
-            "dataset": "cifar10", "arch": "resnet18", "flip_archs": ["lenet", "vgg11", "resnet18", "densenet121"],
-            "eps": 0.05, "indices": [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1022], "nad_networks": None,
-            "review_ks": [1, 2, 8, 32], "review_size": 8.0,
-            "recipe": {"epochs": 50, "max_lr": 0.21, "momentum": 0.9, "weight_decay": 5e-4, "batch_size": 128},
-        },
-    },
-    "underspecification": {
-        # Fig. 2: D(v_i) (+) D(v_j), sigma = 1, eps1 = 1, eps2 = 0.5 (follow-up paper, App. A.1).
-        # Fig. 3: binary images (+) D(v_k), eps = 1, sigma per network (App. A.2).
-        # Smoke: LeNet and the MLP on a 2 x 2 grid of NAD indices (first and 1000th), 1,000 samples,
-        # and the digits; the NADs are the exact input-gradient ones (Eq. 2, "autograd") from 1,100
-        # networks, which CPUs estimate in seconds; paper scale uses the published secant NADs.
-        # sigma = 0.1 (paper: 1): with sigma = 1 and 500-2,000 samples no network learns D(v) on a CPU.
-        "smoke": {
-            "nads": {"method": "autograd", "num_networks": 1100},
-            "pairs": {
-                "archs": ["lenet", "mlp"], "indices": [0, 1000], "seeds": [0],
-                "n_train": 1000, "n_test": 1000, "sigma": 0.1, "eps1": 1.0, "eps2": 0.5,
-                "extent": 2.0, "resolution": 41, "selected": [[0, 0], [0, 1000], [1000, 0], [1000, 1000]],
-                "recipe": {
-                    "lenet": {"epochs": 8, "max_lr": 0.05, "momentum": 0.9, "weight_decay": 0.0,
-                              "batch_size": 32, "schedule": "triangular"},
-                    "mlp": {"epochs": 8, "max_lr": 0.05, "momentum": 0.9, "weight_decay": 0.0,
-                            "batch_size": 32, "schedule": "triangular"},
-                },
-            },
-            "ood": {
-                "archs": ["mlp", "lenet"], "dataset": "digits", "limit": None, "indices": [0, 100, 1000],
-                "seeds": [0], "eps": 1.0, "sigma": {"mlp": 3.0, "lenet": 1.0, "resnet18": 3.0},
-                "recipe": {
-                    "lenet": {"epochs": 8, "max_lr": 0.15, "momentum": 0.9, "weight_decay": 1e-5,
-                              "batch_size": 128, "schedule": "triangular"},
-                    "mlp": {"epochs": 10, "max_lr": 0.15, "momentum": 0.9, "weight_decay": 1e-5,
-                            "batch_size": 128, "schedule": "triangular", "widths": [200, 50]},
-                },
-            },
-        },
-        "medium": {
-            "nads": {"method": "secant", "num_networks": 2000},
-            "pairs": {
-                "archs": ["resnet18", "lenet", "mlp"], "indices": [0, 50, 200, 500, 1000], "seeds": [0],
-                "n_train": 10000, "n_test": 10000, "sigma": 1.0, "eps1": 1.0, "eps2": 0.5,
-                "extent": 2.0, "resolution": 81, "selected": [[0, 0], [0, 1000], [1000, 0], [200, 500]],
-                "recipe": {
-                    "resnet18": {"epochs": 15, "max_lr": 0.1, "momentum": 0.9, "weight_decay": 1e-5,
-                                 "batch_size": 128, "schedule": "triangular"},
-                    "lenet": {"epochs": 25, "max_lr": 0.2, "momentum": 0.9, "weight_decay": 0.0,
-                              "batch_size": 128, "schedule": "triangular"},
-                    "mlp": {"epochs": 25, "max_lr": 0.2, "momentum": 0.9, "weight_decay": 0.0,
-                            "batch_size": 128, "schedule": "triangular"},
-                },
-            },
-            "ood": {
-                "archs": ["mlp", "lenet", "resnet18"], "dataset": "cifar10", "limit": 10000,
-                "indices": [0, 10, 50, 200, 500, 1000], "seeds": [0], "eps": 1.0,
-                "sigma": {"mlp": 3.0, "lenet": 1.0, "resnet18": 3.0},
-                "recipe": {
-                    "resnet18": {"epochs": 20, "max_lr": 0.15, "momentum": 0.9, "weight_decay": 1e-5,
-                                 "batch_size": 128, "schedule": "triangular"},
-                    "lenet": {"epochs": 20, "max_lr": 0.15, "momentum": 0.9, "weight_decay": 1e-5,
-                              "batch_size": 128, "schedule": "triangular"},
-                    "mlp": {"epochs": 30, "max_lr": 0.15, "momentum": 0.9, "weight_decay": 1e-5,
-                            "batch_size": 128, "schedule": "triangular", "widths": [200, 50]},
-                },
-            },
-        },
-        "paper": {
-            "nads": {"method": "secant", "num_networks": None},
-            "pairs": {
-                "archs": ["resnet18", "lenet", "mlp"], "indices": list(range(0, 1001, 100)), "seeds": [0, 1, 2],
-                "n_train": 10000, "n_test": 10000, "sigma": 1.0, "eps1": 1.0, "eps2": 0.5,
-                "extent": 2.0, "resolution": 101, "selected": [[0, 0], [0, 1000], [1000, 0], [200, 500], [500, 200]],
-                "recipe": {
-                    "resnet18": {"epochs": 30, "max_lr": 0.1, "momentum": 0.9, "weight_decay": 1e-5,
-                                 "batch_size": 128, "schedule": "triangular"},
-                    "lenet": {"epochs": 50, "max_lr": 0.2, "momentum": 0.9, "weight_decay": 0.0,
-                              "batch_size": 128, "schedule": "triangular"},
-                    "mlp": {"epochs": 50, "max_lr": 0.2, "momentum": 0.9, "weight_decay": 0.0,
-                            "batch_size": 128, "schedule": "triangular"},
-                },
-            },
-            "ood": {
-                "archs": ["mlp", "lenet", "resnet18"], "dataset": "cifar10", "limit": None,
-                "indices": [0, 5, 10, 25, 50, 100, 200, 400, 700, 1000], "seeds": [0, 1, 2], "eps": 1.0,
-                "sigma": {"mlp": 3.0, "lenet": 1.0, "resnet18": 3.0},
-                "recipe": {
-                    "resnet18": {"epochs": 40, "max_lr": 0.15, "momentum": 0.9, "weight_decay": 1e-5,
-                                 "batch_size": 128, "schedule": "triangular"},
-                    "lenet": {"epochs": 40, "max_lr": 0.15, "momentum": 0.9, "weight_decay": 1e-5,
-                              "batch_size": 128, "schedule": "triangular"},
-                    "mlp": {"epochs": 60, "max_lr": 0.15, "momentum": 0.9, "weight_decay": 1e-5,
-                            "batch_size": 128, "schedule": "triangular", "widths": [200, 50]},
-                },
-            },
-        },
-    },
-    "antialias": {
-        # Chapter 6: LeNet's pooling variants (models.lenet_pool) on a grid of Fourier directions with
-        # Chapter 1's Fig. 1 recipe, their NADs (N vs 2N overlaps for conv_sizes: 3N <= num_networks
-        # reuses the estimate's networks) and Fig. 6 with Chapter 3's recipe, at the same scale.
-        "smoke": {"variants": ["max", "avg", "blur3", "maxblur3", "none"],
-                  "grid": {"name": "coarse", "step": 8, "limit": 8},
-                  "nads": {"method": "autograd", "num_networks": 250, "conv_sizes": [25, 50], "conv_ks": [1, 4, 16]},
-                  "fig6_indices": [0, 1000], "show": 3},
-        "medium": {"variants": ["max", "avg", "blur3", "blur5", "maxblur3", "maxblur5", "strided", "none"],
-                   "grid": {"name": "coarse", "step": 4, "limit": 8},
-                   "nads": {"method": "secant", "num_networks": 500, "conv_sizes": [125],
-                            "conv_ks": [1, 4, 16, 64]},
-                   "fig6_indices": [0, 8, 32, 128, 512, 1023], "show": 3},
-        "paper": {"variants": ["max", "avg", "blur3", "blur5", "maxblur3", "maxblur5", "strided", "none"],
-                  "grid": {"name": "coarse", "step": 4, "limit": 12},
-                  # 1,000 secant networks per variant (~15 min for all eight on a 2-core CPU), not 10,000
-                  "nads": {"method": "secant", "num_networks": 1000, "conv_sizes": [125, 250],
-                           "conv_ks": [1, 4, 16, 64]},
-                  "fig6_indices": [0, 8, 32, 128, 512, 1023], "show": 3},
-    },
+    "fourier": {"smoke": _FOURIER_SMOKE, "medium": _FOURIER_MEDIUM, "paper": _FOURIER_PAPER},
+    "pooling": {"smoke": _POOLING_SMOKE, "medium": _POOLING_MEDIUM, "paper": _POOLING_PAPER},
+    "nads": {"smoke": _NADS_SMOKE, "medium": _NADS_MEDIUM, "paper": _NADS_PAPER},
+    "cifar10": {"smoke": _CIFAR_SMOKE, "medium": _CIFAR_MEDIUM, "paper": _CIFAR_PAPER},
+    "underspecification": {"smoke": _UNDERSPEC_SMOKE, "medium": _UNDERSPEC_MEDIUM, "paper": _UNDERSPEC_PAPER},
+    "antialias": {"smoke": _ANTIALIAS_SMOKE, "medium": _ANTIALIAS_MEDIUM, "paper": _ANTIALIAS_PAPER},
 }
 
 
@@ -230,9 +387,13 @@ def check_scale(scale):
     return scale
 
 
-def preset(chapter, scale):
-    """A fresh copy of the settings of `chapter` at `scale`."""
+def typed(chapter, scale):
+    """The typed preset (a frozen dataclass) of `chapter` at `scale`."""
     if chapter not in PRESETS:
         raise ValueError(f"chapter must be one of {', '.join(PRESETS)}; got {chapter!r}")
-    check_scale(scale)
-    return copy.deepcopy(PRESETS[chapter][scale])
+    return PRESETS[chapter][check_scale(scale)]
+
+
+def preset(chapter, scale):
+    """The settings of `chapter` at `scale` as a fresh plain dict (`as_dict` of `typed`)."""
+    return as_dict(typed(chapter, scale))
