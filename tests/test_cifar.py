@@ -237,3 +237,15 @@ def test_figures():
     left = plots.reviewers_test(rows).axes[0]
     assert len(left.lines) == 4
     matplotlib.pyplot.close("all")
+
+
+def test_first_of_each_class_and_the_reviewers_table():
+    y = torch.tensor([3, 1, 0, 1, 2, 0, 3])
+    assert cifar.first_of_each_class(y, 4).tolist() == [2, 1, 4, 0]
+    with pytest.raises(ValueError, match="missing \\[4\\]"):
+        cifar.first_of_each_class(y, 5)
+    rows = [{"k": 2, "where": "first", "mode": "remove", "changed": 12.345, "accuracy": 80.0, "norm": 1.5,
+             "relative": 0.25}]
+    header, line = ch4_cifar10.format_reviewers(rows).splitlines()
+    assert header.split() == ["k", "NADs", "edit", "changed", "%", "acc", "%", "|dx|", "|dx|/|x|"]
+    assert line.split() == ["2", "first", "remove", "12.3", "80.0", "1.500", "0.250"]

@@ -62,3 +62,14 @@ def test_typed_presets_are_frozen_and_optional_fields_stay_out():
     assert presets.preset("underspecification", "smoke")["ood"]["recipe"]["mlp"]["widths"] == [200, 50]
     with pytest.raises(ValueError, match="chapter must be one of"):
         presets.typed("nope", "paper")
+
+
+def test_scalars_flatten_a_preset_for_prose():
+    s = presets.scalars("fourier", "smoke")
+    p = presets.preset("fourier", "smoke")
+    assert (s["n"], s["sigma"], s["grid_step"], s["fig2_threshold"]) == (p["n"], p["sigma"], 4, p["fig2"]["threshold"])
+    assert s["archs_count"] == len(p["archs"]) and "max_lr" in s                        # a scalar max_lr stays
+    assert "max_lr" not in presets.scalars("fourier", "paper")                          # by architecture: left out
+    u = presets.scalars("underspecification", "paper")
+    assert u["pairs_indices_count"] == 11 and not any(k.startswith("pairs_recipe") for k in u)
+    assert presets.scalars("cifar10", "paper")["recipe_epochs"] == 50

@@ -176,6 +176,14 @@ def test_load_nads_estimates_once_then_loads(tmp_path):
         ch3_nads.load_nads("alexnet", tmp_path)
 
 
+def test_secant_vs_autograd_labels_both_estimates(tmp_path):
+    curves = ch3_nads.secant_vs_autograd(["logreg"], tmp_path, "smoke", 20, [1, 1024], progress=False)
+    (label, overlap), = curves.items()
+    secant = ch3_nads.load_nads("logreg", tmp_path, "smoke", progress=False).settings["num_networks"]
+    assert label == f"logreg: secant (N={secant}) vs autograd (N=20)"
+    assert overlap.shape == (2,) and 0 <= overlap[0] <= 1 and overlap[1] == pytest.approx(1.0)  # k = D: all of R^D
+
+
 @pytest.mark.skipif(not nads.artifact_path("lenet").exists(), reason="no committed LeNet artifact")
 def test_committed_lenet_artifact_is_used_and_documented(tmp_path):
     res = ch3_nads.load_nads("lenet", tmp_path, scale="smoke")

@@ -111,6 +111,14 @@ def load_digits(train=True, seed=0, test_fraction=0.25):
     return x[idx], y[idx]
 
 
+def first_of_each_class(y, num_classes=10):
+    """The index of the first sample of each class `0 .. num_classes - 1` in the labels `y`."""
+    missing = [t for t in range(num_classes) if not (y == t).any()]
+    if missing:
+        raise ValueError(f"y must hold every class 0..{num_classes - 1}; missing {missing}")
+    return torch.tensor([int((y == t).nonzero()[0]) for t in range(num_classes)])
+
+
 def channel_stats(x):
     """Per-channel `(mean, std)` of images `x`, as tuples of floats."""
     return tuple(x.mean((0, 2, 3)).tolist()), tuple(x.std((0, 2, 3)).tolist())

@@ -397,3 +397,28 @@ def typed(chapter, scale):
 def preset(chapter, scale):
     """The settings of `chapter` at `scale` as a fresh plain dict (`as_dict` of `typed`)."""
     return as_dict(typed(chapter, scale))
+
+
+def scalars(chapter, scale):
+    """The numbers and names of a preset, flattened for prose (myst-nb `glue`): `{"n": 3000,
+    "grid_step": 4, "recipe_epochs": 15, "indices_count": 9, ...}`; a list gives its `_count`,
+    values by architecture are left out."""
+    out = {}
+
+    def walk(value, prefix):
+        if isinstance(value, dict):
+            if value and set(value) <= BY_ARCH:
+                return
+            for k, v in value.items():
+                walk(v, f"{prefix}{k}_")
+        elif isinstance(value, list):
+            out[f"{prefix}count"] = len(value)
+        elif value is not None:
+            out[prefix[:-1]] = value
+
+    walk(preset(chapter, scale), "")
+    return out
+
+
+# the keys of values given per architecture
+BY_ARCH = {"default", "logreg", "mlp", "lenet", "vgg11", "vgg11_bn", "resnet18", "densenet121"}

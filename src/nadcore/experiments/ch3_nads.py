@@ -9,7 +9,7 @@ from nadcore import models as registry
 from nadcore import store, sweeps
 from nadcore.data import directional_dataset
 from nadcore.device import resolve
-from nadcore.nads import NADResult, _with_pooling, artifact_path, estimate, nad_settings, result_path
+from nadcore.nads import NADResult, _with_pooling, artifact_path, compare, estimate, nad_settings, result_path
 from nadcore.presets import preset
 from nadcore.seeds import derive
 from nadcore.train import Recipe, fit_many
@@ -110,3 +110,17 @@ def fig6_sweep(arch, nads, indices, settings, results_dir, device="auto", batch=
     results = sweeps.sweep(f"fig6_{arch}", cells, compute, shared, results_dir, batch=batch, shard=shard,
                            num_shards=num_shards, progress=progress)
     return {c["index"]: float(r["test_acc"]) for c, r in zip(mine, results)}
+
+
+def secant_vs_autograd(archs, results_dir, scale, networks, ks, seed=0, device="auto", progress=True):
+    """For each of `archs`: the subspace overlaps (`nads.compare`, for each k of `ks`) of the
+    preset's secant NADs at `scale` and exact-gradient NADs from `networks` networks, keyed by a
+    label naming both estimates (`load_nads` stores or reads both)."""
+    curves = {}
+    for arch in archs:
+        sec = load_nads(arch, results_dir, scale, method="secant", seed=seed, device=device, progress=progress)
+        aut = load_nads(arch, results_dir, scale, method="autograd", num_networks=networks, seed=seed,
+                        device=device, progress=progress)
+        label = f"{arch}: secant (N={sec.settings['num_networks']}) vs autograd (N={aut.settings['num_networks']})"
+        curves[label] = compare(sec, aut, ks)
+    return curves

@@ -179,3 +179,12 @@ def reviewers_test(model, x, y, nads, mean, std, ks=(2,), modes=EDIT_MODES, size
                              "norm": delta.mean().item(),
                              "relative": (delta / x.flatten(1).norm(dim=1).clamp_min(1e-12)).mean().item()})
     return rows
+
+
+def format_reviewers(rows):
+    """The rows of `reviewers_test` as a fixed-width table (k, which NADs, edit, % changed, accuracy,
+    |dx|, |dx|/|x|)."""
+    lines = [f"{'k':>3} {'NADs':>5} {'edit':>6} {'changed %':>9} {'acc %':>6} {'|dx|':>7} {'|dx|/|x|':>8}"]
+    lines += [f"{r['k']:>3} {r['where']:>5} {r['mode']:>6} {r['changed']:>9.1f} {r['accuracy']:>6.1f} "
+              f"{r['norm']:>7.3f} {r['relative']:>8.3f}" for r in rows]
+    return "\n".join(lines)
