@@ -151,8 +151,12 @@ def test_sweep_directions_trains_every_cell_resumes_and_feeds_the_figures(tmp_pa
     assert ch1_fourier.per_cell(again) == acc
     iters = ch1_fourier.iterations_to_loss(table, threshold=10.0)
     assert all(v == 1 for v in iters["logreg"].values())
-    for fig in (figs.fig1_accuracy(acc, grid), figs.fig2_iterations(iters, grid, 10.0),
-                figs.fig3_no_pooling(acc, grid), figs.directions_gallery(grid.half())):
-        assert fig.axes
+    for fig, values in ((figs.fig1_accuracy(acc, grid), acc), (figs.fig2_iterations(iters, grid, 10.0), iters),
+                        (figs.fig3_no_pooling(acc, grid), acc)):
+        np.testing.assert_array_equal(fig.axes[0].images[0].get_array(), grid.image(values["logreg"]))
+    gallery = figs.directions_gallery(grid.half()[:3])
+    for ax, (kx, ky) in zip(gallery.axes, grid.half()[:3]):
+        kind = "cos" if fourier.is_self_conjugate(kx, ky) else "sin"
+        np.testing.assert_array_equal(ax.images[0].get_array(), fourier.fourier_direction(kx, ky, 32, kind)[0].numpy())
     img = grid.image(acc["logreg"])
     assert np.isfinite(img).all() and img[1, 1] == acc["logreg"][(0, 0)]

@@ -197,10 +197,16 @@ def test_accuracy_on_nads_and_figures():
     basis = nads.estimate("logreg", 3, progress=False)
     acc = ch3_nads.accuracy_on_nads("logreg", basis, [0, 5], n_train=64, epochs=1, progress=False)
     assert acc.shape == (2,) and np.all((acc >= 0) & (acc <= 100))
+    easy = ch3_nads.accuracy_on_nads("logreg", basis, [0, 1023], n_train=256, sigma=0.05, epochs=3, progress=False)
+    assert np.all(easy > 90), easy   # LogReg is isotropic: with little noise it learns any NAD
     with pytest.raises(ValueError, match="indices"):
         ch3_nads.accuracy_on_nads("logreg", basis, [1024], n_train=64, epochs=1)
     results = {"small": res}
-    for fig in (plots.fig5(results, show=2), plots.spectra(results),
-                plots.overlaps({"a": [1.0, 0.5]}, [1, 4], dim=64),
-                plots.fig6([0, 5], acc, basis.eigenvalues, "logreg")):
-        assert fig.axes
+    fig = plots.fig5(results, show=2)
+    np.testing.assert_allclose(fig.axes[0].images[0].get_array(), res.images()[0, 0], rtol=1e-6)
+    line, = plots.spectra(results).axes[0].lines
+    np.testing.assert_allclose(line.get_ydata(), np.clip(res.eigenvalues, 0, None) / res.eigenvalues[0])
+    ours, chance = plots.overlaps({"a": [1.0, 0.5]}, [1, 4], dim=64).axes[0].lines
+    assert list(ours.get_ydata()) == [1.0, 0.5] and list(chance.get_ydata()) == [1 / 64, 4 / 64]
+    eig_ax, acc_ax = plots.fig6([0, 5], acc, basis.eigenvalues, "logreg").axes
+    assert list(acc_ax.lines[0].get_xdata()) == [0, 5] and list(acc_ax.lines[0].get_ydata()) == list(acc)
