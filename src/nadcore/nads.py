@@ -521,7 +521,8 @@ def nad_settings(arch, num_networks, method="secant", step=100.0, seed=0, input_
 
 
 def result_path(arch, settings, results_dir):
-    """Where `load_nads` keeps the NADs of `arch` made with `settings` inside `results_dir`."""
+    """Where a full estimate of `arch` made with `settings` is kept inside `results_dir` (by
+    `experiments.ch3_nads.load_nads`, the CLI and the bundle)."""
     return Path(results_dir) / "nads" / f"{arch}_{store.key(settings)}.npz"
 
 
