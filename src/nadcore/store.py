@@ -45,7 +45,7 @@ class Result:
         return self.record["settings"]
 
 
-def normalise(settings):
+def canonical(settings):
     """Settings as plain JSON types (tuples become lists), so equal settings compare equal."""
     try:
         return json.loads(json.dumps(settings, sort_keys=True, default=_jsonable))
@@ -55,7 +55,7 @@ def normalise(settings):
 
 def key(settings, length=12):
     """A short stable hash of `settings`, for file names."""
-    text = json.dumps(normalise(settings), sort_keys=True)
+    text = json.dumps(canonical(settings), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 
@@ -164,7 +164,7 @@ def make_record(settings, *, device=None, duration=None, arrays=None, seed=None)
     """The JSON record of a result: its settings, and at the top level the seed, the library and
     torch versions, the device and its thread count (bitwise results need both), the duration in
     seconds and the time it was made."""
-    settings = normalise(settings)
+    settings = canonical(settings)
     record = {
         "format": FORMAT,
         "settings": settings,
@@ -211,9 +211,9 @@ def load(path, settings=None):
         raise StoreError(f"{path} is unreadable or truncated ({type(err).__name__}: {err}); "
                          "delete it to recompute") from None
     _check_record(path, record, arrays)
-    if settings is not None and record["settings"] != normalise(settings):
+    if settings is not None and record["settings"] != canonical(settings):
         raise StoreError(f"{path} was made with other settings: stored {record['settings']}, "
-                         f"asked {normalise(settings)}")
+                         f"asked {canonical(settings)}")
     return Result(arrays, record)
 
 
@@ -278,7 +278,7 @@ def load_weights(path, settings=None):
         raise StoreError(f"{path} is not readable nadcore weights ({type(err).__name__}: {err})") from None
     if record.get("format") != FORMAT:
         raise StoreError(f"{path} is not a nadcore weights file")
-    if settings is not None and record["settings"] != normalise(settings):
+    if settings is not None and record["settings"] != canonical(settings):
         raise StoreError(f"{path} was made with other settings: stored {record['settings']}, "
-                         f"asked {normalise(settings)}")
+                         f"asked {canonical(settings)}")
     return state, record

@@ -31,12 +31,12 @@ def _check(name, cells, settings):
         raise ValueError(f"name must be a non-empty string without path separators; got {name!r}")
     if not isinstance(settings, dict):
         raise ValueError(f"settings must be a dict (shared by all cells, seed included); got {type(settings).__name__}")
-    store.normalise(settings)
+    store.canonical(settings)
     if not isinstance(cells, (list, tuple)) or not all(isinstance(c, dict) for c in cells):
         raise ValueError("cells must be a list of dicts")
     seen = {}
     for i, cell in enumerate(cells):
-        text = json.dumps(store.normalise(cell), sort_keys=True)
+        text = json.dumps(store.canonical(cell), sort_keys=True)
         if text in seen:
             raise ValueError(f"cells must be distinct: cells[{seen[text]}] and cells[{i}] are both {cell}")
         seen[text] = i

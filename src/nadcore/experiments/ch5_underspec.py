@@ -64,12 +64,6 @@ def cifar_with_channel(images, labels, v, sigma, eps=1.0, seed=0):
 
 # --------------------------------------------------------------------------- evaluation
 
-def _normalised(x, mean, std):
-    if mean is None:
-        return x
-    return (x - mean.to(x)) / std.to(x)
-
-
 def _check_split(split, channels):
     if isinstance(split, bool) or not isinstance(split, int) or not 0 < split < channels:
         raise ValueError(f"split (the number of channels of block 1) must be an int in 1..{channels - 1}; "
@@ -99,7 +93,7 @@ def channel_accuracies(model, x, y, split=1, mean=None, std=None, device="auto",
     """
     if len(x) != len(y) or len(x) == 0:
         raise ValueError(f"x and y must hold the same positive number of samples; got {len(x)} and {len(y)}")
-    xn = _normalised(x, mean, std)
+    xn = x if mean is None else cifar.normalise(x, mean, std)
     return {keep: 100.0 * (train.predict(model, ablate(xn, split, keep), device=device, batch_size=batch_size)
                            == y.cpu()).float().mean().item() for keep in CHANNELS}
 
