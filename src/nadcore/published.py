@@ -132,3 +132,5 @@ AUTHORS_CODE_LENET = {
     ((0, 12), "sin"): (52.8, 49.9),
     ((0, 12), "cos"): (51.5, 51.7),
 }
+# The same code at sigma = 2 (one seed), zero frequency (cosine): also from that README.
+AUTHORS_CODE_LENET_SIGMA2_ZERO = 73.2
