@@ -49,3 +49,18 @@ def test_chapter_is_committed_executed_without_errors(path):
     assert not [o for c in code for o in c.outputs if o.output_type == "error"]
     assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for c in code for o in c.outputs), \
         "live ipywidgets in the committed outputs pull scripts from CDNs; show the static explorer instead"
+
+
+@pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
+def test_every_figure_has_its_own_cell_a_caption_and_a_label(path):
+    nb = nbformat.read(path, as_version=4)
+    names = []
+    for i, cell in enumerate(nb.cells):
+        figures = sum("image/png" in o.get("data", {}) for o in cell.get("outputs", []))
+        if not figures:
+            continue
+        meta = cell.metadata.get("mystnb", {}).get("figure", {})
+        assert figures == 1, f"{path.stem} cell {i} draws {figures} figures: one per cell"
+        assert meta.get("caption") and meta.get("name"), f"{path.stem} cell {i} has no figure caption or name"
+        names.append(meta["name"])
+    assert names and len(names) == len(set(names)), f"{path.stem}: figure names must be unique"
