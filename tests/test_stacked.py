@@ -82,3 +82,6 @@ def test_chunk_size_keeps_every_step_tensor_under_budget():
     assert stacked.chunk_size(models.build("lenet"), (1, 32, 32), 128, budget=1) == 1
     assert (stacked.chunk_size(models.build("lenet"), (1, 32, 32), 128, device="cuda")
             == stacked.BUDGET["other"] // lenet_conv1)
+    assert stacked.registry_chunk_size("lenet") == 6                        # the same, by registry name
+    assert stacked.registry_chunk_size("lenet", pooling=False) == stacked.chunk_size(
+        models.build("lenet", pooling=False), (1, 32, 32), 128) == 3

@@ -12,7 +12,7 @@ NAD chunks (8 MiB each) go to `scratch` (default `results/`), the merged NADs to
 import json
 from pathlib import Path
 
-from nadcore import fourier, nads, presets, published, store
+from nadcore import fourier, nads, presets, published, stacked, store
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -271,13 +271,6 @@ def status(item, bundle_dir=BUNDLE):
 
 # ----------------------------------------------------------------------------- compute
 
-def _stack(arch, pooling, batch_size):
-    """How many networks `train.fit_many` stacks for `arch` on the CPU (cells per stored batch)."""
-    from nadcore import models, stacked
-
-    return stacked.chunk_size(models.build(arch, pooling=pooling), (1, 32, 32), batch_size, DEVICE)
-
-
 def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     """Compute (or finish) one bundle item: fig1, fig2, fig3, nads_ARCH, nads_lenet_autograd,
     convergence, fig6, underspec_ood, underspec_pairs, cifar, antialias, pooling. Stored as it
@@ -288,7 +281,8 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         archs, grid, settings, pooling = fourier_item(item)
         coarse = fourier.Grid(tuple(k for k in grid.freqs if k % 4 == 0 and abs(k) <= 12), grid.size)
         for arch in archs:   # every 4th frequency first, so a stopped run leaves an even coverage
-            batch = _stack(arch, pooling, settings["batch_size"])   # one stack at a time: stored as it ends
+            # one stack at a time: stored as it ends
+            batch = stacked.registry_chunk_size(arch, pooling, settings["batch_size"], DEVICE)
             for g in (coarse, grid):
                 ch1_fourier.sweep_directions([arch], g, settings, bundle_dir / "fourier", pooling, name=item,
                                              batch=batch, progress=progress)
@@ -313,7 +307,8 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         arch, indices, settings = fig6_item()
         basis = compute(f"nads_{arch}", bundle_dir, scratch, progress)
         return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEVICE,
-                                   batch=_stack(arch, True, 128), progress=progress)
+                                   batch=stacked.registry_chunk_size(arch, True, 128, DEVICE),
+                                   progress=progress)
     if item in ("underspec_pairs", "underspec_ood"):
         for arch in UNDERSPEC_ARCHS:
             compute(f"nads_{arch}", bundle_dir, scratch, progress)

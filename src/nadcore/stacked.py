@@ -135,3 +135,9 @@ def chunk_size(model, sample_shape, batch_size, device="cpu", budget=None):
     with torch.no_grad():
         meta(torch.empty((batch_size, *sample_shape), device="meta"))
     return max(1, budget // max(sizes))
+
+
+def registry_chunk_size(arch, pooling=True, batch_size=128, device="cpu", input_shape=(1, 32, 32)):
+    """`chunk_size` of the registry network `arch` built with `pooling` (`models.build`): how many
+    `train.fit_many` stacks, so the cells of one stored batch of a sweep."""
+    return chunk_size(models.build(arch, pooling=pooling), input_shape, batch_size, device)

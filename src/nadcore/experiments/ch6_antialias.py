@@ -18,7 +18,6 @@ import numpy as np
 from scipy import stats
 
 from nadcore import fourier, nads, pooling, presets, stacked, store
-from nadcore import models as registry
 from nadcore.device import resolve
 from nadcore.experiments import ch1_fourier, ch3_nads
 
@@ -64,8 +63,7 @@ def fig1(variant, grid, settings, results_dir, compute=True, progress=True, shar
     if not compute:
         table, _ = ch1_fourier.stored_directions([ARCH], grid, settings, results_dir, p, name=name)
     else:
-        batch = stacked.chunk_size(registry.build(ARCH, pooling=p), (1, 32, 32), settings["batch_size"],
-                                   resolve(settings["device"]))
+        batch = stacked.registry_chunk_size(ARCH, p, settings["batch_size"], resolve(settings["device"]))
         table = ch1_fourier.sweep_directions([ARCH], grid, settings, results_dir, p, name=name, batch=batch,
                                              shard=shard, num_shards=num_shards, progress=progress)
     return ch1_fourier.per_cell(table, "test_acc").get(ARCH, {})
@@ -109,8 +107,7 @@ def nad_convergence(variant, cfg, seed, results_dir, device="cpu", compute=True,
 def fig6(variant, basis, indices, settings, results_dir, device="cpu", compute=True, progress=True):
     """Fig. 6 of `variant` on its own NADs `basis`: `{index: test accuracy}` (`ch3_nads.fig6_sweep`)."""
     p = pooling_arg(variant)
-    batch = stacked.chunk_size(registry.build(ARCH, pooling=p), (1, 32, 32), settings.get("batch_size", 128),
-                               resolve(device))
+    batch = stacked.registry_chunk_size(ARCH, p, settings.get("batch_size", 128), resolve(device))
     return ch3_nads.fig6_sweep(ARCH, basis, indices, settings, results_dir / "nads", device=device, batch=batch,
                                progress=progress, only_stored=not compute, pooling=p)
 
