@@ -4,6 +4,8 @@ grids of the linear ones, and the variants' NAD spectra, convergence and Fig. 6.
 import matplotlib.pyplot as plt
 import numpy as np
 
+from nadcore.plots.nads import overlaps
+
 LABELS = {"max": "max pool (published)", "avg": "average pool", "blur3": "BlurPool, 3 taps",
           "blur5": "BlurPool, 5 taps", "maxblur3": "MaxBlurPool, 3 taps", "maxblur5": "MaxBlurPool, 5 taps",
           "strided": "stride-2 convs", "none": "no pooling"}
@@ -60,23 +62,12 @@ def theory_beside(measured, theory, agreement, grid):
 
 
 def convergence(conv):
-    """Overlap of the leading-k NAD subspaces from N and from 2N networks, at the largest N, per variant."""
-    fig, ax = plt.subplots(figsize=(5.5, 3.4))
-    ks = None
-    for v, c in conv.items():
-        if c is None:
-            continue
-        ks = c["ks"]
-        ax.plot(ks, c["overlap"][-1], "o-", label=f"{LABELS.get(v, v)} (N={int(c['sizes'][-1])})")
-    if ks is not None:
-        ax.plot(ks, np.asarray(ks) / 1024, "k:", label="random subspaces (k/D)")
-    ax.set_xscale("log", base=2)
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel("k (leading NADs)")
-    ax.set_ylabel("overlap, N vs 2N networks")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+    """Overlap of the leading-k NAD subspaces from N and from 2N networks, at the largest N, per variant
+    (`plots.nads.overlaps`)."""
+    stored = {v: c for v, c in conv.items() if c is not None}
+    curves = {f"{LABELS.get(v, v)} (N={int(c['sizes'][-1])})": c["overlap"][-1] for v, c in stored.items()}
+    ks = next(iter(stored.values()))["ks"] if stored else []
+    return overlaps(curves, ks, title="N vs 2N networks, at the largest N")
 
 
 def fig6_variants(fig6):
