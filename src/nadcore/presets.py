@@ -12,6 +12,8 @@ orphan stored results is a deliberate one).
 import dataclasses
 from dataclasses import dataclass, field, replace
 
+from nadcore import models
+
 SCALES = ("smoke", "medium", "paper")
 
 Archs = list[str]
@@ -420,5 +422,4 @@ def scalars(chapter, scale):
     return out
 
 
-# the keys of values given per architecture
-BY_ARCH = {"default", "logreg", "mlp", "lenet", "vgg11", "vgg11_bn", "resnet18", "densenet121"}
+BY_ARCH = {"default", *models.names()}   # the keys of values given per architecture
