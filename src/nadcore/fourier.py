@@ -160,17 +160,9 @@ def make_grid(spec):
     return GRIDS[name](**spec)
 
 
-def spectrum_image(v):
-    """|DFT| of an image (or of each channel summed), fftshifted, for showing where a direction lives."""
-    v = torch.as_tensor(v, dtype=torch.float32)
-    mag = torch.fft.fft2(v).abs()
-    if mag.dim() == 3:
-        mag = mag.pow(2).sum(0).sqrt()
-    return torch.fft.fftshift(mag).numpy()
-
-
 def fourier_energy(nads_images):
-    """|2-D DFT|^2 of each NAD image, fftshifted (zero frequency at the centre), summed over channels."""
+    """|2-D DFT|^2 (unitary) of each image of `nads_images` (n, C, H, W) or (n, H, W), fftshifted (zero
+    frequency at the centre), summed over channels: where a NAD or a direction lives."""
     x = torch.as_tensor(np.asarray(nads_images), dtype=torch.float64)
     energy = torch.fft.fftshift(torch.fft.fft2(x, norm="ortho").abs() ** 2, dim=(-2, -1))
     return energy.sum(-3).numpy() if energy.dim() == 4 else energy.numpy()
