@@ -197,10 +197,12 @@ def test_grids_bad_input(tmp_path):
         plots.ood_curves({})
 
 
-def test_chapter_settings_shift_every_seed_and_leave_the_presets_alone():
-    from nadcore import presets
-    base = presets.preset("underspecification", "smoke")
-    shifted = underspec.chapter_settings("smoke", 5)
-    assert shifted["pairs"]["seeds"] == [s + 5 for s in base["pairs"]["seeds"]]
-    assert shifted["ood"]["seeds"] == [s + 5 for s in base["ood"]["seeds"]]
-    assert underspec.chapter_settings("smoke", 0) == base == presets.preset("underspecification", "smoke")
+def test_chapter_settings_derive_every_seed_and_leave_the_presets_alone():
+    from nadcore import presets, seeds
+    base = presets.preset("underspecification", "paper")
+    run0, run5 = underspec.chapter_settings("paper", 0), underspec.chapter_settings("paper", 5)
+    for figure in ("pairs", "ood"):
+        assert run5[figure]["seeds"] == [seeds.derive(5, r) for r in base[figure]["seeds"]]
+        assert not set(run0[figure]["seeds"]) & set(run5[figure]["seeds"])   # `seed + r` would share two
+        assert {**run0[figure], "seeds": base[figure]["seeds"]} == base[figure]
+    assert base == presets.preset("underspecification", "paper")

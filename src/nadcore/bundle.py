@@ -166,14 +166,14 @@ PAIR_INDICES = [0, 100, 1000]   # Fig. 2 of the follow-up on a 3 x 3 grid of NAD
 
 
 def underspec_item(figure):
-    """The settings of the follow-up's Fig. 2 ("pairs": paper preset, `PAIR_INDICES`, seed 0) or
-    Fig. 3 ("ood": paper preset on the digits stand-in, seed 0) in the bundle."""
-    P = presets.preset("underspecification", "paper")
+    """The settings of the follow-up's Fig. 2 ("pairs": paper preset, `PAIR_INDICES`) or Fig. 3 ("ood":
+    paper preset on the digits stand-in) in the bundle: the first replicate of the run `SEED`."""
+    P = ch5_underspec.chapter_settings("paper", SEED)
     if figure == "pairs":
-        return {**P["pairs"], "indices": PAIR_INDICES, "seeds": [SEED],
+        return {**P["pairs"], "indices": PAIR_INDICES, "seeds": P["pairs"]["seeds"][:1],
                 "selected": [[i, j] for i in PAIR_INDICES for j in PAIR_INDICES if i != j][:4]}
     if figure == "ood":
-        return {**P["ood"], "dataset": "digits", "limit": None, "seeds": [SEED]}
+        return {**P["ood"], "dataset": "digits", "limit": None, "seeds": P["ood"]["seeds"][:1]}
     raise ValueError(f"figure must be 'pairs' or 'ood'; got {figure!r}")
 
 

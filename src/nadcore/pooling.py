@@ -25,7 +25,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from nadcore import data, fourier
+from nadcore import data, fourier, seeds
 from nadcore.device import resolve
 from nadcore.models import binomial_filter
 
@@ -207,13 +207,13 @@ def simulated_accuracy(l, D=128, S=4, eps=1.0, sigma=1.0, n_train=20000, n_test=
     With the "average" prefilter the samples go through `torch.nn.functional.avg_pool1d(x, S)`,
     otherwise through `pool`. LDA is the Bayes rule for two Gaussians with a shared covariance,
     fitted here from `n_train` pooled samples and scored on `n_test` fresh ones (both drawn by
-    `data.directional_dataset`, from the seeds `2 seed` and `2 seed + 1`).
+    `data.directional_dataset`, from the seeds `seeds.derive(seed, TRAIN)` and `(seed, TEST)`).
     """
     check_factor(D, S)
     eps, sigma = _positive("eps", eps), _positive("sigma", sigma)
     v = fourier_direction_1d(l, D, kind).reshape(1, D)   # `data.directional_dataset` reads it as a 1 x D image
-    (x, yt), (xs, ys) = (data.directional_dataset(v, n, sigma, eps, seed=2 * seed + i)
-                         for i, n in enumerate((n_train, n_test)))
+    (x, yt), (xs, ys) = (data.directional_dataset(v, n, sigma, eps, seed=seeds.derive(seed, role))
+                         for role, n in ((seeds.TRAIN, n_train), (seeds.TEST, n_test)))
     if isinstance(prefilter_kind, str) and prefilter_kind == "average":
         zt, zs = (nn.functional.avg_pool1d(a.reshape(len(a), 1, D), S).squeeze(1).double() for a in (x, xs))
     else:
@@ -367,8 +367,8 @@ def theorem1_check(D=64, S=4, eps=1.0, sigma=1.0, ls=(1, 3, 5, 7), n_train=10000
     m_hat = prefilter("average", D, S)
     exact, paper = bayes_accuracy(m_hat, S, eps, sigma), bayes_accuracy(m_hat, S, eps, sigma, "paper")
     ls = torch.as_tensor(list(ls))
-    sim = torch.tensor([simulated_accuracy(int(l), D, S, eps, sigma, n_train, n_test, seed + i)
-                        for i, l in enumerate(tqdm(ls.tolist(), disable=not progress, desc="Theorem 1"))],
+    sim = torch.tensor([simulated_accuracy(int(l), D, S, eps, sigma, n_train, n_test, seeds.derive(seed, l))
+                        for l in tqdm(ls.tolist(), disable=not progress, desc="Theorem 1")],
                        dtype=torch.float64)
     direction = torch.tensor([direction_bayes_accuracy(fourier_direction_1d(int(l), D), m_hat, S, eps, sigma)
                               for l in ls], dtype=torch.float64)
@@ -653,7 +653,7 @@ def simulated_accuracy_2d(kx, ky, kind, S=2, eps=1.0, sigma=1.0, n_train=10000, 
     v = `fourier.fourier_direction(kx, ky)` (the cosine at self-conjugate frequencies).
 
     The samples are `data.directional_dataset(v, n, sigma, eps)` (training and test sets from
-    the seeds 2 seed and 2 seed + 1), pooled in float32, then analysed in float64 over the
+    the seeds `seeds.derive(seed, TRAIN)` and `(seed, TEST)`), pooled in float32, then analysed in float64 over the
     (size / S)^2 pooled pixels. `method` "lda": test accuracy on `n_test` samples of LDA fitted on
     `n_train` (it falls short of the Bayes accuracy by about 0.01 at n_train = 10000 in 256
     dimensions: the fitted covariance is noisy). "snr": Phi(Delta / 2) with the pooled classes'
@@ -667,10 +667,10 @@ def simulated_accuracy_2d(kx, ky, kind, S=2, eps=1.0, sigma=1.0, n_train=10000, 
     if direction not in fourier.KINDS:
         raise ValueError(f"kind must be one of {', '.join(fourier.KINDS)}; got {direction!r}")
     v = fourier.fourier_direction(kx, ky, size, "cos" if fourier.is_self_conjugate(kx, ky, size) else direction)
-    sets = ((0, n_train),) if method == "snr" else ((0, n_train), (1, n_test))
+    sets = ((seeds.TRAIN, n_train),) if method == "snr" else ((seeds.TRAIN, n_train), (seeds.TEST, n_test))
     pooled = []
-    for i, n in sets:
-        x, y = data.directional_dataset(v, n, sigma, eps, seed=2 * seed + i)
+    for role, n in sets:
+        x, y = data.directional_dataset(v, n, sigma, eps, seed=seeds.derive(seed, role))
         pooled.append((pool_2d(x[:, 0], kind, S, padding).flatten(1).double(), y))
     if method == "snr":
         return _snr_accuracy(*pooled[0])
@@ -694,9 +694,10 @@ def theorem1_check_2d(kind, cells, S=2, eps=1.0, sigma=1.0, n_train=10000, n_tes
     exact = bayes_accuracy_2d(kind, eps, sigma, S, size, cells, direction)
     paper = bayes_accuracy_2d(kind, eps, sigma, S, size, cells, direction, convention="paper")
     vs = directions_2d(cells, size, direction)
-    sim = torch.tensor([simulated_accuracy_2d(kx, ky, kind, S, eps, sigma, n_train, n_test, seed + i, size, direction,
-                                              padding, method)
-                        for i, (kx, ky) in enumerate(tqdm(cells, disable=not progress, desc=f"Theorem 1 2-D {kind}"))],
+    sim = torch.tensor([simulated_accuracy_2d(kx, ky, kind, S, eps, sigma, n_train, n_test,
+                                              seeds.derive(seed, kx % size, ky % size), size, direction, padding,
+                                              method)
+                        for kx, ky in tqdm(cells, disable=not progress, desc=f"Theorem 1 2-D {kind}")],
                        dtype=torch.float64)
     as_array = lambda d: torch.tensor([d[c] for c in cells], dtype=torch.float64)
     return {"kx": torch.tensor([c[0] for c in cells]), "ky": torch.tensor([c[1] for c in cells]),

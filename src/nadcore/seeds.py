@@ -1,16 +1,17 @@
-"""Seeds: every item of a run gets a seed from the run's seed and the parts that name the item.
+"""Seeds: every item of a run gets its seeds from the run's seed and the parts that name the item.
 
 A cell of a sweep, a network of a NAD estimate or a NAD index of Fig. 6 gets
 `derive(seed, *parts)`, so its numbers depend on what it is, never on which other items
-were computed beside it, in which order or in which shard. New code uses `derive`.
-
-`grid_cell` is Chapter 1's older scheme for a Fourier cell, kept because the stored Figs. 1-3
-cells (hours of CPU in the results bundle) were computed with it. Within one item, the data,
-network and shuffling seeds are small offsets of the item's seed (e.g. `2 * cell + k`); they
-too are part of what the stored numbers are.
+were computed beside it, in which order or in which shard. An item that trains a network
+draws four independent streams, `streams(seed, *parts)`: its training data, its test data,
+its network's initialisation and its shuffling, each `derive(seed, *parts, role)`.
 """
 
+from typing import NamedTuple
+
 import numpy as np
+
+TRAIN, TEST, INIT, SHUFFLE = range(4)   # the role (last part) of each stream of `streams`
 
 
 def derive(seed, *parts, bits=31):
@@ -20,7 +21,16 @@ def derive(seed, *parts, bits=31):
     return word % 2 ** bits
 
 
-def grid_cell(seed, kx, ky, size=32):
-    """The seed of the Fourier cell `(kx, ky)` of a `size` x `size` grid in Chapter 1's sweeps: distinct
-    for every cell of one run."""
-    return int(seed) * size * size + (ky % size) * size + (kx % size)
+class Streams(NamedTuple):
+    """The seeds of one trained item: `train` and `test` data, network `init`, `shuffle` order."""
+
+    train: int
+    test: int
+    init: int
+    shuffle: int
+
+
+def streams(seed, *parts):
+    """The four seeds of the item `parts` of the run `seed`: `derive(seed, *parts, role)` for the
+    roles TRAIN, TEST, INIT, SHUFFLE."""
+    return Streams(*(derive(seed, *parts, role) for role in (TRAIN, TEST, INIT, SHUFFLE)))

@@ -7,10 +7,11 @@ import torch
 from nadcore import data, fourier, models, seeds, sweeps, train
 
 
-def cell_seed(seed, kx, ky, size=32):
-    """The seed of one (kx, ky) cell (`seeds.grid_cell`): its data, its network's initialisation and its
-    shuffling depend only on the sweep's `seed` and the cell, so resumed and sharded sweeps agree."""
-    return seeds.grid_cell(seed, kx, ky, size)
+def cell_streams(seed, kx, ky, size=32):
+    """The seeds of one (kx, ky) cell (`seeds.streams` of the frequency modulo `size`): its data, its
+    network's initialisation and its shuffling depend only on the sweep's `seed` and the cell, so
+    resumed and sharded sweeps agree."""
+    return seeds.streams(seed, kx % size, ky % size)
 
 
 def train_directions(arch, cells, settings, pooling=True):
@@ -25,15 +26,15 @@ def train_directions(arch, cells, settings, pooling=True):
     """
     s, size = settings, settings.get("size", 32)
     recipe = train.Recipe.from_settings(s, arch)
-    cell_seeds = [cell_seed(s["seed"], kx, ky, size) for kx, ky in cells]
+    streams = [cell_streams(s["seed"], kx, ky, size) for kx, ky in cells]
     vs = fourier.Grid(tuple(range(-(size // 2), (size + 1) // 2)), size).directions(cells, s.get("kind", "sin"))
     datasets, nets = [], []
-    for v, cs in zip(vs, cell_seeds):
-        datasets.append(tuple(data.directional_dataset(v, s["n"], s["sigma"], s["eps"], seed=2 * cs + k,
-                                                       device=s["device"]) for k in (0, 1)))
-        torch.manual_seed(cs)
+    for v, st in zip(vs, streams):
+        datasets.append(tuple(data.directional_dataset(v, s["n"], s["sigma"], s["eps"], seed=k, device=s["device"])
+                              for k in (st.train, st.test)))
+        torch.manual_seed(st.init)
         nets.append(models.build(arch, pooling=pooling))
-    out = train.fit_many(nets, datasets, **recipe.kwargs(), device=s["device"], seeds=cell_seeds)
+    out = train.fit_many(nets, datasets, **recipe.kwargs(), device=s["device"], seeds=[st.shuffle for st in streams])
     return [{k: np.asarray(r[k]) for k in ("train_acc", "test_acc", "loss_history")} for r in out]
 
 

@@ -4,6 +4,7 @@ chapter, cached by `nadcore.store`. The theory itself is `nadcore.pooling`."""
 from pathlib import Path
 
 from nadcore import pooling, store
+from nadcore.seeds import derive
 
 
 def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progress=True, compute=True):
@@ -17,7 +18,7 @@ def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progres
     train = {k: cfg[k] for k in ("D", "S", "eps", "train_ls", "train_seeds", "train_n", "train_steps",
                                  "train_lr", "train_sigma", "init_std")} | {"seed": seed}
     fig4b = cached(root / f"fig4b_{store.key(train)}.npz", train, lambda: {"loss": pooling.loss_curves(
-        cfg["train_ls"], m, cfg["S"], seeds=[seed + s for s in cfg["train_seeds"]], progress=progress,
+        cfg["train_ls"], m, cfg["S"], seeds=[derive(seed, s) for s in cfg["train_seeds"]], progress=progress,
         eps=cfg["eps"], sigma=cfg["train_sigma"], n=cfg["train_n"], steps=cfg["train_steps"], lr=cfg["train_lr"],
         sigma_theta=cfg["init_std"], sigma_phi=cfg["init_std"], device=device)})
     sim = {k: cfg[k] for k in ("S", "eps", "sigma", "sim_D", "sim_ls", "sim_n_train", "sim_n_test")} | {"seed": seed}

@@ -11,7 +11,7 @@ from nadcore.data import directional_dataset
 from nadcore.device import resolve
 from nadcore.nads import NADResult, _with_pooling, artifact_path, compare, estimate, nad_settings, result_path
 from nadcore.presets import preset
-from nadcore.seeds import derive
+from nadcore.seeds import streams
 from nadcore.train import Recipe, fit_many
 
 
@@ -73,12 +73,11 @@ def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20
     datasets, nets, fit_seeds = [], [], []
     for i in indices:                     # index i's data, network and shuffling depend on (seed, i) only
         v = torch.from_numpy(rows[i]).reshape(1, 32, 32)
-        train = directional_dataset(v, n_train, sigma, eps, seed=derive(seed, i, 0))
-        test = directional_dataset(v, n_train, sigma, eps, seed=derive(seed, i, 1))
-        datasets.append((train, test))
-        torch.manual_seed(derive(seed, i, 2))
+        st = streams(seed, i)
+        datasets.append(tuple(directional_dataset(v, n_train, sigma, eps, seed=s) for s in (st.train, st.test)))
+        torch.manual_seed(st.init)
         nets.append(registry.build(arch, in_channels=1, num_classes=2, pooling=pooling))
-        fit_seeds.append(derive(seed, i, 3))
+        fit_seeds.append(st.shuffle)
     out = fit_many(nets, datasets, **recipe.kwargs(), device=device, seeds=fit_seeds, progress=progress)
     return np.array([r["test_acc"] for r in out])
 

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from nadcore import store
+from nadcore import seeds, store
 from nadcore.cifar import EDIT_MODES, as_nads, channel_stats, edit_nads, nad_flip, normalise, poison
 from nadcore.device import resolve
 from nadcore.models import build
@@ -29,10 +29,13 @@ def _recipe(recipe):
 
 
 def train_network(arch, train, test, recipe, device="auto", seed=0, progress=False):
-    """A fresh `arch` (3 channels, 10 logits) fitted on already-normalised `train`: `(model, fit dict)`."""
-    torch.manual_seed(seed)
+    """A fresh `arch` (3 channels, 10 logits) fitted on already-normalised `train`: `(model, fit dict)`.
+    Its initialisation and shuffling are the `seeds.streams` of `seed` (the data are given): every run
+    of one seed starts from the same network, so the runs of a curve differ by their data alone."""
+    st = seeds.streams(seed)
+    torch.manual_seed(st.init)
     model = build(arch, in_channels=train[0].shape[1], num_classes=10)
-    out = fit(model, train, test, **Recipe.from_settings(_recipe(recipe)).kwargs(), device=device, seed=seed,
+    out = fit(model, train, test, **Recipe.from_settings(_recipe(recipe)).kwargs(), device=device, seed=st.shuffle,
               progress=progress)
     return model, out
 

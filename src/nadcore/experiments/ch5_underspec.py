@@ -20,7 +20,7 @@ import torch
 
 from nadcore import cifar, data, models, store, sweeps, train
 from nadcore.presets import preset
-from nadcore.seeds import derive
+from nadcore.seeds import derive, streams
 
 CHANNELS = ("both", "channel1", "channel2")
 ARCHS = ("mlp", "lenet", "resnet18")
@@ -52,8 +52,8 @@ def labelled_directional(v, y, sigma, eps, seed=0):
 
 def pair_dataset(v1, v2, n, sigma=1.0, eps1=1.0, eps2=0.5, seed=0):
     """`D(v1) (+) D(v2)` with `n` samples: two channels, the same labels, independent noise."""
-    first = data.directional_dataset(v1, n, sigma, eps1, seed=seed)
-    return data.concat_channels(first, labelled_directional(v2, first[1], sigma, eps2, seed=seed + 1))
+    first = data.directional_dataset(v1, n, sigma, eps1, seed=derive(seed, 1))
+    return data.concat_channels(first, labelled_directional(v2, first[1], sigma, eps2, seed=derive(seed, 2)))
 
 
 def cifar_with_channel(images, labels, v, sigma, eps=1.0, seed=0):
@@ -165,11 +165,11 @@ def check_indices(indices, count, name="indices"):
 
 
 def chapter_settings(scale, seed=0):
-    """Chapter 5's settings at `scale` for the run `seed`: the preset with every seed of its
-    Figs. 2 and 3 shifted by `seed` (seed 0 gives the preset itself)."""
+    """Chapter 5's settings at `scale` for the run `seed`: the preset with each replicate `r` of its
+    Figs. 2 and 3 (its `seeds`) seeded by `derive(seed, r)`, so the runs of two seeds share nothing."""
     P = preset("underspecification", scale)
     for figure in ("pairs", "ood"):
-        P[figure]["seeds"] = [int(seed) + s for s in P[figure]["seeds"]]
+        P[figure]["seeds"] = [derive(seed, r) for r in P[figure]["seeds"]]
     return P
 
 
@@ -235,12 +235,12 @@ def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shar
     def compute(group):
         nets, datasets, fit_seeds = [], [], []
         for c in group:
-            base = derive(c["seed"], c["i"], c["j"])
+            st = streams(c["seed"], c["i"], c["j"])
             common = dict(sigma=shared["sigma"], eps1=shared["eps1"], eps2=shared["eps2"])
-            datasets.append((pair_dataset(U[c["i"]], U[c["j"]], shared["n_train"], seed=base, **common),
-                             pair_dataset(U[c["i"]], U[c["j"]], shared["n_test"], seed=base + 2, **common)))
-            nets.append(_network(arch, 2, recipe, base + 4))
-            fit_seeds.append(base + 5)
+            datasets.append(tuple(pair_dataset(U[c["i"]], U[c["j"]], n, seed=s, **common)
+                                  for n, s in ((shared["n_train"], st.train), (shared["n_test"], st.test))))
+            nets.append(_network(arch, 2, recipe, st.init))
+            fit_seeds.append(st.shuffle)
         fits = _fit(nets, datasets, fit_seeds, recipe, device)
         out = []
         for c, net, (_, test), fit in zip(group, nets, datasets, fits):
@@ -296,12 +296,12 @@ def ood_grid(arch, nads, settings, results_dir, data_root="../data", *, device="
         (x_tr, y_tr), (x_te, y_te) = images
         nets, datasets, fit_seeds = [], [], []
         for c in group:
-            base = derive(c["seed"], c["k"])
+            st = streams(c["seed"], c["k"])
             v = U[c["k"]]
-            datasets.append((cifar_with_channel(x_tr, y_tr, v, shared["sigma"], shared["eps"], seed=base),
-                             cifar_with_channel(x_te, y_te, v, shared["sigma"], shared["eps"], seed=base + 1)))
-            nets.append(_network(arch, datasets[-1][0][0].shape[1], recipe, base + 2))
-            fit_seeds.append(base + 3)
+            datasets.append((cifar_with_channel(x_tr, y_tr, v, shared["sigma"], shared["eps"], seed=st.train),
+                             cifar_with_channel(x_te, y_te, v, shared["sigma"], shared["eps"], seed=st.test)))
+            nets.append(_network(arch, datasets[-1][0][0].shape[1], recipe, st.init))
+            fit_seeds.append(st.shuffle)
         fits = _fit(nets, datasets, fit_seeds, recipe, device)
         split = images[0][0].shape[1]
         return [{"accuracy": np.array([a[k] for k in CHANNELS]), "train_accuracy": np.array(fit["train_acc"])}
