@@ -7,15 +7,15 @@ import pytest
 import torch
 from torch import nn
 
-from nadcore import data, fourier, models, train
+from nadcore import data, fourier, models, seeds, train
 
 TOL = dict(rtol=1e-4, atol=1e-5)  # float32 rounding of batched vs single-network kernels
 
 
 def dataset(kx, ky, n, sigma, seed, eps=1.0):
     v = fourier.fourier_direction(kx, ky)
-    return (data.directional_dataset(v, n, sigma, eps, seed=seed),
-            data.directional_dataset(v, n, sigma, eps, seed=seed + 1))
+    return tuple(data.directional_dataset(v, n, sigma, eps, seed=seeds.derive(seed, role))
+                 for role in (seeds.TRAIN, seeds.TEST))
 
 
 def nets(name, k, seed=0, **kw):
@@ -41,6 +41,26 @@ def test_fit_many_matches_fit_per_network(name):
         assert o["train_acc"] == pytest.approx(r["train_acc"], abs=0.5)
         assert o["test_acc"] == pytest.approx(r["test_acc"], abs=0.5)
         assert np.isfinite(o["loss_history"]).all()
+
+
+def test_predict_on_a_stack_is_each_networks_prediction():
+    """The stacked path of `predict`/`accuracy` (what `fit_many` reports) gives network j the
+    prediction of `predict(net_j)` on its own inputs, normalised with its own mean and std."""
+    from torch.func import stack_module_state
+
+    from nadcore import stacked
+    datasets = [dataset(kx, 0, 40, 0.5, seed=kx) for kx in (1, 5, 9)]
+    xs, ys = [d[1][0] for d in datasets], [d[1][1] for d in datasets]
+    ys[1] = 1 - ys[1]                                          # network 1 is scored on flipped labels
+    models_ = nets("lenet", 3)                                 # three different networks
+    mean, std = [torch.tensor(0.1 * j) for j in range(3)], [torch.tensor(1.0 + j) for j in range(3)]
+    params, _ = stack_module_state(models_)
+    stack = (stacked.forward(models_[0]), params)
+    single = [train.predict(m, x, mu, sd, "cpu") for m, x, mu, sd in zip(models_, xs, mean, std)]
+    assert torch.equal(train.predict(stack, xs, mean, std, batch_size=30), torch.stack(single))
+    expected = [100.0 * (p == y).float().mean().item() for p, y in zip(single, ys)]
+    assert train.accuracy(stack, xs, ys, mean=mean, std=std) == pytest.approx(expected, abs=1e-4)
+    assert expected[1] == pytest.approx(100 - 100.0 * (single[1] == 1 - ys[1]).float().mean().item())
 
 
 def test_fit_many_falls_back_to_fit_for_batchnorm():

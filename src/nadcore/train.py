@@ -11,6 +11,7 @@ recipe per network: its own data, its own shuffling, its own clipping.
 """
 
 import copy
+import functools
 import math
 from dataclasses import asdict, dataclass, fields
 
@@ -140,24 +141,47 @@ def _batches(n, batch_size):
 
 @torch.no_grad()
 def predict(model, x, mean=None, std=None, device="auto", batch_size=1000):
-    """Predicted classes of `model` (eval mode, restored after) on `x`, on the CPU; the one evaluation
-    loop of the library. A model trained by `fit` with `normalize=True` expects normalised inputs:
-    pass the `mean` and `std` that `fit` returned and each batch is normalised with them first."""
-    dev = resolve(device)
-    was_training = model.training
-    model.to(dev).eval()
+    """Predicted classes of `model` on `x`: the one evaluation loop of the library.
+
+    `model` is a network (put in eval mode, restored after; `x` of shape (n, ...); returns (n,) on
+    the CPU) or a stack `(logits, params)` from `stacked.forward` and its stacked parameters (`x`
+    holds each network's own inputs, (k, n, ...) or a list of k tensors; returns (k, n) on the
+    parameters' device; a batch holds about `batch_size` images over all k networks). A network
+    trained with `normalize=True` expects normalised inputs: pass the `mean` and `std` that `fit`
+    returned (one per network for a stack) and each batch is normalised with them first."""
+    if isinstance(model, tuple):
+        logits, params = model
+        k, n, dev = len(x), len(x[0]), params[next(iter(params))].device
+        forward = functools.partial(logits, params)
+        take = lambda a, b: x[:, a:b] if torch.is_tensor(x) else torch.stack([xj[a:b] for xj in x]).to(dev)
+        if mean is not None:
+            shape = (k,) + (1,) * (x[0].dim() - len(mean[0].shape)) + tuple(mean[0].shape)   # (k, 1, C, 1, ...)
+            mean, std = torch.stack(list(mean)).reshape(shape), torch.stack(list(std)).reshape(shape)
+        batches = _batches(n, max(1, batch_size // k))
+    else:
+        dev, was_training = resolve(device), model.training
+        forward = model.to(dev).eval()
+        take = lambda a, b: x[a:b].to(dev)
+        batches = _batches(len(x), batch_size)
     out = []
-    for a, b in _batches(len(x), batch_size):
-        xb = x[a:b].to(dev)
+    for a, b in batches:
+        xb = take(a, b)
         if mean is not None:
             xb = (xb - mean.to(xb)) / std.to(xb)
-        out.append(model(xb).argmax(1).cpu())
+        out.append(forward(xb).argmax(-1))
+    if isinstance(model, tuple):
+        return torch.cat(out, 1)
     model.train(was_training)
-    return torch.cat(out)
+    return torch.cat(out).cpu()
 
 
 def accuracy(model, x, y, device="auto", batch_size=1000, mean=None, std=None):
-    """Accuracy of `model` on `(x, y)` in percent (`predict`, with the same `mean` and `std`)."""
+    """Accuracy of `model` on `(x, y)` in percent (`predict`, with the same `mean` and `std`); for a
+    stack `(logits, params)`, the list of each network's accuracy on its own `(x[j], y[j])`."""
+    if isinstance(model, tuple):
+        y = y if torch.is_tensor(y) else torch.stack(list(y))
+        pred = predict(model, x, mean, std, device, batch_size)
+        return (100.0 * (pred == y.to(pred.device)).sum(1) / len(x[0])).tolist()
     _check_pair((x, y), "(x, y)")
     correct = (predict(model, x, mean, std, device, batch_size) == y.cpu()).sum().item()
     return 100.0 * correct / len(x)
@@ -361,8 +385,9 @@ def _fit_stacked(models, datasets, seeds, epochs, max_lr, momentum, weight_decay
         for j, m in enumerate(models):                                # write the weights back
             for name, p in m.named_parameters():
                 p.copy_(params[name][j])
-        train_acc = _stacked_accuracy(logits, params, x, y)
-        test_acc = _stacked_accuracy(logits, params, *zip(*(d[1] for d in datasets)), mean, std)
+        # about 1024 images per call: large activations cost page faults on a CPU
+        train_acc = accuracy((logits, params), x, y, batch_size=1024)
+        test_acc = accuracy((logits, params), *zip(*(d[1] for d in datasets)), batch_size=1024, mean=mean, std=std)
     losses = losses.cpu().numpy()
     return [{
         "train_acc": train_acc[j],
@@ -373,25 +398,6 @@ def _fit_stacked(models, datasets, seeds, epochs, max_lr, momentum, weight_decay
         "mean": mean[j].cpu(),
         "std": std[j].cpu(),
     } for j, (m, d) in enumerate(zip(models, datasets))]
-
-
-def _stacked_accuracy(logits, params, x, y, mean=None, std=None, images=1024):
-    """Accuracy (percent) of each stacked network j on its own `(x[j], y[j])` in eval mode, the
-    inputs normalised with `(mean[j], std[j])` when given. `x`, `y` may be stacked tensors or
-    lists; about `images` images go through per call (large activations cost page faults on a
-    CPU), and a list test set is never copied whole."""
-    k, n = len(x), len(x[0])
-    dev = params[next(iter(params))].device
-    if mean is not None:
-        shape = (k,) + (1,) * (x[0].dim() - len(mean[0].shape)) + tuple(mean[0].shape)  # (k, 1, C, 1, ...)
-        mean, std = torch.stack(mean).reshape(shape), torch.stack(std).reshape(shape)
-    correct = torch.zeros(k, dtype=torch.long, device=dev)
-    for a, b in _batches(n, max(1, images // k)):
-        xb, yb = (t[:, a:b] if torch.is_tensor(t) else torch.stack([tj[a:b] for tj in t]).to(dev) for t in (x, y))
-        if mean is not None:
-            xb = (xb - mean) / std
-        correct += (logits(params, xb).argmax(-1) == yb).sum(1)
-    return (100.0 * correct / n).tolist()
 
 
 @torch.no_grad()
