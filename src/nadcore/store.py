@@ -211,10 +211,15 @@ def load(path, settings=None):
         raise StoreError(f"{path} is unreadable or truncated ({type(err).__name__}: {err}); "
                          "delete it to recompute") from None
     _check_record(path, record, arrays)
+    _check_settings(path, record, settings)
+    return Result(arrays, record)
+
+
+def _check_settings(path, record, settings):
+    """Raise StoreError unless `settings` (None: any) are the ones `record` was made with."""
     if settings is not None and record["settings"] != canonical(settings):
         raise StoreError(f"{path} was made with other settings: stored {record['settings']}, "
                          f"asked {canonical(settings)}")
-    return Result(arrays, record)
 
 
 def _check_record(path, record, arrays):
@@ -278,7 +283,5 @@ def load_weights(path, settings=None):
         raise StoreError(f"{path} is not readable nadcore weights ({type(err).__name__}: {err})") from None
     if record.get("format") != FORMAT:
         raise StoreError(f"{path} is not a nadcore weights file")
-    if settings is not None and record["settings"] != canonical(settings):
-        raise StoreError(f"{path} was made with other settings: stored {record['settings']}, "
-                         f"asked {canonical(settings)}")
+    _check_settings(path, record, settings)
     return state, record
