@@ -59,8 +59,10 @@ def test_predict_on_a_stack_is_each_networks_prediction():
     single = [train.predict(m, x, mu, sd, "cpu") for m, x, mu, sd in zip(models_, xs, mean, std)]
     assert torch.equal(train.predict(stack, xs, mean, std, batch_size=30), torch.stack(single))
     expected = [100.0 * (p == y).float().mean().item() for p, y in zip(single, ys)]
-    assert train.accuracy(stack, xs, ys, mean=mean, std=std) == pytest.approx(expected, abs=1e-4)
-    assert expected[1] == pytest.approx(100 - 100.0 * (single[1] == 1 - ys[1]).float().mean().item())
+    acc = train.accuracy(stack, xs, ys, mean=mean, std=std)
+    assert acc == pytest.approx(expected, abs=1e-4)
+    unflipped = train.accuracy(stack, xs, [ys[0], 1 - ys[1], ys[2]], mean=mean, std=std)   # each its own labels
+    assert unflipped == pytest.approx([acc[0], 100 - acc[1], acc[2]], abs=1e-4)
 
 
 def test_fit_many_falls_back_to_fit_for_batchnorm():

@@ -30,8 +30,8 @@ def train_directions(arch, cells, settings, pooling=True):
     vs = fourier.Grid(tuple(range(-(size // 2), (size + 1) // 2)), size).directions(cells, s.get("kind", "sin"))
     datasets, nets = [], []
     for v, st in zip(vs, streams):
-        datasets.append(tuple(data.directional_dataset(v, s["n"], s["sigma"], s["eps"], seed=k, device=s["device"])
-                              for k in (st.train, st.test)))
+        datasets.append(tuple(data.directional_dataset(v, s["n"], s["sigma"], s["eps"], seed=seed, device=s["device"])
+                              for seed in (st.train, st.test)))
         torch.manual_seed(st.init)
         nets.append(models.build(arch, pooling=pooling))
     out = train.fit_many(nets, datasets, **recipe.kwargs(), device=s["device"], seeds=[st.shuffle for st in streams])
