@@ -327,7 +327,8 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
 
 
 ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
-         "underspec_ood", "cifar", "antialias", "pooling", "underspec_pairs", "fig2", "fig3")
+         "underspec_ood", "cifar", "antialias", "pooling", "underspec_pairs", "fig2", "fig3",
+         "nads_vgg11_autograd", "nads_resnet18_autograd", "nads_densenet121_autograd")
 
 
 def main(argv=None):

@@ -36,6 +36,7 @@ from nadcore.seeds import derive
 METHODS = ("secant", "autograd", "hessian")
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 HESSIAN_MAX_ENTRIES = 2e8
+VMAP_MAX_PARAMS = 1_000_000   # on the CPU, larger networks' exact gradients go one at a time
 RESHAPES = (nn.Flatten, nn.Unflatten, nn.Identity)  # D x (number of parameters) of one mixed-derivative matrix
 
 
@@ -292,9 +293,11 @@ def _stacked(nets):
 def autograd_gradients(nets, x0):
     """Exact input gradients of `nets` at `x0`, shape (len(nets), D): vmapped over the networks.
 
-    On the CPU, networks with buffers (BatchNorm) go one at a time: there vmap over their
-    convolutions is slower than plain backward passes (`benchmarks/nad_throughput.py`)."""
-    if x0.device.type == "cpu" and next(nets[0].buffers(), None) is not None:
+    On the CPU, networks with buffers (BatchNorm) or more than `VMAP_MAX_PARAMS` parameters go
+    one at a time: there vmap over their convolutions is slower than plain backward passes
+    (VGG-11: 0.24 s against 0.015 s per network; `benchmarks/nad_throughput.py`)."""
+    if x0.device.type == "cpu" and (next(nets[0].buffers(), None) is not None
+                                    or sum(p.numel() for p in nets[0].parameters()) > VMAP_MAX_PARAMS):
         return torch.stack([_autograd_one(net, x0) for net in nets])
     try:
         skeleton, params, buffers = _stacked(nets)
