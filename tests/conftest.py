@@ -91,3 +91,22 @@ def page(browser):
     pg.route("**/*", route)
     yield pg
     context.close()
+
+
+@pytest.fixture(autouse=True)
+def figures_are_readable():
+    """Every figure a test draws must read at the book's width (`nadcore.plots.style.check_readable`)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from nadcore.plots import style
+
+    plt.close("all")
+    yield
+    try:
+        for num in plt.get_fignums():
+            style.check_readable(plt.figure(num))
+    finally:
+        plt.close("all")

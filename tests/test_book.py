@@ -64,3 +64,44 @@ def test_every_figure_has_its_own_cell_a_caption_and_a_label(path):
         assert meta.get("caption") and meta.get("name"), f"{path.stem} cell {i} has no figure caption or name"
         names.append(meta["name"])
     assert names and len(names) == len(set(names)), f"{path.stem}: figure names must be unique"
+
+
+HIDDEN = {"remove-cell", "remove-input", "hide-input"}
+CODE_WIDTH = 78   # characters of code that fit the page column at a 1280 px window
+
+
+@pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
+def test_page_shows_no_test_markers_and_no_line_wider_than_the_column(path):
+    nb = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        assert "NBVAL" not in cell.source, f"{path.stem} cell {i}: use the tag nbval-check-output, not a comment"
+        if cell.cell_type == "markdown":
+            bad = [line for line in cell.source.splitlines() if line.startswith("%")]
+            assert not bad, f"{path.stem} cell {i}: MyST reads a line starting with % as a comment: {bad[0]!r}"
+        elif not HIDDEN & set(cell.metadata.get("tags", [])):
+            wide = [line for line in cell.source.splitlines() if len(line) > CODE_WIDTH]
+            assert not wide, f"{path.stem} cell {i}: visible code wider than {CODE_WIDTH} characters: {wide[0]!r}"
+
+
+@pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
+def test_captions_are_numbered_once_and_write_math_as_math(path):
+    import re
+
+    nb = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        caption = cell.metadata.get("mystnb", {}).get("figure", {}).get("caption", "")
+        assert not re.match(r"\s*Fig(ure)?\.?\s*\d", caption), f"{path.stem} cell {i}: Sphinx numbers figures itself"
+        text = re.sub(r"\$[^$]*\$|`[^`]*`", "", caption)   # outside math and code
+        ascii_math = re.search(r"\b[A-Za-z]_[A-Za-z0-9{]|<=|>=|\b(?:lambda|zeta|gamma|sigma|epsilon)\b", text)
+        assert not ascii_math, f"{path.stem} cell {i}: write {ascii_math.group(0)!r} as MyST math in the caption"
+
+
+@pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
+def test_chapter_opens_with_its_paper_versus_book_table(path):
+    nb = nbformat.read(path, as_version=4)
+    markdown = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    first = next(i for i, s in enumerate(markdown) if "verdict" in s and "glue" in s) if any(
+        "verdict" in s and "glue" in s for s in markdown) else None
+    assert first is not None and first <= 2, f"{path.stem}: paste the glued 'verdict' table near the top"
+    glued = [c for c in nb.cells if c.cell_type == "code" and 'glue("verdict"' in c.source]
+    assert glued, f"{path.stem}: no cell glues the verdict table"

@@ -35,3 +35,110 @@ def test_page_renders_offline(book_url, page, page_file):
         page.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=20000)
     assert page.external_requests == [], "the page needs requests outside localhost"
     assert page.locator("main h1").count() >= 1
+
+
+# ----------------------------------------------------------------------------- the page as a reader sees it
+
+PROSE = """() => {
+  const main = document.querySelector('main').cloneNode(true);
+  main.querySelectorAll('pre, code, mjx-container, .math, script, style, .highlight, .plotly-graph-div, '
+    + '.headerlink, .toggle-details, nav, .cell_input').forEach(e => e.remove());
+  return main.innerText;
+}"""
+CAPTIONS = "Array.from(document.querySelectorAll('main figcaption, main caption')).map(c => c.innerText.trim())"
+CUT_OFF = """Array.from(document.querySelectorAll('main pre, main .cell_output, main .output, main table, main img'))
+  .filter(e => e.scrollWidth > e.clientWidth + 1 || e.getBoundingClientRect().right
+               > document.querySelector('main').getBoundingClientRect().right + 1)
+  .map(e => e.tagName + ': ' + (e.innerText || e.src || '').slice(0, 60))"""
+CITATIONS = "Array.from(document.querySelectorAll('main .citation p')).map(c => c.innerText.trim())"
+
+RAW = {
+    "raw LaTeX": r"\\[A-Za-z]+|\$[^$\s][^$]*\$",
+    "raw markdown": r"\*\*|`|\{(?:glue|cite|doc|ref|numref|math|eq)[:}]|^\s*(?::::|```)|\]\(",
+    "ASCII math": r"\b[A-Za-z]_[A-Za-z0-9{]|\s(?:<=|>=)\s|\b(?:lambda|zeta|gamma|sigma|epsilon)\b",
+}
+DOUBLE_NUMBER = r"^(?:Fig(?:ure)?\.?|Table)\s*\d+\.?\s*(?:Fig(?:ure)?\.?|Table)\s*\d"
+
+
+def reader_defects(text, captions, cut_off, citations):
+    """What a reader would see wrong on a page: raw LaTeX or markdown, ASCII math, a caption numbered
+    twice, output cut off at the right edge, a reference listed twice. `[]` when the page is clean."""
+    import re
+
+    found = []
+    for what, pattern in RAW.items():
+        for line in text.splitlines():
+            m = re.search(pattern, line, flags=re.M)
+            if m:
+                found.append(f"{what} {m.group(0)!r} in: {line.strip()[:100]}")
+    found += [f"caption numbered twice: {c[:80]}" for c in captions if re.match(DOUBLE_NUMBER, c)]
+    found += [f"cut off at the right edge: {c}" for c in cut_off]
+    found += [f"reference listed twice: {c[:80]}" for c in sorted(set(citations)) if citations.count(c) > 1]
+    return found
+
+
+def test_reader_defects_finds_what_a_reader_would_see():
+    assert reader_defects("Fine prose, 95.2 % on $D$.\nA list: 1. one", [], [], []) == ["raw LaTeX '$D$' in: "
+                                                                                         "Fine prose, 95.2 % on $D$."]
+    assert reader_defects(r"an explorer of \gamma(\ell)", [], [], [])
+    assert reader_defects("see **this**", [], [], []) and reader_defects("{glue:text}`x`", [], [], [])
+    assert reader_defects("accuracy on D(v_l) for every l", [], [], [])
+    assert reader_defects("with sigma = 3", [], [], []) and reader_defects("when k <= 4 here", [], [], [])
+    assert reader_defects("", ["Fig. 8 Fig. 4a: Bayes accuracy"], [], [])
+    assert not reader_defects("", ["Fig. 8 Bayes accuracy as in the paper's Fig. 4a"], [], [])
+    assert reader_defects("", [], ["PRE: variant cells mean"], [])
+    assert reader_defects("", [], [], ["Zhang. Making CNNs shift-invariant.", "Zhang. Making CNNs shift-invariant."])
+    assert not reader_defects("Plain prose with numbers 0.56 and 51.1 %.", ["Fig. 1 Test accuracy."], [], ["a", "b"])
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page_file", toc_files())
+def test_page_reads_as_a_book(book_url, page, page_file):
+    """No raw LaTeX or markdown, no ASCII math, no caption numbered twice, no output cut off at the
+    right edge of a 1280 px window, no reference listed twice."""
+    page.goto(f"{book_url}{page_file}.html", wait_until="networkidle")
+    if page.evaluate("document.querySelectorAll('main .math').length") > 0:
+        page.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=20000)
+    defects = reader_defects(page.evaluate(PROSE), page.evaluate(CAPTIONS), page.evaluate(CUT_OFF),
+                             page.evaluate(CITATIONS))
+    assert defects == [], f"{page_file}:\n" + "\n".join(defects)
+
+
+def test_internal_links_and_images_resolve(book_url):
+    """Every internal link (with its anchor) and every image of the built pages resolves."""
+    from html.parser import HTMLParser
+    from urllib.parse import unquote, urldefrag
+
+    from conftest import HTML
+
+    class Page(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.ids, self.refs = set(), []
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if "id" in a:
+                self.ids.add(a["id"])
+            if tag == "a" and a.get("href"):
+                self.refs.append(a["href"])
+            if tag == "img" and a.get("src"):
+                self.refs.append(a["src"])
+
+    pages = {}
+    for path in [HTML / "index.html", *sorted((HTML / "book").glob("*.html"))]:
+        parser = Page()
+        parser.feed(path.read_text())
+        pages[path.resolve()] = parser
+    broken = []
+    for path, parser in pages.items():
+        for ref in parser.refs:
+            if ref.startswith(("http:", "https:", "mailto:", "data:", "javascript:")):
+                continue
+            target, anchor = urldefrag(ref)
+            file = (path.parent / unquote(target)).resolve() if target else path
+            if not file.exists():
+                broken.append(f"{path.name}: {ref} (no such file)")
+            elif anchor and file in pages and anchor not in pages[file].ids:
+                broken.append(f"{path.name}: {ref} (no such anchor)")
+    assert broken == []
