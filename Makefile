@@ -33,7 +33,7 @@ benchmarks: install
 	$(VENV)/bin/python benchmarks/batch_invariance.py --arch lenet --networks 32
 
 bundle: install  # compute (or finish) the results bundle at the published settings: hours on a CPU, resumable
-	$(VENV)/bin/python -m nadcore.bundle
+	$(VENV)/bin/python -m nadcore.bundle all
 
 clean:
 	rm -rf _build results runs

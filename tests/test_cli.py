@@ -253,3 +253,89 @@ def test_nads_bad_out_fails_before_estimating(tmp_path, monkeypatch, out, why, c
     assert cli.main(["nads", "--arch", "lenet", "--networks", "4", "--out", str(tmp_path / out)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and f"--out must be {why}" in err and calls == []
+
+
+# ----------------------------------------------------------------------------- checks before work (issue: promises)
+
+@pytest.mark.parametrize("text", ["010", "12:30", "1e3", "0x10", "1.0", "+3"])
+def test_integer_parameters_must_be_written_in_decimal(text):
+    with pytest.raises(cli.UsageError, match="^seed must be an integer in \\[0, 2\\^63\\) written in decimal"):
+        cli.typed("seed", text, 0)
+    assert cli.typed("seed", "10", 0) == 10 and cli.typed("shard", "0", 0) == 0
+
+
+@pytest.mark.parametrize("key, value, accepted", [
+    ("seed", "99999999999999999999999", "seed must be an integer in [0, 2^63)"),
+    ("results_dir", "", "results_dir must be a non-empty path"),
+    ("results_dir", "/proc/foo", "results_dir must be a path we can write to"),
+])
+def test_run_refuses_values_that_would_fail_after_work(key, value, accepted, capsys):
+    argv = ["plan", "01_fourier", "--device", "cpu", "-p", key, value, "--book-dir", str(ROOT / "book")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and accepted in err
+
+
+@pytest.mark.skipif(not os.path.isdir("/sys/kernel"), reason="needs a Linux /sys")
+def test_writability_is_tried_not_asked(capsys):
+    """As root, os.access says yes to /sys and /proc: the check creates a file there instead."""
+    assert not cli.can_create_in("/proc") and not cli.can_create_in("/sys/kernel")
+    assert cli.main(["run", "01_fourier", "--device", "cpu", "--out", "/sys/kernel/x",
+                     "--book-dir", str(ROOT / "book")]) == 2
+    assert "--out must be a path we can write to" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, accepted", [
+    (["--seed", "-1", "--out", "OUT"], "--seed must be an integer in [0, 2^63)"),
+    (["--out", "/proc/a.npz"], "--out must be a path we can write to"),
+    ([], "--out must be a FILE.npz path, or --results-dir"),
+    (["--networks", "1000000000", "--out", "OUT"], "--networks must be what finishes within 48 h"),
+])
+def test_nads_refuses_before_any_network_is_built(tmp_path, monkeypatch, args, accepted, capsys):
+    from nadcore import nads
+
+    calls = []
+    monkeypatch.setattr(nads, "estimate", lambda *a, **kw: calls.append(a))
+    args = [str(tmp_path / "x.npz") if a == "OUT" else a for a in args]
+    base = ["nads", "--arch", "lenet"] + ([] if "--networks" in args else ["--networks", "4"])
+    assert cli.main(base + args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and accepted in err and calls == []
+
+
+def test_nads_does_not_replace_a_committed_bundle_file_without_force(monkeypatch, capsys):
+    from nadcore import nads
+
+    committed = next((ROOT / "bundle" / "nads").glob("logreg_*.npz"))
+    monkeypatch.setattr(nads, "estimate", lambda *a, **kw: pytest.fail("estimated"))
+    assert cli.main(["nads", "--arch", "logreg", "--networks", "4", "--out", str(committed)]) == 2
+    assert "--force to replace it" in capsys.readouterr().err
+
+
+def test_nads_results_dir_resumes_and_stores_where_the_chapters_look(tmp_path):
+    from nadcore import nads
+    from nadcore.experiments import ch3_nads
+
+    argv = ["nads", "--arch", "logreg", "--networks", "130", "--device", "cpu", "--results-dir", str(tmp_path),
+            "--no-progress"]
+    assert cli.main(argv) == 0
+    chunks = sorted((tmp_path / "nad_chunks").glob("*.npz"))
+    assert len(chunks) == 2                                    # 125 + 5 networks, stored as they finished
+    settings = nads.nad_settings("logreg", 130)
+    assert ch3_nads.find_stored("logreg", settings, tmp_path) == nads.result_path("logreg", settings, tmp_path)
+    chunks[1].unlink()                                        # a killed run: one chunk lost
+    first = chunks[0].stat().st_mtime_ns
+    assert cli.main(argv) == 0
+    assert chunks[0].stat().st_mtime_ns == first and chunks[1].exists()   # the finished chunk was not recomputed
+
+
+def test_ctrl_c_ends_with_one_line(monkeypatch, capsys, tmp_path):
+    from nadcore import nads
+
+    def interrupted(*a, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(nads, "estimate", interrupted)
+    assert cli.main(["nads", "--arch", "logreg", "--networks", "4", "--results-dir", str(tmp_path)]) == 130
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "interrupted" in err

@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -118,3 +119,13 @@ def test_fingerprint_names_content_not_type():
     assert store.fingerprint(a) == store.fingerprint(torch.from_numpy(a))
     assert store.fingerprint(a) != store.fingerprint(a + 1)
     assert store.fingerprint(a, a) != store.fingerprint(a)
+
+
+def test_records_name_the_code_that_made_them(tmp_path):
+    import subprocess
+
+    head = subprocess.run(["git", "-C", str(Path(__file__).parents[1]), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    record = store.save(tmp_path / "r.npz", {"a": np.zeros(2)}, {"seed": 1}, device="cpu").record
+    assert record["commit"] is None or record["commit"].split("+")[0] == head
+    assert record["machine"] and record["device"] == "cpu"

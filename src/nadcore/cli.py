@@ -15,7 +15,10 @@ from nadcore import __version__
 KINDS = {"scale": str, "device": str, "seed": int, "shard": int, "num_shards": int, "progress": bool,
          "download": bool, "results_dir": str, "data_root": str}
 WORDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
-LIMITS = {"seed": " >= 0", "num_shards": " >= 1", "shard": " in [0, num_shards)"}
+LIMITS = {"seed": " in [0, 2^63) written in decimal", "num_shards": " >= 1", "shard": " in [0, num_shards)"}
+DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)")   # YAML would read 010 as 8 and 12:30 as 750
+MAX_SEED = 2 ** 63 - 1
+NAD_HOURS = 48   # `nadcore nads` asks for --yes past this estimated duration
 
 
 class UsageError(Exception):
@@ -81,6 +84,8 @@ def typed(key, text, default):
     kind = KINDS.get(key, type(default) if type(default) in WORDS else None)
     if kind is str:
         return text
+    if kind is int and not DECIMAL.fullmatch(text.strip()):
+        raise fail(key, text, WORDS[int] + LIMITS.get(key, " written in decimal"))
     value = parse_value(text)
     if kind is not None and not (type(value) is kind or (kind is float and type(value) is int)):
         raise fail(key, value, WORDS[kind] + LIMITS.get(key, ""))
@@ -103,13 +108,27 @@ def check_device(device):
 def check_folder(key, path, writable=True, given=None):
     """A UsageError (about `given`, default `path`) unless `path` is a folder, or can be created as
     one, that we may write into."""
-    probe, given = Path(path), str(given or path)
+    given = str(given if given is not None else path)
+    if not str(path).strip() or not given.strip():
+        raise fail(key, given, "a non-empty path")
+    probe = Path(path)
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
     if not probe.is_dir():
         raise fail(key, given, f"a path we can write to ({probe} is not a folder)")
-    if writable and not os.access(probe, os.W_OK | os.X_OK):
+    if writable and not can_create_in(probe):
         raise fail(key, given, f"a path we can write to ({probe} is not writable)")
+
+
+def can_create_in(folder):
+    """True when a file can be created in `folder` (tried: `os.access` says yes to root everywhere)."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
 
 
 def check_values(values, folder):
@@ -124,6 +143,11 @@ def check_values(values, folder):
     for key, low in (("seed", 0), ("num_shards", 1)):
         if isinstance(values.get(key), int) and values[key] < low:
             raise fail(key, values[key])
+    if isinstance(values.get("seed"), int) and values["seed"] > MAX_SEED:
+        raise fail("seed", values["seed"])
+    for key in ("results_dir", "data_root"):
+        if values.get(key) == "":
+            raise fail(key, "", "a non-empty path")
     shard, n = values.get("shard", 0), values.get("num_shards", 1)
     if isinstance(shard, int) and isinstance(n, int) and not 0 <= shard < n:
         raise fail("shard", shard, f"an integer in [0, {n}) (num_shards is {n})")
@@ -260,17 +284,63 @@ def check_npz(out):
     check_folder("--out", out.parent, given=out)
 
 
+def protect_bundle(out, force):
+    """A UsageError when `out` would replace a committed file of the results bundle without `force`
+    (the bundle is written by `python -m nadcore.bundle`)."""
+    bundle = Path(__file__).resolve().parents[2] / "bundle"
+    target = Path(out).resolve()
+    if target.exists() and bundle in target.parents and not force:
+        raise fail("--out", str(out), f"a path outside the committed bundle ({bundle}), or --force to replace it")
+
+
+def nad_hours(arch, method, networks):
+    """The estimated hours of a NAD estimate on this machine's CPU (`plan.NAD_S`), or None if unknown."""
+    from nadcore.plan import NAD_S
+
+    each = NAD_S.get((arch, method))
+    return None if each is None else each * networks / 3600
+
+
+def check_nad_args(args):
+    """Every value of `nadcore nads` checked before torch loads (messages name the option)."""
+    if args.out is None and args.results_dir is None:
+        raise fail("--out", None, "a FILE.npz path, or --results-dir where the chapters look for NADs")
+    if args.out is not None:
+        check_npz(args.out)
+        protect_bundle(args.out, args.force)
+    if args.results_dir is not None:
+        check_folder("--results-dir", args.results_dir)
+    if not 0 <= args.seed <= MAX_SEED:
+        raise fail("--seed", args.seed, "an integer in [0, 2^63)")
+    if args.networks < 2:
+        raise fail("--networks", args.networks, "an integer >= 2 (the covariance is mean-centred)")
+    hours = nad_hours(args.arch, args.method, args.networks)
+    if hours is not None and hours > NAD_HOURS and not args.yes:
+        raise fail("--networks", args.networks, f"what finishes within {NAD_HOURS} h here (this one: ~{hours:.0f} h "
+                   "on a 2-core CPU), or pass --yes to start it anyway")
+
+
 def estimate_nads(args):
-    check_npz(args.out)                    # before torch is even imported
+    """`nadcore nads`: chunks stored in --results-dir as they finish (a rerun resumes), the NADs
+    under the name the chapters read (`nads.result_path`) and/or in --out."""
+    check_nad_args(args)                   # before torch is even imported
     from nadcore import nads
 
+    chunks = args.results_dir or Path(args.out).parent   # chunks are written as they finish: a rerun resumes
     try:
-        result = nads.estimate(args.arch, args.networks, method=args.method, step=args.step,
-                               device=args.device, seed=args.seed, batch_size=args.batch_size)
+        result = nads.estimate(args.arch, args.networks, method=args.method, step=args.step, device=args.device,
+                               seed=args.seed, batch_size=args.batch_size, results_dir=chunks,
+                               progress=not args.no_progress)
     except ValueError as err:
         raise UsageError(str(err)) from None
-    result.save(args.out)
-    print(f"wrote {args.out}: {len(result.eigenvalues)} NADs of {args.arch} ({args.method}, {args.networks} networks)")
+    except OSError as err:                 # a full disk, a folder gone: the finished chunks stay
+        raise RunFailed(f"nads stopped: {err}; finished chunks are kept in {Path(chunks) / 'nad_chunks'}") from None
+    written = [nads.result_path(args.arch, result.settings, args.results_dir)] if args.results_dir else []
+    written += [Path(args.out)] if args.out else []
+    for path in written:
+        result.save(path)
+    print(f"wrote {', '.join(map(str, written))}: {len(result.eigenvalues)} NADs of {args.arch} "
+          f"({args.method}, {args.networks} networks)")
 
 
 def chapter_arguments(p):
@@ -310,7 +380,13 @@ def parser():
     nad.add_argument("--seed", type=int, default=0)
     nad.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
     nad.add_argument("--batch-size", type=int, default=None, help="networks evaluated at once")
-    nad.add_argument("--out", required=True, help="output FILE.npz (arrays eigenvalues, nads; settings record)")
+    nad.add_argument("--out", help="output FILE.npz (arrays eigenvalues, nads; settings record); without "
+                     "--results-dir, finished chunks go to nad_chunks/ beside it (a rerun resumes)")
+    nad.add_argument("--results-dir", help="store chunks here as they finish (a rerun resumes) and the NADs under "
+                     "the name the chapters read (their results_dir)")
+    nad.add_argument("--yes", action="store_true", help=f"start an estimate expected to take over {NAD_HOURS} h")
+    nad.add_argument("--force", action="store_true", help="replace a committed file of bundle/")
+    nad.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     nad.set_defaults(func=estimate_nads)
     return p
 
@@ -325,6 +401,9 @@ def main(argv=None):
     except RunFailed as err:
         print(f"nadcore: error: {err}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("nadcore: interrupted; finished chunks and cells are kept in the results folder", file=sys.stderr)
+        return 130
     return 0
 
 

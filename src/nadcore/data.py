@@ -5,9 +5,12 @@ A sample of D(v) is `x = s * (eps / 2) * v + P_perp(sigma * n)` with `s = +1` fo
 `v` (the authors' implementation; the paper writes `eps * y * v`, classes `2 eps` apart).
 """
 
+import math
+
 import torch
 
 from nadcore.device import resolve
+from nadcore.seeds import check_seed
 
 UNIT_TOL = 1e-3  # NADs stored in float16 (the results bundle) have norms up to ~3e-4 from 1
 
@@ -17,6 +20,8 @@ def _check_direction(v):
     if v.dim() not in (2, 3) or not v.dtype.is_floating_point or v.numel() == 0:
         raise ValueError(f"v must be a float tensor of shape (C, H, W) or (H, W); "
                          f"got shape {tuple(v.shape)} and dtype {v.dtype}")
+    if not torch.isfinite(v).all():
+        raise ValueError("v must hold finite numbers; got NaN or inf entries")
     norm = v.double().norm().item()
     if abs(norm - 1.0) > UNIT_TOL:
         raise ValueError(f"v must have unit norm (within {UNIT_TOL}); got norm {norm:.6g}")
@@ -36,12 +41,12 @@ def directional_dataset(v, n, sigma, eps, seed=0, device="cpu"):
     """
     v = _check_direction(v)
     _check_positive_even("n", n)
-    if not sigma > 0:
-        raise ValueError(f"sigma must be > 0; got {sigma!r}")
-    if not eps >= 0:
-        raise ValueError(f"eps must be >= 0; got {eps!r}")
+    for name, value, low in (("sigma", sigma, "> 0"), ("eps", eps, ">= 0")):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if not (number and (value > 0 if low == "> 0" else value >= 0)):
+            raise ValueError(f"{name} must be a finite number {low}; got {value!r}")
     dev = resolve(device)
-    gen = torch.Generator(device=dev).manual_seed(int(seed))
+    gen = torch.Generator(device=dev).manual_seed(check_seed(seed))
     v = v.to(dev, torch.float32)
     flat = v.reshape(-1)
     noise = sigma * torch.randn((n, flat.numel()), generator=gen, device=dev)

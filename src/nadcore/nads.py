@@ -29,13 +29,14 @@ from torch.func import functional_call, grad, jacrev, stack_module_state, vmap
 from tqdm import tqdm
 
 from nadcore import models as registry
-from nadcore import store, sweeps
+from nadcore import store, sweeps, versions
 from nadcore.device import resolve
-from nadcore.seeds import derive
+from nadcore.seeds import check_seed, derive
 
 METHODS = ("secant", "autograd", "hessian")
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 HESSIAN_MAX_ENTRIES = 2e8
+MAX_BATCH = 1024   # networks evaluated at once (a batch is padded with copies to this size)
 VMAP_MAX_PARAMS = 1_000_000   # on the CPU, larger networks' exact gradients go one at a time
 RESHAPES = (nn.Flatten, nn.Unflatten, nn.Identity)  # D x (number of parameters) of one mixed-derivative matrix
 
@@ -89,14 +90,16 @@ def _check_inputs(num_networks, method, step, input_shape, batch_size):
         raise ValueError(f"num_networks must be an integer >= 2 (the covariance is mean-centred); got {num_networks!r}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; got {method!r}")
-    if not (isinstance(step, (int, float, np.number)) and np.isfinite(step) and step > 0):
-        raise ValueError(f"step must be a finite number > 0 (the secant step h; published: 100); got {step!r}")
+    if not (isinstance(step, (int, float, np.number)) and not isinstance(step, bool) and np.isfinite(step)
+            and np.float32(step) > 0 and np.isfinite(np.float32(step))):
+        raise ValueError(f"step must be a finite number > 0 in float32 (the secant step h; published: 100); "
+                         f"got {step!r}")
     if not (isinstance(input_shape, (tuple, list)) and input_shape
             and all(isinstance(s, (int, np.integer)) and s >= 1 for s in input_shape)):
         raise ValueError(f"input_shape must be a tuple of positive ints such as (1, 32, 32); got {input_shape!r}")
     if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer))
-                                   or batch_size < 1):
-        raise ValueError(f"batch_size must be a positive int or None (automatic); got {batch_size!r}")
+                                   or not 1 <= batch_size <= MAX_BATCH):
+        raise ValueError(f"batch_size must be an integer in [1, {MAX_BATCH}] or None (automatic); got {batch_size!r}")
 
 
 def _factory(model, input_shape, pooling=True):
@@ -128,6 +131,8 @@ def _eval_point(eval_point, seed, input_shape):
         return eval_point_for(seed, input_shape), f"randn(seed={seed})"
     x0 = torch.as_tensor(np.asarray(eval_point) if not isinstance(eval_point, torch.Tensor) else eval_point)
     x0 = x0.detach().to(torch.float32).cpu()
+    if not torch.isfinite(x0).all():
+        raise ValueError("eval_point must hold finite numbers; got NaN or inf entries")
     if x0.dim() == len(input_shape) + 1 and x0.shape[0] == 1:
         x0 = x0[0]
     if tuple(x0.shape) != tuple(input_shape):
@@ -374,6 +379,9 @@ def chunk_moments(factory, method, step, x0, seed, start, stop, batch):
             G = torch.stack([secant_gradient(net, x0, float(step), layer) for net in nets])
         rows.append(G.to(torch.float64))
     G = torch.cat(rows)
+    if not torch.isfinite(G).all():
+        raise ValueError(f"the gradients of networks {start}..{stop - 1} are not finite (NaN or inf): check step "
+                         f"({step!r}) and the evaluation point")
     _check_distinct(G)
     if method == "hessian":
         return {"count": np.int64(len(G)), "mean": np.zeros(G.shape[1]), "m2": grams.cpu().numpy()}
@@ -420,9 +428,10 @@ def _with_pooling(settings, pooling):
 
 def chunk_settings(name, method, step, seed, input_shape, eval_desc, batch, dev, pooling=True):
     """What a stored chunk of networks depends on (its range is the sweep cell)."""
-    return _with_pooling({"arch": name, "method": method, "step": float(step) if method == "secant" else None,
-                          "input_shape": list(input_shape), "seed": int(seed), "eval_point": eval_desc,
-                          "batch": int(batch), "device": dev.type}, pooling)
+    return versions.stamp(_with_pooling({"arch": name, "method": method,
+                                         "step": float(step) if method == "secant" else None,
+                                         "input_shape": list(input_shape), "seed": int(seed), "eval_point": eval_desc,
+                                         "batch": int(batch), "device": dev.type}, pooling), "nad_chunk")
 
 
 def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, input_shape=(1, 32, 32),
@@ -437,8 +446,9 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     as it finishes, so an interrupted estimate resumes and estimates that share networks (N vs
     2N) share chunks. `step` is the secant's h (ignored otherwise). Returns a `NADResult`.
     """
-    input_shape = tuple(int(s) for s in input_shape) if isinstance(input_shape, (tuple, list)) else input_shape
     _check_inputs(num_networks, method, step, input_shape, batch_size)
+    input_shape = tuple(int(s) for s in input_shape)
+    seed = check_seed(seed)
     if isinstance(first, bool) or not isinstance(first, (int, np.integer)) or first < 0:
         raise ValueError(f"first must be an integer >= 0 (the index of the first network); got {first!r}")
     factory, name = _factory(model, input_shape, pooling)
@@ -454,22 +464,38 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     compute = lambda cells: [chunk_moments(factory, method, step, x0, seed, c["start"], c["stop"], batch)
                              for c in cells]
     cells = [{"start": a, "stop": b} for a, b in ranges]
+    durations, digests = [], []
     if results_dir is None:
-        chunks = [compute([c])[0] for c in tqdm(cells, desc=f"NADs {name} ({method})", disable=not progress)]
-        duration = time.perf_counter() - start
+        chunks = (compute([c])[0] for c in tqdm(cells, desc=f"NADs {name} ({method})", disable=not progress))
     else:
         settings = chunk_settings(name, method, step, seed, input_shape, eval_desc, batch, dev, pooling)
-        stored = sweeps.sweep("nad_chunks", cells, compute, settings, Path(results_dir), progress=progress)
-        chunks = [r.arrays for r in stored]
-        duration = sum(r.record["duration_s"] or 0.0 for r in stored)   # the chunks' compute, resumed or not
-    vals, rows = eig_decreasing(merge(chunks, method))
+        paths = sweeps.sweep("nad_chunks", cells, compute, settings, Path(results_dir), progress=progress, load=False)
+        chunks = _read_chunks(paths, cells, settings, durations)
+    covariance = merge(_fingerprinted(chunks, digests), method)   # one chunk in memory at a time
+    vals, rows = eig_decreasing(covariance)
     settings = {**nad_settings(name, num_networks, method, step, seed, input_shape, pooling), "eval_point": eval_desc}
     if first:
         settings["first"] = int(first)
-    digests = np.array([store.fingerprint(c["mean"], c["m2"]) for c in chunks])
-    result = NADResult(vals, rows.astype(np.float32), settings, chunks={"ranges": np.array(ranges), "digests": digests})
+    duration = sum(durations) if results_dir is not None else time.perf_counter() - start  # compute, resumed or not
+    result = NADResult(vals, rows.astype(np.float32), settings,
+                       chunks={"ranges": np.array(ranges), "digests": np.array(digests)})
     result.record = {"device": str(dev), "duration_s": round(duration, 3)}
     return result
+
+
+def _read_chunks(paths, cells, settings, durations):
+    """The stored chunks' moments, read one at a time (their compute time appended to `durations`)."""
+    for path, cell in zip(paths, cells):
+        r = store.load(path, sweeps.cell_settings(cell, settings))
+        durations.append(r.record["duration_s"] or 0.0)
+        yield r.arrays
+
+
+def _fingerprinted(chunks, digests):
+    """`chunks` unchanged, each one's fingerprint appended to `digests` as it passes."""
+    for c in chunks:
+        digests.append(store.fingerprint(c["mean"], c["m2"]))
+        yield c
 
 
 def _check_distinct(G):
@@ -518,9 +544,10 @@ def artifact_path(arch):
 
 def nad_settings(arch, num_networks, method="secant", step=100.0, seed=0, input_shape=(1, 32, 32), pooling=True):
     """The settings record `estimate` writes for a registry architecture with the default x0."""
-    return _with_pooling({"arch": arch, "num_networks": int(num_networks), "method": method,
-                          "step": float(step) if method == "secant" else None, "input_shape": list(input_shape),
-                          "seed": int(seed), "eval_point": f"randn(seed={seed})"}, pooling)
+    return versions.stamp(_with_pooling({"arch": arch, "num_networks": int(num_networks), "method": method,
+                                         "step": float(step) if method == "secant" else None,
+                                         "input_shape": list(input_shape), "seed": int(seed),
+                                         "eval_point": f"randn(seed={seed})"}, pooling), "nad_result")
 
 
 def result_path(arch, settings, results_dir):

@@ -18,7 +18,8 @@ from nadcore.experiments import ch1_fourier, ch3_nads, ch5_underspec, ch6_antial
 TRAIN_S = {"logreg": 3e-6, "mlp": 1e-5, "lenet": 5e-5, "lenet/nopool": 1.5e-4, "resnet18": 1e-2,
            "vgg11": 6e-3, "vgg11_bn": 6e-3, "densenet121": 2e-2}
 NAD_S = {("logreg", "secant"): 1.2e-3, ("mlp", "secant"): 1e-2, ("lenet", "secant"): 3.5e-2,
-         ("lenet", "autograd"): 2.2e-2, ("resnet18", "secant"): 175.0, ("resnet18", "autograd"): 0.19}
+         ("lenet", "autograd"): 2.2e-2, ("resnet18", "secant"): 175.0, ("resnet18", "autograd"): 0.19,
+         ("vgg11", "autograd"): 0.12, ("densenet121", "autograd"): 0.18}
 
 CHAPTERS = ("01_fourier", "02_pooling", "03_nads", "04_cifar10", "05_underspecification", "06_antialias")
 

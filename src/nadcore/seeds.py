@@ -12,11 +12,20 @@ from typing import NamedTuple
 import numpy as np
 
 TRAIN, TEST, INIT, SHUFFLE = range(4)   # the role (last part) of each stream of `streams`
+MAX_SEED = 2 ** 63 - 1                  # torch.manual_seed and the int64 kernels take no larger seed
+
+
+def check_seed(seed, name="seed"):
+    """`seed` as an int; a ValueError naming `name` unless it is an integer in [0, 2^63)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"{name} must be an integer in [0, 2^63); got {seed!r}")
+    return int(seed)
 
 
 def derive(seed, *parts, bits=31):
     """A `bits`-bit seed that depends only on `seed` and the integers `parts` (numpy's SeedSequence).
     `bits=32` keeps the whole word (the NAD estimate's networks, `nads.network_seed`)."""
+    check_seed(seed)
     word = int(np.random.SeedSequence([int(seed), *(int(p) for p in parts)]).generate_state(1)[0])
     return word % 2 ** bits
 

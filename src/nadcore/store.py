@@ -151,6 +151,25 @@ def machine():
     return f"{model} ({isa})" if isa else model
 
 
+@functools.lru_cache(maxsize=1)
+def commit():
+    """The git commit of the checkout `nadcore` runs from (with `+dirty` when files differ), or None
+    outside a git checkout (an installed wheel)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        run = lambda *args: subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                                           timeout=10, check=True).stdout.strip()
+        head = run("rev-parse", "HEAD")
+        dirty = run("status", "--porcelain", "--untracked-files=no", "--", "src")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+dirty" if dirty else "")
+
+
 def _seed(settings):
     """The run's seed: `settings["seed"]`, or that of nested settings (a sweep's cell record)."""
     if not isinstance(settings, dict):
@@ -162,14 +181,15 @@ def _seed(settings):
 
 def make_record(settings, *, device=None, duration=None, arrays=None, seed=None):
     """The JSON record of a result: its settings, and at the top level the seed, the library and
-    torch versions, the device and its thread count (bitwise results need both), the duration in
-    seconds and the time it was made."""
+    torch versions, the git commit of the code, the device, its thread count and the machine
+    (bitwise results need all three), the duration in seconds and the time it was made."""
     settings = canonical(settings)
     record = {
         "format": FORMAT,
         "settings": settings,
         "nadcore_version": __version__,
         "torch_version": torch.__version__.split("+")[0],
+        "commit": commit(),
         "seed": _seed(settings) if seed is None else int(seed),
         "device": None if device is None else str(device),
         "threads": torch.get_num_threads(),

@@ -17,13 +17,13 @@ from tqdm import tqdm
 from nadcore import store
 
 
-def _record_settings(cell, settings):
+def cell_settings(cell, settings):
     return {"cell": cell, "settings": settings}
 
 
 def cell_path(name, cell, settings, results_dir):
     """The file that holds `cell` of sweep `name` computed with `settings`."""
-    return Path(results_dir) / name / f"{store.key(_record_settings(cell, settings))}.npz"
+    return Path(results_dir) / name / f"{store.key(cell_settings(cell, settings))}.npz"
 
 
 def _check(name, cells, settings):
@@ -49,14 +49,15 @@ def _check_int(param, value, low, high=None):
         raise ValueError(f"{param} must be an integer {accepted}; got {value!r}")
 
 
-def sweep(name, cells, compute, settings, results_dir, batch=1, shard=0, num_shards=1, progress=True):
+def sweep(name, cells, compute, settings, results_dir, batch=1, shard=0, num_shards=1, progress=True, load=True):
     """Compute and store every cell of this shard that is not stored yet; return their results.
 
     `compute(list_of_cells)` returns one dict of arrays per cell, in order; it is called with up
     to `batch` cells at a time, so a batched trainer (`nadcore.train.fit_many`) can fit them
     together. For a resumed or sharded run to give the same numbers as one uninterrupted run,
     a cell's numbers must depend only on the cell and `settings` (seed included), not on the
-    other cells of its batch. Returns the `store.Result` of each of `cells[shard::num_shards]`.
+    other cells of its batch. Returns the `store.Result` of each of `cells[shard::num_shards]`
+    (`load=False`: their paths, for a caller that reads them one at a time).
     """
     _check(name, cells, settings)
     _check_int("num_shards", num_shards, 1)
@@ -66,7 +67,7 @@ def sweep(name, cells, compute, settings, results_dir, batch=1, shard=0, num_sha
         raise ValueError("compute must be a callable taking a list of cells")
     mine = list(cells)[shard::num_shards]
     paths = [cell_path(name, c, settings, results_dir) for c in mine]
-    todo = [i for i, (c, p) in enumerate(zip(mine, paths)) if not store.matches(p, _record_settings(c, settings))]
+    todo = [i for i, (c, p) in enumerate(zip(mine, paths)) if not store.matches(p, cell_settings(c, settings))]
     bar = tqdm(total=len(mine), initial=len(mine) - len(todo), desc=name, disable=not progress)
     for start in range(0, len(todo), batch):
         group = todo[start:start + batch]
@@ -77,18 +78,20 @@ def sweep(name, cells, compute, settings, results_dir, batch=1, shard=0, num_sha
             raise ValueError(f"compute must return one dict of arrays per cell ({len(group)}); got {got}")
         duration = (time.perf_counter() - t0) / len(group)
         for i, arrays in zip(group, outputs):
-            store.save(paths[i], arrays, _record_settings(mine[i], settings),
+            store.save(paths[i], arrays, cell_settings(mine[i], settings),
                        device=settings.get("device"), duration=duration)
         bar.update(len(group))
     bar.close()
-    return [store.load(p, _record_settings(c, settings)) for c, p in zip(mine, paths)]
+    if not load:
+        return paths
+    return [store.load(p, cell_settings(c, settings)) for c, p in zip(mine, paths)]
 
 
 def missing(name, cells, settings, results_dir):
     """The cells not yet stored with `settings` (all shards together)."""
     _check(name, cells, settings)
     return [c for c in cells
-            if not store.matches(cell_path(name, c, settings, results_dir), _record_settings(c, settings))]
+            if not store.matches(cell_path(name, c, settings, results_dir), cell_settings(c, settings))]
 
 
 def collect(name, cells, settings, results_dir):
@@ -103,7 +106,7 @@ def collect(name, cells, settings, results_dir):
         raise FileNotFoundError(
             f"sweep {name!r}: {len(absent)} of {len(cells)} cells are not stored in "
             f"{Path(results_dir) / name} with these settings: {shown}{more}; run sweep() for every shard first")
-    return [store.load(cell_path(name, c, settings, results_dir), _record_settings(c, settings)) for c in cells]
+    return [store.load(cell_path(name, c, settings, results_dir), cell_settings(c, settings)) for c in cells]
 
 
 def stored(name, cells, settings, results_dir):
@@ -113,7 +116,7 @@ def stored(name, cells, settings, results_dir):
     out = {}
     for i, c in enumerate(cells):
         try:
-            out[i] = store.load(cell_path(name, c, settings, results_dir), _record_settings(c, settings))
+            out[i] = store.load(cell_path(name, c, settings, results_dir), cell_settings(c, settings))
         except (FileNotFoundError, store.StoreError):
             pass
     return out

@@ -26,6 +26,7 @@ from nadcore import stacked
 from nadcore.device import resolve
 
 SCHEDULES = ("linear", "triangular")
+MAX_CHUNK = 4096   # networks per stack a caller may ask for (chunk=None picks what fits the device)
 
 
 # --------------------------------------------------------------------------- schedule, checks
@@ -56,6 +57,8 @@ def _check_pair(pair, name):
         raise ValueError(f"{name}: x must be (n, ...) and y (n,) with n > 0; got {tuple(x.shape)} and {tuple(y.shape)}")
     if y.dtype.is_floating_point or y.dtype == torch.bool:
         raise ValueError(f"{name}: y must hold integer class labels; got dtype {y.dtype}")
+    if x.dtype.is_floating_point and not torch.isfinite(x).all():
+        raise ValueError(f"{name}: x must hold finite numbers; got NaN or inf entries")
 
 
 def _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, schedule):
@@ -293,8 +296,8 @@ def fit_many(models, datasets, epochs, max_lr, momentum=0.0, weight_decay=0.0, b
     seeds = [seed] * len(models) if seeds is None else [int(s) for s in seeds]
     if len(seeds) != len(models):
         raise ValueError(f"seeds must hold one seed per model ({len(models)}); got {len(seeds)}")
-    if chunk is not None and not (isinstance(chunk, (int, np.integer)) and chunk >= 1):
-        raise ValueError(f"chunk must be an integer >= 1 or None (automatic); got {chunk!r}")
+    if chunk is not None and not (isinstance(chunk, (int, np.integer)) and 1 <= chunk <= MAX_CHUNK):
+        raise ValueError(f"chunk must be an integer in [1, {MAX_CHUNK}] or None (automatic); got {chunk!r}")
     _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, schedule)
     for i, data in enumerate(datasets):
         if not (isinstance(data, (tuple, list)) and len(data) == 2):

@@ -4,7 +4,7 @@ as a resumable, shardable sweep whose cells are batch-invariant."""
 import numpy as np
 import torch
 
-from nadcore import data, fourier, models, seeds, sweeps, train
+from nadcore import data, fourier, models, seeds, sweeps, train, versions
 
 
 def cell_streams(seed, kx, ky, size=32):
@@ -86,8 +86,8 @@ def stored_directions(archs, grid, settings, results_dir, pooling=True, name="fo
 def sweep_settings(preset, seed, device, **overrides):
     """The settings `sweep_directions` stores with each cell, from a `presets.preset("fourier", ...)`."""
     keys = ("n", "sigma", "eps", "kind", "epochs", "max_lr", "momentum", "weight_decay", "batch_size")
-    return {**{k: preset[k] for k in keys}, "normalize": preset.get("normalize", False), "size": 32,
-            "seed": int(seed), "device": str(device), **overrides}
+    return versions.stamp({**{k: preset[k] for k in keys}, "normalize": preset.get("normalize", False), "size": 32,
+                           "seed": int(seed), "device": str(device), **overrides}, "fourier_cell")
 
 
 def per_cell(table, key="test_acc"):

@@ -1,0 +1,31 @@
+"""Versions of the computations whose numbers are stored: bump one when a change moves its numbers.
+
+A stored item is found by its settings (`nadcore.store`). The settings say what was asked; the
+version says which code answered: every settings builder passes its settings through `stamp`,
+which adds `version` (when above 1) and `precision` (when not float32). So an item computed by
+older code, or at another precision, has another key and is recomputed, never read back as
+current. Items stored before versions existed are version 1 and float32 (their keys unchanged).
+A change that moves the numbers of a stored key without a bump fails the bundle's random
+bitwise recomputation (`tests/test_bundle.py`).
+"""
+
+VERSIONS = {
+    "fourier_cell": 1,   # a trained cell of a Fourier sweep (Chapter 1, Chapter 6's Fig. 1): ch1_fourier
+    "nad_chunk": 1,      # the moments of a chunk of networks' gradients: nads.chunk_moments
+    "nad_result": 1,     # a merged NAD estimate: nads.estimate
+}
+PRECISIONS = ("float32", "bfloat16")
+
+
+def stamp(settings, computation, precision="float32"):
+    """`settings` with the `version` of `computation` (when above 1) and the `precision` (when not float32)."""
+    if computation not in VERSIONS:
+        raise ValueError(f"computation must be one of {', '.join(VERSIONS)}; got {computation!r}")
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+    out = dict(settings)
+    if VERSIONS[computation] != 1:
+        out["version"] = VERSIONS[computation]
+    if precision != "float32":
+        out["precision"] = precision
+    return out

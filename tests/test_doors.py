@@ -1,0 +1,100 @@
+"""Bad values at the library's doors: one-line ValueErrors naming the parameter, before any work."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from nadcore import data, fourier, nads, seeds, train
+from nadcore.models import build
+
+V = fourier.fourier_direction(1, 2)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_directions_with_nan_or_inf_are_refused(bad):
+    v = V.clone()
+    v[0, 0, 0] = bad
+    with pytest.raises(ValueError, match="^v must hold finite numbers"):
+        data.directional_dataset(v, 10, sigma=1.0, eps=1.0)
+
+
+@pytest.mark.parametrize("name, kwargs", [("sigma", {"sigma": math.inf}), ("sigma", {"sigma": math.nan}),
+                                          ("eps", {"eps": math.inf}), ("eps", {"eps": math.nan}),
+                                          ("sigma", {"sigma": True})])
+def test_sigma_and_eps_must_be_finite(name, kwargs):
+    args = {"sigma": 1.0, "eps": 1.0, **kwargs}
+    with pytest.raises(ValueError, match=f"^{name} must be a finite number"):
+        data.directional_dataset(V, 10, **args)
+
+
+@pytest.mark.parametrize("seed", [1.7, -1, 2 ** 63, 99999999999999999999999, "3", True])
+def test_seeds_must_be_integers_that_the_kernels_take(seed):
+    with pytest.raises(ValueError, match="^seed must be an integer in \\[0, 2\\^63\\)"):
+        data.directional_dataset(V, 10, sigma=1.0, eps=1.0, seed=seed)
+    with pytest.raises(ValueError, match="^seed must be an integer"):
+        seeds.derive(seed, 1)
+    with pytest.raises(ValueError, match="^seed must be an integer"):
+        nads.estimate("logreg", 2, seed=seed, progress=False)
+    assert seeds.check_seed(2 ** 63 - 1) == 2 ** 63 - 1 and seeds.check_seed(np.int64(3)) == 3
+
+
+def test_nad_estimates_refuse_non_finite_points_tiny_steps_and_fractional_shapes():
+    x0 = torch.zeros(1, 32, 32)
+    x0[0, 3, 3] = float("nan")
+    with pytest.raises(ValueError, match="^eval_point must hold finite numbers"):
+        nads.estimate("logreg", 2, eval_point=x0, progress=False)
+    with pytest.raises(ValueError, match="^step must be a finite number > 0 in float32"):
+        nads.estimate("logreg", 2, step=1e-300, progress=False)
+    with pytest.raises(ValueError, match="^input_shape must be a tuple of positive ints"):
+        nads.estimate("logreg", 2, input_shape=(1, 32.0, 1.5), progress=False)
+
+
+def test_non_finite_gradients_stop_the_chunk_that_makes_them():
+    class Blows(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.randn(16))
+
+        def forward(self, x):
+            return (x.flatten(1) @ self.w).exp().exp()[:, None]   # overflows to inf at the probes
+
+    with pytest.raises(ValueError, match="gradients of networks 0..3 are not finite"):
+        nads.estimate(Blows, 4, input_shape=(16,), progress=False)
+
+
+def test_unbounded_batches_and_stacks_are_refused_before_work():
+    with pytest.raises(ValueError, match=f"^batch_size must be an integer in \\[1, {nads.MAX_BATCH}\\]"):
+        nads.estimate("logreg", 2, method="autograd", batch_size=10 ** 9, progress=False)
+    xy = (torch.randn(4, 1, 32, 32), torch.tensor([0, 1, 0, 1]))
+    with pytest.raises(ValueError, match=f"^chunk must be an integer in \\[1, {train.MAX_CHUNK}\\]"):
+        train.fit_many([build("logreg")], [(xy, xy)], 1, 0.1, chunk=10 ** 6)
+
+
+def test_training_inputs_must_be_finite():
+    x = torch.randn(4, 1, 32, 32)
+    x[1, 0, 0, 0] = float("nan")
+    y = torch.tensor([0, 1, 0, 1])
+    with pytest.raises(ValueError, match="^train: x must hold finite numbers"):
+        train.fit(build("logreg"), (x, y), (x.nan_to_num(), y), 1, 0.1, device="cpu")
+
+
+def test_a_nad_estimate_holds_one_stored_chunk_at_a_time(tmp_path, monkeypatch):
+    """Memory is bounded by one chunk: a chunk's moments are freed once the next one is merged."""
+    import weakref
+
+    full = nads.estimate("logreg", 500, results_dir=tmp_path, progress=False)   # 4 chunks, stored
+    refs, alive = [], []
+    real = nads._read_chunks
+
+    def watched(*args):
+        for c in real(*args):
+            alive.append(sum(r() is not None for r in refs))   # earlier chunks still in memory
+            refs.append(weakref.ref(c["m2"]))
+            yield c
+
+    monkeypatch.setattr(nads, "_read_chunks", watched)
+    again = nads.estimate("logreg", 500, results_dir=tmp_path, progress=False)
+    assert len(refs) == 4 and max(alive) <= 1                  # only the chunk being merged
+    np.testing.assert_array_equal(full.eigenvalues, again.eigenvalues)   # bitwise: same order of merging
