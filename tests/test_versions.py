@@ -43,3 +43,26 @@ def test_nad_chunks_of_another_version_are_recomputed(tmp_path, monkeypatch):
     assert len(list((tmp_path / "nad_chunks").glob("*.npz"))) == 2
     assert again.settings["version"] == 2 and "version" not in first.settings
     np.testing.assert_array_equal(first.eigenvalues, again.eigenvalues)   # same code here, so same numbers
+
+
+def test_bfloat16_secant_is_its_own_stored_item_and_stays_close_to_float32(tmp_path):
+    fp32 = nads.estimate("lenet", 6, results_dir=tmp_path, progress=False)
+    bf16 = nads.estimate("lenet", 6, precision="bfloat16", results_dir=tmp_path, progress=False)
+    assert bf16.settings["precision"] == "bfloat16" and "precision" not in fp32.settings
+    assert len(list((tmp_path / "nad_chunks").glob("*.npz"))) == 2       # two keys, two chunks
+    assert nads.compare(fp32, bf16, [1])[0] > 0.95                       # the leading NAD barely moves
+    with pytest.raises(ValueError, match="^precision 'bfloat16' applies to method 'secant' only"):
+        nads.estimate("lenet", 2, method="autograd", precision="bfloat16", progress=False)
+    with pytest.raises(ValueError, match="^precision must be one of"):
+        nads.estimate("lenet", 2, precision="float16", progress=False)
+
+
+def test_bfloat16_secant_gradients_point_where_float32_ones_do():
+    import torch
+
+    factory, _ = nads._factory("lenet", (1, 32, 32))
+    x0 = nads.eval_point_for(0, (1, 32, 32))
+    net = nads._network(factory, 0, 0, torch.device("cpu"))
+    g32 = nads.secant_gradient(net, x0, 100.0)
+    g16 = nads.secant_gradient(net.to(memory_format=torch.channels_last), x0, 100.0, precision="bfloat16")
+    assert g16.dtype == torch.float32 and torch.nn.functional.cosine_similarity(g32, g16, dim=0) > 0.99
