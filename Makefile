@@ -5,7 +5,7 @@ UV_VERSION := 0.13.9
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 export UV_LINK_MODE ?= copy
 
-.PHONY: install book test browser lint benchmarks bundle clean lock
+.PHONY: install book test browser slurm lint benchmarks bundle clean lock
 
 $(VENV)/.installed: pyproject.toml uv.lock
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv==$(UV_VERSION)"
@@ -17,11 +17,14 @@ install: $(VENV)/.installed
 book: install
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going  # warnings are errors (after the whole build is reported)
 
-test: install browser lint
+test: install browser slurm lint
 	$(VENV)/bin/pytest tests book --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 -p no:cacheprovider
 
 browser:
 	@bash tools/ensure-chromium.sh
+
+slurm:
+	@bash tools/ensure-slurm.sh
 
 lint: install  # ruff, configured in pyproject.toml
 	$(VENV)/bin/ruff check src tests benchmarks tools

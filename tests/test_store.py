@@ -129,3 +129,14 @@ def test_records_name_the_code_that_made_them(tmp_path):
     record = store.save(tmp_path / "r.npz", {"a": np.zeros(2)}, {"seed": 1}, device="cpu").record
     assert record["commit"] is None or record["commit"].split("+")[0] == head
     assert record["machine"] and record["device"] == "cpu"
+
+
+def test_amend_record_fills_missing_fields_only(tmp_path):
+    path = tmp_path / "r.npz"
+    store.save(path, {"a": np.arange(3.0)}, {"seed": 1})
+    record = store.amend_record(path, "device from the bundle's MACHINE.json", device="cpu")
+    again = store.load(path, {"seed": 1})
+    assert again.record == record and record["device"] == "cpu" and record["amended"].startswith("device")
+    np.testing.assert_array_equal(again["a"], np.arange(3.0))
+    with pytest.raises(ValueError, match="only fills missing fields"):
+        store.amend_record(path, "again", device="cuda")

@@ -314,6 +314,12 @@ def check_nad_args(args):
         raise fail("--seed", args.seed, "an integer in [0, 2^63)")
     if args.networks < 2:
         raise fail("--networks", args.networks, "an integer >= 2 (the covariance is mean-centred)")
+    if args.num_shards < 1:
+        raise fail("--num-shards", args.num_shards, "an integer >= 1")
+    if not 0 <= args.shard < args.num_shards:
+        raise fail("--shard", args.shard, f"an integer in [0, {args.num_shards}) (--num-shards is {args.num_shards})")
+    if args.num_shards > 1 and args.results_dir is None:
+        raise fail("--results-dir", None, "the folder the shards share (set it with --num-shards > 1)")
     hours = nad_hours(args.arch, args.method, args.networks)
     if hours is not None and hours > NAD_HOURS and not args.yes:
         raise fail("--networks", args.networks, f"what finishes within {NAD_HOURS} h here (this one: ~{hours:.0f} h "
@@ -330,17 +336,84 @@ def estimate_nads(args):
     try:
         result = nads.estimate(args.arch, args.networks, method=args.method, step=args.step, device=args.device,
                                seed=args.seed, batch_size=args.batch_size, results_dir=chunks,
-                               progress=not args.no_progress)
+                               progress=not args.no_progress, shard=args.shard, num_shards=args.num_shards)
     except ValueError as err:
         raise UsageError(str(err)) from None
     except OSError as err:                 # a full disk, a folder gone: the finished chunks stay
         raise RunFailed(f"nads stopped: {err}; finished chunks are kept in {Path(chunks) / 'nad_chunks'}") from None
+    if result is None:
+        print(f"shard {args.shard} of {args.num_shards}: its chunks are stored in {Path(chunks) / 'nad_chunks'}; "
+              "the NADs are merged by the run that finds every chunk stored (rerun without --shard to merge)")
+        return
     written = [nads.result_path(args.arch, result.settings, args.results_dir)] if args.results_dir else []
     written += [Path(args.out)] if args.out else []
     for path in written:
         result.save(path)
     print(f"wrote {', '.join(map(str, written))}: {len(result.eigenvalues)} NADs of {args.arch} "
           f"({args.method}, {args.networks} networks)")
+
+
+def slurm_scripts(args):
+    """`(array, collector)`: the sbatch scripts of `nadcore submit`, every value checked as for `run`.
+
+    The array job runs shard `$SLURM_ARRAY_TASK_ID` of `--shards` against the shared results_dir;
+    the collector (submitted with `afterok` on the array) runs the chapter whole, finds every
+    cell stored and draws the figures."""
+    import shlex
+
+    if args.shards < 1:
+        raise fail("--shards", args.shards, "an integer >= 1")
+    for key, _ in args.parameter:
+        if key in ("shard", "num_shards"):
+            raise fail("parameter", key, "one that --shards does not set (shard and num_shards are set per task)")
+    notebook, folder, _, values = validate(args)
+    if not {"shard", "num_shards"} <= set(values):
+        sharding = [s for s, p in chapters(folder).items() if {"shard", "num_shards"} <= set(declared(p))]
+        raise fail("chapter", notebook.stem, f"a chapter that shards ({', '.join(sharding)})")
+    out = Path(args.out).resolve()
+    check_folder("--out", out)
+    nadcore = shlex.quote(str(Path(sys.executable).with_name("nadcore")))
+    given = "".join(f" -p {k} {shlex.quote(v)}" for k, v in args.parameter if k not in ("scale", "device"))
+    run = (f"{nadcore} run {notebook.stem} --scale {values['scale']} --device {values['device']} --no-progress "
+           f"--out {shlex.quote(str(out))}{given}")
+    extra = "".join(f"#SBATCH {a}\n" for a in shlex.split(args.sbatch or ""))
+    head = lambda name, log: (f"#!/bin/bash\n#SBATCH --job-name=nadbook-{notebook.stem}-{name}\n"
+                              f"#SBATCH --output={out}/slurm-{log}.out\n{extra}")
+    cd = f"cd {shlex.quote(str(folder.parent))}\n"
+    array = (head("shards", "%A_%a") + f"#SBATCH --array=0-{args.shards - 1}\n" + cd
+             + f'{run} -p shard "$SLURM_ARRAY_TASK_ID" -p num_shards {args.shards}\n')
+    return array, head("collect", "%j") + cd + run + "\n"
+
+
+def submit(args):
+    """`nadcore submit`: write the array and collector scripts beside the runs, then `sbatch` them
+    (the collector with `--dependency=afterok` on the array); `--dry-run` prints them only."""
+    import shutil
+    import subprocess
+
+    array, collector = slurm_scripts(args)
+    out = Path(args.out)
+    stem = f"{find_chapter(args.chapter, Path(args.book_dir) if args.book_dir else book_dir()).stem}-" \
+           f"{args.scale or 'smoke'}"
+    if args.dry_run:
+        print(f"# {stem}-shards.sbatch\n{array}\n# {stem}-collect.sbatch\n{collector}", end="")
+        return
+    if shutil.which("sbatch") is None:
+        raise UsageError("sbatch was not found: run nadcore submit on a SLURM login node (or use --dry-run)")
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / f"{stem}-{part}.sbatch" for part in ("shards", "collect")]
+    for path, text in zip(paths, (array, collector)):
+        path.write_text(text)
+    sbatch = lambda *a: subprocess.run(["sbatch", "--parsable", *a], capture_output=True, text=True)
+    done = sbatch(str(paths[0]))
+    if done.returncode != 0:
+        raise RunFailed(f"sbatch refused {paths[0]}: {done.stderr.strip()}")
+    array_id = done.stdout.strip().split(";")[0]
+    done = sbatch(f"--dependency=afterok:{array_id}", str(paths[1]))
+    if done.returncode != 0:
+        raise RunFailed(f"sbatch refused {paths[1]}: {done.stderr.strip()}")
+    print(f"submitted array job {array_id} ({args.shards} shards) and collector {done.stdout.strip().split(';')[0]} "
+          f"(afterok:{array_id}); scripts in {out}")
 
 
 def chapter_arguments(p):
@@ -368,6 +441,15 @@ def parser():
     chapter_arguments(plan)
     plan.set_defaults(func=plan_chapter)
 
+    slurm = sub.add_parser("submit", help="submit a chapter to SLURM: an array of shards, then a collecting job")
+    chapter_arguments(slurm)
+    slurm.add_argument("--shards", type=int, required=True, help="array tasks, each one shard of the chapter's grids")
+    slurm.add_argument("--out", default="runs", help="folder of the scripts, logs and notebooks (default: runs)")
+    slurm.add_argument("--sbatch", help='extra sbatch options for both jobs, e.g. "--partition=gpu --gres=gpu:1 '
+                      '--time=24:00:00"')
+    slurm.add_argument("--dry-run", action="store_true", help="print the two scripts, submit nothing")
+    slurm.set_defaults(func=submit)
+
     ls = sub.add_parser("chapters", help="list the chapters and the parameters each declares")
     ls.add_argument("--book-dir", help="folder holding the chapter notebooks (default: ./book)")
     ls.set_defaults(func=list_chapters)
@@ -387,6 +469,9 @@ def parser():
     nad.add_argument("--yes", action="store_true", help=f"start an estimate expected to take over {NAD_HOURS} h")
     nad.add_argument("--force", action="store_true", help="replace a committed file of bundle/")
     nad.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    nad.add_argument("--shard", type=int, default=0, help="which chunks this run computes: shard::num-shards")
+    nad.add_argument("--num-shards", type=int, default=1, help="split the chunks over this many runs sharing "
+                     "--results-dir (an array job); the run that finds every chunk stored merges them")
     nad.set_defaults(func=estimate_nads)
     return p
 

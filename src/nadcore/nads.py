@@ -453,7 +453,7 @@ def chunk_settings(name, method, step, seed, input_shape, eval_desc, batch, dev,
 
 def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, input_shape=(1, 32, 32),
              device="auto", seed=0, batch_size=None, first=0, results_dir=None, progress=True, pooling=True,
-             precision="float32"):
+             precision="float32", shard=0, num_shards=1):
     """Estimate the NADs of `model` from networks `first .. first + num_networks - 1`.
 
     model: a registry name (built with one output and `pooling`, see `models.build`) or a
@@ -464,6 +464,10 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     as it finishes, so an interrupted estimate resumes and estimates that share networks (N vs
     2N) share chunks. `step` is the secant's h (ignored otherwise); `precision` ("float32" or
     "bfloat16", secant only) is stored in the settings. Returns a `NADResult`.
+
+    Across machines: with `num_shards` > 1 and a `results_dir` they share, a call computes only
+    the chunks `shard::num_shards` and returns the merged result once every chunk is stored, else
+    None (any later call merges them; the result is bitwise that of one process).
     """
     _check_inputs(num_networks, method, step, input_shape, batch_size)
     input_shape = tuple(int(s) for s in input_shape)
@@ -474,6 +478,8 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     if isinstance(first, bool) or not isinstance(first, (int, np.integer)) or first < 0:
         raise ValueError(f"first must be an integer >= 0 (the index of the first network); got {first!r}")
     factory, name = _factory(model, input_shape, pooling)
+    if num_shards != 1 and results_dir is None:
+        raise ValueError("num_shards > 1 needs a results_dir that the shards share (they store chunks there)")
     if results_dir is not None and not isinstance(model, str):
         raise ValueError("results_dir stores chunks by architecture name: pass a registry name as model, "
                          "or results_dir=None for a factory")
@@ -491,7 +497,12 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
         chunks = (compute([c])[0] for c in tqdm(cells, desc=f"NADs {name} ({method})", disable=not progress))
     else:
         settings = chunk_settings(name, method, step, seed, input_shape, eval_desc, batch, dev, pooling, precision)
-        paths = sweeps.sweep("nad_chunks", cells, compute, settings, Path(results_dir), progress=progress, load=False)
+        paths = sweeps.sweep("nad_chunks", cells, compute, settings, Path(results_dir), progress=progress, load=False,
+                             shard=shard, num_shards=num_shards)
+        if num_shards != 1:
+            if sweeps.missing("nad_chunks", cells, settings, Path(results_dir)):
+                return None
+            paths = [sweeps.cell_path("nad_chunks", c, settings, Path(results_dir)) for c in cells]
         chunks = _read_chunks(paths, cells, settings, durations)
     covariance = merge(_fingerprinted(chunks, digests), method)   # one chunk in memory at a time
     vals, rows = eig_decreasing(covariance)

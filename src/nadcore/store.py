@@ -214,6 +214,18 @@ def save(path, arrays, settings, *, device=None, duration=None):
     return Result(arrays, record)
 
 
+def amend_record(path, note, **fields):
+    """Add `fields` missing from the record of the result at `path` (arrays and settings untouched),
+    with `note` saying where they come from; returns the new record."""
+    res = load(path)
+    if "settings" in fields or any(res.record.get(k) is not None for k in fields):
+        raise ValueError(f"amend_record only fills missing fields other than settings; {path} has {sorted(fields)}")
+    record = {**res.record, **fields, "amended": note}
+    blob = np.frombuffer(json.dumps(record, sort_keys=True).encode(), dtype=np.uint8)
+    _atomic_write(path, lambda f: np.savez(f, **res.arrays, **{RECORD_KEY: blob}))
+    return record
+
+
 def load(path, settings=None):
     """Read the result at `path`; with `settings`, raise StoreError unless they match the record."""
     path = Path(path)

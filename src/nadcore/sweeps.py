@@ -49,7 +49,8 @@ def _check_int(param, value, low, high=None):
         raise ValueError(f"{param} must be an integer {accepted}; got {value!r}")
 
 
-def sweep(name, cells, compute, settings, results_dir, batch=1, shard=0, num_shards=1, progress=True, load=True):
+def sweep(name, cells, compute, settings, results_dir, batch=1, shard=0, num_shards=1, progress=True, load=True,
+          device=None):
     """Compute and store every cell of this shard that is not stored yet; return their results.
 
     `compute(list_of_cells)` returns one dict of arrays per cell, in order; it is called with up
@@ -57,7 +58,8 @@ def sweep(name, cells, compute, settings, results_dir, batch=1, shard=0, num_sha
     together. For a resumed or sharded run to give the same numbers as one uninterrupted run,
     a cell's numbers must depend only on the cell and `settings` (seed included), not on the
     other cells of its batch. Returns the `store.Result` of each of `cells[shard::num_shards]`
-    (`load=False`: their paths, for a caller that reads them one at a time).
+    (`load=False`: their paths, for a caller that reads them one at a time). Records name `device`
+    (default: the settings' `device`).
     """
     _check(name, cells, settings)
     _check_int("num_shards", num_shards, 1)
@@ -79,7 +81,7 @@ def sweep(name, cells, compute, settings, results_dir, batch=1, shard=0, num_sha
         duration = (time.perf_counter() - t0) / len(group)
         for i, arrays in zip(group, outputs):
             store.save(paths[i], arrays, cell_settings(mine[i], settings),
-                       device=settings.get("device"), duration=duration)
+                       device=device if device is not None else settings.get("device"), duration=duration)
         bar.update(len(group))
     bar.close()
     if not load:
