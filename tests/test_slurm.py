@@ -111,7 +111,11 @@ def _wait(condition, seconds, what):
 
 
 def _queue_empty(env, job):
-    out = subprocess.run(["squeue", "-h", "-j", job], capture_output=True, text=True, env=env).stdout
+    """True when `job` has left the queue; fails at once when it can never start (a shard failed)."""
+    out = subprocess.run(["squeue", "-h", "-j", job, "-o", "%r"], capture_output=True, text=True, env=env).stdout
+    if "DependencyNeverSatisfied" in out:
+        subprocess.run(["scancel", job], env=env)
+        pytest.fail(f"job {job} can never start: a job it depends on failed (see the slurm-*.out logs)")
     return not out.strip()
 
 
@@ -169,7 +173,11 @@ def test_the_readme_recipe_collects_what_one_process_computes(slurm, tmp_path, c
         _wait(lambda: _queue_empty(slurm, array) and _queue_empty(slurm, collector), 120, "the cancelled jobs")
         kept = {p: p.stat().st_mtime_ns for p in shared.rglob("*.npz")}
         array, collector = _submit(slurm, chapter, shared, runs)                   # resubmitted
-    _wait(lambda: _queue_empty(slurm, array) and _queue_empty(slurm, collector), 2400, f"{chapter}'s jobs")
+    try:
+        _wait(lambda: _queue_empty(slurm, array) and _queue_empty(slurm, collector), 2400, f"{chapter}'s jobs")
+    finally:
+        for log in sorted(runs.glob("slurm-*.out")):       # shown by pytest when the test fails
+            print(f"--- {log.name}\n{log.read_text()[-1500:]}")
     log = runs / f"slurm-{collector}.out"
     assert (runs / f"{chapter}-smoke.ipynb").exists(), log.read_text()[-2000:] if log.exists() else "no log"
     assert {p.name for p in runs.glob(f"{chapter}-smoke-shard*of2.ipynb")} == {
