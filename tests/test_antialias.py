@@ -99,20 +99,35 @@ def test_chapter_results_compute_store_and_read_back(tiny, tmp_path):
     rows = antialias.summary(again)
     assert [r["variant"] for r in rows] == ["max", "blur3"] and math.isnan(rows[0]["rho1"])
     assert rows[1]["mean"] == pytest.approx(np.mean(list(out["fig1"]["blur3"].values())))
-    assert "blur3" in antialias.format_summary(rows)
-    # the chapter's figures, from the same results
+    numbers = antialias.key_numbers(again)
+    assert numbers["blur3_mean"] == rows[1]["mean"] and numbers["blur3_fig6_best"] == max(out["fig6"]["blur3"].values())
+    assert set(antialias.BANDS) == {k.split("_")[-1] for k in numbers if k.startswith("blur3_theory2_")}
+    assert antialias.setting_numbers(again)["cells"] == len(grid.half()) and not antialias.missing(again)
+    # the chapter's figures, from the same results (every one is checked readable by conftest)
     from nadcore.plots import antialias as figs
     fig = figs.fig1_variants(again["fig1"], grid)
-    assert [ax.get_title().split("\n")[0] for ax in fig.axes[:2]] == [figs.LABELS["max"], figs.LABELS["blur3"]]
+    assert [ax.get_title().split("\n")[0] for ax in fig.axes[:2]] == [figs.SHORT["max"], figs.SHORT["blur3"]]
     fig = figs.theory_beside(again["fig1"], again["theory"], again["agreement"], grid)
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     assert len(titles) == 3 and "first pooling" in titles[0] and "both poolings" in titles[1]
     assert f"= {again['agreement'][2]['blur3']:.2f}" in titles[1]
-    lines = figs.fig6_variants(again["fig6"]).axes[0].get_lines()
+    ax = figs.fig6_variants(again["fig6"]).axes[0]
+    lines = ax.get_lines()
     assert [list(line.get_xdata()) for line in lines] == [[0, 500], [0, 500]]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "500"]     # the indices, no "10^0" over "0"
     assert list(lines[1].get_ydata()) == [again["fig6"]["blur3"][0], again["fig6"]["blur3"][500]]
+    # the dashed blur curves are drawn above the solid average-pooling one, which shows through their gaps
+    assert figs.STYLE["blur3"]["zorder"] > figs.STYLE["avg"]["zorder"] and figs.STYLE["blur3"]["ls"] == "--"
+    assert len({(st["ls"], st["marker"]) for st in figs.STYLE.values()}) == len(figs.STYLE)
     curves = figs.convergence(again["convergence"]).axes[0].get_lines()
     assert len(curves) == 3 and list(curves[0].get_ydata()) == list(again["convergence"]["max"]["overlap"][-1])
+    spectra = figs.spectra(again["nads"]).axes[0].get_lines()
+    assert [len(line.get_xdata()) for line in spectra] == [29, 29]     # the rank of 30 networks' covariance
+    fig = figs.first_nads(again["nads"], 2)
+    assert len([ax for ax in fig.axes if ax.images]) == 8 and len(fig.axes) == 10    # + two colour scales
+    table = figs.summary_table(again)
+    assert list(table.index) == [figs.SHORT["max"], figs.SHORT["blur3"]] and table.shape[1] == 10
+    assert table.loc[figs.SHORT["blur3"], "mean"] == f"{rows[1]['mean']:.1f}" and table.columns[-1] == "NAD 500"
 
 
 def test_empty_results_read_as_missing(tiny, tmp_path):
@@ -154,3 +169,66 @@ def test_float16_nads_of_the_bundle_are_unit_directions_for_d_v():
     data.directional_dataset(basis.nads[worst].reshape(1, 32, 32), 4, 1.0, 1.0)
     with pytest.raises(ValueError, match="unit norm"):
         data.directional_dataset(1.01 * basis.nads[worst].reshape(1, 32, 32), 4, 1.0, 1.0)
+
+
+@pytest.fixture(scope="module")
+def published_settings():
+    """Chapter 6 at the published settings, as the results bundle holds it (skip while incomplete)."""
+    from nadcore import bundle
+
+    results = bundle.load_antialias()
+    if antialias.missing(results):
+        pytest.skip(f"the bundle lacks Chapter 6 parts: {antialias.missing(results)}")
+    return results
+
+
+def test_the_reading_of_chapter_6_matches_the_bundle(published_settings):
+    """Each ordering the chapter's prose states, checked on the numbers it glues."""
+    n = antialias.key_numbers(published_settings)
+    pooled = antialias.POOLED
+    # blurring narrows the band; average pooling learns |k| = 12 near the axes, BlurPool-3 does not
+    assert n["avg_band_low"] > n["blur3_band_low"] > n["blur5_band_low"] > n["maxblur5_band_low"]
+    assert n["blur3_band_low"] > n["maxblur3_band_low"]
+    assert n["avg_band_high"] > n["blur3_band_high"] + 3
+    # only the variants without a prefilter do as well off the low band as in it
+    for v in antialias.VARIANTS:
+        flat = abs(n[f"{v}_band_low"] - n[f"{v}_band_high"]) < 2
+        assert flat == (v in ("strided", "none")), v
+    # the k = 8 nulls: Theorem 1 (both poolings) says chance, every pooling measures chance
+    assert all(abs(n[f"{v}_band_eight"] - 50) < 1 for v in pooled)
+    assert all(n[f"{v}_theory2_eight"] == pytest.approx(50) for v in antialias.PREFILTER)
+    assert n["avg_rho2"] > n["avg_rho1"] and n["avg_band_low"] > n["avg_theory2_low"]
+    assert n["blur3_theory2_high"] == pytest.approx(50) and n["blur5_theory2_high"] == pytest.approx(50)
+    # the NADs: the smoother the filter, the steeper the spectrum and the better the overlap
+    chain = ("max", "avg", "blur3", "blur5")
+    assert all(n[f"{a}_lam64"] > n[f"{b}_lam64"] for a, b in zip(chain, chain[1:]))
+    assert all(n[f"{a}_overlap16"] < n[f"{b}_overlap16"] for a, b in zip(chain, chain[1:]))
+    flattest = sorted(antialias.VARIANTS, key=lambda v: -n[f"{v}_lam64"])
+    assert flattest[:2] == ["none", "strided"]                          # none first, then stride 2
+    assert sorted(antialias.VARIANTS, key=lambda v: n[f"{v}_overlap16"])[:2] == ["none", "strided"]
+    # Fig. 6: the smoother the prefilter, the better the first NAD is learned; chance from 128 on
+    assert all(n[f"{a}_fig6_first"] < n[f"{b}_fig6_first"] for a, b in zip(chain, chain[1:]))
+    f6 = published_settings["fig6"]
+    assert all(abs(acc - 50) < 2 for v in pooled for i, acc in f6[v].items() if i >= 128)
+    # without downsampling: flat, above max pooling, at chance on NAD 0
+    assert n["none_mean"] > n["max_mean"] and n["none_std"] < n["max_std"] and abs(n["none_fig6_first"] - 50) < 2
+
+
+def test_the_verdict_and_summary_table_fit_the_page(published_settings):
+    from nadcore.plots import antialias as figs
+    from nadcore.plots import page
+
+    verdict = figs.verdict(published_settings)
+    assert list(verdict.columns) == list(page.VERDICT_COLUMNS) and len(verdict) == 4
+    n = antialias.key_numbers(published_settings)
+    assert f"{n['blur3_band_low']:.1f}%" in verdict.iloc[0, 1] and f"{n['avg_rho2']:.2f}" in verdict.iloc[1, 1]
+    table = figs.summary_table(published_settings)
+    assert len(table) == len(antialias.VARIANTS) and max(len(c) for c in table.columns) <= 8
+
+
+def test_bundle_gaps_name_what_is_missing_and_its_cost(published_settings, tmp_path):
+    from nadcore import bundle
+
+    assert bundle.antialias_gaps() is None                  # the bundle holds every part
+    what, cost = bundle.antialias_gaps(tmp_path)
+    assert what.split(", ")[:3] == ["fig1 max", "NADs max", "fig6 max"] and cost.endswith(("min", "h"))

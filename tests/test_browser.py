@@ -94,12 +94,13 @@ def test_reader_defects_finds_what_a_reader_would_see():
 @pytest.mark.browser
 @pytest.mark.parametrize("page_file", toc_files())
 def test_page_reads_as_a_book(book_url, page, page_file):
-    """No raw LaTeX or markdown, no ASCII math, no caption numbered twice, no output cut off at the
-    right edge of a 1280 px window, no reference listed twice."""
+    """No raw LaTeX or markdown (the sidebar's chapter titles too), no ASCII math, no caption numbered
+    twice, no output cut off at the right edge of a 1280 px window, no reference listed twice."""
     page.goto(f"{book_url}{page_file}.html", wait_until="networkidle")
-    if page.evaluate("document.querySelectorAll('main .math').length") > 0:
-        page.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=20000)
-    defects = reader_defects(page.evaluate(PROSE), page.evaluate(CAPTIONS), page.evaluate(CUT_OFF),
+    page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20000)
+    page.evaluate("async () => { await MathJax.startup.promise; }")
+    sidebar = page.evaluate("(document.querySelector('.bd-sidebar-primary') || {innerText: ''}).innerText")
+    defects = reader_defects(page.evaluate(PROSE) + "\n" + sidebar, page.evaluate(CAPTIONS), page.evaluate(CUT_OFF),
                              page.evaluate(CITATIONS))
     assert defects == [], f"{page_file}:\n" + "\n".join(defects)
 

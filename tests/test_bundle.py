@@ -44,6 +44,19 @@ def test_fig1_comparison_reads_stored_cells(tmp_path):
     assert bundle.provenance(lenet["records"]).startswith("5 stored item(s) computed on cpu")
 
 
+def test_remaining_counts_stored_cells_and_costs_the_rest(tmp_path):
+    empty = bundle.fourier_remaining("fig1", tmp_path)
+    assert empty[:2] == (0, 260) and empty[2] > 0
+    archs, grid, settings, pooling = bundle.fourier_item("fig1")
+    cells = ch1_fourier.sweep_cells(["logreg"], grid, pooling)[:5]
+    sweeps.sweep("fig1", cells, lambda group: [{"test_acc": np.float64(100.0)} for _ in group], settings,
+                 tmp_path / "fourier", progress=False)
+    done, total, left = bundle.fourier_remaining("fig1", tmp_path)
+    assert (done, total) == (5, 260) and left == pytest.approx(empty[2] * 255 / 260)
+    assert bundle.status("fig1", tmp_path).startswith("fig1 (logreg, lenet): 5 of 260 cells stored; ")
+    assert bundle.pooling_remaining(tmp_path) > 0   # Chapter 2's paper preset: nothing stored there
+
+
 def stored_fourier_cells():
     """`[(label, pooling, cell, arrays, record)]` of every stored Fig. 1 cell: Chapter 1's
     architectures and Chapter 6's LeNet variants."""
@@ -120,17 +133,39 @@ def test_a_random_stored_nad_chunk_recomputes_bitwise(record_threads):
 
 def test_committed_lenet_nads_agree_with_the_published_ones():
     overlaps = bundle.nad_overlaps([1, 4, 16, 64])
-    if "lenet" not in overlaps:
+    if ("lenet", "secant") not in overlaps:
         pytest.skip("the bundle holds no LeNet NADs yet")
-    assert overlaps["lenet"][0] > 0.9          # measured 0.99: same leading NAD (random: 1/1023)
-    assert overlaps["lenet"][-1] > 0.5         # measured 0.90 at k = 64 (random: 0.06)
-    assert overlaps["logreg"][-1] < 0.2        # LogReg is isotropic: its NADs are arbitrary
+    assert overlaps[("lenet", "secant")][0] > 0.9      # measured 0.99: same leading NAD (random: 1/1023)
+    assert overlaps[("lenet", "secant")][-1] > 0.5     # measured 0.90 at k = 64 (random: 0.06)
+    assert overlaps[("logreg", "secant")][-1] < 0.2    # LogReg is isotropic: its NADs are arbitrary
+    assert all(a in published.ARCHS for a, _ in overlaps)  # no MLP: the authors published none
+
+
+def test_stored_nads_name_architecture_and_method():
+    stored = bundle.stored_nads()
+    for (arch, method), res in stored.items():
+        assert res.settings["arch"] == arch and res.settings["method"] == method
+        assert res.settings["num_networks"] == 10000
+    assert set(stored) >= {("lenet", "secant")} or not stored
+
+
+def test_published_spectrum_squared_matches_ours():
+    """The published files hold singular values: squared (`published.spectrum`) they decay as ours."""
+    ours = bundle.load_nad("lenet")
+    if ours is None:
+        pytest.skip("the bundle holds no LeNet NADs yet")
+    lam, s = published.spectrum("lenet"), published.singular_values("lenet")
+    for i in (99, 299):           # lambda_100 / lambda_1 and lambda_300 / lambda_1: 0.077 vs 0.074, 0.027 vs 0.026
+        assert lam[i] / lam[0] == pytest.approx(ours.eigenvalues[i] / ours.eigenvalues[0], rel=0.1)
+        assert s[i] / s[0] > 2 * ours.eigenvalues[i] / ours.eigenvalues[0]   # unsquared: not comparable
+    assert lam.sum() == pytest.approx(ours.eigenvalues[:1023].sum(), rel=0.05)  # even the scale: s^2 / (N - 1)
 
 
 def test_fig6_comparison_shapes():
     out = bundle.fig6_comparison()
     assert out["arch"] == "lenet" and len(out["published"]["accuracy"]) == 1023
     assert set(out["ours"]) <= set(out["indices"])
+    assert list(out["curves"]) == list(published.FIG6_ARCHS)
 
 
 def test_comparison_figures_plot_the_difference():
@@ -151,8 +186,39 @@ def test_comparison_figures_plot_the_difference():
                                 "stats": published.compare_grids(stored, published.fig1("lenet"))}, grid, "lenet")
     assert "Spearman 1.00, mean |ours - published| 2.0 points" in fig._suptitle.get_text()
     np.testing.assert_allclose(fig.axes[2].images[0].get_array().compressed(), -2.0)
-    curve = published.fig6("lenet")
-    fig = nad_plots.fig6_compare({0: 99.0, 512: 55.0}, curve)
-    line, points = fig.axes[0].lines
+    curves = {a: published.fig6(a) for a in published.FIG6_ARCHS}
+    fig = nad_plots.fig6_compare({"lenet": {0: 99.0, 512: 55.0}}, curves)
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in panels] == ["LeNet", "ResNet-18", "DenseNet-121", "VGG-11"]
+    line, points = panels[0].lines
     assert list(points.get_xdata()) == [0, 512] and list(points.get_ydata()) == [99.0, 55.0]
-    assert len(line.get_xdata()) == curve["measured"].sum()       # only the indices the authors trained
+    assert len(line.get_xdata()) == curves["lenet"]["measured"].sum()   # only the indices the authors trained
+    assert len(panels[1].lines) == 1                                     # no Fig. 6 of ours for ResNet-18
+
+
+# ----------------------------------------------------------------------------- the command
+
+def test_the_bundle_command_explains_itself_and_computes_nothing_unasked(monkeypatch, capsys):
+    monkeypatch.setattr(bundle, "compute", lambda item, **kw: pytest.fail(f"computed {item}"))
+    monkeypatch.setattr(bundle, "status", lambda item, bundle_dir=bundle.BUNDLE: f"{item}: stub")
+    assert bundle.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m nadcore.bundle") and "nads_vgg11_autograd" in out
+    assert bundle.main([]) == 0                              # help and status, nothing computed
+    assert "fig2: stub" in capsys.readouterr().out
+    assert bundle.main(["fig9"]) == 2
+    assert "item must be one of all, status" in capsys.readouterr().err
+
+
+def test_status_covers_every_item():
+    lines = {item: bundle.status(item) for item in bundle.ITEMS}
+    assert all(line.startswith(item) for item, line in lines.items())
+    assert lines["nads_lenet"] == "nads_lenet: stored (10,000 networks)"
+    for item, line in lines.items():
+        assert "stored" in line or f"python -m nadcore.bundle {item}" in line
+
+
+def test_every_bundle_record_names_its_device_and_machine():
+    missing = [str(p) for p in sorted(bundle.BUNDLE.rglob("*.npz"))
+               if not (store.load(p).record.get("device") and store.load(p).record.get("machine"))]
+    assert missing == []

@@ -11,7 +11,7 @@ from torch import nn
 
 matplotlib.use("Agg")
 
-from nadcore import cifar  # noqa: E402
+from nadcore import cifar, published  # noqa: E402
 from nadcore.experiments import ch4_cifar10
 from nadcore.plots import cifar as plots  # noqa: E402
 
@@ -222,21 +222,24 @@ def test_clean_model_is_cached(tmp_path):
 
 def test_figures():
     u = _orthonormal(k=64)
-    x, y = torch.rand(4, 3, 32, 32), torch.tensor([0, 3, 6, 9])
-    fig = plots.poison_gallery(x, cifar.poison(x, y, u, 0, 0.05), y, cifar.classes("cifar10"), eps=0.05)
-    assert fig.axes[0].get_title() == "airplane" and len(fig.axes) == 12
-    curve = {"index": np.array([-1, 0, 8]), "train_acc": np.array([99.0, 100, 99]),
-             "test_acc": np.array([90.0, 40, 88]), "follow_rate": np.array([np.nan, 60, 1])}
+    x, y = torch.rand(10, 3, 32, 32), torch.arange(10)
+    fig = plots.poison_gallery(x, cifar.poison(x, y, u, 0, 0.05), y, cifar.classes("digits"), title="NADs 0 and 1")
+    assert fig.axes[0].get_title() == "0" and len(fig.axes) == 31          # 30 panels and the colour bar
+    assert [fig.axes[10 + j].get_xlabel() for j in range(3)] == ["R", "G", "B"]   # the carrier's channel
+    assert fig.axes[-1].get_xlabel().startswith("$d$")
+    curve = {"index": np.array([-1, 0, 8, 1022]), "train_acc": np.array([99.0, 100, 99, 99]),
+             "test_acc": np.array([90.0, 40, 88, 89]), "follow_rate": np.array([np.nan, 60, 1, 0])}
     ax = plots.fig7(curve, "lenet").axes[0]
     assert len(ax.lines) == 3 and ax.get_xlabel().startswith("NAD index")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "8", "1022"]
     ax = plots.fig8({"arch": ["lenet", "logreg"], "original": np.array([95.0, 96]),
                      "flipped": np.array([80.0, 96])}).axes[0]
-    assert len(ax.patches) == 4
+    assert len(ax.patches) == 4 and [t.get_text() for t in ax.get_xticklabels()] == ["LeNet", "LogReg"]
     rows = [{"k": k, "where": w, "mode": m, "changed": 1.0, "norm": 1.0}
             for k in (1, 2) for w in ("first", "last") for m in ("remove", "shift")]
-    left = plots.reviewers_test(rows).axes[0]
-    assert len(left.lines) == 4
-    matplotlib.pyplot.close("all")
+    left, right = plots.reviewers_test(rows).axes
+    assert len(left.lines) == 4 and "changed" in left.get_ylabel()
+    assert "x' - x" in right.get_ylabel() and "accuracy" not in right.get_ylabel()   # the edit's size
 
 
 def test_first_of_each_class_and_the_reviewers_table():
@@ -244,8 +247,39 @@ def test_first_of_each_class_and_the_reviewers_table():
     assert cifar.first_of_each_class(y, 4).tolist() == [2, 1, 4, 0]
     with pytest.raises(ValueError, match="missing \\[4\\]"):
         cifar.first_of_each_class(y, 5)
-    rows = [{"k": 2, "where": "first", "mode": "remove", "changed": 12.345, "accuracy": 80.0, "norm": 1.5,
-             "relative": 0.25}]
-    header, line = ch4_cifar10.format_reviewers(rows).splitlines()
-    assert header.split() == ["k", "NADs", "edit", "changed", "%", "acc", "%", "|dx|", "|dx|/|x|"]
-    assert line.split() == ["2", "first", "remove", "12.3", "80.0", "1.500", "0.250"]
+    rows = [{"k": 2, "where": w, "mode": m, "changed": c, "accuracy": 80.0, "norm": n, "relative": 0.25}
+            for w, c, n in (("first", 12.345, 1.5), ("last", 0.04, 0.0123)) for m in ("remove", "shift")]
+    table = plots.reviewers_table(rows)
+    assert list(table.index) == [(2, "remove"), (2, "shift")]
+    assert table.loc[(2, "remove")].tolist() == [12.3, 0.0, 1.5, 0.012]
+
+
+# ----------------------------------------------------------------------------- the paper's numbers
+
+def test_published_figs_7_and_8():
+    fig7 = published.fig7()
+    assert fig7["index"][0] == 0 and fig7["index"][-1] == 1020 and (np.diff(fig7["index"]) % 10 == 0).all()
+    assert ((fig7["accuracy"] > 0) & (fig7["accuracy"] < 100)).all()
+    assert fig7["accuracy"][0] == fig7["accuracy"].min() < 20      # a carrier on NAD 0: the lowest accuracy
+    assert fig7["accuracy"][fig7["index"] >= 400].min() > 70       # late carriers are ignored
+    assert published.fig8("lenet") == (69.0, 48.0) and published.fig8("resnet18") == (89.0, 58.0)
+    assert all(o > f for o, f in published.FIG8.values())         # every CNN loses accuracy when flipped
+    with pytest.raises(ValueError, match="arch must be one of"):
+        published.fig8("logreg")
+
+
+def test_tables_put_the_papers_numbers_beside_ours():
+    curve = {"index": np.array([-1, 0, 4, 1022]), "test_acc": np.array([96.2, 46.2, 94.9, 95.6])}
+    table = plots.curve_table({"ours": curve})
+    assert list(table.index) == ["none", "0", "4", "1022"]
+    assert table["paper: ResNet-18, CIFAR-10"].tolist() == ["89 (Fig. 8)", "17.6", "–", "80.3 (i = 1020)"]
+    assert table["ours"].tolist() == ["96.2", "46.2", "94.9", "95.6"]
+    flip = {"arch": ["lenet", "logreg"], "original": np.array([96.2, 96.2]), "flipped": np.array([62.7, 96.9])}
+    table = plots.flip_table({"ours": flip})
+    assert table.loc["LeNet"].tolist() == ["69 → 48", "96.2 → 62.7"]
+    assert table.loc["LogReg"].tolist() == ["–", "96.2 → 96.9"] and table.loc["VGG-11", "ours"] == "–"
+    verdict = plots.verdict(curve, flip, "lenet", "digits")
+    assert list(verdict.columns) == ["The paper reports", "This book measures", "Scale"] and len(verdict) == 3
+    first, last, flipped = verdict["This book measures"]
+    assert "46.2 % at NAD 0" in first and "clean: 96.2 %" in first and "95.6 % at NAD 1022" in last
+    assert "LeNet 96.2 → 62.7 %" in flipped and "18 % with the carrier at NAD 0" in verdict.iloc[0, 0]

@@ -9,6 +9,7 @@ from torch import nn
 from nadcore import fourier, nads, store
 from nadcore.experiments import ch3_nads
 from nadcore.plots import nads as plots
+from nadcore.plots import style
 from nadcore.pooling import LinearPooling
 
 matplotlib.use("Agg")
@@ -184,12 +185,15 @@ def test_secant_vs_autograd_labels_both_estimates(tmp_path):
     assert overlap.shape == (2,) and 0 <= overlap[0] <= 1 and overlap[1] == pytest.approx(1.0)  # k = D: all of R^D
 
 
-@pytest.mark.skipif(not nads.artifact_path("lenet").exists(), reason="no committed LeNet artifact")
-def test_committed_lenet_artifact_is_used_and_documented(tmp_path):
-    res = ch3_nads.load_nads("lenet", tmp_path, scale="smoke")
-    assert res.settings["method"] == "secant" and res.settings["num_networks"] >= 300
-    assert res.nads.shape == (1024, 1024) and res.nads.dtype == np.float32
-    assert not (tmp_path / "nads").exists()
+def test_stored_nads_are_found_by_their_full_settings_only(tmp_path):
+    """No stand-in: NADs of another seed, N or method are not returned for a request."""
+    made = ch3_nads.load_nads("logreg", tmp_path, "smoke", num_networks=6, progress=False)
+    assert ch3_nads.find_stored("logreg", made.settings, tmp_path) is not None
+    for other in (dict(seed=7), dict(num_networks=5), dict(method="autograd")):
+        request = nads.nad_settings("logreg", **{"num_networks": 6, **other})
+        assert ch3_nads.find_stored("logreg", request, tmp_path) is None, other
+    seven = ch3_nads.load_nads("logreg", tmp_path, "smoke", num_networks=6, seed=7, progress=False)
+    assert seven.settings["seed"] == 7 and not np.array_equal(seven.eigenvalues, made.eigenvalues)
 
 
 def test_accuracy_on_nads_and_figures():
@@ -203,10 +207,106 @@ def test_accuracy_on_nads_and_figures():
         ch3_nads.accuracy_on_nads("logreg", basis, [1024], n_train=64, epochs=1)
     results = {"small": res}
     fig = plots.fig5(results, show=2)
-    np.testing.assert_allclose(fig.axes[0].images[0].get_array(), res.images()[0, 0], rtol=1e-6)
-    line, = plots.spectra(results).axes[0].lines
-    np.testing.assert_allclose(line.get_ydata(), np.clip(res.eigenvalues, 0, None) / res.eigenvalues[0])
+    first = res.images(1)[0, 0]
+    shown = fig.subfigs[0].axes[0].images[0].get_array()
+    np.testing.assert_allclose(np.abs(shown), np.abs(first) / np.abs(first).max(), rtol=1e-6)   # max |pixel| = 1
+    assert len([a for a in fig.subfigs[0].axes if a.images]) == 2 and len(fig.subfigs[1].axes) == 3  # + colorbar
+    line, end = plots.spectra(results).axes[0].lines                # the curve, and its end at the rank limit
+    np.testing.assert_allclose(line.get_ydata(), res.eigenvalues[:3] / res.eigenvalues[0])   # rank <= N - 1 = 3
     ours, chance = plots.overlaps({"a": [1.0, 0.5]}, [1, 4], dim=64).axes[0].lines
     assert list(ours.get_ydata()) == [1.0, 0.5] and list(chance.get_ydata()) == [1 / 64, 4 / 64]
     eig_ax, acc_ax = plots.fig6([0, 5], acc, basis.eigenvalues, "logreg").axes
     assert list(acc_ax.lines[0].get_xdata()) == [0, 5] and list(acc_ax.lines[0].get_ydata()) == list(acc)
+    conv = {"sizes": np.array([4, 8]), "ks": np.array([1, 4]), "overlap": np.array([[0.5, 0.6], [0.9, 0.8]])}
+    assert len(plots.convergence(conv).axes[0].lines) == 2
+
+
+# ----------------------------------------------------------------------------- Chapter 3's comparisons
+
+def fake(arch, n, method="secant", source=None, dim=64):
+    """A NADResult of `arch` from `n` networks on 1x8x8 inputs with eigenvalues 0.8^i."""
+    settings = {"arch": arch, "num_networks": n, "method": method, "input_shape": [1, 8, 8]}
+    if source:
+        settings["source"] = source
+    return nads.NADResult(0.8 ** np.arange(dim), np.eye(dim, dtype=np.float32), settings)
+
+
+def test_rank_limit_is_n_minus_one_or_d():
+    assert ch3_nads.rank_limit(fake("logreg", 10)) == 9
+    assert ch3_nads.rank_limit(fake("logreg", 10000)) == 64
+
+
+def test_spectra_stop_at_the_rank_limit_and_say_so():
+    few, many = fake("logreg", 10), fake("lenet", 1000)
+    ax = plots.spectra({"few": few, "many": many}).axes[0]
+    curves = [ln for ln in ax.lines if ln.get_linestyle() != "None"]
+    assert [len(ln.get_xdata()) for ln in curves] == [9, 64]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["few (rank 9)", "many"]
+    end, = [ln for ln in ax.lines if ln.get_marker() == "|"]       # the truncated curve's end is marked
+    assert list(end.get_xdata()) == [9]
+    flat = fake("logreg", 1000)
+    flat.eigenvalues[40:] = np.r_[0.0, -1e-18 * np.ones(23)]       # a true rank of 40 (e.g. a strided network)
+    assert ch3_nads.numerical_rank(flat.eigenvalues) == 40
+    line = plots.spectra({"flat": flat}).axes[0].lines[0]
+    assert len(line.get_xdata()) == 40 and np.all(line.get_ydata() > 0)
+
+
+def test_spectra_by_arch_put_ours_and_the_published_in_one_panel_per_architecture():
+    results = {"a": fake("lenet", 1000), "b": fake("lenet", 1000, "autograd"),
+               "c": fake("lenet", 1000, source="published"), "d": fake("vgg11", 1000, source="published")}
+    fig = plots.spectra_by_arch(results)
+    lenet, vgg = [ax for ax in fig.axes if ax.get_visible()]
+    assert lenet.get_title() == "LeNet" and vgg.get_title() == "VGG-11"
+    assert [ln.get_linestyle() for ln in lenet.lines] == ["-", ":", "--"] and len(vgg.lines) == 1
+    assert lenet.lines[2].get_color() == "k" and lenet.lines[0].get_color() == style.COLORS["lenet"]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["ours, secant", "ours, exact gradient", "published (singular values squared)"]
+
+
+def test_fig5_rows_are_labelled_and_nads_keep_their_sign_convention():
+    res = fake("lenet", 1000)
+    res.nads[1] *= -1                                     # a NAD is defined up to its sign
+    fig = plots.fig5({plots.describe(res, lines=True): res}, show=2)
+    pix = [a for a in fig.subfigs[0].axes if a.images]
+    assert pix[0].get_ylabel() == "LeNet\nours, secant\nN = 1,000"
+    assert all(a.images[0].get_array().max() == 1 for a in pix)
+    labels = [a.get_xlabel() for a in fig.axes if not a.images and a.collections]
+    assert sorted(labels) == ["pixel / max |pixel|", "share of the NAD's energy"]
+    assert plots.describe(fake("vgg11", 10000, source="published")) == "VGG-11, published, N = 10,000"
+
+
+def test_overlaps_published_label_architecture_and_method():
+    fig = plots.overlaps_published({("lenet", "secant"): [0.9, 0.8], ("lenet", "autograd"): [0.1, 0.2]}, [1, 4])
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()][:2] == ["LeNet, ours (secant)",
+                                                                      "LeNet, ours (exact gradient)"]
+    assert [ln.get_linestyle() for ln in ax.lines] == ["-", ":", ":"]      # the last is chance, k/D
+
+
+def test_low_frequency_share_of_fourier_directions():
+    low = fourier.fourier_direction(2, 0)[0].numpy().ravel()
+    high = fourier.fourier_direction(0, 12)[0].numpy().ravel()
+    rows = np.stack([low / np.linalg.norm(low), high / np.linalg.norm(high)])
+    res = nads.NADResult(np.array([2.0, 1.0]), rows, {"input_shape": [1, 32, 32], "num_networks": 10})
+    np.testing.assert_allclose(ch3_nads.low_frequency_share(res, count=2, band=4), [1, 0], atol=1e-9)
+
+
+def test_fig6_rows_interpolate_the_published_curve_and_find_chance():
+    index = np.arange(1023)
+    measured = np.zeros(1023, bool)
+    measured[[0, 10, 1022]] = True
+    curve = {"index": index, "accuracy": np.interp(index, [0, 10, 1022], [100, 90, 50]), "measured": measured}
+    rows = ch3_nads.fig6_rows({0: 95.0, 5: 60.0, 1023: 50.0}, curve)
+    assert rows == [(0, 95.0, 100.0), (5, 60.0, 95.0), (1023, 50.0, None)]
+    assert ch3_nads.first_at_chance([0, 5, 1023], [95.0, 51.0, 50.0]) == 5
+    assert ch3_nads.first_at_chance([0, 5, 1023], [95.0, 60.0, None]) is None
+
+
+def test_beside_published_puts_ours_before_theirs_per_architecture():
+    stored = {("lenet", "secant"): fake("lenet", 10000), ("mlp", "secant"): fake("mlp", 10000),
+              ("lenet", "autograd"): fake("lenet", 10000, "autograd")}
+    rows = plots.beside_published(stored, ("mlp", "lenet", "vgg11"))
+    assert list(rows) == ["MLP\nours, secant\nN = 10,000", "LeNet\nours, secant\nN = 10,000",
+                          "LeNet\nours, exact gradient\nN = 10,000", "LeNet\npublished\nN = 10,000",
+                          "VGG-11\npublished\nN = 10,000"]    # no published MLP; VGG-11 published alone
+    assert rows["VGG-11\npublished\nN = 10,000"].settings["source"] == "published"

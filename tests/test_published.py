@@ -108,12 +108,13 @@ def test_the_orientation_is_checked_by_a_picture_off_the_axes():
 def test_fig6():
     for arch in published.FIG6_ARCHS:
         f = published.fig6(arch)
-        assert set(f) == {"index", "accuracy", "eigenvalue", "measured"}
+        assert set(f) == {"index", "accuracy", "eigenvalue", "singular_value", "measured"}
         assert np.array_equal(f["index"], np.arange(1023)) and f["accuracy"].shape == f["eigenvalue"].shape == (1023,)
         assert f["measured"].sum() == 264 and f["measured"][[0, 10, 14, 1022]].all() and not f["measured"][11]
         m = f["measured"]
         np.testing.assert_allclose(np.interp(f["index"], f["index"][m], f["accuracy"][m]), f["accuracy"], atol=1e-9)
         assert np.all(np.diff(f["eigenvalue"]) <= 0)
+        np.testing.assert_allclose(f["eigenvalue"], f["singular_value"] ** 2 / 9999)
     assert published.fig6("lenet")["accuracy"][0] == 100.0 and published.fig6("resnet18")["accuracy"][0] == 97.88
     with pytest.raises(ValueError, match="arch must be one of lenet, resnet18"):
         published.fig6("logreg")
@@ -123,6 +124,36 @@ def test_fig6_eigenvalues_are_those_of_the_nads_except_lenet():
     for arch in ("resnet18", "densenet121", "vgg11"):
         np.testing.assert_allclose(published.fig6(arch)["eigenvalue"], published.nads(arch).eigenvalues, rtol=1e-6)
     assert not np.allclose(published.fig6("lenet")["eigenvalue"], published.nads("lenet").eigenvalues, rtol=0.1)
+
+
+# ----------------------------------------------------------------------------- spectra
+
+def test_sklearn_singular_values_are_square_roots_of_the_covariance_eigenvalues():
+    """Why `published.spectrum` squares: the authors' finder returns PCA's `singular_values_`."""
+    from sklearn.decomposition import PCA
+
+    from nadcore.nads import eig_decreasing
+
+    g = np.random.default_rng(0).normal(size=(300, 12)) * np.linspace(3, 0.1, 12)
+    pca = PCA(n_components=12).fit(g)
+    eigenvalues, _ = eig_decreasing(np.cov(g, rowvar=False))
+    np.testing.assert_allclose(pca.singular_values_ ** 2 / (len(g) - 1), eigenvalues, rtol=1e-10)
+    assert not np.allclose(pca.singular_values_ / pca.singular_values_[0], eigenvalues / eigenvalues[0], rtol=0.1)
+
+
+@pytest.mark.parametrize("arch", published.ARCHS)
+def test_spectrum_squares_the_stored_singular_values(arch):
+    s, lam = published.singular_values(arch), published.spectrum(arch)
+    np.testing.assert_allclose(lam, s ** 2 / (published.NUM_NETWORKS - 1))
+    np.testing.assert_array_equal(published.nads(arch).eigenvalues, lam)
+    assert lam.shape == (1023,) and np.all(np.diff(lam) <= 0)
+
+
+def test_published_lenet_spectrum_squared_decays_as_measured():
+    lam, s = published.spectrum("lenet"), published.singular_values("lenet")
+    assert lam[99] / lam[0] == pytest.approx(0.077, abs=0.001)    # lambda_100 / lambda_1; ours (bundle): 0.074
+    assert lam[299] / lam[0] == pytest.approx(0.027, abs=0.001)   # lambda_300 / lambda_1; ours (bundle): 0.026
+    assert s[99] / s[0] == pytest.approx(0.278, abs=0.001)        # the stored values, unsquared
 
 
 # ----------------------------------------------------------------------------- NADs
@@ -151,7 +182,7 @@ def test_float16_nads_keep_the_subspaces_of_the_float32_originals(arch):
     original = np.load(ORIGINALS / "nads" / f"{NAD_FILES[arch]}_NADs.npy")
     eig = np.load(ORIGINALS / "nads" / f"{NAD_FILES[arch]}_eigenvals.npy")
     res = published.nads(arch)
-    assert np.array_equal(res.eigenvalues, eig.astype(np.float64))
+    assert np.array_equal(published.singular_values(arch), eig.astype(np.float64))
     o = overlaps(original, res.nads)
     for k in (1, 7, 100):
         assert abs(o[k - 1] - subspace_overlap(original, res.nads, k)) < 1e-9

@@ -4,7 +4,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
@@ -163,11 +162,17 @@ def test_pair_grid_resumes_and_shards_to_the_same_numbers(tmp_path, monkeypatch)
     rows = underspec.switching(fresh)
     assert [r[:2] for r in rows] == [(0, 0), (0, 2), (2, 0), (2, 2)]
     assert rows[1][2:] == tuple(fresh["accuracy"][0, 0, 1, 1:])
-    figs = [plots.pair_maps({"mlp": fresh}), plots.cross_sections({"mlp": fresh}, [(0, 2), (2, 0)])]
-    assert [len(f.axes) for f in figs] == [4, 2]           # 3 maps + colour bar; 2 sections
+    grids = {"lenet": fresh, "mlp": fresh}
+    figs = [plots.pair_maps(grids), plots.cross_sections(grids, [(0, 0), (0, 2), (2, 0), (2, 2)])]
+    assert [len(f.axes) for f in figs] == [7, 8]           # 2 x 3 maps + colour bar; 2 x 4 sections
+    assert figs[0].axes[0].get_title() == "LeNet: both channels"
+    (legend,) = figs[1].legends                            # the colours of the two classes are named
+    assert [t.get_text() for t in legend.get_texts()] == list(plots.CLASS_LABELS)
     with pytest.raises(ValueError, match="pairs"):
         plots.cross_sections({"mlp": fresh}, [(1, 1)])
-    plt.close("all")
+    table = plots.switching_table(grids)
+    assert list(table.index)[:2] == [("LeNet", "(0, 0)"), ("LeNet", "(0, 2)")] and len(table) == 8
+    assert table.loc[("MLP", "(0, 2)")].tolist() == [round(float(a), 1) for a in fresh["accuracy"][0, 0, 1, 1:]]
 
 
 def test_ood_grid_on_the_digits_stand_in(tmp_path):
@@ -178,9 +183,36 @@ def test_ood_grid_on_the_digits_stand_in(tmp_path):
     out = underspec.ood_grid("mlp", basis(), s, tmp_path, device="cpu", batch=2, progress=False)
     assert out["accuracy"].shape == (1, 2, 3) and out["sigma"] == 3.0
     assert ((out["accuracy"] >= 0) & (out["accuracy"] <= 100)).all()
-    fig = plots.ood_curves({"mlp": out})
-    assert len(fig.axes) == 1 and len(fig.axes[0].lines) == 4    # 3 curves + the chance line
-    plt.close("all")
+    fig = plots.ood_curves({"lenet": out, "mlp": out})
+    assert len(fig.axes) == 2 and len(fig.axes[0].lines) == 4    # 3 curves + the chance line
+    assert len({line.get_linestyle() for line in fig.axes[0].lines[:3]}) == 3   # curves that coincide stay visible
+    table = plots.ood_table({"mlp": out, "lenet": out})
+    assert list(table.index) == [0, 3] and list(table.columns)[0] == "LeNet: images only (%)"   # CNNs first
+    assert table.loc[3].tolist()[:2] == [round(float(a), 1) for a in out["accuracy"][0, 1, 1:]]
+
+
+def test_verdict_reads_the_channel_switch_and_the_ood_choice():
+    acc = np.full((1, 2, 2, 3), 50.0)
+    acc[0, 0, 1, 1:] = (94.0, 53.0)          # (i, j) = (0, 1000): channel 1 read
+    acc[0, 1, 0, 1:] = (65.0, 70.0)          # (1000, 0): channel 2 read
+    grid = {"indices_1": np.array([0, 1000]), "indices_2": np.array([0, 1000]), "accuracy": acc}
+    mlp = {**grid, "accuracy": np.full((1, 2, 2, 3), 99.0)}
+    ood = {"lenet": {"accuracy": np.array([[[97.0, 96.0, 51.0], [97.0, 98.0, 56.0]]])}}
+    table = plots.verdict({"lenet": grid, "mlp": mlp}, ood, "smoke", "bundle")
+    assert len(table) == 3 and table["Scale"].tolist() == ["smoke", "smoke", "bundle"]
+    ours = table["This book measures"].tolist()
+    assert "(0, 1000): 94 % with channel 1 only, 53 % with channel 2 only; (1000, 0): 65 % and 70 %" in ours[0]
+    assert "at least 99 %" in ours[1]
+    assert "at least 96 % from the images alone, at most 56 %" in ours[2]
+    assert "(i, j)" in ours[0] and not any("_" in text for text in ours)   # no ASCII math on the page
+
+
+def test_bundle_cost_of_the_follow_up_figures():
+    from nadcore import bundle
+
+    assert bundle.underspec_cost("pairs").endswith(("min", "h")) and bundle.underspec_cost("ood")
+    with pytest.raises(ValueError, match="figure must be"):
+        bundle.underspec_cost("fig9")
 
 
 def test_grids_bad_input(tmp_path):

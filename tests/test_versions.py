@@ -66,3 +66,11 @@ def test_bfloat16_secant_gradients_point_where_float32_ones_do():
     g32 = nads.secant_gradient(net, x0, 100.0)
     g16 = nads.secant_gradient(net.to(memory_format=torch.channels_last), x0, 100.0, precision="bfloat16")
     assert g16.dtype == torch.float32 and torch.nn.functional.cosine_similarity(g32, g16, dim=0) > 0.99
+
+
+def test_the_plan_of_another_seed_finds_no_stored_nads(tmp_path):
+    from nadcore import plan
+
+    items = [it for it in plan.chapter_plan("03_nads", "smoke", seed=7, results_dir=tmp_path).items
+             if it.name.startswith("NADs")]
+    assert items and all(it.stored == 0 for it in items)

@@ -6,7 +6,8 @@ interactive figures, so nothing is loaded from a CDN:
 - Plotly comes from the installed `plotly` package (`package_data/plotly.min.js`), is copied to
   `_static/plotly.min.js` and loaded by every page, so the static gamma(l) explorer
   (`nadcore.widgets.static_gamma_explorer`, made with `include_plotlyjs=False`) works offline.
-Registered in `_config.yml` under `sphinx: local_extensions`.
+MathJax is loaded on every page (Sphinx loads it only where a page has math, but the sidebar
+shows every chapter's title, some with math). Registered in `_config.yml` under `sphinx: local_extensions`.
 """
 
 import shutil
@@ -50,5 +51,6 @@ def setup(app):
     plotly_js_path()  # fail early, at configuration time, if plotly is not installed
     app.add_js_file(PLOTLY_JS, priority=200)  # before require.js and the page's own scripts
     app.connect("config-inited", _use_local_mathjax)
+    app.set_html_assets_policy("always")   # MathJax on every page: the sidebar's chapter titles hold math
     app.connect("build-finished", copy_assets)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

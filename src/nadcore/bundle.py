@@ -12,7 +12,7 @@ NAD chunks (8 MiB each) go to `scratch` (default `results/`), the merged NADs to
 import json
 from pathlib import Path
 
-from nadcore import fourier, nads, presets, published, stacked, store
+from nadcore import fourier, nads, presets, published, stacked, store, sweeps
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +69,20 @@ def load_fourier(name, bundle_dir=BUNDLE):
     return table, grid, settings, records
 
 
+def fourier_remaining(name, bundle_dir=BUNDLE):
+    """`(stored, cells, seconds)` of the Chapter 1 item `name`: its cells stored in the bundle, all its
+    cells, and the rough CPU time of the rest (`nadcore.plan`'s unit costs)."""
+    from nadcore import plan
+
+    archs, grid, settings, pooling = fourier_item(name)
+    cells = ch1_fourier.sweep_cells(archs, grid, pooling)
+    done = sum(len(v) for v in load_fourier(name, bundle_dir)[0].values())
+    epochs = settings["epochs"]
+    each = {a: plan.train_cost(DEVICE, a, 2 * settings["n"], epochs[a] if isinstance(epochs, dict) else epochs,
+                               pooling) for a in archs}
+    return done, len(cells), sum(each[c["arch"]] for c in cells) * (1 - done / len(cells))
+
+
 # ----------------------------------------------------------------------------- Chapter 3
 
 def nad_item(arch, method="secant"):
@@ -82,6 +96,16 @@ def load_nad(arch, method="secant", bundle_dir=BUNDLE):
     settings = nad_item(arch, method)
     path = nads.result_path(arch, settings, bundle_dir)
     return nads.NADResult.load(path, settings) if store.matches(path, settings) else None
+
+
+GPU_NAD_ARCHS = ("vgg11", "resnet18", "densenet121")   # exact-gradient NADs only (`ITEMS`)
+
+
+def stored_nads(archs=NAD_ARCHS + GPU_NAD_ARCHS, bundle_dir=BUNDLE):
+    """`{(arch, method): NADResult}` of every NAD estimate the bundle holds for `archs` (secant,
+    then exact-gradient "autograd"), in the order of `archs`."""
+    found = {(a, m): load_nad(a, m, bundle_dir) for a in archs for m in ("secant", "autograd")}
+    return {key: r for key, r in found.items() if r is not None}
 
 
 def convergence_item():
@@ -134,6 +158,16 @@ def load_pooling(bundle_dir=BUNDLE):
         return None
 
 
+def pooling_remaining(bundle_dir=BUNDLE):
+    """Rough CPU seconds of Chapter 2's paper preset still to compute in the bundle (0 once stored)."""
+    from nadcore import plan
+
+    if load_pooling(bundle_dir) is not None:
+        return 0.0
+    items = plan.chapter_plan("02_pooling", "paper", seed=SEED, results_dir=bundle_dir, device=DEVICE).items
+    return sum(it.seconds_each * it.count for it in items)
+
+
 # ----------------------------------------------------------------------------- Chapter 4
 
 def cifar(bundle_dir=BUNDLE, compute=False, progress=True):
@@ -177,6 +211,18 @@ def underspec_item(figure):
     raise ValueError(f"figure must be 'pairs' or 'ood'; got {figure!r}")
 
 
+def underspec_cost(figure):
+    """Rough time (text) of the bundle's Fig. 2 ("pairs") or Fig. 3 ("ood") for `UNDERSPEC_ARCHS` on
+    a 2-core CPU (`plan.train_cost`)."""
+    from nadcore import plan
+
+    s = underspec_item(figure)
+    cells = len(s["seeds"]) * len(s["indices"]) ** (2 if figure == "pairs" else 1)
+    samples = 2 * s["n_train"] if figure == "pairs" else 1797
+    return plan._duration(sum(cells * plan.train_cost(DEVICE, a, samples, s["recipe"][a]["epochs"])
+                              for a in UNDERSPEC_ARCHS))
+
+
 def underspec(figure, arch, bundle_dir=BUNDLE, compute=False, progress=True):
     """The stored grid of the follow-up's Fig. 2 or 3 for `arch` (our 10,000-network secant NADs);
     None while cells are missing, unless `compute`."""
@@ -193,6 +239,18 @@ def load_antialias(bundle_dir=BUNDLE):
     """Chapter 6 at the published settings (`ch6_antialias.chapter_results`, computing nothing): the
     max-pooling Fig. 1 cells are Fig. 1's own; pieces not stored yet are None or empty."""
     return ch6_antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, compute=False)
+
+
+def antialias_gaps(bundle_dir=BUNDLE):
+    """What Chapter 6's bundle item lacks: `(names of the missing parts, rough cost on a 2-core
+    CPU)`, or None when it is complete (`python -m nadcore.bundle antialias` computes it)."""
+    from nadcore import plan
+
+    items = plan.chapter_plan("06_antialias", "paper", seed=SEED, results_dir=bundle_dir, device=DEVICE).items
+    todo = [it for it in items if it.stored < it.count]
+    if not todo:
+        return None
+    return ", ".join(it.name for it in todo), plan._duration(sum(it.cost_s or 0 for it in todo))
 
 
 # ----------------------------------------------------------------------------- beside the published numbers
@@ -225,22 +283,20 @@ def authors_code_rows(comparison):
     return rows
 
 
-def nad_overlaps(ks, archs=("logreg", "lenet"), bundle_dir=BUNDLE):
+def nad_overlaps(ks, bundle_dir=BUNDLE):
     """Subspace overlap (`nads.subspace_overlap`) of our stored NADs with the published ones, for
-    each k of `ks`: `{arch: array}` for the architectures the bundle holds."""
-    out = {}
-    for arch in archs:
-        ours = load_nad(arch, bundle_dir=bundle_dir)
-        if ours is not None:
-            out[arch] = nads.compare(ours, published.nads(arch), ks)
-    return out
+    each k of `ks`: `{(arch, method): array}` for every estimate of `stored_nads` whose architecture
+    the authors published."""
+    return {(a, m): nads.compare(r, published.nads(a), ks) for (a, m), r in stored_nads(bundle_dir=bundle_dir).items()
+            if a in published.ARCHS}
 
 
 def fig6_comparison(bundle_dir=BUNDLE):
-    """Our stored Fig. 6 cells (`load_fig6`) and the published LeNet curve (`published.fig6`)."""
+    """Our stored Fig. 6 cells (`load_fig6`, `{index: accuracy}` on our LeNet NADs) and the published
+    curves (`published.fig6`): `published` of our architecture, `curves` of all four."""
     arch, indices, settings = fig6_item()
     return dict(arch=arch, ours=load_fig6(bundle_dir), published=published.fig6(arch), settings=settings,
-                indices=indices)
+                indices=indices, curves={a: published.fig6(a) for a in published.FIG6_ARCHS})
 
 
 def status(item, bundle_dir=BUNDLE):
@@ -248,25 +304,62 @@ def status(item, bundle_dir=BUNDLE):
     from nadcore import plan
 
     if item in ("fig1", "fig2", "fig3"):
-        archs, grid, settings, pooling = fourier_item(item)
-        cells = ch1_fourier.sweep_cells(archs, grid, pooling)
-        table, *_ = load_fourier(item, bundle_dir)
-        done = sum(len(v) for v in table.values())
-        epochs = settings["epochs"]
-        each = {a: plan.train_cost(DEVICE, a, 2 * settings["n"], epochs[a] if isinstance(epochs, dict) else epochs,
-                                   pooling) for a in archs}
-        left = sum(each[c["arch"]] for c in cells) * (1 - done / len(cells))
-        head = f"{item} ({', '.join(archs)}): {done} of {len(cells)} cells stored"
+        done, total, left = fourier_remaining(item, bundle_dir)
+        cells = range(total)
+        head = f"{item} ({', '.join(fourier_item(item)[0])}): {done} of {total} cells stored"
     elif item == "fig6":
         arch, indices, settings = fig6_item()
         done, total = len(load_fig6(bundle_dir)), len(indices)
         left = (total - done) * plan.train_cost(DEVICE, arch, 2 * settings["n_train"], settings["epochs"])
         head = f"fig6 ({arch}): {done} of {total} NAD indices stored"
+    elif item.startswith("nads_"):
+        return _nad_status(item, bundle_dir)
+    elif item in ITEMS:
+        return f"{item}: " + ("stored" if _complete(item, bundle_dir) else
+                              f"not complete; `python -m nadcore.bundle {item}` computes the rest")
     else:
-        raise ValueError(f"item must be one of fig1, fig2, fig3, fig6; got {item!r}")
+        raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
     if done == (len(cells) if item != "fig6" else total):
         return head
     return f"{head}; `python -m nadcore.bundle {item}` computes the rest (~{plan._duration(left)} on a 2-core CPU)"
+
+
+def _nad_item_parts(item):
+    arch, _, method = item[len("nads_"):].partition("_")
+    return arch, method or "secant"
+
+
+def _nad_status(item, bundle_dir, scratch=SCRATCH):
+    """A NAD item: stored, or how many of its chunks `scratch` holds and the rough cost of the rest."""
+    from nadcore import plan
+
+    arch, method = _nad_item_parts(item)
+    settings = nad_item(arch, method)
+    n = settings["num_networks"]
+    if load_nad(arch, method, bundle_dir) is not None:
+        return f"{item}: stored ({n:,} networks)"
+    cells = [{"start": a, "stop": b} for a, b in nads.chunk_ranges(0, n)]
+    x0, desc = nads._eval_point(None, SEED, settings["input_shape"])
+    chunk = nads.chunk_settings(arch, method, settings["step"] or 100.0, SEED, settings["input_shape"], desc,
+                                nads._default_batch(method, nads.resolve(DEVICE)), nads.resolve(DEVICE))
+    left = sweeps.missing("nad_chunks", cells, chunk, scratch)
+    each = plan.NAD_S.get((arch, method))
+    cost = f" (~{plan._duration(each * sum(c['stop'] - c['start'] for c in left))} on a 2-core CPU)" if each else ""
+    return (f"{item}: {len(cells) - len(left)} of {len(cells)} chunks of {nads.CHUNK} networks in {scratch}; "
+            f"`python -m nadcore.bundle {item}` computes the rest{cost}")
+
+
+def _complete(item, bundle_dir):
+    """True when a bundle item without cell counts (convergence, Chapters 2, 4, 5, 6) is fully stored."""
+    if item == "convergence":
+        return store.matches(convergence_path(bundle_dir), convergence_item())
+    if item in ("underspec_ood", "underspec_pairs"):
+        return all(underspec(item.split("_")[1], a, bundle_dir, progress=False) is not None for a in UNDERSPEC_ARCHS)
+    if item == "cifar":
+        return cifar(bundle_dir, progress=False) is not None
+    if item == "antialias":
+        return antialias_gaps(bundle_dir) is None
+    return load_pooling(bundle_dir) is not None
 
 
 # ----------------------------------------------------------------------------- compute
@@ -288,8 +381,7 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
                                              batch=batch, progress=progress)
         return load_fourier(item, bundle_dir)
     if item.startswith("nads_"):
-        arch, _, method = item[len("nads_"):].partition("_")
-        method = method or "secant"
+        arch, method = _nad_item_parts(item)
         stored = load_nad(arch, method, bundle_dir)
         if stored is not None:
             return stored
@@ -331,17 +423,40 @@ ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_au
          "nads_vgg11_autograd", "nads_resnet18_autograd", "nads_densenet121_autograd")
 
 
+USAGE = f"""usage: python -m nadcore.bundle [status | all | ITEM ...]
+
+The results bundle (bundle/): the published settings computed on a CPU, committed with the book.
+  status      what every item holds (stored, partial with counts, missing) and the rough cost of the rest
+  all         compute (or finish) every item, in order: hours to days on a 2-core CPU, resumable
+  ITEM ...    compute (or finish) these items; finished cells and chunks are kept
+With no argument: this help and the status. Items: {", ".join(ITEMS)}."""
+
+
 def main(argv=None):
-    """`python -m nadcore.bundle [ITEM ...]`: compute the items in order (all by default)."""
+    """`python -m nadcore.bundle [status | all | ITEM ...]` (see `USAGE`); bad items exit 2 before any work."""
     import sys
 
-    items = (sys.argv[1:] if argv is None else argv) or list(ITEMS)
-    for item in items:
-        if item not in ITEMS:
-            raise SystemExit(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
-    for item in items:
-        print(f"bundle: {item}", flush=True)
-        compute(item)
+    args = sys.argv[1:] if argv is None else list(argv)
+    if not args or args[0] in ("-h", "--help", "help", "status"):
+        if not args or args[0] != "status":
+            print(USAGE)
+        if not args or args[0] == "status":
+            for item in ITEMS:
+                print(status(item), flush=True)
+        return 0
+    items = list(ITEMS) if args == ["all"] else args
+    bad = [item for item in items if item not in ITEMS]
+    if bad:
+        print(f"nadcore.bundle: error: item must be one of all, status, {', '.join(ITEMS)}; got {bad[0]!r}",
+              file=sys.stderr)
+        return 2
+    try:
+        for item in items:
+            print(f"bundle: {item}", flush=True)
+            compute(item)
+    except KeyboardInterrupt:
+        print("nadcore.bundle: interrupted; finished cells and chunks are kept", file=sys.stderr)
+        return 130
     return 0
 
 

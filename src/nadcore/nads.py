@@ -35,7 +35,6 @@ from nadcore.device import resolve
 from nadcore.seeds import check_seed, derive
 
 METHODS = ("secant", "autograd", "hessian")
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 HESSIAN_MAX_ENTRIES = 2e8
 MAX_BATCH = 1024   # networks evaluated at once (a batch is padded with copies to this size)
 VMAP_MAX_PARAMS = 1_000_000   # on the CPU, larger networks' exact gradients go one at a time
@@ -570,11 +569,6 @@ def convergence(model, sizes, ks=(1, 4, 16, 64), method="secant", step=100.0, in
     return {"sizes": np.array(sizes), "ks": np.array(ks), "overlap": overlap}
 
 # ----------------------------------------------------------------------------- where a full estimate is stored
-
-def artifact_path(arch):
-    """Where the committed NADs of `arch` live (their settings are in the file's record)."""
-    return ARTIFACTS / f"{arch}.npz"
-
 
 def nad_settings(arch, num_networks, method="secant", step=100.0, seed=0, input_shape=(1, 32, 32), pooling=True,
                  precision="float32"):

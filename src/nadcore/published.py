@@ -8,6 +8,10 @@ Fig. 1 CSV cell (x, y) has row frequency 2 (x - 8) and column frequency 2 (y - 8
 in nadcore's convention `kx = 2 (y - 8)` and `ky = 2 (x - 8)`, wrapped into [-16, 15], so the
 published grid is `fourier.paper_grid()`. The published rows are mirrored,
 acc(x, y) = acc(16 - x, y): only rows 0..8 were computed.
+
+The published "eigenvalues" (the NAD files and Fig. 6's `eig_*` columns) are singular values of
+the gradient matrix: `spectrum` squares them into covariance eigenvalues, `singular_values`
+keeps them as stored.
 """
 
 import csv
@@ -73,23 +77,53 @@ def fig6_measured():
 
 def fig6(arch):
     """Published Fig. 6: `index`, `accuracy` (test % on D(u_i)), `eigenvalue` and `measured`
-    (see `fig6_measured`) as arrays over the 1023 NAD indices."""
+    (see `fig6_measured`) as arrays over the 1023 NAD indices. The CSV's `eig_*` columns are
+    singular values (see `spectrum`): `singular_value` holds them, `eigenvalue` their squares
+    over N - 1."""
     _check(arch, FIG6_ARCHS)
     t, c = _table("fig6_nads_accuracies.csv"), COLUMNS[arch]
-    return dict(index=t["index"].astype(int), accuracy=t[f"acc_{c}"].copy(), eigenvalue=t[f"eig_{c}"].copy(),
-                measured=fig6_measured())
+    raw = t[f"eig_{c}"].copy()
+    return dict(index=t["index"].astype(int), accuracy=t[f"acc_{c}"].copy(), eigenvalue=_eigenvalues(raw),
+                singular_value=raw, measured=fig6_measured())
+
+
+# The authors' NAD finder (`GradientCovarianceAnisotropyFinder.estimate_NADs`, nad_computation.py
+# lines 44-47 of LTS4/neural-anisotropy-directions) fits scikit-learn's PCA to the N x D matrix of
+# gradients and returns `pca.singular_values_`, saved as `*_eigenvals.npy` (lenet_nad.py, line 28).
+# The covariance eigenvalues are `explained_variance_ = singular_values_**2 / (N - 1)`.
+NUM_NETWORKS = 10000
+
+
+def _eigenvalues(singular):
+    return np.asarray(singular, dtype=np.float64) ** 2 / (NUM_NETWORKS - 1)
+
+
+def singular_values(arch):
+    """The published "eigenvalues" of `arch` as stored (`*_eigenvals.npy`): scikit-learn's
+    `pca.singular_values_` of the N = 10,000 gradients, the square roots of (N - 1) lambda_i."""
+    _check(arch, ARCHS)
+    with np.load(FOLDER / f"{arch}.npz", allow_pickle=False) as z:
+        return z["eigenvalues"].astype(np.float64)
+
+
+def spectrum(arch):
+    """The published covariance eigenvalues lambda_i of `arch`: `singular_values(arch)` squared over
+    N - 1 (scikit-learn's `explained_variance_`), on the same footing as `nadcore.nads` (1023,)."""
+    return _eigenvalues(singular_values(arch))
 
 
 def nads(arch):
-    """The published NADs of `arch` as a `nadcore.nads.NADResult`: `eigenvalues` (1023,),
-    decreasing, and `nads` (1023, 1024) float32 unit rows (stored in float16)."""
+    """The published NADs of `arch` as a `nadcore.nads.NADResult`: `eigenvalues` (1023,), decreasing,
+    the covariance eigenvalues (`spectrum`; the stored singular values are `singular_values`), and
+    `nads` (1023, 1024) float32 unit rows (stored in float16)."""
     _check(arch, ARCHS)
     with np.load(FOLDER / f"{arch}.npz", allow_pickle=False) as z:
-        eigenvalues, rows = z["eigenvalues"].astype(np.float64), z["nads"].astype(np.float32)
-    settings = {"arch": arch, "source": "published", "input_shape": [1, 32, 32], "num_networks": 10000,
+        rows = z["nads"].astype(np.float32)
+    settings = {"arch": arch, "source": "published", "input_shape": [1, 32, 32], "num_networks": NUM_NETWORKS,
                 "method": "secant", "step": 100.0}
-    record = {"origin": "LTS4/neural-anisotropy-directions", "licence": "Apache-2.0", "stored_dtype": "float16"}
-    return NADResult(eigenvalues, rows, settings, record)
+    record = {"origin": "LTS4/neural-anisotropy-directions", "licence": "Apache-2.0", "stored_dtype": "float16",
+              "eigenvalues": "singular values squared over N - 1 (the files hold singular values)"}
+    return NADResult(spectrum(arch), rows, settings, record)
 
 
 def _lookup(values, cell):
@@ -134,3 +168,33 @@ AUTHORS_CODE_LENET = {
 }
 # The same code at sigma = 2 (one seed), zero frequency (cosine): also from that README.
 AUTHORS_CODE_LENET_SIGMA2_ZERO = 73.2
+
+
+# Figs. 7 and 8 (Sec. 4.2, CIFAR-10). The paper's text prints no number of either figure; these are
+# read off the authors' images of the two figures on their project page (LTS4/neural-anisotropy-
+# directions, docs/images/poison.png: Fig. 7, docs/images/nad_rotation.png: Fig. 8).
+# Fig. 8: test accuracy (%) on CIFAR-10, original and NAD-flipped (the percentages printed on the bars).
+FIG8 = {"lenet": (69.0, 48.0), "vgg11": (87.0, 53.0), "resnet18": (89.0, 58.0), "densenet121": (92.0, 56.0)}
+# Fig. 7: clean test accuracy (%) of ResNet-18 trained on CIFAR-10 with a carrier (eps = 0.05) on
+# NADs i and i + 1, carriers every 10th index (0, 10, ..., 1020). The centres of the markers, the
+# axes calibrated on their tick marks (about +-0.5 point); markers that overlap a neighbour are left out.
+FIG7_RESNET18 = {
+    0: 17.6, 10: 36.6, 20: 44.5, 30: 36.9, 40: 46.6, 50: 42.0, 60: 33.3, 70: 65.7, 80: 48.7, 90: 68.2,
+    100: 41.8, 110: 62.2, 120: 54.6, 130: 64.9, 140: 45.8, 170: 73.9, 180: 71.3, 190: 67.2, 220: 54.0,
+    260: 71.8, 270: 59.0, 280: 55.9, 290: 72.8, 300: 77.7, 330: 64.1, 370: 76.7, 410: 72.5, 490: 76.0,
+    570: 74.1, 660: 77.4, 720: 75.8, 780: 72.2, 790: 81.5, 800: 78.0, 810: 84.5, 820: 71.7, 920: 76.9,
+    930: 85.7, 940: 82.8, 1020: 80.3,
+}
+
+
+def fig7():
+    """Published Fig. 7 (ResNet-18, CIFAR-10): `index` and `accuracy` arrays of the carriers read off
+    the figure (`FIG7_RESNET18`)."""
+    index = np.array(sorted(FIG7_RESNET18))
+    return dict(index=index, accuracy=np.array([FIG7_RESNET18[i] for i in index]))
+
+
+def fig8(arch):
+    """Published Fig. 8: `(original, flipped)` CIFAR-10 test accuracy (%) of `arch`."""
+    _check(arch, tuple(FIG8))
+    return FIG8[arch]

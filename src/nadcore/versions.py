@@ -13,6 +13,8 @@ VERSIONS = {
     "fourier_cell": 1,   # a trained cell of a Fourier sweep (Chapter 1, Chapter 6's Fig. 1): ch1_fourier
     "nad_chunk": 1,      # the moments of a chunk of networks' gradients: nads.chunk_moments
     "nad_result": 1,     # a merged NAD estimate: nads.estimate
+    "cifar_run": 1,      # a trained network of Chapter 4 (poisoning, flip, clean): ch4_cifar10
+    "underspec_cell": 1,  # a cell of the follow-up's Figs. 2-3: ch5_underspec
 }
 PRECISIONS = ("float32", "bfloat16")
 

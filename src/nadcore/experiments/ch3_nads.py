@@ -1,5 +1,5 @@
-"""Chapter 3 (paper Sec. 3, Figs. 5-6): the NADs the chapters use (`load_nads`, stored or
-committed, else estimated) and Fig. 6, networks trained on D(u_i) for NAD indices i. The
+"""Chapter 3 (paper Sec. 3, Figs. 5-6): the NADs the chapters use (`load_nads`: stored with the
+same settings, else estimated) and Fig. 6, networks trained on D(u_i) for NAD indices i. The
 estimators are `nadcore.nads`."""
 
 import numpy as np
@@ -9,7 +9,8 @@ from nadcore import models as registry
 from nadcore import store, sweeps
 from nadcore.data import directional_dataset
 from nadcore.device import resolve
-from nadcore.nads import NADResult, _with_pooling, artifact_path, compare, estimate, nad_settings, result_path
+from nadcore.fourier import fourier_energy
+from nadcore.nads import NADResult, _with_pooling, compare, estimate, nad_settings, result_path
 from nadcore.presets import preset
 from nadcore.seeds import streams
 from nadcore.train import Recipe, fit_many
@@ -27,17 +28,10 @@ def resolve_request(arch, scale="smoke", method=None, num_networks=None, seed=0)
 
 
 def find_stored(arch, settings, results_dir):
-    """The file holding NADs made with `settings`: in `results_dir/nads/`, else the committed
-    artifact if made with the same method and at least as many networks; None if neither."""
+    """The file in `results_dir/nads/` holding NADs made with exactly `settings` (seed, step,
+    evaluation point, method, N, precision, version), or None: no other estimate stands in."""
     path = result_path(arch, settings, results_dir)
-    if store.matches(path, settings):
-        return path
-    art = artifact_path(arch)
-    if art.exists():
-        made = store.load(art).settings
-        if made["method"] == settings["method"] and made["num_networks"] >= settings["num_networks"]:
-            return art
-    return None
+    return path if store.matches(path, settings) else None
 
 
 def load_nads(arch, results_dir="../results", scale="smoke", method=None, num_networks=None, seed=0,
@@ -123,3 +117,41 @@ def secant_vs_autograd(archs, results_dir, scale, networks, ks, seed=0, device="
         label = f"{arch}: secant (N={sec.settings['num_networks']}) vs autograd (N={aut.settings['num_networks']})"
         curves[label] = compare(sec, aut, ks)
     return curves
+
+
+def rank_limit(result):
+    """The rank of the sample covariance behind `result`: at most N - 1 (mean-centred, N networks)
+    and at most D; eigenvalues past it are rounding noise."""
+    return min(int(result.settings["num_networks"]) - 1, int(np.prod(result.settings["input_shape"])))
+
+
+def numerical_rank(eigenvalues, rtol=1e-12):
+    """How many of `eigenvalues` (decreasing) exceed `rtol` times the first: the rank of a covariance
+    whose true rank is below `rank_limit` (e.g. a network that sees only part of its input)."""
+    vals = np.asarray(eigenvalues, dtype=np.float64)
+    return int((vals > rtol * vals[0]).sum())
+
+
+def low_frequency_share(result, count=3, band=4):
+    """Share of the Fourier energy (`fourier_energy`) of each of the first `count` NADs at the
+    frequencies with max(|kx|, |ky|) <= `band` (zero frequency included): array (count,)."""
+    energy = fourier_energy(result.images(count))
+    size = energy.shape[-1]
+    k = np.abs(np.arange(size) - size // 2)        # |frequency| along each fftshifted axis
+    low = np.maximum.outer(k, k) <= band
+    return energy[:, low].sum(-1) / energy.sum((-2, -1))
+
+
+def fig6_rows(ours, curve):
+    """Fig. 6, ours beside the published curve, at our indices: rows `(index, ours, published)`;
+    `published` is interpolated between the indices the authors trained (`curve["measured"]`),
+    None past their last index."""
+    m = curve["measured"]
+    last = int(curve["index"][m].max())
+    pub = lambda i: float(np.interp(i, curve["index"][m], curve["accuracy"][m])) if i <= last else None
+    return [(int(i), float(ours[i]), pub(i)) for i in sorted(ours)]
+
+
+def first_at_chance(indices, accuracy, margin=2.0):
+    """The first of `indices` whose accuracy is within `margin` points of chance (50 %), or None."""
+    return next((int(i) for i, a in zip(indices, accuracy) if a is not None and a <= 50 + margin), None)

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from nadcore import seeds, store
+from nadcore import seeds, store, versions
 from nadcore.cifar import EDIT_MODES, as_nads, channel_stats, edit_nads, nad_flip, normalise, poison
 from nadcore.device import resolve
 from nadcore.models import build
@@ -49,11 +49,12 @@ def prepare(x, mean, std, nads=None, y=None, index=None, eps=0.05, flip=False):
     return normalise(x, mean, std)
 
 
-def _run(results_dir, name, settings, compute, only_stored=False):
+def _run(results_dir, name, settings, compute, only_stored=False, device=None):
+    settings = versions.stamp(settings, "cifar_run")
     if results_dir is None:
-        return store.Result(compute(), store.make_record(settings))
+        return store.Result(compute(), store.make_record(settings, device=device))
     path = Path(results_dir) / "cifar10" / f"{name}-{store.key(settings)}.npz"
-    return store.load(path, settings) if only_stored else store.cached(path, settings, compute)
+    return store.load(path, settings) if only_stored else store.cached(path, settings, compute, device=device)
 
 
 def poisoning_run(arch, train, test, nads, index, eps, mean, std, recipe, device="auto", seed=0):
@@ -94,7 +95,7 @@ def poisoning_curve(arch, train, test, nads, indices, eps, mean, std, recipe, de
     for i in tqdm([None, *[int(i) for i in indices]], desc=f"poisoning {arch}", disable=not progress):
         res = _run(results_dir, f"poison-{arch}", {**base, "index": -1 if i is None else i},
                    lambda i=i: poisoning_run(arch, train, test, u, i, eps, mean, std, recipe, device, seed),
-                   only_stored)
+                   only_stored, resolve(device))
         rows.append((-1 if i is None else i, *(float(res[k]) for k in ("train_acc", "test_acc", "follow_rate"))))
     cols = np.array(rows, dtype=np.float64).T
     return {"index": cols[0].astype(np.int64), "train_acc": cols[1], "test_acc": cols[2], "follow_rate": cols[3]}
@@ -125,7 +126,7 @@ def flip_experiment(archs, train, test, nads, recipe, device="auto", seed=0, res
                                           (normalise(xt, mean, std), test[1]), recipe, device, seed)
                 return {"train_acc": np.float64(fitted["train_acc"]), "test_acc": np.float64(fitted["test_acc"])}
 
-            res = _run(results_dir, f"flip-{arch}-{kind}", settings, compute, only_stored)
+            res = _run(results_dir, f"flip-{arch}-{kind}", settings, compute, only_stored, resolve(device))
             out[kind].append(float(res["test_acc"]))
             out[f"train_{kind}"].append(float(res["train_acc"]))
     return {"arch": list(archs), **{k: np.array(v) for k, v in out.items()}}
@@ -136,8 +137,9 @@ def clean_model(arch, train, test, mean, std, recipe, device="auto", seed=0, res
 
     Its weights are cached in `results_dir` as a `.pt` file keyed on the settings.
     """
-    settings = {"arch": arch, "kind": "clean", "mean": list(mean), "std": list(std), "recipe": _recipe(recipe),
-                "seed": seed, "data": store.fingerprint(*train, *test)}
+    settings = versions.stamp({"arch": arch, "kind": "clean", "mean": list(mean), "std": list(std),
+                               "recipe": _recipe(recipe), "seed": seed, "data": store.fingerprint(*train, *test)},
+                              "cifar_run")
     path = None if results_dir is None else Path(results_dir) / "cifar10" / f"clean-{arch}-{store.key(settings)}.pt"
     test_n = (normalise(test[0], mean, std), test[1])
     if path is not None and path.exists():
@@ -183,11 +185,3 @@ def reviewers_test(model, x, y, nads, mean, std, ks=(2,), modes=EDIT_MODES, size
                              "relative": (delta / x.flatten(1).norm(dim=1).clamp_min(1e-12)).mean().item()})
     return rows
 
-
-def format_reviewers(rows):
-    """The rows of `reviewers_test` as a fixed-width table (k, which NADs, edit, % changed, accuracy,
-    |dx|, |dx|/|x|)."""
-    lines = [f"{'k':>3} {'NADs':>5} {'edit':>6} {'changed %':>9} {'acc %':>6} {'|dx|':>7} {'|dx|/|x|':>8}"]
-    lines += [f"{r['k']:>3} {r['where']:>5} {r['mode']:>6} {r['changed']:>9.1f} {r['accuracy']:>6.1f} "
-              f"{r['norm']:>7.3f} {r['relative']:>8.3f}" for r in rows]
-    return "\n".join(lines)

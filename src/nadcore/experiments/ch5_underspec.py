@@ -18,7 +18,8 @@ mean (for `D(v)` channels, whose mean is 0, this is the raw zero of the paper).
 import numpy as np
 import torch
 
-from nadcore import cifar, data, models, store, sweeps, train
+from nadcore import cifar, data, models, store, sweeps, train, versions
+from nadcore.device import resolve
 from nadcore.presets import preset
 from nadcore.seeds import derive, streams
 
@@ -199,14 +200,16 @@ def _fit(nets, datasets, seeds, recipe, device):
     return train.fit_many(nets, datasets, seeds=seeds, device=device, **train.Recipe.from_settings(recipe).kwargs())
 
 
-def _run(name, cells, compute, settings, results_dir, batch, shard, num_shards, progress, only_stored=False):
+def _run(name, cells, compute, settings, results_dir, batch, shard, num_shards, progress, only_stored=False,
+         device=None):
+    settings = versions.stamp(settings, "underspec_cell")
     if only_stored:                                           # read a results bundle: compute nothing
         try:
             return sweeps.collect(name, cells, settings, results_dir)
         except FileNotFoundError:
             return None
     sweeps.sweep(name, cells, compute, settings, results_dir, batch=batch, shard=shard,
-                 num_shards=num_shards, progress=progress)
+                 num_shards=num_shards, progress=progress, device=device)
     if sweeps.missing(name, cells, settings, results_dir):
         return None                                           # other shards are still running
     return sweeps.collect(name, cells, settings, results_dir)
@@ -252,7 +255,7 @@ def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shar
         return out
 
     results = _run(f"underspec_pairs_{arch}", cells, compute, shared, results_dir, batch, shard, num_shards, progress,
-                   only_stored)
+                   only_stored, resolve(device))
     if results is None:
         return None
     shape = (len(seeds), len(idx), len(idx))
@@ -310,7 +313,7 @@ def ood_grid(arch, nads, settings, results_dir, data_root="../data", *, device="
                                for net, (_, test), fit in zip(nets, datasets, fits))]
 
     results = _run(f"underspec_ood_{arch}", cells, compute, shared, results_dir, batch, shard, num_shards, progress,
-                   only_stored)
+                   only_stored, resolve(device))
     if results is None:
         return None
     acc = np.stack([r["accuracy"] for r in results]).reshape(len(seeds), len(idx), 3)

@@ -149,8 +149,8 @@ def spread(acc):
     return dict(min=float(v.min()), max=float(v.max()), mean=float(v.mean()), std=float(v.std()), cells=int(v.size))
 
 
-BANDS = {"low": "max(|kx|, |ky|) <= 4", "eight": "|kx| = 8 or |ky| = 8 (the Nyquist frequency of stride 4)",
-         "high": "the other cells"}
+BANDS = {"low": r"$\max(|k_x|, |k_y|) \le 4$",
+         "eight": r"$|k_x| = 8$ or $|k_y| = 8$ (the Nyquist frequency of stride 4)", "high": "the other cells"}
 
 
 def band(cell):
@@ -240,16 +240,36 @@ def summary(results):
     return rows
 
 
-def format_summary(rows):
-    """`summary` as a fixed-width text table."""
-    head = (f"{'variant':<9} {'cells':>5} {'mean':>6} {'std':>5} {'min':>6} {'max':>6} {'low':>5} {'k=8':>5} "
-            f"{'high':>5} {'rho1':>6} {'rho2':>6} "
-            f"{'l2/l1':>6} {'l64/l1':>7} {'ov16':>5} {'fig6 first':>10} {'last':>6}")
-    lines = [head]
-    for r in rows:
-        lines.append(f"{r['variant']:<9} {r['cells']:>5} {r['mean']:>6.1f} {r['std']:>5.1f} {r['min']:>6.1f} "
-                     f"{r['max']:>6.1f} {r['band_low']:>5.1f} {r['band_eight']:>5.1f} {r['band_high']:>5.1f} "
-                     f"{r['rho1']:>6.2f} {r['rho2']:>6.2f} {r['lam2']:>6.3f} {r['lam64']:>7.4f} "
-                     f"{r['overlap16']:>5.2f} "
-                     f"{r['fig6_first']:>10.1f} {r['fig6_last']:>6.1f}")
-    return "\n".join(lines)
+POOLED = ("max", "avg", "blur3", "blur5", "maxblur3", "maxblur5")  # a pooling layer (no stride-2 convs, not none)
+
+
+def key_numbers(results):
+    """The chapter's numbers by name, unrounded, for the prose (myst-nb `glue`): `{variant}_{column}`
+    of every `summary` row, `{variant}_fig6_best` (the best Fig. 6 accuracy), and
+    `{variant}_theory2_{band}`, Theorem 1's mean over each of `BANDS` for both poolings."""
+    out = {}
+    for r in summary(results):
+        v = r["variant"]
+        out.update({f"{v}_{k}": float(x) for k, x in r.items() if k != "variant"})
+        f6 = results["fig6"][v]
+        out[f"{v}_fig6_best"] = float(max(f6.values())) if f6 else float("nan")
+    for v, t in results["theory"].get(2, {}).items():
+        out.update({f"{v}_theory2_{name}": m for name, m in band_means(t).items()})
+    return out
+
+
+def missing(results):
+    """`{part: [variants]}` of the parts (fig1, nads, fig6) of `chapter_results` not stored for a variant."""
+    gaps = {part: [v for v in results["variants"] if not results[part][v]] for part in ("fig1", "nads", "fig6")}
+    return {part: vs for part, vs in gaps.items() if vs}
+
+
+def setting_numbers(results):
+    """The settings of `chapter_results` by name, for the prose: Fig. 1's `n`, `sigma`, `epochs`,
+    the grid (`side`, `freqs`, `cells`), the number of `variants`, the NADs' `nad_networks` and
+    `nad_method`, the number of Fig. 6 indices (`fig6_count`) and the last one (`last_index`)."""
+    s1, grid, cfg = results["settings"]["fig1"], results["grid"], results["settings"]["nads"]
+    return {"n": s1["n"], "sigma": s1["sigma"], "epochs": s1["epochs"], "side": len(grid.freqs),
+            "freqs": ", ".join(map(str, grid.freqs)), "cells": len(grid.half()), "variants": len(results["variants"]),
+            "nad_networks": cfg["num_networks"], "nad_method": cfg["method"],
+            "fig6_count": len(results["settings"]["indices"]), "last_index": results["settings"]["indices"][-1]}

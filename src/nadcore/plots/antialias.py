@@ -1,86 +1,245 @@
 """Figures of Chapter 6: Fig. 1 of every LeNet pooling variant, Theorem 1 beside the measured
-grids of the linear ones, and the variants' NAD spectra, convergence and Fig. 6."""
+grids of the linear ones, and the variants' NAD spectra, first NADs, convergence and Fig. 6.
 
-import matplotlib.pyplot as plt
+Every figure is sized for the page's column (`style.figure`); a variant has one colour, line
+style and marker (`STYLE`) on every figure, so that curves lying on top of each other stay
+distinguishable.
+"""
+
 import numpy as np
+from matplotlib.colors import PowerNorm
+from matplotlib.ticker import FixedLocator, NullLocator
 
-from nadcore.plots.nads import overlaps
+from nadcore import presets
+from nadcore.experiments import ch6_antialias
+from nadcore.fourier import fourier_energy
+from nadcore.plots import page, style
 
 LABELS = {"max": "max pool (published)", "avg": "average pool", "blur3": "BlurPool, 3 taps",
           "blur5": "BlurPool, 5 taps", "maxblur3": "MaxBlurPool, 3 taps", "maxblur5": "MaxBlurPool, 5 taps",
-          "strided": "stride-2 convs", "none": "no pooling"}
+          "strided": "stride-2 convs", "none": "no downsampling"}
+SHORT = {"max": "max pool", "avg": "avg pool", "blur3": "BlurPool-3", "blur5": "BlurPool-5",
+         "maxblur3": "MaxBlurPool-3", "maxblur5": "MaxBlurPool-5", "strided": "stride 2", "none": "none"}
+# colour, line style and marker of each variant; the dashed and dotted curves (hollow markers) are
+# drawn above the solid ones, so that a solid curve under another one shows through its gaps
+STYLE = {"max": dict(color=style.COLORS["lenet"], ls="-", marker="o", zorder=2, ms=7),
+         "avg": dict(color="#dd8452", ls="-", marker="s", zorder=2, ms=7),
+         "blur3": dict(color="#4c72b0", ls="--", marker="^", zorder=3, mfc="none"),
+         "blur5": dict(color="#8172b3", ls="--", marker="v", zorder=3, mfc="none"),
+         "maxblur3": dict(color="#c44e52", ls="-.", marker="D", zorder=3, mfc="none"),
+         "maxblur5": dict(color="#da8bc3", ls="-.", marker="P", zorder=3, mfc="none"),
+         "strided": dict(color="#937860", ls=":", marker="X", zorder=3, mfc="none"),
+         "none": dict(color="0.3", ls=":", marker="*", zorder=3, mfc="none")}
+ACC = dict(cmap="viridis", vmin=50, vmax=100)
 
 
-def _heat(ax, image, grid, title, vmin=50, vmax=100, cmap="viridis"):
+def _heat(ax, image, grid, title=None):
+    """A Fourier grid of accuracies (grey where NaN), ticks at the ends and the centre."""
     ext = (grid.freqs[0] - 0.5, grid.freqs[-1] + 0.5, grid.freqs[-1] + 0.5, grid.freqs[0] - 0.5)
-    im = ax.imshow(image, cmap=cmap, vmin=vmin, vmax=vmax, extent=ext)
-    ax.set_title(title, fontsize=8)
-    ax.set_xlabel("$k_x$", fontsize=8)
-    ax.set_ylabel("$k_y$", fontsize=8)
-    ax.tick_params(labelsize=7)
+    im = ax.imshow(image, extent=ext, **ACC)
+    ax.set_facecolor("0.85")
+    ticks = sorted({grid.freqs[0], 0, grid.freqs[-1]})
+    ax.set_xticks(ticks)
+    ax.set_yticks(ticks)
+    if title:
+        ax.set_title(title)
     return im
 
 
+def _shape(n):
+    rows = -(-n // 4)
+    return rows, -(-n // rows)
+
+
 def fig1_variants(fig1, grid, variants=None):
-    """One Fig. 1 panel per variant (`{variant: {cell: test accuracy}}`), one colour scale 50-100%;
-    grey where a variant has no stored cell."""
+    """One Fig. 1 panel per variant (`{variant: {cell: test accuracy}}`, `SHORT` names and the
+    grid's mean in the titles), one colour scale 50-100%; grey where a variant has no stored cell."""
     variants = [v for v in (variants or fig1) if v in fig1]
-    cols = min(4, max(1, len(variants)))
-    rows = -(-len(variants) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(2.6 * cols, 2.5 * rows), squeeze=False)
+    rows, cols = _shape(max(1, len(variants)))
+    fig, axes = style.figure(rows, cols, width=0.97, height=1.75 * rows + 0.2, squeeze=False)
     im = None
     for ax, v in zip(axes.flat, variants):
         acc = fig1[v]
-        im = _heat(ax, grid.image(acc), grid, f"{LABELS.get(v, v)}\n{len(acc)} cells, mean "
-                   f"{np.mean(list(acc.values())) if acc else float('nan'):.1f}%")
-        ax.set_facecolor("0.85")
+        mean = np.mean(list(acc.values())) if acc else float("nan")
+        im = _heat(ax, grid.image(acc), grid, f"{SHORT.get(v, v)}\nmean {mean:.1f}%")
+    for ax in axes[-1]:
+        ax.set_xlabel("$k_x$")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("$k_y$")
     for ax in list(axes.flat)[len(variants):]:
         ax.axis("off")
-    fig.tight_layout()
     if im is not None:
         fig.colorbar(im, ax=axes, shrink=0.8, label="test accuracy (%)")
     return fig
 
 
 def theory_beside(measured, theory, agreement, grid):
-    """For each linear variant: Theorem 1's Bayes accuracy after its first pooling, after both
-    poolings (`theory[1]`, `theory[2]`), and the measured Fig. 1 grid, with Spearman's rank
-    correlation of each prediction with the measurement in the titles."""
+    """For each linear variant (a row): Theorem 1's Bayes accuracy after its first pooling, after
+    both poolings (`theory[1]`, `theory[2]`), and the measured Fig. 1 grid, with Spearman's rank
+    correlation of each prediction with the measurement in the titles; one colour scale."""
     variants = list(theory[1])
-    fig, axes = plt.subplots(len(variants), 3, figsize=(8.4, 2.6 * len(variants)), squeeze=False)
-    for row, v in zip(axes, variants):
-        for ax, stages, what in ((row[0], 1, "first pooling"), (row[1], 2, "both poolings")):
-            t = theory[stages][v]
+    fig, axes = style.figure(len(variants), 3, width=0.9, height=1.9 * len(variants) + 0.3, squeeze=False)
+    for r, (row, v) in enumerate(zip(axes, variants)):
+        for ax, stages, what in ((row[0], 1, "first pooling ($S$=2)"), (row[1], 2, "both poolings ($S$=4)")):
             rho = agreement[stages].get(v, float("nan"))
-            im = _heat(ax, grid.image(t), grid, f"Theorem 1, {what}\n{LABELS.get(v, v)}, $\\rho$ = {rho:.2f}",
-                       vmin=50, vmax=100, cmap="magma")
-        fig.colorbar(im, ax=row[:2], shrink=0.8, label="Bayes accuracy (%)")
-        im = _heat(row[2], grid.image(measured.get(v, {})), grid, f"measured, {len(measured.get(v, {}))} cells")
-        row[2].set_facecolor("0.85")
-        fig.colorbar(im, ax=row[2], shrink=0.8, label="test accuracy (%)")
+            head = f"{what}\n" if r == 0 else ""
+            im = _heat(ax, grid.image(theory[stages][v]), grid, f"{head}$\\rho$ = {rho:.2f}")
+        _heat(row[2], grid.image(measured.get(v, {})), grid, "measured" if r == 0 else None)
+        row[0].set_ylabel(f"{SHORT.get(v, v)}\n$k_y$")
+    for ax in axes[-1]:
+        ax.set_xlabel("$k_x$")
+    fig.colorbar(im, ax=axes, shrink=0.6, label="accuracy (%)")
+    return fig
+
+
+def _rank(res):
+    """The normalised spectrum of a NAD estimate up to the numerical rank of its covariance (at most
+    N - 1 for N networks): the round-off past it (below 1e-12 of the first eigenvalue) is dropped."""
+    vals = np.asarray(res.eigenvalues, dtype=float) / res.eigenvalues[0]
+    return vals[:np.count_nonzero(vals > 1e-12)]
+
+
+def spectra(results):
+    """The NADs' normalised covariance eigenvalues lambda_i / lambda_1 against the NAD index, per
+    variant (`{variant: NADResult | None}`), up to the covariance's rank (the number of networks)."""
+    fig, ax = style.figure(width=0.85, height=3.9)
+    for v, res in _stored(results).items():
+        vals = _rank(res)
+        kw = {k: x for k, x in STYLE.get(v, {}).items() if k in ("color", "ls", "zorder")}
+        ax.semilogy(np.arange(len(vals)), vals, label=SHORT.get(v, v), lw=1.4, **kw)
+    ax.set_xlabel("NAD index $i$")
+    ax.set_ylabel(r"$\lambda_i / \lambda_1$")
+    _legend(fig)
+    return fig
+
+
+def _legend(fig):
+    """One legend of the variants below the axes, where it hides no curve."""
+    fig.legend(loc="outside lower center", ncol=4)
+
+
+def _stored(results):
+    return {v: r for v, r in results.items() if r is not None}
+
+
+def first_nads(results, show=3):
+    """The first `show` NADs of each variant (a row; `{variant: NADResult | None}`): pixels (one
+    diverging scale for all) and their Fourier energy (zero frequency at the centre, one
+    square-root scale for all, so that energy spread over several frequencies stays visible)."""
+    results = _stored(results)
+    variants = list(results)
+    images = {v: results[v].images(show).sum(1) for v in variants}
+    energy = {v: fourier_energy(images[v]) for v in variants}
+    lim = max(np.abs(x).max() for x in images.values())
+    norm = PowerNorm(0.5, vmin=0, vmax=max(e.max() for e in energy.values()))
+    fig, axes = style.figure(len(variants), 2 * show, width=0.98, height=1.02 * len(variants) + 0.9, squeeze=False)
+    for row, v in zip(axes, variants):
+        for i in range(show):
+            pix = row[i].imshow(images[v][i], cmap="RdBu_r", vmin=-lim, vmax=lim)
+            eng = row[show + i].imshow(energy[v][i], cmap="magma", norm=norm)
+        row[0].set_ylabel(SHORT.get(v, v).replace("MaxBlurPool", "MaxBlur-\nPool"))
+    for i in range(show):
+        axes[0, i].set_title(f"$u_{{{i + 1}}}$")
+        axes[0, show + i].set_title(f"$|\\hat u_{{{i + 1}}}|^2$")
+    for ax in axes.flat:
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.spines[:].set_visible(True)
+    fig.colorbar(pix, ax=axes[:, :show], location="bottom", shrink=0.8, label="NAD pixel value")
+    bar = fig.colorbar(eng, ax=axes[:, show:], location="bottom", shrink=0.8, label="Fourier energy")
+    bar.set_ticks([0, norm.vmax / 16, norm.vmax / 4, norm.vmax], labels=[
+        f"{t:.2g}" for t in (0, norm.vmax / 16, norm.vmax / 4, norm.vmax)])
     return fig
 
 
 def convergence(conv):
     """Overlap of the leading-k NAD subspaces from N and from 2N networks, at the largest N, per variant
-    (`plots.nads.overlaps`)."""
+    (the chance level of random subspaces, k/D, a thick grey line)."""
     stored = {v: c for v, c in conv.items() if c is not None}
-    curves = {f"{LABELS.get(v, v)} (N={int(c['sizes'][-1])})": c["overlap"][-1] for v, c in stored.items()}
-    ks = next(iter(stored.values()))["ks"] if stored else []
-    return overlaps(curves, ks, title="N vs 2N networks, at the largest N")
+    fig, ax = style.figure(width=0.85, height=3.9)
+    ks = np.asarray(next(iter(stored.values()))["ks"]) if stored else np.array([1])
+    for v, c in stored.items():
+        ax.plot(ks, c["overlap"][-1], label=f"{SHORT.get(v, v)}", **{"ms": 5, **STYLE.get(v, {})})
+    ax.plot(ks, ks / 1024, color="0.6", lw=3, alpha=0.6, zorder=1, label="random ($k/D$)")
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(FixedLocator(ks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([str(k) for k in ks])
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("$k$ (leading NADs)")
+    ax.set_ylabel("overlap, $N$ vs $2N$")
+    _legend(fig)
+    return fig
 
 
 def fig6_variants(fig6):
-    """Test accuracy on D(u_i) against the NAD index i, one curve per variant (its own NADs)."""
-    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    """Test accuracy on D(u_i) against the NAD index i, one curve per variant (its own NADs), on a
+    symmetric-log axis ticked at the measured indices."""
+    fig, ax = style.figure(width=0.85, height=3.9)
+    indices = sorted({i for acc in fig6.values() for i in acc})
     for v, acc in fig6.items():
         if acc:
             idx = sorted(acc)
-            ax.plot(idx, [acc[i] for i in idx], "o-", label=LABELS.get(v, v))
+            ax.plot(idx, [acc[i] for i in idx], label=SHORT.get(v, v), **{"ms": 5, **STYLE.get(v, {})})
     ax.set_xscale("symlog", linthresh=8)
+    ax.xaxis.set_major_locator(FixedLocator(indices))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([str(i) for i in indices])
     ax.set_ylim(45, 102)
-    ax.set_xlabel("NAD index i")
-    ax.set_ylabel("test accuracy on D($u_i$) (%)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    ax.set_xlabel("NAD index $i$")
+    ax.set_ylabel(r"accuracy on $\mathcal{D}(u_i)$ (%)")
+    _legend(fig)
     return fig
+
+
+def _fmt(x, digits=1):
+    return "–" if x is None or np.isnan(x) else f"{x:.{digits}f}"
+
+
+def summary_table(results):
+    """`ch6_antialias.summary` of `results` as a table that fits the page: one row per variant
+    (`SHORT` names); Fig. 1's mean, std and band means (`ch6_antialias.BANDS`), Spearman's rho of
+    Theorem 1 for both poolings, lambda_64 / lambda_1, the N vs 2N overlap of the leading 16
+    NADs, and Fig. 6 at the first and last NAD index."""
+    first, last = results["settings"]["indices"][0], results["settings"]["indices"][-1]
+    columns = ("variant", "mean", "std", "|k|≤4", "k=8", "other", "ρ₂", "λ₆₄/λ₁", "overlap",
+               f"NAD {first}", f"NAD {last}")
+    rows = [(SHORT.get(r["variant"], r["variant"]), _fmt(r["mean"]), _fmt(r["std"]), _fmt(r["band_low"]),
+             _fmt(r["band_eight"]), _fmt(r["band_high"]), _fmt(r["rho2"], 2), _fmt(r["lam64"], 3),
+             _fmt(r["overlap16"], 2), _fmt(r["fig6_first"]), _fmt(r["fig6_last"]))
+            for r in ch6_antialias.summary(results)]
+    return page.table(rows, columns, index="variant")
+
+
+def verdict(results):
+    """Chapter 6's "paper vs this book" table (`page.verdict`) from `chapter_results` at the
+    published settings: the paper's predictions (Theorem 1, Sec. 2.1; Fig. 3; the linear model of
+    Sec. 2.2 and Eq. 4) against what the variants measure."""
+    n = ch6_antialias.key_numbers(results)
+    pooled = [v for v in ch6_antialias.POOLED if v in results["variants"]]
+    eight = [n[f"{v}_band_eight"] for v in pooled]
+    recipe = f"published recipe, {len(results['grid'].half())} directions, 1 seed"
+    published = presets.preset("nads", "paper")["num_networks"]["default"]
+    networks = f"{results['settings']['nads']['num_networks']:,} networks per variant (paper: {published:,})"
+    return page.verdict({
+        "Anti-aliased pooling removes the bias": (
+            "Not tested. Theorem 1 (Sec. 2.1): the pooling's prefilter and aliasing decide which "
+            "directions survive",
+            f"No, it narrows it. BlurPool-3: {n['blur3_band_low']:.1f}% on |k| ≤ 4, "
+            f"{n['blur3_band_high']:.1f}% beyond k = 8 (max pool: {n['max_band_low']:.1f}%, "
+            f"{n['max_band_high']:.1f}%)", recipe),
+        "Theorem 1 (both poolings) predicts the losses": (
+            f"Nothing at the pooled maps' Nyquist frequency k = 8 "
+            f"({n['avg_theory2_eight']:.0f}%, chance)",
+            f"{min(eight):.1f}–{max(eight):.1f}% on the k = 8 lines for every pooling; average pooling "
+            f"ordered as predicted (ρ = {n['avg_rho2']:.2f})", recipe),
+        "Removing downsampling removes the bias": (
+            "Fig. 3: without pooling, the accuracies are equalised",
+            f"Yes: {n['none_band_low']:.1f}% on |k| ≤ 4, {n['none_band_high']:.1f}% beyond k = 8, "
+            f"near chance", recipe),
+        "The prefilter orders the NADs": (
+            "Linear model (Sec. 2.2, Eq. 4): NADs sorted by the prefilter's energy",
+            f"Smoother filter, steeper spectrum: λ₆₄/λ₁ = {n['max_lam64']:.3f} (max pool), "
+            f"{n['avg_lam64']:.3f} (avg), {n['blur3_lam64']:.3f}, {n['blur5_lam64']:.4f} (BlurPool-3, -5)",
+            networks),
+    })

@@ -1,112 +1,262 @@
 """Figures of Chapter 3: NADs in pixel and Fourier space (Fig. 5), spectra, estimator comparison,
-convergence, and accuracy on D(u_i) against the NAD index (Fig. 6)."""
+convergence, and accuracy on D(u_i) against the NAD index (Fig. 6). Published estimates are drawn
+black and dashed, ours in the architecture's colour, solid for the secant, dotted for the exact
+gradient ("autograd")."""
 
-import matplotlib.pyplot as plt
+import matplotlib.colors as mcolors
+import matplotlib.ticker as mticker
 import numpy as np
+from matplotlib.lines import Line2D
 
+from nadcore import published
+from nadcore.experiments.ch3_nads import numerical_rank, rank_limit
 from nadcore.fourier import fourier_energy
+from nadcore.plots import style
 
 GREEN, BROWN = "#2e8b57", "#8b4513"
+DASHES = {"secant": "-", "autograd": ":", "hessian": "-."}
+METHODS = {"secant": "secant", "autograd": "exact gradient", "hessian": "Hessian"}
+PUBLISHED = dict(color="k", ls="--", lw=1.2)
+ENERGY = mcolors.LogNorm(1e-4, 1)     # share of a NAD's energy per frequency, 1e-4 .. 1
 
 
-def fig5(results, show=3):
-    """First `show` NADs of each architecture (`{name: NADResult}`): pixels, then Fourier energy."""
-    fig, axes = plt.subplots(len(results), 2 * show, figsize=(2 * 2 * show * 0.9, 2 * len(results)), squeeze=False)
-    for row, (name, res) in zip(axes, results.items()):
-        images = res.images(show)
+def is_published(result):
+    return result.settings.get("source") == "published"
+
+
+def describe(result, lines=False):
+    """'LeNet, ours, secant, N = 10,000' (or 'published'), one line or three (`lines`)."""
+    s = result.settings
+    parts = [style.LABELS.get(s["arch"], s["arch"]), "published" if is_published(result) else
+             f"ours, {METHODS.get(s['method'], s['method'])}", f"N = {int(s['num_networks']):,}"]
+    return "\n".join(parts) if lines else ", ".join(parts)
+
+
+def curve_style(result):
+    """Line style of an estimate: published black dashed, ours in its architecture's colour."""
+    if is_published(result):
+        return dict(PUBLISHED)
+    s = result.settings
+    return dict(color=style.COLORS.get(s["arch"]), ls=DASHES.get(s["method"], "-"), lw=2.4)
+
+
+def beside_published(stored, archs):
+    """`{row label: NADResult}` for `fig5`/`spectra_by_arch`: per architecture of `archs`, our
+    estimates of `stored` (`{(arch, method): NADResult}`, `bundle.stored_nads`), then the published one."""
+    rows = {}
+    for arch in archs:
+        mine = [r for (a, _), r in stored.items() if a == arch]
+        theirs = [published.nads(arch)] if arch in published.ARCHS else []
+        rows.update({describe(r, lines=True): r for r in mine + theirs})
+    return rows
+
+
+def oriented(images):
+    """Each image of `images` (n, H, W) scaled to max |pixel| = 1, its largest-magnitude pixel positive
+    (a NAD is defined up to its sign)."""
+    flat = images.reshape(len(images), -1)
+    peak = flat[np.arange(len(flat)), np.abs(flat).argmax(1)]
+    return images / peak[:, None, None]
+
+
+def fig5(results, show=3, width=0.97):
+    """The first `show` NADs of each estimate (`{row label: NADResult}`), one row each: pixels
+    (scaled to max |pixel| = 1, one colour scale) and Fourier energy (share per frequency, zero
+    frequency at the centre, one log colour scale)."""
+    rows, cell = len(results), 0.9
+    fig = style.figure(width=width, height=cell * rows + 1.1)[0]
+    fig.clf()
+    left, right = fig.subfigures(1, 2, wspace=0.02, width_ratios=[1.4, 1])
+    pix = left.subplots(rows, show, squeeze=False)
+    eng = right.subplots(rows, show, squeeze=False)
+    for r, (label, res) in enumerate(results.items()):
+        images = np.asarray(res.images(show), dtype=np.float64).sum(1)
         energy = fourier_energy(images)
-        for i in range(show):
-            img = images[i].sum(0) if images[i].ndim == 3 else images[i]
-            lim = np.abs(img).max()
-            row[2 * i].imshow(img, cmap="RdBu_r", vmin=-lim, vmax=lim)
-            row[2 * i + 1].imshow(energy[i], cmap="magma")
-            row[2 * i].set_title(f"$u_{{{i + 1}}}$", fontsize=9)
-            row[2 * i + 1].set_title(f"$|\\hat u_{{{i + 1}}}|^2$", fontsize=9)
-        row[0].set_ylabel(name)
-    for ax in axes.flat:
+        energy = energy / energy.sum((-2, -1), keepdims=True)
+        for i, (img, e) in enumerate(zip(oriented(images), energy)):
+            ip = pix[r, i].imshow(img, cmap="RdBu_r", vmin=-1, vmax=1)
+            ie = eng[r, i].imshow(np.clip(e, ENERGY.vmin, None), cmap="magma", norm=ENERGY)
+        pix[r, 0].set_ylabel(label, rotation=0, ha="right", va="center", fontsize=9)
+    for i in range(show):
+        pix[0, i].set_title(f"$u_{{{i + 1}}}$")
+        eng[0, i].set_title(f"$|\\hat u_{{{i + 1}}}|^2$")
+    for ax in (*pix.flat, *eng.flat):
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.suptitle("First NADs: pixel space and Fourier energy (zero frequency at the centre)", fontsize=10)
-    fig.tight_layout()
+        ax.spines[:].set_visible(True)
+    left.colorbar(ip, ax=pix, location="bottom", shrink=0.8, aspect=25, label="pixel / max |pixel|")
+    right.colorbar(ie, ax=eng, location="bottom", shrink=0.9, aspect=25, label="share of the NAD's energy")
     return fig
 
 
-def spectra(results):
-    """Normalised covariance eigenvalues lambda_i / lambda_1 against the NAD index, per architecture."""
-    fig, ax = plt.subplots(figsize=(5.5, 3.5))
-    for name, res in results.items():
-        vals = np.clip(res.eigenvalues, 0, None)
-        ax.semilogy(np.arange(1, len(vals) + 1), vals / vals[0], label=f"{name} ({res.settings['method']}, "
-                    f"N={res.settings['num_networks']})")
-    ax.set_xlabel("NAD index i")
+def _top(res):
+    """How many eigenvalues of `res` to draw: up to its rank limit (`ch3_nads.rank_limit`) and its
+    numerical rank (`ch3_nads.numerical_rank`); past them they are rounding noise."""
+    return min(len(res.eigenvalues), rank_limit(res), numerical_rank(res.eigenvalues))
+
+
+def _spectrum(ax, res, **kw):
+    """lambda_i / lambda_1 up to the rank of the estimate (`_top`), its end marked when cut."""
+    vals = np.asarray(res.eigenvalues, dtype=np.float64)
+    top = _top(res)
+    ratio = vals[:top] / vals[0]
+    line, = ax.semilogy(np.arange(1, top + 1), ratio, **kw)
+    if top < len(vals):                                   # the covariance of N networks ends at N - 1
+        ax.plot(top, ratio[-1], "|", color=line.get_color(), ms=10, mew=2)
+    return ratio
+
+
+def _log_axis(ax, lows):
+    """At least two decades below 1, decade labels only (no overlapping minor labels)."""
+    ax.set_ylim(min(min(lows) / 2, 0.05), 2)
+    ax.yaxis.set_minor_formatter(mticker.NullFormatter())
+
+
+def _limit_note(res):
+    top = _top(res)
+    return f" (rank {top})" if top < len(res.eigenvalues) else ""
+
+
+def spectra(results, styles=None, width=0.8, height=3.2):
+    """Normalised eigenvalues lambda_i / lambda_1 against the NAD index, one curve per
+    `{label: NADResult}` (`styles`: `{label: line kwargs}`), drawn up to the rank of the sample
+    covariance, at most min(N - 1, D): past it the eigenvalues are rounding noise (a `|` marks the end)."""
+    fig, ax = style.figure(width=width, height=height)
+    lows = []
+    for label, res in results.items():
+        kw = (styles or {}).get(label, PUBLISHED if is_published(res) else {})
+        lows.append(_spectrum(ax, res, label=label + _limit_note(res), **kw).min())
+    _log_axis(ax, lows)
+    ax.set_xlabel("NAD index $i$")
     ax.set_ylabel(r"$\lambda_i / \lambda_1$")
-    ax.set_ylim(1e-6, 2)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    ax.legend(fontsize=9)
     return fig
 
 
-def overlaps(curves, ks, dim=1024, title="Overlap of the leading-k NAD subspaces"):
-    """Subspace overlap against k for each labelled curve (`{label: overlaps}`), with the chance level k/D."""
-    fig, ax = plt.subplots(figsize=(5.5, 3.5))
+def spectra_by_arch(results, ncols=3):
+    """One panel per architecture (`settings["arch"]`) of `{label: NADResult}`: our estimates and
+    the published ones (eigenvalues: singular values squared, `published.spectrum`), up to the rank
+    limit (see `spectra`)."""
+    archs = list(dict.fromkeys(r.settings["arch"] for r in results.values()))
+    nrows = -(-len(archs) // ncols)
+    fig, axes = style.figure(nrows, ncols, width=0.97, height=2.3 * nrows + 0.7, sharex=True, squeeze=False)
+    for ax, arch in zip(axes.flat, archs):
+        lows = [_spectrum(ax, r, **curve_style(r)).min() for r in results.values() if r.settings["arch"] == arch]
+        _log_axis(ax, lows)
+        ax.set_title(style.LABELS.get(arch, arch))
+    for ax in axes.flat[len(archs):]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("NAD index $i$")
+    for ax in axes[:, 0]:
+        ax.set_ylabel(r"$\lambda_i / \lambda_1$")
+    methods = list(dict.fromkeys(r.settings["method"] for r in results.values() if not is_published(r)))
+    handles = [Line2D([], [], color="0.3", ls=DASHES.get(m, "-"), lw=1.8, label=f"ours, {METHODS.get(m, m)}")
+               for m in methods]
+    if any(is_published(r) for r in results.values()):
+        handles.append(Line2D([], [], **PUBLISHED, label="published (singular values squared)"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=9)
+    return fig
+
+
+def overlaps(curves, ks, dim=1024, title=None, styles=None):
+    """Subspace overlap against k for each labelled curve (`{label: overlaps}`, `styles`:
+    `{label: line kwargs}`), with the chance level k/D."""
+    fig, ax = style.figure(width=0.8, height=3.2)
     for label, values in curves.items():
-        ax.plot(ks, values, "o-", label=label)
-    ax.plot(ks, np.asarray(ks) / dim, "k:", label="random subspaces (k/D)")
+        ax.plot(ks, values, **{"marker": "o", "ms": 4, **(styles or {}).get(label, {})}, label=label)
+    ax.plot(ks, np.asarray(ks) / dim, "k:", label="random subspaces ($k/D$)")
     ax.set_xscale("log", base=2)
     ax.set_ylim(0, 1.05)
-    ax.set_xlabel("k (leading NADs)")
-    ax.set_ylabel("overlap (mean cos$^2$ of principal angles)")
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    ax.set_xlabel("$k$ (leading NADs)")
+    ax.set_ylabel("overlap\n(mean cos$^2$ of principal angles)")
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=9)
     return fig
 
 
-def convergence(conv):
+def overlaps_published(overlap, ks, dim=1024):
+    """`overlaps` of our estimates with the published NADs, `{(arch, method): values}`
+    (`bundle.nad_overlaps`), in the architectures' colours, dotted for the exact gradient."""
+    curves, styles = {}, {}
+    for (arch, method), values in overlap.items():
+        label = f"{style.LABELS.get(arch, arch)}, ours ({METHODS.get(method, method)})"
+        curves[label] = values
+        styles[label] = dict(color=style.COLORS.get(arch), ls=DASHES.get(method, "-"))
+    return overlaps(curves, ks, dim, styles=styles)
+
+
+def convergence(conv, title=None):
     """Overlap between the leading-k NADs from N and from 2N networks, against N (one curve per k)."""
-    fig, ax = plt.subplots(figsize=(5.5, 3.5))
+    fig, ax = style.figure(width=0.8, height=3.2)
     for j, k in enumerate(conv["ks"]):
-        ax.plot(conv["sizes"], conv["overlap"][:, j], "o-", label=f"k = {k}")
+        ax.plot(conv["sizes"], conv["overlap"][:, j], "o-", ms=4, label=f"$k$ = {k}")
     ax.set_xscale("log", base=2)
     ax.set_ylim(0, 1.05)
-    ax.set_xlabel("N (networks)")
-    ax.set_ylabel("overlap of estimates at N and 2N")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    ax.set_xlabel("$N$ (networks)")
+    ax.set_ylabel("overlap of estimates\nat $N$ and $2N$")
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=9, ncols=2)
     return fig
 
 
 def fig6(indices, accuracy, eigenvalues, name=""):
     """Fig. 6: test accuracy on D(u_i) (brown) and normalised eigenvalues (green) against the NAD index."""
-    fig, ax = plt.subplots(figsize=(5.5, 3.5))
+    fig, ax = style.figure(width=0.8, height=3.2)
     vals = np.clip(np.asarray(eigenvalues), 0, None)
     ax.plot(np.arange(len(vals)), vals / vals[0], color=GREEN, label=r"$\lambda_i / \lambda_1$")
-    ax.set_xlabel("NAD index i")
-    ax.set_ylabel("normalised eigenvalue", color=GREEN)
+    ax.set_xlabel("NAD index $i$")
+    ax.set_ylabel(r"$\lambda_i / \lambda_1$", color=GREEN)
     ax.set_ylim(0, 1.05)
     acc = ax.twinx()
+    acc.spines["right"].set_visible(True)
     acc.plot(indices, accuracy, "o-", color=BROWN, label="test accuracy")
-    acc.set_ylabel("test accuracy on D($u_i$) (%)", color=BROWN)
+    acc.set_ylabel(r"test accuracy on $\mathcal{D}(u_i)$ (%)", color=BROWN)
     acc.set_ylim(40, 102)
-    ax.set_title(f"{name}: accuracy on D($u_i$) and eigenvalues", fontsize=10)
-    fig.tight_layout()
+    if name:
+        ax.set_title(style.LABELS.get(name, name))
     return fig
 
 
-def fig6_compare(ours, published_curve, name="LeNet"):
-    """Fig. 6 beside the published curve: our test accuracies on D(u_i) (`{index: accuracy}`,
-    markers) over the published ones (line; only the measured indices, see
-    `nadcore.published.fig6`)."""
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    m = published_curve["measured"]
-    ax.plot(published_curve["index"][m], published_curve["accuracy"][m], "-", color=BROWN, alpha=0.6,
-            label=f"published {name} (their NADs)")
-    if ours:
-        idx = sorted(ours)
-        ax.plot(idx, [ours[i] for i in idx], "o", color="k", ms=4, label=f"ours {name} (our NADs)")
-    ax.set_xlabel("NAD index i")
-    ax.set_ylabel("test accuracy on D(u_i) (%)")
-    ax.set_ylim(45, 102)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+def fig6_compare(ours, curves):
+    """Fig. 6 of each architecture of `curves` (`{arch: published.fig6(arch)}`), one panel each:
+    the published accuracies on D(u_i) (line, only the indices the authors trained), ours where
+    measured (`{arch: {index: accuracy}}`, black points) and the published lambda_i / lambda_1
+    (singular values squared; green, right axis)."""
+    archs = list(curves)
+    ncols = 2 if len(archs) > 1 else 1
+    nrows = -(-len(archs) // ncols)
+    fig, axes = style.figure(nrows, ncols, width=0.97, height=2.4 * nrows + 0.6, sharex=True, sharey=True,
+                             squeeze=False)
+    for j, (ax, arch) in enumerate(zip(axes.flat, archs)):
+        c, m = curves[arch], curves[arch]["measured"]
+        eig = ax.twinx()
+        eig.plot(c["index"], c["eigenvalue"] / c["eigenvalue"][0], color=GREEN, lw=1, zorder=1)
+        eig.set_ylim(0, 1.05)
+        eig.spines["right"].set_visible(True)
+        if j % ncols == ncols - 1:
+            eig.set_ylabel(r"$\lambda_i / \lambda_1$", color=GREEN)
+        else:
+            eig.set_yticklabels([])
+        ax.set_zorder(eig.get_zorder() + 1)
+        ax.patch.set_visible(False)
+        ax.plot(c["index"][m], c["accuracy"][m], "-", color=BROWN, lw=1.5)
+        mine = ours.get(arch, {})
+        if mine:
+            idx = sorted(mine)
+            ax.plot(idx, [mine[i] for i in idx], "o", color="k", ms=3.5)
+        ax.set_title(style.LABELS.get(arch, arch))
+        ax.set_ylim(45, 102)
+    for ax in axes.flat[len(archs):]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("NAD index $i$")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("test accuracy (%)")
+    handles = [Line2D([], [], color=BROWN, lw=1.5, label="published (their NADs)"),
+               Line2D([], [], color="k", marker="o", ls="", ms=3.5, label="ours (our NADs)"),
+               Line2D([], [], color=GREEN, lw=1, label=r"published $\lambda_i / \lambda_1$")]
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9)
     return fig

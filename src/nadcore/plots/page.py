@@ -12,6 +12,7 @@ import pandas as pd
 from IPython.display import HTML
 
 VERDICT_COLUMNS = ("The paper reports", "This book measures", "Scale")
+pd.set_option("display.max_colwidth", None)   # the pages show table cells whole (pandas cuts them at 50 characters)
 
 
 def table(rows, columns, index=None):

@@ -1,52 +1,66 @@
-"""Figures of the underspecification chapter (follow-up paper, Figs. 2-3).
+"""Figures and tables of the underspecification chapter (follow-up paper, Figs. 2-3).
 
-Each function takes the dicts returned by `nadcore.experiments.ch5_underspec.pair_grid` / `ood_grid` (one per
-architecture, keyed by name) and returns a matplotlib `Figure`. Seeds are averaged; the spread
-(standard deviation over seeds) is drawn where a figure has room for it.
+Each figure function takes the dicts returned by `nadcore.experiments.ch5_underspec.pair_grid` /
+`ood_grid` (one per architecture, keyed by name) and returns a matplotlib `Figure`. Seeds are
+averaged; the spread (standard deviation over seeds) is drawn where a figure has room for it.
 """
 
-import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.colors import ListedColormap
+from matplotlib.patches import Patch
 
-PAIR_TITLES = ("both channels", "only channel 1 ($v_1$)", "only channel 2 ($v_2$)")
-OOD_LABELS = ("both (test)", "images only ($D(v)$ zeroed)", "$D(v)$ only (images zeroed)")
-NAMES = {"mlp": "MLP", "lenet": "LeNet", "resnet18": "ResNet-18"}
+from nadcore.experiments.ch5_underspec import switching
+from nadcore.plots import page, style
+
+PAIR_TITLES = ("both channels", "only channel 1", "only channel 2")
+OOD_LABELS = ("both parts", r"images only ($\mathcal{D}(v)$ zeroed)", r"$\mathcal{D}(v)$ only (images zeroed)")
+ORDER = ("lenet", "resnet18", "mlp")   # the CNNs first, then the isotropic control
+CLASS_COLORS = ("#4c72b0", "#c44e52")   # predicted class 0 and class 1
+CLASS_LABELS = (r"class 0 (mean $+\epsilon v / 2$)", r"class 1 (mean $-\epsilon v / 2$)")
+STYLES = ({"ls": "-", "marker": "o"}, {"ls": "--", "marker": "s"}, {"ls": ":", "marker": "^"})
+
+
+def _name(arch):
+    return style.LABELS.get(arch, arch)
 
 
 def _check(grids, name):
+    """`grids` as a dict in the book's order of architectures (`ORDER`); ValueError if empty."""
     if not isinstance(grids, dict) or not grids:
         raise ValueError(f"{name} must be a non-empty dict {{arch: grid result}}")
+    return dict(sorted(grids.items(), key=lambda kv: ORDER.index(kv[0]) if kv[0] in ORDER else len(ORDER)))
 
 
 def pair_maps(grids):
     """Fig. 2a: test accuracy over NAD index pairs `(i, j)`, with both channels, only channel 1
     and only channel 2; one row per architecture, seeds averaged (cell text: mean accuracy)."""
-    _check(grids, "grids")
-    fig, axes = plt.subplots(len(grids), 3, figsize=(10, 3.2 * len(grids)), squeeze=False,
-                             constrained_layout=True)
+    grids = _check(grids, "grids")
+    fig, axes = style.figure(len(grids), 3, width=0.98, height=2.1 * len(grids) + 0.3, squeeze=False)
     for row, (arch, grid) in zip(axes, grids.items()):
         acc = np.asarray(grid["accuracy"]).mean(0)              # (I, J, 3)
         i_idx, j_idx = np.asarray(grid["indices_1"]), np.asarray(grid["indices_2"])
+        small = len(i_idx) <= 6
         for c, ax in enumerate(row):
             im = ax.imshow(acc[..., c], vmin=50, vmax=100, cmap="viridis", origin="lower")
-            for (r, q), value in np.ndenumerate(acc[..., c]):
-                ax.text(q, r, f"{value:.0f}", ha="center", va="center", fontsize=7,
-                        color="white" if value < 80 else "black")
-            ax.set_xticks(range(len(j_idx)), j_idx, fontsize=7)
-            ax.set_yticks(range(len(i_idx)), i_idx, fontsize=7)
-            ax.set_xlabel("NAD index of $v_2$ (channel 2)")
-            ax.set_ylabel(f"{NAMES.get(arch, arch)}\nNAD index of $v_1$")
-            ax.set_title(PAIR_TITLES[c], fontsize=9)
+            if small:
+                for (r, q), value in np.ndenumerate(acc[..., c]):
+                    ax.text(q, r, f"{value:.0f}", ha="center", va="center", color="white" if value < 80 else "black")
+            ax.set_xticks(range(len(j_idx)), j_idx)
+            ax.set_yticks(range(len(i_idx)), i_idx)
+            ax.set_xlabel("NAD index $j$ of $v_2$")
+            ax.set_title(f"{_name(arch)}: {PAIR_TITLES[c]}")
+        row[0].set_ylabel("NAD index $i$ of $v_1$")
     fig.colorbar(im, ax=axes, shrink=0.8, label="test accuracy (%)")
     return fig
 
 
 def cross_sections(grids, pairs):
     """Fig. 2b: the predicted class on the plane spanned by `v1 (+) 0` (horizontal) and `0 (+) v2`
-    (vertical) for the NAD index pairs `pairs`, one row per architecture (first seed)."""
-    _check(grids, "grids")
-    fig, axes = plt.subplots(len(grids), len(pairs), figsize=(1.9 * len(pairs) + 0.6, 2.1 * len(grids)),
-                             squeeze=False, constrained_layout=True)
+    (vertical) for the NAD index pairs `pairs`, one row per architecture (first seed); a legend
+    names the two classes."""
+    grids = _check(grids, "grids")
+    fig, axes = style.figure(len(grids), len(pairs), width=0.98, height=1.9 * len(grids) + 0.5, squeeze=False,
+                             sharex=True, sharey=True)
     for row, (arch, grid) in zip(axes, grids.items()):
         i_idx, j_idx = list(np.asarray(grid["indices_1"])), list(np.asarray(grid["indices_2"]))
         c = np.asarray(grid["coords"])
@@ -54,31 +68,87 @@ def cross_sections(grids, pairs):
             if i not in i_idx or j not in j_idx:
                 raise ValueError(f"pairs must be taken from the grid's indices {i_idx} x {j_idx}; got {(i, j)}")
             section = np.asarray(grid["sections"])[0, i_idx.index(i), j_idx.index(j)]
-            ax.imshow(section, origin="lower", extent=(c[0], c[-1], c[0], c[-1]), cmap="coolwarm",
-                      vmin=0, vmax=1, interpolation="nearest")
-            ax.set_title(f"{NAMES.get(arch, arch)} ({i}, {j})", fontsize=8)
-            ax.set_xlabel(r"$v_1 \oplus 0$", fontsize=8)
-            ax.set_ylabel(r"$0 \oplus v_2$", fontsize=8)
-            ax.tick_params(labelsize=6)
+            ax.imshow(section, origin="lower", extent=(c[0], c[-1], c[0], c[-1]), cmap=ListedColormap(CLASS_COLORS),
+                      vmin=0, vmax=1)
+            ax.set_title(f"{_name(arch)} ({i}, {j})")
+            ticks = [c[0] / 2, 0, c[-1] / 2]   # inside the panel: labels of neighbours stay apart
+            ax.set_xticks(ticks), ax.set_yticks(ticks)
+        row[0].set_ylabel(r"$0 \oplus v_2$")
+    for ax in axes[-1]:
+        ax.set_xlabel(r"$v_1 \oplus 0$")
+    fig.legend([Patch(color=col) for col in CLASS_COLORS], CLASS_LABELS, loc="outside lower center", ncols=2)
     return fig
 
 
 def ood_curves(grids):
     """Fig. 3: accuracy on the image+`D(v)` task with both parts, images only and `D(v)` only,
     against the NAD index of `v`; one panel per architecture, mean and spread over seeds."""
-    _check(grids, "grids")
-    fig, axes = plt.subplots(1, len(grids), figsize=(3.6 * len(grids), 3.0), squeeze=False,
-                             constrained_layout=True, sharey=True)
+    grids = _check(grids, "grids")
+    fig, axes = style.figure(1, len(grids), width=0.98, height=3.4, squeeze=False, sharey=True)
     for ax, (arch, grid) in zip(axes[0], grids.items()):
         acc = np.asarray(grid["accuracy"])                      # (S, K, 3)
         k = np.asarray(grid["indices"])
         mean, spread = acc.mean(0), acc.std(0)
-        for c, label in enumerate(OOD_LABELS):
-            ax.plot(k, mean[:, c], marker="o", ms=3, label=label)
+        for c, (label, kw) in enumerate(zip(OOD_LABELS, STYLES)):
+            ax.plot(k, mean[:, c], ms=4, label=label, **kw)
             ax.fill_between(k, mean[:, c] - spread[:, c], mean[:, c] + spread[:, c], alpha=0.25)
         ax.axhline(50, color="grey", lw=0.8, ls=":")
-        ax.set_xlabel("NAD index of $v$")
-        ax.set_title(f"{NAMES.get(arch, arch)} ($\\sigma$ = {grid['sigma']:g}, {acc.shape[0]} seed(s))", fontsize=9)
+        ax.set_xlabel("NAD index $k$ of $v$")
+        seeds = acc.shape[0]
+        ax.set_title(f"{_name(arch)} ($\\sigma$ = {grid['sigma']:g}, {seeds} seed{'s' if seeds > 1 else ''})")
     axes[0, 0].set_ylabel("test accuracy (%)")
-    axes[0, 0].legend(fontsize=7)
+    handles, names = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncols=2)
     return fig
+
+
+def switching_table(grids):
+    """Fig. 2a's numbers: per architecture and NAD index pair `(i, j)`, the seed-mean test accuracy
+    (%) with only channel 1 and with only channel 2 (`ch5_underspec.switching`)."""
+    rows = [(_name(arch), f"({i}, {j})", round(a, 1), round(b, 1))
+            for arch, grid in _check(grids, "grids").items() for i, j, a, b in switching(grid)]
+    return page.table(rows, ("network", "NAD indices (i, j)", "only channel 1 (%)", "only channel 2 (%)"),
+                      index=["network", "NAD indices (i, j)"])
+
+
+def ood_table(grids):
+    """Fig. 3's numbers: per NAD index `k` (rows), the seed-mean test accuracy (%) of each
+    architecture with the images only and with the linear channel only (columns)."""
+    grids = _check(grids, "grids")
+    ks = sorted({int(k) for g in grids.values() for k in g["indices"]})
+    columns, values = ["NAD index k"], []
+    for arch, grid in grids.items():
+        acc = dict(zip((int(k) for k in grid["indices"]), np.asarray(grid["accuracy"]).mean(0)))
+        columns += [f"{_name(arch)}: images only (%)", f"{_name(arch)}: linear channel only (%)"]
+        values.append([(round(float(acc[k][1]), 1), round(float(acc[k][2]), 1)) if k in acc else (np.nan, np.nan)
+                       for k in ks])
+    rows = [(k, *(v for column in values for v in column[r])) for r, k in enumerate(ks)]
+    return page.table(rows, columns, index="NAD index k")
+
+
+def verdict(pairs, ood, pairs_scale, ood_scale, cnn="lenet"):
+    """The chapter's "paper vs this book" table: the channel a CNN reads in Fig. 2a (`pairs[cnn]` at
+    its first and last NAD index), the MLP's indifference (`pairs["mlp"]`, if given) and Fig. 3's
+    choice between the images and the linear channel (`ood`), beside the follow-up's findings."""
+    sw = {(i, j): (a, b) for i, j, a, b in switching(pairs[cnn])}
+    lo, hi = int(min(pairs[cnn]["indices_1"])), int(max(pairs[cnn]["indices_1"]))
+    (a1, a2), (b1, b2) = sw[lo, hi], sw[hi, lo]
+    acc = [np.asarray(g["accuracy"]).mean(0) for g in ood.values()]
+    claims = {"Two channels: a CNN reads the one on its lower NAD index (Fig. 2a)": (
+        "ResNet-18 (and LeNet, App. Fig. 6) neglects the channel on the higher NAD index for many pairs "
+        "(maps, no numbers)",
+        f"{_name(cnn)}, (i, j) = ({lo}, {hi}): {a1:.0f} % with channel 1 only, {a2:.0f} % with channel 2 only; "
+        f"({hi}, {lo}): {b1:.0f} % and {b2:.0f} %", pairs_scale)}
+    if "mlp" in pairs:
+        least = min(min(a, b) for *_, a, b in switching(pairs["mlp"]))
+        claims["The MLP ignores the NAD indices (App. Fig. 4)"] = (
+            "100 % with both channels at every pair, a uniform drop with one channel (less for channel 1)",
+            f"at least {least:.0f} % with either channel alone at every pair", pairs_scale)
+    claims["Images ⊕ a linear channel: CNNs use the linear channel on their first NADs only, the MLP "
+           "always (Fig. 3)"] = (
+        "CIFAR-10: the MLP always uses the linear channel; LeNet and ResNet-18 use it on the first NADs, "
+        "the images beyond (curves, no numbers)",
+        f"digits: at least {min(a[:, 1].min() for a in acc):.0f} % from the images alone, at most "
+        f"{max(a[:, 2].max() for a in acc):.0f} % from the linear channel alone, at every k: the linear "
+        "channel is never used (not reproduced)", ood_scale)
+    return page.verdict(claims)
