@@ -154,9 +154,34 @@ def test_sweep_directions_trains_every_cell_resumes_and_feeds_the_figures(tmp_pa
     for fig, values in ((figs.fig1_accuracy(acc, grid), acc), (figs.fig2_iterations(iters, grid, 10.0), iters),
                         (figs.fig3_no_pooling(acc, grid), acc)):
         np.testing.assert_array_equal(fig.axes[0].images[0].get_array(), grid.image(values["logreg"]))
-    gallery = figs.directions_gallery(grid.half()[:3])
-    for ax, (kx, ky) in zip(gallery.axes, grid.half()[:3]):
+    cells = coarse_grid(4, limit=8).half()[:10]            # the page's gallery: 2 rows of 5, one colour scale
+    gallery = figs.directions_gallery(cells)
+    panels = [ax for ax in gallery.axes if ax.images]
+    assert len(panels) == 10 and len({round(ax.get_position().y0, 6) for ax in panels}) == 2
+    for ax, (kx, ky) in zip(panels, cells):
         kind = "cos" if fourier.is_self_conjugate(kx, ky) else "sin"
         np.testing.assert_array_equal(ax.images[0].get_array(), fourier.fourier_direction(kx, ky, 32, kind)[0].numpy())
+        assert ax.get_title() == f"({kx}, {ky})"
+    assert any(ax.get_ylabel() == "pixel value" for ax in gallery.axes)   # the colour scale
     img = grid.image(acc["logreg"])
     assert np.isfinite(img).all() and img[1, 1] == acc["logreg"][(0, 0)]
+
+
+def test_fig2_counts_and_greys_the_cells_that_never_reach_the_threshold():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from nadcore.plots import fourier as figs
+
+    grid = coarse_grid(8)
+    loss = {(0, 0): [1.0, 0.2, 0.1], (8, 0): [1.0, 0.9, 0.8]}
+    table = {"lenet": {c: {"loss_history": np.array(loss.get(c, [1.0, 0.5, 0.4]))} for c in grid.half()}}
+    iters = ch1_fourier.iterations_to_loss(table, threshold=0.3)
+    limit = ch1_fourier.run_iterations(table)
+    assert limit == 3 and iters["lenet"][(0, 0)] == 2 and iters["lenet"][(8, 0)] == 4   # 4: never, 3 + 1
+    assert ch1_fourier.reached(iters, limit) == {"lenet": (1, len(grid.half()))}
+    fig = figs.fig2_iterations(iters, grid, 0.3, limit=limit)
+    shown, grey = fig.axes[0].images
+    assert np.isfinite(shown.get_array().filled(np.nan)).sum() == 1       # only (0, 0) on the colour scale
+    assert np.isfinite(grey.get_array().filled(np.nan)).sum() == grid.shape[0] ** 2 - 1
+    assert fig.legends[0].get_texts()[0].get_text() == "not below 0.3 in 3 iterations"

@@ -321,3 +321,45 @@ def test_cascade_gamma_closed_form_equals_linear_algebra_and_samples(kind):
                               method="snr", progress=False)
     assert ((res["simulated"] - res["theory"]).abs() < 0.012).all(), res
     assert res["theory"].max() - res["theory"].min() > 0.1           # the cells span a range
+
+
+def test_plateau_exit_is_the_first_step_below_the_midpoint():
+    import numpy as np
+
+    from nadcore.experiments import ch2_pooling
+
+    fast, slow = [1.0, 1.0, 0.2, 0.2, 0.2, 0.2], [1.0, 1.0, 1.0, 1.0, 0.3, 0.1]
+    loss = np.array([[fast, fast], [slow, [1.0, 1.0, 1.0, 0.5, 0.3, 0.1]]])   # (directions, seeds, steps)
+    assert ch2_pooling.plateau_exit(loss).tolist() == [3, 5]   # slow: seed means 0.75, then 0.3 < 0.55
+
+
+def test_chapter_figures_draw_the_closed_forms_and_name_them():
+    import matplotlib
+    import numpy as np
+
+    matplotlib.use("Agg")
+    from nadcore.plots import pooling as figs
+
+    fig = figs.fig4a_bayes_accuracy(128, 4, 1.0, 1.0, kinds=("average", "gaussian"))
+    ax = fig.axes[0]
+    m_hat = P.prefilter("average", 128, 4)
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), P.bayes_accuracy(m_hat, 4, 1.0, 1.0).numpy())
+    np.testing.assert_allclose(ax.lines[1].get_ydata(), P.bayes_accuracy(m_hat, 4, 1.0, 1.0, "paper").numpy())
+    assert ax.lines[1].get_linestyle() == "--"
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["average prefilter", "gaussian prefilter", figs.EXACT, figs.PRINTED]
+
+    loss = np.linspace(1, 0.2, 30)[None, None].repeat(2, 1).repeat(3, 0)   # 3 directions, 2 seeds
+    fig = figs.fig4b_training_loss(loss, [0, 16, 28], zeta=[4.0, 1.71, 0.09])
+    lines = fig.axes[0].lines
+    assert len(lines) == 3 and len({ln.get_linestyle() for ln in lines}) == 3
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()][2] == r"$\ell = 28$, $\zeta = 0.09$"
+
+    ls = np.array([1, 3, 5])
+    theorem1 = {"l": ls, "theory": np.array([1.0, 0.9, 0.8]), "paper": np.array([1.0, 1.0, 0.9]),
+                "simulated": np.array([1.0, 0.91, 0.79]), "stderr": np.full(3, 0.01)}
+    lemma1 = {"theory": np.diag([1.0, 0.5, 0.2, 0.1]), "monte_carlo": np.diag([1.02, 0.49, 0.2, 0.11])}
+    fig = figs.theory_vs_simulation(theorem1, lemma1)
+    left, right = fig.axes
+    np.testing.assert_allclose(left.lines[0].get_ydata(), theorem1["theory"])
+    np.testing.assert_allclose(right.lines[1].get_ydata(), [1.02, 0.49, 0.2, 0.11])

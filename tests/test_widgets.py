@@ -73,3 +73,16 @@ def test_sphinxext_serves_plotly_js(tmp_path):
     copied = tmp_path / "_static" / "plotly.min.js"
     assert copied.stat().st_size == nadbook_sphinx.plotly_js_path().stat().st_size
     assert (tmp_path / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
+
+
+def test_both_explorers_name_the_accuracy_they_draw():
+    html = widgets.static_gamma_explorer(D=32, S=4, Ss=(4,))
+    assert "Φ(ε γ(ℓ) / (2σ√S))" in widgets.ACCURACY
+    assert json.dumps(widgets.ACCURACY).replace("/", "\\u002f")[1:-1] in html   # Plotly escapes "/"
+    ui = widgets.gamma_explorer(D=32, S=4)
+    import matplotlib.pyplot as plt
+
+    with plt.ioff():
+        ui.update()
+    ylabels = [ax.get_ylabel() for ax in plt.gcf().axes]
+    assert widgets.ACCURACY_TEX in ylabels

@@ -15,6 +15,9 @@ from pathlib import Path
 
 MATHJAX_DIR = "mathjax"
 PLOTLY_JS = "plotly.min.js"
+CSS = "nadbook.css"
+# Numbers glued into prose read as prose (myst-nb sets them in bold).
+STYLE = "span.pasted-text { font-weight: inherit; }\n"
 
 
 def _mathjax_source():
@@ -45,11 +48,13 @@ def copy_assets(app, exception):
     if not (static / MATHJAX_DIR / "tex-mml-chtml.js").exists():
         shutil.copytree(_mathjax_source(), static / MATHJAX_DIR, dirs_exist_ok=True)
     shutil.copyfile(plotly_js_path(), static / PLOTLY_JS)
+    (static / CSS).write_text(STYLE)
 
 
 def setup(app):
     plotly_js_path()  # fail early, at configuration time, if plotly is not installed
     app.add_js_file(PLOTLY_JS, priority=200)  # before require.js and the page's own scripts
+    app.add_css_file(CSS, priority=900)       # after myst-nb's stylesheet
     app.connect("config-inited", _use_local_mathjax)
     app.set_html_assets_policy("always")   # MathJax on every page: the sidebar's chapter titles hold math
     app.connect("build-finished", copy_assets)

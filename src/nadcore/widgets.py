@@ -1,8 +1,10 @@
 """The gamma(l) explorer: a live ipywidgets version and a static Plotly version for the HTML book.
 
-The static version precomputes gamma(l) and the Bayes accuracy for every prefilter, S and eps/sigma
-and switches between them in the browser, with Plotly's JavaScript served by the book itself
-(the book's build hook, `book/_ext/nadbook_sphinx.py`), so it works with no kernel and no network.
+Both draw the SNR gamma(l) of Theorem 1 and the Bayes accuracy after pooling in closed form with the
+exact constant, `pooling.bayes_accuracy` = Phi(eps gamma(l) / (2 sigma sqrt(S))) (`ACCURACY`).
+The static version precomputes them for every prefilter, S and eps/sigma and switches between them
+in the browser, with Plotly's JavaScript served by the book itself (the book's build hook,
+`book/_ext/nadbook_sphinx.py`), so it works with no kernel and no network.
 """
 
 import json
@@ -12,6 +14,9 @@ import numpy as np
 from nadcore import pooling
 
 KINDS = pooling.PREFILTERS
+ACCURACY = "Bayes accuracy Φ(ε γ(ℓ) / (2σ√S))"        # Theorem 1, exact constant (the static explorer)
+ACCURACY_TEX = r"Bayes accuracy $\Phi(\epsilon\,\gamma(\ell)\,/\,(2\sigma\sqrt{S}))$"   # the live one
+GAMMA = "SNR γ(ℓ) (clipped at 1000)"
 
 
 def _curves(kind, D, S, eps, sigma):
@@ -31,16 +36,20 @@ def gamma_explorer(D=128, S=4, kind="average", eps=1.0, sigma=1.0):
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
+    from nadcore.plots import style
+
     def draw(kind, D, S, eps, sigma):
         if D % S:
             print(f"S={S} does not divide D={D}: pick another S")
             return
         gamma, acc = _curves(kind, D, S, eps, sigma)
-        fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.4), constrained_layout=True)
+        fig, (a, b) = style.figure(1, 2, width=0.97, height=3.0)
         a.semilogy(_display_gamma(gamma))
-        a.set(xlabel="l", ylabel="gamma(l) (clipped at 1e3)", title=f"{kind} prefilter, S={S}, D={D}")
+        a.set(xlabel=r"frequency index $\ell$", ylabel=r"$\gamma(\ell)$ (clipped at 1000)",
+              title=f"{kind} prefilter, $S = {S}$, $D = {D}$")
         b.plot(acc)
-        b.set(xlabel="l", ylabel="Bayes accuracy", ylim=(0.45, 1.02), title=f"eps={eps:g}, sigma={sigma:g}")
+        b.set(xlabel=r"frequency index $\ell$", ylabel=ACCURACY_TEX, ylim=(0.45, 1.02),
+              title=rf"$\epsilon = {eps:g}$, $\sigma = {sigma:g}$")
         plt.show()
 
     return w.interactive(
@@ -77,7 +86,7 @@ var state = {kind: %s, S: %s, r: %s};
 function redraw() {
   var d = data[state.kind][state.S];
   Plotly.restyle(gd, {y: [d.gamma, d.acc[state.r]]}, [0, 1]);
-  Plotly.relayout(gd, {'title.text': 'prefilter=' + state.kind + ', S=' + state.S + ', eps/sigma=' + state.r});
+  Plotly.relayout(gd, {'title.text': 'prefilter=' + state.kind + ', S=' + state.S + ', ε/σ=' + state.r});
 }
 gd.on('plotly_buttonclicked', function (e) { state.kind = e.button.args[0]; redraw(); });
 gd.on('plotly_sliderchange', function (e) { state[e.slider.name] = e.step.value; redraw(); });
@@ -102,13 +111,13 @@ def static_gamma_explorer(D=128, S=4, kind="average", ratio=1.0, Ss=(1, 2, 4, 8,
         raise ValueError(f"ratio (eps/sigma) must be one of {list(ratios)}; got {ratio!r}")
     data = explorer_data(D, Ss, KINDS, ratios)
     first = data[kind][str(S)]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("SNR gamma(l) (clipped at 1e3)", "Bayes accuracy"))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(GAMMA, ACCURACY))
     ls = list(range(D))
-    fig.add_trace(go.Scatter(x=ls, y=first["gamma"], name="gamma(l)", mode="lines"), 1, 1)
+    fig.add_trace(go.Scatter(x=ls, y=first["gamma"], name="γ(ℓ)", mode="lines"), 1, 1)
     fig.add_trace(go.Scatter(x=ls, y=first["acc"][f"{ratio:g}"], name="accuracy", mode="lines"), 1, 2)
     fig.update_yaxes(type="log", row=1, col=1)
     fig.update_yaxes(range=[0.45, 1.02], row=1, col=2)
-    fig.update_xaxes(title_text="frequency index l")
+    fig.update_xaxes(title_text="frequency index ℓ")
 
     def slider(name, values, active, prefix, y):
         steps = [dict(method="skip", label=f"{v:g}", value=f"{v:g}", args=[]) for v in values]
@@ -116,7 +125,7 @@ def static_gamma_explorer(D=128, S=4, kind="average", ratio=1.0, Ss=(1, 2, 4, 8,
                     x=0.0 if name == "S" else 0.55, pad=dict(t=40))
 
     fig.update_layout(
-        title=dict(text=f"prefilter={kind}, S={S}, eps/sigma={ratio:g}", x=0.02, xanchor="left"), height=470,
+        title=dict(text=f"prefilter={kind}, S={S}, ε/σ={ratio:g}", x=0.02, xanchor="left"), height=470,
         showlegend=False,
         margin=dict(t=110, b=40),
         updatemenus=[dict(type="buttons", direction="right", x=1.0, y=1.12, xanchor="right", yanchor="bottom",
@@ -124,7 +133,7 @@ def static_gamma_explorer(D=128, S=4, kind="average", ratio=1.0, Ss=(1, 2, 4, 8,
                           active=list(KINDS).index(kind),
                           buttons=[dict(label=k, method="skip", args=[k]) for k in KINDS])],
         sliders=[slider("S", Ss, list(Ss).index(S), "S = ", 0.0),
-                 slider("r", ratios, list(ratios).index(ratio), "eps/sigma = ", 0.0)],
+                 slider("r", ratios, list(ratios).index(ratio), "ε/σ = ", 0.0)],
     )
     script = _SCRIPT % (json.dumps(data), json.dumps(kind), json.dumps(str(S)), json.dumps(f"{ratio:g}"))
     return fig.to_html(full_html=False, include_plotlyjs=include_plotlyjs, post_script=script,

@@ -99,3 +99,13 @@ def iterations_to_loss(table, threshold, window=1):
     """Fig. 2: `{arch: {(kx, ky): iterations}}` until the training loss falls below `threshold`."""
     return {a: {c: train.iterations_to_loss(r["loss_history"], threshold, window) for c, r in cells.items()}
             for a, cells in table.items()}
+
+
+def run_iterations(table):
+    """The SGD iterations of the runs of a `sweep_directions` table (its longest loss history)."""
+    return max(len(r["loss_history"]) for cells in table.values() for r in cells.values())
+
+
+def reached(iterations, limit):
+    """`{arch: (cells whose loss fell below the threshold within `limit` iterations, cells)}` of Fig. 2."""
+    return {a: (sum(v <= limit for v in cells.values()), len(cells)) for a, cells in iterations.items()}

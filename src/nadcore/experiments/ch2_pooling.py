@@ -3,6 +3,8 @@ chapter, cached by `nadcore.store`. The theory itself is `nadcore.pooling`."""
 
 from pathlib import Path
 
+import numpy as np
+
 from nadcore import pooling, store
 from nadcore.seeds import derive
 
@@ -29,3 +31,11 @@ def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progres
     lem1 = cached(root / f"lemma1_{store.key(hess)}.npz", hess, lambda: pooling.lemma1_check(
         cfg["hess_D"], cfg["S"], cfg["hess_l"], cfg["eps"], cfg["train_sigma"], cfg["hess_n"], seed))
     return {"fig4b": fig4b.arrays, "theorem1": thm1.arrays, "lemma1": lem1.arrays}
+
+
+def plateau_exit(loss):
+    """Fig. 4b: per direction, the first gradient step (1-based) at which the seed-mean loss is below the
+    midpoint of its first and last values; `loss` is (directions, seeds, steps)."""
+    mean = np.asarray(loss, dtype=float).mean(1)
+    mid = (mean[:, :1] + mean[:, -1:]) / 2
+    return (mean < mid).argmax(1) + 1

@@ -1,66 +1,100 @@
-"""Figures 1-3 of the NAD paper: per-direction grids in the fftshift layout, one panel per network."""
+"""Figures 1-3 of the NAD paper: per-direction grids in the fftshift layout, one panel per network.
 
-import matplotlib.pyplot as plt
+Every figure is sized for the book's column (`nadcore.plots.style`): a grid panel is about a
+third of the column wide, image grids share one colour scale per quantity.
+"""
+
 import numpy as np
+from matplotlib.colors import ListedColormap, LogNorm
+from matplotlib.patches import Patch
+from matplotlib.ticker import LogLocator, NullFormatter, StrMethodFormatter
 
 from nadcore.fourier import fourier_direction, is_self_conjugate
+from nadcore.plots import style
 
-LABELS = {"logreg": "LogReg", "mlp": "MLP", "lenet": "LeNet", "vgg11": "VGG-11", "vgg11_bn": "VGG-11 (BN)",
-          "resnet18": "ResNet-18", "densenet121": "DenseNet-121"}
+LABELS = style.LABELS
+NOT_REACHED = "0.55"   # the grey of Fig. 2's cells whose loss never fell below the threshold
 
 
-def _panels(images, grid, title, cbar_label, vmin=None, vmax=None, cmap="viridis", norm=None):
-    """One imshow panel per architecture, zero frequency at the centre, kx right and ky down."""
-    names = list(images)
-    fig, axes = plt.subplots(1, len(names), figsize=(2.6 * len(names) + 0.6, 2.9), squeeze=False, layout="constrained")
+def _extent(grid):
     f = np.asarray(grid.freqs)
     half = (f[1] - f[0]) / 2 if len(f) > 1 else 0.5
-    extent = (f[0] - half, f[-1] + half, f[-1] + half, f[0] - half)
-    for ax, name in zip(axes[0], names):
-        im = ax.imshow(images[name], cmap=cmap, vmin=vmin, vmax=vmax, norm=norm, extent=extent, interpolation="nearest")
+    return (f[0] - half, f[-1] + half, f[-1] + half, f[0] - half)
+
+
+def _frequency_axes(ax, grid, ylabel=True):
+    f = grid.freqs
+    ax.set_xticks([f[0], 0, f[-1]])
+    ax.set_yticks([f[0], 0, f[-1]])
+    ax.set_xlabel("$k_x$")
+    if ylabel:
+        ax.set_ylabel("$k_y$")
+
+
+def _panels(images, grid, cbar_label, title=None, **imshow):
+    """One imshow panel per architecture (zero frequency at the centre, kx right, ky down), one colour scale."""
+    names = list(images)
+    fig, axes = style.figure(1, len(names), width=min(0.97, 0.3 * len(names) + 0.12), height=2.5, squeeze=False)
+    for i, (ax, name) in enumerate(zip(axes[0], names)):
+        im = ax.imshow(images[name], extent=_extent(grid), interpolation="nearest", **imshow)
         ax.set_title(LABELS.get(name, name))
-        ax.set_xlabel("$k_x$")
-        ax.set_xticks([f[0], 0, f[-1]])
-        ax.set_yticks([f[0], 0, f[-1]])
-    axes[0][0].set_ylabel("$k_y$")
-    fig.colorbar(im, ax=axes[0].tolist(), label=cbar_label, shrink=0.85)
-    fig.suptitle(title)
+        _frequency_axes(ax, grid, ylabel=i == 0)
+    cbar = fig.colorbar(im, ax=axes[0].tolist(), label=cbar_label, shrink=0.9)
+    if title:
+        fig.suptitle(title)
+    return fig, axes[0], cbar
+
+
+def fig1_accuracy(accuracies, grid, title=None):
+    """Fig. 1: test accuracy (%) per Fourier direction; `accuracies` maps architecture -> {(kx, ky): acc}."""
+    images = {name: grid.image(values) for name, values in accuracies.items()}
+    fig, *_ = _panels(images, grid, "test accuracy (%)", title, cmap="viridis", vmin=50, vmax=100)
     return fig
 
 
-def fig1_accuracy(accuracies, grid, title="Test accuracy on D(v), v a 2-D DFT direction"):
-    """Fig. 1: test accuracy (%) per Fourier direction; `accuracies` maps architecture -> {(kx, ky): acc}."""
-    images = {name: grid.image(values) for name, values in accuracies.items()}
-    return _panels(images, grid, title, "test accuracy (%)", vmin=50, vmax=100)
+def fig2_iterations(iterations, grid, threshold, limit=None, title=None):
+    """Fig. 2: SGD iterations until the training loss falls below `threshold`, per direction (log scale).
 
-
-def fig2_iterations(iterations, grid, threshold, title=None):
-    """Fig. 2: training iterations until the training loss falls below `threshold`, per direction.
-
-    `iterations` maps architecture -> {(kx, ky): iterations}; log colour scale.
+    `iterations` maps architecture -> {(kx, ky): iterations}. Cells above `limit` (the iterations of
+    the run: the loss never fell below the threshold) are grey, with a legend entry.
     """
-    from matplotlib.colors import LogNorm
-
     images = {name: grid.image(values) for name, values in iterations.items()}
-    finite = np.concatenate([img[np.isfinite(img)] for img in images.values()])
-    norm = LogNorm(vmin=max(finite.min(), 1), vmax=max(finite.max(), 2))
-    title = title or f"Iterations to reach a training loss below {threshold:g}"
-    return _panels(images, grid, title, "iterations", cmap="magma", norm=norm)
+    reached = {n: np.where(img <= limit, img, np.nan) if limit else img for n, img in images.items()}
+    finite = np.concatenate([img[np.isfinite(img)].ravel() for img in reached.values()])
+    low = max(float(finite.min()), 1.0) if finite.size else 1.0
+    norm = LogNorm(vmin=low, vmax=max(float(finite.max()) if finite.size else 2.0, 2 * low))
+    fig, axes, cbar = _panels(reached, grid, "iterations", title, cmap="magma", norm=norm)
+    cbar.ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+    cbar.ax.yaxis.set_major_formatter(StrMethodFormatter("{x:.0f}"))
+    cbar.ax.yaxis.set_minor_formatter(NullFormatter())
+    if limit:
+        grey = ListedColormap([NOT_REACHED])
+        for ax, img in zip(axes, images.values()):
+            ax.imshow(np.where(img > limit, 1.0, np.nan), extent=_extent(grid), cmap=grey, interpolation="nearest")
+        fig.legend(handles=[Patch(color=NOT_REACHED, label=f"not below {threshold:g} in {limit} iterations")],
+                   loc="outside lower center", frameon=False)
+    return fig
 
 
-def fig3_no_pooling(accuracies, grid, title="Test accuracy without pooling layers"):
+def fig3_no_pooling(accuracies, grid, title=None):
     """Fig. 3: Fig. 1 for the same networks with every pooling layer removed."""
     return fig1_accuracy(accuracies, grid, title=title)
 
 
-def directions_gallery(cells, size=32, kind="sin"):
-    """The Fourier directions of `cells` as small images (sine, or cosine where the sine vanishes)."""
-    fig, axes = plt.subplots(1, len(cells), figsize=(1.3 * len(cells), 1.6), squeeze=False, layout="constrained")
-    for ax, (kx, ky) in zip(axes[0], cells):
-        k = "cos" if is_self_conjugate(kx, ky, size) else kind
-        ax.imshow(fourier_direction(kx, ky, size, k)[0].numpy(), cmap="RdBu_r")
-        ax.set_title(f"({kx}, {ky})", fontsize=8)
+def directions_gallery(cells, size=32, kind="sin", ncols=5):
+    """The Fourier directions of `cells` as images, `ncols` per row (sine, or cosine where the sine
+    vanishes), the frequency (kx, ky) above each, one colour scale."""
+    nrows = -(-len(cells) // ncols)
+    images = [fourier_direction(kx, ky, size, "cos" if is_self_conjugate(kx, ky, size) else kind)[0].numpy()
+              for kx, ky in cells]
+    lim = max(float(np.abs(img).max()) for img in images)
+    fig, axes = style.figure(nrows, ncols, width=0.97, height=1.5 * nrows, squeeze=False)
+    for ax in axes.flat:
         ax.axis("off")
+    for ax, (kx, ky), img in zip(axes.flat, cells, images):
+        im = ax.imshow(img, cmap="RdBu_r", vmin=-lim, vmax=lim)
+        ax.set_title(f"({kx}, {ky})")
+    fig.colorbar(im, ax=axes.ravel().tolist(), label="pixel value", shrink=0.8)
     return fig
 
 
@@ -69,23 +103,19 @@ def compare_grids(ours, published, grid, arch, stats=None):
 
     `ours` and `published` are display images (`grid.image`); NaN cells are left blank. `stats`
     (e.g. Spearman's rho and the mean |difference|) is printed in the title."""
-    f = np.asarray(grid.freqs)
-    half = (f[1] - f[0]) / 2 if len(f) > 1 else 0.5
-    extent = (f[0] - half, f[-1] + half, f[-1] + half, f[0] - half)
-    fig, axes = plt.subplots(1, 3, figsize=(9.6, 3.0), layout="constrained")
+    fig, axes = style.figure(1, 3, width=1.0, height=3.0, layout="compressed")
     diff = np.asarray(ours) - np.asarray(published)
     lim = max(5.0, float(np.nanmax(np.abs(diff)))) if np.isfinite(diff).any() else 5.0
     panels = ((ours, "ours", dict(cmap="viridis", vmin=50, vmax=100)),
               (published, "published", dict(cmap="viridis", vmin=50, vmax=100)),
-              (diff, "ours - published", dict(cmap="RdBu_r", vmin=-lim, vmax=lim)))
-    for ax, (img, label, kw) in zip(axes, panels):
-        im = ax.imshow(img, extent=extent, interpolation="nearest", **kw)
+              (diff, "difference", dict(cmap="RdBu_r", vmin=-lim, vmax=lim)))
+    ims = []
+    for i, (ax, (img, label, kw)) in enumerate(zip(axes, panels)):
+        ims.append(ax.imshow(img, extent=_extent(grid), interpolation="nearest", **kw))
         ax.set_title(label)
-        ax.set_xlabel("$k_x$")
-        ax.set_xticks([f[0], 0, f[-1]])
-        ax.set_yticks([f[0], 0, f[-1]])
-        fig.colorbar(im, ax=ax, shrink=0.8, label="points" if label.startswith("ours -") else "test accuracy (%)")
-    axes[0].set_ylabel("$k_y$")
+        _frequency_axes(ax, grid, ylabel=i == 0)
+    fig.colorbar(ims[0], ax=axes[:2].tolist(), label="test accuracy (%)", location="bottom", shrink=0.6)
+    fig.colorbar(ims[2], ax=axes[2], label="ours - published (points)", location="bottom")
     fig.suptitle(f"{LABELS.get(arch, arch)}" + (f": {stats}" if stats else ""))
     return fig
 

@@ -23,9 +23,9 @@ def table(rows, columns, index=None):
 
 def verdict(claims):
     """The chapter's "paper vs this book" table: `claims` maps a claim to `(paper, ours, scale)`."""
-    df = pd.DataFrame([list(v) for v in claims.values()], columns=list(VERDICT_COLUMNS),
-                      index=pd.Index(list(claims), name="Claim"))
-    return df
+    df = pd.DataFrame([list(v) for v in claims.values()], columns=pd.Index(list(VERDICT_COLUMNS), name="Claim"),
+                      index=list(claims))
+    return df                              # "Claim" heads the row labels, on the header row
 
 
 def not_computed(what, command, cost=None):

@@ -1,30 +1,40 @@
-"""Figures of the pooling chapter: Fig. 4a, Fig. 4b and the theory-vs-simulation check."""
+"""Figures of the pooling chapter: Fig. 4a, Fig. 4b and the theory-vs-simulation check.
 
-import matplotlib.pyplot as plt
+Sized for the book's column (`nadcore.plots.style`); math in the labels is matplotlib mathtext.
+"""
+
 import numpy as np
+from matplotlib.lines import Line2D
 
 from nadcore import pooling
+from nadcore.plots import style
+
+EXACT = r"exact, $\Phi(\epsilon\,\gamma(\ell)\,/\,(2\sigma\sqrt{S}))$"
+PRINTED = r"as printed, $1 - Q(\sqrt{2}\,\epsilon\,\gamma(\ell)\,/\,(2\sigma))$"
 
 
-def _axes(ax, ncols=1, size=(5.5, 3.4)):
+def _axes(ax, ncols=1, width=0.8, height=3.0):
     if ax is not None:
         return ax.figure, ax
-    fig, ax = plt.subplots(1, ncols, figsize=(size[0] * ncols, size[1]), constrained_layout=True)
-    return fig, ax
+    return style.figure(1, ncols, width=width, height=height)
 
 
 def fig4a_bayes_accuracy(D=128, S=4, eps=1.0, sigma=1.0, kinds=("average",), ax=None):
-    """Fig. 4a: best achievable accuracy after pooling on D(v_l) for every l (Theorem 1)."""
-    fig, ax = _axes(ax)
+    """Fig. 4a: best achievable accuracy after pooling on D(v_l) for every l (Theorem 1), with the
+    exact constant (solid) and the one printed in the paper (dashed)."""
+    fig, ax = _axes(ax, height=3.3)
     ls = np.arange(D)
+    handles = []
     for kind in kinds:
         m_hat = pooling.prefilter(kind, D, S)
-        line, = ax.plot(ls, pooling.bayes_accuracy(m_hat, S, eps, sigma).numpy(), label=f"{kind} (classes eps apart)")
+        line, = ax.plot(ls, pooling.bayes_accuracy(m_hat, S, eps, sigma).numpy(), label=f"{kind} prefilter")
         ax.plot(ls, pooling.bayes_accuracy(m_hat, S, eps, sigma, "paper").numpy(), "--", color=line.get_color(),
-                alpha=0.6, label=f"{kind} (formula as printed)")
-    ax.set(xlabel="frequency index l", ylabel="Bayes accuracy", ylim=(0.45, 1.02), xlim=(0, D - 1),
-           title=f"Optimal accuracy after pooling\n(S={S}, D={D}, eps={eps:g}, sigma={sigma:g})")
-    ax.legend(fontsize=8)
+                alpha=0.7)
+        handles.append(line)
+    handles += [Line2D([], [], color="0.3", ls="-", label=EXACT), Line2D([], [], color="0.3", ls="--", label=PRINTED)]
+    ax.set(xlabel=r"frequency index $\ell$", ylabel="Bayes accuracy", ylim=(0.45, 1.02), xlim=(0, D - 1),
+           title=rf"$S = {S}$, $D = {D}$, $\epsilon = {eps:g}$, $\sigma = {sigma:g}$")
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
     return fig
 
 
@@ -33,28 +43,29 @@ def fig4b_training_loss(loss, ls, zeta=None, ax=None):
     fig, ax = _axes(ax)
     loss = np.asarray(loss)
     steps = np.arange(1, loss.shape[-1] + 1)
+    styles = ("-", "--", "-.", ":")
     for i, l in enumerate(ls):
-        label = f"l={l}" if zeta is None else f"l={l}, zeta={float(zeta[i]):.2f}"
-        ax.plot(steps, loss[i].mean(0), label=label)
-    ax.set(xscale="log", xlabel="gradient step", ylabel="training loss (y - f(x))^2",
-           title="Linear model of pooling: quadratic loss")
-    ax.legend(fontsize=8)
+        label = rf"$\ell = {l}$" + ("" if zeta is None else rf", $\zeta = {float(zeta[i]):.2f}$")
+        ax.plot(steps, loss[i].mean(0), styles[i % len(styles)], label=label)
+    ax.set(xscale="log", xlabel="gradient step", ylabel=r"training loss $(y - f(x))^2$")
+    ax.legend(title=r"direction $\ell$ and its $\zeta(\ell)$")
     return fig
 
 
 def theory_vs_simulation(theorem1, lemma1):
     """Left: Theorem 1 (closed forms) against avg_pool1d simulations; right: Lemma 1's diagonal."""
-    fig, (a, b) = _axes(None, ncols=2)
+    fig, (a, b) = style.figure(1, 2, width=0.97, height=3.6)
     ls = np.asarray(theorem1["l"])
-    a.plot(ls, theorem1["theory"], "-", label="Theorem 1, classes eps apart")
-    a.plot(ls, theorem1["paper"], "--", label="Theorem 1 as printed")
+    a.plot(ls, theorem1["theory"], "-", label="Theorem 1, exact")
+    a.plot(ls, theorem1["paper"], "--", label="Theorem 1, as printed")
     a.errorbar(ls, theorem1["simulated"], yerr=2 * np.asarray(theorem1["stderr"]), fmt="o", ms=4,
-               label="avg_pool1d + LDA (2 s.e.)")
-    a.set(xlabel="frequency index l", ylabel="accuracy", title="Theorem 1 vs simulation")
-    a.legend(fontsize=8)
+               label="avg_pool1d + LDA (±2 s.e.)")
+    a.set(xlabel=r"frequency index $\ell$", ylabel="accuracy", title="Theorem 1 vs simulation")
+    a.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
     D = np.asarray(lemma1["theory"]).shape[0]
     b.plot(np.arange(D), np.diag(lemma1["theory"]), "-", label="Lemma 1")
     b.plot(np.arange(D), np.diag(lemma1["monte_carlo"]), "o", ms=4, label="Monte Carlo (autograd)")
-    b.set(xlabel="phi index i", ylabel="E d^2 J / d phi_i^2", title="Lemma 1 vs Monte Carlo")
-    b.legend(fontsize=8)
+    b.set(xlabel=r"index $i$ of $\phi$", ylabel=r"$\mathbb{E}\,\partial^2 J / \partial \phi_i^2$",
+          title="Lemma 1 vs Monte Carlo")
+    b.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
     return fig
