@@ -153,10 +153,16 @@ def test_nad_chunks_in_two_shards_merge_to_the_single_process_estimate(slurm, tm
 
 
 def _submit(env, chapter, shared, runs):
-    """`nadcore submit` the chapter in two shards; returns `(array id, collector id)`."""
-    done = subprocess.run([NADCORE, "submit", chapter, "--shards", "2", "--device", "cpu", "-p", "results_dir",
-                           str(shared), "--out", str(runs)], capture_output=True, text=True, env=env, cwd=ROOT)
+    """`nadcore submit` the chapter in two shards; returns `(array id, collector id)`. The scripts it
+    submitted are the ones `--dry-run` prints."""
+    argv = [NADCORE, "submit", chapter, "--shards", "2", "--device", "cpu", "-p", "results_dir", str(shared),
+            "--out", str(runs)]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT)
     assert done.returncode == 0, done.stderr
+    printed = subprocess.run(argv + ["--dry-run"], capture_output=True, text=True, cwd=ROOT).stdout
+    for part in ("shards", "collect"):
+        script = runs / f"{chapter}-smoke-{part}.sbatch"
+        assert f"# {script.name}\n{script.read_text()}" in printed
     return done.stdout.split("array job ")[1].split()[0], done.stdout.split("collector ")[1].split()[0]
 
 

@@ -66,13 +66,17 @@ def test_sphinxext_serves_plotly_js(tmp_path):
     calls = []
     app = SimpleNamespace(outdir=str(tmp_path), builder=SimpleNamespace(format="html"),
                           add_js_file=lambda name, **kw: calls.append(name),
+                          add_css_file=lambda name, **kw: calls.append(name),
+                          set_html_assets_policy=lambda policy: calls.append(policy),
                           connect=lambda event, fn: calls.append(event))
     assert nadbook_sphinx.setup(app)["parallel_read_safe"]
     assert "plotly.min.js" in calls and "build-finished" in calls
+    assert "nadbook.css" in calls and "always" in calls     # the book's stylesheet; MathJax on every page
     nadbook_sphinx.copy_assets(app, None)
     copied = tmp_path / "_static" / "plotly.min.js"
     assert copied.stat().st_size == nadbook_sphinx.plotly_js_path().stat().st_size
     assert (tmp_path / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
+    assert "pasted-text" in (tmp_path / "_static" / "nadbook.css").read_text()
 
 
 def test_both_explorers_name_the_accuracy_they_draw():
