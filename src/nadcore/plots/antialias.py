@@ -152,6 +152,13 @@ def first_nads(results, show=3):
     return fig
 
 
+def _ticks_at(ax, values):
+    """x ticks exactly at `values`, labelled with them, no minor ticks (log and symlog axes)."""
+    ax.xaxis.set_major_locator(FixedLocator(values))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([str(v) for v in values])
+
+
 def convergence(conv):
     """Overlap of the leading-k NAD subspaces from N and from 2N networks, at the largest N, per variant
     (the chance level of random subspaces, k/D, a thick grey line)."""
@@ -162,9 +169,7 @@ def convergence(conv):
         ax.plot(ks, c["overlap"][-1], label=f"{SHORT.get(v, v)}", **{"ms": 5, **STYLE.get(v, {})})
     ax.plot(ks, ks / 1024, color="0.6", lw=3, alpha=0.6, zorder=1, label="random ($k/D$)")
     ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_locator(FixedLocator(ks))
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xticklabels([str(k) for k in ks])
+    _ticks_at(ax, ks)
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("$k$ (leading NADs)")
     ax.set_ylabel("overlap, $N$ vs $2N$")
@@ -182,9 +187,7 @@ def fig6_variants(fig6):
             idx = sorted(acc)
             ax.plot(idx, [acc[i] for i in idx], label=SHORT.get(v, v), **{"ms": 5, **STYLE.get(v, {})})
     ax.set_xscale("symlog", linthresh=8)
-    ax.xaxis.set_major_locator(FixedLocator(indices))
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xticklabels([str(i) for i in indices])
+    _ticks_at(ax, indices)
     ax.set_ylim(45, 102)
     ax.set_xlabel("NAD index $i$")
     ax.set_ylabel(r"accuracy on $\mathcal{D}(u_i)$ (%)")
