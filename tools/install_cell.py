@@ -27,14 +27,14 @@ def repository(config=ROOT / "_config.yml"):
 
 def install_source(url, branch):
     """The install cell's code. On Colab it clones the repository (the chapters read its results bundle
-    as `../bundle`), installs the library from it (with myst-nb, which the chapters glue their numbers
-    with) and runs in its `book/` folder, as at home; after a restart of the session, only the latter."""
+    as `../bundle`), installs the library from it and runs in its `book/` folder, as at home; after a
+    restart of the session, only the latter."""
     return ("import os\n\n"
             "try:  # on Colab: fetch the book (its library and results bundle)\n"
             "    import nadcore\n"
             "except ImportError:\n"
             f"    !git clone --quiet --depth 1 --branch {branch} {url} nadbook\n"
-            "    %pip install --quiet ./nadbook myst-nb\n"
+            "    %pip install --quiet ./nadbook\n"
             'if os.path.isdir("nadbook/book"):  # run in the book\'s folder, as at home\n'
             "    %cd nadbook/book")
 
