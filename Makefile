@@ -5,7 +5,7 @@ UV_VERSION := 0.13.9
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 export UV_LINK_MODE ?= copy
 
-.PHONY: install book test browser slurm lint benchmarks bundle clean lock
+.PHONY: install book pdf test browser slurm lint benchmarks bundle clean lock
 
 $(VENV)/.installed: pyproject.toml uv.lock
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv==$(UV_VERSION)"
@@ -16,6 +16,9 @@ install: $(VENV)/.installed
 
 book: install
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going  # warnings are errors (after the whole build is reported)
+
+pdf: install browser  # the whole book as one PDF, from the committed outputs (nothing executed) -> _build/pdf/nadbook.pdf
+	$(VENV)/bin/python tools/book_pdf.py
 
 test: install browser slurm lint
 	$(VENV)/bin/pytest tests book --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 -p no:cacheprovider

@@ -1,0 +1,223 @@
+"""The built site as it is published: every reference of every page resolves (offline), the site works
+when served from a sub-path (`/nadbook/`, as GitHub Pages serves a project) in headless Chromium, and
+`make pdf` prints the whole book with every chapter."""
+
+import functools
+import http.server
+import re
+import subprocess
+import sys
+import threading
+import unicodedata
+from html.parser import HTMLParser
+from urllib.parse import unquote, urldefrag, urlparse
+
+import pytest
+from conftest import HTML, ROOT, _QuietHandler, build_book_from_committed_outputs
+from test_book import toc_files
+
+SUB = "nadbook"
+PAGES = [*toc_files(), "genindex", "search"]
+# sphinx-thebe 0.3.1 (Jupyter Book's) adds its inline configuration script twice under Sphinx 7: the second
+# copy redeclares the same constants and fails, harmlessly. Every other script error fails the test.
+UPSTREAM_ERRORS = {"Identifier 'THEBE_JS_URL' has already been declared"}
+REFERENCES = {"a": "href", "link": "href", "img": "src", "script": "src", "source": "src", "iframe": "src"}
+
+
+@pytest.fixture(scope="module")
+def site():
+    """`_build/html` (built from the committed notebooks if missing), the folder every check reads."""
+    if not (HTML / "index.html").exists():
+        build_book_from_committed_outputs()
+    return HTML
+
+
+# ----------------------------------------------------------------------------- references, offline
+
+class _Page(HTMLParser):
+    """The ids of a page and what it refers to (links, stylesheets, scripts, images, srcset entries)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids, self.refs = set(), []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.ids.update(a[k] for k in ("id", "name") if a.get(k))
+        if a.get(REFERENCES.get(tag, "")):
+            self.refs.append(a[REFERENCES[tag]])
+        if a.get("srcset"):
+            self.refs += [entry.split()[0] for entry in a["srcset"].split(",") if entry.strip()]
+
+
+def broken_references(html):
+    """`[]` when every internal reference of every page of `html` resolves: the file, and its anchor."""
+    pages = [p.resolve() for p in sorted(html.rglob("*.html"))
+             if not p.relative_to(html).parts[0].startswith("_")]     # not _static/ (MathJax's own), _sources/
+    broken = []
+    for path in pages:
+        for ref in _read(path).refs:
+            if urlparse(ref).scheme or ref.startswith("//"):       # http:, mailto:, data:, javascript:
+                continue
+            target, anchor = urldefrag(ref)
+            target = target.split("?")[0]
+            file = (path.parent / unquote(target)).resolve() if target else path
+            name = path.relative_to(html.resolve())
+            if not file.exists():
+                broken.append(f"{name}: {ref} (no such file)")
+            elif anchor and file.suffix == ".html" and anchor not in _read(file).ids:
+                broken.append(f"{name}: {ref} (no such anchor)")
+    return broken
+
+
+@functools.cache
+def _read(file):
+    page = _Page()
+    page.feed(file.read_text())
+    return page
+
+
+def test_broken_references_finds_what_is_broken(tmp_path):
+    (tmp_path / "a.html").write_text('<p id="top"><a href="b.html#x">b</a><img src="_images/f.png">'
+                                     '<link rel="stylesheet" href="_static/s.css?v=1"><a href="#top">up</a>'
+                                     '<img srcset="f.png 1x, g.png 2x"><a href="https://example.org/#n">out</a>')
+    (tmp_path / "b.html").write_text('<h1 id="y">B</h1><script src="c.js"></script>')
+    (tmp_path / "f.png").write_bytes(b"")
+    assert broken_references(tmp_path) == ["a.html: b.html#x (no such anchor)", "a.html: _images/f.png (no such file)",
+                                           "a.html: _static/s.css?v=1 (no such file)", "a.html: g.png (no such file)",
+                                           "b.html: c.js (no such file)"]
+
+
+def test_every_reference_of_the_site_resolves(site):
+    """Links with their anchors, stylesheets, scripts and images of every page (genindex and search too)."""
+    assert broken_references(site) == []
+
+
+# ----------------------------------------------------------------------------- served under /nadbook/
+
+@pytest.fixture(scope="module")
+def sub_url(site, tmp_path_factory):
+    """The site served at http://127.0.0.1:PORT/nadbook/ (a server whose root holds only `nadbook/`)."""
+    root = tmp_path_factory.mktemp("pages")
+    (root / SUB).symlink_to(site, target_is_directory=True)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/{SUB}/"
+    server.shutdown()
+
+
+@pytest.fixture
+def sub_page(browser, sub_url):
+    """A page that aborts every request outside the sub-path and records it, every response >= 400 and
+    every uncaught script error (`page.outside`, `page.failed`, `page.errors`)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1600})
+    pg = context.new_page()
+    pg.outside, pg.failed, pg.errors = [], [], []
+
+    def route(r):
+        url = r.request.url
+        if url.startswith((sub_url, "data:", "blob:", "about:")):
+            r.continue_()
+        else:
+            pg.outside.append(url)
+            r.abort()
+
+    pg.route("**/*", route)
+    pg.on("response", lambda resp: resp.status >= 400 and pg.failed.append(f"{resp.status} {resp.url}"))
+    pg.on("pageerror", lambda err: str(err) in UPSTREAM_ERRORS or pg.errors.append(str(err)))
+    yield pg
+    context.close()
+
+
+STYLED = """() => ({
+  sheets: Array.from(document.querySelectorAll('link[rel=stylesheet]'))
+    .filter(l => !l.sheet || l.sheet.cssRules.length === 0).map(l => l.href),
+  theme: getComputedStyle(document.documentElement).getPropertyValue('--pst-color-primary').trim(),
+  script: document.documentElement.dataset.theme,
+  links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href)
+    .filter(h => h.startsWith(location.origin) && !h.startsWith(location.origin + '/SUB/')),
+})""".replace("SUB", SUB)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page_file", PAGES)
+def test_page_works_under_a_sub_path(sub_url, sub_page, page_file):
+    """No request leaves `/nadbook/` or fails, the theme's stylesheets and scripts apply, no script
+    raises, no link points outside the sub-path, MathJax typesets."""
+    response = sub_page.goto(f"{sub_url}{page_file}.html", wait_until="networkidle")
+    assert response is not None and response.ok
+    if sub_page.evaluate("document.querySelectorAll('main .math').length") > 0:
+        sub_page.wait_for_function("document.querySelectorAll('main mjx-container').length > 0", timeout=20000)
+    state = sub_page.evaluate(STYLED)
+    assert sub_page.outside == [], "requests outside the sub-path"
+    assert sub_page.failed == [], "requests that failed"
+    assert sub_page.errors == [], "script errors"
+    assert state["sheets"] == [], "stylesheets that did not load"
+    assert state["theme"] and state["script"] in ("light", "dark"), "the theme's stylesheet or script did not apply"
+    assert state["links"] == [], "links that leave the sub-path"
+
+
+@pytest.mark.browser
+def test_next_buttons_walk_the_book_in_order(sub_url, sub_page):
+    """From the site's root (`/nadbook/`), the "next" button of each page leads through every page of
+    `_toc.yml` in order, and each page's sidebar links every chapter under the sub-path."""
+    sub_page.goto(sub_url)
+    sub_page.wait_for_url(f"{sub_url}{toc_files()[0]}.html")     # index.html redirects to the first page
+    visited = [sub_page.url]
+    while sub_page.locator("a.right-next").count():
+        with sub_page.expect_navigation():
+            sub_page.locator("a.right-next").click()
+        visited.append(sub_page.url)
+        sidebar = sub_page.evaluate("Array.from(document.querySelectorAll('.bd-sidebar-primary a.reference.internal'))"
+                                    ".map(a => a.href.split('#')[0])")
+        assert {f"{sub_url}{p}.html" for p in toc_files()} <= {*sidebar, sub_page.url}
+    assert visited == [f"{sub_url}{p}.html" for p in toc_files()]
+    assert sub_page.failed == [] and sub_page.outside == [] and sub_page.errors == []
+
+
+# ----------------------------------------------------------------------------- make pdf
+
+def chapter_titles():
+    """The title (first `# ` heading) of each page of `_toc.yml`."""
+    import nbformat
+
+    titles = []
+    for page in toc_files():
+        md = ROOT / f"{page}.md"
+        text = md.read_text() if md.exists() else "\n".join(
+            c.source for c in nbformat.read(ROOT / f"{page}.ipynb", as_version=4).cells if c.cell_type == "markdown")
+        titles.append(next(line[2:].strip() for line in text.splitlines() if line.startswith("# ")))
+    return titles
+
+
+def _squash(text):
+    """Text compared without spacing or ligatures (PDF text breaks lines and joins 'f' + 'l')."""
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_make_pdf_holds_every_chapter(browser, tmp_path):
+    """tools/book_pdf.py (`make pdf`) writes one PDF whose outline lists every chapter in book order,
+    each chapter's title in its text and starting a page of its own."""
+    from pypdf import PdfReader
+
+    out = tmp_path / "nadbook.pdf"
+    subprocess.run([sys.executable, str(ROOT / "tools" / "book_pdf.py"), "--out", str(out)], check=True,
+                   capture_output=True, cwd=ROOT)
+    reader = PdfReader(out)
+
+    def flat(items):
+        return [x for item in items for x in (flat(item) if isinstance(item, list) else [item])]
+
+    outline = [(_squash(i.title), reader.get_destination_page_number(i), i.top) for i in flat(reader.outline)]
+    titles = [_squash(t) for t in chapter_titles()]
+    found = [next(((page, top) for t, page, top in outline if t.startswith(title)), None) for title in titles]
+    assert None not in found, f"chapters missing from the PDF's outline: {[t for t, f in zip(titles, found) if not f]}"
+    pages = [page for page, _ in found]
+    assert pages == sorted(set(pages)), "chapters out of order, or two on one page"
+    for title, (page, top) in zip(titles, found):
+        height = float(reader.pages[page].mediabox.height)
+        assert top > 0.85 * height, f"{title} does not start page {page + 1}"
+        assert title in _squash(reader.pages[page].extract_text())
+    assert len(reader.pages) > 4 * len(titles)
