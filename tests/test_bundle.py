@@ -1,9 +1,10 @@
 """The results bundle: its loaders and comparisons, and proof that its numbers are what the code computes.
 
 The recomputation tests take random stored items of the committed bundle (a Fig. 1 cell, a chunk
-of a NAD estimate) and require them to be bitwise equal to a fresh computation: tolerance zero,
-because every stored item is batch-invariant (`tests/test_reproducible.py`) and the test runs
-with the record's thread count on the CPU the bundle was computed on (`bundle.machine_of`).
+of a NAD estimate, a Fig. 6 index, a cell of the follow-up's Fig. 3) and require them to be
+bitwise equal to a fresh computation: tolerance zero, because every stored item is
+batch-invariant (`tests/test_reproducible.py`) and the test runs with the record's thread count
+on the CPU the bundle was computed on (`bundle.machine_of`).
 On another CPU family the kernels round differently and SGD drifts; there the test only checks
 the first steps (rtol 1e-3) and the final accuracy (within 10 points) of a cell.
 """
@@ -16,6 +17,7 @@ import torch
 
 from nadcore import bundle, fourier, models, nads, presets, published, store, sweeps
 from nadcore.experiments import ch1_fourier, ch3_nads
+from nadcore.experiments import ch5_underspec as underspec
 from nadcore.experiments import ch6_antialias as antialias
 
 RNG = random.Random()   # a different pick on every run; the pick is printed
@@ -95,8 +97,8 @@ def test_a_random_stored_fig6_index_recomputes_bitwise(record_threads):
         pytest.skip("the bundle holds no Fig. 6 cell yet")
     index = RNG.choice(sorted(stored))
     basis = bundle.load_nad(arch)
-    found = sweeps.stored(f"fig6_{arch}", [{"index": index}], {**settings, "arch": arch,
-                          "nads": store.fingerprint(basis.nads), "device": "cpu"}, bundle.BUNDLE / "nads")
+    found = sweeps.stored(f"fig6_{arch}", [{"index": index}], ch3_nads.fig6_settings(arch, basis, settings, "cpu"),
+                          bundle.BUNDLE / "nads")
     record = found[0].record
     record_threads(record)
     print(f"recomputing Fig. 6 at NAD index {index}")
@@ -107,6 +109,25 @@ def test_a_random_stored_fig6_index_recomputes_bitwise(record_threads):
         assert fresh == stored[index]
     else:
         assert abs(fresh - stored[index]) < 10
+
+
+def test_a_random_stored_underspec_cell_recomputes_bitwise(record_threads, tmp_path):
+    stored = sorted(bundle.BUNDLE.glob("underspec_ood_*/*.npz"))
+    if not stored:
+        pytest.skip("the bundle holds no cell of the follow-up's Fig. 3 yet")
+    record = store.load(RNG.choice(stored)).record
+    arch, cell = record["settings"]["settings"]["arch"], record["settings"]["cell"]
+    record_threads(record)
+    print(f"recomputing the follow-up's Fig. 3 cell {cell} of {arch}")
+    settings = {**bundle.underspec_item("ood"), "indices": [cell["k"]], "seeds": [cell["seed"]]}
+    fresh = underspec.ood_grid(arch, bundle.load_nad(arch), settings, tmp_path, device="cpu", progress=False)
+    stored_arrays = store.load(sweeps.cell_path(f"underspec_ood_{arch}", cell, record["settings"]["settings"],
+                                                bundle.BUNDLE)).arrays
+    if bundle.machine_of(record) == store.machine():
+        np.testing.assert_array_equal(fresh["accuracy"][0, 0], stored_arrays["accuracy"])
+        np.testing.assert_array_equal(fresh["train_accuracy"][0, 0], stored_arrays["train_accuracy"])
+    else:
+        assert np.abs(fresh["accuracy"][0, 0] - stored_arrays["accuracy"]).max() < 10
 
 
 def test_a_random_stored_nad_chunk_recomputes_bitwise(record_threads):

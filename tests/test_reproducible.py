@@ -23,24 +23,26 @@ SETTINGS = dict(n=192, sigma=0.75, eps=1.0, kind="sin", epochs=1, max_lr=0.5, mo
 GRID = fourier.Grid((-8, 0, 8))                                  # 5 canonical cells
 
 
-def lenet_runs(seeds, pooling):
-    """Train one LeNet per seed with fit_many; return their loss histories."""
+def lenet_runs(seeds, pooling, n=256):
+    """Train one LeNet per seed with fit_many on `n` samples; return their loss histories."""
     v = fourier.fourier_direction(-8, 8)
     datasets, nets = [], []
     for s in seeds:
-        datasets.append((data.directional_dataset(v, 256, 0.75, 1.0, seed=2 * s),
-                         data.directional_dataset(v, 256, 0.75, 1.0, seed=2 * s + 1)))
+        datasets.append((data.directional_dataset(v, n, 0.75, 1.0, seed=2 * s),
+                         data.directional_dataset(v, n, 0.75, 1.0, seed=2 * s + 1)))
         torch.manual_seed(s)
         nets.append(models.build("lenet", pooling=pooling))
     out = train.fit_many(nets, datasets, epochs=1, max_lr=0.5, batch_size=64, seeds=seeds, device="cpu")
     return [np.concatenate([o["loss_history"], [o["test_acc"], o["train_acc"]]]) for o in out]
 
 
-def test_fit_many_network_is_the_same_alone_or_in_any_batch():
-    # Unpadded stacks of 1 and 3 LeNets without pooling rounded differently (6e-8 per step).
-    alone = lenet_runs([11], pooling=False)[0]
-    in_three = lenet_runs([20, 11, 21], pooling=False)[1]
-    in_seven = lenet_runs([22, 23, 24, 25, 26, 27, 11], pooling=False)[-1]   # second stack, last position
+@pytest.mark.parametrize("n", [256, 200])
+def test_fit_many_network_is_the_same_alone_or_in_any_batch(n):
+    # Unpadded stacks of 1 and 3 LeNets without pooling rounded differently (6e-8 per step). With
+    # n = 200 the last batch holds 8 samples: its logits once depended on the network's position.
+    alone = lenet_runs([11], pooling=False, n=n)[0]
+    in_three = lenet_runs([20, 11, 21], pooling=False, n=n)[1]
+    in_seven = lenet_runs([22, 23, 24, 25, 26, 27, 11], pooling=False, n=n)[-1]   # second stack, last position
     np.testing.assert_array_equal(alone, in_three)
     np.testing.assert_array_equal(alone, in_seven)
 
@@ -154,10 +156,12 @@ def test_records_hold_seed_device_duration_and_versions(tmp_path):
     assert (rec["seed"], rec["device"]) == (0, "cpu") and rec["duration_s"] is not None
 
 
+@pytest.mark.parametrize("batch, channels", [(128, 1), (67, 4)])
 @pytest.mark.parametrize("pooling", models.LENET_POOLINGS)
-def test_stacked_gradient_does_not_depend_on_position(pooling):
-    # Six identical LeNets on the same batch: every gradient equal bitwise. The bias gradient of the
-    # first conv (added after pooling) once depended on the slot, and trained cells diverged.
+def test_stacked_gradient_does_not_depend_on_position(pooling, batch, channels):
+    # Six identical LeNets on the same batch: logits and every gradient equal bitwise. The bias
+    # gradient of the first conv (added after pooling) once depended on the slot, and trained cells
+    # diverged; so did the logits of a batch of 67 (Chapter 5's digits: 1,347 = 10 * 128 + 67).
     import torch.nn.functional as F
     from torch.func import stack_module_state
 
@@ -165,11 +169,13 @@ def test_stacked_gradient_does_not_depend_on_position(pooling):
     nets = []
     for _ in range(6):
         torch.manual_seed(1)
-        nets.append(models.build("lenet", pooling=pooling))
+        nets.append(models.build("lenet", pooling=pooling, in_channels=channels))
     params, _ = stack_module_state(nets)
-    x = torch.randn(1, 128, 1, 32, 32, generator=torch.Generator().manual_seed(0)).expand(6, -1, -1, -1, -1) * 3
-    y = torch.randint(0, 2, (1, 128), generator=torch.Generator().manual_seed(0)).expand(6, -1)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(1, batch, channels, 32, 32, generator=g).expand(6, -1, -1, -1, -1) * 3
+    y = torch.randint(0, 2, (1, batch), generator=g).expand(6, -1)
     out = stacked.forward(nets[0])(params, x.contiguous())
+    assert all(torch.equal(out[j], out[0]) for j in range(6))
     F.cross_entropy(out.flatten(0, 1), y.flatten(), reduction="none").view(6, -1).mean(1).sum().backward()
     for name, p in params.items():
         assert all(torch.equal(p.grad[j], p.grad[0]) for j in range(6)), name

@@ -24,6 +24,12 @@ from nadcore import models
 # its heap and larger ones page-fault anew. Accelerators want large batches (not yet tuned).
 BUDGET = {"cpu": 16 * 2 ** 20, "other": 512 * 2 ** 20}
 
+# The batched matrix products get each network's batch as a multiple of COLUMNS columns (zero
+# columns added, then dropped): with a batch of 67, network j's block starts 67 * j floats into the
+# stack and the CPU's matrix kernels round it by its alignment, so a network's logits depended on
+# its position in the stack (a digits tail batch moved Chapter 5's accuracies by a point).
+COLUMNS = 16
+
 POOLS = (nn.MaxPool2d, nn.AvgPool2d, models.BlurPool2d)     # per-channel: run on the grouped channels as they are
 LEAVES = (nn.Conv2d, nn.Linear, nn.ReLU, nn.Flatten, nn.Identity, *POOLS)
 
@@ -114,11 +120,13 @@ def _run(layers, p, x):
             h = h.relu()
         elif isinstance(m, nn.Flatten):                           # features as columns: (k, F, B)
             h = h.reshape(B, k, -1).permute(1, 2, 0) if h.dim() == 4 else h.flatten(2).transpose(1, 2)
+            if B % COLUMNS:                                       # see COLUMNS
+                h = F.pad(h, (0, -B % COLUMNS))
         elif isinstance(m, nn.Linear):                            # W h: its weight gradient reads h row-wise
             w, b = p[name + ".weight"], p.get(name + ".bias")
             h = torch.bmm(w, h) if b is None else torch.baddbmm(b.unsqueeze(2), w, h)
         i += 1
-    return h.transpose(1, 2)                                      # chain() ends every chain flat
+    return h[:, :, :B].transpose(1, 2)                            # chain() ends every chain flat
 
 
 def chunk_size(model, sample_shape, batch_size, device="cpu", budget=None):

@@ -226,6 +226,18 @@ def amend_record(path, note, **fields):
     return record
 
 
+def migrate(path, new_path, settings, note):
+    """Move the result at `path` to `new_path` under new `settings` (arrays untouched), with `note`
+    saying why its numbers are those of the new settings; for a change of key that provably does
+    not move the numbers (`nadcore.versions`). Returns the new record."""
+    res = load(path)
+    record = {**res.record, "settings": canonical(settings), "migrated": note}
+    blob = np.frombuffer(json.dumps(record, sort_keys=True).encode(), dtype=np.uint8)
+    _atomic_write(new_path, lambda f: np.savez(f, **res.arrays, **{RECORD_KEY: blob}))
+    Path(path).unlink()
+    return record
+
+
 def load(path, settings=None):
     """Read the result at `path`; with `settings`, raise StoreError unless they match the record."""
     path = Path(path)

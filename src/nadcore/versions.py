@@ -9,12 +9,16 @@ A change that moves the numbers of a stored key without a bump fails the bundle'
 bitwise recomputation (`tests/test_bundle.py`).
 """
 
+# v2 (all networks trained stacked by `train.fit_many`): batches of a size that is not a multiple
+# of 16 are padded for the stack's matrix products (`stacked.COLUMNS`); batches of a multiple of
+# 16 compute what v1 did, and the bundle's records whose batches all are were migrated unchanged.
 VERSIONS = {
-    "fourier_cell": 1,   # a trained cell of a Fourier sweep (Chapter 1, Chapter 6's Fig. 1): ch1_fourier
+    "fourier_cell": 2,   # a trained cell of a Fourier sweep (Chapter 1, Chapter 6's Fig. 1): ch1_fourier
+    "fig6_cell": 2,      # a network trained on D(u_i) for Fig. 6 (Chapters 3 and 6): ch3_nads.fig6_sweep
     "nad_chunk": 1,      # the moments of a chunk of networks' gradients: nads.chunk_moments
     "nad_result": 1,     # a merged NAD estimate: nads.estimate
     "cifar_run": 1,      # a trained network of Chapter 4 (poisoning, flip, clean): ch4_cifar10
-    "underspec_cell": 1,  # a cell of the follow-up's Figs. 2-3: ch5_underspec
+    "underspec_cell": 2,  # a cell of the follow-up's Figs. 2-3: ch5_underspec
 }
 PRECISIONS = ("float32", "bfloat16")
 

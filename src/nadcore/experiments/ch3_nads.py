@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from nadcore import models as registry
-from nadcore import store, sweeps
+from nadcore import store, sweeps, versions
 from nadcore.data import directional_dataset
 from nadcore.device import resolve
 from nadcore.fourier import fourier_energy
@@ -76,18 +76,26 @@ def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20
     return np.array([r["test_acc"] for r in out])
 
 
+def fig6_settings(arch, nads, settings, device, pooling=True):
+    """The settings `fig6_sweep` stores with each cell (see there)."""
+    rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
+    return versions.stamp(_with_pooling({**settings, "arch": arch, "nads": store.fingerprint(rows),
+                                         "device": resolve(device).type}, pooling), "fig6_cell")
+
+
 def fig6_sweep(arch, nads, indices, settings, results_dir, device="auto", batch=32, shard=0, num_shards=1,
                progress=True, only_stored=False, pooling=True):
     """Fig. 6 as a resumable, shardable sweep (`nadcore.sweeps`): one stored cell per NAD index.
 
     `settings` holds `n_train`, `sigma`, `eps`, `epochs`, `max_lr`, `seed` and optional recipe
-    keys of `accuracy_on_nads`; the stored settings add the fingerprint of the NAD basis and the
-    device type (and `pooling` unless it is the published True). Returns `{index: test accuracy}`
-    for this shard's indices (with `only_stored`, for the indices already stored, computing nothing).
+    keys of `accuracy_on_nads`; the stored settings add the fingerprint of the NAD basis, the device
+    type (and `pooling` unless it is the published True) and the `versions` stamp. Returns
+    `{index: test accuracy}` for this shard's indices (with `only_stored`, for the indices already
+    stored, computing nothing).
     """
     rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
     dev = resolve(device)
-    shared = _with_pooling({**settings, "arch": arch, "nads": store.fingerprint(rows), "device": dev.type}, pooling)
+    shared = fig6_settings(arch, rows, settings, dev, pooling)
     cells = [{"index": int(i)} for i in indices]
     kw = {k: v for k, v in settings.items() if k != "seed"}
 
