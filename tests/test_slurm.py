@@ -24,9 +24,7 @@ from nadcore import nads, store
 
 NADCORE = str(Path(sys.executable).with_name("nadcore"))
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo")
-# Chapters 5 and 6 also shard. Chapter 5 under SLURM gives cells of its Fig. 3 (the OOD grid) that differ
-# from one process's (the grid is not batch-invariant yet); Chapter 6's run is not in this test yet.
-SHARDING = ("01_fourier",)
+SHARDING = ("01_fourier", "05_underspecification", "06_antialias")   # the chapters that take a shard
 
 pytestmark = pytest.mark.slurm
 

@@ -114,8 +114,9 @@ def spectra(results):
 
 
 def _legend(fig):
-    """One legend of the variants below the axes, where it hides no curve."""
-    fig.legend(loc="outside lower center", ncol=4)
+    """One legend of the variants below the axes, where it hides no curve (none without curves)."""
+    if any(ax.get_legend_handles_labels()[0] for ax in fig.axes):
+        fig.legend(loc="outside lower center", ncol=4)
 
 
 def _stored(results):
@@ -128,6 +129,11 @@ def first_nads(results, show=3):
     square-root scale for all, so that energy spread over several frequencies stays visible)."""
     results = _stored(results)
     variants = list(results)
+    if not variants:                                  # a shard's run: the collector estimates the NADs
+        fig, ax = style.figure(width=0.85, height=1.0)
+        ax.axis("off")
+        ax.text(0.5, 0.5, "No NADs stored yet", ha="center", va="center")
+        return fig
     images = {v: results[v].images(show).sum(1) for v in variants}
     energy = {v: fourier_energy(images[v]) for v in variants}
     lim = max(np.abs(x).max() for x in images.values())
