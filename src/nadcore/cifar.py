@@ -1,4 +1,4 @@
-"""Real images and NADs (paper Sec. 4.2): CIFAR-10, a CPU stand-in, carriers and NAD flips.
+"""Real images and NADs (paper Sec. 4.2): CIFAR-10, CPU stand-ins, carriers and NAD flips.
 
 Images live in pixel space: float tensors in [0, 1] of shape (N, 3, 32, 32), labels int64.
 The order of operations is the authors': poison (or flip) in pixel space first, then apply
@@ -6,25 +6,35 @@ the mean/std normalisation (`normalise`), then train (`experiments.ch4_cifar10.p
 
 - `load(name, data_root, train, ...)`: "cifar10" through `torchvision.datasets.CIFAR10`, or
   "digits", scikit-learn's bundled 8x8 digits resized to 32x32 and copied to 3 channels (a
-  small real dataset with 10 classes for CPU runs).
+  small real dataset with 10 classes for CPU runs), or "fashion", Fashion-MNIST read offline
+  from Debian's `dataset-fashion-mnist` through `torchvision.datasets.FashionMNIST` (70,000
+  clothing images, 10 classes: a harder stand-in), zero-padded to 32x32 and copied to 3 channels.
 - `poison(x, y, nads, index, eps)`: the carrier of Fig. 7; `nad_flip(x, nads)`: Fig. 8's
   rotation `x' = U flip(U^T x)`; `edit_nads`: the reviewers' ask.
 
 The experiments of Chapter 4 are `nadcore.experiments.ch4_cifar10`.
 """
 
+import gzip
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torchvision.datasets import CIFAR10
+from torchvision.datasets import CIFAR10, FashionMNIST
 
-DATASETS = ("cifar10", "digits")
 SIZE = 32
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
 CIFAR10_STD = (0.2470, 0.2435, 0.2616)
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+# the labels 0..9 of Fashion-MNIST's README (github.com/zalandoresearch/fashion-mnist)
+FASHION_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
+                   "Ankle boot")
+FASHION_DEBIAN = Path("/usr/share/datasets/fashion-mnist")  # Debian's dataset-fashion-mnist (the .gz files)
+CLASSES = {"cifar10": CIFAR10_CLASSES, "digits": tuple(str(d) for d in range(10)), "fashion": FASHION_CLASSES}
+DATASETS = tuple(CLASSES)
 EDIT_MODES = ("remove", "flip", "shift")
 MAX_CLASSES = 12  # the carrier rule has 2 NADs x 3 channels x 2 signs
 
@@ -46,7 +56,7 @@ class CIFAR10Files(CIFAR10):
 def classes(name):
     """The class names of dataset `name`."""
     _check_name(name)
-    return CIFAR10_CLASSES if name == "cifar10" else tuple(str(d) for d in range(10))
+    return CLASSES[name]
 
 
 def _check_name(name):
@@ -60,7 +70,8 @@ def load(name, data_root="../data", train=True, download=False, *, seed=0, verif
 
     name: "cifar10" (read from `data_root`, downloaded there when `download=True`; `verify`
     checks the md5 of every file, `verify=False` only that the files exist, see `CIFAR10Files`)
-    or "digits" (no files; `seed` and `test_fraction` fix the stratified train/test split).
+    or "digits" (no files; `seed` and `test_fraction` fix the stratified train/test split)
+    or "fashion" (60,000 train or 10,000 test images, see `load_fashion`).
     limit: keep the first `limit` images.
     """
     _check_name(name)
@@ -68,6 +79,8 @@ def load(name, data_root="../data", train=True, download=False, *, seed=0, verif
         raise ValueError(f"limit must be None or a positive int; got {limit!r}")
     if name == "cifar10":
         x, y = load_cifar10(data_root, train, download, verify=verify)
+    elif name == "fashion":
+        x, y = load_fashion(data_root, train, download, limit=limit)
     else:
         x, y = load_digits(train, seed=seed, test_fraction=test_fraction)
     return (x, y) if limit is None else (x[:limit], y[:limit])
@@ -92,6 +105,48 @@ def load_cifar10(data_root="../data", train=True, download=False, verify=True):
                          "delete the folder and pass download=True, or verify=False for a re-packed copy") from None
     x = torch.from_numpy(np.ascontiguousarray(ds.data)).permute(0, 3, 1, 2).float().div_(255)
     return x.contiguous(), torch.as_tensor(ds.targets, dtype=torch.int64)
+
+
+def load_fashion(data_root="../data", train=True, download=False, limit=None):
+    """Fashion-MNIST's train (60,000) or test (10,000) split as `(x, y)`, see `load`.
+
+    Read by `torchvision.datasets.FashionMNIST` from `data_root/FashionMNIST/raw`, torchvision's
+    layout; files missing there are decompressed into it from Debian's package (`FASHION_DEBIAN`;
+    torchvision reads only the uncompressed files, and would download rather than take Debian's
+    .gz files, whose md5 differ from the published archives), or downloaded with `download=True`.
+    The 28x28 grey images are padded with 2 zero pixels on each side to 32x32 and copied to 3
+    channels, like the digits: Chapter 4's carriers use colour channel `t % 3`, and Chapter 5
+    puts its `D(v)` channel after 3 image channels. `limit` is applied before the conversion.
+    """
+    _fashion_files(Path(data_root), download)
+    try:
+        ds = FashionMNIST(str(data_root), train=train, download=download)
+    except (RuntimeError, AssertionError, TypeError, ValueError) as err:
+        raise ValueError(f"data_root {str(data_root)!r}: torchvision could not read Fashion-MNIST ({err}); "
+                         f"delete {Path(data_root) / 'FashionMNIST'} to copy it again") from None
+    images, y = ds.data[:limit], ds.targets[:limit]
+    pad = (SIZE - images.shape[-1]) // 2
+    x = F.pad(images.unsqueeze(1).float().div_(255), (pad,) * 4)
+    return x.expand(-1, 3, -1, -1).contiguous(), y.to(torch.int64)
+
+
+def _fashion_files(root, download):
+    """Make `root/FashionMNIST/raw` hold torchvision's uncompressed files, from Debian's package."""
+    raw = root / FashionMNIST.__name__ / "raw"
+    names = [Path(n).stem for n, _ in FashionMNIST.resources]  # train-images-idx3-ubyte, ...
+    missing = [n for n in names if not (raw / n).is_file()]
+    if missing and all((FASHION_DEBIAN / f"{n}.gz").is_file() for n in missing):
+        raw.mkdir(parents=True, exist_ok=True)
+        for n in missing:  # through a temporary name, so that parallel runs never read half a file
+            tmp = raw / f".{n}.{os.getpid()}.tmp"
+            with gzip.open(FASHION_DEBIAN / f"{n}.gz") as src, open(tmp, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            os.replace(tmp, raw / n)
+    elif missing and not download:
+        raise ValueError(
+            f"name 'fashion': data_root {str(root)!r} holds no Fashion-MNIST ({raw} lacks {', '.join(missing)}) "
+            f"and Debian's package is not installed ({FASHION_DEBIAN}): run `sudo apt-get install "
+            f"dataset-fashion-mnist` (or `make fashion` as root), or pass download=True to fetch it (30 MB).")
 
 
 def load_digits(train=True, seed=0, test_fraction=0.25):
