@@ -135,7 +135,7 @@ def test_empty_results_read_as_missing(tiny, tmp_path):
     assert out["fig1"] == {"max": {}, "blur3": {}} and out["nads"] == {"max": None, "blur3": None}
     assert out["fig6"] == {"max": {}, "blur3": {}} and not list(tmp_path.rglob("*.npz"))
     assert all(math.isnan(r["mean"]) for r in antialias.summary(out))
-    from nadcore.plots import antialias as figs      # a shard's run draws its NAD figures empty
+    from nadcore.plots import antialias as figs  # a shard's run draws its NAD figures empty
     for fig in (figs.spectra(out["nads"]), figs.first_nads(out["nads"]), figs.convergence(out["convergence"]),
                 figs.fig6_variants(out["fig6"])):
         assert not any(ax.images for ax in fig.axes)
