@@ -8,7 +8,8 @@ from nadcore.experiments import ch1_fourier
 
 
 def test_stamp_adds_version_and_precision_only_when_they_differ_from_the_first(monkeypatch):
-    assert versions.stamp({"a": 1}, "fourier_cell") == {"a": 1}       # stored keys of version 1 unchanged
+    assert versions.stamp({"a": 1}, "nad_chunk") == {"a": 1}          # stored keys of version 1 unchanged
+    assert versions.stamp({"a": 1}, "fourier_cell") == {"a": 1, "version": versions.VERSIONS["fourier_cell"]}
     assert versions.stamp({"a": 1}, "nad_chunk", "bfloat16") == {"a": 1, "precision": "bfloat16"}
     monkeypatch.setitem(versions.VERSIONS, "nad_chunk", 3)
     assert versions.stamp({"a": 1}, "nad_chunk") == {"a": 1, "version": 3}
@@ -26,12 +27,13 @@ def test_an_old_checkouts_results_folder_is_recomputed_not_reused(tmp_path, monk
     old = ch1_fourier.sweep_directions(["logreg"], grid, ch1_fourier.sweep_settings(p, 0, "cpu"), tmp_path,
                                        progress=False)
     files = set((tmp_path / "fourier").glob("*.npz"))
-    monkeypatch.setitem(versions.VERSIONS, "fourier_cell", 2)         # the computation changed
+    now = versions.VERSIONS["fourier_cell"]
+    monkeypatch.setitem(versions.VERSIONS, "fourier_cell", now + 1)   # the computation changed
     settings = ch1_fourier.sweep_settings(p, 0, "cpu")
     new = ch1_fourier.sweep_directions(["logreg"], grid, settings, tmp_path, progress=False)
     added = set((tmp_path / "fourier").glob("*.npz")) - files
     assert len(added) == len(files) == len(grid.half())               # every cell computed again
-    assert all(store.load(f).settings["settings"]["version"] == 2 for f in added)
+    assert all(store.load(f).settings["settings"]["version"] == now + 1 for f in added)
     assert old.keys() == new.keys()
 
 
