@@ -115,14 +115,13 @@ def test_a_random_stored_underspec_cell_recomputes_bitwise(record_threads, tmp_p
     stored = sorted(bundle.BUNDLE.glob("underspec_ood_*/*.npz"))
     if not stored:
         pytest.skip("the bundle holds no cell of the follow-up's Fig. 3 yet")
-    record = store.load(RNG.choice(stored)).record
+    picked = store.load(RNG.choice(stored))
+    record, stored_arrays = picked.record, picked.arrays
     arch, cell = record["settings"]["settings"]["arch"], record["settings"]["cell"]
     record_threads(record)
     print(f"recomputing the follow-up's Fig. 3 cell {cell} of {arch}")
     settings = {**bundle.underspec_item("ood"), "indices": [cell["k"]], "seeds": [cell["seed"]]}
     fresh = underspec.ood_grid(arch, bundle.load_nad(arch), settings, tmp_path, device="cpu", progress=False)
-    stored_arrays = store.load(sweeps.cell_path(f"underspec_ood_{arch}", cell, record["settings"]["settings"],
-                                                bundle.BUNDLE)).arrays
     if bundle.machine_of(record) == store.machine():
         np.testing.assert_array_equal(fresh["accuracy"][0, 0], stored_arrays["accuracy"])
         np.testing.assert_array_equal(fresh["train_accuracy"][0, 0], stored_arrays["train_accuracy"])

@@ -209,9 +209,14 @@ def save(path, arrays, settings, *, device=None, duration=None):
     if bad:
         raise ValueError(f"arrays {bad} cannot be stored: names must not start with '__' and dtypes must not be object")
     record = make_record(settings, device=device, duration=duration, arrays=arrays)
+    _write(path, arrays, record)
+    return Result(arrays, record)
+
+
+def _write(path, arrays, record):
+    """`arrays` and their JSON `record` in one .npz at `path`, atomically."""
     blob = np.frombuffer(json.dumps(record, sort_keys=True).encode(), dtype=np.uint8)
     _atomic_write(path, lambda f: np.savez(f, **arrays, **{RECORD_KEY: blob}))
-    return Result(arrays, record)
 
 
 def amend_record(path, note, **fields):
@@ -221,8 +226,7 @@ def amend_record(path, note, **fields):
     if "settings" in fields or any(res.record.get(k) is not None for k in fields):
         raise ValueError(f"amend_record only fills missing fields other than settings; {path} has {sorted(fields)}")
     record = {**res.record, **fields, "amended": note}
-    blob = np.frombuffer(json.dumps(record, sort_keys=True).encode(), dtype=np.uint8)
-    _atomic_write(path, lambda f: np.savez(f, **res.arrays, **{RECORD_KEY: blob}))
+    _write(path, res.arrays, record)
     return record
 
 
@@ -232,8 +236,7 @@ def migrate(path, new_path, settings, note):
     not move the numbers (`nadcore.versions`). Returns the new record."""
     res = load(path)
     record = {**res.record, "settings": canonical(settings), "migrated": note}
-    blob = np.frombuffer(json.dumps(record, sort_keys=True).encode(), dtype=np.uint8)
-    _atomic_write(new_path, lambda f: np.savez(f, **res.arrays, **{RECORD_KEY: blob}))
+    _write(new_path, res.arrays, record)
     Path(path).unlink()
     return record
 
