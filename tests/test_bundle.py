@@ -61,10 +61,16 @@ def test_remaining_counts_stored_cells_and_costs_the_rest(tmp_path):
 
 def stored_fourier_cells():
     """`[(label, pooling, cell, arrays, record)]` of every stored Fig. 1 cell: Chapter 1's
-    architectures and Chapter 6's LeNet variants."""
+    architectures, the sigma study's other noise levels and seeds, and Chapter 6's LeNet variants."""
     archs, grid, settings, pooling = bundle.fourier_item("fig1")
     table, _, _, records = bundle.load_fourier("fig1")
     out = [(a, pooling, c, v, records[a][0]) for a in table for c, v in table[a].items()]
+    for sigma, r in bundle._sigma_runs(bundle.load_sigma_study()[0]):
+        if (sigma, r) != (bundle.SIGMA_STUDY["caption"], 0):   # that one is Fig. 1
+            t, recs = ch1_fourier.stored_directions(["lenet"], grid, bundle.sigma_settings(sigma, r),
+                                                    bundle.BUNDLE / "fourier", pooling, name="fig1")
+            out += [(f"lenet/sigma={sigma:g}/seed {r}", pooling, c, arr, recs["lenet"][0])
+                    for c, arr in t.get("lenet", {}).items()]
     aa_grid = fourier.make_grid(presets.preset("antialias", "paper")["grid"])
     for v in antialias.VARIANTS[1:]:
         t, recs = ch1_fourier.stored_directions(["lenet"], aa_grid, settings, bundle.BUNDLE / "fourier",
@@ -81,6 +87,7 @@ def test_a_random_stored_fig1_cell_recomputes_bitwise(record_threads):
     label, pooling, cell, stored, record = RNG.choice(cells)
     record_threads(record)
     print(f"recomputing Fig. 1 cell {label} {cell}")
+    settings = record["settings"]["settings"]   # the cell's own: Fig. 1's, or the sigma study's sigma and seed
     fresh = ch1_fourier.train_directions("lenet" if label.startswith("lenet") else label, [cell], settings, pooling)[0]
     if bundle.machine_of(record) == store.machine():
         for name, value in stored.items():
@@ -242,3 +249,49 @@ def test_every_bundle_record_names_its_device_and_machine():
     missing = [str(p) for p in sorted(bundle.BUNDLE.rglob("*.npz"))
                if not (store.load(p).record.get("device") and store.load(p).record.get("machine"))]
     assert missing == []
+
+
+# ----------------------------------------------------------------------------- the sigma study
+
+def fake_sigma_grid(bundle_dir, sigma, r, offset, cells=None):
+    """Store LeNet's Fig. 1 grid at `sigma`, replicate `r`: the published values plus `offset` points."""
+    _, grid, _, pooling = bundle.fourier_item("fig1")
+    pub = published.fig1("lenet")
+    chosen = ch1_fourier.sweep_cells(["lenet"], grid, pooling)[:cells]
+    sweeps.sweep("fig1", chosen, lambda group: [{"test_acc": np.float64(pub[(c["kx"], c["ky"])] + offset)}
+                                                for c in group],
+                 bundle.sigma_settings(sigma, r), bundle_dir / "fourier", progress=False)
+
+
+def test_the_sigma_study_shares_fig1s_cells_at_the_captions_sigma():
+    assert bundle.sigma_settings(bundle.SIGMA_STUDY["caption"], 0) == bundle.fourier_item("fig1")[2]
+    other = bundle.sigma_settings(2.0, 1)
+    assert other["sigma"] == 2.0 and other["seed"] == bundle.seeds.replicate(bundle.SEED, 1) != bundle.SEED
+
+
+def test_the_sigma_study_reads_complete_grids_and_names_the_best_sigma(tmp_path):
+    sigmas = bundle.SIGMA_STUDY["sigmas"]
+    assert bundle._sigma_runs({})[:len(sigmas)] == [(s, 0) for s in sigmas]
+    offsets = {1.5: 9.0, 2.0: 4.0, 2.5: -1.0, 3.0: -6.0}    # 2.5 is the closest to the published grid
+    for sigma in sigmas[:-1]:
+        fake_sigma_grid(tmp_path, sigma, 0, offsets[sigma])
+    fake_sigma_grid(tmp_path, 3.0, 0, offsets[3.0], cells=100)     # not complete: not counted
+    grids, records = bundle.load_sigma_study(tmp_path)
+    assert sorted(grids) == [1.5, 2.0, 2.5] and len(records) == 3 * 130
+    assert bundle.best_sigma(grids) == 2.5
+    assert bundle.status("sigma", tmp_path).startswith("sigma (lenet, sigma 1.5, 2, 2.5, 3): 3 of 8 Fig. 1 grids")
+    assert "best sigma: not known yet" in bundle.status("fig6_sigma", tmp_path)
+    fake_sigma_grid(tmp_path, 3.0, 0, offsets[3.0])
+    for r in (1, 2):
+        fake_sigma_grid(tmp_path, 2.5, r, offsets[2.5] + r)
+    grids, _ = bundle.load_sigma_study(tmp_path)
+    assert bundle._sigma_runs(grids)[len(sigmas):] == [(2.5, 1), (2.5, 2), (3.0, 1), (3.0, 2)]
+    study = bundle.sigma_study(tmp_path, boots=100)
+    assert study["best"] == 2.5 and study["caption"] == 3.0
+    row, pub = study["rows"][2.5], published.fig1("lenet")
+    itself = published.compare_grids({c: pub[c] for c in grids[2.5][0]}, pub)   # seeds -1, 0, +1: the mean is that
+    assert row["seeds"] == 3 and row["mean_abs_difference"] == pytest.approx(itself["mean_abs_difference"])
+    assert row["floor"]["spearman"] == pytest.approx(1) and study["rows"][3.0]["floor"] is None
+    lo, hi = row["intervals"]["spearman"]
+    assert row["spearman"] == pytest.approx(itself["spearman"]) and lo < row["spearman"] < hi
+    assert "best sigma: 2.5): 0 of 33 NAD indices" in bundle.status("fig6_sigma", tmp_path)

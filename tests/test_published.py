@@ -220,3 +220,58 @@ def test_bad_arch_is_named():
         published.fig1("vgg11_bn")
     with pytest.raises(ValueError, match="arch must be one of"):
         published.nads("mlp")
+
+
+# ----------------------------------------------------------------------------- several seeds
+
+def synthetic_seeds(rng, k, noise, published_noise):
+    """A canonical-cell truth x, `k` seeds' grids x + noise and a published grid x + published_noise
+    (each of the 256 cells its own draw, as the published grid is not symmetric under k -> -k)."""
+    grid = fourier.paper_grid()
+    x = {c: rng.normal() for c in grid.half()}
+    ours = [{c: v + noise * rng.normal() for c, v in x.items()} for _ in range(k)]
+    pub = {c: x[fourier.canonical(*c)] + published_noise * rng.normal() for c in published.fig1("lenet")}
+    return ours, pub
+
+
+def test_compare_seeds_of_identical_grids():
+    pub = published.fig1("lenet")
+    half = {c: pub[c] for c in fourier.paper_grid().half()}
+    out = published.compare_seeds([half, half], half, boots=200)
+    assert out["seeds"] == 2 and out["spearman"] == pytest.approx(1)
+    assert out["intervals"]["spearman"] == pytest.approx((1, 1)) and out["intervals"]["mean_abs_difference"] == (0, 0)
+    assert set(out["spread"].values()) == {0.0} and len(out["per_seed"]) == 2
+    with pytest.raises(ValueError, match="grids must hold at least one"):
+        published.compare_seeds([], pub)
+
+
+def test_compare_seeds_intervals_cover_the_population_values():
+    """Monte Carlo: with noise s per seed and t on the published grid, the mean of k seeds correlates
+    with the published grid at 1 / sqrt((1 + s^2/k)(1 + t^2)) and differs from it by
+    sqrt(2/pi) sqrt(s^2/k + t^2) on average; the 95% intervals must cover both in >= 88% of 120
+    draws, and be narrow enough to say
+    something (mean width of the Pearson interval < 0.2)."""
+    rng = np.random.default_rng(1)
+    k, s, t = 3, 1.0, 0.5
+    pearson = 1 / np.sqrt((1 + s ** 2 / k) * (1 + t ** 2))
+    mad = np.sqrt(2 / np.pi) * np.sqrt(s ** 2 / k + t ** 2)
+    hits, widths = np.zeros(2), []
+    for trial in range(120):
+        ours, pub = synthetic_seeds(rng, k, s, t)
+        out = published.compare_seeds(ours, pub, boots=300, seed=trial)
+        (plo, phi), (mlo, mhi) = out["intervals"]["pearson"], out["intervals"]["mean_abs_difference"]
+        hits += [plo <= pearson <= phi, mlo <= mad <= mhi]
+        widths.append(phi - plo)
+    assert (hits / 120 >= 0.88).all(), hits / 120
+    assert np.mean(widths) < 0.2
+
+
+def test_seed_floor_is_the_agreement_of_our_own_seeds():
+    rng = np.random.default_rng(0)
+    ours, _ = synthetic_seeds(rng, 3, 0.5, 0.0)
+    floor = published.seed_floor(ours)
+    assert len(floor["pairs"]) == 3
+    assert floor["pearson"] == pytest.approx(1 / (1 + 0.5 ** 2), abs=0.08)   # two draws of x + noise
+    assert floor["spearman"] == pytest.approx(np.mean([p["spearman"] for p in floor["pairs"]]))
+    with pytest.raises(ValueError, match="at least two seeds' grids; got 1"):
+        published.seed_floor(ours[:1])

@@ -57,3 +57,18 @@ def test_no_seed_arithmetic_in_the_library():
     found = {str(p.relative_to(SRC)): hits for p in sorted(SRC.rglob("*.py"))
              if (hits := seed_arithmetic(p.read_text()))}
     assert not found
+
+
+def test_replicates_start_with_the_run_itself():
+    assert seeds.replicate(5, 0) == 5                          # replicate 0 is the run stored before replicates
+    more = [seeds.replicate(5, r) for r in (1, 2, 3)]
+    assert len(set(more)) == 3 and 5 not in more
+    assert more[0] == seeds.derive(5, seeds.REPLICATE, 1) and more[0] != seeds.replicate(6, 1)
+
+
+def test_bad_replicate_is_named():
+    import pytest
+
+    for bad in (-1, 1.0, True):
+        with pytest.raises(ValueError, match="r .the replicate. must be an integer >= 0"):
+            seeds.replicate(0, bad)

@@ -12,7 +12,7 @@ NAD chunks (8 MiB each) go to `scratch` (default `results/`), the merged NADs to
 import json
 from pathlib import Path
 
-from nadcore import fourier, nads, presets, published, stacked, store, sweeps
+from nadcore import fourier, nads, presets, published, seeds, stacked, store, sweeps
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,6 +83,66 @@ def fourier_remaining(name, bundle_dir=BUNDLE):
     return done, len(cells), sum(each[c["arch"]] for c in cells) * (1 - done / len(cells))
 
 
+# ----------------------------------------------------------------------------- Chapter 1: which sigma?
+
+# Fig. 1 of LeNet at several noise levels: is the published grid Fig. 1's caption (sigma = 3) or
+# another sigma? One seed at each sigma, then `seeds` at the caption's sigma and at the best one
+# (the smallest mean |difference| from the published grid). Stored beside Fig. 1's cells (same
+# sweep, settings differing in `sigma` and `seed`): sigma 3, seed 0 *is* Fig. 1.
+SIGMA_STUDY = {"arch": "lenet", "sigmas": (1.5, 2.0, 2.5, 3.0), "seeds": 3, "caption": 3.0}
+
+
+def sigma_settings(sigma, r):
+    """The settings of replicate `r` (`seeds.replicate`) of LeNet's Fig. 1 at noise `sigma`."""
+    return {**fourier_item("fig1")[2], "sigma": float(sigma), "seed": seeds.replicate(SEED, r)}
+
+
+def load_sigma_study(bundle_dir=BUNDLE):
+    """`({sigma: [grid, ...]}, records)`: each complete stored grid `{(kx, ky): test accuracy}` of the
+    study, by sigma in replicate order (a replicate counts once its whole grid is stored)."""
+    _, grid, _, pooling = fourier_item("fig1")
+    grids, records = {}, []
+    for sigma in SIGMA_STUDY["sigmas"]:
+        for r in range(SIGMA_STUDY["seeds"]):
+            table, recs = ch1_fourier.stored_directions([SIGMA_STUDY["arch"]], grid, sigma_settings(sigma, r),
+                                                        Path(bundle_dir) / "fourier", pooling, "fig1")
+            cells = ch1_fourier.per_cell(table).get(SIGMA_STUDY["arch"], {})
+            if len(cells) < len(grid.half()):
+                break
+            grids.setdefault(sigma, []).append(cells)
+            records += recs[SIGMA_STUDY["arch"]]
+    return grids, records
+
+
+def best_sigma(grids):
+    """The sigma whose first grid is closest to the published one (mean |difference|), or None."""
+    pub = published.fig1(SIGMA_STUDY["arch"])
+    gaps = {s: published.compare_grids(g[0], pub)["mean_abs_difference"] for s, g in grids.items()}
+    return min(gaps, key=gaps.get) if gaps else None
+
+
+def sigma_study(bundle_dir=BUNDLE, boots=2000):
+    """The study beside the published grid: `{sigma: published.compare_seeds(...)}` with `floor`
+    (`published.seed_floor`) where a sigma has two seeds or more; also `best` and `caption` sigmas."""
+    grids, records = load_sigma_study(bundle_dir)
+    pub = published.fig1(SIGMA_STUDY["arch"])
+    rows = {}
+    for sigma, gs in grids.items():
+        rows[sigma] = published.compare_seeds(gs, pub, boots=boots)
+        rows[sigma]["floor"] = published.seed_floor(gs) if len(gs) > 1 else None
+    return dict(rows=rows, best=best_sigma(grids), caption=SIGMA_STUDY["caption"], records=records,
+                grids=grids, published=pub)
+
+
+def _sigma_runs(grids):
+    """The `(sigma, replicate)` runs of the study: one seed per sigma, then the extra seeds at the
+    caption's sigma and at the best one (taken as 2.0, the authors' code's hint, until known)."""
+    best = best_sigma(grids) if len(grids) == len(SIGMA_STUDY["sigmas"]) else None
+    extra = sorted({SIGMA_STUDY["caption"], 2.0 if best is None else best})
+    return ([(s, 0) for s in SIGMA_STUDY["sigmas"]]
+            + [(s, r) for s in extra for r in range(1, SIGMA_STUDY["seeds"])])
+
+
 # ----------------------------------------------------------------------------- Chapter 3
 
 def nad_item(arch, method="secant"):
@@ -118,15 +178,17 @@ def convergence_path(bundle_dir=BUNDLE):
     return Path(bundle_dir) / "nads" / f"convergence_{store.key(convergence_item())}.npz"
 
 
-def fig6_item():
-    """`(arch, indices, settings)` of Fig. 6 at the published settings, on our NADs."""
+def fig6_item(sigma=None):
+    """`(arch, indices, settings)` of Fig. 6 at the published settings, on our NADs (at noise `sigma`
+    instead of the published one if given: the sigma study's best)."""
     p = presets.preset("nads", "paper")
-    return p["fig6_arch"], p["fig6_indices"], {**p["fig6"], "seed": SEED}
+    settings = {**p["fig6"], "seed": SEED}
+    return p["fig6_arch"], p["fig6_indices"], settings if sigma is None else {**settings, "sigma": float(sigma)}
 
 
-def load_fig6(bundle_dir=BUNDLE):
+def load_fig6(bundle_dir=BUNDLE, sigma=None):
     """`{index: test accuracy}` of the stored Fig. 6 cells (our LeNet NADs), possibly partial."""
-    arch, indices, settings = fig6_item()
+    arch, indices, settings = fig6_item(sigma)
     basis = load_nad(arch, bundle_dir=bundle_dir)
     if basis is None:
         return {}
@@ -312,6 +374,23 @@ def status(item, bundle_dir=BUNDLE):
         done, total = len(load_fig6(bundle_dir)), len(indices)
         left = (total - done) * plan.train_cost(DEVICE, arch, 2 * settings["n_train"], settings["epochs"])
         head = f"fig6 ({arch}): {done} of {total} NAD indices stored"
+    elif item == "fig6_sigma":
+        grids = load_sigma_study(bundle_dir)[0]
+        sigma = best_sigma(grids) if len(grids) == len(SIGMA_STUDY["sigmas"]) else None
+        arch, indices, settings = fig6_item(sigma if sigma is not None else 2.0)
+        done, total = (len(load_fig6(bundle_dir, sigma)) if sigma is not None else 0), len(indices)
+        each = plan.train_cost(DEVICE, arch, 2 * settings["n_train"], settings["epochs"])
+        left = (total - done) * each + _sigma_left(grids, single=True)
+        head = (f"fig6_sigma ({arch}, the best sigma: {'not known yet' if sigma is None else f'{sigma:g}'}): "
+                f"{done} of {total} NAD indices stored")
+    elif item == "sigma":
+        grids = load_sigma_study(bundle_dir)[0]
+        runs = _sigma_runs(grids)
+        done, total = sum(len(g) for g in grids.values()), len(runs)
+        cells = range(total)
+        left = _sigma_left(grids)
+        head = f"sigma ({SIGMA_STUDY['arch']}, sigma {', '.join(f'{x:g}' for x in SIGMA_STUDY['sigmas'])}): " \
+               f"{done} of {total} Fig. 1 grids stored"
     elif item.startswith("nads_"):
         return _nad_status(item, bundle_dir)
     elif item in ITEMS:
@@ -319,9 +398,20 @@ def status(item, bundle_dir=BUNDLE):
                               f"not complete; `python -m nadcore.bundle {item}` computes the rest")
     else:
         raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
-    if done == (len(cells) if item != "fig6" else total):
+    if done == (len(cells) if item not in ("fig6", "fig6_sigma") else total):
         return head
     return f"{head}; `python -m nadcore.bundle {item}` computes the rest (~{plan._duration(left)} on a 2-core CPU)"
+
+
+def _sigma_left(grids, single=False):
+    """Rough CPU seconds of the sigma study's grids still to compute (only the single-seed ones)."""
+    from nadcore import plan
+
+    settings = fourier_item("fig1")[2]
+    runs = _sigma_runs(grids)[:len(SIGMA_STUDY["sigmas"])] if single else _sigma_runs(grids)
+    cells = len(fourier_item("fig1")[1].half())
+    todo = sum(1 for s, r in runs if len(grids.get(s, [])) <= r)
+    return todo * cells * plan.train_cost(DEVICE, SIGMA_STUDY["arch"], 2 * settings["n"], settings["epochs"])
 
 
 def _nad_item_parts(item):
@@ -395,8 +485,16 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         return store.cached(convergence_path(bundle_dir), c, lambda: nads.convergence(
             c["arch"], c["sizes"], c["ks"], method=c["method"], seed=SEED, device=DEVICE, results_dir=scratch,
             progress=progress), device=DEVICE)
-    if item == "fig6":
-        arch, indices, settings = fig6_item()
+    if item == "sigma":
+        _sigma_runs_compute(_sigma_runs({})[:len(SIGMA_STUDY["sigmas"])], bundle_dir, progress)
+        _sigma_runs_compute(_sigma_runs(load_sigma_study(bundle_dir)[0]), bundle_dir, progress)
+        return sigma_study(bundle_dir)
+    if item in ("fig6", "fig6_sigma"):
+        sigma = None
+        if item == "fig6_sigma":   # the single-seed grids first: they name the best sigma
+            _sigma_runs_compute(_sigma_runs({})[:len(SIGMA_STUDY["sigmas"])], bundle_dir, progress)
+            sigma = best_sigma(load_sigma_study(bundle_dir)[0])
+        arch, indices, settings = fig6_item(sigma)
         basis = compute(f"nads_{arch}", bundle_dir, scratch, progress)
         return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEVICE,
                                    batch=stacked.registry_chunk_size(arch, True, 128, DEVICE),
@@ -418,8 +516,17 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
 
 
+def _sigma_runs_compute(runs, bundle_dir, progress):
+    _, grid, _, pooling = fourier_item("fig1")
+    arch = SIGMA_STUDY["arch"]
+    batch = stacked.registry_chunk_size(arch, pooling, fourier_item("fig1")[2]["batch_size"], DEVICE)
+    for sigma, r in runs:
+        ch1_fourier.sweep_directions([arch], grid, sigma_settings(sigma, r), Path(bundle_dir) / "fourier", pooling,
+                                     name="fig1", batch=batch, progress=progress)
+
+
 ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
-         "underspec_ood", "cifar", "antialias", "pooling", "underspec_pairs", "fig2", "fig3",
+         "underspec_ood", "cifar", "antialias", "pooling", "underspec_pairs", "fig6_sigma", "sigma", "fig2", "fig3",
          "nads_vgg11_autograd", "nads_resnet18_autograd", "nads_densenet121_autograd")
 
 

@@ -154,6 +154,66 @@ def compare_grids(ours, published):
                 mean_abs_difference=float(np.mean(np.abs(a - b))))
 
 
+STATS = ("spearman", "pearson", "mean_abs_difference")
+
+
+def _stats(a, b):
+    """Spearman, Pearson and mean |a - b| of two matched arrays (ranks with ties averaged)."""
+    from scipy import stats
+
+    ra, rb = stats.rankdata(a), stats.rankdata(b)
+    return (float(np.corrcoef(ra, rb)[0, 1]), float(np.corrcoef(a, b)[0, 1]), float(np.mean(np.abs(a - b))))
+
+
+def compare_seeds(grids, published, boots=2000, level=0.95, seed=0):
+    """Our grid from several seeds (`grids`: one `{(kx, ky): accuracy}` per seed) against `published`.
+
+    The estimates compare the mean over seeds with `published` on the cells every grid holds
+    (`compare_grids`); `intervals` holds each statistic's `level` percentile-bootstrap interval
+    over `boots` resamplings of the canonical cells (a cell and its pair {k, -k} go together: we
+    train one network for both). Each cell keeps its seeds' mean: the seeds' noise is independent
+    from cell to cell, so resampling cells already carries it, while resampling seeds as well
+    would add it twice and bias the correlations down (a test measures the coverage). Also
+    `seeds`, `spread` (each cell's standard deviation over seeds, ddof 1; zeros for one seed) and
+    `per_seed` (`compare_grids` of each seed's grid alone).
+    """
+    if not grids:
+        raise ValueError("grids must hold at least one seed's grid")
+    cells = sorted(set.intersection(*(set(g) for g in grids)), key=lambda c: (c[1], c[0]))
+    mean = {c: float(np.mean([g[c] for g in grids])) for c in cells}
+    out = compare_grids(mean, published)
+    groups = sorted({fourier.canonical(*c, SIZE) for c in out["cells"]}, key=lambda c: (c[1], c[0]))
+    where = {g: i for i, g in enumerate(groups)}
+    members = [[] for _ in groups]
+    for row, c in enumerate(out["cells"]):
+        members[where[fourier.canonical(*c, SIZE)]].append(row)
+    A = np.array([[_lookup(g, c) for g in grids] for c in groups], dtype=float)   # canonical cells x seeds
+    b = out["published"]
+    rng = np.random.default_rng(seed)
+    n, k = A.shape
+    draws = np.empty((boots, len(STATS)))
+    for i in range(boots):
+        gi = rng.integers(0, n, n)
+        counts = [len(members[g]) for g in gi]
+        draws[i] = _stats(np.repeat(A[gi].mean(axis=1), counts), b[np.concatenate([members[g] for g in gi])])
+    tail = 100 * (1 - level) / 2
+    lo, hi = np.percentile(draws, [tail, 100 - tail], axis=0)
+    out.update(seeds=k, intervals={s: (float(lo[j]), float(hi[j])) for j, s in enumerate(STATS)},
+               spread=dict(zip(groups, A.std(axis=1, ddof=1) if k > 1 else np.zeros(n))),
+               per_seed=[compare_grids(g, published) for g in grids])
+    return out
+
+
+def seed_floor(grids):
+    """How well our own grids agree with each other: `compare_grids` of every pair of seeds'
+    grids (`pairs`), and the mean of each statistic over the pairs. The published grid is one run:
+    one seed of ours matches it at best about as well as it matches another seed of ours."""
+    if len(grids) < 2:
+        raise ValueError(f"grids must hold at least two seeds' grids; got {len(grids)}")
+    pairs = [compare_grids(grids[i], grids[j]) for i in range(len(grids)) for j in range(i + 1, len(grids))]
+    return {"pairs": pairs, **{s: float(np.mean([p[s] for p in pairs])) for s in STATS}}
+
+
 # LeNet on D(v) with the authors' own code (their data set, models and `train`; sigma 3, eps 1,
 # 10,000 samples, 20 epochs, max_lr 0.5), two seeds each, measured on a 2-core CPU and reported
 # in the README of the published data. `(kx, ky)` in nadcore's convention; "cos" marks the

@@ -43,3 +43,15 @@ def streams(seed, *parts):
     """The four seeds of the item `parts` of the run `seed`: `derive(seed, *parts, role)` for the
     roles TRAIN, TEST, INIT, SHUFFLE."""
     return Streams(*(derive(seed, *parts, role) for role in (TRAIN, TEST, INIT, SHUFFLE)))
+
+
+REPLICATE = 7919   # the part that marks a replicate's seed (any fixed integer no other caller uses first)
+
+
+def replicate(seed, r):
+    """The seed of replicate `r` of a run with seed `seed`: `seed` itself for r = 0 (so a run's first
+    replicate is the run as stored before replicates existed), else `derive(seed, REPLICATE, r)`."""
+    check_seed(seed)
+    if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 0:
+        raise ValueError(f"r (the replicate) must be an integer >= 0; got {r!r}")
+    return int(seed) if r == 0 else derive(seed, REPLICATE, int(r))

@@ -127,3 +127,31 @@ def fig1_comparison(comparison, grid, arch):
     rho = "undefined (a constant grid)" if s["spearman"] != s["spearman"] else f"{s['spearman']:.2f}"
     return compare_grids(grid.image(comparison["ours"]), grid.image(comparison["published"]), grid, arch,
                          stats=f"Spearman {rho}, mean |ours - published| {s['mean_abs_difference']:.1f} points")
+
+
+def sigma_study(study):
+    """Which noise level sigma reproduces the published LeNet grid (`bundle.sigma_study`): per sigma,
+    the Spearman correlation (left) and the mean |difference| (right) of our grid (the mean of its
+    seeds) with the published one, with their bootstrap intervals; open markers: how well two of our
+    own seeds agree with each other (the noise floor), where a sigma has two or more."""
+    rows = study["rows"]
+    sigmas = sorted(rows)
+    fig, axes = style.figure(1, 2, width=0.97, height=2.8, layout="constrained")
+    color = style.COLORS["lenet"]
+    for ax, stat, label in ((axes[0], "spearman", "Spearman with published"),
+                            (axes[1], "mean_abs_difference", "mean |ours - published| (points)")):
+        est = np.array([rows[s][stat] for s in sigmas])
+        lo, hi = np.array([rows[s]["intervals"][stat] for s in sigmas]).T
+        ax.errorbar(sigmas, est, yerr=[est - lo, hi - est], fmt="o-", color=color, capsize=3,
+                    label="ours vs published (95% CI)")
+        floor = [(s, rows[s]["floor"][stat]) for s in sigmas if rows[s]["floor"] is not None]
+        if floor:
+            ax.plot(*zip(*floor), "o", mfc="none", color="k", label="our seeds vs each other")
+        ax.axvline(study["caption"], color="0.6", ls=":", lw=1)
+        ax.set_xlabel(r"noise $\sigma$ of $\mathcal{D}(v)$")
+        ax.set_ylabel(label)
+        ax.set_xticks(sigmas)
+    axes[0].text(study["caption"], axes[0].get_ylim()[0], " caption", color="0.4", va="bottom", ha="right",
+                 rotation=90)
+    axes[0].legend(loc="best", frameon=False)
+    return fig
