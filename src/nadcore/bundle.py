@@ -355,10 +355,14 @@ def nad_overlaps(ks, bundle_dir=BUNDLE):
 
 def fig6_comparison(bundle_dir=BUNDLE):
     """Our stored Fig. 6 cells (`load_fig6`, `{index: accuracy}` on our LeNet NADs) and the published
-    curves (`published.fig6`): `published` of our architecture, `curves` of all four."""
+    curves (`published.fig6`): `published` of our architecture, `curves` of all four; `best_sigma`
+    (the sigma study's, None until known) and `ours_best`, our cells at that noise level."""
     arch, indices, settings = fig6_item()
+    grids = load_sigma_study(bundle_dir)[0]
+    best = best_sigma(grids) if len(grids) == len(SIGMA_STUDY["sigmas"]) else None
     return dict(arch=arch, ours=load_fig6(bundle_dir), published=published.fig6(arch), settings=settings,
-                indices=indices, curves={a: published.fig6(a) for a in published.FIG6_ARCHS})
+                indices=indices, curves={a: published.fig6(a) for a in published.FIG6_ARCHS}, best_sigma=best,
+                ours_best=load_fig6(bundle_dir, best) if best is not None else {})
 
 
 def status(item, bundle_dir=BUNDLE):

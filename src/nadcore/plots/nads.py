@@ -220,11 +220,15 @@ def fig6(indices, accuracy, eigenvalues, name=""):
     return fig
 
 
-def fig6_compare(ours, curves):
+MORE_MARKERS = ("s", "^", "D")   # fig6_compare's other runs of ours
+
+
+def fig6_compare(ours, curves, more=None):
     """Fig. 6 of each architecture of `curves` (`{arch: published.fig6(arch)}`), one panel each:
     the published accuracies on D(u_i) (line, only the indices the authors trained), ours where
     measured (`{arch: {index: accuracy}}`, black points) and the published lambda_i / lambda_1
-    (singular values squared; green, right axis)."""
+    (singular values squared; green, right axis). `more` adds other runs of ours, `{label: {arch:
+    {index: accuracy}}}` (e.g. another noise level), as open markers."""
     archs = list(curves)
     ncols = 2 if len(archs) > 1 else 1
     nrows = -(-len(archs) // ncols)
@@ -247,6 +251,10 @@ def fig6_compare(ours, curves):
         if mine:
             idx = sorted(mine)
             ax.plot(idx, [mine[i] for i in idx], "o", color="k", ms=3.5)
+        for (label, runs), marker in zip((more or {}).items(), MORE_MARKERS):
+            if runs.get(arch):
+                idx = sorted(runs[arch])
+                ax.plot(idx, [runs[arch][i] for i in idx], marker, mfc="none", color="k", ms=4.5)
         ax.set_title(style.LABELS.get(arch, arch))
         ax.set_ylim(45, 102)
     for ax in axes.flat[len(archs):]:
@@ -258,5 +266,7 @@ def fig6_compare(ours, curves):
     handles = [Line2D([], [], color=BROWN, lw=1.5, label="published (their NADs)"),
                Line2D([], [], color="k", marker="o", ls="", ms=3.5, label="ours (our NADs)"),
                Line2D([], [], color=GREEN, lw=1, label=r"published $\lambda_i / \lambda_1$")]
-    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9)
+    handles[2:2] = [Line2D([], [], color="k", marker=m, mfc="none", ls="", ms=4.5, label=label)
+                    for (label, _), m in zip((more or {}).items(), MORE_MARKERS)]
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(3, len(handles)), fontsize=9)
     return fig
