@@ -301,3 +301,23 @@ def test_the_sigma_study_reads_complete_grids_and_names_the_best_sigma(tmp_path)
     lo, hi = row["intervals"]["spearman"]
     assert row["spearman"] == pytest.approx(itself["spearman"]) and lo < row["spearman"] < hi
     assert "best sigma: 2.5): 0 of 33 NAD indices" in bundle.status("fig6_sigma", tmp_path)
+
+
+def test_autograd_convergence_reads_the_estimates_own_chunks():
+    """N vs 2N of the exact-gradient estimates uses networks 0 .. 3N - 1 in whole chunks of the
+    10,000-network estimate, so it trains no network of its own."""
+    n = bundle.nad_item("vgg11", "autograd")["num_networks"]
+    assert all(size % nads.CHUNK == 0 and 3 * size <= n for size in bundle.AUTOGRAD_CONV_SIZES)
+    assert bundle.convergence_item()["arch"] == "lenet" and bundle.convergence_item()["method"] == "secant"
+    assert store.matches(bundle.convergence_path(), bundle.convergence_item())   # the published one: key unchanged
+    assert bundle.convergence_item("resnet18")["method"] == "autograd"
+    assert bundle.convergence_path(arch="resnet18") != bundle.convergence_path(arch="vgg11")
+    assert bundle.load_convergence("lenet", "/nonexistent") is None
+
+
+def test_the_deep_networks_secant_is_bfloat16_at_what_a_cpu_affords():
+    for arch, n in bundle.SECANT_CPU.items():
+        s = bundle.nad_item(arch)
+        assert (s["num_networks"], s["precision"], s["method"]) == (n, "bfloat16", "secant")
+        assert "precision" not in bundle.nad_item(arch, "autograd")
+    assert "precision" not in bundle.nad_item("lenet") and bundle.nad_item("lenet")["num_networks"] == 10000

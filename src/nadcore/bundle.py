@@ -145,8 +145,20 @@ def _sigma_runs(grids):
 
 # ----------------------------------------------------------------------------- Chapter 3
 
+# The secant NADs of the deep networks a CPU affords (2,048 forward passes a network): how many
+# networks, in bfloat16 (channels-last, autocast after the first layer). bfloat16 keeps the NADs:
+# each network's gradient has a cosine >= 0.999 with its float32 one, and 1,000 LeNets give leading
+# subspaces that overlap the float32 ones by 0.9999 (k = 1..128), far above two float32 halves
+# (benchmarks/nad_throughput.py). The published scale (10,000, float32) stays the chapters' own.
+SECANT_CPU = {"vgg11": 10000, "resnet18": 2000, "densenet121": 500}
+SECANT_CPU_PRECISION = "bfloat16"
+
+
 def nad_item(arch, method="secant"):
-    """The settings of the stored NADs of `arch` at the published scale (10,000 networks)."""
+    """The settings of the stored NADs of `arch`: the published scale (10,000 networks, float32), but
+    the deep networks' secant at `SECANT_CPU` networks in `SECANT_CPU_PRECISION`."""
+    if method == "secant" and arch in SECANT_CPU:
+        return nads.nad_settings(arch, SECANT_CPU[arch], method, seed=SEED, precision=SECANT_CPU_PRECISION)
     n = presets.preset("nads", "paper")["num_networks"]["default"]
     return nads.nad_settings(arch, n, method, seed=SEED)
 
@@ -168,14 +180,31 @@ def stored_nads(archs=NAD_ARCHS + GPU_NAD_ARCHS, bundle_dir=BUNDLE):
     return {key: r for key, r in found.items() if r is not None}
 
 
-def convergence_item():
+# N vs 2N for the exact-gradient estimates of 10,000 networks: 3N <= 10,000 in whole chunks, so the
+# convergence reads the chunks of the 10,000-network estimate and trains nothing new
+AUTOGRAD_CONV_ARCHS = ("lenet", *GPU_NAD_ARCHS)
+AUTOGRAD_CONV_SIZES = [625, 1250, 2500, 3125]
+
+
+def convergence_item(arch=None):
+    """The settings of a stored N vs 2N convergence: the published scale's (secant LeNet, up to
+    N = 5,000) without `arch`, else `arch`'s exact-gradient one (`AUTOGRAD_CONV_SIZES`)."""
     p = presets.preset("nads", "paper")
-    return {"arch": p["conv_arch"], "method": p["conv_method"], "sizes": p["conv_sizes"], "ks": p["conv_ks"],
-            "seed": SEED, "device": DEVICE}
+    if arch is None:
+        return {"arch": p["conv_arch"], "method": p["conv_method"], "sizes": p["conv_sizes"], "ks": p["conv_ks"],
+                "seed": SEED, "device": DEVICE}
+    return {"arch": arch, "method": "autograd", "sizes": AUTOGRAD_CONV_SIZES, "ks": p["conv_ks"], "seed": SEED,
+            "device": DEVICE}
 
 
-def convergence_path(bundle_dir=BUNDLE):
-    return Path(bundle_dir) / "nads" / f"convergence_{store.key(convergence_item())}.npz"
+def convergence_path(bundle_dir=BUNDLE, arch=None):
+    return Path(bundle_dir) / "nads" / f"convergence_{store.key(convergence_item(arch))}.npz"
+
+
+def load_convergence(arch=None, bundle_dir=BUNDLE):
+    """The stored convergence (`nads.convergence`'s arrays) of `convergence_item(arch)`, or None."""
+    path = convergence_path(bundle_dir, arch)
+    return store.load(path, convergence_item(arch)).arrays if store.matches(path, convergence_item(arch)) else None
 
 
 def fig6_item(sigma=None):
@@ -435,7 +464,8 @@ def _nad_status(item, bundle_dir, scratch=SCRATCH):
     cells = [{"start": a, "stop": b} for a, b in nads.chunk_ranges(0, n)]
     x0, desc = nads._eval_point(None, SEED, settings["input_shape"])
     chunk = nads.chunk_settings(arch, method, settings["step"] or 100.0, SEED, settings["input_shape"], desc,
-                                nads._default_batch(method, nads.resolve(DEVICE)), nads.resolve(DEVICE))
+                                nads._default_batch(method, nads.resolve(DEVICE)), nads.resolve(DEVICE),
+                                precision=settings.get("precision", "float32"))
     left = sweeps.missing("nad_chunks", cells, chunk, scratch)
     each = plan.NAD_S.get((arch, method))
     cost = f" (~{plan._duration(each * sum(c['stop'] - c['start'] for c in left))} on a 2-core CPU)" if each else ""
@@ -447,6 +477,8 @@ def _complete(item, bundle_dir):
     """True when a bundle item without cell counts (convergence, Chapters 2, 4, 5, 6) is fully stored."""
     if item == "convergence":
         return store.matches(convergence_path(bundle_dir), convergence_item())
+    if item == "convergence_autograd":
+        return all(load_convergence(a, bundle_dir) is not None for a in AUTOGRAD_CONV_ARCHS)
     if item in ("underspec_ood", "underspec_pairs"):
         return all(underspec(item.split("_")[1], a, bundle_dir, progress=False) is not None for a in UNDERSPEC_ARCHS)
     if item == "cifar":
@@ -481,14 +513,19 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
             return stored
         settings = nad_item(arch, method)
         result = nads.estimate(arch, settings["num_networks"], method=method, seed=SEED, device=DEVICE,
-                               results_dir=scratch, progress=progress)
+                               precision=settings.get("precision", "float32"), results_dir=scratch,
+                               progress=progress)
         result.save(nads.result_path(arch, settings, bundle_dir), compact=True)
         return load_nad(arch, method, bundle_dir)    # what later readers see (float16 NADs, other fingerprint)
-    if item == "convergence":
-        c = convergence_item()
-        return store.cached(convergence_path(bundle_dir), c, lambda: nads.convergence(
-            c["arch"], c["sizes"], c["ks"], method=c["method"], seed=SEED, device=DEVICE, results_dir=scratch,
-            progress=progress), device=DEVICE)
+    if item in ("convergence", "convergence_autograd"):
+        for arch in ((None,) if item == "convergence" else AUTOGRAD_CONV_ARCHS):
+            c = convergence_item(arch)
+            if arch is not None:
+                compute(f"nads_{arch}_autograd", bundle_dir, scratch, progress)   # its chunks are the estimates'
+            store.cached(convergence_path(bundle_dir, arch), c, lambda: nads.convergence(
+                c["arch"], c["sizes"], c["ks"], method=c["method"], seed=SEED, device=DEVICE, results_dir=scratch,
+                progress=progress), device=DEVICE)
+        return None
     if item == "sigma":
         _sigma_runs_compute(_sigma_runs({})[:len(SIGMA_STUDY["sigmas"])], bundle_dir, progress)
         _sigma_runs_compute(_sigma_runs(load_sigma_study(bundle_dir)[0]), bundle_dir, progress)
@@ -531,7 +568,8 @@ def _sigma_runs_compute(runs, bundle_dir, progress):
 
 ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
          "underspec_ood", "cifar", "antialias", "pooling", "underspec_pairs", "fig6_sigma", "sigma", "fig2", "fig3",
-         "nads_vgg11_autograd", "nads_resnet18_autograd", "nads_densenet121_autograd")
+         "nads_vgg11_autograd", "nads_resnet18_autograd", "nads_densenet121_autograd", "convergence_autograd",
+         "nads_vgg11", "nads_resnet18", "nads_densenet121")
 
 
 USAGE = f"""usage: python -m nadcore.bundle [status | all | ITEM ...]

@@ -147,11 +147,10 @@ def sigma_study(study):
         floor = [(s, rows[s]["floor"][stat]) for s in sigmas if rows[s]["floor"] is not None]
         if floor:
             ax.plot(*zip(*floor), "o", mfc="none", color="k", label="our seeds vs each other")
-        ax.axvline(study["caption"], color="0.6", ls=":", lw=1)
+        ax.axvline(study["caption"], color="0.6", ls=":", lw=1, label=r"the caption's $\sigma$")
         ax.set_xlabel(r"noise $\sigma$ of $\mathcal{D}(v)$")
         ax.set_ylabel(label)
         ax.set_xticks(sigmas)
-    axes[0].text(study["caption"], axes[0].get_ylim()[0], " caption", color="0.4", va="bottom", ha="right",
-                 rotation=90)
-    axes[0].legend(loc="best", frameon=False)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), frameon=False)
     return fig

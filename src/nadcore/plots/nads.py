@@ -202,6 +202,33 @@ def convergence(conv, title=None):
     return fig
 
 
+def convergence_panels(convs, title=None):
+    """`convergence` of several architectures (`{arch: conv}`), one panel each, shared axes."""
+    archs = list(convs)
+    ncols = 2 if len(archs) > 1 else 1
+    nrows = -(-len(archs) // ncols)
+    fig, axes = style.figure(nrows, ncols, width=0.97, height=2.3 * nrows + 0.6, sharex=True, sharey=True,
+                             squeeze=False, layout="constrained")
+    for ax, arch in zip(axes.flat, archs):
+        conv = convs[arch]
+        for k, col in zip(conv["ks"], conv["overlap"].T):
+            ax.plot(conv["sizes"], col, "o-", ms=3.5, label=f"$k$ = {k}")
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(0, 1.05)
+        ax.set_title(style.LABELS.get(arch, arch))
+    for ax in axes.flat[len(archs):]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("$N$ (networks)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("overlap, $N$ vs $2N$")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=9)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
 def fig6(indices, accuracy, eigenvalues, name=""):
     """Fig. 6: test accuracy on D(u_i) (brown) and normalised eigenvalues (green) against the NAD index."""
     fig, ax = style.figure(width=0.8, height=3.2)
