@@ -1,7 +1,8 @@
 """The results bundle: its loaders and comparisons, and proof that its numbers are what the code computes.
 
 The recomputation tests take random stored items of the committed bundle (a Fig. 1 cell, a chunk
-of a NAD estimate, a Fig. 6 index, a cell of the follow-up's Fig. 3) and require them to be
+of a NAD estimate, a Fig. 6 index, a run of Chapter 4, a cell of the follow-up's Fig. 3; the last
+two on the digits or on Fashion-MNIST) and require them to be
 bitwise equal to a fresh computation: tolerance zero, because every stored item is
 batch-invariant (`tests/test_reproducible.py`) and the test runs with the record's thread count
 on the CPU the bundle was computed on (`bundle.machine_of`).
@@ -15,8 +16,8 @@ import numpy as np
 import pytest
 import torch
 
-from nadcore import bundle, fourier, models, nads, presets, published, store, sweeps
-from nadcore.experiments import ch1_fourier, ch3_nads
+from nadcore import bundle, cifar, fourier, models, nads, presets, published, store, sweeps
+from nadcore.experiments import ch1_fourier, ch3_nads, ch4_cifar10
 from nadcore.experiments import ch5_underspec as underspec
 from nadcore.experiments import ch6_antialias as antialias
 
@@ -119,21 +120,106 @@ def test_a_random_stored_fig6_index_recomputes_bitwise(record_threads):
 
 
 def test_a_random_stored_underspec_cell_recomputes_bitwise(record_threads, tmp_path):
-    stored = sorted(bundle.BUNDLE.glob("underspec_ood_*/*.npz"))
+    """A cell of the follow-up's Fig. 3 on the digits or on Fashion-MNIST (the dataset drawn first, so
+    both are covered; a Fashion-MNIST cell trains a whole stack: ~3-4 min of a 2-core CPU)."""
+    stored = {}
+    for path in sorted(bundle.BUNDLE.glob("underspec_ood_*/*.npz")):
+        stored.setdefault(store.load(path).record["settings"]["settings"]["dataset"], []).append(path)
+    if not fashion_files_here():
+        stored.pop("fashion", None)   # its cells need the images (Debian's dataset-fashion-mnist)
     if not stored:
-        pytest.skip("the bundle holds no cell of the follow-up's Fig. 3 yet")
-    picked = store.load(RNG.choice(stored))
+        pytest.skip("the bundle holds no cell of the follow-up's Fig. 3 yet (or no Fashion-MNIST here)")
+    dataset = RNG.choice(sorted(stored))
+    picked = store.load(RNG.choice(stored[dataset]))
     record, stored_arrays = picked.record, picked.arrays
     arch, cell = record["settings"]["settings"]["arch"], record["settings"]["cell"]
     record_threads(record)
-    print(f"recomputing the follow-up's Fig. 3 cell {cell} of {arch}")
-    settings = {**bundle.underspec_item("ood"), "indices": [cell["k"]], "seeds": [cell["seed"]]}
-    fresh = underspec.ood_grid(arch, bundle.load_nad(arch), settings, tmp_path, device="cpu", progress=False)
+    print(f"recomputing the follow-up's Fig. 3 cell {cell} of {arch} on {dataset}")
+    settings = {**bundle.underspec_item("ood", dataset), "indices": [cell["k"]], "seeds": [cell["seed"]]}
+    fresh = underspec.ood_grid(arch, bundle.load_nad(arch), settings, tmp_path, bundle.DATA, device="cpu",
+                               progress=False)
     if bundle.machine_of(record) == store.machine():
         np.testing.assert_array_equal(fresh["accuracy"][0, 0], stored_arrays["accuracy"])
         np.testing.assert_array_equal(fresh["train_accuracy"][0, 0], stored_arrays["train_accuracy"])
     else:
         assert np.abs(fresh["accuracy"][0, 0] - stored_arrays["accuracy"]).max() < 10
+
+
+def fashion_files_here():
+    """True when Fashion-MNIST can be read here (Debian's package, or its files in `bundle.DATA`)."""
+    try:
+        cifar.load("fashion", bundle.DATA, train=False, limit=1)
+    except ValueError:
+        return False
+    return True
+
+
+def chapter4_runs():
+    """`{dataset: (settings, train, test, [paths])}` of Chapter 4's stored runs (`bundle.cifar_item`)
+    whose data can be read here, told apart by the fingerprint of the data in their record."""
+    out = {}
+    records = {path: store.load(path).record["settings"] for path in sorted((bundle.BUNDLE / "cifar10").glob("*.npz"))}
+    for dataset in bundle.STAND_INS:
+        if dataset == "fashion" and not fashion_files_here():
+            continue
+        p = bundle.cifar_item(dataset)
+        train, test = (cifar.load(p["dataset"], bundle.DATA, train=t, seed=bundle.SEED) for t in (True, False))
+        data = store.fingerprint(*train, *test)
+        paths = [path for path, s in records.items() if s["data"] == data]
+        if paths:
+            out[dataset] = (p, train, test, paths)
+    return out
+
+
+def test_a_random_stored_chapter4_run_recomputes_bitwise(record_threads):
+    """A run of Chapter 4's Fig. 7 or Fig. 8 on the digits or on Fashion-MNIST (the dataset drawn first;
+    a Fashion-MNIST LeNet run: ~150 s of a 2-core CPU)."""
+    runs = chapter4_runs()
+    if not runs:
+        pytest.skip("the bundle holds no run of Chapter 4 yet")
+    dataset = RNG.choice(sorted(runs))
+    p, train, test, paths = runs[dataset]
+    path = RNG.choice(paths)
+    picked = store.load(path)
+    s, record = picked.record["settings"], picked.record
+    record_threads(record)
+    print(f"recomputing Chapter 4's run {path.name} on {dataset}")
+    u = cifar.as_nads(bundle.load_nad(s["arch"]).nads, train[0])
+    assert store.fingerprint(u) == s["nads"] and s["recipe"] == p["recipe"]
+    if path.name.startswith("poison-"):
+        index = None if s["index"] == -1 else s["index"]
+        fresh = ch4_cifar10.poisoning_run(s["arch"], train, test, u, index, s["eps"], s["mean"], s["std"],
+                                          s["recipe"], device="cpu", seed=s["seed"])
+    else:
+        fresh = ch4_cifar10.flip_run(s["arch"], train, test, u, s["kind"], s["recipe"], device="cpu", seed=s["seed"])
+    if bundle.machine_of(record) == store.machine():
+        for name, value in picked.arrays.items():
+            np.testing.assert_array_equal(fresh[name], value, err_msg=f"{path.name} {name}")
+    else:
+        assert abs(float(fresh["test_acc"]) - float(picked.arrays["test_acc"])) < 10
+
+
+def test_fashion_items_are_their_own_settings_and_read_none_while_missing(tmp_path, monkeypatch):
+    assert bundle.cifar_item() == presets.preset("cifar10", "smoke")       # the digits item, as before
+    fashion = bundle.cifar_item("fashion")
+    assert fashion["dataset"] == "fashion" and fashion["arch"] == "lenet" and fashion != bundle.cifar_item()
+    ood = bundle.underspec_item("ood", "fashion")
+    digits = bundle.underspec_item("ood")
+    assert (ood["dataset"], digits["dataset"], digits["limit"]) == ("fashion", "digits", None)
+    assert ood["seeds"] == digits["seeds"] and set(ood["indices"]) <= set(digits["indices"])
+    for bad in (lambda: bundle.cifar_item("cifar10"), lambda: bundle.underspec_item("ood", "mnist")):
+        with pytest.raises(ValueError, match="^dataset must be one of digits, fashion; got"):
+            bad()
+    assert bundle.cifar(tmp_path, dataset="fashion") is None                # no NADs, no runs
+    assert bundle.underspec("ood", "lenet", tmp_path, dataset="fashion") is None
+    for item in ("cifar_fashion", "underspec_ood_fashion"):
+        assert bundle.status(item, tmp_path) == (f"{item}: not complete; `python -m nadcore.bundle {item}` "
+                                                 "computes the rest")
+    monkeypatch.setattr(cifar, "FASHION_DEBIAN", tmp_path / "no-package")
+    if bundle.load_nad("lenet") is not None and bundle.load_nad("logreg") is not None:
+        assert bundle.cifar(dataset="fashion", data_root=tmp_path / "empty") is None   # no images: None
+        with pytest.raises(ValueError, match="apt-get install dataset-fashion-mnist"):
+            bundle.cifar(dataset="fashion", data_root=tmp_path / "empty", compute=True)
 
 
 def test_a_random_stored_nad_chunk_recomputes_bitwise(record_threads):
@@ -321,3 +407,14 @@ def test_the_deep_networks_secant_is_bfloat16_at_what_a_cpu_affords():
         assert (s["num_networks"], s["precision"], s["method"]) == (n, "bfloat16", "secant")
         assert "precision" not in bundle.nad_item(arch, "autograd")
     assert "precision" not in bundle.nad_item("lenet") and bundle.nad_item("lenet")["num_networks"] == 10000
+
+
+def test_convergence_panels_draw_one_panel_per_architecture():
+    from nadcore.plots import nads as nad_plots
+
+    conv = {"sizes": np.array([625, 1250]), "ks": np.array([1, 16]), "overlap": np.array([[0.5, 0.2], [0.7, 0.4]])}
+    fig = nad_plots.convergence_panels({"lenet": conv, "vgg11": conv, "resnet18": conv})
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in shown] == ["LeNet", "VGG-11", "ResNet-18"]
+    assert [t.get_text() for t in shown[2].get_xticklabels()] == ["625", "1,250"]
+    assert list(shown[0].lines[1].get_ydata()) == [0.2, 0.4]   # k = 16 against N
