@@ -41,10 +41,11 @@ def fake_plan(monkeypatch):
     """A stand-in `nadcore.plan` recording each `chapter_plan` call; its summary is 'PLAN SUMMARY'."""
     calls = []
 
-    def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu"):
+    def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu", num_seeds=1):
         if chapter == "01_unplanned":
             raise ValueError("chapter must be one of 01_fourier, ...; got '01_unplanned'")
-        calls.append(dict(chapter=chapter, scale=scale, seed=seed, results_dir=results_dir, device=device))
+        calls.append(dict(chapter=chapter, scale=scale, seed=seed, results_dir=results_dir, device=device,
+                          num_seeds=num_seeds))
         return types.SimpleNamespace(summary=lambda: "PLAN SUMMARY")
 
     module = types.ModuleType("nadcore.plan")
@@ -175,7 +176,7 @@ def test_plan_prints_the_summary_of_the_checked_parameters(tiny_book, fake_plan,
     assert cli.main(["plan", "tiny", "-p", "scale", "paper", "-p", "seed", "3", "-p", "results_dir", "out/res",
                      "--device", "cpu", "--book-dir", str(tiny_book)]) == 0
     assert capsys.readouterr().out.strip() == "PLAN SUMMARY"
-    assert fake_plan == [dict(chapter="01_tiny", scale="paper", seed=3, device="cpu",
+    assert fake_plan == [dict(chapter="01_tiny", scale="paper", seed=3, device="cpu", num_seeds=1,
                               results_dir=os.path.abspath(tiny_book / "out" / "res"))]
 
 
@@ -184,6 +185,14 @@ def test_plan_refused_by_the_library_is_one_line(tiny_book, fake_plan, capsys):
     assert cli.main(["plan", "01_unplanned", "--book-dir", str(tiny_book)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no plan for 01_unplanned: chapter must be one of" in err
+
+
+def test_seeds_per_cell_are_checked_and_planned(capsys):
+    assert cli.main(["plan", "01_fourier", "-p", "num_seeds", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "num_seeds must be an integer >= 1; got 0" in err
+    assert cli.main(["plan", "01_fourier", "-p", "num_seeds", "2"]) == 0
+    assert "fig1 lenet seed 2" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb")), ids=lambda p: p.stem)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from nadcore import fourier
+from nadcore import fourier, seeds
 from nadcore.experiments import ch1_fourier
 from nadcore.fourier import Grid, coarse_grid, fourier_direction, full_grid, paper_grid
 
@@ -185,3 +185,24 @@ def test_fig2_counts_and_greys_the_cells_that_never_reach_the_threshold():
     assert np.isfinite(shown.get_array().filled(np.nan)).sum() == 1       # only (0, 0) on the colour scale
     assert np.isfinite(grey.get_array().filled(np.nan)).sum() == grid.shape[0] ** 2 - 1
     assert fig.legends[0].get_texts()[0].get_text() == "not below 0.3 in 3 iterations"
+
+
+def test_seeds_per_cell_are_cells_of_their_own_and_their_mean_is_shown(tmp_path):
+    grid = coarse_grid(8)
+    runs = ch1_fourier.sweep_seeds(["logreg"], grid, tiny_settings(eps=0.5), tmp_path, num_seeds=3, name="t",
+                                   progress=False)
+    assert len(runs) == 3 and len(list((tmp_path / "t").glob("*.npz"))) == 3 * len(grid.half())
+    first = ch1_fourier.sweep_directions(["logreg"], grid, tiny_settings(eps=0.5), tmp_path, name="t", progress=False)
+    assert ch1_fourier.per_cell(first) == ch1_fourier.per_cell(runs[0])    # replicate 0 is the sweep itself
+    second = ch1_fourier.replicate_settings(tiny_settings(eps=0.5), 1)
+    assert second["seed"] == seeds.replicate(0, 1) and ch1_fourier.replicate_settings(tiny_settings(eps=0.5), 0) == tiny_settings(eps=0.5)
+    mean, spread = ch1_fourier.seed_mean(runs)
+    each = [ch1_fourier.per_cell(t)["logreg"] for t in runs]
+    for c in grid.half():
+        values = [e[c] for e in each]
+        assert mean["logreg"][c] == pytest.approx(np.mean(values))
+        assert spread["logreg"][c] == pytest.approx(np.std(values, ddof=1))
+    assert any(s > 0 for s in spread["logreg"].values())                  # the seeds differ
+    assert ch1_fourier.seed_mean(runs[:1])[1]["logreg"][(0, 0)] == 0.0
+    with pytest.raises(ValueError, match="num_seeds must be an integer >= 1; got 0"):
+        ch1_fourier.sweep_seeds(["logreg"], grid, tiny_settings(eps=0.5), tmp_path, num_seeds=0)

@@ -43,3 +43,13 @@ def test_plan_counts_stored_cells(tmp_path):
 def test_bad_chapter_is_one_line():
     with pytest.raises(ValueError, match="chapter must be one of 01_fourier"):
         plan.chapter_plan("06_nothing", "smoke")
+
+
+def test_plan_counts_every_seed_of_fig1(tmp_path):
+    one = plan.chapter_plan("01_fourier", "smoke", results_dir=tmp_path)
+    three = plan.chapter_plan("01_fourier", "smoke", results_dir=tmp_path, num_seeds=3)
+    fig1 = [it for it in three.items if it.name.startswith("fig1 lenet")]
+    assert [it.name for it in fig1] == ["fig1 lenet seed 1", "fig1 lenet seed 2", "fig1 lenet seed 3"]
+    assert sum(it.cost_s for it in three.items) > sum(it.cost_s for it in one.items)
+    with pytest.raises(ValueError, match="num_seeds must be an integer >= 1"):
+        plan.chapter_plan("01_fourier", "smoke", num_seeds=0)

@@ -93,8 +93,8 @@ SIGMA_STUDY = {"arch": "lenet", "sigmas": (1.5, 2.0, 2.5, 3.0), "seeds": 3, "cap
 
 
 def sigma_settings(sigma, r):
-    """The settings of replicate `r` (`seeds.replicate`) of LeNet's Fig. 1 at noise `sigma`."""
-    return {**fourier_item("fig1")[2], "sigma": float(sigma), "seed": seeds.replicate(SEED, r)}
+    """The settings of replicate `r` (`ch1_fourier.replicate_settings`) of LeNet's Fig. 1 at `sigma`."""
+    return ch1_fourier.replicate_settings({**fourier_item("fig1")[2], "sigma": float(sigma)}, r)
 
 
 def load_sigma_study(bundle_dir=BUNDLE):

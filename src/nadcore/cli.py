@@ -12,10 +12,11 @@ from pathlib import Path
 from nadcore import __version__
 
 # Parameters the library reads, with the type their value must have; others take their default's type.
-KINDS = {"scale": str, "device": str, "seed": int, "shard": int, "num_shards": int, "progress": bool,
-         "download": bool, "results_dir": str, "data_root": str}
+KINDS = {"scale": str, "device": str, "seed": int, "num_seeds": int, "shard": int, "num_shards": int,
+         "progress": bool, "download": bool, "results_dir": str, "data_root": str}
 WORDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
-LIMITS = {"seed": " in [0, 2^63) written in decimal", "num_shards": " >= 1", "shard": " in [0, num_shards)"}
+LIMITS = {"seed": " in [0, 2^63) written in decimal", "num_seeds": " >= 1", "num_shards": " >= 1",
+          "shard": " in [0, num_shards)"}
 DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)")   # YAML would read 010 as 8 and 12:30 as 750
 MAX_SEED = 2 ** 63 - 1
 NAD_HOURS = 48   # `nadcore nads` asks for --yes past this estimated duration
@@ -140,7 +141,7 @@ def check_values(values, folder):
     except ValueError as err:
         raise UsageError(str(err)) from None
     check_device(values["device"])
-    for key, low in (("seed", 0), ("num_shards", 1)):
+    for key, low in (("seed", 0), ("num_seeds", 1), ("num_shards", 1)):
         if isinstance(values.get(key), int) and values[key] < low:
             raise fail(key, values[key])
     if isinstance(values.get("seed"), int) and values["seed"] > MAX_SEED:
@@ -192,7 +193,7 @@ def summary(stem, values, folder):
 
     results = os.path.abspath(folder / values.get("results_dir", "../results"))
     plan = chapter_plan(stem, values["scale"], seed=values.get("seed", 0), results_dir=results,
-                        device=str(check_device(values["device"])))
+                        device=str(check_device(values["device"])), num_seeds=values.get("num_seeds", 1))
     return plan.summary()
 
 

@@ -75,34 +75,40 @@ def train_cost(dev, arch, samples, epochs, pooling=True):
     return TRAIN_S.get(key, TRAIN_S.get(arch)) * samples * epochs * 2 if _cpu(dev) else None  # x2: evaluation etc.
 
 
-def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu"):
-    """The `Plan` of `chapter` (a notebook stem such as "01_fourier") at `scale`."""
+def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu", num_seeds=1):
+    """The `Plan` of `chapter` (a notebook stem such as "01_fourier") at `scale`; `num_seeds` is
+    Chapter 1's seeds per cell of Fig. 1 (`ch1_fourier.sweep_seeds`)."""
     presets.check_scale(scale)
     if chapter not in CHAPTERS:
         raise ValueError(f"chapter must be one of {', '.join(CHAPTERS)}; got {chapter!r}")
+    sweeps._check_int("num_seeds", num_seeds, 1)
     dev = resolve(device)
     plan = Plan(chapter, scale, str(dev))
-    plan.items = PLANNERS[chapter](scale, int(seed), Path(results_dir), dev)
+    extra = {"num_seeds": num_seeds} if chapter == "01_fourier" else {}
+    plan.items = PLANNERS[chapter](scale, int(seed), Path(results_dir), dev, **extra)
     return plan
 
 
 # ----------------------------------------------------------------------------- per chapter
 
-def _fourier(scale, seed, results, dev):
+def _fourier(scale, seed, results, dev, num_seeds=1):
     p = presets.preset("fourier", scale)
     settings = ch1_fourier.sweep_settings(p, seed, dev)
-    jobs = [("fig1", p["archs"], p["grid"], settings, True),
-            ("fig2", p["fig2"]["archs"], p["fig2"]["grid"],
-             {**settings, "n": p["fig2"]["n"], "sigma": p["fig2"]["sigma"], "epochs": p["fig2"]["epochs"]}, True),
-            ("fig3", p["fig3"]["archs"], p["fig3"]["grid"], settings, False)]
+    fig2 = {**settings, "n": p["fig2"]["n"], "sigma": p["fig2"]["sigma"], "epochs": p["fig2"]["epochs"]}
+    jobs = [("fig1", p["archs"], p["grid"], ch1_fourier.replicate_settings(settings, r), True, r)
+            for r in range(num_seeds)]
+    jobs += [("fig2", p["fig2"]["archs"], p["fig2"]["grid"], fig2, True, 0),
+             ("fig3", p["fig3"]["archs"], p["fig3"]["grid"], settings, False, 0)]
     items = []
-    for name, archs, grid_spec, s, pooling in jobs:
+    for name, archs, grid_spec, s, pooling, r in jobs:
         grid = fourier.make_grid(grid_spec)
         for arch in archs:
             cells = ch1_fourier.sweep_cells([arch], grid, pooling)
             todo = sweeps.missing(name, cells, s, results / "fourier")
             epochs = s["epochs"][arch] if isinstance(s["epochs"], dict) else s["epochs"]
-            items.append(Item("01_fourier", f"{name} {arch}", f"D(v) cells, n={s['n']} sigma={s['sigma']} "
+            seed_label = f" seed {r + 1}" if name == "fig1" and num_seeds > 1 else ""
+            items.append(Item("01_fourier", f"{name} {arch}{seed_label}",
+                              f"D(v) cells, n={s['n']} sigma={s['sigma']} "
                               f"epochs={epochs} grid {len(grid.freqs)}x{len(grid.freqs)}",
                               len(cells), len(cells) - len(todo), train_cost(dev, arch, 2 * s["n"], epochs, pooling)))
     return items

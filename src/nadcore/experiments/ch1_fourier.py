@@ -65,6 +65,32 @@ def sweep_directions(archs, grid, settings, results_dir, pooling=True, name="fou
     return table
 
 
+def replicate_settings(settings, r):
+    """`settings` of replicate `r` of a sweep: its seed `seeds.replicate(settings["seed"], r)` (replicate
+    0 is the sweep itself), so each seed's cells are cells of their own in the store."""
+    return {**settings, "seed": seeds.replicate(settings["seed"], r)}
+
+
+def sweep_seeds(archs, grid, settings, results_dir, num_seeds=1, **kwargs):
+    """`sweep_directions` for `num_seeds` replicates (`replicate_settings`): a list of their tables,
+    replicate 0 first. `kwargs` as for `sweep_directions`."""
+    sweeps._check_int("num_seeds", num_seeds, 1)
+    return [sweep_directions(archs, grid, replicate_settings(settings, r), results_dir, **kwargs)
+            for r in range(num_seeds)]
+
+
+def seed_mean(tables, key="test_acc"):
+    """`({arch: {(kx, ky): mean}}, {arch: {(kx, ky): spread}})` of one stored scalar over the tables of
+    `sweep_seeds` (the spread is the standard deviation over seeds, ddof 1; 0 for one seed)."""
+    values = [per_cell(t, key) for t in tables]
+    mean, spread = {}, {}
+    for arch, cells in values[0].items():
+        stack = {c: [v[arch][c] for v in values if c in v.get(arch, {})] for c in cells}
+        mean[arch] = {c: float(np.mean(x)) for c, x in stack.items()}
+        spread[arch] = {c: float(np.std(x, ddof=1)) if len(x) > 1 else 0.0 for c, x in stack.items()}
+    return mean, spread
+
+
 def sweep_cells(archs, grid, pooling=True):
     """The cells of a Figs. 1-3 sweep: one per architecture and canonical frequency of `grid`."""
     return [{"arch": a, "pooling": pooling, "kx": kx, "ky": ky} for a in archs for kx, ky in grid.half()]
