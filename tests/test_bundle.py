@@ -363,7 +363,8 @@ def test_the_sigma_study_shares_fig1s_cells_at_the_captions_sigma():
 
 def test_the_sigma_study_reads_complete_grids_and_names_the_best_sigma(tmp_path):
     sigmas = bundle.SIGMA_STUDY["sigmas"]
-    assert bundle._sigma_runs({})[:len(sigmas)] == [(s, 0) for s in sigmas]
+    assert bundle._sigma_runs({})[:len(sigmas)] == [(s, 0) for s in bundle.SIGMA_STUDY["order"]]
+    assert sorted(bundle.SIGMA_STUDY["order"]) == sorted(sigmas)
     offsets = {1.5: 9.0, 2.0: 4.0, 2.5: -1.0, 3.0: -6.0}    # 2.5 is the closest to the published grid
     for sigma in sigmas[:-1]:
         fake_sigma_grid(tmp_path, sigma, 0, offsets[sigma])
