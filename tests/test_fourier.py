@@ -195,7 +195,8 @@ def test_seeds_per_cell_are_cells_of_their_own_and_their_mean_is_shown(tmp_path)
     first = ch1_fourier.sweep_directions(["logreg"], grid, tiny_settings(eps=0.5), tmp_path, name="t", progress=False)
     assert ch1_fourier.per_cell(first) == ch1_fourier.per_cell(runs[0])    # replicate 0 is the sweep itself
     second = ch1_fourier.replicate_settings(tiny_settings(eps=0.5), 1)
-    assert second["seed"] == seeds.replicate(0, 1) and ch1_fourier.replicate_settings(tiny_settings(eps=0.5), 0) == tiny_settings(eps=0.5)
+    assert second["seed"] == seeds.replicate(0, 1)
+    assert ch1_fourier.replicate_settings(tiny_settings(eps=0.5), 0) == tiny_settings(eps=0.5)
     mean, spread = ch1_fourier.seed_mean(runs)
     each = [ch1_fourier.per_cell(t)["logreg"] for t in runs]
     for c in grid.half():

@@ -523,7 +523,7 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
             c = convergence_item(arch)
             if arch is not None:
                 compute(f"nads_{arch}_autograd", bundle_dir, scratch, progress)   # its chunks are the estimates'
-            store.cached(convergence_path(bundle_dir, arch), c, lambda: nads.convergence(
+            store.cached(convergence_path(bundle_dir, arch), c, lambda c=c: nads.convergence(
                 c["arch"], c["sizes"], c["ks"], method=c["method"], seed=SEED, device=DEVICE, results_dir=scratch,
                 progress=progress), device=DEVICE)
         return None

@@ -280,7 +280,7 @@ def fig6_compare(ours, curves, more=None):
         if mine:
             idx = sorted(mine)
             ax.plot(idx, [mine[i] for i in idx], "o", color="k", ms=3.5)
-        for (label, runs), marker in zip((more or {}).items(), MORE_MARKERS):
+        for (_, runs), marker in zip((more or {}).items(), MORE_MARKERS):
             if runs.get(arch):
                 idx = sorted(runs[arch])
                 ax.plot(idx, [runs[arch][i] for i in idx], marker, mfc="none", color="k", ms=4.5)
