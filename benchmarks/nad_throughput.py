@@ -7,9 +7,14 @@ autocast) and the exact gradient, on the same networks. The secant's FLOPs are c
 matrix products in float32 and bfloat16, measured here. Then how much bfloat16 moves the
 NADs: the cosine of each network's bfloat16 secant gradient with its float32 one, and, for
 `--agreement-arch` at `--agreement-networks`, the overlap of the leading-k subspaces of the two
-estimates from the same networks beside that of two disjoint float32 halves (the Monte-Carlo floor).
+estimates from the same networks beside that of two disjoint float32 halves (the Monte-Carlo floor;
+`--agreement-networks 0` skips it). Any registry name goes (`nadcore.models.names()`, the
+architectures after 2020 included); `--train` also times one SGD step on a batch of 128, the way
+`train.fit_many` trains the network (stacked through `nadcore.stacked` when `train.vmappable`).
 
     .venv/bin/python benchmarks/nad_throughput.py --arch vgg11 resnet18 --networks 4
+    .venv/bin/python benchmarks/nad_throughput.py --arch vit mixer convnext resnet18_blur --networks 2 \
+        --train --agreement-networks 0
 """
 
 import argparse
@@ -17,10 +22,12 @@ import time
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from timing import timed
+from torch.func import stack_module_state
 from torch.utils.flop_counter import FlopCounterMode
 
-from nadcore import nads
+from nadcore import models, nads, stacked, train
 
 
 def peak_gflops(dtype, size=2048, repeats=5):
@@ -61,6 +68,31 @@ def gradient_cosines(arch, count):
     return np.array(out)
 
 
+def train_step(arch, batch=128, repeats=1):
+    """Seconds of one SGD step (forward, cross-entropy, backward, update) of a 2-class `arch` on
+    `batch` inputs: stacked (one network, as `fit_many` on the CPU) when vmappable, else plain."""
+    torch.manual_seed(0)
+    net = models.build(arch).train()
+    x, y = torch.randn(batch, 1, 32, 32), torch.randint(0, 2, (batch,))
+    if train.vmappable(net):
+        params, _ = stack_module_state([net])
+        params = {k: v.requires_grad_(True) for k, v in params.items()}
+        f = stacked.forward(net)
+        loss = lambda: F.cross_entropy(f(params, x[None])[0], y)
+        opt = torch.optim.SGD(params.values(), lr=1e-3)
+    else:
+        loss = lambda: F.cross_entropy(net(x), y)
+        opt = torch.optim.SGD(net.parameters(), lr=1e-3)
+
+    def step():
+        opt.zero_grad()
+        loss().backward()
+        opt.step()
+
+    step()                                                                     # warm-up
+    return timed(step, repeats)[0]
+
+
 def agreement(arch, n, ks):
     """Leading-k overlaps of bfloat16 vs float32 estimates on the same `n` networks, and of two
     disjoint float32 estimates of `n // 2` networks each (the Monte-Carlo floor)."""
@@ -76,28 +108,37 @@ def main(argv=None):
     ap.add_argument("--arch", nargs="+", default=["vgg11", "resnet18"])
     ap.add_argument("--networks", type=int, default=4, help="networks per timing (>= 2)")
     ap.add_argument("--repeats", type=int, default=1, help="best of this many timings")
+    ap.add_argument("--cosine-networks", type=int, default=4, help="networks of the bfloat16 vs float32 cosines")
     ap.add_argument("--agreement-arch", default="lenet")
-    ap.add_argument("--agreement-networks", type=int, default=1000)
+    ap.add_argument("--agreement-networks", type=int, default=1000, help="0: no agreement run")
+    ap.add_argument("--train", action="store_true", help="also time one training step on a batch of 128")
     args = ap.parse_args(argv)
     p32, p16 = peak_gflops(torch.float32), peak_gflops(torch.bfloat16)
     print(f"threads={torch.get_num_threads()} networks={args.networks}; measured peaks: float32 {p32:.0f} GFLOP/s, "
           f"bfloat16 {p16:.0f} GFLOP/s")
     for arch in args.arch:
         gflop = secant_gflop(arch)
-        nads.estimate(arch, 2, progress=False)                                 # warm-up
+        nads.estimate(arch, 2, method="autograd", progress=False)              # warm-up (imports, kernels)
         rows = {}
         for label, kw, peak in (("secant float32", {}, p32), ("secant bfloat16", {"precision": "bfloat16"}, p16),
                                 ("autograd float32", {"method": "autograd"}, p32)):
-            seconds, _ = timed(lambda a=arch, kw=kw: nads.estimate(a, args.networks, progress=False, **kw),
-                               args.repeats)
+            # batch_size = networks: a batch is padded with copies up to its size (16 x the work for 2 of 32)
+            seconds, _ = timed(lambda a=arch, kw=kw: nads.estimate(a, args.networks, progress=False,
+                                                                   batch_size=args.networks, **kw), args.repeats)
             rows[label] = seconds / args.networks
             rate = gflop / rows[label] if label.startswith("secant") else None
             frac = f"{rate:6.0f} GFLOP/s = {rate / peak:4.0%} of the {peak:.0f} GFLOP/s peak" if rate else ""
-            print(f"{arch:<11} {label:<17} {1 / rows[label]:7.3f} networks/s  ratio to secant float32 "
-                  f"{rows['secant float32'] / rows[label]:5.2f}x  {frac}")
-        cos = gradient_cosines(arch, min(args.networks, 4))
+            print(f"{arch:<11} {label:<17} {1 / rows[label]:7.3f} networks/s ({rows[label]:.3g} s each)  ratio to "
+                  f"secant float32 {rows['secant float32'] / rows[label]:5.2f}x  {frac}", flush=True)
+        cos = gradient_cosines(arch, args.cosine_networks)
         print(f"{arch:<11} bfloat16 vs float32 secant gradient, cosine per network: min {cos.min():.4f}, "
-              f"mean {cos.mean():.4f} ({gflop:.0f} GFLOP per network)")
+              f"mean {cos.mean():.4f} ({gflop:.0f} GFLOP per network)", flush=True)
+        if args.train:
+            seconds = train_step(arch, repeats=args.repeats)
+            print(f"{arch:<11} training step, batch 128: {seconds:.3f} s ({seconds / 128:.2e} s per sample)",
+                  flush=True)
+    if args.agreement_networks < 2:
+        return
     ks = [1, 4, 16, 64, 128, 256]
     ours, floor = agreement(args.agreement_arch, args.agreement_networks, ks)
     print(f"{args.agreement_arch}, {args.agreement_networks} networks: overlap of leading-k NADs, bfloat16 vs float32 "

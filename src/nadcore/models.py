@@ -9,13 +9,20 @@ LeNet also takes a string `pooling` that swaps its two pooling layers for anothe
 (`LENET_POOLINGS`; the anti-aliasing chapter): "max" (= True, the published network), "none"
 (= False), "avg", "maxblur3"/"maxblur5" (Zhang 2019's MaxBlurPool), "blur3"/"blur5" (a
 binomial blur with stride 2) and "strided" (stride-2 convolutions, no pooling layer).
+
+After 2020 (issue 27): `vit`, `mixer` and `convnext` (timm's classes, configured in `nadcore.zoo`)
+and `resnet18_blur` (ResNet-18 with Zhang 2019's BlurPool in its strided blocks); they take only
+pooling=True, and `config(name)` gives the exact configuration of every architecture.
 """
 
+import copy
 import math
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from nadcore import zoo
 
 SIZE = 32  # every network here takes 32x32 inputs
 
@@ -187,32 +194,45 @@ class VGG(nn.Module):
 
 
 class BasicBlock(nn.Module):
-    """Two 3x3 conv-BN layers with an identity (or 1x1 conv-BN) shortcut."""
+    """Two 3x3 conv-BN layers with an identity (or 1x1 conv-BN) shortcut.
 
-    def __init__(self, in_planes, planes, stride=1):
+    `blur` (a filter size, e.g. 3) anti-aliases a strided block as Zhang (2019)'s ResNets: the first
+    conv takes stride 1 and `BlurPool2d(blur, stride)` follows its ReLU; the shortcut blurs and
+    subsamples before its 1x1 conv. The parameters (and their initialisation) are unchanged.
+    """
+
+    def __init__(self, in_planes, planes, stride=1, blur=None):
         super().__init__()
+        down = [BlurPool2d(blur, stride)] if blur and stride != 1 else []
+        conv_stride = 1 if down else stride
         self.body = nn.Sequential(
-            nn.Conv2d(in_planes, planes, 3, stride, 1, bias=False), nn.BatchNorm2d(planes), nn.ReLU(inplace=True),
-            nn.Conv2d(planes, planes, 3, 1, 1, bias=False), nn.BatchNorm2d(planes),
+            nn.Conv2d(in_planes, planes, 3, conv_stride, 1, bias=False), nn.BatchNorm2d(planes), nn.ReLU(inplace=True),
+            *down, nn.Conv2d(planes, planes, 3, 1, 1, bias=False), nn.BatchNorm2d(planes),
         )
         self.shortcut = nn.Sequential()
         if stride != 1 or in_planes != planes:
-            self.shortcut = nn.Sequential(nn.Conv2d(in_planes, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
+            self.shortcut = nn.Sequential(*(BlurPool2d(blur, stride) for _ in down),
+                                          nn.Conv2d(in_planes, planes, 1, conv_stride, bias=False),
+                                          nn.BatchNorm2d(planes))
 
     def forward(self, x):
         return torch.relu(self.body(x) + self.shortcut(x))
 
 
 class ResNet18(nn.Module):
-    """BasicBlocks [2, 2, 2, 2], 3x3 stride-1 stem, no max-pool, global average pool, one linear."""
+    """BasicBlocks [2, 2, 2, 2], 3x3 stride-1 stem, no max-pool, global average pool, one linear.
 
-    def __init__(self, in_channels=1, num_classes=2, pooling=True, blocks=(2, 2, 2, 2)):
+    `blur` (a filter size) anti-aliases the three strided blocks (`BasicBlock`): `resnet18_blur`,
+    with ResNet-18's 11,168,706 parameters (one input channel, two classes) and initialisation.
+    """
+
+    def __init__(self, in_channels=1, num_classes=2, pooling=True, blocks=(2, 2, 2, 2), blur=None):
         super().__init__()
         layers, planes_in = [nn.Conv2d(in_channels, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64),
                              nn.ReLU(inplace=True)], 64
         for i, (planes, n) in enumerate(zip((64, 128, 256, 512), blocks)):
             for j in range(n):
-                layers.append(BasicBlock(planes_in, planes, 2 if i > 0 and j == 0 else 1))
+                layers.append(BasicBlock(planes_in, planes, 2 if i > 0 and j == 0 else 1, blur))
                 planes_in = planes
         layers += [nn.AvgPool2d(4)] if pooling else []
         self.features = nn.Sequential(*layers)
@@ -271,12 +291,39 @@ REGISTRY = {
     "vgg11_bn": lambda **kw: VGG(batch_norm=True, **kw),
     "resnet18": ResNet18,
     "densenet121": DenseNet121,
+    # after 2020 (issue 27): `zoo` builds the first three from timm's classes
+    "vit": lambda pooling, **kw: zoo.build("vit", **kw),
+    "mixer": lambda pooling, **kw: zoo.build("mixer", **kw),
+    "convnext": lambda pooling, **kw: zoo.build("convnext", **kw),
+    "resnet18_blur": lambda **kw: ResNet18(blur=RESNET_BLUR, **kw),
 }
+RESNET_BLUR = 3  # resnet18_blur's binomial filter (Zhang 2019's "Tri-3", timm's default)
+
+# Architectures whose pooling is part of their design: `build` takes only pooling=True ("max") for them.
+FIXED_POOLING = {**zoo.POOLING, "resnet18_blur": "blurred strided blocks and a global average pool"}
 
 
 def names():
     """The architecture names `build` accepts."""
     return list(REGISTRY)
+
+
+def config(name):
+    """The configuration of registry architecture `name` as a plain dict (for settings records):
+    the timm class and its arguments for `zoo`'s networks, the class and its options otherwise."""
+    if name not in REGISTRY:
+        raise ValueError(f"name must be one of {', '.join(names())}; got {name!r}")
+    if name in zoo.CONFIGS:
+        return zoo.config(name)
+    return copy.deepcopy(CONFIGS.get(name, {"class": getattr(REGISTRY[name], "__name__", name)}))
+
+
+CONFIGS = {  # `config` of the registry's own networks that are not a class with its defaults
+    "vgg11_bn": {"class": "VGG", "batch_norm": True},
+    "resnet18_blur": {"class": "ResNet18", "blocks": [2, 2, 2, 2], "widths": [64, 128, 256, 512],
+                      "stem": "conv3x3 stride 1, no max-pool", "blur": RESNET_BLUR, "blur_padding": "reflect",
+                      "blurred": "strided blocks: after conv1's ReLU (conv1 stride 1), before the shortcut's 1x1 conv"},
+}
 
 
 def _positive_int(name, value):
@@ -285,8 +332,24 @@ def _positive_int(name, value):
 
 
 def poolings(name):
-    """The string values of `pooling` that `build(name, ...)` accepts besides True and False."""
-    return LENET_POOLINGS if name == "lenet" else POOLINGS
+    """The string values of `pooling` that `build(name, ...)` accepts besides True and False
+    (only "max", a synonym of True, for `FIXED_POOLING`'s architectures, which refuse False)."""
+    return LENET_POOLINGS if name == "lenet" else ("max",) if name in FIXED_POOLING else POOLINGS
+
+
+def check_pooling(name, pooling):
+    """`pooling` for registry network `name` as `build` passes it on: a bool, or LeNet's string."""
+    if name in FIXED_POOLING:
+        if pooling is not True and pooling != "max":
+            raise ValueError(f"pooling must be True or 'max' for {name} (its pooling is fixed: "
+                             f"{FIXED_POOLING[name]}); got {pooling!r}")
+        return True
+    if isinstance(pooling, bool):
+        pooling = "max" if pooling else "none"
+    elif not (isinstance(pooling, str) and pooling in poolings(name)):
+        raise ValueError(f"pooling must be True, False or one of {', '.join(poolings(name))} for {name}; "
+                         f"got {pooling!r}")
+    return pooling if name == "lenet" else pooling == "max"
 
 
 def build(name, in_channels=1, num_classes=2, pooling=True):
@@ -295,19 +358,15 @@ def build(name, in_channels=1, num_classes=2, pooling=True):
     `pooling`: True (the published pooling) or False (none); "max" and "none" are synonyms of
     True and False for every architecture (for ResNet-18 and DenseNet-121, whose pooling is
     average pooling, "max" still means their published pooling). LeNet also takes the variants
-    of `LENET_POOLINGS` (see `lenet_pool`).
+    of `LENET_POOLINGS` (see `lenet_pool`). The architectures after 2020 (`vit`, `mixer`,
+    `convnext`: `nadcore.zoo`; `resnet18_blur`) take only True ("max"): their pooling is part of
+    their design (`FIXED_POOLING`). `config(name)` gives each network's exact configuration.
     """
     if name not in REGISTRY:
         raise ValueError(f"name must be one of {', '.join(names())}; got {name!r}")
     _positive_int("in_channels", in_channels)
     _positive_int("num_classes", num_classes)
-    if isinstance(pooling, bool):
-        pooling = "max" if pooling else "none"
-    elif not (isinstance(pooling, str) and pooling in poolings(name)):
-        raise ValueError(f"pooling must be True, False or one of {', '.join(poolings(name))} for {name}; "
-                         f"got {pooling!r}")
-    if name != "lenet":
-        pooling = pooling == "max"
+    pooling = check_pooling(name, pooling)
     return REGISTRY[name](in_channels=in_channels, num_classes=num_classes, pooling=pooling)
 
 

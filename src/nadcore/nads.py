@@ -109,9 +109,7 @@ def _factory(model, input_shape, pooling=True):
             raise ValueError(f"model must be one of {', '.join(registry.names())} or a zero-argument factory; "
                              f"got {model!r}")
         channels = input_shape[0] if len(input_shape) == 3 else 1
-        if not (isinstance(pooling, bool) or pooling in registry.poolings(model)):
-            raise ValueError(f"pooling must be True, False or one of {', '.join(registry.poolings(model))} for "
-                             f"{model}; got {pooling!r}")
+        registry.check_pooling(model, pooling)
         return (lambda: registry.build(model, in_channels=channels, num_classes=1, pooling=pooling)), model
     if pooling is not True:
         raise ValueError("pooling applies to registry names only; build it into the factory instead")

@@ -1,0 +1,168 @@
+"""The architectures after 2020 (issue 27): ViT, MLP-Mixer, ConvNeXt (timm's classes, `nadcore.zoo`)
+and ResNet-18 with BlurPool. They build with their documented sizes, stack, and give NADs."""
+
+import json
+
+import pytest
+import torch
+from torch import nn
+from torch.func import stack_module_state
+
+from nadcore import data, models, nads, stacked, train, zoo
+
+NEW = ("vit", "mixer", "convnext", "resnet18_blur")
+TIMM = ("vit", "mixer", "convnext")
+PARAMETERS = {"vit": 2_685_890, "mixer": 1_127_042, "convnext": 3_373_282, "resnet18_blur": 11_168_706}
+
+
+@pytest.fixture
+def one_thread():
+    """One thread: on a busy 2-core machine two threads make the 1024x1024 eigendecomposition slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def seeded(name, seed=0, **kw):
+    torch.manual_seed(seed)
+    return models.build(name, **kw)
+
+
+def test_registry_lists_them_after_the_papers_architectures():
+    assert models.names()[-4:] == list(NEW)
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_documented_parameters_and_output_shape(name):
+    model = seeded(name)
+    assert sum(p.numel() for p in model.parameters()) == PARAMETERS[name]
+    out = model(torch.randn(3, 1, 32, 32))
+    assert out.shape == (3, 2) and torch.isfinite(out).all()
+    assert models.build(name, in_channels=3, num_classes=10)(torch.randn(2, 3, 32, 32)).shape == (2, 10)
+
+
+def test_resnet18_blur_is_resnet18_with_blurred_strided_blocks():
+    """Same parameters and initialisation as ResNet-18 (a fair comparison); 6 BlurPools: the main
+    path and the shortcut of the three strided blocks; the maps still end at 512 x 4 x 4."""
+    plain, blur = seeded("resnet18", 3), seeded("resnet18_blur", 3)
+    a, b = plain.state_dict(), blur.state_dict()
+    assert [t.shape for t in a.values()] == [t.shape for t in b.values()]
+    assert all(torch.equal(x, y) for x, y in zip(a.values(), b.values()))
+    pools = [m for m in blur.modules() if isinstance(m, models.BlurPool2d)]
+    assert len(pools) == 6 and all((p.size, p.stride) == (models.RESNET_BLUR, 2) for p in pools)
+    assert all(m.stride == (1, 1) for m in blur.modules() if isinstance(m, nn.Conv2d))
+    assert blur.features[:-1](torch.zeros(1, 1, 32, 32)).shape == (1, 512, 4, 4)
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_config_is_a_plain_record_of_the_network(name):
+    cfg = models.config(name)
+    assert json.loads(json.dumps(cfg)) == cfg                      # storable in settings as it is
+    cfg["extra"] = 1
+    assert "extra" not in models.config(name)                      # a copy
+    if name in TIMM:
+        assert all(v == 0 for k, v in cfg.items() if k.endswith("drop_rate") or k == "drop_path_rate")
+    assert models.config("lenet") == {"class": "LeNet"}
+
+
+def test_configurations_are_the_documented_ones():
+    vit, mixer, convnext = (seeded(n) for n in TIMM)
+    assert (vit.patch_embed.num_patches, vit.embed_dim, len(vit.blocks), vit.blocks[0].attn.num_heads,
+            vit.global_pool) == (64, 192, 6, 3, "token")
+    assert (mixer.stem.num_patches, mixer.embed_dim, len(mixer.blocks), mixer.global_pool) == (64, 128, 8, "avg")
+    assert mixer.head.weight.abs().sum() > 0                       # not timm's zero head: NADs need a gradient
+    assert [len(s.blocks) for s in convnext.stages] == [2, 2, 6, 2]
+    assert [s.blocks[0].conv_dw.in_channels for s in convnext.stages] == [40, 80, 160, 320]
+    assert convnext.stem[0].kernel_size == (1, 1)
+    assert convnext.forward_features(torch.zeros(1, 1, 32, 32)).shape == (1, 320, 4, 4)
+
+
+@pytest.mark.parametrize("name", TIMM)
+def test_no_dropout_so_fit_many_stacks_them(name):
+    model = seeded(name)
+    assert train.vmappable(model) and stacked.chain(model) is None  # stacked through vmap
+    assert not any(isinstance(m, nn.modules.dropout._DropoutNd) for m in model.modules())
+    with pytest.raises(ValueError, match="p=0.5"):
+        zoo.without_dropout(nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5)))
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_pooling_is_fixed(name):
+    torch.testing.assert_close(seeded(name, 1, pooling="max").state_dict(), seeded(name, 1).state_dict(),
+                               rtol=0, atol=0)
+    for bad in (False, "none", "avg", 1):
+        with pytest.raises(ValueError, match=rf"^pooling must be True or 'max' for {name} \(its pooling is fixed"):
+            models.build(name, pooling=bad)
+    with pytest.raises(ValueError, match="^pooling must be True or 'max'"):
+        nads.estimate(name, 2, pooling=False, progress=False)
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_a_samples_output_does_not_depend_on_the_rest_of_its_batch(name):
+    """Eval mode, one batch shape: other samples changed, the sample's logits equal bitwise."""
+    model = seeded(name).eval()
+    g = torch.Generator().manual_seed(0)
+    x, other = torch.randn(2, 5, 1, 32, 32, generator=g) * 3
+    other[2] = x[2]
+    with torch.no_grad():
+        assert torch.equal(model(x)[2], model(other)[2])
+
+
+@pytest.mark.parametrize("name", TIMM)
+def test_stacked_networks_match_each_alone_and_any_position(name):
+    """Two networks stacked (`stacked.forward`, vmap): each one's logits and parameter gradients
+    (to float32 rounding of the largest gradient entry);
+    two identical networks: equal logits and gradients bitwise, whatever the position."""
+    nets = [seeded(name, s) for s in (0, 1)]
+    x = torch.randn(2, 2, 1, 32, 32)
+    params, _ = stack_module_state(nets)
+    out = stacked.forward(nets[0])(params, x)
+    out.square().sum().backward()
+    for j, net in enumerate(nets):
+        ref = net(x[j])
+        torch.testing.assert_close(out[j], ref, rtol=1e-4, atol=1e-5)
+        ref.square().sum().backward()
+        for pname, p in net.named_parameters():
+            scale = max(1.0, p.grad.abs().max().item())   # ConvNeXt's stem bias: sums of 3,072 terms of ~100
+            torch.testing.assert_close(params[pname].grad[j], p.grad, rtol=1e-4, atol=1e-5 * scale)
+    same, _ = stack_module_state([seeded(name, 2) for _ in range(2)])
+    out = stacked.forward(nets[0])(same, x[:1].expand(2, -1, -1, -1, -1).contiguous())
+    out.square().sum().backward()
+    assert torch.equal(out[1], out[0])
+    assert all(torch.equal(p.grad[1], p.grad[0]) for p in same.values())
+
+
+@pytest.mark.parametrize("name", ["mixer", "resnet18_blur"])
+def test_fit_many_trains_them(name):
+    """mixer: the stacked trainer; resnet18_blur (BatchNorm buffers): `fit_many`'s fallback to `fit`."""
+    v = torch.zeros(1, 32, 32)
+    v[0, 3, 5] = 1.0
+    sets = [(data.directional_dataset(v, 4, 0.5, 1.0, seed=s), data.directional_dataset(v, 2, 0.5, 1.0, seed=9))
+            for s in (1, 2)]
+    nets = [seeded(name, s) for s in (1, 2)]
+    assert train.vmappable(nets[0]) == (name == "mixer")
+    out = train.fit_many(nets, sets, epochs=1, max_lr=0.01, batch_size=2, device="cpu", seeds=[1, 2], chunk=2)
+    assert [len(o["loss_history"]) for o in out] == [2, 2]
+    assert all(0 <= o["test_acc"] <= 100 for o in out)
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_secant_feeds_the_stem_by_linearity(name):
+    """`secant_gradient` evaluates each network's first layer (its patch or stem convolution) by linearity."""
+    net = nads._network(nads._factory(name, (1, 32, 32))[0], 0, 0, torch.device("cpu"))
+    stem = {"vit": "patch_embed.proj", "mixer": "stem.proj", "convnext": "stem.0", "resnet18_blur": "features.0"}
+    assert nads.first_linear_layer(net, nads.eval_point_for(0, (1, 32, 32))) == stem[name]
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_autograd_nads(name, one_thread):
+    res = nads.estimate(name, 4, method="autograd", device="cpu", batch_size=4, progress=False)
+    assert res.eigenvalues.shape == (1024,) and res.eigenvalues[0] > 0
+    assert res.settings["arch"] == name
+
+
+def test_secant_nads(one_thread):
+    """The published estimator on the cheapest of them (each network: 2,048 forward passes)."""
+    res = nads.estimate("mixer", 2, method="secant", device="cpu", batch_size=2, progress=False)
+    assert res.eigenvalues.shape == (1024,) and res.eigenvalues[0] > 0
