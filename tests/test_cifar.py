@@ -193,6 +193,10 @@ def test_cifar10_end_to_end(fake_cifar, tmp_path):
     np.testing.assert_array_equal(again["test_acc"], curve["test_acc"])
     flip = ch4_cifar10.flip_experiment(["logreg"], train, test, {"logreg": u}, RECIPE, device="cpu", progress=False)
     assert flip["arch"] == ["logreg"] and flip["original"].shape == flip["flipped"].shape == (1,)
+    one = ch4_cifar10.flip_run("logreg", train, test, u, "flipped", RECIPE, device="cpu")   # one run of Fig. 8
+    assert one["test_acc"] == flip["flipped"][0] and one["train_acc"] == flip["train_flipped"][0]
+    with pytest.raises(ValueError, match="kind must be 'original' or 'flipped'"):
+        ch4_cifar10.flip_run("logreg", train, test, u, "upside-down", RECIPE)
     with pytest.raises(ValueError, match="indices must lie in 0..1022"):
         ch4_cifar10.poisoning_curve("lenet", train, test, u, [1023], 0.05, mean, std, RECIPE, progress=False)
     with pytest.raises(ValueError, match="recipe must give max_lr"):
@@ -227,6 +231,8 @@ def test_figures():
     assert fig.axes[0].get_title() == "0" and len(fig.axes) == 31          # 30 panels and the colour bar
     assert [fig.axes[10 + j].get_xlabel() for j in range(3)] == ["R", "G", "B"]   # the carrier's channel
     assert fig.axes[-1].get_xlabel().startswith("$d$")
+    fig = plots.poison_gallery(x, x, y, cifar.FASHION_CLASSES)          # Fashion-MNIST's long names: two lines
+    assert [fig.axes[j].get_title() for j in (0, 1, 9)] == ["T-shirt/\ntop", "Trouser", "Ankle\nboot"]
     curve = {"index": np.array([-1, 0, 8, 1022]), "train_acc": np.array([99.0, 100, 99, 99]),
              "test_acc": np.array([90.0, 40, 88, 89]), "follow_rate": np.array([np.nan, 60, 1, 0])}
     ax = plots.fig7(curve, "lenet").axes[0]
@@ -278,8 +284,26 @@ def test_tables_put_the_papers_numbers_beside_ours():
     table = plots.flip_table({"ours": flip})
     assert table.loc["LeNet"].tolist() == ["69 → 48", "96.2 → 62.7"]
     assert table.loc["LogReg"].tolist() == ["–", "96.2 → 96.9"] and table.loc["VGG-11", "ours"] == "–"
-    verdict = plots.verdict(curve, flip, "lenet", "digits")
+    verdict = plots.verdict({"digits": (curve, flip, "smoke")}, "lenet")
     assert list(verdict.columns) == ["The paper reports", "This book measures", "Scale"] and len(verdict) == 3
     first, last, flipped = verdict["This book measures"]
     assert "46.2 % at NAD 0" in first and "clean: 96.2 %" in first and "95.6 % at NAD 1022" in last
     assert "LeNet 96.2 → 62.7 %" in flipped and "18 % with the carrier at NAD 0" in verdict.iloc[0, 0]
+    assert first.startswith("LeNet, digits: ") and verdict["Scale"].tolist() == ["smoke"] * 3
+
+
+def test_the_tables_and_verdict_name_the_dataset_of_every_number():
+    digits = {"index": np.array([-1, 0, 1, 1022]), "test_acc": np.array([97.0, 15.0, 96.0, 97.5])}
+    fashion = {"index": np.array([-1, 0, 2, 1022]), "test_acc": np.array([88.0, 40.0, 87.0, 88.5])}
+    table = plots.curve_table({"digits": digits, "Fashion-MNIST": fashion})
+    assert list(table.index) == ["none", "0", "1", "2", "1022"]                 # every curve's carriers
+    assert table.loc["1"].tolist()[1:] == ["96.0", "–"] and table.loc["2"].tolist()[1:] == ["–", "87.0"]
+    flip = {"arch": ["lenet"], "original": np.array([88.0]), "flipped": np.array([80.5])}
+    verdict = plots.verdict({"digits": (digits, flip, "bundle"), "Fashion-MNIST": (fashion, flip, "4 epochs")},
+                            "lenet")
+    first, last, flipped = verdict["This book measures"]
+    assert first == ("LeNet, digits: 15.0 % at NAD 0 (clean: 97.0 %); "
+                     "LeNet, Fashion-MNIST: 40.0 % at NAD 0 (clean: 88.0 %)")
+    assert last == "digits: 97.5 % at NAD 1022; Fashion-MNIST: 88.5 % at NAD 1022"
+    assert flipped.endswith("Fashion-MNIST: LeNet 88.0 → 80.5 %")
+    assert verdict["Scale"].iloc[0] == "digits: bundle; Fashion-MNIST: 4 epochs"

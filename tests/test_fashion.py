@@ -1,6 +1,7 @@
 """Fashion-MNIST, the harder offline stand-in: read from Debian's dataset-fashion-mnist through
 torchvision (`make test` installs the package as root; the tests that read it skip without it)."""
 
+import dataclasses
 import gzip
 
 import numpy as np
@@ -85,3 +86,39 @@ def test_missing_package_is_one_clear_line(tmp_path, monkeypatch):
     assert "\n" not in message and "name 'fashion'" in message and "data_root" in message
     assert "apt-get install dataset-fashion-mnist" in message and "download=True" in message
     assert not (tmp_path / "empty").exists()  # nothing written
+
+
+def test_the_presets_name_fashion_among_their_datasets():
+    from nadcore import presets
+
+    assert presets.DATASETS == cifar.DATASETS          # spelt out in presets, which stay free of torchvision
+    assert presets.fashion("cifar10")["dataset"] == presets.fashion("ood")["dataset"] == "fashion"
+    assert presets.fashion("cifar10")["recipe"]["epochs"] == 4 and presets.fashion("ood")["limit"] == 10_000
+    for typed in (presets.typed("cifar10", "smoke"), presets.typed("underspecification", "smoke").ood):
+        assert dataclasses.replace(typed, dataset="fashion").dataset == "fashion"
+        with pytest.raises(ValueError) as err:
+            dataclasses.replace(typed, dataset="mnist")
+        assert str(err.value) == "dataset must be one of cifar10, digits, fashion; got 'mnist'"
+    with pytest.raises(ValueError, match="part must be one of cifar10, ood"):
+        presets.fashion("pairs")
+
+
+def test_chapter5_loads_fashion_and_names_the_dataset_when_wrong(tmp_path):
+    from nadcore.experiments import ch5_underspec
+
+    with pytest.raises(ValueError, match="^dataset must be one of cifar10, digits, fashion; got 'mnist'$"):
+        ch5_underspec.load_images("mnist", tmp_path)
+    settings = {"dataset": "svhn", "limit": None, "indices": [0], "seeds": [0], "eps": 1.0, "sigma": 1.0,
+                "recipe": {"mlp": {"epochs": 1, "max_lr": 0.1}}}
+    with pytest.raises(ValueError, match="dataset must be one of cifar10, digits, fashion; got 'svhn'"):
+        ch5_underspec.ood_grid("mlp", torch.eye(1024)[:4], settings, tmp_path, progress=False)
+    assert not any(tmp_path.iterdir())   # refused before any work
+
+
+@needs_package
+def test_chapter5_reads_fashion_with_a_limit(root):
+    from nadcore.experiments import ch5_underspec
+
+    (x, y), (xt, yt) = ch5_underspec.load_images("fashion", root, limit=50)
+    assert x.shape == xt.shape == (50, 3, 32, 32) and y.max() <= 9
+    assert torch.equal(ch5_underspec.binarise(y), (y >= 5).long())   # T-shirt..Coat vs Sandal..Ankle boot

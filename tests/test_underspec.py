@@ -186,6 +186,7 @@ def test_ood_grid_on_the_digits_stand_in(tmp_path):
     fig = plots.ood_curves({"lenet": out, "mlp": out})
     assert len(fig.axes) == 2 and len(fig.axes[0].lines) == 4    # 3 curves + the chance line
     assert len({line.get_linestyle() for line in fig.axes[0].lines[:3]}) == 3   # curves that coincide stay visible
+    assert fig.axes[0].get_xscale() == "symlog" and [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["0", "1"]
     table = plots.ood_table({"mlp": out, "lenet": out})
     assert list(table.index) == [0, 3] and list(table.columns)[0] == "LeNet: images only (%)"   # CNNs first
     assert table.loc[3].tolist()[:2] == [round(float(a), 1) for a in out["accuracy"][0, 1, 1:]]
@@ -197,14 +198,25 @@ def test_verdict_reads_the_channel_switch_and_the_ood_choice():
     acc[0, 1, 0, 1:] = (65.0, 70.0)          # (1000, 0): channel 2 read
     grid = {"indices_1": np.array([0, 1000]), "indices_2": np.array([0, 1000]), "accuracy": acc}
     mlp = {**grid, "accuracy": np.full((1, 2, 2, 3), 99.0)}
-    ood = {"lenet": {"accuracy": np.array([[[97.0, 96.0, 51.0], [97.0, 98.0, 56.0]]])}}
-    table = plots.verdict({"lenet": grid, "mlp": mlp}, ood, "smoke", "bundle")
+    ood = {"lenet": {"indices": np.array([0, 5]), "accuracy": np.array([[[97.0, 96.0, 51.0], [97.0, 98.0, 56.0]]])}}
+    table = plots.verdict({"lenet": grid, "mlp": mlp}, {"digits": (ood, "bundle")}, "smoke")
     assert len(table) == 3 and table["Scale"].tolist() == ["smoke", "smoke", "bundle"]
     ours = table["This book measures"].tolist()
     assert "(0, 1000): 94 % with channel 1 only, 53 % with channel 2 only; (1000, 0): 65 % and 70 %" in ours[0]
     assert "at least 99 %" in ours[1]
-    assert "at least 96 % from the images alone, at most 56 %" in ours[2]
+    assert ours[2] == ("digits: LeNet reads the images at every k (images alone: 96-98 %, "
+                       "linear channel alone: 51-56 %)")
     assert "(i, j)" in ours[0] and not any("_" in text for text in ours)   # no ASCII math on the page
+    switch = {"indices": np.array([0, 5, 100]),
+              "accuracy": np.array([[[99.0, 50.0, 99.0], [98.0, 60.0, 97.0], [93.0, 92.0, 52.0]]])}
+    mlp_ood = {"indices": np.array([0, 5, 100]), "accuracy": np.full((1, 3, 3), 90.0)}
+    two = plots.verdict({"lenet": grid}, {"digits": (ood, "bundle"),
+                                          "Fashion-MNIST": ({"mlp": mlp_ood, "lenet": switch}, "8 epochs")}, "smoke")
+    last = two["This book measures"].iloc[-1]
+    assert last.startswith("digits: LeNet reads the images at every k") and len(two) == 2
+    assert ("; Fashion-MNIST: LeNet reads the linear channel at k = 0, 5; the images at k = 100, "
+            "MLP reads both parts at every k (images alone: 50-92 %") in last
+    assert two["Scale"].iloc[-1] == "digits: bundle; Fashion-MNIST: 8 epochs"
 
 
 def test_bundle_cost_of_the_follow_up_figures():
@@ -238,3 +250,11 @@ def test_chapter_settings_derive_every_seed_and_leave_the_presets_alone():
         assert not set(run0[figure]["seeds"]) & set(run5[figure]["seeds"])   # `seed + r` would share two
         assert {**run0[figure], "seeds": base[figure]["seeds"]} == base[figure]
     assert base == presets.preset("underspecification", "paper")
+
+
+def test_channel_choice_reads_which_part_each_network_uses():
+    acc = np.array([[[99.0, 52.0, 98.0], [97.0, 90.0, 80.0], [95.0, 94.0, 50.0], [60.0, 55.0, 51.0]]])
+    grid = {"indices": np.array([0, 5, 100, 1000]), "accuracy": acc}
+    assert underspec.channel_choice(grid) == {0: "linear", 5: "both", 100: "images", 1000: "neither"}
+    assert underspec.channel_choice(grid, threshold=85.0)[5] == "images"
+    assert set(underspec.channel_choice(grid).values()) <= set(underspec.CHOICES)

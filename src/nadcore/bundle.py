@@ -262,17 +262,41 @@ def pooling_remaining(bundle_dir=BUNDLE):
 
 # ----------------------------------------------------------------------------- Chapter 4
 
-def cifar(bundle_dir=BUNDLE, compute=False, progress=True):
-    """Chapter 4 on the digits stand-in (no CIFAR-10 here) with the smoke recipe and carriers, but
-    our 10,000-network secant NADs: `{"curve": Fig. 7, "flip": Fig. 8}`, or None while missing."""
+DATA = ROOT / "data"               # data_root of the stand-ins read from files (Fashion-MNIST, `make fashion`)
+STAND_INS = ("digits", "fashion")  # the datasets of Chapters 4-5 in the bundle (no CIFAR-10 here)
+
+
+def _check_stand_in(dataset):
+    if dataset not in STAND_INS:
+        raise ValueError(f"dataset must be one of {', '.join(STAND_INS)}; got {dataset!r}")
+    return dataset
+
+
+def cifar_item(dataset="digits"):
+    """The settings of Chapter 4's bundle item on `dataset`: the smoke preset on the digits, its
+    Fashion-MNIST version (`presets.fashion`) on "fashion"."""
+    if _check_stand_in(dataset) == "fashion":
+        return presets.fashion("cifar10")
+    return presets.preset("cifar10", "smoke")
+
+
+def cifar(bundle_dir=BUNDLE, compute=False, progress=True, dataset="digits", data_root=DATA):
+    """Chapter 4 on a stand-in (no CIFAR-10 here), `dataset` "digits" or "fashion" (`cifar_item`), with
+    our 10,000-network secant NADs: `{"curve": Fig. 7, "flip": Fig. 8}`, or None while missing (runs,
+    NADs, or Fashion-MNIST's files in `data_root`, whose fingerprint keys the runs)."""
     from nadcore import cifar as c
 
-    p = presets.preset("cifar10", "smoke")
+    p = cifar_item(dataset)
     bases = {a: load_nad(a, bundle_dir=bundle_dir) for a in dict.fromkeys([p["arch"], *p["flip_archs"]])}
     if any(b is None for b in bases.values()):
         return None
-    train = c.load(p["dataset"], train=True, seed=SEED)
-    test = c.load(p["dataset"], train=False, seed=SEED)
+    try:
+        train = c.load(p["dataset"], data_root, train=True, seed=SEED)
+        test = c.load(p["dataset"], data_root, train=False, seed=SEED)
+    except ValueError:
+        if compute:
+            raise                      # its message says how to install the data
+        return None
     mean, std = c.stats(p["dataset"], train[0])
     run = dict(device=DEVICE, seed=SEED, results_dir=bundle_dir, progress=progress, only_stored=not compute)
     try:
@@ -291,40 +315,44 @@ UNDERSPEC_ARCHS = ("lenet", "mlp")
 PAIR_INDICES = [0, 100, 1000]   # Fig. 2 of the follow-up on a 3 x 3 grid of NAD indices, one seed
 
 
-def underspec_item(figure):
+def underspec_item(figure, dataset="digits"):
     """The settings of the follow-up's Fig. 2 ("pairs": paper preset, `PAIR_INDICES`) or Fig. 3 ("ood":
-    paper preset on the digits stand-in) in the bundle: the first replicate of the run `SEED`."""
+    paper preset on the digits stand-in, or `presets.fashion("ood")` with `dataset="fashion"`) in the
+    bundle: the first replicate of the run `SEED`."""
     P = ch5_underspec.chapter_settings("paper", SEED)
     if figure == "pairs":
         return {**P["pairs"], "indices": PAIR_INDICES, "seeds": P["pairs"]["seeds"][:1],
                 "selected": [[i, j] for i in PAIR_INDICES for j in PAIR_INDICES if i != j][:4]}
     if figure == "ood":
+        if _check_stand_in(dataset) == "fashion":
+            f = presets.fashion("ood")
+            return {**f, "seeds": [seeds.derive(SEED, r) for r in f["seeds"]]}
         return {**P["ood"], "dataset": "digits", "limit": None, "seeds": P["ood"]["seeds"][:1]}
     raise ValueError(f"figure must be 'pairs' or 'ood'; got {figure!r}")
 
 
-def underspec_cost(figure):
-    """Rough time (text) of the bundle's Fig. 2 ("pairs") or Fig. 3 ("ood") for `UNDERSPEC_ARCHS` on
-    a 2-core CPU (`plan.train_cost`)."""
+def underspec_cost(figure, dataset="digits"):
+    """Rough time (text) of the bundle's Fig. 2 ("pairs") or Fig. 3 ("ood", on `dataset`) for
+    `UNDERSPEC_ARCHS` on a 2-core CPU (`plan.train_cost`)."""
     from nadcore import plan
 
-    s = underspec_item(figure)
+    s = underspec_item(figure, dataset)
     cells = len(s["seeds"]) * len(s["indices"]) ** (2 if figure == "pairs" else 1)
-    samples = 2 * s["n_train"] if figure == "pairs" else 1797
+    samples = 2 * s["n_train"] if figure == "pairs" else (s["limit"] or 1797)
     return plan._duration(sum(cells * plan.train_cost(DEVICE, a, samples, s["recipe"][a]["epochs"])
                               for a in UNDERSPEC_ARCHS))
 
 
-def underspec(figure, arch, bundle_dir=BUNDLE, compute=False, progress=True):
-    """The stored grid of the follow-up's Fig. 2 or 3 for `arch` (our 10,000-network secant NADs);
-    None while cells are missing, unless `compute`."""
+def underspec(figure, arch, bundle_dir=BUNDLE, compute=False, progress=True, dataset="digits", data_root=DATA):
+    """The stored grid of the follow-up's Fig. 2 or 3 (Fig. 3 on `dataset`, "digits" or "fashion") for
+    `arch` (our 10,000-network secant NADs); None while cells are missing, unless `compute`."""
     basis = load_nad(arch, bundle_dir=bundle_dir)
     if basis is None:
         return None
     run = dict(device=DEVICE, progress=progress, only_stored=not compute)
     if figure == "pairs":
         return ch5_underspec.pair_grid(arch, basis, underspec_item("pairs"), bundle_dir, **run)
-    return ch5_underspec.ood_grid(arch, basis, underspec_item("ood"), bundle_dir, **run)
+    return ch5_underspec.ood_grid(arch, basis, underspec_item("ood", dataset), bundle_dir, data_root, **run)
 
 
 def load_antialias(bundle_dir=BUNDLE):
@@ -480,10 +508,12 @@ def _complete(item, bundle_dir):
         return store.matches(convergence_path(bundle_dir), convergence_item())
     if item == "convergence_autograd":
         return all(load_convergence(a, bundle_dir) is not None for a in AUTOGRAD_CONV_ARCHS)
-    if item in ("underspec_ood", "underspec_pairs"):
-        return all(underspec(item.split("_")[1], a, bundle_dir, progress=False) is not None for a in UNDERSPEC_ARCHS)
-    if item == "cifar":
-        return cifar(bundle_dir, progress=False) is not None
+    if item in ("underspec_ood", "underspec_pairs", "underspec_ood_fashion"):
+        figure, dataset = item.split("_")[1], ("fashion" if item.endswith("_fashion") else "digits")
+        return all(underspec(figure, a, bundle_dir, progress=False, dataset=dataset) is not None
+                   for a in UNDERSPEC_ARCHS)
+    if item in ("cifar", "cifar_fashion"):
+        return cifar(bundle_dir, progress=False, dataset="fashion" if item == "cifar_fashion" else "digits") is not None
     if item == "antialias":
         return antialias_gaps(bundle_dir) is None
     return load_pooling(bundle_dir) is not None
@@ -493,8 +523,9 @@ def _complete(item, bundle_dir):
 
 def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     """Compute (or finish) one bundle item: fig1, fig2, fig3, nads_ARCH, nads_lenet_autograd,
-    convergence, fig6, underspec_ood, underspec_pairs, cifar, antialias, pooling. Stored as it
-    goes; a finished item computes nothing."""
+    convergence, fig6, underspec_ood, underspec_pairs, cifar, antialias, pooling, and Chapters 4-5 on
+    Fashion-MNIST (cifar_fashion, underspec_ood_fashion: Debian's dataset-fashion-mnist, `make
+    fashion`). Stored as it goes; a finished item computes nothing."""
     bundle_dir = Path(bundle_dir)
     _note_machine(bundle_dir)
     if item in ("fig1", "fig2", "fig3"):
@@ -541,13 +572,15 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEVICE,
                                    batch=stacked.registry_chunk_size(arch, True, 128, DEVICE),
                                    progress=progress)
-    if item in ("underspec_pairs", "underspec_ood"):
+    if item in ("underspec_pairs", "underspec_ood", "underspec_ood_fashion"):
         for arch in UNDERSPEC_ARCHS:
             compute(f"nads_{arch}", bundle_dir, scratch, progress)
-            underspec(item.split("_")[1], arch, bundle_dir, compute=True, progress=progress)
+            underspec(item.split("_")[1], arch, bundle_dir, compute=True, progress=progress,
+                      dataset="fashion" if item.endswith("_fashion") else "digits")
         return None
-    if item == "cifar":
-        return cifar(bundle_dir, compute=True, progress=progress)
+    if item in ("cifar", "cifar_fashion"):
+        return cifar(bundle_dir, compute=True, progress=progress,
+                     dataset="fashion" if item == "cifar_fashion" else "digits")
     if item == "antialias":
         for part in ("fig1", "nads", "fig6"):   # each part for every variant before the next part
             ch6_antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, parts=(part,),
@@ -570,7 +603,7 @@ def _sigma_runs_compute(runs, bundle_dir, progress):
 ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
          "underspec_ood", "cifar", "antialias", "pooling", "underspec_pairs", "fig6_sigma", "sigma", "fig2", "fig3",
          "nads_vgg11_autograd", "nads_resnet18_autograd", "nads_densenet121_autograd", "convergence_autograd",
-         "nads_vgg11", "nads_resnet18", "nads_densenet121")
+         "nads_vgg11", "nads_resnet18", "nads_densenet121", "cifar_fashion", "underspec_ood_fashion")
 
 
 USAGE = f"""usage: python -m nadcore.bundle [status | all | ITEM ...]

@@ -219,11 +219,23 @@ _NADS_SMOKE = replace(
 
 # ----------------------------------------------------------------------------- Chapter 4
 
+# The datasets of Chapters 4-5 (`nadcore.cifar.DATASETS`, spelt out: presets stay free of torchvision)
+DATASETS = ("cifar10", "digits", "fashion")
+
+
+def check_dataset(dataset):
+    """Raise a ValueError naming the accepted datasets unless `dataset` is one of them."""
+    if dataset not in DATASETS:
+        raise ValueError(f"dataset must be one of {', '.join(DATASETS)}; got {dataset!r}")
+    return dataset
+
+
 @dataclass(frozen=True)
 class Cifar10:
     """Chapter 4: Fig. 7 (a carrier of size `eps` pixels on NADs `indices`) and Fig. 8 (NAD flip) on
-    `dataset` ("digits", scikit-learn's 32x32x3 CPU stand-in, or "cifar10"); the reviewers' test
-    edits the first and last `review_ks` NADs (a shift of norm `review_size`)."""
+    `dataset` ("cifar10"; or a CPU stand-in in 32x32x3: "digits", scikit-learn's 8x8 digits, or
+    "fashion", Fashion-MNIST padded from 28x28); the reviewers' test edits the first and last
+    `review_ks` NADs (a shift of norm `review_size`)."""
     dataset: str
     arch: str
     flip_archs: Archs
@@ -233,6 +245,9 @@ class Cifar10:
     review_ks: list[int]
     review_size: float
     recipe: Sgd
+
+    def __post_init__(self):
+        check_dataset(self.dataset)
 
 
 _CIFAR_RECIPE = Sgd(epochs=50, max_lr=0.21, momentum=0.9, weight_decay=5e-4, batch_size=128)
@@ -277,7 +292,8 @@ class Pairs:
 
 @dataclass(frozen=True)
 class Ood:
-    """Fig. 3 of the follow-up: binary images (+) D(v_k), `sigma` per architecture."""
+    """Fig. 3 of the follow-up: binary images (+) D(v_k), `sigma` per architecture; the images of
+    `dataset` ("cifar10", or the stand-ins "digits" and "fashion")."""
     archs: Archs
     dataset: str
     limit: int | None           # images per split (None: all)
@@ -286,6 +302,9 @@ class Ood:
     eps: float
     sigma: PerArch
     recipe: dict[str, Sgd]
+
+    def __post_init__(self):
+        check_dataset(self.dataset)
 
 
 @dataclass(frozen=True)
@@ -333,6 +352,30 @@ _UNDERSPEC_SMOKE = replace(
     ood=replace(_UNDERSPEC_PAPER.ood, archs=["mlp", "lenet"], dataset="digits", indices=[0, 100, 1000], seeds=[0],
                 recipe={"lenet": replace(_OOD_RECIPE, epochs=8),
                         "mlp": replace(_OOD_RECIPE, epochs=10, widths=[200, 50])}))
+
+
+# ----------------------------------------------------------------------------- Chapters 4-5 on Fashion-MNIST
+
+# The results bundle's harder stand-in (`nadcore.bundle`'s items cifar_fashion and underspec_ood_fashion), not a
+# scale: what a 2-core CPU affords on Fashion-MNIST. Chapter 4: the smoke preset (LeNet, LogReg, its recipe),
+# 4 epochs over the 60,000 training images (LeNet: 88.0 % clean test accuracy; ~150 s of CPU a run), carriers
+# on 7 NAD indices. Chapter 5: the follow-up's Fig. 3 (eps, sigma, triangular recipe) with 10,000 images per
+# split, 8 epochs, 6 of its 10 NAD indices, one seed.
+_CIFAR_FASHION = replace(_CIFAR_SMOKE, dataset="fashion", indices=[0, 2, 8, 32, 128, 512, 1022], nad_networks=None,
+                         recipe=replace(_CIFAR_SMOKE.recipe, epochs=4))
+_OOD_FASHION = replace(_UNDERSPEC_PAPER.ood, archs=["mlp", "lenet"], dataset="fashion", limit=10000,
+                       indices=[0, 5, 25, 100, 400, 1000], seeds=[0],
+                       recipe={"lenet": replace(_OOD_RECIPE, epochs=8),
+                               "mlp": replace(_OOD_RECIPE, epochs=8, widths=[200, 50])})
+FASHION = {"cifar10": _CIFAR_FASHION, "ood": _OOD_FASHION}
+
+
+def fashion(part):
+    """The Fashion-MNIST settings of Chapter 4 (`part` "cifar10", a `Cifar10` dict) or of the follow-up's
+    Fig. 3 ("ood", an `Ood` dict), as a fresh plain dict."""
+    if part not in FASHION:
+        raise ValueError(f"part must be one of {', '.join(FASHION)}; got {part!r}")
+    return as_dict(FASHION[part])
 
 
 # ----------------------------------------------------------------------------- Chapter 6

@@ -8,8 +8,8 @@ tilt of its decision boundary on the plane spanned by `v1 (+) 0` and `0 (+) v2`
 
 - `pair_grid`: Fig. 2, `D(v_i) (+) D(v_j)` with `v_i`, `v_j` NADs of the network, over index
   pairs `(i, j)`; every cell stores its three accuracies and its cross-section.
-- `ood_grid`: Fig. 3, binary CIFAR-10 (classes 0-4 vs 5-9, or the digits stand-in) with an
-  extra `D(v_k)` channel, over NAD indices `k`.
+- `ood_grid`: Fig. 3, binary CIFAR-10 (classes 0-4 vs 5-9, or a stand-in: the digits or
+  Fashion-MNIST) with an extra `D(v_k)` channel, over NAD indices `k`.
 
 "Zeroed" means zero in the network's normalised input, i.e. the block is set to its training
 mean (for `D(v)` channels, whose mean is 0, this is the raw zero of the paper).
@@ -20,7 +20,7 @@ import torch
 
 from nadcore import cifar, data, models, store, sweeps, train, versions
 from nadcore.device import resolve
-from nadcore.presets import preset
+from nadcore.presets import check_dataset, preset
 from nadcore.seeds import derive, streams
 
 CHANNELS = ("both", "channel1", "channel2")
@@ -267,7 +267,9 @@ def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shar
 
 
 def load_images(dataset, data_root, limit=None):
-    """Train and test `(x, y)` of `dataset` ("cifar10" or the "digits" stand-in), 10-class labels."""
+    """Train and test `(x, y)` of `dataset` ("cifar10", or the stand-ins "digits" and "fashion"), 10-class
+    labels; `limit` images per split (None: all)."""
+    check_dataset(dataset)
     kw = dict(limit=limit) if limit else {}
     return cifar.load(dataset, data_root, train=True, **kw), cifar.load(dataset, data_root, train=False, **kw)
 
@@ -277,12 +279,14 @@ def ood_grid(arch, nads, settings, results_dir, data_root="../data", *, device="
     """Fig. 3: train `arch` on binary images (+) `D(v_k)` for every NAD index `k` of
     `settings["indices"]` and every seed, through `nadcore.sweeps` (resumable, shardable).
 
-    settings: `dataset` ("cifar10" or "digits"), `limit` (images per split, or None), `indices`,
+    settings: `dataset` ("cifar10", "digits" or "fashion"; `data_root` holds CIFAR-10 and Fashion-MNIST's
+    files, see `cifar.load`), `limit` (images per split, or None), `indices`,
     `seeds`, `eps`, `sigma` (a number or {arch: number}) and `recipe[arch]`. Returns a dict:
     `indices`, `seeds`, `sigma`, `accuracy` (S, K, 3) over `CHANNELS` (both; images only with
     `D(v)` zeroed; `D(v)` only with the images zeroed) and `train_accuracy` (S, K); None while
     other shards are missing (with `only_stored`, unless every cell is stored).
     """
+    check_dataset(settings["dataset"])
     U = nad_images(nads)
     idx = check_indices(settings["indices"], len(U))
     seeds = [int(s) for s in settings["seeds"]]
@@ -319,6 +323,18 @@ def ood_grid(arch, nads, settings, results_dir, data_root="../data", *, device="
     acc = np.stack([r["accuracy"] for r in results]).reshape(len(seeds), len(idx), 3)
     return {"indices": np.array(idx), "seeds": np.array(seeds), "sigma": float(sigma), "accuracy": acc,
             "train_accuracy": np.stack([r["train_accuracy"] for r in results]).reshape(len(seeds), len(idx))}
+
+
+CHOICES = ("linear", "images", "both", "neither")
+
+
+def channel_choice(grid, threshold=75.0):
+    """What a network of Fig. 3 reads at each NAD index `k` of an `ood_grid` result: "linear" when the
+    seed-mean test accuracy with the `D(v_k)` channel alone reaches `threshold` (%) and with the images
+    alone does not, "images" for the converse, "both" or "neither"; a dict `{k: choice}`."""
+    acc = np.asarray(grid["accuracy"]).mean(0)
+    pick = {(False, True): "linear", (True, False): "images", (True, True): "both", (False, False): "neither"}
+    return {int(k): pick[bool(a[1] >= threshold), bool(a[2] >= threshold)] for k, a in zip(grid["indices"], acc)}
 
 
 def switching(grid):

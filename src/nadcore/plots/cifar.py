@@ -23,11 +23,20 @@ def _label(arch):
     return style.LABELS.get(arch, arch)
 
 
+def _two_lines(name, width=8):
+    """A class name longer than `width` characters over two lines, broken after its first space or
+    slash ("T-shirt/top", "Ankle boot"), so that ten columns of titles stay apart."""
+    cut = min((name.find(c) for c in " /" if c in name), default=-1)
+    if len(name) <= width or cut < 0:
+        return name
+    return f"{name[:cut + 1].rstrip()}\n{name[cut + 1:]}"
+
+
 def poison_gallery(clean, poisoned, labels, class_names=None, title=None):
     """Clean images (top), poisoned ones (middle) and their difference `d` (bottom), one column per
-    image. A carrier changes one colour channel (`t % 3`, written under the poisoned image), so `d`
-    is drawn as that channel's signed difference on one colour scale for the whole row (its colour
-    bar), with `||d||_2` under it."""
+    image, titled by its class (long names over two lines). A carrier changes one colour channel
+    (`t % 3`, written under the poisoned image), so `d` is drawn as that channel's signed difference
+    on one colour scale for the whole row (its colour bar), with `||d||_2` under it."""
     n = len(clean)
     fig, axes = style.figure(3, n, width=0.97, height=3.6, squeeze=False)
     diffs = [(poisoned[j] - clean[j]).float() for j in range(n)]
@@ -37,7 +46,7 @@ def poison_gallery(clean, poisoned, labels, class_names=None, title=None):
         axes[0, j].imshow(_rgb(clean[j]))
         axes[1, j].imshow(_rgb(poisoned[j]))
         im = axes[2, j].imshow(d.sum(0).cpu().numpy(), cmap="RdBu_r", vmin=-top, vmax=top)
-        axes[0, j].set_title(class_names[t] if class_names else str(t))
+        axes[0, j].set_title(_two_lines(class_names[t]) if class_names else str(t))
         axes[1, j].set_xlabel(CHANNELS[t % 3], labelpad=1)
         axes[2, j].set_xlabel(_short(float(d.norm())), labelpad=1)
         for ax in axes[:, j]:
@@ -142,12 +151,13 @@ def _published_fig7(index):
 
 def curve_table(curves, clean_paper=None):
     """Fig. 7's numbers: clean test accuracy (%) per carrier index, the paper's ResNet-18 on CIFAR-10
-    (`published.FIG7_RESNET18`; the clean row from Fig. 8) beside our `curves` (`{column: curve}`)."""
+    (`published.FIG7_RESNET18`; the clean row from Fig. 8) beside our `curves` (`{column: curve}`),
+    one row per carrier index of any curve ("–" where a curve has none)."""
     clean_paper = published.fig8("resnet18")[0] if clean_paper is None else clean_paper
-    index = next(iter(curves.values()))["index"]
+    accs = [dict(zip(np.asarray(c["index"]).tolist(), np.asarray(c["test_acc"]).tolist())) for c in curves.values()]
     rows = []
-    for i in index:
-        ours = [f"{dict(zip(c['index'].tolist(), c['test_acc'].tolist()))[int(i)]:.1f}" for c in curves.values()]
+    for i in sorted({i for acc in accs for i in acc}):
+        ours = [f"{acc[i]:.1f}" if i in acc else "–" for acc in accs]
         paper = f"{clean_paper:.0f} (Fig. 8)" if i < 0 else _published_fig7(int(i))
         rows.append(("none" if i < 0 else str(int(i)), paper, *ours))
     return page.table(rows, ("carrier at NAD", "paper: ResNet-18, CIFAR-10", *curves), index="carrier at NAD")
@@ -163,21 +173,29 @@ def flip_table(flips):
     return page.table(rows, ("network", "paper: CIFAR-10", *flips), index="network")
 
 
-def verdict(curve, flip, arch, scale):
+def verdict(runs, arch):
     """The chapter's "paper vs this book" table: Fig. 7's first and last carriers and Fig. 8's flip,
-    the paper's numbers (CIFAR-10) beside ours (`curve`, `flip` of `arch`, measured at `scale`)."""
-    acc = dict(zip(np.asarray(curve["index"]).tolist(), np.asarray(curve["test_acc"]).tolist()))
-    first, last = min(i for i in acc if i >= 0), max(acc)
+    the paper's numbers (CIFAR-10) beside ours. `runs` maps the name of each dataset we ran (as the
+    page writes it, e.g. "digits", "Fashion-MNIST") to `(curve, flip, scale)` (`curve` of `arch`,
+    measured at `scale`); every cell of ours names the dataset of each number."""
     paper = published.fig7()
-    ours_flip = {a: (o, f) for a, o, f in zip(flip["arch"], flip["original"], flip["flipped"])}
-    flips = ", ".join(f"{_label(a)} {o:.1f} → {f:.1f} %" for a, (o, f) in ours_flip.items())
+    first, last, flips, scales = [], [], [], []
+    for name, (curve, flip, scale) in runs.items():
+        acc = dict(zip(np.asarray(curve["index"]).tolist(), np.asarray(curve["test_acc"]).tolist()))
+        i0, i1 = min(i for i in acc if i >= 0), max(acc)
+        first.append(f"{_label(arch)}, {name}: {acc[i0]:.1f} % at NAD {i0} (clean: {acc[-1]:.1f} %)")
+        last.append(f"{name}: {acc[i1]:.1f} % at NAD {i1}")
+        flips.append(f"{name}: " + ", ".join(f"{_label(a)} {o:.1f} → {f:.1f} %"
+                                             for a, o, f in zip(flip["arch"], flip["original"], flip["flipped"])))
+        scales.append(f"{name}: {scale}" if len(runs) > 1 else scale)
+    scale = "; ".join(scales)
     return page.verdict({
         "A carrier on the first NADs hijacks training (Fig. 7)": (
             f"ResNet-18, CIFAR-10: {paper['accuracy'][0]:.0f} % with the carrier at NAD {paper['index'][0]} "
-            f"(clean: {published.fig8('resnet18')[0]:.0f} %)",
-            f"{_label(arch)}, digits: {acc[first]:.1f} % at NAD {first} (clean: {acc[-1]:.1f} %)", scale),
+            f"(clean: {published.fig8('resnet18')[0]:.0f} %)", "; ".join(first), scale),
         "A carrier on the last NADs is ignored (Fig. 7)": (
-            f"{paper['accuracy'][-1]:.0f} % at NAD {paper['index'][-1]}", f"{acc[last]:.1f} % at NAD {last}", scale),
+            f"{paper['accuracy'][-1]:.0f} % at NAD {paper['index'][-1]}", "; ".join(last), scale),
         "Flipping the data in the NAD basis costs accuracy (Fig. 8)": (
-            ", ".join(f"{_label(a)} {o:.0f} → {f:.0f} %" for a, (o, f) in published.FIG8.items()), flips, scale),
+            ", ".join(f"{_label(a)} {o:.0f} → {f:.0f} %" for a, (o, f) in published.FIG8.items()), "; ".join(flips),
+            scale),
     })

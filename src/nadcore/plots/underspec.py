@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
-from nadcore.experiments.ch5_underspec import switching
+from nadcore.experiments.ch5_underspec import channel_choice, switching
 from nadcore.plots import page, style
 
 PAIR_TITLES = ("both channels", "only channel 1", "only channel 2")
@@ -82,7 +82,8 @@ def cross_sections(grids, pairs):
 
 def ood_curves(grids):
     """Fig. 3: accuracy on the image+`D(v)` task with both parts, images only and `D(v)` only,
-    against the NAD index of `v`; one panel per architecture, mean and spread over seeds."""
+    against the NAD index of `v` (a symlog axis: the first NADs apart); one panel per architecture,
+    mean and spread over seeds."""
     grids = _check(grids, "grids")
     fig, axes = style.figure(1, len(grids), width=0.98, height=3.4, squeeze=False, sharey=True)
     for ax, (arch, grid) in zip(axes[0], grids.items()):
@@ -93,6 +94,11 @@ def ood_curves(grids):
             ax.plot(k, mean[:, c], ms=4, label=label, **kw)
             ax.fill_between(k, mean[:, c] - spread[:, c], mean[:, c] + spread[:, c], alpha=0.25)
         ax.axhline(50, color="grey", lw=0.8, ls=":")
+        ax.set_xscale("symlog", linthresh=1, linscale=0.5)   # the first NADs apart; plain labels, one "0"
+        ticks = [t for t in (0, 1, 10, 100, 1000, 10000) if t <= max(k.max(), 1)]
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.minorticks_off()
+        ax.set_xlim(-0.3, max(1, k.max()) * 1.3)
         ax.set_xlabel("NAD index $k$ of $v$")
         seeds = acc.shape[0]
         ax.set_title(f"{_name(arch)} ($\\sigma$ = {grid['sigma']:g}, {seeds} seed{'s' if seeds > 1 else ''})")
@@ -126,14 +132,40 @@ def ood_table(grids):
     return page.table(rows, columns, index="NAD index k")
 
 
-def verdict(pairs, ood, pairs_scale, ood_scale, cnn="lenet"):
+READS = {"linear": "the linear channel", "images": "the images", "both": "both parts", "neither": "neither part"}
+
+
+def reading(grid, threshold=75.0):
+    """What a network of Fig. 3 reads, in words: "the images at every k" or "the linear channel at
+    k = 0, 5; the images at k = 25, 100" (`ch5_underspec.channel_choice` at `threshold` %)."""
+    groups = {}
+    for k, choice in channel_choice(grid, threshold).items():
+        groups.setdefault(choice, []).append(str(k))
+    if len(groups) == 1:
+        return f"{READS[next(iter(groups))]} at every k"
+    return "; ".join(f"{READS[c]} at k = {', '.join(ks)}" for c, ks in groups.items())
+
+
+def _ood_text(grids):
+    """Fig. 3 on one dataset in a sentence: what each network reads, and the range of accuracies."""
+    grids = _check(grids, "ood")
+    acc = [np.asarray(g["accuracy"]).mean(0) for g in grids.values()]
+    images = (min(a[:, 1].min() for a in acc), max(a[:, 1].max() for a in acc))
+    linear = (min(a[:, 2].min() for a in acc), max(a[:, 2].max() for a in acc))
+    reads = ", ".join(f"{_name(arch)} reads {reading(g)}" for arch, g in grids.items())
+    return (f"{reads} (images alone: {images[0]:.0f}-{images[1]:.0f} %, linear channel alone: "
+            f"{linear[0]:.0f}-{linear[1]:.0f} %)")
+
+
+def verdict(pairs, oods, pairs_scale, cnn="lenet"):
     """The chapter's "paper vs this book" table: the channel a CNN reads in Fig. 2a (`pairs[cnn]` at
     its first and last NAD index), the MLP's indifference (`pairs["mlp"]`, if given) and Fig. 3's
-    choice between the images and the linear channel (`ood`), beside the follow-up's findings."""
+    choice between the images and the linear channel, beside the follow-up's findings. `oods` maps
+    the name of each dataset of Fig. 3 (e.g. "digits", "Fashion-MNIST") to `(grids, scale)`, grids
+    `{arch: ood_grid result}`; every cell of ours names the dataset of its numbers."""
     sw = {(i, j): (a, b) for i, j, a, b in switching(pairs[cnn])}
     lo, hi = int(min(pairs[cnn]["indices_1"])), int(max(pairs[cnn]["indices_1"]))
     (a1, a2), (b1, b2) = sw[lo, hi], sw[hi, lo]
-    acc = [np.asarray(g["accuracy"]).mean(0) for g in ood.values()]
     claims = {"Two channels: a CNN reads the one on its lower NAD index (Fig. 2a)": (
         "ResNet-18 (and LeNet, App. Fig. 6) neglects the channel on the higher NAD index for many pairs "
         "(maps, no numbers)",
@@ -144,11 +176,11 @@ def verdict(pairs, ood, pairs_scale, ood_scale, cnn="lenet"):
         claims["The MLP ignores the NAD indices (App. Fig. 4)"] = (
             "100 % with both channels at every pair, a uniform drop with one channel (less for channel 1)",
             f"at least {least:.0f} % with either channel alone at every pair", pairs_scale)
+    several = len(oods) > 1
     claims["Images ⊕ a linear channel: CNNs use the linear channel on their first NADs only, the MLP "
            "always (Fig. 3)"] = (
         "CIFAR-10: the MLP always uses the linear channel; LeNet and ResNet-18 use it on the first NADs, "
         "the images beyond (curves, no numbers)",
-        f"digits: at least {min(a[:, 1].min() for a in acc):.0f} % from the images alone, at most "
-        f"{max(a[:, 2].max() for a in acc):.0f} % from the linear channel alone, at every k: the linear "
-        "channel is never used (not reproduced)", ood_scale)
+        "; ".join(f"{name}: {_ood_text(grids)}" for name, (grids, _) in oods.items()),
+        "; ".join(f"{name}: {scale}" if several else scale for name, (_, scale) in oods.items()))
     return page.verdict(claims)
