@@ -133,6 +133,17 @@ def spectra(results, styles=None, width=0.8, height=3.2):
     return fig
 
 
+def _label_panels(axes, used, xlabel, ylabel):
+    """A grid of panels: the panels past the first `used` hidden, `xlabel` on the bottom row,
+    `ylabel` on the left column."""
+    for ax in axes.flat[used:]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel(xlabel)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(ylabel)
+
+
 def spectra_by_arch(results, ncols=3):
     """One panel per architecture (`settings["arch"]`) of `{label: NADResult}`: our estimates and
     the published ones (eigenvalues: singular values squared, `published.spectrum`), up to the rank
@@ -144,12 +155,7 @@ def spectra_by_arch(results, ncols=3):
         lows = [_spectrum(ax, r, **curve_style(r)).min() for r in results.values() if r.settings["arch"] == arch]
         _log_axis(ax, lows)
         ax.set_title(style.LABELS.get(arch, arch))
-    for ax in axes.flat[len(archs):]:
-        ax.set_visible(False)
-    for ax in axes[-1]:
-        ax.set_xlabel("NAD index $i$")
-    for ax in axes[:, 0]:
-        ax.set_ylabel(r"$\lambda_i / \lambda_1$")
+    _label_panels(axes, len(archs), "NAD index $i$", r"$\lambda_i / \lambda_1$")
     methods = list(dict.fromkeys(r.settings["method"] for r in results.values() if not is_published(r)))
     handles = [Line2D([], [], color="0.3", ls=DASHES.get(m, "-"), lw=1.8, label=f"ours, {METHODS.get(m, m)}")
                for m in methods]
@@ -218,12 +224,7 @@ def convergence_panels(convs, title=None):
         ax.xaxis.set_minor_locator(mticker.NullLocator())
         ax.set_ylim(0, 1.05)
         ax.set_title(style.LABELS.get(arch, arch))
-    for ax in axes.flat[len(archs):]:
-        ax.set_visible(False)
-    for ax in axes[-1]:
-        ax.set_xlabel("$N$ (networks)")
-    for ax in axes[:, 0]:
-        ax.set_ylabel("overlap, $N$ vs $2N$")
+    _label_panels(axes, len(archs), "$N$ (networks)", "overlap, $N$ vs $2N$")
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=9)
     if title:
@@ -286,12 +287,7 @@ def fig6_compare(ours, curves, more=None):
                 ax.plot(idx, [runs[arch][i] for i in idx], marker, mfc="none", color="k", ms=4.5)
         ax.set_title(style.LABELS.get(arch, arch))
         ax.set_ylim(45, 102)
-    for ax in axes.flat[len(archs):]:
-        ax.set_visible(False)
-    for ax in axes[-1]:
-        ax.set_xlabel("NAD index $i$")
-    for ax in axes[:, 0]:
-        ax.set_ylabel("test accuracy (%)")
+    _label_panels(axes, len(archs), "NAD index $i$", "test accuracy (%)")
     handles = [Line2D([], [], color=BROWN, lw=1.5, label="published (their NADs)"),
                Line2D([], [], color="k", marker="o", ls="", ms=3.5, label="ours (our NADs)"),
                Line2D([], [], color=GREEN, lw=1, label=r"published $\lambda_i / \lambda_1$")]
