@@ -2,7 +2,9 @@
 and ResNet-18 with BlurPool. They build with their documented sizes, stack, and give NADs."""
 
 import json
+from dataclasses import replace
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -12,7 +14,7 @@ from nadcore import data, models, nads, stacked, train, zoo
 
 NEW = ("vit", "mixer", "convnext", "resnet18_blur")
 TIMM = ("vit", "mixer", "convnext")
-PARAMETERS = {"vit": 2_685_890, "mixer": 1_127_042, "convnext": 3_373_282, "resnet18_blur": 11_168_706}
+PARAMETERS = {"vit": 2_685_890, "mixer": 1_127_042, "convnext": 3_373_882, "resnet18_blur": 11_168_706}
 
 
 @pytest.fixture
@@ -74,8 +76,8 @@ def test_configurations_are_the_documented_ones():
     assert mixer.head.weight.abs().sum() > 0                       # not timm's zero head: NADs need a gradient
     assert [len(s.blocks) for s in convnext.stages] == [2, 2, 6, 2]
     assert [s.blocks[0].conv_dw.in_channels for s in convnext.stages] == [40, 80, 160, 320]
-    assert convnext.stem[0].kernel_size == (1, 1)
-    assert convnext.forward_features(torch.zeros(1, 1, 32, 32)).shape == (1, 320, 4, 4)
+    assert convnext.stem[0].kernel_size == (4, 4)
+    assert convnext.forward_features(torch.zeros(1, 1, 32, 32)).shape == (1, 320, 1, 1)
 
 
 @pytest.mark.parametrize("name", TIMM)
@@ -166,3 +168,104 @@ def test_secant_nads(one_thread):
     """The published estimator on the cheapest of them (each network: 2,048 forward passes)."""
     res = nads.estimate("mixer", 2, method="secant", device="cpu", batch_size=2, progress=False)
     assert res.eigenvalues.shape == (1024,) and res.eigenvalues[0] > 0
+
+
+# ----------------------------------------------------------------------------- Chapter 7 (`ch7_zoo`)
+
+def test_effective_rank_and_top_share_of_known_spectra():
+    from nadcore.experiments import ch7_zoo
+
+    assert ch7_zoo.effective_rank(np.ones(1024)) == pytest.approx(1024)
+    assert ch7_zoo.effective_rank([3.0] * 16 + [0.0] * 1008) == pytest.approx(16)
+    assert ch7_zoo.effective_rank([1.0, 0, 0]) == pytest.approx(1)
+    assert ch7_zoo.top_share(np.ones(1024), 16) == pytest.approx(16 / 1024)
+    assert ch7_zoo.top_share([5.0, 3.0, 2.0], 1) == pytest.approx(0.5)
+
+
+def test_a_pattern_tiled_with_the_period_lives_on_its_harmonics():
+    from nadcore.experiments import ch7_zoo
+
+    rng = np.random.default_rng(0)
+    for period in ch7_zoo.PERIODS:
+        assert ch7_zoo.harmonics(period).sum() == period ** 2
+        tiled = np.tile(rng.standard_normal((3, period, period)), (1, 32 // period, 32 // period))
+        np.testing.assert_allclose(ch7_zoo.energy_share(tiled, ch7_zoo.harmonics(period)), 1.0)
+    assert ch7_zoo.low_band().sum() == 81     # |kx|, |ky| <= 4
+    with pytest.raises(ValueError, match="period must divide the image size 32; got 5"):
+        ch7_zoo.harmonics(5)
+
+
+def test_isotropic_shares_match_monte_carlo():
+    """The closed forms of the chapter's isotropic column: a white image puts mask.mean() of its
+    energy on a mask; k of D eigenvalues carry k / D of the variance (here within 3 standard errors
+    of a Monte-Carlo mean over 4,000 white images)."""
+    from nadcore.experiments import ch7_zoo
+
+    x = np.random.default_rng(1).standard_normal((4000, 32, 32))
+    for mask in (ch7_zoo.harmonics(4), ch7_zoo.harmonics(8), ch7_zoo.low_band()):
+        share = ch7_zoo.energy_share(x, mask)
+        assert abs(share.mean() - mask.mean()) < 3 * share.std() / np.sqrt(len(share))
+    # the sample covariance of N white gradients (Marchenko-Pastur, gamma = D / N): its eigenvalues lie
+    # below (1 + sqrt(gamma))^2, and its entropy rank is at least its participation ratio D / (1 + gamma)
+    n, gamma = 20000, 1024 / 20000
+    measures, lam = ch7_zoo.isotropic_reference(n, k=16, seed=2)
+    assert 16 / 1024 < measures["top"] < 16 / 1024 * (1 + np.sqrt(gamma)) ** 2
+    assert 0.99 * 1024 / (1 + gamma) < measures["effective_rank"] < 1024 and lam[0] >= lam[-1]
+
+
+@pytest.fixture
+def zoo_tiny(monkeypatch):
+    from nadcore import presets
+
+    table = {k: dict(v) for k, v in presets.PRESETS.items()}
+    table["zoo"]["smoke"] = replace(table["zoo"]["smoke"], archs=["vit"], references=["lenet"], num_networks=30,
+                                    conv_sizes=[10], conv_ks=[1, 4], top=4, show=2)
+    monkeypatch.setattr(presets, "PRESETS", table)
+
+
+def test_chapter_7_computes_stores_and_reads_back(zoo_tiny, tmp_path):
+    from nadcore.experiments import ch7_zoo
+    from nadcore.plots import nads as nad_figs
+    from nadcore.plots import zoo as figs
+
+    out = ch7_zoo.chapter_results("smoke", 0, tmp_path, "cpu", progress=False)
+    assert out["archs"] == ["vit"] and out["references"] == ["lenet"] and not ch7_zoo.missing(out)
+    assert out["nads"]["vit"].settings == nads.nad_settings("vit", 30, "autograd")
+    assert out["convergence"]["vit"]["overlap"].shape == (1, 2) and out["secant"] == {}
+    assert out["isotropy"]["vit"] == ch7_zoo.isotropy(out["nads"]["vit"], 4)
+    files = sorted(tmp_path.rglob("*.npz"))
+    again = ch7_zoo.chapter_results("smoke", 0, tmp_path, "cpu", compute=False)
+    assert sorted(tmp_path.rglob("*.npz")) == files                                    # read-only: nothing new
+    np.testing.assert_array_equal(again["nads"]["vit"].nads, out["nads"]["vit"].nads)
+    numbers = ch7_zoo.key_numbers(again)
+    assert numbers["vit_top"] == out["isotropy"]["vit"]["top"]
+    assert numbers["vit_conv4"] == out["convergence"]["vit"]["overlap"][-1][1]
+    assert numbers["isotropic_top"] == out["isotropic"]["top"]
+    assert ch7_zoo.chapter_results("smoke", 0, tmp_path / "empty", "cpu", compute=False)["nads"] == {"lenet": None,
+                                                                                                      "vit": None}
+    # the chapter's figures and table from the same results (conftest checks every figure is readable)
+    fig = figs.energy_maps(again)
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["LeNet", "ViT"]
+    assert len(fig.axes[1].get_lines()[1].get_xdata()) == 16            # the 4-pixel grid's harmonics circled
+    lines = figs.spectra(again).axes[0].get_lines()
+    assert [line.get_label() for line in lines if not line.get_label().startswith("_")] == ["LeNet", "ViT",
+                                                                                           "isotropic gradients"]
+    table = figs.isotropy_table(again)
+    assert list(table.index) == ["LeNet", "ViT", "isotropic gradients"]
+    assert table.loc["ViT", "variance in first 4 (%)"] == round(100 * numbers["vit_top"], 1)
+    assert len(nad_figs.fig5(figs.gallery_rows(again), show=2).axes) == 10      # 2 rows x 2 x 2 + colour bars
+
+
+def test_chapter_7_paper_files_are_the_bundles():
+    """The published scale's NADs and convergence are the results bundle's files (one computation)."""
+    from nadcore import bundle, presets
+    from nadcore.experiments import ch7_zoo
+
+    cfg = presets.preset("zoo", "paper")
+    assert tuple(cfg["archs"]) == bundle.ZOO_ARCHS
+    for arch in cfg["archs"]:
+        assert ch7_zoo.convergence_settings(arch, cfg, bundle.SEED) == bundle.convergence_item(arch)
+        for method in ("autograd", "secant"):
+            assert ch7_zoo.nad_settings(arch, cfg, bundle.SEED, method) == bundle.nad_item(arch, method)
+    for arch in cfg["references"]:
+        assert ch7_zoo.nad_settings(arch, cfg, bundle.SEED) == bundle.nad_item(arch, "autograd")

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from nadcore import fourier, nads, presets, published, seeds, stacked, store, sweeps
-from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias
+from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "bundle"
@@ -151,7 +151,8 @@ def _sigma_runs(grids):
 # each network's gradient has a cosine >= 0.999 with its float32 one, and 1,000 LeNets give leading
 # subspaces that overlap the float32 ones by 0.9999 (k = 1..128), far above two float32 halves
 # (benchmarks/nad_throughput.py). The published scale (10,000, float32) stays the chapters' own.
-SECANT_CPU = {"vgg11": 10000, "resnet18": 2000, "densenet121": 500}
+SECANT_CPU = {"vgg11": 10000, "resnet18": 2000, "densenet121": 500,
+              "vit": 1000, "mixer": 1000, "convnext": 1000, "resnet18_blur": 1000}
 SECANT_CPU_PRECISION = "bfloat16"
 
 
@@ -172,6 +173,7 @@ def load_nad(arch, method="secant", bundle_dir=BUNDLE):
 
 
 GPU_NAD_ARCHS = ("vgg11", "resnet18", "densenet121")   # exact-gradient NADs only (`ITEMS`)
+ZOO_ARCHS = ("vit", "mixer", "convnext", "resnet18_blur")  # Chapter 7: after 2020, and ResNet-18 with BlurPool
 
 
 def stored_nads(archs=NAD_ARCHS + GPU_NAD_ARCHS, bundle_dir=BUNDLE):
@@ -477,8 +479,9 @@ def _sigma_left(grids, single=False):
 
 
 def _nad_item_parts(item):
-    arch, _, method = item[len("nads_"):].partition("_")
-    return arch, method or "secant"
+    """`nads_ARCH` or `nads_ARCH_METHOD` -> (ARCH, METHOD): ARCH may hold "_" (resnet18_blur)."""
+    arch, _, method = item[len("nads_"):].rpartition("_")
+    return (arch, method) if method in nads.METHODS else (item[len("nads_"):], "secant")
 
 
 def _nad_status(item, bundle_dir, scratch=SCRATCH):
@@ -506,8 +509,8 @@ def _complete(item, bundle_dir):
     """True when a bundle item without cell counts (convergence, Chapters 2, 4, 5, 6) is fully stored."""
     if item == "convergence":
         return store.matches(convergence_path(bundle_dir), convergence_item())
-    if item == "convergence_autograd":
-        return all(load_convergence(a, bundle_dir) is not None for a in AUTOGRAD_CONV_ARCHS)
+    if item in ("convergence_autograd", "convergence_zoo"):
+        return all(load_convergence(a, bundle_dir) is not None for a in _convergence_archs(item))
     if item in ("underspec_ood", "underspec_pairs", "underspec_ood_fashion"):
         figure, dataset = item.split("_")[1], ("fashion" if item.endswith("_fashion") else "digits")
         return all(underspec(figure, a, bundle_dir, progress=False, dataset=dataset) is not None
@@ -516,6 +519,8 @@ def _complete(item, bundle_dir):
         return cifar(bundle_dir, progress=False, dataset="fashion" if item == "cifar_fashion" else "digits") is not None
     if item == "antialias":
         return antialias_gaps(bundle_dir) is None
+    if item == "zoo":
+        return not ch7_zoo.missing(load_zoo(bundle_dir)) and None not in load_zoo(bundle_dir)["secant"].values()
     return load_pooling(bundle_dir) is not None
 
 
@@ -549,8 +554,8 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
                                progress=progress)
         result.save(nads.result_path(arch, settings, bundle_dir), compact=True)
         return load_nad(arch, method, bundle_dir)    # what later readers see (float16 NADs, other fingerprint)
-    if item in ("convergence", "convergence_autograd"):
-        for arch in ((None,) if item == "convergence" else AUTOGRAD_CONV_ARCHS):
+    if item in ("convergence", "convergence_autograd", "convergence_zoo"):
+        for arch in _convergence_archs(item):
             c = convergence_item(arch)
             if arch is not None:
                 compute(f"nads_{arch}_autograd", bundle_dir, scratch, progress)   # its chunks are the estimates'
@@ -586,9 +591,25 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
             ch6_antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, parts=(part,),
                                           scratch=scratch, compact=True)
         return load_antialias(bundle_dir)
+    if item == "zoo":
+        return load_zoo(bundle_dir, compute=True, progress=progress, scratch=scratch)
     if item == "pooling":
         return ch2_pooling.chapter_results(presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, progress)
     raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
+
+
+def load_zoo(bundle_dir=BUNDLE, compute=False, progress=False, scratch=SCRATCH):
+    """Chapter 7 at the published scale (`ch7_zoo.chapter_results("paper")`): what the bundle holds,
+    or, with `compute`, everything (the exact-gradient NADs first, then the secant)."""
+    run = lambda secant: ch7_zoo.chapter_results("paper", SEED, bundle_dir, DEVICE, compute=compute, progress=progress,
+                                                 scratch=scratch, compact=True, secant=secant)
+    if compute:
+        run(False)
+    return run(True)
+
+
+def _convergence_archs(item):
+    return {"convergence": (None,), "convergence_autograd": AUTOGRAD_CONV_ARCHS, "convergence_zoo": ZOO_ARCHS}[item]
 
 
 def _sigma_runs_compute(runs, bundle_dir, progress):
@@ -603,7 +624,8 @@ def _sigma_runs_compute(runs, bundle_dir, progress):
 ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
          "underspec_ood", "cifar", "antialias", "pooling", "underspec_pairs", "fig6_sigma", "sigma", "fig2", "fig3",
          "nads_vgg11_autograd", "nads_resnet18_autograd", "nads_densenet121_autograd", "convergence_autograd",
-         "nads_vgg11", "nads_resnet18", "nads_densenet121", "cifar_fashion", "underspec_ood_fashion")
+         "nads_vgg11", "nads_resnet18", "nads_densenet121", "cifar_fashion", "underspec_ood_fashion",
+         *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo")
 
 
 USAGE = f"""usage: python -m nadcore.bundle [status | all | ITEM ...]

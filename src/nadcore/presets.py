@@ -415,6 +415,35 @@ _ANTIALIAS_SMOKE = replace(_ANTIALIAS_PAPER, variants=["max", "avg", "blur3", "m
                            fig6_indices=[0, 1000])
 
 
+# ----------------------------------------------------------------------------- Chapter 7
+
+@dataclass(frozen=True)
+class Zoo:
+    """Chapter 7: the NADs of `archs` (`nadcore.zoo`'s networks after 2020, ResNet-18 with BlurPool)
+    and of the book's `references`, all with `method` from `num_networks` networks, their N vs 2N
+    overlaps (`conv_sizes`, `conv_ks`; 3N <= num_networks reuses the estimate's networks), and the
+    secant of `archs` from `secant_networks` networks in `secant_precision` (0: none) against it;
+    `top` is the k of the isotropy measures (`ch7_zoo.isotropy`), `show` the NADs drawn."""
+    archs: Archs
+    references: Archs
+    method: str
+    num_networks: int
+    conv_sizes: list[int]
+    conv_ks: list[int]
+    secant_networks: int
+    secant_precision: str
+    top: int
+    show: int
+
+
+_ZOO_PAPER = Zoo(archs=["vit", "mixer", "convnext", "resnet18_blur"], references=["mlp", "lenet", "vgg11", "resnet18"],
+                 method="autograd", num_networks=10000, conv_sizes=[625, 1250, 2500, 3125],
+                 conv_ks=[1, 4, 16, 64, 256], secant_networks=1000, secant_precision="bfloat16", top=16, show=3)
+_ZOO_MEDIUM = replace(_ZOO_PAPER, num_networks=2000, conv_sizes=[125, 250, 500], secant_networks=0)
+_ZOO_SMOKE = replace(_ZOO_PAPER, references=["mlp", "lenet"], num_networks=150, conv_sizes=[25, 50],
+                     conv_ks=[1, 4, 16], secant_networks=0)
+
+
 PRESETS = {
     "fourier": {"smoke": _FOURIER_SMOKE, "medium": _FOURIER_MEDIUM, "paper": _FOURIER_PAPER},
     "pooling": {"smoke": _POOLING_SMOKE, "medium": _POOLING_MEDIUM, "paper": _POOLING_PAPER},
@@ -422,6 +451,7 @@ PRESETS = {
     "cifar10": {"smoke": _CIFAR_SMOKE, "medium": _CIFAR_MEDIUM, "paper": _CIFAR_PAPER},
     "underspecification": {"smoke": _UNDERSPEC_SMOKE, "medium": _UNDERSPEC_MEDIUM, "paper": _UNDERSPEC_PAPER},
     "antialias": {"smoke": _ANTIALIAS_SMOKE, "medium": _ANTIALIAS_MEDIUM, "paper": _ANTIALIAS_PAPER},
+    "zoo": {"smoke": _ZOO_SMOKE, "medium": _ZOO_MEDIUM, "paper": _ZOO_PAPER},
 }
 
 

@@ -9,11 +9,15 @@
   1,127,042 parameters.
   Its head is initialised as its other linear layers (Xavier-uniform weights, zero bias), not with
   timm's zeros: a zero head makes every network at initialisation a constant, without NADs.
-- `convnext`: a ConvNeXt (Liu et al. 2022) of ConvNeXt-Atto's depths (2, 2, 6, 2) and widths
-  (40, 80, 160, 320) with a 1x1 stem (patch 1): stages at 32, 16, 8 and 4 pixels, as the CIFAR
-  ResNet-18; 7x7 depthwise convolutions, LayerNorm, layer scale initialised at 1e-6 (the
-  published default: at initialisation the residual branches are scaled down by 1e-6), global
-  average pool, then LayerNorm and the linear head; 3,373,282 parameters.
+- `convnext`: ConvNeXt-Atto (Liu et al. 2022; depths 2, 2, 6, 2, widths 40, 80, 160, 320) as
+  published: a 4x4 patchify stem, so on a 32-pixel image its stages work at 8, 4, 2 and 1 pixels
+  (the ViT's 8x8 grid of 4x4 patches, then 2x2 downsamplings); 7x7 depthwise convolutions,
+  LayerNorm, layer scale initialised at 1e-6 (the published default: at initialisation the residual
+  branches are scaled down by 1e-6), global average pool, LayerNorm and the linear head; 3,373,882
+  parameters. Not the 1x1 stem of CIFAR adaptations: on one input channel, the stem's LayerNorm over
+  its 40 outputs sees each pixel through a zero-bias linear map, normalises its value away and keeps
+  only its sign (measured: the gradients of 150 such networks have effective rank 1.3 of 1,024;
+  134 with the 4x4 stem, 138 for isotropic gradients).
 
 timm's own initialisation of each class (ViT: truncated normal, std 0.02, for its linear layers
 and position embedding, PyTorch's default for its patch convolution; ConvNeXt: truncated normal,
@@ -37,7 +41,7 @@ CONFIGS = {
     "mixer": {"timm_class": "MlpMixer", "img_size": 32, "patch_size": 4, "embed_dim": 128, "num_blocks": 8,
               "mlp_ratio": [0.5, 4.0], "global_pool": "avg", "stem_norm": False, "nlhb": False,
               "drop_rate": 0.0, "proj_drop_rate": 0.0, "drop_path_rate": 0.0, "head_init": "xavier_uniform"},
-    "convnext": {"timm_class": "ConvNeXt", "patch_size": 1, "stem_type": "patch", "depths": [2, 2, 6, 2],
+    "convnext": {"timm_class": "ConvNeXt", "patch_size": 4, "stem_type": "patch", "depths": [2, 2, 6, 2],
                  "dims": [40, 80, 160, 320], "kernel_sizes": 7, "ls_init_value": 1e-6, "conv_mlp": False,
                  "global_pool": "avg", "head_init_scale": 1.0, "drop_rate": 0.0, "drop_path_rate": 0.0},
 }

@@ -37,9 +37,11 @@ RC = {
 
 # Colours of the architectures, the same on every page.
 COLORS = {"logreg": "#4c72b0", "mlp": "#dd8452", "lenet": "#55a868", "vgg11": "#c44e52", "vgg11_bn": "#c44e52",
-          "resnet18": "#8172b3", "densenet121": "#937860"}
+          "resnet18": "#8172b3", "densenet121": "#937860", "vit": "#da8bc3", "mixer": "#8c8c8c",
+          "convnext": "#ccb974", "resnet18_blur": "#64b5cd"}
 LABELS = {"logreg": "LogReg", "mlp": "MLP", "lenet": "LeNet", "vgg11": "VGG-11", "vgg11_bn": "VGG-11 (BN)",
-          "resnet18": "ResNet-18", "densenet121": "DenseNet-121"}
+          "resnet18": "ResNet-18", "densenet121": "DenseNet-121", "vit": "ViT", "mixer": "MLP-Mixer",
+          "convnext": "ConvNeXt", "resnet18_blur": "ResNet-18 (BlurPool)"}
 
 
 def use():

@@ -1,0 +1,246 @@
+"""Chapter 7: the NADs of architectures after 2020 and how isotropic they are.
+
+The Vision Transformer, MLP-Mixer and ConvNeXt of `nadcore.zoo` and ResNet-18 with BlurPool go
+through Chapter 3's estimate (`nads.estimate`) and N vs 2N convergence, beside the book's
+references (the MLP, LeNet, VGG-11, ResNet-18). `isotropy` measures an estimate: the effective rank
+of its spectrum, the share of the variance in its first k NADs, and where the leading NADs' Fourier
+energy lies, at the low frequencies or on the harmonics of a patch grid (`harmonic_share`: a
+pattern repeated every `period` pixels lives on period^2 frequencies only). `isotropic_reference`
+gives the same measures for gradients with an isotropic covariance, from as many networks.
+
+The presets (`presets.preset("zoo", scale)`) name the architectures, the estimator, N and the
+convergence sizes; at the published scale their files are the results bundle's (`bundle.ZOO_ARCHS`).
+"""
+
+from pathlib import Path
+
+import numpy as np
+
+from nadcore import nads, presets, store
+from nadcore.device import resolve
+from nadcore.fourier import fourier_energy
+
+PERIODS = (4, 8)   # the ViT's and Mixer's 4x4 patches; ConvNeXt's three 2x2 downsamplings (stride 8)
+LOW_BAND = 4       # max(|kx|, |ky|) <= 4, as Chapter 3's low-frequency share
+
+
+def effective_rank(eigenvalues):
+    """exp of the entropy of the normalised spectrum (Roy & Vetterli 2007): D for an isotropic
+    covariance of D directions, k for k equal eigenvalues and zeros elsewhere."""
+    p = np.clip(np.asarray(eigenvalues, dtype=np.float64), 0, None)
+    p = p[p > 0] / p.sum()
+    return float(np.exp(-(p * np.log(p)).sum()))
+
+
+def top_share(eigenvalues, k):
+    """Share of the variance in the first `k` NADs: k / D for an isotropic covariance."""
+    lam = np.clip(np.asarray(eigenvalues, dtype=np.float64), 0, None)
+    return float(lam[:k].sum() / lam.sum())
+
+
+def harmonics(period, size=32):
+    """Mask (size, size), fftshifted as `fourier_energy`: the frequencies of a pattern repeated every
+    `period` pixels along both axes, the multiples of size / period (period^2 frequencies)."""
+    if period < 1 or size % period:
+        raise ValueError(f"period must divide the image size {size}; got {period!r}")
+    on = (np.arange(size) - size // 2) % (size // period) == 0
+    return np.outer(on, on)
+
+
+def low_band(size=32, band=LOW_BAND):
+    """Mask (size, size), fftshifted: the frequencies with max(|kx|, |ky|) <= `band`."""
+    k = np.abs(np.arange(size) - size // 2)
+    return np.maximum.outer(k, k) <= band
+
+
+def energy_share(images, mask):
+    """Share of the Fourier energy of each image of `images` ((n, C, H, W) or (n, H, W)) on `mask`:
+    mask.mean() on average for images with isotropic (white) covariance."""
+    e = fourier_energy(images)
+    return e[:, mask].sum(-1) / e.sum((-2, -1))
+
+
+def _measures(eigenvalues, images, k):
+    size = images.shape[-1]
+    out = {"effective_rank": effective_rank(eigenvalues), "top": top_share(eigenvalues, k),
+           "low": float(energy_share(images, low_band(size)).mean())}
+    out.update({f"harmonic{p}": float(energy_share(images, harmonics(p, size)).mean()) for p in PERIODS})
+    return out
+
+
+def isotropy(result, k=16):
+    """How isotropic a NAD estimate (`NADResult`) is: its `effective_rank` (of D = 1,024), the share
+    of the variance in its first `k` NADs (`top`), and the mean over its first `k` NADs of the share of
+    their Fourier energy at the low frequencies (`low`, `low_band`) and on the harmonics of a 4- and
+    an 8-pixel grid (`harmonic4`, `harmonic8`). Compare with `isotropic_reference`."""
+    images = np.asarray(result.images(k), dtype=np.float64)
+    return _measures(result.eigenvalues, images, k)
+
+
+def isotropic_reference(num_networks, k=16, input_shape=(1, 32, 32), seed=0):
+    """`isotropy`'s measures for `num_networks` gradients with an isotropic (white) covariance, and
+    the spectrum of their sample covariance: `(measures, eigenvalues)`. That spectrum is not flat
+    (Marchenko-Pastur), so its effective rank is below D, and its leading eigenvectors are random."""
+    D = int(np.prod(input_shape))
+    G = np.random.default_rng(seed).standard_normal((num_networks, D))
+    G -= G.mean(0)
+    lam, vec = np.linalg.eigh(G.T @ G / max(num_networks - 1, 1))
+    lam, vec = np.ascontiguousarray(lam[::-1]), np.ascontiguousarray(vec[:, ::-1])
+    return _measures(lam, vec[:, :k].T.reshape(k, *input_shape), k), lam
+
+
+def nad_settings(arch, cfg, seed, method=None):
+    """The settings of the stored NADs of `arch` (`nads.nad_settings`): `cfg["method"]` from
+    `cfg["num_networks"]` networks, or the secant from `cfg["secant_networks"]` in `cfg["secant_precision"]`."""
+    if (method or cfg["method"]) == "secant" and cfg["method"] != "secant":
+        return nads.nad_settings(arch, cfg["secant_networks"], "secant", seed=seed, precision=cfg["secant_precision"])
+    return nads.nad_settings(arch, cfg["num_networks"], cfg["method"], seed=seed)
+
+
+def nad_estimate(arch, cfg, seed, results_dir, device="cpu", compute=True, progress=True, scratch=None,
+                 compact=False, method=None):
+    """The NADs of `arch` (`nad_settings`) stored in `results_dir/nads/` (float16 when `compact`),
+    chunks in `scratch/nad_chunks/` (default `results_dir`); None if not stored and not `compute`.
+    Always the stored copy, as readers see it."""
+    settings = nad_settings(arch, cfg, seed, method)
+    path = nads.result_path(arch, settings, results_dir)
+    if not store.matches(path, settings):
+        if not compute:
+            return None
+        nads.estimate(arch, settings["num_networks"], method=settings["method"], device=device, seed=seed,
+                      precision=settings.get("precision", "float32"), results_dir=scratch or results_dir,
+                      progress=progress).save(path, compact=compact)
+    return nads.NADResult.load(path, settings)
+
+
+def convergence_settings(arch, cfg, seed, device="cpu"):
+    """The settings of the N vs 2N convergence of `arch` (those of `bundle.convergence_item`)."""
+    return {"arch": arch, "method": cfg["method"], "sizes": list(cfg["conv_sizes"]), "ks": list(cfg["conv_ks"]),
+            "seed": int(seed), "device": resolve(device).type}
+
+
+def nad_convergence(arch, cfg, seed, results_dir, device="cpu", compute=True, progress=False, scratch=None):
+    """`nads.convergence` of `arch` stored in `results_dir/nads/` (None if not stored and not
+    `compute`); with 3N <= the estimate's N its chunks (in `scratch`, default `results_dir`) are the
+    estimate's, so after `nad_estimate` it costs a merge."""
+    settings = convergence_settings(arch, cfg, seed, device)
+    path = Path(results_dir) / "nads" / f"convergence_{store.key(settings)}.npz"
+    if not compute:
+        return store.load(path, settings).arrays if store.matches(path, settings) else None
+    return store.cached(path, settings, lambda: nads.convergence(
+        arch, cfg["conv_sizes"], cfg["conv_ks"], method=cfg["method"], device=device, seed=seed,
+        results_dir=scratch or results_dir, progress=progress), device=device).arrays
+
+
+def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compute=True, progress=True,
+                    scratch=None, compact=False, secant=True):
+    """Everything the chapter shows at `scale`. With `compute=False` nothing is computed and what
+    is missing is None (the results bundle's read-only path); `secant=False` leaves the secant
+    estimates out of the computation (they are read when stored).
+
+    Returns a dict: `archs` (the new ones), `references`, `nads` {arch: NADResult | None} (both),
+    `secant` {arch: NADResult | None} (`archs`), `convergence` {arch: arrays | None},
+    `isotropy` {arch: `isotropy` | None}, `isotropic` and `isotropic_spectrum` (`isotropic_reference`
+    at the same N), `settings`.
+    """
+    cfg = presets.preset("zoo", scale)
+    dev = resolve(device)
+    results_dir = Path(results_dir)
+    every = list(cfg["references"]) + list(cfg["archs"])
+    out = dict(archs=list(cfg["archs"]), references=list(cfg["references"]), nads={}, secant={}, convergence={},
+               isotropy={}, settings=cfg)
+    for arch in every:
+        basis = nad_estimate(arch, cfg, seed, results_dir, dev, compute, progress, scratch, compact)
+        out["nads"][arch] = basis
+        out["convergence"][arch] = None if basis is None else nad_convergence(
+            arch, cfg, seed, results_dir, dev, compute, scratch=scratch)
+        out["isotropy"][arch] = None if basis is None else isotropy(basis, cfg["top"])
+    for arch in cfg["archs"] if cfg["secant_networks"] else ():
+        out["secant"][arch] = nad_estimate(arch, cfg, seed, results_dir, dev, compute and secant, progress,
+                                           scratch, compact, method="secant")
+    out["isotropic"], out["isotropic_spectrum"] = isotropic_reference(cfg["num_networks"], cfg["top"], seed=seed)
+    return out
+
+
+def secant_agreement(results, ks=None):
+    """`{arch: overlaps}` of the secant and the exact-gradient NADs of each new architecture with both
+    stored, at `ks` (default the convergence's)."""
+    ks = list(ks or results["settings"]["conv_ks"])
+    return {a: nads.compare(s, results["nads"][a], ks) for a, s in results["secant"].items()
+            if s is not None and results["nads"][a] is not None}
+
+
+def key_numbers(results):
+    """The chapter's numbers by name, unrounded, for the prose (myst-nb `glue`): `{arch}_{measure}` of
+    every `isotropy`, `isotropic_{measure}`, `{arch}_conv{k}` (N vs 2N overlap of the leading k
+    NADs at the largest N) and `{arch}_secant{k}` (secant against exact gradient)."""
+    out = {f"isotropic_{m}": v for m, v in results["isotropic"].items()}
+    for arch, iso in results["isotropy"].items():
+        out.update({f"{arch}_{m}": v for m, v in (iso or {}).items()})
+        conv = results["convergence"].get(arch)
+        if conv is not None:
+            out.update({f"{arch}_conv{k}": float(conv["overlap"][-1][j]) for j, k in enumerate(conv["ks"])})
+    ks = results["settings"]["conv_ks"]
+    for arch, values in secant_agreement(results).items():
+        out.update({f"{arch}_secant{k}": float(v) for k, v in zip(ks, values)})
+    return out
+
+
+# The chapter's predictions, written from the architectures' structure before the 10,000-network
+# estimates were computed (see the chapter), each with the test that decides it on `key_numbers`:
+# "close to isotropic" is an effective rank at least half that of as many isotropic gradients,
+# "little energy on the harmonics" less than twice the isotropic share.
+PREDICTIONS = {
+    "vit": ("Is a transformer (ViT) isotropic?",
+            "No: most of the variance in the first 16 NADs, most of their energy on the 16 harmonics of "
+            "the 4-pixel patch grid",
+            lambda n: n["vit_top"] > 0.5 and n["vit_harmonic4"] > 0.5),
+    "mixer": ("Does the MLP-Mixer behave like the MLP?",
+              "No: more energy on the patch harmonics than the MLP, less than the ViT; a flatter spectrum "
+              "(higher effective rank) than the ViT's",
+              lambda n: n["mlp_harmonic4"] < n["mixer_harmonic4"] < n["vit_harmonic4"]
+              and n["mixer_effective_rank"] > n["vit_effective_rank"]),
+    "convnext": ("Where does ConvNeXt sit between ResNet-18 and the ViT?",
+                 "Nearer the ViT and the MLP: close to isotropic, little energy on the patch harmonics",
+                 lambda n: n["convnext_effective_rank"] >= n["isotropic_effective_rank"] / 2
+                 and n["convnext_harmonic4"] < 2 * n["isotropic_harmonic4"]),
+    "resnet18_blur": ("Does BlurPool move ResNet-18's NADs to lower frequencies?",
+                      "Yes: more of the first 16 NADs' energy in the low band than ResNet-18's",
+                      lambda n: n["resnet18_blur_low"] > n["resnet18_low"]),
+}
+
+
+def measured(numbers, arch):
+    """What the chapter measures for the prediction about `arch`, in words with the numbers."""
+    n, pct = numbers, lambda x: f"{100 * x:.1f} %"
+    iso = (f"isotropic: {pct(n['isotropic_top'])}, {pct(n['isotropic_harmonic4'])}, "
+           f"rank {n['isotropic_effective_rank']:.0f}")
+    return {
+        "vit": f"{pct(n['vit_top'])} of the variance in 16 NADs, {pct(n['vit_harmonic4'])} of their energy on "
+               f"the patch harmonics ({iso})",
+        "mixer": f"patch harmonics: MLP {pct(n['mlp_harmonic4'])}, Mixer {pct(n['mixer_harmonic4'])}, ViT "
+                 f"{pct(n['vit_harmonic4'])}; effective rank: Mixer {n['mixer_effective_rank']:.0f}, ViT "
+                 f"{n['vit_effective_rank']:.0f}",
+        "convnext": f"effective rank {n['convnext_effective_rank']:.0f} (ResNet-18 {n['resnet18_effective_rank']:.0f}, "
+                    f"ViT {n['vit_effective_rank']:.0f}, isotropic {n['isotropic_effective_rank']:.0f}); "
+                    f"{pct(n['convnext_harmonic4'])} on the patch harmonics",
+        "resnet18_blur": f"low band: {pct(n['resnet18_blur_low'])} with BlurPool, {pct(n['resnet18_low'])} without",
+    }[arch]
+
+
+def verdict(results):
+    """`{arch: (question, expected, measured, as expected)}` of every prediction whose numbers
+    `results` holds."""
+    n = key_numbers(results)
+    out = {}
+    for arch, (question, expected, check) in PREDICTIONS.items():
+        try:
+            out[arch] = (question, expected, measured(n, arch), bool(check(n)))
+        except KeyError:       # an architecture not stored yet
+            continue
+    return out
+
+
+def missing(results):
+    """The architectures whose NADs `chapter_results` did not find."""
+    return [a for a, r in results["nads"].items() if r is None]

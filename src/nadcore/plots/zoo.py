@@ -1,0 +1,148 @@
+"""Figures and tables of Chapter 7: the NADs of the networks after 2020 beside the book's references.
+
+`energy_maps` draws where the leading NADs' Fourier energy lies, with the harmonics of a 4- and an
+8-pixel grid marked; `spectra` the eigenvalues of every estimate beside those of isotropic gradients;
+`isotropy_table` the chapter's measures (`ch7_zoo.isotropy`). The NAD gallery, the convergence panels
+and the overlap curves are Chapter 3's (`plots.nads`).
+"""
+
+import numpy as np
+
+from nadcore.experiments import ch7_zoo
+from nadcore.fourier import fourier_energy
+from nadcore.plots import page, style
+from nadcore.plots.nads import ENERGY, _label_panels, _log_axis, _spectrum, convergence_panels, describe, overlaps
+
+ISOTROPIC = dict(color="k", ls=":", lw=1.5)
+
+
+def label(arch):
+    return style.LABELS.get(arch, arch)
+
+
+def every(results):
+    """The architectures of `chapter_results` with stored NADs: references first, then the new ones."""
+    return [a for a in results["references"] + results["archs"] if results["nads"].get(a) is not None]
+
+
+DESIGN = {   # what a reader of the architectures' papers recognises, from `models.config`
+    "vit": lambda c: f"{c['timm_class']}: {c['patch_size']}x{c['patch_size']} patches, width {c['embed_dim']}, "
+                     f"{c['depth']} blocks of {c['num_heads']} heads, class token",
+    "mixer": lambda c: f"{c['timm_class']}: {c['patch_size']}x{c['patch_size']} patches, width {c['embed_dim']}, "
+                       f"{c['num_blocks']} blocks",
+    "convnext": lambda c: f"{c['timm_class']}-Atto: {c['patch_size']}x{c['patch_size']} stem, depths "
+                          f"{', '.join(map(str, c['depths']))}, widths {', '.join(map(str, c['dims']))}, "
+                          f"layer scale {c['ls_init_value']:g}",
+    "resnet18_blur": lambda c: f"ResNet-18 (CIFAR stem), BlurPool-{c['blur']} in its strided blocks",
+}
+
+
+def design_table(archs):
+    """One row per architecture of `archs`: its design (`models.config`), parameters (one input
+    channel, two classes) and what it has in place of pooling (`models.FIXED_POOLING`)."""
+    from nadcore import models
+
+    rows = [[label(a), DESIGN[a](models.config(a)), f"{sum(p.numel() for p in models.build(a).parameters()):,}",
+             models.FIXED_POOLING[a]] for a in archs]
+    return page.table(rows, ["network", "design", "parameters", "in place of pooling"], index="network")
+
+
+def gallery_rows(results):
+    """`{row label: NADResult}` for `plots.nads.fig5`: each architecture's estimate."""
+    return {describe(results["nads"][a], lines=True): results["nads"][a] for a in every(results)}
+
+
+def energy_maps(results, k=None, ncols=4):
+    """One panel per architecture: the mean over its first `k` NADs (default the preset's `top`) of
+    the share of each NAD's energy per frequency (zero frequency at the centre, log colour scale), the
+    harmonics of a 4-pixel grid circled and of an 8-pixel grid marked with dots."""
+    k = k or results["settings"]["top"]
+    archs = every(results)
+    nrows = -(-len(archs) // ncols)
+    fig, axes = style.figure(nrows, ncols, width=0.97, height=1.95 * nrows + 0.8, squeeze=False)
+    size = 32
+    for ax, arch in zip(axes.flat, archs):
+        e = fourier_energy(np.asarray(results["nads"][arch].images(k), dtype=np.float64))
+        e = (e / e.sum((-2, -1), keepdims=True)).mean(0)
+        size = e.shape[-1]
+        im = ax.imshow(np.clip(e, ENERGY.vmin, None), cmap="magma", norm=ENERGY, extent=_extent(size))
+        for period, marker in ((8, dict(marker=".", ms=2.5, color="w")),
+                               (4, dict(marker="o", ms=7, mfc="none", mec="c", mew=1.2))):
+            ky, kx = np.nonzero(ch7_zoo.harmonics(period, size))
+            ax.plot(kx - size // 2, ky - size // 2, ls="", **marker)
+        ax.set_title(label(arch))
+        ax.set_xticks([-16, 0, 15])
+        ax.set_yticks([-16, 0, 15])
+    _label_panels(axes, len(archs), "$k_x$", "$k_y$")
+    fig.colorbar(im, ax=axes, location="bottom", shrink=0.6, aspect=30,
+                 label=f"share of a NAD's energy (mean of the first {k})")
+    return fig
+
+
+def convergence(results):
+    """Chapter 3's N vs 2N panels (`plots.nads.convergence_panels`) of the new architectures."""
+    return convergence_panels({a: results["convergence"][a] for a in results["archs"]
+                               if results["convergence"].get(a) is not None})
+
+
+def secant_overlaps(results):
+    """Overlap of the secant's and the exact gradient's leading k NADs (`ch7_zoo.secant_agreement`),
+    one curve per new architecture, or None when no secant estimate is stored."""
+    agree = ch7_zoo.secant_agreement(results)
+    if not agree:
+        return None
+    return overlaps({label(a): v for a, v in agree.items()}, results["settings"]["conv_ks"],
+                    styles={label(a): dict(color=style.COLORS.get(a)) for a in agree})
+
+
+def _extent(size):
+    half = size // 2
+    return (-half - 0.5, half - 0.5, half - 0.5, -half - 0.5)
+
+
+def spectra(results):
+    """lambda_i / lambda_1 of every estimate (up to its rank, see `plots.nads.spectra`), in the
+    architectures' colours (the new ones solid, the references dashed), beside the sample covariance
+    of as many isotropic gradients (black dotted)."""
+    fig, ax = style.figure(width=0.97, height=3.6)
+    lows = []
+    for arch in every(results):
+        ls = "-" if arch in results["archs"] else "--"
+        lows.append(_spectrum(ax, results["nads"][arch], color=style.COLORS.get(arch), ls=ls, lw=2,
+                              label=label(arch)).min())
+    iso = np.asarray(results["isotropic_spectrum"])
+    ax.semilogy(np.arange(1, len(iso) + 1), iso / iso[0], label="isotropic gradients", **ISOTROPIC)
+    _log_axis(ax, lows)
+    ax.set_xlabel("NAD index $i$")
+    ax.set_ylabel(r"$\lambda_i / \lambda_1$")
+    ax.legend(fontsize=9, ncols=2, loc="lower left")
+    return fig
+
+
+COLUMNS = {"effective_rank": "effective rank", "top": "variance in first {k} (%)", "low": "low band (%)",
+           "harmonic4": "4-px grid (%)", "harmonic8": "8-px grid (%)", "conv": "N vs 2N, k={k}"}
+
+
+def isotropy_table(results):
+    """One row per architecture (and the isotropic reference): `ch7_zoo.isotropy`'s measures in %
+    (the effective rank of 1,024) and the N vs 2N overlap of the first k NADs at the largest N."""
+    k = results["settings"]["top"]
+    rows = []
+    for arch in every(results):
+        iso, conv = results["isotropy"][arch], results["convergence"].get(arch)
+        ks = [] if conv is None else list(conv["ks"])
+        overlap = float(conv["overlap"][-1][ks.index(k)]) if k in ks else np.nan
+        rows.append([label(arch), *_cells(iso), round(overlap, 2)])
+    rows.append(["isotropic gradients", *_cells(results["isotropic"]), None])
+    return page.table(rows, ["network", *(c.format(k=k) for c in COLUMNS.values())], index="network")
+
+
+def _cells(iso):
+    return [round(iso["effective_rank"]), *(round(100 * iso[m], 1) for m in ("top", "low", "harmonic4", "harmonic8"))]
+
+
+def verdict(results):
+    """The chapter's opening table: each question, what we expected, what we measure, and whether
+    it came out as expected (`ch7_zoo.verdict`)."""
+    rows = [[q, e, m, "yes" if ok else "no"] for q, e, m, ok in ch7_zoo.verdict(results).values()]
+    return page.table(rows, ["Question", "We expected", "We measure", "As expected?"], index="Question")
