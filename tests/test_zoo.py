@@ -246,13 +246,14 @@ def test_chapter_7_computes_stores_and_reads_back(zoo_tiny, tmp_path):
     # the chapter's figures and table from the same results (conftest checks every figure is readable)
     fig = figs.energy_maps(again)
     assert [ax.get_title() for ax in fig.axes[:2]] == ["LeNet", "ViT"]
-    assert len(fig.axes[1].get_lines()[1].get_xdata()) == 16            # the 4-pixel grid's harmonics circled
+    assert [t for t in fig.axes[1].get_xticks()] == [-16, -8, 0, 8]      # lines cross at the 4-pixel harmonics
     lines = figs.spectra(again).axes[0].get_lines()
     assert [line.get_label() for line in lines if not line.get_label().startswith("_")] == ["LeNet", "ViT",
                                                                                            "isotropic gradients"]
     table = figs.isotropy_table(again)
     assert list(table.index) == ["LeNet", "ViT", "isotropic gradients"]
     assert table.loc["ViT", "variance in first 4 (%)"] == round(100 * numbers["vit_top"], 1)
+    assert table.loc["ViT", "N vs 2N, k=4"] == f"{numbers['vit_conv4']:.2f}"
     assert len(nad_figs.fig5(figs.gallery_rows(again), show=2).axes) == 10      # 2 rows x 2 x 2 + colour bars
 
 
@@ -269,3 +270,43 @@ def test_chapter_7_paper_files_are_the_bundles():
             assert ch7_zoo.nad_settings(arch, cfg, bundle.SEED, method) == bundle.nad_item(arch, method)
     for arch in cfg["references"]:
         assert ch7_zoo.nad_settings(arch, cfg, bundle.SEED) == bundle.nad_item(arch, "autograd")
+
+
+@pytest.fixture(scope="module")
+def zoo_paper():
+    from nadcore import bundle
+    from nadcore.experiments import ch7_zoo
+
+    results = bundle.load_zoo()
+    if ch7_zoo.missing(results):
+        pytest.skip(f"the bundle lacks Chapter 7's NADs of {ch7_zoo.missing(results)}")
+    return results
+
+
+def test_the_reading_of_chapter_7_matches_the_bundle(zoo_paper):
+    """Each statement of the chapter's reading, checked on the numbers it glues."""
+    from nadcore import bundle
+    from nadcore.experiments import ch7_zoo
+
+    n = ch7_zoo.key_numbers(zoo_paper)
+    every = zoo_paper["references"] + zoo_paper["archs"]
+    # the ViT: the lowest effective rank of the book's networks (DenseNet-121's too), most variance in
+    # 16 NADs, on the patch grid; a block of 16: the subspace converges, its single NADs do not
+    assert min(every, key=lambda a: n[f"{a}_effective_rank"]) == "vit"
+    densenet = bundle.load_nad("densenet121", "autograd")
+    assert densenet is None or ch7_zoo.effective_rank(densenet.eigenvalues) > 2 * n["vit_effective_rank"]
+    assert n["vit_conv16"] > 0.99 and n["vit_conv1"] < 0.5 and n["vit_lam16"] > 0.5 > 0.1 > n["vit_lam17"]
+    assert all(n[f"{a}_conv16"] < 0.6 for a in ("convnext", "vgg11", "mlp"))
+    assert n["vit_top"] > 0.9 and n["vit_harmonic4"] > 0.9 and n["isotropic_harmonic4"] < 0.02
+    # the Mixer: a spectrum as flat as the MLP's, but its first NADs on the patch grid, more than the ViT's
+    assert n["mixer_effective_rank"] > 0.5 * n["isotropic_effective_rank"] and n["mixer_top"] < 0.2
+    assert n["mixer_harmonic4"] > n["vit_harmonic4"] and n["mlp_harmonic4"] < 2 * n["isotropic_harmonic4"]
+    # ConvNeXt: close to isotropic, nearer the MLP than ResNet-18 and the ViT
+    assert n["convnext_effective_rank"] > n["resnet18_effective_rank"] > n["vit_effective_rank"]
+    assert n["convnext_harmonic4"] < 2 * n["isotropic_harmonic4"]
+    # BlurPool: more low band, less on the 8-pixel grid (ResNet-18's stride), a lower effective rank
+    assert n["resnet18_harmonic8"] > 5 * n["isotropic_harmonic8"] > n["resnet18_blur_harmonic8"] * 2
+    assert n["resnet18_blur_low"] > 2 * n["resnet18_low"]
+    assert n["resnet18_blur_effective_rank"] < n["resnet18_effective_rank"] / 5
+    verdict = ch7_zoo.verdict(zoo_paper)
+    assert [ok for *_, ok in verdict.values()] == [True, False, True, True]

@@ -172,11 +172,16 @@ def secant_agreement(results, ks=None):
 
 def key_numbers(results):
     """The chapter's numbers by name, unrounded, for the prose (myst-nb `glue`): `{arch}_{measure}` of
-    every `isotropy`, `isotropic_{measure}`, `{arch}_conv{k}` (N vs 2N overlap of the leading k
+    every `isotropy`, `isotropic_{measure}`, `{arch}_lam{top}` and `{arch}_lam{top + 1}` (lambda_i /
+    lambda_1 at the edge of the first `top` NADs), `{arch}_conv{k}` (N vs 2N overlap of the leading k
     NADs at the largest N) and `{arch}_secant{k}` (secant against exact gradient)."""
     out = {f"isotropic_{m}": v for m, v in results["isotropic"].items()}
+    k = results["settings"]["top"]
     for arch, iso in results["isotropy"].items():
         out.update({f"{arch}_{m}": v for m, v in (iso or {}).items()})
+        if iso is not None:      # lambda_k / lambda_1 and lambda_{k+1} / lambda_1: the edge of the first k
+            lam = np.asarray(results["nads"][arch].eigenvalues, dtype=np.float64)
+            out.update({f"{arch}_lam{j}": float(lam[j - 1] / lam[0]) for j in (k, k + 1)})
         conv = results["convergence"].get(arch)
         if conv is not None:
             out.update({f"{arch}_conv{k}": float(conv["overlap"][-1][j]) for j, k in enumerate(conv["ks"])})
@@ -212,7 +217,7 @@ PREDICTIONS = {
 
 def measured(numbers, arch):
     """What the chapter measures for the prediction about `arch`, in words with the numbers."""
-    n, pct = numbers, lambda x: f"{100 * x:.1f} %"
+    n, pct = numbers, lambda x: f"{100 * x:.1f}%"
     iso = (f"isotropic: {pct(n['isotropic_top'])}, {pct(n['isotropic_harmonic4'])}, "
            f"rank {n['isotropic_effective_rank']:.0f}")
     return {

@@ -220,7 +220,8 @@ def convergence_panels(convs, title=None):
         for k, col in zip(conv["ks"], conv["overlap"].T):
             ax.plot(conv["sizes"], col, "o-", ms=3.5, label=f"$k$ = {k}")
         ax.set_xscale("log", base=2)
-        ax.set_xticks(conv["sizes"], [f"{n:,}" for n in conv["sizes"]])
+        ax.set_xticks(conv["sizes"], [f"{n:,}" for n in conv["sizes"]], rotation=40, ha="right",
+                      rotation_mode="anchor")
         ax.xaxis.set_minor_locator(mticker.NullLocator())
         ax.set_ylim(0, 1.05)
         ax.set_title(style.LABELS.get(arch, arch))

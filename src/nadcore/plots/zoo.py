@@ -54,25 +54,25 @@ def gallery_rows(results):
 
 def energy_maps(results, k=None, ncols=4):
     """One panel per architecture: the mean over its first `k` NADs (default the preset's `top`) of
-    the share of each NAD's energy per frequency (zero frequency at the centre, log colour scale), the
-    harmonics of a 4-pixel grid circled and of an 8-pixel grid marked with dots."""
+    the share of each NAD's energy per frequency (zero frequency at the centre, log colour scale);
+    thin lines cross at the 16 harmonics of a 4-pixel grid (multiples of 8 cycles)."""
     k = k or results["settings"]["top"]
     archs = every(results)
     nrows = -(-len(archs) // ncols)
     fig, axes = style.figure(nrows, ncols, width=0.97, height=1.95 * nrows + 0.8, squeeze=False)
-    size = 32
     for ax, arch in zip(axes.flat, archs):
         e = fourier_energy(np.asarray(results["nads"][arch].images(k), dtype=np.float64))
         e = (e / e.sum((-2, -1), keepdims=True)).mean(0)
-        size = e.shape[-1]
-        im = ax.imshow(np.clip(e, ENERGY.vmin, None), cmap="magma", norm=ENERGY, extent=_extent(size))
-        for period, marker in ((8, dict(marker=".", ms=2.5, color="w")),
-                               (4, dict(marker="o", ms=7, mfc="none", mec="c", mew=1.2))):
-            ky, kx = np.nonzero(ch7_zoo.harmonics(period, size))
-            ax.plot(kx - size // 2, ky - size // 2, ls="", **marker)
+        half = e.shape[-1] // 2
+        im = ax.imshow(np.clip(e, ENERGY.vmin, None), cmap="magma", norm=ENERGY,
+                       extent=(-half - 0.5, half - 0.5, half - 0.5, -half - 0.5))
+        lines = np.arange(-half, half, half // 2)          # the 4-pixel grid's harmonics: -16, -8, 0, 8
+        for x in lines:
+            ax.axvline(x, color="c", lw=0.5, alpha=0.6)
+            ax.axhline(x, color="c", lw=0.5, alpha=0.6)
+        ax.set_xticks(lines)
+        ax.set_yticks(lines)
         ax.set_title(label(arch))
-        ax.set_xticks([-16, 0, 15])
-        ax.set_yticks([-16, 0, 15])
     _label_panels(axes, len(archs), "$k_x$", "$k_y$")
     fig.colorbar(im, ax=axes, location="bottom", shrink=0.6, aspect=30,
                  label=f"share of a NAD's energy (mean of the first {k})")
@@ -132,8 +132,8 @@ def isotropy_table(results):
         iso, conv = results["isotropy"][arch], results["convergence"].get(arch)
         ks = [] if conv is None else list(conv["ks"])
         overlap = float(conv["overlap"][-1][ks.index(k)]) if k in ks else np.nan
-        rows.append([label(arch), *_cells(iso), round(overlap, 2)])
-    rows.append(["isotropic gradients", *_cells(results["isotropic"]), None])
+        rows.append([label(arch), *_cells(iso), f"{overlap:.2f}"])
+    rows.append(["isotropic gradients", *_cells(results["isotropic"]), ""])
     return page.table(rows, ["network", *(c.format(k=k) for c in COLUMNS.values())], index="network")
 
 
