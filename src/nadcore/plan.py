@@ -25,11 +25,13 @@ NAD_S = {("logreg", "secant"): 1.2e-3, ("mlp", "secant"): 1e-2, ("lenet", "secan
 # The architectures after 2020, measured 2026-11-24 on the same 2 cores with one background job:
 # training from a 1-epoch `ch3_nads.accuracy_on_nads` of one network on 2,000 + 2,000 samples (the
 # transformers gain nothing from stacking: 4 ViTs took 4.1 times one); exact gradients from the
-# bundle's 10,000-network estimates (chunks of 125); the secant from `benchmarks/nad_throughput.py`.
+# bundle job's rate per chunk of 125 while nothing else ran (the records' durations, 621 to 1,281 s
+# per 10,000 networks, include stretches shared with tests, when two jobs' threads slow each other
+# far more than twofold); the secant from `benchmarks/nad_throughput.py`.
 TRAIN_S.update({"vit": 1.15e-2, "mixer": 8.7e-3, "convnext": 1.2e-2, "resnet18_blur": 1.9e-2})
 NAD_S.update({("vit", "secant"): 22.0, ("vit", "autograd"): 3.2e-2, ("mixer", "secant"): 15.0,
               ("mixer", "autograd"): 2.2e-2, ("convnext", "secant"): 42.0, ("convnext", "autograd"): 3.9e-2,
-              ("resnet18_blur", "secant"): 38.0, ("resnet18_blur", "autograd"): 0.41,
+              ("resnet18_blur", "secant"): 38.0, ("resnet18_blur", "autograd"): 5.6e-2,
               ("mlp", "autograd"): 5e-3})
 
 CHAPTERS = ("01_fourier", "02_pooling", "03_nads", "04_cifar10", "05_underspecification", "06_antialias", "07_zoo")
