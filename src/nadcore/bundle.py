@@ -506,7 +506,7 @@ def _nad_status(item, bundle_dir, scratch=SCRATCH):
 
 
 def _complete(item, bundle_dir):
-    """True when a bundle item without cell counts (convergence, Chapters 2, 4, 5, 6) is fully stored."""
+    """True when a bundle item without cell counts (convergence, Chapters 2, 4, 5, 6, 7) is fully stored."""
     if item == "convergence":
         return store.matches(convergence_path(bundle_dir), convergence_item())
     if item in ("convergence_autograd", "convergence_zoo"):
@@ -520,7 +520,8 @@ def _complete(item, bundle_dir):
     if item == "antialias":
         return antialias_gaps(bundle_dir) is None
     if item == "zoo":
-        return not ch7_zoo.missing(load_zoo(bundle_dir)) and None not in load_zoo(bundle_dir)["secant"].values()
+        zoo = load_zoo(bundle_dir)
+        return not ch7_zoo.missing(zoo) and None not in zoo["secant"].values()
     return load_pooling(bundle_dir) is not None
 
 
