@@ -10,7 +10,7 @@ import torch
 from torch import nn
 from torch.func import stack_module_state
 
-from nadcore import data, models, nads, stacked, train, zoo
+from nadcore import data, fourier, models, nads, stacked, train, zoo
 
 NEW = ("vit", "mixer", "convnext", "resnet18_blur")
 TIMM = ("vit", "mixer", "convnext")
@@ -190,7 +190,7 @@ def test_a_pattern_tiled_with_the_period_lives_on_its_harmonics():
         assert ch7_zoo.harmonics(period).sum() == period ** 2
         tiled = np.tile(rng.standard_normal((3, period, period)), (1, 32 // period, 32 // period))
         np.testing.assert_allclose(ch7_zoo.energy_share(tiled, ch7_zoo.harmonics(period)), 1.0)
-    assert ch7_zoo.low_band().sum() == 81     # |kx|, |ky| <= 4
+    assert fourier.low_band().sum() == 81     # |kx|, |ky| <= 4
     with pytest.raises(ValueError, match="period must divide the image size 32; got 5"):
         ch7_zoo.harmonics(5)
 
@@ -202,7 +202,7 @@ def test_isotropic_shares_match_monte_carlo():
     from nadcore.experiments import ch7_zoo
 
     x = np.random.default_rng(1).standard_normal((4000, 32, 32))
-    for mask in (ch7_zoo.harmonics(4), ch7_zoo.harmonics(8), ch7_zoo.low_band()):
+    for mask in (ch7_zoo.harmonics(4), ch7_zoo.harmonics(8), fourier.low_band()):
         share = ch7_zoo.energy_share(x, mask)
         assert abs(share.mean() - mask.mean()) < 3 * share.std() / np.sqrt(len(share))
     # the sample covariance of N white gradients (Marchenko-Pastur, gamma = D / N): its eigenvalues lie

@@ -166,3 +166,9 @@ def fourier_energy(nads_images):
     x = torch.as_tensor(np.asarray(nads_images), dtype=torch.float64)
     energy = torch.fft.fftshift(torch.fft.fft2(x, norm="ortho").abs() ** 2, dim=(-2, -1))
     return energy.sum(-3).numpy() if energy.dim() == 4 else energy.numpy()
+
+
+def low_band(size=32, band=4):
+    """Mask (size, size), fftshifted as `fourier_energy`: the frequencies with max(|kx|, |ky|) <= `band`."""
+    k = np.abs(np.arange(size) - size // 2)        # |frequency| along each fftshifted axis
+    return np.maximum.outer(k, k) <= band

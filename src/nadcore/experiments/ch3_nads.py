@@ -9,7 +9,7 @@ from nadcore import models as registry
 from nadcore import store, sweeps, versions
 from nadcore.data import directional_dataset
 from nadcore.device import resolve
-from nadcore.fourier import fourier_energy
+from nadcore.fourier import fourier_energy, low_band
 from nadcore.nads import NADResult, _with_pooling, compare, estimate, nad_settings, result_path
 from nadcore.presets import preset
 from nadcore.seeds import streams
@@ -145,8 +145,7 @@ def low_frequency_share(result, count=3, band=4):
     frequencies with max(|kx|, |ky|) <= `band` (zero frequency included): array (count,)."""
     energy = fourier_energy(result.images(count))
     size = energy.shape[-1]
-    k = np.abs(np.arange(size) - size // 2)        # |frequency| along each fftshifted axis
-    low = np.maximum.outer(k, k) <= band
+    low = low_band(size, band)
     return energy[:, low].sum(-1) / energy.sum((-2, -1))
 
 

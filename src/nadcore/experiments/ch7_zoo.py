@@ -3,10 +3,11 @@
 The Vision Transformer, MLP-Mixer and ConvNeXt of `nadcore.zoo` and ResNet-18 with BlurPool go
 through Chapter 3's estimate (`nads.estimate`) and N vs 2N convergence, beside the book's
 references (the MLP, LeNet, VGG-11, ResNet-18). `isotropy` measures an estimate: the effective rank
-of its spectrum, the share of the variance in its first k NADs, and where the leading NADs' Fourier
-energy lies, at the low frequencies or on the harmonics of a patch grid (`harmonic_share`: a
-pattern repeated every `period` pixels lives on period^2 frequencies only). `isotropic_reference`
-gives the same measures for gradients with an isotropic covariance, from as many networks.
+of its spectrum, the share of the variance in its first k NADs, and where the leading NADs'
+Fourier energy lies (`energy_share`): at the low frequencies (`fourier.low_band`) or on the
+harmonics of a patch grid (`harmonics`: a pattern repeated every `period` pixels lives on period^2
+frequencies only). `isotropic_reference` gives the same measures for gradients with an isotropic
+covariance, from as many networks.
 
 The presets (`presets.preset("zoo", scale)`) name the architectures, the estimator, N and the
 convergence sizes; at the published scale their files are the results bundle's (`bundle.ZOO_ARCHS`).
@@ -18,9 +19,9 @@ import numpy as np
 
 from nadcore import nads, presets, store
 from nadcore.device import resolve
-from nadcore.fourier import fourier_energy
+from nadcore.fourier import fourier_energy, low_band
 
-PERIODS = (4, 8)   # the ViT's and Mixer's 4x4 patches; ConvNeXt's three 2x2 downsamplings (stride 8)
+PERIODS = (4, 8)   # the 4x4 patches of the ViT, the Mixer and ConvNeXt's stem; ResNet-18's stride of 8
 LOW_BAND = 4       # max(|kx|, |ky|) <= 4, as Chapter 3's low-frequency share
 
 
@@ -47,12 +48,6 @@ def harmonics(period, size=32):
     return np.outer(on, on)
 
 
-def low_band(size=32, band=LOW_BAND):
-    """Mask (size, size), fftshifted: the frequencies with max(|kx|, |ky|) <= `band`."""
-    k = np.abs(np.arange(size) - size // 2)
-    return np.maximum.outer(k, k) <= band
-
-
 def energy_share(images, mask):
     """Share of the Fourier energy of each image of `images` ((n, C, H, W) or (n, H, W)) on `mask`:
     mask.mean() on average for images with isotropic (white) covariance."""
@@ -63,7 +58,7 @@ def energy_share(images, mask):
 def _measures(eigenvalues, images, k):
     size = images.shape[-1]
     out = {"effective_rank": effective_rank(eigenvalues), "top": top_share(eigenvalues, k),
-           "low": float(energy_share(images, low_band(size)).mean())}
+           "low": float(energy_share(images, low_band(size, LOW_BAND)).mean())}
     out.update({f"harmonic{p}": float(energy_share(images, harmonics(p, size)).mean()) for p in PERIODS})
     return out
 
@@ -71,7 +66,7 @@ def _measures(eigenvalues, images, k):
 def isotropy(result, k=16):
     """How isotropic a NAD estimate (`NADResult`) is: its `effective_rank` (of D = 1,024), the share
     of the variance in its first `k` NADs (`top`), and the mean over its first `k` NADs of the share of
-    their Fourier energy at the low frequencies (`low`, `low_band`) and on the harmonics of a 4- and
+    their Fourier energy at the low frequencies (`low`, `fourier.low_band`) and on the harmonics of a 4- and
     an 8-pixel grid (`harmonic4`, `harmonic8`). Compare with `isotropic_reference`."""
     images = np.asarray(result.images(k), dtype=np.float64)
     return _measures(result.eigenvalues, images, k)
@@ -184,7 +179,7 @@ def key_numbers(results):
             out.update({f"{arch}_lam{j}": float(lam[j - 1] / lam[0]) for j in (k, k + 1)})
         conv = results["convergence"].get(arch)
         if conv is not None:
-            out.update({f"{arch}_conv{k}": float(conv["overlap"][-1][j]) for j, k in enumerate(conv["ks"])})
+            out.update({f"{arch}_conv{kk}": float(conv["overlap"][-1][j]) for j, kk in enumerate(conv["ks"])})
     ks = results["settings"]["conv_ks"]
     for arch, values in secant_agreement(results).items():
         out.update({f"{arch}_secant{k}": float(v) for k, v in zip(ks, values)})

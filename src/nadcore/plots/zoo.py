@@ -1,7 +1,7 @@
 """Figures and tables of Chapter 7: the NADs of the networks after 2020 beside the book's references.
 
-`energy_maps` draws where the leading NADs' Fourier energy lies, with the harmonics of a 4- and an
-8-pixel grid marked; `spectra` the eigenvalues of every estimate beside those of isotropic gradients;
+`energy_maps` draws where the leading NADs' Fourier energy lies, with the harmonics of the 4-pixel
+patch grid marked; `spectra` the eigenvalues of every estimate beside those of isotropic gradients;
 `isotropy_table` the chapter's measures (`ch7_zoo.isotropy`). The NAD gallery, the convergence panels
 and the overlap curves are Chapter 3's (`plots.nads`).
 """
@@ -66,7 +66,7 @@ def energy_maps(results, k=None, ncols=4):
         half = e.shape[-1] // 2
         im = ax.imshow(np.clip(e, ENERGY.vmin, None), cmap="magma", norm=ENERGY,
                        extent=(-half - 0.5, half - 0.5, half - 0.5, -half - 0.5))
-        lines = np.arange(-half, half, half // 2)          # the 4-pixel grid's harmonics: -16, -8, 0, 8
+        lines = np.flatnonzero(ch7_zoo.harmonics(4, 2 * half)[half]) - half   # -16, -8, 0, 8
         for x in lines:
             ax.axvline(x, color="c", lw=0.5, alpha=0.6)
             ax.axhline(x, color="c", lw=0.5, alpha=0.6)
