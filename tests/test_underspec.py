@@ -166,6 +166,11 @@ def test_pair_grid_resumes_and_shards_to_the_same_numbers(tmp_path, monkeypatch)
     figs = [plots.pair_maps(grids), plots.cross_sections(grids, [(0, 0), (0, 2), (2, 0), (2, 2)])]
     assert [len(f.axes) for f in figs] == [7, 8]           # 2 x 3 maps + colour bar; 2 x 4 sections
     assert figs[0].axes[0].get_title() == "LeNet: both channels"
+    two = {**fresh, "accuracy": np.concatenate([fresh["accuracy"], fresh["accuracy"] + 2])}   # two seeds
+    texts = [t.get_text() for t in plots.pair_maps({"mlp": two}).axes[0].texts]
+    assert texts[0] == f"{fresh['accuracy'][0, 0, 0, 0] + 1:.0f}±1"   # the seeds' mean ± their std
+    cell = underspec.pair_cells("mlp", U, s, [{"i": 2, "j": 0, "seed": s["seeds"][0]}], "cpu")[0]
+    np.testing.assert_array_equal(cell["accuracy"], fresh["accuracy"][0, 1, 0])   # one cell alone, bitwise
     (legend,) = figs[1].legends                            # the colours of the two classes are named
     assert [t.get_text() for t in legend.get_texts()] == list(plots.CLASS_LABELS)
     with pytest.raises(ValueError, match="pairs"):

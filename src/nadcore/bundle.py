@@ -314,16 +314,16 @@ def cifar(bundle_dir=BUNDLE, compute=False, progress=True, dataset="digits", dat
 # ----------------------------------------------------------------------------- Chapter 5
 
 UNDERSPEC_ARCHS = ("lenet", "mlp")
-PAIR_INDICES = [0, 100, 1000]   # Fig. 2 of the follow-up on a 3 x 3 grid of NAD indices, one seed
+PAIR_INDICES = [0, 100, 1000]   # Fig. 2 of the follow-up on a 3 x 3 grid of NAD indices, 3 seeds
 
 
 def underspec_item(figure, dataset="digits"):
-    """The settings of the follow-up's Fig. 2 ("pairs": paper preset, `PAIR_INDICES`) or Fig. 3 ("ood":
-    paper preset on the digits stand-in, or `presets.fashion("ood")` with `dataset="fashion"`) in the
-    bundle: the first replicate of the run `SEED`."""
+    """The settings of the follow-up's Fig. 2 ("pairs": paper preset, `PAIR_INDICES`, its 3 seeds, which
+    the paper averages) or Fig. 3 ("ood": paper preset on the digits stand-in, its first seed, or
+    `presets.fashion("ood")` with `dataset="fashion"`) in the bundle, for the run `SEED`."""
     P = ch5_underspec.chapter_settings("paper", SEED)
     if figure == "pairs":
-        return {**P["pairs"], "indices": PAIR_INDICES, "seeds": P["pairs"]["seeds"][:1],
+        return {**P["pairs"], "indices": PAIR_INDICES,
                 "selected": [[i, j] for i in PAIR_INDICES for j in PAIR_INDICES if i != j][:4]}
     if figure == "ood":
         if _check_stand_in(dataset) == "fashion":

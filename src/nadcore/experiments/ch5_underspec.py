@@ -215,6 +215,30 @@ def _run(name, cells, compute, settings, results_dir, batch, shard, num_shards, 
     return sweeps.collect(name, cells, settings, results_dir)
 
 
+def pair_cells(arch, nads, settings, cells, device="cpu"):
+    """Train `arch` on the Fig. 2 cells `cells` (dicts of `i`, `j`, `seed`) as one stack and measure
+    each: `[{"accuracy", "train_accuracy", "section"}]` (see `pair_grid`, which stores them)."""
+    U = nad_images(nads)
+    recipe = _recipe(settings, arch)
+    nets, datasets, fit_seeds = [], [], []
+    for c in cells:
+        st = streams(c["seed"], c["i"], c["j"])
+        common = dict(sigma=settings["sigma"], eps1=settings["eps1"], eps2=settings["eps2"])
+        datasets.append(tuple(pair_dataset(U[c["i"]], U[c["j"]], n, seed=s, **common)
+                              for n, s in ((settings["n_train"], st.train), (settings["n_test"], st.test))))
+        nets.append(_network(arch, 2, recipe, st.init))
+        fit_seeds.append(st.shuffle)
+    fits = _fit(nets, datasets, fit_seeds, recipe, device)
+    out = []
+    for c, net, (_, test), fit in zip(cells, nets, datasets, fits):
+        norm = dict(mean=fit["mean"], std=fit["std"], device=device)
+        acc = channel_accuracies(net, *test, split=1, **norm)
+        section, _ = cross_section(net, U[c["i"]], U[c["j"]], settings["extent"], settings["resolution"], **norm)
+        out.append({"accuracy": np.array([acc[k] for k in CHANNELS]),
+                    "train_accuracy": np.array(fit["train_acc"]), "section": section})
+    return out
+
+
 def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shard=0, num_shards=1,
               progress=True, only_stored=False):
     """Fig. 2: train `arch` on `D(v_i) (+) D(v_j)` for every NAD index pair of `settings["indices"]`
@@ -234,26 +258,7 @@ def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shar
     shared = {"arch": arch, "nads": store.fingerprint(U), "recipe": recipe,
               **{k: settings[k] for k in ("n_train", "n_test", "sigma", "eps1", "eps2", "extent", "resolution")}}
     cells = [{"i": i, "j": j, "seed": s} for s in seeds for i in idx for j in idx]
-
-    def compute(group):
-        nets, datasets, fit_seeds = [], [], []
-        for c in group:
-            st = streams(c["seed"], c["i"], c["j"])
-            common = dict(sigma=shared["sigma"], eps1=shared["eps1"], eps2=shared["eps2"])
-            datasets.append(tuple(pair_dataset(U[c["i"]], U[c["j"]], n, seed=s, **common)
-                                  for n, s in ((shared["n_train"], st.train), (shared["n_test"], st.test))))
-            nets.append(_network(arch, 2, recipe, st.init))
-            fit_seeds.append(st.shuffle)
-        fits = _fit(nets, datasets, fit_seeds, recipe, device)
-        out = []
-        for c, net, (_, test), fit in zip(group, nets, datasets, fits):
-            norm = dict(mean=fit["mean"], std=fit["std"], device=device)
-            acc = channel_accuracies(net, *test, split=1, **norm)
-            section, _ = cross_section(net, U[c["i"]], U[c["j"]], shared["extent"], shared["resolution"], **norm)
-            out.append({"accuracy": np.array([acc[k] for k in CHANNELS]),
-                        "train_accuracy": np.array(fit["train_acc"]), "section": section})
-        return out
-
+    compute = lambda group: pair_cells(arch, U, settings, group, device)
     results = _run(f"underspec_pairs_{arch}", cells, compute, shared, results_dir, batch, shard, num_shards, progress,
                    only_stored, resolve(device))
     if results is None:

@@ -33,18 +33,22 @@ def _check(grids, name):
 
 def pair_maps(grids):
     """Fig. 2a: test accuracy over NAD index pairs `(i, j)`, with both channels, only channel 1
-    and only channel 2; one row per architecture, seeds averaged (cell text: mean accuracy)."""
+    and only channel 2; one row per architecture, seeds averaged (cell text: the mean accuracy, and
+    with several seeds ± their standard deviation)."""
     grids = _check(grids, "grids")
     fig, axes = style.figure(len(grids), 3, width=0.98, height=2.1 * len(grids) + 0.3, squeeze=False)
     for row, (arch, grid) in zip(axes, grids.items()):
         acc = np.asarray(grid["accuracy"]).mean(0)              # (I, J, 3)
+        spread = np.asarray(grid["accuracy"]).std(0, ddof=1) if len(grid["accuracy"]) > 1 else None
         i_idx, j_idx = np.asarray(grid["indices_1"]), np.asarray(grid["indices_2"])
         small = len(i_idx) <= 6
         for c, ax in enumerate(row):
             im = ax.imshow(acc[..., c], vmin=50, vmax=100, cmap="viridis", origin="lower")
             if small:
                 for (r, q), value in np.ndenumerate(acc[..., c]):
-                    ax.text(q, r, f"{value:.0f}", ha="center", va="center", color="white" if value < 80 else "black")
+                    text = f"{value:.0f}" if spread is None else f"{value:.0f}±{spread[r, q, c]:.0f}"
+                    ax.text(q, r, text, ha="center", va="center", fontsize=None if spread is None else "small",
+                            color="white" if value < 80 else "black")
             ax.set_xticks(range(len(j_idx)), j_idx)
             ax.set_yticks(range(len(i_idx)), i_idx)
             ax.set_xlabel("NAD index $j$ of $v_2$")
