@@ -1,9 +1,9 @@
 """The results bundle: its loaders and comparisons, and proof that its numbers are what the code computes.
 
 The recomputation tests take random stored items of the committed bundle (a Fig. 1 cell, a chunk
-of a NAD estimate, a Fig. 6 index, a run of Chapter 4, a cell of the follow-up's Fig. 3; the last
-two on the digits or on Fashion-MNIST) and require them to be
-bitwise equal to a fresh computation: tolerance zero, because every stored item is
+of a NAD estimate, a Fig. 6 index, a run of Chapter 4, a cell of the follow-up's Fig. 2 and of its
+Fig. 3, a result of Chapter 2's paper preset; Chapter 4 and Fig. 3 on the digits or on
+Fashion-MNIST) and require them to be bitwise equal to a fresh computation: tolerance zero, because every stored item is
 batch-invariant (`tests/test_reproducible.py`) and the test runs with the record's thread count
 on the CPU the bundle was computed on (`bundle.machine_of`).
 On another CPU family the kernels round differently and SGD drifts; there the test only checks
@@ -18,6 +18,7 @@ import torch
 
 from nadcore import bundle, cifar, fourier, models, nads, presets, published, store, sweeps
 from nadcore.experiments import ch1_fourier, ch3_nads, ch4_cifar10
+from nadcore.experiments import ch2_pooling as pooling_chapter
 from nadcore.experiments import ch5_underspec as underspec
 from nadcore.experiments import ch6_antialias as antialias
 
@@ -147,6 +148,42 @@ def test_a_random_stored_underspec_cell_recomputes_bitwise(record_threads, tmp_p
         np.testing.assert_array_equal(fresh["train_accuracy"][0, 0], stored_arrays["train_accuracy"])
     else:
         assert np.abs(fresh["accuracy"][0, 0] - stored_arrays["accuracy"]).max() < 10
+
+
+def test_a_random_stored_pair_cell_recomputes_bitwise(record_threads):
+    """A cell of the follow-up's Fig. 2 (LeNet or the MLP, one NAD index pair and seed: up to ~2 min)."""
+    paths = sorted(bundle.BUNDLE.glob("underspec_pairs_*/*.npz"))
+    if not paths:
+        pytest.skip("the bundle holds no cell of the follow-up's Fig. 2 yet")
+    picked = store.load(RNG.choice(paths))
+    record, stored_arrays = picked.record, picked.arrays
+    arch, cell = record["settings"]["settings"]["arch"], record["settings"]["cell"]
+    record_threads(record)
+    print(f"recomputing the follow-up's Fig. 2 cell {cell} of {arch}")
+    fresh = underspec.pair_cells(arch, bundle.load_nad(arch), bundle.underspec_item("pairs"), [cell], "cpu")[0]
+    if bundle.machine_of(record) == store.machine():
+        for name, value in stored_arrays.items():
+            np.testing.assert_array_equal(fresh[name], value, err_msg=f"{arch} {cell} {name}")
+    else:
+        assert np.abs(fresh["accuracy"] - stored_arrays["accuracy"]).max() < 10
+
+
+def test_a_random_stored_pooling_result_recomputes_bitwise(record_threads, tmp_path):
+    """One of Chapter 2's paper-preset results (Fig. 4b's runs, Theorem 1's or Lemma 1's check: < 1 min)."""
+    stored = bundle.load_pooling()
+    if stored is None:
+        pytest.skip("the bundle holds no result of Chapter 2's paper preset yet")
+    part = RNG.choice(sorted(stored))
+    record = store.load(next((bundle.BUNDLE / "pooling").glob(f"{part}_*.npz"))).record
+    record_threads(record)
+    print(f"recomputing Chapter 2's {part} at the paper preset")
+    fresh = pooling_chapter.chapter_results(presets.preset("pooling", "paper"), bundle.SEED, tmp_path, "cpu",
+                                            progress=False, parts=(part,))[part]
+    for name, value in stored[part].items():
+        if bundle.machine_of(record) == store.machine():
+            np.testing.assert_array_equal(fresh[name], value, err_msg=f"{part} {name}")
+        else:
+            np.testing.assert_allclose(fresh[name], value, rtol=1e-3, atol=1e-3, err_msg=f"{part} {name}")
 
 
 def fashion_files_here():

@@ -8,11 +8,18 @@ import numpy as np
 from nadcore import pooling, store
 from nadcore.seeds import derive
 
+PARTS = ("fig4b", "theorem1", "lemma1")
 
-def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progress=True, compute=True):
-    """Every heavy result of the pooling chapter for the preset `cfg`, cached by `nadcore.store`
-    (with `compute=False`, only read: a missing result raises `FileNotFoundError`)."""
+
+def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progress=True, compute=True, parts=PARTS):
+    """The heavy results `parts` (of `PARTS`) of the pooling chapter for the preset `cfg`, cached by
+    `nadcore.store` (with `compute=False`, only read: a missing result raises `FileNotFoundError`)."""
+    if not set(parts) <= set(PARTS):
+        raise ValueError(f"parts must be a subset of {PARTS}; got {parts!r}")
+
     def cached(path, settings, fn):
+        if path.name.split("_")[0] not in parts:
+            return None
         return store.cached(path, settings, fn) if compute else store.load(path, settings)
 
     root = Path(results_dir) / "pooling"
@@ -30,7 +37,7 @@ def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progres
     hess = {k: cfg[k] for k in ("S", "eps", "train_sigma", "hess_D", "hess_l", "hess_n")} | {"seed": seed}
     lem1 = cached(root / f"lemma1_{store.key(hess)}.npz", hess, lambda: pooling.lemma1_check(
         cfg["hess_D"], cfg["S"], cfg["hess_l"], cfg["eps"], cfg["train_sigma"], cfg["hess_n"], seed))
-    return {"fig4b": fig4b.arrays, "theorem1": thm1.arrays, "lemma1": lem1.arrays}
+    return {name: r.arrays for name, r in zip(PARTS, (fig4b, thm1, lem1)) if r is not None}
 
 
 def plateau_exit(loss):
