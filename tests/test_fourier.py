@@ -187,6 +187,16 @@ def test_fig2_counts_and_greys_the_cells_that_never_reach_the_threshold():
     assert fig.legends[0].get_texts()[0].get_text() == "not below 0.3 in 3 iterations"
 
 
+def test_fig2_speed_against_fig1_accuracy_ranks_unreached_directions_last():
+    iters = {(0, 0): 10, (2, 0): 30, (4, 0): 101, (6, 0): 500}   # limit 100: two never reached
+    fast = ch1_fourier.speed_and_accuracy(iters, 100, {(0, 0): 90.0, (2, 0): 70.0, (4, 0): 60.0, (6, 0): 50.0})
+    assert fast == {"spearman": pytest.approx(0.9486833), "reached": 80.0, "missed": 55.0}   # tied last: 0.95
+    slow = ch1_fourier.speed_and_accuracy(iters, 100, {(0, 0): 50.0, (2, 0): 60.0, (4, 0): 80.0, (6, 0): 70.0})
+    assert slow["spearman"] < 0 and slow["reached"] == 55.0
+    with pytest.raises(ValueError, match="accuracy must hold every direction"):
+        ch1_fourier.speed_and_accuracy(iters, 100, {(0, 0): 1.0})
+
+
 def test_seeds_per_cell_are_cells_of_their_own_and_their_mean_is_shown(tmp_path):
     grid = coarse_grid(8)
     runs = ch1_fourier.sweep_seeds(["logreg"], grid, tiny_settings(eps=0.5), tmp_path, num_seeds=3, name="t",

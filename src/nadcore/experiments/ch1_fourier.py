@@ -3,6 +3,7 @@ as a resumable, shardable sweep whose cells are batch-invariant."""
 
 import numpy as np
 import torch
+from scipy import stats
 
 from nadcore import data, fourier, models, seeds, sweeps, train, versions
 
@@ -135,3 +136,20 @@ def run_iterations(table):
 def reached(iterations, limit):
     """`{arch: (cells whose loss fell below the threshold within `limit` iterations, cells)}` of Fig. 2."""
     return {a: (sum(v <= limit for v in cells.values()), len(cells)) for a, cells in iterations.items()}
+
+
+def speed_and_accuracy(iterations, limit, accuracy):
+    """Fig. 2 beside Fig. 1 for one network: `{"spearman", "reached", "missed"}`, the Spearman
+    correlation over the directions of `iterations` ({cell: SGD iterations to the threshold}) between
+    the fitting speed (minus the iterations; a run that never got there counts as `limit + 1`) and
+    the test accuracy `accuracy` ({cell: %}), and the mean accuracy of the directions fitted within
+    `limit` iterations and of the others (nan where there are none)."""
+    cells = sorted(iterations)
+    missing = [c for c in cells if c not in accuracy]
+    if missing:
+        raise ValueError(f"accuracy must hold every direction of iterations; missing {missing[:3]}")
+    its = np.array([min(iterations[c], limit + 1) for c in cells])
+    acc = np.array([accuracy[c] for c in cells], dtype=float)
+    mean = lambda a: float(a.mean()) if a.size else float("nan")   # noqa: E731
+    return {"spearman": float(stats.spearmanr(-its, acc)[0]), "reached": mean(acc[its <= limit]),
+            "missed": mean(acc[its > limit])}
