@@ -46,7 +46,7 @@ def pair_maps(grids):
             im = ax.imshow(acc[..., c], vmin=50, vmax=100, cmap="viridis", origin="lower")
             if small:
                 for (r, q), value in np.ndenumerate(acc[..., c]):
-                    text = f"{value:.0f}" if spread is None else f"{value:.0f}±{spread[r, q, c]:.0f}"
+                    text = f"{value:.0f}" if spread is None else f"{value:.0f}\n±{spread[r, q, c]:.0f}"
                     ax.text(q, r, text, ha="center", va="center", fontsize=None if spread is None else "small",
                             color="white" if value < 80 else "black")
             ax.set_xticks(range(len(j_idx)), j_idx)
