@@ -14,8 +14,11 @@ from nadcore.device import resolve
 from nadcore.experiments import ch1_fourier, ch3_nads, ch5_underspec, ch6_antialias, ch7_zoo
 
 # Seconds on the 2-core CPU (Xeon, AVX-512) of the book's builds, measured 2026-11:
-# training, per sample and epoch (stacked trainer, batch 128); NADs, per network.
-TRAIN_S = {"logreg": 3e-6, "mlp": 1e-5, "lenet": 5e-5, "lenet/nopool": 1.5e-4, "resnet18": 1e-2,
+# training, per sample and epoch (stacked trainer, batch 128); NADs, per network. LogReg, LeNet and
+# the MLP from the bundle's stacked sweeps of 2026-11-24, nothing else running: a Fig. 1/2 cell
+# (20,000 samples x 20 epochs) LogReg 0.78 s, LeNet 6.0 s; a follow-up Fig. 2 cell (20,000 samples x
+# 50 epochs, two channels) LeNet 28 s, MLP 9 s. (The older values, 3e-6 / 5e-5 / 1e-5, were 2-7x high.)
+TRAIN_S = {"logreg": 1e-6, "mlp": 5e-6, "lenet": 1e-5, "lenet/nopool": 1.5e-4, "resnet18": 1e-2,
            "vgg11": 6e-3, "vgg11_bn": 6e-3, "densenet121": 2e-2}
 NAD_S = {("logreg", "secant"): 1.2e-3, ("mlp", "secant"): 1e-2, ("lenet", "secant"): 3.5e-2,
          ("lenet", "autograd"): 2.2e-2, ("resnet18", "secant"): 16.0, ("resnet18", "autograd"): 0.19,
