@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from nadcore import pooling, store
+from nadcore.device import resolve
 from nadcore.seeds import derive
 
 PARTS = ("fig4b", "theorem1", "lemma1")
@@ -17,10 +18,10 @@ def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progres
     if not set(parts) <= set(PARTS):
         raise ValueError(f"parts must be a subset of {PARTS}; got {parts!r}")
 
-    def cached(path, settings, fn):
+    def cached(path, settings, fn, on="cpu"):   # the Monte-Carlo checks run on the CPU
         if path.name.split("_")[0] not in parts:
             return None
-        return store.cached(path, settings, fn) if compute else store.load(path, settings)
+        return store.cached(path, settings, fn, device=on) if compute else store.load(path, settings)
 
     root = Path(results_dir) / "pooling"
     m = pooling.prefilter("average", cfg["D"], cfg["S"]).abs()
@@ -29,7 +30,7 @@ def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progres
     fig4b = cached(root / f"fig4b_{store.key(train)}.npz", train, lambda: {"loss": pooling.loss_curves(
         cfg["train_ls"], m, cfg["S"], seeds=[derive(seed, s) for s in cfg["train_seeds"]], progress=progress,
         eps=cfg["eps"], sigma=cfg["train_sigma"], n=cfg["train_n"], steps=cfg["train_steps"], lr=cfg["train_lr"],
-        sigma_theta=cfg["init_std"], sigma_phi=cfg["init_std"], device=device)})
+        sigma_theta=cfg["init_std"], sigma_phi=cfg["init_std"], device=device)}, resolve(device))
     sim = {k: cfg[k] for k in ("S", "eps", "sigma", "sim_D", "sim_ls", "sim_n_train", "sim_n_test")} | {"seed": seed}
     thm1 = cached(root / f"theorem1_{store.key(sim)}.npz", sim, lambda: pooling.theorem1_check(
         cfg["sim_D"], cfg["S"], cfg["eps"], cfg["sigma"], cfg["sim_ls"], cfg["sim_n_train"], cfg["sim_n_test"],
