@@ -4,7 +4,8 @@ the ratio of each estimator to the float32 secant (the reference), all in one pr
 For every architecture: the float32 secant (reference), the bfloat16 secant (channels-last,
 autocast) and the exact gradient, on the same networks. The secant's FLOPs are counted by
 `torch.utils.flop_counter` on one network's 2D probes; the peaks are the best of a few large
-matrix products in float32 and bfloat16, measured here. Then how much bfloat16 moves the
+matrix products and of a few channels-last 3x3 convolutions (counted as direct convolution, like the
+secant) in float32 and bfloat16, measured here. Then how much bfloat16 moves the
 NADs: the cosine of each network's bfloat16 secant gradient with its float32 one, and, for
 `--agreement-arch` at `--agreement-networks`, the overlap of the leading-k subspaces of the two
 estimates from the same networks beside that of two disjoint float32 halves (the Monte-Carlo floor;
@@ -36,6 +37,21 @@ def peak_gflops(dtype, size=2048, repeats=5):
     a @ b
     best = min(_seconds(lambda: a @ b) for _ in range(repeats))
     return 2 * size ** 3 / best / 1e9
+
+
+def conv_peak_gflops(dtype, channels=(64, 128, 256), repeats=5):
+    """The best GFLOP/s of channels-last 3x3 convolutions (64 images of 32x32, `channels` in and out) in
+    `dtype`, counted as direct convolution, as the secant's FLOPs are (oneDNN may compute fewer, e.g.
+    with Winograd, so this can exceed the matmul peak: it is the peak of the op the networks run)."""
+    best = 0.0
+    for c in channels:
+        x = torch.randn(64, c, 32, 32, dtype=dtype).to(memory_format=torch.channels_last)
+        w = torch.randn(c, c, 3, 3, dtype=dtype).to(memory_format=torch.channels_last)
+        with torch.no_grad():
+            F.conv2d(x, w, padding=1)
+            seconds = min(_seconds(lambda x=x, w=w: F.conv2d(x, w, padding=1)) for _ in range(repeats))
+        best = max(best, 2 * 64 * c * c * 9 * 32 * 32 / seconds / 1e9)
+    return best
 
 
 def _seconds(fn):
@@ -113,9 +129,12 @@ def main(argv=None):
     ap.add_argument("--agreement-networks", type=int, default=1000, help="0: no agreement run")
     ap.add_argument("--train", action="store_true", help="also time one training step on a batch of 128")
     args = ap.parse_args(argv)
-    p32, p16 = peak_gflops(torch.float32), peak_gflops(torch.bfloat16)
-    print(f"threads={torch.get_num_threads()} networks={args.networks}; measured peaks: float32 {p32:.0f} GFLOP/s, "
-          f"bfloat16 {p16:.0f} GFLOP/s")
+    mm = {t: peak_gflops(t) for t in (torch.float32, torch.bfloat16)}
+    conv = {t: conv_peak_gflops(t) for t in (torch.float32, torch.bfloat16)}
+    p32, p16 = (max(mm[t], conv[t]) for t in (torch.float32, torch.bfloat16))   # the fractions' peaks
+    print(f"threads={torch.get_num_threads()} networks={args.networks}; measured peaks (GFLOP/s): matmul float32 "
+          f"{mm[torch.float32]:.0f}, bfloat16 {mm[torch.bfloat16]:.0f}; 3x3 conv (direct-convolution FLOPs) float32 "
+          f"{conv[torch.float32]:.0f}, bfloat16 {conv[torch.bfloat16]:.0f}")
     for arch in args.arch:
         gflop = secant_gflop(arch)
         nads.estimate(arch, 2, method="autograd", progress=False)              # warm-up (imports, kernels)
