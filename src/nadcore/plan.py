@@ -18,15 +18,16 @@ from nadcore.experiments import ch1_fourier, ch3_nads, ch5_underspec, ch6_antial
 # the MLP from the bundle's stacked sweeps of 2026-11-24, nothing else running: a Fig. 1/2 cell
 # (20,000 samples x 20 epochs) LogReg 0.78 s, LeNet 6.0 s; a follow-up Fig. 2 cell (20,000 samples x
 # 50 epochs, two channels) LeNet 28 s, MLP 9 s. (The older values, 3e-6 / 5e-5 / 1e-5, were 2-7x high.)
-TRAIN_S = {"logreg": 1e-6, "mlp": 5e-6, "lenet": 1e-5, "lenet/nopool": 1.5e-4, "resnet18": 1e-2,
-           "vgg11": 6e-3, "vgg11_bn": 6e-3, "densenet121": 2e-2}
+# The deep networks: one float32 SGD step on a batch of 128 from benchmarks/nad_throughput.py --train
+# (quiet, 2026-11-24): VGG-11 0.32 s, VGG-11-BN 0.38 s, ResNet-18 1.57 s, DenseNet-121 8.1 s.
+TRAIN_S = {"logreg": 1e-6, "mlp": 5e-6, "lenet": 1e-5, "lenet/nopool": 1.5e-4, "resnet18": 1.2e-2,
+           "vgg11": 2.5e-3, "vgg11_bn": 3e-3, "densenet121": 6.3e-2}
 NAD_S = {("logreg", "secant"): 1.2e-3, ("mlp", "secant"): 1e-2, ("lenet", "secant"): 3.5e-2,
          ("lenet", "autograd"): 2.2e-2, ("resnet18", "autograd"): 0.19,
          ("vgg11", "autograd"): 0.12, ("densenet121", "autograd"): 0.18,
-         # the deep networks' float32 secant on a quiet machine: VGG-11 and ResNet-18 from
-         # benchmarks/nad_throughput.py on 2026-11-24 (bfloat16, the bundle's precision, is 1.35-1.6x
-         # faster), DenseNet-121 from issue 23's measurements
-         ("vgg11", "secant"): 1.7, ("resnet18", "secant"): 8.5, ("densenet121", "secant"): 65.0}
+         # the deep networks' float32 secant on a quiet machine, from benchmarks/nad_throughput.py on
+         # 2026-11-24 (bfloat16, the bundle's precision, is 1.35-1.6x faster)
+         ("vgg11", "secant"): 1.7, ("resnet18", "secant"): 8.5, ("densenet121", "secant"): 52.0}
 # The architectures after 2020, measured 2026-11-24 on the same 2 cores with one background job:
 # training from a 1-epoch `ch3_nads.accuracy_on_nads` of one network on 2,000 + 2,000 samples (the
 # transformers gain nothing from stacking: 4 ViTs took 4.1 times one); exact gradients from the
