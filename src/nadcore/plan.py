@@ -13,15 +13,16 @@ from nadcore import fourier, nads, presets, store, sweeps
 from nadcore.device import resolve
 from nadcore.experiments import ch1_fourier, ch3_nads, ch5_underspec, ch6_antialias, ch7_zoo
 
-# Seconds on the 2-core CPU (Xeon, AVX-512) of the book's builds, measured 2026-11:
-# training, per sample and epoch (stacked trainer, batch 128); NADs, per network. LogReg, LeNet and
-# the MLP from the bundle's stacked sweeps of 2026-11-24, nothing else running: a Fig. 1/2 cell
-# (20,000 samples x 20 epochs) LogReg 0.78 s, LeNet 6.0 s; a follow-up Fig. 2 cell (20,000 samples x
-# 50 epochs, two channels) LeNet 28 s, MLP 9 s. (The older values, 3e-6 / 5e-5 / 1e-5, were 2-7x high.)
-# The deep networks: one float32 SGD step on a batch of 128 from benchmarks/nad_throughput.py --train
-# (quiet, 2026-11-24): VGG-11 0.32 s, VGG-11-BN 0.38 s, ResNet-18 1.57 s, DenseNet-121 8.1 s.
-TRAIN_S = {"logreg": 1e-6, "mlp": 5e-6, "lenet": 1e-5, "lenet/nopool": 1.5e-4, "resnet18": 1.2e-2,
-           "vgg11": 2.5e-3, "vgg11_bn": 3e-3, "densenet121": 6.3e-2}
+# Seconds on the 2-core CPU (AVX-512) of the book's builds. Training: `train_cost` is TRAIN_S x
+# samples x epochs x 2; for a run with a training and a test set of n each, callers pass samples = 2 n
+# (so it costs about 4 n epochs TRAIN_S). Calibrated on whole runs of the bundle's stacked sweeps,
+# 2026-11-24, nothing else running: a Fig. 1/2 cell (n = 10,000, 20 epochs) LogReg 0.78 s, LeNet
+# 6.0 s; a follow-up Fig. 2 cell (n = 10,000, 50 epochs, two channels) LeNet 28 s, MLP 9 s. The deep
+# networks from one float32 SGD step on a batch of 128 (benchmarks/nad_throughput.py --train, quiet):
+# VGG-11 0.32 s, VGG-11-BN 0.38 s, ResNet-18 1.57 s, DenseNet-121 8.1 s; with a fifth more for
+# evaluation, TRAIN_S = 0.3 x the step's time per sample. NADs: seconds per network.
+TRAIN_S = {"logreg": 1e-6, "mlp": 5e-6, "lenet": 1e-5, "lenet/nopool": 1.5e-4, "resnet18": 3.7e-3,
+           "vgg11": 7.5e-4, "vgg11_bn": 9e-4, "densenet121": 1.9e-2}
 NAD_S = {("logreg", "secant"): 1.2e-3, ("mlp", "secant"): 1e-2, ("lenet", "secant"): 3.5e-2,
          ("lenet", "autograd"): 2.2e-2, ("resnet18", "autograd"): 0.19,
          ("vgg11", "autograd"): 0.12, ("densenet121", "autograd"): 0.18,
