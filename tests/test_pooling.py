@@ -333,6 +333,16 @@ def test_plateau_exit_is_the_first_step_below_the_midpoint():
     assert ch2_pooling.plateau_exit(loss).tolist() == [3, 5]   # slow: seed means 0.75, then 0.3 < 0.55
 
 
+def test_fig4b_zeta_is_zeta_of_the_average_prefilter_at_the_trained_frequencies():
+    from nadcore.experiments import ch2_pooling
+    from nadcore.presets import preset
+
+    cfg = preset("pooling", "paper")
+    z = ch2_pooling.fig4b_zeta(cfg)
+    assert z.shape == (len(cfg["train_ls"]),) and z[0] == pytest.approx(cfg["eps"] ** 2 / cfg["train_sigma"] ** 2)
+    assert (z[:-1] > z[1:]).all()   # the paper's l = 0, 8, ..., 28: zeta falls as m[l] does (Fig. 4b's order)
+
+
 def test_chapter_figures_draw_the_closed_forms_and_name_them():
     import matplotlib
     import numpy as np

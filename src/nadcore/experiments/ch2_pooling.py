@@ -18,27 +18,38 @@ def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progres
     if not set(parts) <= set(PARTS):
         raise ValueError(f"parts must be a subset of {PARTS}; got {parts!r}")
 
-    def cached(path, settings, fn, on="cpu"):   # the Monte-Carlo checks run on the CPU
-        if path.name.split("_")[0] not in parts:
+    root = Path(results_dir) / "pooling"
+
+    def cached(part, settings, fn, on="cpu"):   # the Monte-Carlo checks run on the CPU
+        if part not in parts:
             return None
+        path = root / f"{part}_{store.key(settings)}.npz"
         return store.cached(path, settings, fn, device=on) if compute else store.load(path, settings)
 
-    root = Path(results_dir) / "pooling"
-    m = pooling.prefilter("average", cfg["D"], cfg["S"]).abs()
     train = {k: cfg[k] for k in ("D", "S", "eps", "train_ls", "train_seeds", "train_n", "train_steps",
                                  "train_lr", "train_sigma", "init_std")} | {"seed": seed}
-    fig4b = cached(root / f"fig4b_{store.key(train)}.npz", train, lambda: {"loss": pooling.loss_curves(
-        cfg["train_ls"], m, cfg["S"], seeds=[derive(seed, s) for s in cfg["train_seeds"]], progress=progress,
-        eps=cfg["eps"], sigma=cfg["train_sigma"], n=cfg["train_n"], steps=cfg["train_steps"], lr=cfg["train_lr"],
-        sigma_theta=cfg["init_std"], sigma_phi=cfg["init_std"], device=device)}, resolve(device))
+    fig4b = cached("fig4b", train, lambda: {"loss": pooling.loss_curves(
+        cfg["train_ls"], _prefilter(cfg), cfg["S"], seeds=[derive(seed, s) for s in cfg["train_seeds"]],
+        progress=progress, eps=cfg["eps"], sigma=cfg["train_sigma"], n=cfg["train_n"], steps=cfg["train_steps"],
+        lr=cfg["train_lr"], sigma_theta=cfg["init_std"], sigma_phi=cfg["init_std"], device=device)}, resolve(device))
     sim = {k: cfg[k] for k in ("S", "eps", "sigma", "sim_D", "sim_ls", "sim_n_train", "sim_n_test")} | {"seed": seed}
-    thm1 = cached(root / f"theorem1_{store.key(sim)}.npz", sim, lambda: pooling.theorem1_check(
+    thm1 = cached("theorem1", sim, lambda: pooling.theorem1_check(
         cfg["sim_D"], cfg["S"], cfg["eps"], cfg["sigma"], cfg["sim_ls"], cfg["sim_n_train"], cfg["sim_n_test"],
         seed, progress))
     hess = {k: cfg[k] for k in ("S", "eps", "train_sigma", "hess_D", "hess_l", "hess_n")} | {"seed": seed}
-    lem1 = cached(root / f"lemma1_{store.key(hess)}.npz", hess, lambda: pooling.lemma1_check(
+    lem1 = cached("lemma1", hess, lambda: pooling.lemma1_check(
         cfg["hess_D"], cfg["S"], cfg["hess_l"], cfg["eps"], cfg["train_sigma"], cfg["hess_n"], seed))
     return {name: r.arrays for name, r in zip(PARTS, (fig4b, thm1, lem1)) if r is not None}
+
+
+def _prefilter(cfg):
+    """|m|, the average-pooling prefilter of the linear model of `cfg`."""
+    return pooling.prefilter("average", cfg["D"], cfg["S"]).abs()
+
+
+def fig4b_zeta(cfg):
+    """Fig. 4b: zeta(l) of the linear model of `cfg` at its frequencies `train_ls`."""
+    return pooling.zeta(_prefilter(cfg), cfg["eps"], cfg["train_sigma"])[cfg["train_ls"]]
 
 
 def plateau_exit(loss):

@@ -220,10 +220,10 @@ def pair_cells(arch, nads, settings, cells, device="cpu"):
     each: `[{"accuracy", "train_accuracy", "section"}]` (see `pair_grid`, which stores them)."""
     U = nad_images(nads)
     recipe = _recipe(settings, arch)
+    common = dict(sigma=settings["sigma"], eps1=settings["eps1"], eps2=settings["eps2"])
     nets, datasets, fit_seeds = [], [], []
     for c in cells:
         st = streams(c["seed"], c["i"], c["j"])
-        common = dict(sigma=settings["sigma"], eps1=settings["eps1"], eps2=settings["eps2"])
         datasets.append(tuple(pair_dataset(U[c["i"]], U[c["j"]], n, seed=s, **common)
                               for n, s in ((settings["n_train"], st.train), (settings["n_test"], st.test))))
         nets.append(_network(arch, 2, recipe, st.init))
