@@ -466,3 +466,76 @@ def test_convergence_panels_draw_one_panel_per_architecture():
     assert [ax.get_title() for ax in shown] == ["LeNet", "VGG-11", "ResNet-18"]
     assert [t.get_text() for t in shown[2].get_xticklabels()] == ["625", "1,250"]
     assert list(shown[0].lines[1].get_ydata()) == [0.2, 0.4]   # k = 16 against N
+
+
+# ----------------------------------------------------------------------------- VGG-11 on this CPU (issue 23)
+
+def test_vgg11_fig1_subset_is_part_of_fig1(tmp_path):
+    """The VGG-11 Fig. 1 item is 25 canonical cells of every 4th frequency, stored as cells of Fig. 1
+    itself (same sweep and settings): `fig1_comparison` shows them beside the published grid."""
+    archs, grid, settings, pooling = bundle.fourier_item("fig1_vgg11")
+    assert archs == ("vgg11",) and len(grid.half()) == 25 and settings == bundle.fourier_item("fig1")[2]
+    assert set(grid.half()) <= set(bundle.fourier_item("fig1")[1].half())
+    assert settings["max_lr"]["vgg11"] == 0.05 and settings["epochs"] == 20
+    pub = published.fig1("vgg11")
+    cells = ch1_fourier.sweep_cells(archs, grid, pooling)[:4]
+    sweeps.sweep("fig1", cells, lambda group: [{"test_acc": np.float64(pub[(c["kx"], c["ky"])] - 2.0)} for c in group],
+                 settings, tmp_path / "fourier", progress=False)
+    out, _ = bundle.fig1_comparison(tmp_path)
+    assert out["vgg11"]["stored"] == 4 and out["lenet"]["stored"] == 0
+    diff = out["vgg11"]["stats"]["difference"]
+    assert all(diff[(c["kx"], c["ky"])] == pytest.approx(-2.0) for c in cells)
+    assert bundle.status("fig1_vgg11", tmp_path).startswith("fig1_vgg11 (vgg11): 4 of 25 cells stored; ")
+    assert bundle.fourier_remaining("fig1", tmp_path)[0] == 0    # Fig. 1's own item: LogReg and LeNet
+
+
+def test_vgg11_fig6_uses_its_fig1_recipe_on_its_secant_nads(tmp_path):
+    arch, indices, settings = bundle.fig6_item(name="fig6_vgg11")
+    lenet = bundle.fig6_item()[2]
+    assert arch == "vgg11" and indices == [0, 16, 128, 512, 1000]
+    assert settings == {**lenet, "max_lr": 0.05}                   # Fig. 1's learning rate for VGG-11
+    assert bundle.load_fig6(tmp_path, name="fig6_vgg11") == {}      # no NADs there: nothing
+    assert bundle.fig6_comparison(tmp_path)["deep"] == {"vgg11": {}}
+    assert bundle.status("fig6_vgg11", tmp_path).startswith("fig6_vgg11 (vgg11): 0 of 5 NAD indices stored; ")
+    with pytest.raises(ValueError, match="^name must be one of fig6, fig6_vgg11; got 'fig7'"):
+        bundle.fig6_item(name="fig7")
+
+
+def test_secant_convergence_reads_the_bfloat16_estimates_chunks(tmp_path):
+    c = bundle.convergence_item("vgg11", "secant")
+    assert (c["method"], c["precision"]) == ("secant", "bfloat16")
+    assert 3 * max(c["sizes"]) <= bundle.nad_item("vgg11")["num_networks"]
+    assert bundle.convergence_path(arch="vgg11", method="secant") != bundle.convergence_path(arch="vgg11")
+    assert bundle.load_convergence("vgg11", tmp_path, "secant") is None
+    assert not bundle._complete("convergence_secant", tmp_path)
+
+
+def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
+    """A VGG-11 Fig. 1 cell or Fig. 6 index of the bundle, retrained (about 10 minutes of a 2-core CPU)."""
+    cells = []
+    for name in bundle.DEEP_FIG1:
+        table, _, _, records = bundle.load_fourier(name)
+        cells += [("fig1", a, c, table[a][c]["test_acc"], records[a][0]) for a in table for c in table[a]]
+    for name in bundle.DEEP_FIG6:
+        arch, _, settings = bundle.fig6_item(name=name)
+        basis = bundle.load_nad(arch)
+        for index, acc in bundle.load_fig6(name=name).items():
+            found = sweeps.stored(f"fig6_{arch}", [{"index": index}],
+                                  ch3_nads.fig6_settings(arch, basis, settings, "cpu"), bundle.BUNDLE / "nads")
+            cells.append((name, arch, index, acc, found[0].record))
+    if not cells:
+        pytest.skip("the bundle holds no VGG-11 cell yet")
+    kind, arch, cell, stored, record = RNG.choice(cells)
+    record_threads(record)
+    print(f"recomputing {kind} of {arch} at {cell}")
+    if kind == "fig1":
+        fresh = ch1_fourier.train_directions(arch, [cell], record["settings"]["settings"], True)[0]["test_acc"]
+    else:
+        _, _, settings = bundle.fig6_item(name=kind)
+        kw = {k: v for k, v in settings.items() if k != "seed"}
+        fresh = ch3_nads.accuracy_on_nads(arch, bundle.load_nad(arch), [cell], seed=settings["seed"], device="cpu",
+                                          progress=False, **kw)[0]
+    if bundle.machine_of(record) == store.machine():
+        assert float(fresh) == float(stored)
+    else:
+        assert abs(float(fresh) - float(stored)) < 10

@@ -23,6 +23,10 @@ SEED = 0
 CPU_ARCHS = ("logreg", "lenet")   # Figs. 1-2 on this CPU; VGG-11, ResNet-18, DenseNet-121 need a GPU
 NAD_ARCHS = ("logreg", "mlp", "lenet")
 FIG3_GRID = {"name": "coarse", "step": 4}   # Fig. 3 on a stated subset: every 4th frequency, |k| <= 12
+# VGG-11 on this CPU (issue 23), at the published recipe, about 10 minutes a cell: Fig. 1 on the same
+# subset as Fig. 3 (25 cells, part of the full Fig. 1 sweep: same settings) and Fig. 6 at a few indices
+DEEP_FIG1 = {"fig1_vgg11": "vgg11"}
+DEEP_FIG6 = {"fig6_vgg11": ("vgg11", (0, 16, 128, 512, 1000))}
 
 
 # ----------------------------------------------------------------------------- the machine
@@ -47,25 +51,34 @@ def _note_machine(bundle_dir):
 # ----------------------------------------------------------------------------- Chapter 1
 
 def fourier_item(name):
-    """`(archs, grid, settings, pooling)` of the Chapter 1 item `name` ("fig1", "fig2", "fig3")."""
+    """`(archs, grid, settings, pooling)` of the Chapter 1 item `name` ("fig1", "fig2", "fig3", or a
+    deep network's Fig. 1 subset of `DEEP_FIG1`, whose cells are Fig. 1's: same sweep and settings)."""
     p = presets.preset("fourier", "paper")
     settings = ch1_fourier.sweep_settings(p, SEED, DEVICE)
     if name == "fig1":
         return CPU_ARCHS, fourier.make_grid(p["grid"]), settings, True
+    if name in DEEP_FIG1:
+        return (DEEP_FIG1[name],), fourier.make_grid(FIG3_GRID), settings, True
     if name == "fig2":
         q = p["fig2"]
         return CPU_ARCHS, fourier.make_grid(q["grid"]), {**settings, "n": q["n"], "sigma": q["sigma"],
                                                          "epochs": q["epochs"]}, True
     if name == "fig3":
         return ("lenet",), fourier.make_grid(FIG3_GRID), settings, False
-    raise ValueError(f"name must be one of fig1, fig2, fig3; got {name!r}")
+    raise ValueError(f"name must be one of fig1, fig2, fig3, {', '.join(DEEP_FIG1)}; got {name!r}")
+
+
+def _sweep_name(name):
+    """The sweep that stores the cells of Chapter 1 item `name` (`DEEP_FIG1`'s: Fig. 1's)."""
+    return "fig1" if name in DEEP_FIG1 else name
 
 
 def load_fourier(name, bundle_dir=BUNDLE):
     """The stored table `{arch: {(kx, ky): arrays}}`, the grid, the settings and the records of a
     Chapter 1 item; cells not yet computed are absent."""
     archs, grid, settings, pooling = fourier_item(name)
-    table, records = ch1_fourier.stored_directions(archs, grid, settings, Path(bundle_dir) / "fourier", pooling, name)
+    table, records = ch1_fourier.stored_directions(archs, grid, settings, Path(bundle_dir) / "fourier", pooling,
+                                                   _sweep_name(name))
     return table, grid, settings, records
 
 
@@ -187,40 +200,49 @@ def stored_nads(archs=NAD_ARCHS + GPU_NAD_ARCHS, bundle_dir=BUNDLE):
 # convergence reads the chunks of the 10,000-network estimate and trains nothing new
 AUTOGRAD_CONV_ARCHS = ("lenet", *GPU_NAD_ARCHS)
 AUTOGRAD_CONV_SIZES = [625, 1250, 2500, 3125]
+SECANT_CONV_ARCHS = ("vgg11",)    # the deep networks' secant at 10,000 (`SECANT_CPU`): the same sizes
 
 
-def convergence_item(arch=None):
+def convergence_item(arch=None, method="autograd"):
     """The settings of a stored N vs 2N convergence: the published scale's (secant LeNet, up to
-    N = 5,000) without `arch`, else `arch`'s exact-gradient one (`AUTOGRAD_CONV_SIZES`)."""
+    N = 5,000) without `arch`, else `arch`'s with `method` (`AUTOGRAD_CONV_SIZES`; the secant in
+    `SECANT_CPU_PRECISION`, reading the chunks of `nad_item(arch)`)."""
     p = presets.preset("nads", "paper")
     if arch is None:
         return {"arch": p["conv_arch"], "method": p["conv_method"], "sizes": p["conv_sizes"], "ks": p["conv_ks"],
                 "seed": SEED, "device": DEVICE}
-    return {"arch": arch, "method": "autograd", "sizes": AUTOGRAD_CONV_SIZES, "ks": p["conv_ks"], "seed": SEED,
-            "device": DEVICE}
+    out = {"arch": arch, "method": method, "sizes": AUTOGRAD_CONV_SIZES, "ks": p["conv_ks"], "seed": SEED,
+           "device": DEVICE}
+    return out if method == "autograd" else {**out, "precision": nad_item(arch, method).get("precision", "float32")}
 
 
-def convergence_path(bundle_dir=BUNDLE, arch=None):
-    return Path(bundle_dir) / "nads" / f"convergence_{store.key(convergence_item(arch))}.npz"
+def convergence_path(bundle_dir=BUNDLE, arch=None, method="autograd"):
+    return Path(bundle_dir) / "nads" / f"convergence_{store.key(convergence_item(arch, method))}.npz"
 
 
-def load_convergence(arch=None, bundle_dir=BUNDLE):
-    """The stored convergence (`nads.convergence`'s arrays) of `convergence_item(arch)`, or None."""
-    path = convergence_path(bundle_dir, arch)
-    return store.load(path, convergence_item(arch)).arrays if store.matches(path, convergence_item(arch)) else None
+def load_convergence(arch=None, bundle_dir=BUNDLE, method="autograd"):
+    """The stored convergence (`nads.convergence`'s arrays) of `convergence_item(arch, method)`, or None."""
+    path, c = convergence_path(bundle_dir, arch, method), convergence_item(arch, method)
+    return store.load(path, c).arrays if store.matches(path, c) else None
 
 
-def fig6_item(sigma=None):
+def fig6_item(sigma=None, name="fig6"):
     """`(arch, indices, settings)` of Fig. 6 at the published settings, on our NADs (at noise `sigma`
-    instead of the published one if given: the sigma study's best)."""
+    instead of the published one if given: the sigma study's best). `name` "fig6" is LeNet's; a
+    `DEEP_FIG6` name is a deep network's at its indices, with its Fig. 1 learning rate."""
     p = presets.preset("nads", "paper")
     settings = {**p["fig6"], "seed": SEED}
+    if name in DEEP_FIG6:
+        arch, indices = DEEP_FIG6[name]
+        return arch, list(indices), {**settings, "max_lr": presets.preset("fourier", "paper")["max_lr"][arch]}
+    if name != "fig6":
+        raise ValueError(f"name must be one of fig6, {', '.join(DEEP_FIG6)}; got {name!r}")
     return p["fig6_arch"], p["fig6_indices"], settings if sigma is None else {**settings, "sigma": float(sigma)}
 
 
-def load_fig6(bundle_dir=BUNDLE, sigma=None):
-    """`{index: test accuracy}` of the stored Fig. 6 cells (our LeNet NADs), possibly partial."""
-    arch, indices, settings = fig6_item(sigma)
+def load_fig6(bundle_dir=BUNDLE, sigma=None, name="fig6"):
+    """`{index: test accuracy}` of the stored Fig. 6 cells of `name` (`fig6_item`) on our NADs, possibly partial."""
+    arch, indices, settings = fig6_item(sigma, name)
     basis = load_nad(arch, bundle_dir=bundle_dir)
     if basis is None:
         return {}
@@ -383,6 +405,9 @@ def fig1_comparison(bundle_dir=BUNDLE):
     `ours` holds the stored cells (canonical ones), `stats` is `published.compare_grids` (None
     with fewer than 3 stored cells)."""
     table, grid, _, records = load_fourier("fig1", bundle_dir)
+    for name in DEEP_FIG1:
+        deep, _, _, deep_records = load_fourier(name, bundle_dir)
+        table, records = {**table, **deep}, {**records, **deep_records}
     ours = ch1_fourier.per_cell(table, "test_acc")
     out = {}
     for arch in published.fig1_archs():
@@ -416,28 +441,30 @@ def nad_overlaps(ks, bundle_dir=BUNDLE):
 def fig6_comparison(bundle_dir=BUNDLE):
     """Our stored Fig. 6 cells (`load_fig6`, `{index: accuracy}` on our LeNet NADs) and the published
     curves (`published.fig6`): `published` of our architecture, `curves` of all four; `best_sigma`
-    (the sigma study's, None until known) and `ours_best`, our cells at that noise level."""
+    (the sigma study's, None until known) and `ours_best`, our cells at that noise level; `deep`,
+    `{arch: {index: accuracy}}` of the deep networks' items (`DEEP_FIG6`) on their own NADs."""
     arch, indices, settings = fig6_item()
     grids = load_sigma_study(bundle_dir)[0]
     best = best_sigma(grids) if len(grids) == len(SIGMA_STUDY["sigmas"]) else None
     return dict(arch=arch, ours=load_fig6(bundle_dir), published=published.fig6(arch), settings=settings,
                 indices=indices, curves={a: published.fig6(a) for a in published.FIG6_ARCHS}, best_sigma=best,
-                ours_best=load_fig6(bundle_dir, best) if best is not None else {})
+                ours_best=load_fig6(bundle_dir, best) if best is not None else {},
+                deep={arch: load_fig6(bundle_dir, name=name) for name, (arch, _) in DEEP_FIG6.items()})
 
 
 def status(item, bundle_dir=BUNDLE):
     """One line: how much of a bundle item is stored, and the command (and rough CPU cost) for the rest."""
     from nadcore import plan
 
-    if item in ("fig1", "fig2", "fig3"):
+    if item in ("fig1", "fig2", "fig3", *DEEP_FIG1):
         done, total, left = fourier_remaining(item, bundle_dir)
         cells = range(total)
         head = f"{item} ({', '.join(fourier_item(item)[0])}): {done} of {total} cells stored"
-    elif item == "fig6":
-        arch, indices, settings = fig6_item()
-        done, total = len(load_fig6(bundle_dir)), len(indices)
+    elif item in ("fig6", *DEEP_FIG6):
+        arch, indices, settings = fig6_item(name=item)
+        done, total = len(load_fig6(bundle_dir, name=item)), len(indices)
         left = (total - done) * plan.train_cost(DEVICE, arch, 2 * settings["n_train"], settings["epochs"])
-        head = f"fig6 ({arch}): {done} of {total} NAD indices stored"
+        head = f"{item} ({arch}): {done} of {total} NAD indices stored"
     elif item == "fig6_sigma":
         grids = load_sigma_study(bundle_dir)[0]
         sigma = best_sigma(grids) if len(grids) == len(SIGMA_STUDY["sigmas"]) else None
@@ -462,7 +489,7 @@ def status(item, bundle_dir=BUNDLE):
                               f"not complete; `python -m nadcore.bundle {item}` computes the rest")
     else:
         raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
-    if done == (len(cells) if item not in ("fig6", "fig6_sigma") else total):
+    if done == (len(cells) if item not in ("fig6", "fig6_sigma", *DEEP_FIG6) else total):
         return head
     return f"{head}; `python -m nadcore.bundle {item}` computes the rest (~{plan._duration(left)} on a 2-core CPU)"
 
@@ -499,7 +526,7 @@ def _nad_status(item, bundle_dir, scratch=SCRATCH):
                                 nads._default_batch(method, nads.resolve(DEVICE)), nads.resolve(DEVICE),
                                 precision=settings.get("precision", "float32"))
     left = sweeps.missing("nad_chunks", cells, chunk, scratch)
-    each = plan.NAD_S.get((arch, method))
+    each = plan.nad_seconds(arch, method, settings.get("precision", "float32"))
     cost = f" (~{plan._duration(each * sum(c['stop'] - c['start'] for c in left))} on a 2-core CPU)" if each else ""
     return (f"{item}: {len(cells) - len(left)} of {len(cells)} chunks of {nads.CHUNK} networks in {scratch}; "
             f"`python -m nadcore.bundle {item}` computes the rest{cost}")
@@ -509,8 +536,9 @@ def _complete(item, bundle_dir):
     """True when a bundle item without cell counts (convergence, Chapters 2, 4, 5, 6, 7) is fully stored."""
     if item == "convergence":
         return store.matches(convergence_path(bundle_dir), convergence_item())
-    if item in ("convergence_autograd", "convergence_zoo"):
-        return all(load_convergence(a, bundle_dir) is not None for a in _convergence_archs(item))
+    if item in ("convergence_autograd", "convergence_zoo", "convergence_secant"):
+        method = "secant" if item == "convergence_secant" else "autograd"
+        return all(load_convergence(a, bundle_dir, method) is not None for a in _convergence_archs(item))
     if item in ("underspec_ood", "underspec_pairs", "underspec_ood_fashion"):
         figure, dataset = item.split("_")[1], ("fashion" if item.endswith("_fashion") else "digits")
         return all(underspec(figure, a, bundle_dir, progress=False, dataset=dataset) is not None
@@ -534,6 +562,12 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     fashion`). Stored as it goes; a finished item computes nothing."""
     bundle_dir = Path(bundle_dir)
     _note_machine(bundle_dir)
+    if item in DEEP_FIG1:
+        archs, grid, settings, pooling = fourier_item(item)
+        batch = stacked.registry_chunk_size(archs[0], pooling, settings["batch_size"], DEVICE)
+        ch1_fourier.sweep_directions(archs, grid, settings, bundle_dir / "fourier", pooling, name=_sweep_name(item),
+                                     batch=batch, progress=progress)
+        return load_fourier(item, bundle_dir)
     if item in ("fig1", "fig2", "fig3"):
         archs, grid, settings, pooling = fourier_item(item)
         coarse = fourier.Grid(tuple(k for k in grid.freqs if k % 4 == 0 and abs(k) <= 12), grid.size)
@@ -555,19 +589,25 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
                                progress=progress)
         result.save(nads.result_path(arch, settings, bundle_dir), compact=True)
         return load_nad(arch, method, bundle_dir)    # what later readers see (float16 NADs, other fingerprint)
-    if item in ("convergence", "convergence_autograd", "convergence_zoo"):
+    if item in ("convergence", "convergence_autograd", "convergence_zoo", "convergence_secant"):
+        method = "secant" if item == "convergence_secant" else "autograd"
         for arch in _convergence_archs(item):
-            c = convergence_item(arch)
-            if arch is not None:
-                compute(f"nads_{arch}_autograd", bundle_dir, scratch, progress)   # its chunks are the estimates'
-            store.cached(convergence_path(bundle_dir, arch), c, lambda c=c: nads.convergence(
+            c = convergence_item(arch, method)
+            if arch is not None:   # its chunks are the estimate's
+                compute(f"nads_{arch}" + ("_autograd" if method == "autograd" else ""), bundle_dir, scratch, progress)
+            store.cached(convergence_path(bundle_dir, arch, method), c, lambda c=c: nads.convergence(
                 c["arch"], c["sizes"], c["ks"], method=c["method"], seed=SEED, device=DEVICE, results_dir=scratch,
-                progress=progress), device=DEVICE)
+                progress=progress, precision=c.get("precision", "float32")), device=DEVICE)
         return None
     if item == "sigma":
         _sigma_runs_compute(_sigma_runs({})[:len(SIGMA_STUDY["sigmas"])], bundle_dir, progress)
         _sigma_runs_compute(_sigma_runs(load_sigma_study(bundle_dir)[0]), bundle_dir, progress)
         return sigma_study(bundle_dir)
+    if item in DEEP_FIG6:
+        arch, indices, settings = fig6_item(name=item)
+        basis = compute(f"nads_{arch}", bundle_dir, scratch, progress)
+        return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEVICE,
+                                   batch=stacked.registry_chunk_size(arch, True, 128, DEVICE), progress=progress)
     if item in ("fig6", "fig6_sigma"):
         sigma = None
         if item == "fig6_sigma":   # the single-seed grids first: they name the best sigma
@@ -610,7 +650,8 @@ def load_zoo(bundle_dir=BUNDLE, compute=False, progress=False, scratch=SCRATCH):
 
 
 def _convergence_archs(item):
-    return {"convergence": (None,), "convergence_autograd": AUTOGRAD_CONV_ARCHS, "convergence_zoo": ZOO_ARCHS}[item]
+    return {"convergence": (None,), "convergence_autograd": AUTOGRAD_CONV_ARCHS, "convergence_zoo": ZOO_ARCHS,
+            "convergence_secant": SECANT_CONV_ARCHS}[item]
 
 
 def _sigma_runs_compute(runs, bundle_dir, progress):
@@ -625,7 +666,8 @@ def _sigma_runs_compute(runs, bundle_dir, progress):
 ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
          "underspec_ood", "cifar", "antialias", "pooling", "underspec_pairs", "fig6_sigma", "sigma", "fig2", "fig3",
          "nads_vgg11_autograd", "nads_resnet18_autograd", "nads_densenet121_autograd", "convergence_autograd",
-         "nads_vgg11", "nads_resnet18", "nads_densenet121", "cifar_fashion", "underspec_ood_fashion",
+         "nads_vgg11", "convergence_secant", *DEEP_FIG6, *DEEP_FIG1, "nads_resnet18", "nads_densenet121",
+         "cifar_fashion", "underspec_ood_fashion",
          *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo")
 
 

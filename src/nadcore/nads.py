@@ -546,19 +546,22 @@ def subspace_overlap(U, V, k):
 
 
 def convergence(model, sizes, ks=(1, 4, 16, 64), method="secant", step=100.0, input_shape=(1, 32, 32),
-                device="auto", seed=0, batch_size=None, results_dir=None, progress=True, pooling=True):
+                device="auto", seed=0, batch_size=None, results_dir=None, progress=True, pooling=True,
+                precision="float32"):
     """Overlap of the leading-k NAD subspaces estimated with N and with 2N networks, for N in `sizes`.
 
     The two estimates use disjoint networks of the same run (indices `0 .. N - 1` and
     `N .. 3N - 1`, the same x0), so the overlap measures Monte-Carlo agreement; with
-    `results_dir` they share stored chunks with each other and with the main estimate.
+    `results_dir` they share stored chunks with each other and with the main estimate (of the same
+    `precision`, see `estimate`).
     Returns a dict: `sizes`, `ks`, `overlap` (len(sizes), len(ks)).
     """
     sizes = [int(n) for n in sizes]
     if not sizes or min(sizes) < 2:
         raise ValueError(f"sizes must be a non-empty list of integers >= 2; got {sizes!r}")
     common = dict(method=method, step=step, input_shape=input_shape, device=device, seed=seed,
-                  batch_size=batch_size, results_dir=results_dir, progress=progress, pooling=pooling)
+                  batch_size=batch_size, results_dir=results_dir, progress=progress, pooling=pooling,
+                  precision=precision)
     overlap = np.zeros((len(sizes), len(ks)))
     for r, n in enumerate(sizes):
         small = estimate(model, n, **common)

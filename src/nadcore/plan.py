@@ -34,12 +34,24 @@ NAD_S = {("logreg", "secant"): 1.2e-3, ("mlp", "secant"): 1e-2, ("lenet", "secan
 # transformers gain nothing from stacking: 4 ViTs took 4.1 times one); exact gradients from the
 # bundle job's rate per chunk of 125 while nothing else ran (the records' durations, 621 to 1,281 s
 # per 10,000 networks, include stretches shared with tests, when two jobs' threads slow each other
-# far more than twofold); the secant from `benchmarks/nad_throughput.py`.
+# far more than twofold). Their secant: `benchmarks/nad_throughput.py` on a quiet machine, 2026-11-25
+# (ConvNeXt with its 4x4 patchify stem, 45 GFLOP a network).
 TRAIN_S.update({"vit": 1.15e-2, "mixer": 8.7e-3, "convnext": 1.2e-2, "resnet18_blur": 1.9e-2})
-NAD_S.update({("vit", "secant"): 22.0, ("vit", "autograd"): 3.2e-2, ("mixer", "secant"): 15.0,
-              ("mixer", "autograd"): 2.2e-2, ("convnext", "secant"): 42.0, ("convnext", "autograd"): 3.9e-2,
-              ("resnet18_blur", "secant"): 38.0, ("resnet18_blur", "autograd"): 5.6e-2,
+NAD_S.update({("vit", "secant"): 7.9, ("vit", "autograd"): 3.2e-2, ("mixer", "secant"): 5.4,
+              ("mixer", "autograd"): 2.2e-2, ("convnext", "secant"): 0.79, ("convnext", "autograd"): 3.9e-2,
+              ("resnet18_blur", "secant"): 15.2, ("resnet18_blur", "autograd"): 5.6e-2,
               ("mlp", "autograd"): 5e-3})
+# The bfloat16 secant (the bundle's precision for the deep networks), same benchmark and machine.
+NAD_S_BFLOAT16 = {"vgg11": 1.2, "resnet18": 5.4, "densenet121": 35.0, "vit": 4.5, "mixer": 2.7, "convnext": 0.30,
+                  "resnet18_blur": 11.2}
+
+
+def nad_seconds(arch, method, precision="float32"):
+    """Rough CPU seconds per network of a NAD estimate (`NAD_S`, `NAD_S_BFLOAT16`), or None if unknown."""
+    if precision == "bfloat16" and method == "secant":
+        return NAD_S_BFLOAT16.get(arch)
+    return NAD_S.get((arch, method))
+
 
 CHAPTERS = ("01_fourier", "02_pooling", "03_nads", "04_cifar10", "05_underspecification", "06_antialias", "07_zoo")
 
@@ -257,7 +269,8 @@ def _zoo(scale, seed, results, dev):
         n = cfg["secant_networks"]
         stored = ch7_zoo.nad_estimate(arch, cfg, seed, results, dev, compute=False, method="secant") is not None
         items.append(Item("07_zoo", f"NADs {arch} secant", f"secant, {n} networks, {cfg['secant_precision']}",
-                          n, n if stored else 0, NAD_S.get((arch, "secant")) if _cpu(dev) else None))
+                          n, n if stored else 0,
+                          nad_seconds(arch, "secant", cfg["secant_precision"]) if _cpu(dev) else None))
     return items
 
 
