@@ -11,6 +11,7 @@ from torch import nn
 from torch.func import stack_module_state
 
 from nadcore import data, fourier, models, nads, stacked, train, zoo
+from nadcore.experiments import ch3_nads
 
 NEW = ("vit", "mixer", "convnext", "resnet18_blur")
 TIMM = ("vit", "mixer", "convnext")
@@ -313,3 +314,39 @@ def test_the_reading_of_chapter_7_matches_the_bundle(zoo_paper):
     assert secant["low"] > 10 * n["lenet_low"] and secant["effective_rank"] < n["lenet_effective_rank"]
     verdict = ch7_zoo.verdict(zoo_paper)
     assert [ok for *_, ok in verdict.values()] == [True, False, True, True]
+
+
+def test_chapter_7_secant_and_fig6(monkeypatch, tmp_path):
+    """The secant of the new networks and of Fig. 6's reference, Fig. 6 on them with the reference's own
+    learning rate, stored and read back; the secant table sets each secant under its exact gradient."""
+    from nadcore import presets
+    from nadcore.experiments import ch7_zoo
+    from nadcore.plots import zoo as figs
+
+    table = {k: dict(v) for k, v in presets.PRESETS.items()}
+    f6 = presets.Fig6(n_train=64, sigma=1.0, eps=1.0, epochs=1, max_lr={"lenet": 0.5, "default": 0.05})
+    table["zoo"]["smoke"] = replace(table["zoo"]["smoke"], archs=["convnext"], references=["lenet"], num_networks=8,
+                                    conv_sizes=[2], conv_ks=[1, 4], top=4, secant_networks=4,
+                                    fig6_archs=["lenet", "convnext"], fig6_indices=[0, 5], fig6=f6)
+    monkeypatch.setattr(presets, "PRESETS", table)
+    cfg = presets.preset("zoo", "smoke")
+    assert ch7_zoo.secant_archs(cfg) == ["convnext", "lenet"]
+    assert ch7_zoo.fig6_recipe("lenet", cfg, 0)["max_lr"] == 0.5 and ch7_zoo.fig6_recipe("convnext", cfg, 0) == {
+        "n_train": 64, "sigma": 1.0, "eps": 1.0, "epochs": 1, "max_lr": 0.05, "seed": 0}
+    out = ch7_zoo.chapter_results("smoke", 0, tmp_path, "cpu", progress=False)
+    assert out["secant"]["lenet"].settings == nads.nad_settings("lenet", 4, "secant", precision="bfloat16")
+    assert set(out["fig6"]) == {"lenet", "convnext"} and all(sorted(f) == [0, 5] for f in out["fig6"].values())
+    again = ch7_zoo.chapter_results("smoke", 0, tmp_path, "cpu", compute=False)
+    assert again["fig6"] == out["fig6"]
+    recipe = {k: v for k, v in ch7_zoo.fig6_recipe("convnext", cfg, 0).items() if k != "seed"}
+    fresh = ch3_nads.accuracy_on_nads("convnext", out["secant"]["convnext"], [5], seed=0, device="cpu",
+                                      progress=False, **recipe)
+    assert fresh[0] == out["fig6"]["convnext"][5]
+    assert ch7_zoo.chapter_results("smoke", 0, tmp_path / "empty", "cpu", compute=False)["fig6"] == {"lenet": {},
+                                                                                                      "convnext": {}}
+    rows = figs.secant_table(again)
+    assert list(rows.index) == ["ConvNeXt, exact gradient (8)", "ConvNeXt, secant (4, bfloat16)",
+                                "isotropic gradients (4)"]
+    assert set(ch7_zoo.secant_isotropy(again)) == {"convnext", "isotropic"}   # LeNet is Fig. 6's reference only
+    fig = figs.fig6(again)
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["LeNet", "ConvNeXt", "chance"]

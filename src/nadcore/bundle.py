@@ -549,7 +549,8 @@ def _complete(item, bundle_dir):
         return antialias_gaps(bundle_dir) is None
     if item == "zoo":
         zoo = load_zoo(bundle_dir)
-        return not ch7_zoo.missing(zoo) and None not in zoo["secant"].values()
+        return (not ch7_zoo.missing(zoo) and None not in zoo["secant"].values()
+                and all(len(f) == len(zoo["settings"]["fig6_indices"]) for f in zoo["fig6"].values()))
     return load_pooling(bundle_dir) is not None
 
 

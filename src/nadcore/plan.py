@@ -41,9 +41,10 @@ NAD_S.update({("vit", "secant"): 7.9, ("vit", "autograd"): 3.2e-2, ("mixer", "se
               ("mixer", "autograd"): 2.2e-2, ("convnext", "secant"): 0.79, ("convnext", "autograd"): 3.9e-2,
               ("resnet18_blur", "secant"): 15.2, ("resnet18_blur", "autograd"): 5.6e-2,
               ("mlp", "autograd"): 5e-3})
-# The bfloat16 secant (the bundle's precision for the deep networks), same benchmark and machine.
-NAD_S_BFLOAT16 = {"vgg11": 1.2, "resnet18": 5.4, "densenet121": 35.0, "vit": 4.5, "mixer": 2.7, "convnext": 0.30,
-                  "resnet18_blur": 11.2}
+# The bfloat16 secant (the bundle's precision for the deep networks), same benchmark and machine (LeNet: its
+# float32 cost, an upper bound).
+NAD_S_BFLOAT16 = {"lenet": 3.5e-2, "vgg11": 1.2, "resnet18": 5.4, "densenet121": 35.0, "vit": 4.5, "mixer": 2.7,
+                  "convnext": 0.30, "resnet18_blur": 11.2}
 
 
 def nad_seconds(arch, method, precision="float32"):
@@ -265,12 +266,18 @@ def _zoo(scale, seed, results, dev):
         stored = ch7_zoo.nad_estimate(arch, cfg, seed, results, dev, compute=False) is not None
         items.append(Item("07_zoo", f"NADs {arch}", f"{method}, {n} networks; N vs 2N for N in {cfg['conv_sizes']}",
                           n, n if stored else 0, NAD_S.get((arch, method)) if _cpu(dev) else None))
-    for arch in cfg["archs"] if cfg["secant_networks"] else ():
+    for arch in ch7_zoo.secant_archs(cfg):
         n = cfg["secant_networks"]
-        stored = ch7_zoo.nad_estimate(arch, cfg, seed, results, dev, compute=False, method="secant") is not None
+        basis = ch7_zoo.nad_estimate(arch, cfg, seed, results, dev, compute=False, method="secant")
         items.append(Item("07_zoo", f"NADs {arch} secant", f"secant, {n} networks, {cfg['secant_precision']}",
-                          n, n if stored else 0,
+                          n, n if basis is not None else 0,
                           nad_seconds(arch, "secant", cfg["secant_precision"]) if _cpu(dev) else None))
+        if arch in cfg["fig6_archs"]:
+            f6, count = cfg["fig6"], len(cfg["fig6_indices"])
+            done = 0 if basis is None else len(ch7_zoo.fig6(arch, basis, cfg, seed, results, dev, compute=False))
+            items.append(Item("07_zoo", f"fig6 {arch}", f"D(u_i) for {count} NAD indices, n={f6['n_train']} "
+                              f"sigma={f6['sigma']}", count, done,
+                              train_cost(dev, arch, 2 * f6["n_train"], f6["epochs"])))
     return items
 
 

@@ -7,7 +7,8 @@ of its spectrum, the share of the variance in its first k NADs, and where the le
 Fourier energy lies (`energy_share`): at the low frequencies (`fourier.low_band`) or on the
 harmonics of a patch grid (`harmonics`: a pattern repeated every `period` pixels lives on period^2
 frequencies only). `isotropic_reference` gives the same measures for gradients with an isotropic
-covariance, from as many networks.
+covariance, from as many networks. Fig. 6 (`fig6`) trains each of `fig6_archs` on D(u_i) along its
+own secant NADs, at a stated cheaper recipe with LeNet at the same recipe as the reference.
 
 The presets (`presets.preset("zoo", scale)`) name the architectures, the estimator, N and the
 convergence sizes; at the published scale their files are the results bundle's (`bundle.ZOO_ARCHS`).
@@ -17,8 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from nadcore import nads, presets, store
+from nadcore import nads, presets, stacked, store
 from nadcore.device import resolve
+from nadcore.experiments import ch3_nads
 from nadcore.fourier import fourier_energy, low_band
 
 PERIODS = (4, 8)   # the 4x4 patches of the ViT, the Mixer and ConvNeXt's stem; ResNet-18's stride of 8
@@ -108,6 +110,28 @@ def nad_estimate(arch, cfg, seed, results_dir, device="cpu", compute=True, progr
     return nads.NADResult.load(path, settings)
 
 
+def secant_archs(cfg):
+    """The architectures whose secant the chapter estimates: the new ones, then Fig. 6's others."""
+    return list(dict.fromkeys(cfg["archs"] + cfg["fig6_archs"])) if cfg["secant_networks"] else []
+
+
+def fig6_recipe(arch, cfg, seed):
+    """The Fig. 6 settings of `arch` (`ch3_nads.fig6_sweep`): `cfg["fig6"]` with its learning rate for
+    `arch` (by architecture, else "default") and `seed`."""
+    f6, lr = dict(cfg["fig6"]), cfg["fig6"]["max_lr"]
+    f6["max_lr"] = float(lr.get(arch, lr["default"]) if isinstance(lr, dict) else lr)
+    return {**f6, "seed": int(seed)}
+
+
+def fig6(arch, basis, cfg, seed, results_dir, device="cpu", compute=True, progress=False):
+    """`{index: test accuracy}` of `arch` trained on D(u_i) for `cfg["fig6_indices"]`, u_i the NADs of
+    `basis`, stored in `results_dir/nads/` (with `compute=False` only those already stored)."""
+    dev = resolve(device)
+    return ch3_nads.fig6_sweep(arch, basis, cfg["fig6_indices"], fig6_recipe(arch, cfg, seed),
+                               Path(results_dir) / "nads", device=dev, progress=progress, only_stored=not compute,
+                               batch=stacked.registry_chunk_size(arch, True, 128, dev))
+
+
 def convergence_settings(arch, cfg, seed, device="cpu"):
     """The settings of the N vs 2N convergence of `arch` (those of `bundle.convergence_item`)."""
     return {"arch": arch, "method": cfg["method"], "sizes": list(cfg["conv_sizes"]), "ks": list(cfg["conv_ks"]),
@@ -131,10 +155,11 @@ def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compu
                     scratch=None, compact=False, secant=True):
     """Everything the chapter shows at `scale`. With `compute=False` nothing is computed and what
     is missing is None (the results bundle's read-only path); `secant=False` leaves the secant
-    estimates out of the computation (they are read when stored).
+    estimates and Fig. 6 out of the computation (they are read when stored).
 
     Returns a dict: `archs` (the new ones), `references`, `nads` {arch: NADResult | None} (both),
-    `secant` {arch: NADResult | None} (`archs`), `convergence` {arch: arrays | None},
+    `secant` {arch: NADResult | None} (`secant_archs`), `fig6` {arch: {index: accuracy}} (on the
+    secant NADs, `fig6_archs`; empty where they are not stored), `convergence` {arch: arrays | None},
     `isotropy` {arch: `isotropy` | None}, `isotropic` and `isotropic_spectrum` (`isotropic_reference`
     at the same N), `settings`.
     """
@@ -142,17 +167,21 @@ def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compu
     dev = resolve(device)
     results_dir = Path(results_dir)
     every = list(cfg["references"]) + list(cfg["archs"])
-    out = dict(archs=list(cfg["archs"]), references=list(cfg["references"]), nads={}, secant={}, convergence={},
-               isotropy={}, settings=cfg)
+    out = dict(archs=list(cfg["archs"]), references=list(cfg["references"]), nads={}, secant={}, fig6={},
+               convergence={}, isotropy={}, settings=cfg)
     for arch in every:
         basis = nad_estimate(arch, cfg, seed, results_dir, dev, compute, progress, scratch, compact)
         out["nads"][arch] = basis
         out["convergence"][arch] = None if basis is None else nad_convergence(
             arch, cfg, seed, results_dir, dev, compute, scratch=scratch)
         out["isotropy"][arch] = None if basis is None else isotropy(basis, cfg["top"])
-    for arch in cfg["archs"] if cfg["secant_networks"] else ():
+    for arch in secant_archs(cfg):
         out["secant"][arch] = nad_estimate(arch, cfg, seed, results_dir, dev, compute and secant, progress,
                                            scratch, compact, method="secant")
+    for arch in cfg["fig6_archs"]:
+        basis = out["secant"].get(arch)
+        out["fig6"][arch] = {} if basis is None else fig6(arch, basis, cfg, seed, results_dir, dev, compute and secant,
+                                                         progress)
     out["isotropic"], out["isotropic_spectrum"] = isotropic_reference(cfg["num_networks"], cfg["top"], seed=seed)
     return out
 
@@ -165,11 +194,23 @@ def secant_agreement(results, ks=None):
             if s is not None and results["nads"][a] is not None}
 
 
+def secant_isotropy(results):
+    """`{arch: isotropy}` of each stored secant estimate, and `"isotropic"`: as many isotropic
+    gradients as the secant's networks (a smaller sample has a lower effective rank)."""
+    out = {a: isotropy(s, results["settings"]["top"]) for a, s in results["secant"].items()
+           if s is not None and a in results["archs"]}
+    if out:
+        n = next(s for s in results["secant"].values() if s is not None).settings["num_networks"]
+        out["isotropic"] = isotropic_reference(n, results["settings"]["top"])[0]
+    return out
+
+
 def key_numbers(results):
     """The chapter's numbers by name, unrounded, for the prose (myst-nb `glue`): `{arch}_{measure}` of
     every `isotropy`, `isotropic_{measure}`, `{arch}_lam{top}` and `{arch}_lam{top + 1}` (lambda_i /
     lambda_1 at the edge of the first `top` NADs), `{arch}_conv{k}` (N vs 2N overlap of the leading k
-    NADs at the largest N) and `{arch}_secant{k}` (secant against exact gradient)."""
+    NADs at the largest N), `{arch}_secant{k}` (secant against exact gradient) and
+    `{arch}_secant_{measure}` (`secant_isotropy`, `isotropic_secant_{measure}` its reference)."""
     out = {f"isotropic_{m}": v for m, v in results["isotropic"].items()}
     k = results["settings"]["top"]
     for arch, iso in results["isotropy"].items():
@@ -183,6 +224,8 @@ def key_numbers(results):
     ks = results["settings"]["conv_ks"]
     for arch, values in secant_agreement(results).items():
         out.update({f"{arch}_secant{k}": float(v) for k, v in zip(ks, values)})
+    for arch, iso in secant_isotropy(results).items():
+        out.update({f"{arch}_secant_{m}": v for m, v in iso.items()})
     return out
 
 

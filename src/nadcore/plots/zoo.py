@@ -95,6 +95,28 @@ def secant_overlaps(results):
                     styles={label(a): dict(color=style.COLORS.get(a)) for a in agree})
 
 
+def fig6(results):
+    """Fig. 6 of the chapter (`chapter_results`' `fig6`): test accuracy on D(u_i) against the NAD index i
+    of each network's own secant NADs, the reference (LeNet) dashed; None when nothing is stored."""
+    runs = {a: f for a, f in results["fig6"].items() if f}
+    if not runs:
+        return None
+    cfg = results["settings"]
+    fig, ax = style.figure(width=0.8, height=3.2)
+    for arch, acc in runs.items():
+        idx = sorted(acc)
+        ax.plot(idx, [acc[i] for i in idx], marker="o", ms=4, color=style.COLORS.get(arch),
+                ls="-" if arch in results["archs"] else "--", label=label(arch))
+    ax.axhline(50, color="k", ls=":", lw=1, label="chance")
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_xticks(cfg["fig6_indices"], [str(i) for i in cfg["fig6_indices"]])
+    ax.set_ylim(45, 102)
+    ax.set_xlabel("NAD index $i$ (secant NADs)")
+    ax.set_ylabel("test accuracy (%)")
+    ax.legend(fontsize=9, ncols=2, loc="upper right")
+    return fig
+
+
 def _extent(size):
     half = size // 2
     return (-half - 0.5, half - 0.5, half - 0.5, -half - 0.5)
@@ -135,6 +157,31 @@ def isotropy_table(results):
         rows.append([label(arch), *_cells(iso), f"{overlap:.2f}"])
     rows.append(["isotropic gradients", *_cells(results["isotropic"]), ""])
     return page.table(rows, ["network", *(c.format(k=k) for c in COLUMNS.values())], index="network")
+
+
+def secant_table(results):
+    """The measures of `isotropy_table` for each new architecture's exact-gradient and secant NADs,
+    row under row, and the isotropic reference at the secant's number of networks; None when no
+    secant estimate is stored."""
+    secant = ch7_zoo.secant_isotropy(results)
+    if not secant:
+        return None
+    k, rows = results["settings"]["top"], []
+    agree = ch7_zoo.secant_agreement(results, [k])
+    for arch in results["archs"]:
+        if arch in secant:
+            for name, r, iso in (("exact gradient", results["nads"][arch], results["isotropy"][arch]),
+                                 ("secant", results["secant"][arch], secant[arch])):
+                rows.append([f"{label(arch)}, {name} ({_networks(r)})", *_cells(iso), f"{float(agree[arch][0]):.2f}"])
+    n = next(s for s in results["secant"].values() if s is not None).settings["num_networks"]
+    rows.append([f"isotropic gradients ({n:,})", *_cells(secant["isotropic"]), ""])
+    columns = [c.format(k=k) for c in list(COLUMNS.values())[:-1]] + [f"secant vs exact, k={k}"]
+    return page.table(rows, ["estimate", *columns], index="estimate")
+
+
+def _networks(result):
+    s = result.settings
+    return f"{s['num_networks']:,}" + (", bfloat16" if s.get("precision", "float32") != "float32" else "")
 
 
 def _cells(iso):
