@@ -269,8 +269,9 @@ def test_a_random_stored_nad_chunk_recomputes_bitwise(record_threads):
     from nadcore import plan
 
     archs = bundle.NAD_ARCHS + bundle.GPU_NAD_ARCHS + bundle.ZOO_ARCHS
-    stored = [(a, m, r) for a in archs for m in ("secant", "autograd")
-              if plan.NAD_S.get((a, m), 1e9) * nads.CHUNK < 150 and (r := bundle.load_nad(a, m)) is not None]
+    stored = [(a, m, r) for a in archs for m in ("secant", "autograd") if (r := bundle.load_nad(a, m)) is not None
+              and (plan.nad_seconds(a, m, r.settings.get("precision", "float32"), r.settings.get("compiled", False))
+                   or 1e9) * nads.CHUNK < 150]
     if not stored:
         pytest.skip("the bundle holds no NADs yet")
     arch, method, result = RNG.choice(stored)
@@ -283,7 +284,7 @@ def test_a_random_stored_nad_chunk_recomputes_bitwise(record_threads):
     factory = lambda: models.build(arch, num_classes=1)
     batch = nads._default_batch(method, torch.device("cpu"))
     chunk = nads.chunk_moments(factory, method, s["step"] or 100.0, x0, s["seed"], int(a), int(b), batch,
-                               precision=s.get("precision", "float32"))
+                               precision=s.get("precision", "float32"), compiled=s.get("compiled", False))
     if bundle.machine_of(result.record) == store.machine():
         assert store.fingerprint(chunk["mean"], chunk["m2"]) == digest
     else:   # another CPU family: compare the chunk's contribution to the stored covariance loosely
@@ -452,7 +453,7 @@ def test_autograd_convergence_reads_the_estimates_own_chunks():
 def test_the_deep_networks_secant_is_bfloat16_at_what_a_cpu_affords():
     for arch, n in bundle.SECANT_CPU.items():
         s = bundle.nad_item(arch)
-        assert (s["num_networks"], s["precision"], s["method"]) == (n, "bfloat16", "secant")
+        assert (s["num_networks"], s["precision"], s["method"], s["compiled"]) == (n, "bfloat16", "secant", True)
         assert "precision" not in bundle.nad_item(arch, "autograd")
     assert "precision" not in bundle.nad_item("lenet") and bundle.nad_item("lenet")["num_networks"] == 10000
 
@@ -503,7 +504,7 @@ def test_vgg11_fig6_uses_its_fig1_recipe_on_its_secant_nads(tmp_path):
 
 def test_secant_convergence_reads_the_bfloat16_estimates_chunks(tmp_path):
     c = bundle.convergence_item("vgg11", "secant")
-    assert (c["method"], c["precision"]) == ("secant", "bfloat16")
+    assert (c["method"], c["precision"], c["compiled"]) == ("secant", "bfloat16", True)
     assert 3 * max(c["sizes"]) <= bundle.nad_item("vgg11")["num_networks"]
     assert bundle.convergence_path(arch="vgg11", method="secant") != bundle.convergence_path(arch="vgg11")
     assert bundle.load_convergence("vgg11", tmp_path, "secant") is None

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from nadcore import fourier, nads, store
+from nadcore import fourier, models, nads, store
 from nadcore.experiments import ch3_nads
 from nadcore.plots import nads as plots
 from nadcore.plots import style
@@ -310,3 +310,21 @@ def test_beside_published_puts_ours_before_theirs_per_architecture():
                           "LeNet\nours, exact gradient\nN = 10,000", "LeNet\npublished\nN = 10,000",
                           "VGG-11\npublished\nN = 10,000"]    # no published MLP; VGG-11 published alone
     assert rows["VGG-11\npublished\nN = 10,000"].settings["source"] == "published"
+
+
+def test_compiled_secant_is_the_secant_through_torch_compile():
+    """One compilation per architecture serves every network (their weights are copied in); the
+    gradients are the eager secant's up to kernel rounding, repeat bitwise, and the estimate says so."""
+    x0 = nads.eval_point_for(0, (1, 32, 32))
+    nets = [nads._network(lambda: models.build("lenet", num_classes=1), 0, i, torch.device("cpu")) for i in range(3)]
+    eager = [nads.secant_gradient(n, x0, 100.0, None) for n in nets]
+    compiled = [nads.compiled_secant_gradient(n, x0, 100.0) for n in nets]
+    for e, c in zip(eager, compiled):
+        assert torch.nn.functional.cosine_similarity(e, c, dim=0) > 0.9999
+    assert torch.equal(nads.compiled_secant_gradient(nets[0], x0, 100.0), compiled[0])
+    assert not torch.allclose(compiled[0], compiled[1])        # each network its own weights, not the first's
+    r = nads.estimate("lenet", 4, seed=0, device="cpu", compiled=True, batch_size=2, progress=False)
+    assert r.settings == {**nads.nad_settings("lenet", 4), "compiled": True}
+    assert "compiled" not in nads.nad_settings("lenet", 4)     # the eager secant's keys are unchanged
+    with pytest.raises(ValueError, match="^compiled must be True \\(method 'secant' only\\) or False; got True"):
+        nads.estimate("lenet", 4, method="autograd", compiled=True, progress=False)

@@ -41,16 +41,19 @@ NAD_S.update({("vit", "secant"): 7.9, ("vit", "autograd"): 3.2e-2, ("mixer", "se
               ("mixer", "autograd"): 2.2e-2, ("convnext", "secant"): 0.79, ("convnext", "autograd"): 3.9e-2,
               ("resnet18_blur", "secant"): 15.2, ("resnet18_blur", "autograd"): 5.6e-2,
               ("mlp", "autograd"): 5e-3})
-# The bfloat16 secant (the bundle's precision for the deep networks), same benchmark and machine (LeNet: its
-# float32 cost, an upper bound).
+# The bfloat16 secant, same benchmark and machine (LeNet: its float32 cost, an upper bound), eager and
+# compiled (`nads.compiled_secant_gradient`: the bundle's secant of the deep networks).
 NAD_S_BFLOAT16 = {"lenet": 3.5e-2, "vgg11": 1.2, "resnet18": 5.4, "densenet121": 35.0, "vit": 4.5, "mixer": 2.7,
                   "convnext": 0.30, "resnet18_blur": 11.2}
+NAD_S_COMPILED = {"lenet": 3.5e-2, "vgg11": 1.08, "resnet18": 3.4, "densenet121": 13.6, "vit": 2.4, "mixer": 1.0,
+                  "convnext": 0.30, "resnet18_blur": 4.6}
 
 
-def nad_seconds(arch, method, precision="float32"):
-    """Rough CPU seconds per network of a NAD estimate (`NAD_S`, `NAD_S_BFLOAT16`), or None if unknown."""
+def nad_seconds(arch, method, precision="float32", compiled=False):
+    """Rough CPU seconds per network of a NAD estimate (`NAD_S`, `NAD_S_BFLOAT16`, `NAD_S_COMPILED`;
+    a compiled float32 secant: its eager cost, an upper bound), or None if unknown."""
     if precision == "bfloat16" and method == "secant":
-        return NAD_S_BFLOAT16.get(arch)
+        return (NAD_S_COMPILED if compiled else NAD_S_BFLOAT16).get(arch)
     return NAD_S.get((arch, method))
 
 
@@ -271,7 +274,8 @@ def _zoo(scale, seed, results, dev):
         basis = ch7_zoo.nad_estimate(arch, cfg, seed, results, dev, compute=False, method="secant")
         items.append(Item("07_zoo", f"NADs {arch} secant", f"secant, {n} networks, {cfg['secant_precision']}",
                           n, n if basis is not None else 0,
-                          nad_seconds(arch, "secant", cfg["secant_precision"]) if _cpu(dev) else None))
+                          nad_seconds(arch, "secant", cfg["secant_precision"], cfg["secant_compiled"]) if _cpu(dev)
+                          else None))
         if arch in cfg["fig6_archs"]:
             f6, count = cfg["fig6"], len(cfg["fig6_indices"])
             done = 0 if basis is None else len(ch7_zoo.fig6(arch, basis, cfg, seed, results, dev, compute=False))

@@ -422,7 +422,8 @@ class Zoo:
     """Chapter 7: the NADs of `archs` (`nadcore.zoo`'s networks after 2020, ResNet-18 with BlurPool)
     and of the book's `references`, all with `method` from `num_networks` networks, their N vs 2N
     overlaps (`conv_sizes`, `conv_ks`; 3N <= num_networks reuses the estimate's networks), and the
-    secant of `archs` from `secant_networks` networks in `secant_precision` (0: none) against it;
+    secant of `archs` from `secant_networks` networks in `secant_precision` (compiled if
+    `secant_compiled`, `nads.compiled_secant_gradient`; 0 networks: none) against it;
     `top` is the k of the isotropy measures (`ch7_zoo.isotropy`), `show` the NADs drawn. Fig. 6 of
     `fig6_archs` (the new ones and a reference) on their secant NADs at `fig6_indices` with the
     recipe `fig6` (none if empty)."""
@@ -436,6 +437,7 @@ class Zoo:
     secant_precision: str
     top: int
     show: int
+    secant_compiled: bool = False
     fig6_archs: Archs = field(default_factory=list)
     fig6_indices: list[int] = field(default_factory=list)
     fig6: Fig6 | None = _optional()
@@ -446,7 +448,8 @@ class Zoo:
 _ZOO_FIG6 = Fig6(n_train=2000, sigma=1.0, eps=1.0, epochs=10, max_lr={"lenet": 0.5, "default": 0.05})
 _ZOO_PAPER = Zoo(archs=["vit", "mixer", "convnext", "resnet18_blur"], references=["mlp", "lenet", "vgg11", "resnet18"],
                  method="autograd", num_networks=10000, conv_sizes=[625, 1250, 2500, 3125],
-                 conv_ks=[1, 4, 16, 64, 256], secant_networks=1000, secant_precision="bfloat16", top=16, show=3,
+                 conv_ks=[1, 4, 16, 64, 256], secant_networks=1000, secant_precision="bfloat16", secant_compiled=True,
+                 top=16, show=3,
                  fig6_archs=["lenet", "vit", "mixer", "convnext", "resnet18_blur"], fig6_indices=[0, 16, 256],
                  fig6=_ZOO_FIG6)
 _ZOO_MEDIUM = replace(_ZOO_PAPER, num_networks=2000, conv_sizes=[125, 250, 500], secant_networks=0, fig6_archs=[],

@@ -88,9 +88,11 @@ def isotropic_reference(num_networks, k=16, input_shape=(1, 32, 32), seed=0):
 
 def nad_settings(arch, cfg, seed, method=None):
     """The settings of the stored NADs of `arch` (`nads.nad_settings`): `cfg["method"]` from
-    `cfg["num_networks"]` networks, or the secant from `cfg["secant_networks"]` in `cfg["secant_precision"]`."""
+    `cfg["num_networks"]` networks, or the secant from `cfg["secant_networks"]` in `cfg["secant_precision"]`
+    (compiled if `cfg["secant_compiled"]`)."""
     if (method or cfg["method"]) == "secant" and cfg["method"] != "secant":
-        return nads.nad_settings(arch, cfg["secant_networks"], "secant", seed=seed, precision=cfg["secant_precision"])
+        return nads.nad_settings(arch, cfg["secant_networks"], "secant", seed=seed, precision=cfg["secant_precision"],
+                                 compiled=cfg["secant_compiled"])
     return nads.nad_settings(arch, cfg["num_networks"], cfg["method"], seed=seed)
 
 
@@ -105,14 +107,15 @@ def nad_estimate(arch, cfg, seed, results_dir, device="cpu", compute=True, progr
         if not compute:
             return None
         nads.estimate(arch, settings["num_networks"], method=settings["method"], device=device, seed=seed,
-                      precision=settings.get("precision", "float32"), results_dir=scratch or results_dir,
-                      progress=progress).save(path, compact=compact)
+                      precision=settings.get("precision", "float32"), compiled=settings.get("compiled", False),
+                      results_dir=scratch or results_dir, progress=progress).save(path, compact=compact)
     return nads.NADResult.load(path, settings)
 
 
 def secant_archs(cfg):
-    """The architectures whose secant the chapter estimates: the new ones, then Fig. 6's others."""
-    return list(dict.fromkeys(cfg["archs"] + cfg["fig6_archs"])) if cfg["secant_networks"] else []
+    """The architectures whose secant the chapter estimates, Fig. 6's first (its reference leads), then
+    the new ones without Fig. 6."""
+    return list(dict.fromkeys(cfg["fig6_archs"] + cfg["archs"])) if cfg["secant_networks"] else []
 
 
 def fig6_recipe(arch, cfg, seed):
@@ -175,13 +178,12 @@ def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compu
         out["convergence"][arch] = None if basis is None else nad_convergence(
             arch, cfg, seed, results_dir, dev, compute, scratch=scratch)
         out["isotropy"][arch] = None if basis is None else isotropy(basis, cfg["top"])
-    for arch in secant_archs(cfg):
-        out["secant"][arch] = nad_estimate(arch, cfg, seed, results_dir, dev, compute and secant, progress,
-                                           scratch, compact, method="secant")
-    for arch in cfg["fig6_archs"]:
-        basis = out["secant"].get(arch)
-        out["fig6"][arch] = {} if basis is None else fig6(arch, basis, cfg, seed, results_dir, dev, compute and secant,
-                                                         progress)
+    for arch in secant_archs(cfg):   # each network's Fig. 6 right after its secant: a stopped run keeps both
+        basis = out["secant"][arch] = nad_estimate(arch, cfg, seed, results_dir, dev, compute and secant, progress,
+                                                   scratch, compact, method="secant")
+        if arch in cfg["fig6_archs"]:
+            out["fig6"][arch] = {} if basis is None else fig6(arch, basis, cfg, seed, results_dir, dev,
+                                                             compute and secant, progress)
     out["isotropic"], out["isotropic_spectrum"] = isotropic_reference(cfg["num_networks"], cfg["top"], seed=seed)
     return out
 
