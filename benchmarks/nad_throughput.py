@@ -2,16 +2,18 @@
 the ratio of each estimator to the float32 secant (the reference), all in one process.
 
 For every architecture: the float32 secant (reference), the bfloat16 secant (channels-last,
-autocast) and the exact gradient, on the same networks. The secant's FLOPs are counted by
-`torch.utils.flop_counter` on one network's 2D probes; the peaks are the best of a few large
-matrix products and of a few channels-last 3x3 convolutions (counted as direct convolution, like the
-secant) in float32 and bfloat16, measured here. Then how much bfloat16 moves the
-NADs: the cosine of each network's bfloat16 secant gradient with its float32 one, and, for
-`--agreement-arch` at `--agreement-networks`, the overlap of the leading-k subspaces of the two
-estimates from the same networks beside that of two disjoint float32 halves (the Monte-Carlo floor;
-`--agreement-networks 0` skips it). Any registry name goes (`nadcore.models.names()`, the
-architectures after 2020 included); `--train` also times one SGD step on a batch of 128, the way
-`train.fit_many` trains the network (stacked through `nadcore.stacked` when `train.vmappable`).
+autocast), the same through `torch.compile` (`nads.compiled_secant_gradient`, the bundle's; its
+one-off compilation is left out of the timing) and the exact gradient, on the same networks. The
+secant's FLOPs are counted by `torch.utils.flop_counter` on one network's 2D probes; the peaks are
+the best of a few large matrix products and of a few channels-last 3x3 convolutions (counted as
+direct convolution, like the secant) in float32 and bfloat16, measured here. Then how much bfloat16
+moves the NADs: the cosine of each network's bfloat16 secant gradient (eager and compiled) with its
+float32 one, and, for `--agreement-arch` at `--agreement-networks`, the overlap of the leading-k
+subspaces of the bfloat16 estimates (eager, compiled) and the float32 one from the same networks
+beside that of two disjoint float32 halves (the Monte-Carlo floor; `--agreement-networks 0` skips
+it). Any registry name goes (`nadcore.models.names()`, the architectures after 2020 included);
+`--train` also times one SGD step on a batch of 128, the way `train.fit_many` trains the network
+(stacked through `nadcore.stacked` when `train.vmappable`).
 
     .venv/bin/python benchmarks/nad_throughput.py --arch vgg11 resnet18 --networks 4
     .venv/bin/python benchmarks/nad_throughput.py --arch vit mixer convnext resnet18_blur --networks 2 \
@@ -71,16 +73,18 @@ def secant_gflop(arch):
 
 
 def gradient_cosines(arch, count):
-    """Cosine of each of `count` networks' bfloat16 secant gradient with its float32 one."""
+    """Cosine of each of `count` networks' bfloat16 secant gradient, eager and compiled, with its
+    float32 one: an array (count, 2)."""
     factory, _ = nads._factory(arch, (1, 32, 32))
     x0 = nads.eval_point_for(0, (1, 32, 32))
+    cos = lambda a, b: float(torch.nn.functional.cosine_similarity(a, b, dim=0))
     out = []
     for i in range(count):
         net = nads._network(factory, 0, i, torch.device("cpu"))
         layer = nads.first_linear_layer(net, x0)
         g32 = nads.secant_gradient(net, x0, 100.0, layer)
         g16 = nads.secant_gradient(net.to(memory_format=torch.channels_last), x0, 100.0, layer, "bfloat16")
-        out.append(float(torch.nn.functional.cosine_similarity(g32, g16, dim=0)))
+        out.append((cos(g32, g16), cos(g32, nads.compiled_secant_gradient(net, x0, 100.0, "bfloat16"))))
     return np.array(out)
 
 
@@ -110,13 +114,14 @@ def train_step(arch, batch=128, repeats=1):
 
 
 def agreement(arch, n, ks):
-    """Leading-k overlaps of bfloat16 vs float32 estimates on the same `n` networks, and of two
-    disjoint float32 estimates of `n // 2` networks each (the Monte-Carlo floor)."""
+    """Leading-k overlaps of the bfloat16 estimates (eager, compiled) with the float32 one on the same
+    `n` networks, and of two disjoint float32 estimates of `n // 2` networks each (the Monte-Carlo floor)."""
     fp32 = nads.estimate(arch, n, progress=False)
     bf16 = nads.estimate(arch, n, precision="bfloat16", progress=False)
+    compiled = nads.estimate(arch, n, precision="bfloat16", compiled=True, progress=False)
     half_a = nads.estimate(arch, n // 2, progress=False)
     half_b = nads.estimate(arch, n // 2, first=n // 2, progress=False)
-    return nads.compare(fp32, bf16, ks), nads.compare(half_a, half_b, ks)
+    return nads.compare(fp32, bf16, ks), nads.compare(fp32, compiled, ks), nads.compare(half_a, half_b, ks)
 
 
 def main(argv=None):
@@ -138,8 +143,10 @@ def main(argv=None):
     for arch in args.arch:
         gflop = secant_gflop(arch)
         nads.estimate(arch, 2, method="autograd", progress=False)              # warm-up (imports, kernels)
+        nads.estimate(arch, 2, precision="bfloat16", compiled=True, progress=False)   # compiles (once per process)
         rows = {}
         for label, kw, peak in (("secant float32", {}, p32), ("secant bfloat16", {"precision": "bfloat16"}, p16),
+                                ("secant bf16 compiled", {"precision": "bfloat16", "compiled": True}, p16),
                                 ("autograd float32", {"method": "autograd"}, p32)):
             # batch_size = networks: a batch is padded with copies up to its size (16 x the work for 2 of 32)
             seconds, _ = timed(lambda a=arch, kw=kw: nads.estimate(a, args.networks, progress=False,
@@ -147,11 +154,12 @@ def main(argv=None):
             rows[label] = seconds / args.networks
             rate = gflop / rows[label] if label.startswith("secant") else None
             frac = f"{rate:6.0f} GFLOP/s = {rate / peak:4.0%} of the {peak:.0f} GFLOP/s peak" if rate else ""
-            print(f"{arch:<11} {label:<17} {1 / rows[label]:7.3f} networks/s ({rows[label]:.3g} s each)  ratio to "
+            print(f"{arch:<11} {label:<20} {1 / rows[label]:7.3f} networks/s ({rows[label]:.3g} s each)  ratio to "
                   f"secant float32 {rows['secant float32'] / rows[label]:5.2f}x  {frac}", flush=True)
         cos = gradient_cosines(arch, args.cosine_networks)
-        print(f"{arch:<11} bfloat16 vs float32 secant gradient, cosine per network: min {cos.min():.4f}, "
-              f"mean {cos.mean():.4f} ({gflop:.0f} GFLOP per network)", flush=True)
+        print(f"{arch:<11} bfloat16 vs float32 secant gradient, cosine per network: eager min {cos[:, 0].min():.4f}, "
+              f"mean {cos[:, 0].mean():.4f}; compiled min {cos[:, 1].min():.4f}, mean {cos[:, 1].mean():.4f} "
+              f"({gflop:.0f} GFLOP per network)", flush=True)
         if args.train:
             seconds = train_step(arch, repeats=args.repeats)
             print(f"{arch:<11} training step, batch 128: {seconds:.3f} s ({seconds / 128:.2e} s per sample)",
@@ -159,11 +167,11 @@ def main(argv=None):
     if args.agreement_networks < 2:
         return
     ks = [1, 4, 16, 64, 128, 256]
-    ours, floor = agreement(args.agreement_arch, args.agreement_networks, ks)
-    print(f"{args.agreement_arch}, {args.agreement_networks} networks: overlap of leading-k NADs, bfloat16 vs float32 "
-          "(same networks) | two float32 halves (floor)")
-    for k, a, b in zip(ks, ours, floor):
-        print(f"  k = {k:<4} {a:.4f} | {b:.4f}")
+    eager, compiled, floor = agreement(args.agreement_arch, args.agreement_networks, ks)
+    print(f"{args.agreement_arch}, {args.agreement_networks} networks: overlap of leading-k NADs with the float32 "
+          "estimate (same networks), bfloat16 eager | bfloat16 compiled | two float32 halves (floor)")
+    for k, a, c, b in zip(ks, eager, compiled, floor):
+        print(f"  k = {k:<4} {a:.4f} | {c:.4f} | {b:.4f}")
 
 
 if __name__ == "__main__":
