@@ -540,3 +540,33 @@ def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
         assert float(fresh) == float(stored)
     else:
         assert abs(float(fresh) - float(stored)) < 10
+
+
+def test_precision_check_measures_bfloat16_against_float32(tmp_path):
+    cos = ch3_nads.precision_cosines("lenet", 2)
+    assert set(cos) == {"eager", "compiled"} and all(v.shape == (2,) and (v > 0.999).all() for v in cos.values())
+    ov = ch3_nads.precision_overlaps("lenet", 20, [1, 4], results_dir=tmp_path)
+    assert set(ov) == {"compiled", "floor"} and ov["compiled"].shape == (2,)
+    assert ov["compiled"][0] > ov["floor"][0]          # same networks agree beyond two independent samples
+    assert bundle.load_precision(tmp_path) is None and not bundle._complete("precision", tmp_path)
+    assert bundle.status("precision", tmp_path).startswith("precision: not complete")
+
+
+def test_the_stored_precision_check_recomputes_bitwise(record_threads):
+    """One random architecture's cosines of the stored precision check (at most about two minutes)."""
+    from nadcore import plan
+
+    stored = bundle.load_precision()
+    if stored is None:
+        pytest.skip("the bundle holds no precision check yet")
+    record = store.load(bundle.precision_path()).record
+    record_threads(record)
+    cheap = [a for a in bundle.PRECISION["archs"] if plan.NAD_S[(a, "secant")] * bundle.PRECISION["count"] < 150]
+    arch = RNG.choice(cheap)
+    print(f"recomputing the precision check of {arch}")
+    fresh = ch3_nads.precision_cosines(arch, bundle.PRECISION["count"], bundle.SEED, "cpu")
+    for m in ("eager", "compiled"):
+        if bundle.machine_of(record) == store.machine():
+            np.testing.assert_array_equal(fresh[m], stored[arch][m])
+        else:
+            np.testing.assert_allclose(fresh[m], stored[arch][m], atol=1e-3)

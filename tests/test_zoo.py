@@ -339,6 +339,7 @@ def test_chapter_7_secant_and_fig6(monkeypatch, tmp_path):
     assert list(out["fig6"]) == ["lenet", "convnext"] and all(sorted(f) == [0, 5] for f in out["fig6"].values())
     again = ch7_zoo.chapter_results("smoke", 0, tmp_path, "cpu", compute=False)
     assert again["fig6"] == out["fig6"]
+    assert ch7_zoo.key_numbers(again)["convnext_fig6_5"] == out["fig6"]["convnext"][5]
     recipe = {k: v for k, v in ch7_zoo.fig6_recipe("convnext", cfg, 0).items() if k != "seed"}
     fresh = ch3_nads.accuracy_on_nads("convnext", out["secant"]["convnext"], [5], seed=0, device="cpu",
                                       progress=False, **recipe)

@@ -12,7 +12,7 @@ NAD chunks (8 MiB each) go to `scratch` (default `results/`), the merged NADs to
 import json
 from pathlib import Path
 
-from nadcore import fourier, nads, presets, published, seeds, stacked, store, sweeps
+from nadcore import fourier, nads, presets, published, seeds, stacked, store, sweeps, versions
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -229,6 +229,43 @@ def load_convergence(arch=None, bundle_dir=BUNDLE, method="autograd"):
     """The stored convergence (`nads.convergence`'s arrays) of `convergence_item(arch, method)`, or None."""
     path, c = convergence_path(bundle_dir, arch, method), convergence_item(arch, method)
     return store.load(path, c).arrays if store.matches(path, c) else None
+
+
+# What bfloat16 and torch.compile do to the secant (the bundle's deep networks): per-network cosines
+# with float32 for a few networks of each, and LeNet's leading subspaces at 1,000 networks
+PRECISION = {"archs": ["vgg11", "resnet18", "densenet121", "vit", "mixer", "convnext", "resnet18_blur"], "count": 8,
+             "overlap_arch": "lenet", "overlap_networks": 1000, "ks": [1, 4, 16, 64, 128, 256]}
+
+
+def precision_item():
+    return versions.stamp({**PRECISION, "seed": SEED, "device": DEVICE}, "precision_check")
+
+
+def precision_path(bundle_dir=BUNDLE):
+    return Path(bundle_dir) / "nads" / f"precision_{store.key(precision_item())}.npz"
+
+
+def load_precision(bundle_dir=BUNDLE):
+    """`{arch: {"eager", "compiled"}}` (`ch3_nads.precision_cosines`) and `"overlaps"`
+    (`ch3_nads.precision_overlaps` of `PRECISION["overlap_arch"]`), or None if not stored."""
+    path = precision_path(bundle_dir)
+    if not store.matches(path, precision_item()):
+        return None
+    a = store.load(path, precision_item()).arrays
+    out = {arch: {m: a[f"{arch}_{m}"] for m in ("eager", "compiled")} for arch in PRECISION["archs"]}
+    return {**out, "overlaps": {m: a[f"overlap_{m}"] for m in ("compiled", "floor")}}
+
+
+def _precision_compute(progress):
+    out = {}
+    for arch in PRECISION["archs"]:
+        for m, v in ch3_nads.precision_cosines(arch, PRECISION["count"], SEED, DEVICE).items():
+            out[f"{arch}_{m}"] = v
+        if progress:
+            print(f"precision: {arch} done", flush=True)
+    ov = ch3_nads.precision_overlaps(PRECISION["overlap_arch"], PRECISION["overlap_networks"], PRECISION["ks"], SEED,
+                                     DEVICE, results_dir=SCRATCH, progress=progress)
+    return {**out, **{f"overlap_{m}": v for m, v in ov.items()}}
 
 
 def fig6_item(sigma=None, name="fig6"):
@@ -553,6 +590,8 @@ def _complete(item, bundle_dir):
         return cifar(bundle_dir, progress=False, dataset="fashion" if item == "cifar_fashion" else "digits") is not None
     if item == "antialias":
         return antialias_gaps(bundle_dir) is None
+    if item == "precision":
+        return load_precision(bundle_dir) is not None
     if item == "zoo":
         zoo = load_zoo(bundle_dir)
         return (not ch7_zoo.missing(zoo) and None not in zoo["secant"].values()
@@ -607,6 +646,9 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
                 progress=progress, precision=c.get("precision", "float32"), compiled=c.get("compiled", False)),
                 device=DEVICE)
         return None
+    if item == "precision":
+        store.cached(precision_path(bundle_dir), precision_item(), lambda: _precision_compute(progress), device=DEVICE)
+        return load_precision(bundle_dir)
     if item == "sigma":
         _sigma_runs_compute(_sigma_runs({})[:len(SIGMA_STUDY["sigmas"])], bundle_dir, progress)
         _sigma_runs_compute(_sigma_runs(load_sigma_study(bundle_dir)[0]), bundle_dir, progress)
@@ -674,7 +716,7 @@ def _sigma_runs_compute(runs, bundle_dir, progress):
 ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
          "underspec_ood", "cifar", "antialias", "pooling", "underspec_pairs", "fig6_sigma", "sigma", "fig2", "fig3",
          "nads_vgg11_autograd", "nads_resnet18_autograd", "nads_densenet121_autograd", "convergence_autograd",
-         "nads_vgg11", "convergence_secant", *DEEP_FIG6, *DEEP_FIG1, "nads_resnet18", "nads_densenet121",
+         "precision", "nads_vgg11", "convergence_secant", *DEEP_FIG6, *DEEP_FIG1, "nads_resnet18", "nads_densenet121",
          "cifar_fashion", "underspec_ood_fashion",
          *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo")
 

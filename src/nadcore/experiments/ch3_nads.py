@@ -162,3 +162,36 @@ def fig6_rows(ours, curve):
 def first_at_chance(indices, accuracy, margin=2.0):
     """The first of `indices` whose accuracy is within `margin` points of chance (50 %), or None."""
     return next((int(i) for i, a in zip(indices, accuracy) if a is not None and a <= 50 + margin), None)
+
+
+def precision_cosines(arch, count, seed=0, device="cpu"):
+    """What the bundle's secant precision does to each network's gradient: for networks `0 .. count - 1`
+    of `arch` (those of every estimate with `seed`), the cosine of the bfloat16 secant gradient, eager
+    (`nads.secant_gradient`) and compiled (`nads.compiled_secant_gradient`), with the float32 one.
+    Returns `{"eager": (count,), "compiled": (count,)}`."""
+    from nadcore import nads
+
+    dev = resolve(device)
+    factory, _ = nads._factory(arch, (1, 32, 32))
+    x0 = nads.eval_point_for(seed, (1, 32, 32)).to(dev)
+    cos = lambda a, b: float(torch.nn.functional.cosine_similarity(a, b, dim=0))
+    out = {"eager": [], "compiled": []}
+    for i in range(count):
+        net = nads._network(factory, seed, i, dev)
+        layer = nads.first_linear_layer(net, x0)
+        g32 = nads.secant_gradient(net, x0, 100.0, layer)
+        g16 = nads.secant_gradient(net.to(memory_format=torch.channels_last), x0, 100.0, layer, "bfloat16")
+        out["eager"].append(cos(g32, g16))
+        out["compiled"].append(cos(g32, nads.compiled_secant_gradient(net, x0, 100.0, "bfloat16")))
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def precision_overlaps(arch, n, ks, seed=0, device="cpu", results_dir=None, progress=False):
+    """Leading-k overlaps (`compare`, for each k of `ks`) of the compiled bfloat16 secant estimate of `n`
+    networks with the float32 one of the same networks (`compiled`), beside two disjoint float32
+    estimates of n/2 networks each (`floor`: the Monte-Carlo agreement bfloat16 has to stay above)."""
+    kw = dict(device=device, seed=seed, results_dir=results_dir, progress=progress)
+    fp32 = estimate(arch, n, **kw)
+    compiled = estimate(arch, n, precision="bfloat16", compiled=True, **kw)
+    halves = [estimate(arch, n // 2, first=f, **kw) for f in (0, n // 2)]
+    return {"compiled": compare(fp32, compiled, ks), "floor": compare(*halves, ks)}

@@ -212,7 +212,8 @@ def key_numbers(results):
     every `isotropy`, `isotropic_{measure}`, `{arch}_lam{top}` and `{arch}_lam{top + 1}` (lambda_i /
     lambda_1 at the edge of the first `top` NADs), `{arch}_conv{k}` (N vs 2N overlap of the leading k
     NADs at the largest N), `{arch}_secant{k}` (secant against exact gradient) and
-    `{arch}_secant_{measure}` (`secant_isotropy`, `isotropic_secant_{measure}` its reference)."""
+    `{arch}_secant_{measure}` (`secant_isotropy`, `isotropic_secant_{measure}` its reference) and
+    `{arch}_fig6_{index}` (Fig. 6's test accuracy, %)."""
     out = {f"isotropic_{m}": v for m, v in results["isotropic"].items()}
     k = results["settings"]["top"]
     for arch, iso in results["isotropy"].items():
@@ -228,6 +229,8 @@ def key_numbers(results):
         out.update({f"{arch}_secant{k}": float(v) for k, v in zip(ks, values)})
     for arch, iso in secant_isotropy(results).items():
         out.update({f"{arch}_secant_{m}": v for m, v in iso.items()})
+    for arch, acc in results.get("fig6", {}).items():
+        out.update({f"{arch}_fig6_{i}": float(a) for i, a in acc.items()})
     return out
 
 
