@@ -5,7 +5,7 @@ UV_VERSION := 0.13.9
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 export UV_LINK_MODE ?= copy
 
-.PHONY: install book pdf test browser slurm fashion lint benchmarks bundle clean lock
+.PHONY: install book pdf test browser slurm fashion compiler lint benchmarks bundle clean lock
 
 $(VENV)/.installed: pyproject.toml uv.lock
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv==$(UV_VERSION)"
@@ -20,7 +20,7 @@ book: install
 pdf: install browser  # the whole book as one PDF, from the committed outputs (nothing executed) -> _build/pdf/nadbook.pdf
 	$(VENV)/bin/python tools/book_pdf.py
 
-test: install browser slurm fashion lint
+test: install browser slurm fashion compiler lint
 	$(VENV)/bin/pytest tests book --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 -p no:cacheprovider
 
 browser:
@@ -31,6 +31,9 @@ slurm:
 
 fashion:
 	@bash tools/ensure-fashion-mnist.sh
+
+compiler:
+	@bash tools/ensure-compiler.sh
 
 lint: install  # ruff, configured in pyproject.toml; actionlint on .github/workflows (any finding fails)
 	$(VENV)/bin/ruff check src tests benchmarks tools

@@ -542,6 +542,7 @@ def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
         assert abs(float(fresh) - float(stored)) < 10
 
 
+@pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
 def test_precision_check_measures_bfloat16_against_float32(tmp_path):
     cos = ch3_nads.precision_cosines("lenet", 2)
     assert set(cos) == {"eager", "compiled"} and all(v.shape == (2,) and (v > 0.999).all() for v in cos.values())
@@ -552,6 +553,7 @@ def test_precision_check_measures_bfloat16_against_float32(tmp_path):
     assert bundle.status("precision", tmp_path).startswith("precision: not complete")
 
 
+@pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
 def test_the_stored_precision_check_recomputes_bitwise(record_threads):
     """One random architecture's cosines of the stored precision check (at most about two minutes)."""
     from nadcore import plan

@@ -316,6 +316,7 @@ def test_the_reading_of_chapter_7_matches_the_bundle(zoo_paper):
     assert [ok for *_, ok in verdict.values()] == [True, False, True, True]
 
 
+@pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
 def test_chapter_7_secant_and_fig6(monkeypatch, tmp_path):
     """The secant of the new networks and of Fig. 6's reference, Fig. 6 on them with the reference's own
     learning rate, stored and read back; the secant table sets each secant under its exact gradient."""

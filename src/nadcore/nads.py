@@ -209,6 +209,9 @@ def compiled_secant_gradient(net, x0, step, precision="float32"):
     a 2-core CPU in bfloat16: 1.1x (VGG-11) to 2.7x (DenseNet-121) faster than eager."""
     key = (repr(net), tuple(x0.shape), str(x0.device), precision, torch.get_num_threads())
     if key not in _COMPILED:
+        if x0.device.type == "cpu" and not has_compiler():
+            raise RuntimeError("the compiled secant needs a C++ compiler on the CPU (torch.compile writes C++ "
+                               "kernels): apt-get install g++, or compiled=False")
         base = copy.deepcopy(net)
         if precision != "float32":
             base = base.to(memory_format=torch.channels_last)
@@ -223,6 +226,13 @@ def compiled_secant_gradient(net, x0, step, precision="float32"):
             out = forward(probes(x0, step))
     out = out.reshape(2 * D).float()
     return (out[:D] - out[D:]) / (2 * step)
+
+
+def has_compiler():
+    """True when a C++ compiler is on the PATH (`torch.compile` on the CPU needs one)."""
+    import shutil
+
+    return any(shutil.which(c) for c in ("g++", "c++"))
 
 
 def _autocast(dev, precision):
