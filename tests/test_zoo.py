@@ -316,6 +316,33 @@ def test_the_reading_of_chapter_7_matches_the_bundle(zoo_paper):
     assert [ok for *_, ok in verdict.values()] == [True, False, True, True]
 
 
+def test_the_secant_and_fig6_reading_of_chapter_7_matches_the_bundle(zoo_paper):
+    """The statements of Chapter 7's secant and Fig. 6 sections, for the networks the bundle holds."""
+    from nadcore.experiments import ch7_zoo
+
+    n, secant, fig6 = ch7_zoo.key_numbers(zoo_paper), zoo_paper["secant"], zoo_paper["fig6"]
+    if secant.get("vit") is None:
+        pytest.skip("the bundle holds no secant NADs of the ViT yet")
+    # the ViT: the secant finds the exact gradient's block of 16 patch patterns, not its single directions
+    assert n["vit_secant16"] > 0.85 and n["vit_secant1"] < 0.5
+    assert n["vit_secant_top"] > 0.95 and n["vit_secant_harmonic4"] > 0.95
+    assert n["lenet_secant16"] < 0.1                                     # LeNet: two different bases
+    if secant.get("convnext") is not None:   # as isotropic as isotropic gradients: nothing to share
+        assert abs(n["convnext_secant_effective_rank"] / n["isotropic_secant_effective_rank"] - 1) < 0.05
+        assert n["convnext_secant16"] < 3 * 16 / 1024
+    if secant.get("mixer") is not None:      # the Mixer's secant, like its exact gradient, on the patch grid
+        assert n["mixer_secant_harmonic4"] > 0.5 and n["mixer_secant_effective_rank"] > n["vit_secant_effective_rank"]
+    # Fig. 6: the ViT learns its first NAD and none past its block of 16; LeNet falls gradually
+    if len(fig6.get("vit", {})) == 3 and len(fig6["lenet"]) == 3:
+        assert n["vit_fig6_0"] > 95 and n["vit_fig6_16"] < 55 and n["vit_fig6_256"] < 55
+        assert n["lenet_fig6_0"] > 90 and 55 < n["lenet_fig6_16"] < n["lenet_fig6_0"] and n["lenet_fig6_256"] < 55
+    if len(fig6.get("mixer", {})) == 3:      # its first NAD in part, the others not
+        assert 55 < n["mixer_fig6_0"] < 90 and n["mixer_fig6_16"] < 55 and n["mixer_fig6_256"] < 55
+    if len(fig6.get("convnext", {})) == 3:   # flat: every direction alike, none learnt well
+        acc = [n[f"convnext_fig6_{i}"] for i in (0, 16, 256)]
+        assert max(acc) - min(acc) < 5 and max(acc) < 75
+
+
 @pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
 def test_chapter_7_secant_and_fig6(monkeypatch, tmp_path):
     """The secant of the new networks and of Fig. 6's reference, Fig. 6 on them with the reference's own

@@ -103,13 +103,14 @@ def fig6(results):
         return None
     cfg = results["settings"]
     fig, ax = style.figure(width=0.8, height=3.2)
+    where = {i: j for j, i in enumerate(cfg["fig6_indices"])}   # the indices evenly spaced, in order
     for arch, acc in runs.items():
         idx = sorted(acc)
-        ax.plot(idx, [acc[i] for i in idx], marker="o", ms=4, color=style.COLORS.get(arch),
+        ax.plot([where[i] for i in idx], [acc[i] for i in idx], marker="o", ms=4, color=style.COLORS.get(arch),
                 ls="-" if arch in results["archs"] else "--", label=label(arch))
     ax.axhline(50, color="k", ls=":", lw=1, label="chance")
-    ax.set_xscale("symlog", linthresh=1)
-    ax.set_xticks(cfg["fig6_indices"], [str(i) for i in cfg["fig6_indices"]])
+    ax.set_xticks(range(len(where)), [str(i) for i in where])
+    ax.set_xlim(-0.3, len(where) - 0.7)
     ax.set_ylim(45, 102)
     ax.set_xlabel("NAD index $i$ (secant NADs)")
     ax.set_ylabel("test accuracy (%)")
