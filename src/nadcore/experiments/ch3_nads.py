@@ -10,7 +10,19 @@ from nadcore import store, sweeps, versions
 from nadcore.data import directional_dataset
 from nadcore.device import resolve
 from nadcore.fourier import fourier_energy, low_band
-from nadcore.nads import NADResult, _with_pooling, compare, estimate, nad_settings, result_path
+from nadcore.nads import (
+    NADResult,
+    _network,
+    _with_pooling,
+    compare,
+    compiled_secant_gradient,
+    estimate,
+    eval_point_for,
+    first_linear_layer,
+    nad_settings,
+    result_path,
+    secant_gradient,
+)
 from nadcore.presets import preset
 from nadcore.seeds import streams
 from nadcore.train import Recipe, fit_many
@@ -167,22 +179,20 @@ def first_at_chance(indices, accuracy, margin=2.0):
 def precision_cosines(arch, count, seed=0, device="cpu"):
     """What the bundle's secant precision does to each network's gradient: for networks `0 .. count - 1`
     of `arch` (those of every estimate with `seed`), the cosine of the bfloat16 secant gradient, eager
-    (`nads.secant_gradient`) and compiled (`nads.compiled_secant_gradient`), with the float32 one.
+    (`nadcore.nads.secant_gradient`) and compiled (`compiled_secant_gradient`), with the float32 one.
     Returns `{"eager": (count,), "compiled": (count,)}`."""
-    from nadcore import nads
-
     dev = resolve(device)
-    factory, _ = nads._factory(arch, (1, 32, 32))
-    x0 = nads.eval_point_for(seed, (1, 32, 32)).to(dev)
+    factory = lambda: registry.build(arch, num_classes=1)
+    x0 = eval_point_for(seed, (1, 32, 32)).to(dev)
     cos = lambda a, b: float(torch.nn.functional.cosine_similarity(a, b, dim=0))
     out = {"eager": [], "compiled": []}
     for i in range(count):
-        net = nads._network(factory, seed, i, dev)
-        layer = nads.first_linear_layer(net, x0)
-        g32 = nads.secant_gradient(net, x0, 100.0, layer)
-        g16 = nads.secant_gradient(net.to(memory_format=torch.channels_last), x0, 100.0, layer, "bfloat16")
+        net = _network(factory, seed, i, dev)
+        layer = first_linear_layer(net, x0)
+        g32 = secant_gradient(net, x0, 100.0, layer)
+        g16 = secant_gradient(net.to(memory_format=torch.channels_last), x0, 100.0, layer, "bfloat16")
         out["eager"].append(cos(g32, g16))
-        out["compiled"].append(cos(g32, nads.compiled_secant_gradient(net, x0, 100.0, "bfloat16")))
+        out["compiled"].append(cos(g32, compiled_secant_gradient(net, x0, 100.0, "bfloat16")))
     return {k: np.array(v) for k, v in out.items()}
 
 
