@@ -31,6 +31,7 @@ from torch.func import stack_module_state
 from torch.utils.flop_counter import FlopCounterMode
 
 from nadcore import models, nads, stacked, train
+from nadcore.experiments import ch3_nads
 
 
 def peak_gflops(dtype, size=2048, repeats=5):
@@ -74,18 +75,9 @@ def secant_gflop(arch):
 
 def gradient_cosines(arch, count):
     """Cosine of each of `count` networks' bfloat16 secant gradient, eager and compiled, with its
-    float32 one: an array (count, 2)."""
-    factory, _ = nads._factory(arch, (1, 32, 32))
-    x0 = nads.eval_point_for(0, (1, 32, 32))
-    cos = lambda a, b: float(torch.nn.functional.cosine_similarity(a, b, dim=0))
-    out = []
-    for i in range(count):
-        net = nads._network(factory, 0, i, torch.device("cpu"))
-        layer = nads.first_linear_layer(net, x0)
-        g32 = nads.secant_gradient(net, x0, 100.0, layer)
-        g16 = nads.secant_gradient(net.to(memory_format=torch.channels_last), x0, 100.0, layer, "bfloat16")
-        out.append((cos(g32, g16), cos(g32, nads.compiled_secant_gradient(net, x0, 100.0, "bfloat16"))))
-    return np.array(out)
+    float32 one (`ch3_nads.precision_cosines`): an array (count, 2)."""
+    cos = ch3_nads.precision_cosines(arch, count)
+    return np.stack([cos["eager"], cos["compiled"]], axis=1)
 
 
 def train_step(arch, batch=128, repeats=1):

@@ -218,7 +218,7 @@ def convergence_item(arch=None, method="autograd"):
     if method == "autograd":
         return out
     s = nad_item(arch, method)
-    return {**out, "precision": s.get("precision", "float32"), **({"compiled": True} if s.get("compiled") else {})}
+    return {**out, **{k: s[k] for k in ("precision", "compiled") if k in s}}
 
 
 def convergence_path(bundle_dir=BUNDLE, arch=None, method="autograd"):

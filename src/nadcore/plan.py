@@ -34,7 +34,7 @@ NAD_S = {("logreg", "secant"): 1.2e-3, ("mlp", "secant"): 1e-2, ("lenet", "secan
 # transformers gain nothing from stacking: 4 ViTs took 4.1 times one); exact gradients from the
 # bundle job's rate per chunk of 125 while nothing else ran (the records' durations, 621 to 1,281 s
 # per 10,000 networks, include stretches shared with tests, when two jobs' threads slow each other
-# far more than twofold). Their secant: `benchmarks/nad_throughput.py` on a quiet machine, 2026-11-25
+# far more than twofold). Their secant: `benchmarks/nad_throughput.py` on a quiet machine, 2026-11-24
 # (ConvNeXt with its 4x4 patchify stem, 45 GFLOP a network).
 TRAIN_S.update({"vit": 1.15e-2, "mixer": 8.7e-3, "convnext": 1.2e-2, "resnet18_blur": 1.9e-2})
 # ... but Chapter 7's Fig. 6 cells (2,000 + 2,000 samples, 10 epochs, the bundle job alone) took
