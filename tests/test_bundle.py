@@ -16,11 +16,12 @@ import numpy as np
 import pytest
 import torch
 
-from nadcore import bundle, cifar, fourier, models, nads, presets, published, store, sweeps
+from nadcore import bundle, cifar, fourier, models, nads, plan, presets, published, store, sweeps
 from nadcore.experiments import ch1_fourier, ch3_nads, ch4_cifar10
 from nadcore.experiments import ch2_pooling as pooling_chapter
 from nadcore.experiments import ch5_underspec as underspec
 from nadcore.experiments import ch6_antialias as antialias
+from nadcore.plots import style
 
 RNG = random.Random()   # a different pick on every run; the pick is printed
 
@@ -467,6 +468,51 @@ def test_convergence_panels_draw_one_panel_per_architecture():
     assert [ax.get_title() for ax in shown] == ["LeNet", "VGG-11", "ResNet-18"]
     assert [t.get_text() for t in shown[2].get_xticklabels()] == ["625", "1,250"]
     assert list(shown[0].lines[1].get_ydata()) == [0.2, 0.4]   # k = 16 against N
+
+
+def test_records_table_says_how_each_estimate_was_computed():
+    from nadcore.plots import nads as nad_plots
+
+    stored = bundle.stored_nads(bundle.NAD_ARCHS + bundle.ZOO_ARCHS)
+    if not stored:
+        pytest.skip("the bundle holds no NADs yet")
+    table = nad_plots.records_table(stored)
+    assert len(table) == len(stored)
+    for (arch, method), r in stored.items():
+        row = table.loc[f"{style.LABELS[arch]}, {nad_plots.METHODS[method]}"]
+        assert row["networks"] == f"{r.settings['num_networks']:,}"
+        assert row["arithmetic"].startswith(r.settings.get("precision", "float32"))
+        assert ("torch.compile" in row["arithmetic"]) == bool(r.settings.get("compiled"))
+        assert row["compute time"] == plan.duration(r.record["duration_s"])
+
+
+def test_secant_vs_exact_overlaps_pair_the_estimates_of_each_architecture():
+    from nadcore.plots import nads as nad_plots
+
+    secant, exact = bundle.load_nad("lenet"), bundle.load_nad("lenet", "autograd")
+    if secant is None or exact is None:
+        pytest.skip("the bundle holds no LeNet NADs yet")
+    pairs = bundle.secant_exact_overlaps([1, 16], archs=("lenet", "vit"))
+    np.testing.assert_array_equal(pairs["lenet"], nads.compare(secant, exact, [1, 16]))
+    assert set(pairs) <= {"lenet", "vit"}
+    fig = nad_plots.secant_vs_exact(pairs, [1, 16])
+    line = fig.axes[0].lines[0]
+    assert line.get_label() == "LeNet: secant vs exact gradient" and line.get_color() == style.COLORS["lenet"]
+
+
+def test_precision_figure_draws_each_networks_cosine_gap():
+    from nadcore.plots import nads as nad_plots
+
+    check = {"vgg11": {"eager": np.array([0.999, 0.9999]), "compiled": np.array([0.99])},
+             "vit": {"eager": np.array([0.9]), "compiled": np.array([0.995, 0.9995])},
+             "overlaps": {"compiled": np.array([1.0, 0.99]), "floor": np.array([0.2, 0.5])}}
+    fig = nad_plots.precision(check, [1, 4])
+    left, right = fig.axes
+    gaps = [np.round(line.get_ydata(), 6).tolist() for line in left.lines]
+    assert gaps == [[0.001, 0.0001], [0.1], [0.01], [0.005, 0.0005]]  # eager then compiled, per network
+    assert [t.get_text() for t in left.get_xticklabels()] == ["VGG-11", "ViT"]
+    assert list(right.lines[0].get_ydata()) == [1.0, 0.99] and list(right.lines[1].get_ydata()) == [0.2, 0.5]
+    style.check_readable(fig)
 
 
 # ----------------------------------------------------------------------------- VGG-11 on this CPU (issue 23)

@@ -187,7 +187,7 @@ def load_nad(arch, method="secant", bundle_dir=BUNDLE):
     return nads.NADResult.load(path, settings) if store.matches(path, settings) else None
 
 
-GPU_NAD_ARCHS = ("vgg11", "resnet18", "densenet121")   # exact-gradient NADs only (`ITEMS`)
+GPU_NAD_ARCHS = ("vgg11", "resnet18", "densenet121")   # the deep networks: secant at `SECANT_CPU` networks
 ZOO_ARCHS = ("vit", "mixer", "convnext", "resnet18_blur")  # Chapter 7: after 2020, and ResNet-18 with BlurPool
 
 
@@ -196,6 +196,14 @@ def stored_nads(archs=NAD_ARCHS + GPU_NAD_ARCHS, bundle_dir=BUNDLE):
     then exact-gradient "autograd"), in the order of `archs`."""
     found = {(a, m): load_nad(a, m, bundle_dir) for a in archs for m in ("secant", "autograd")}
     return {key: r for key, r in found.items() if r is not None}
+
+
+def secant_exact_overlaps(ks, archs=GPU_NAD_ARCHS, bundle_dir=BUNDLE):
+    """`{arch: overlaps}` (`nads.compare` at each k of `ks`) of the secant and exact-gradient NADs of
+    each architecture of `archs` whose two estimates the bundle holds."""
+    stored = stored_nads(archs, bundle_dir)
+    return {a: nads.compare(stored[(a, "secant")], stored[(a, "autograd")], ks) for a in archs
+            if (a, "secant") in stored and (a, "autograd") in stored}
 
 
 # N vs 2N for the exact-gradient estimates of 10,000 networks: 3N <= 10,000 in whole chunks, so the
@@ -405,7 +413,7 @@ def underspec_cost(figure, dataset="digits"):
     s = underspec_item(figure, dataset)
     cells = len(s["seeds"]) * len(s["indices"]) ** (2 if figure == "pairs" else 1)
     samples = 2 * s["n_train"] if figure == "pairs" else (s["limit"] or 1797)
-    return plan._duration(sum(cells * plan.train_cost(DEVICE, a, samples, s["recipe"][a]["epochs"])
+    return plan.duration(sum(cells * plan.train_cost(DEVICE, a, samples, s["recipe"][a]["epochs"])
                               for a in UNDERSPEC_ARCHS))
 
 
@@ -436,7 +444,7 @@ def antialias_gaps(bundle_dir=BUNDLE):
     todo = [it for it in items if it.stored < it.count]
     if not todo:
         return None
-    return ", ".join(it.name for it in todo), plan._duration(sum(it.cost_s or 0 for it in todo))
+    return ", ".join(it.name for it in todo), plan.duration(sum(it.cost_s or 0 for it in todo))
 
 
 # ----------------------------------------------------------------------------- beside the published numbers
@@ -533,7 +541,7 @@ def status(item, bundle_dir=BUNDLE):
         raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
     if done == (len(cells) if item not in ("fig6", "fig6_sigma", *DEEP_FIG6) else total):
         return head
-    return f"{head}; `python -m nadcore.bundle {item}` computes the rest (~{plan._duration(left)} on a 2-core CPU)"
+    return f"{head}; `python -m nadcore.bundle {item}` computes the rest (~{plan.duration(left)} on a 2-core CPU)"
 
 
 def _sigma_left(grids, single=False):
@@ -570,7 +578,7 @@ def _nad_status(item, bundle_dir, scratch=SCRATCH):
                                 compiled=settings.get("compiled", False))
     left = sweeps.missing("nad_chunks", cells, chunk, scratch)
     each = plan.nad_seconds(arch, method, settings.get("precision", "float32"), settings.get("compiled", False))
-    cost = f" (~{plan._duration(each * sum(c['stop'] - c['start'] for c in left))} on a 2-core CPU)" if each else ""
+    cost = f" (~{plan.duration(each * sum(c['stop'] - c['start'] for c in left))} on a 2-core CPU)" if each else ""
     return (f"{item}: {len(cells) - len(left)} of {len(cells)} chunks of {nads.CHUNK} networks in {scratch}; "
             f"`python -m nadcore.bundle {item}` computes the rest{cost}")
 

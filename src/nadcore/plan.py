@@ -91,16 +91,17 @@ class Plan:
         """A table: item, what, stored / total, estimated cost of the rest on this device."""
         lines = [f"plan of {self.chapter} at scale {self.scale!r} on {self.device}:"]
         for it in self.items:
-            cost = "cost unknown on this device" if it.cost_s is None else f"~{_duration(it.cost_s)}"
+            cost = "cost unknown on this device" if it.cost_s is None else f"~{duration(it.cost_s)}"
             lines.append(f"  {it.name:<22} {it.stored:>6}/{it.count:<6} stored  {cost:<26} {it.what}")
         known = [it.cost_s for it in self.items if it.cost_s is not None]
         unknown = sum(it.cost_s is None and it.stored < it.count for it in self.items)
-        lines.append(f"  total still to compute: ~{_duration(sum(known))}"
+        lines.append(f"  total still to compute: ~{duration(sum(known))}"
                      + (f" (+ {unknown} items without a cost estimate)" if unknown else ""))
         return "\n".join(lines)
 
 
-def _duration(seconds):
+def duration(seconds):
+    """A time as a reader says it: seconds, minutes below 1.5 h, else hours."""
     if seconds < 90:
         return f"{seconds:.0f} s"
     return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"

@@ -8,10 +8,10 @@ import matplotlib.ticker as mticker
 import numpy as np
 from matplotlib.lines import Line2D
 
-from nadcore import published
+from nadcore import plan, published
 from nadcore.experiments.ch3_nads import numerical_rank, rank_limit
 from nadcore.fourier import fourier_energy
-from nadcore.plots import style
+from nadcore.plots import page, style
 
 GREEN, BROWN = "#2e8b57", "#8b4513"
 DASHES = {"secant": "-", "autograd": ":", "hessian": "-."}
@@ -49,6 +49,21 @@ def beside_published(stored, archs):
         theirs = [published.nads(arch)] if arch in published.ARCHS else []
         rows.update({describe(r, lines=True): r for r in mine + theirs})
     return rows
+
+
+def records_table(stored):
+    """How each stored estimate (`{(arch, method): NADResult}`, `bundle.stored_nads`) was computed: its
+    networks, arithmetic, machine, threads and compute time, one row each."""
+    rows = []
+    for (arch, method), r in stored.items():
+        s, rec = r.settings, r.record
+        arithmetic = s.get("precision", "float32") + (", torch.compile" if s.get("compiled") else "")
+        seconds = rec.get("duration_s")
+        rows.append([f"{style.LABELS.get(arch, arch)}, {METHODS.get(method, method)}", f"{int(s['num_networks']):,}",
+                     arithmetic, rec.get("machine") or "–", rec.get("threads") or "–",
+                     "–" if seconds is None else plan.duration(seconds), (rec.get("created") or "–")[:10]])
+    return page.table(rows, ["estimate", "networks", "arithmetic", "machine", "threads", "compute time", "computed"],
+                      index="estimate")
 
 
 def oriented(images):
@@ -193,6 +208,14 @@ def overlaps_published(overlap, ks, dim=1024):
     return overlaps(curves, ks, dim, styles=styles)
 
 
+def secant_vs_exact(pairs, ks, dim=1024):
+    """`overlaps` of each architecture's secant and exact-gradient NADs (`{arch: values}`,
+    `bundle.secant_exact_overlaps`), in the architectures' colours."""
+    curves = {f"{style.LABELS.get(a, a)}: secant vs exact gradient": v for a, v in pairs.items()}
+    styles = {label: dict(color=style.COLORS.get(a)) for label, a in zip(curves, pairs)}
+    return overlaps(curves, ks, dim, styles=styles)
+
+
 def convergence(conv, title=None):
     """Overlap between the leading-k NADs from N and from 2N networks, against N (one curve per k)."""
     fig, ax = style.figure(width=0.8, height=3.2)
@@ -295,4 +318,40 @@ def fig6_compare(ours, curves, more=None):
     handles[2:2] = [Line2D([], [], color="k", marker=m, mfc="none", ls="", ms=4.5, label=label)
                     for (label, _), m in zip((more or {}).items(), MORE_MARKERS)]
     fig.legend(handles=handles, loc="outside lower center", ncols=min(3, len(handles)), fontsize=9)
+    return fig
+
+
+def precision(check, ks, dim=1024):
+    """What the bundle's secant arithmetic does (`bundle.load_precision`). Left: per network, 1 - the
+    cosine of its bfloat16 secant gradient (eager and through `torch.compile`) with its float32 one.
+    Right: leading-k overlap of the compiled bfloat16 and the float32 estimates of the same networks,
+    beside two float32 estimates of disjoint halves (the Monte-Carlo agreement), and chance k/D."""
+    archs = [a for a in check if a != "overlaps"]
+    fig, (left, right) = style.figure(1, 2, width=0.97, height=3.8, layout="constrained",
+                                      gridspec_kw={"width_ratios": [1.5, 1]})
+    kinds = {"eager": dict(marker="o"), "compiled": dict(marker="s", mfc="none")}
+    for j, (method, kw) in enumerate(kinds.items()):
+        for i, arch in enumerate(archs):
+            gap = np.clip(1 - np.asarray(check[arch][method], float), 1e-7, None)
+            left.plot(np.full(len(gap), i + (j - 0.5) * 0.3), gap, ls="", ms=4, color=style.COLORS.get(arch, "0.3"),
+                      **kw)
+    left.set_yscale("log")
+    left.set_xticks(range(len(archs)), [style.LABELS.get(a, a) for a in archs], rotation=40, ha="right",
+                    rotation_mode="anchor")
+    left.set_ylabel("1 − cosine with float32")
+    left.set_title("each network's gradient")
+    ov = check["overlaps"]
+    right.plot(ks, ov["compiled"], "o-", ms=4, color=style.COLORS.get("lenet"))
+    right.plot(ks, ov["floor"], "s--", ms=4, color="0.4")
+    right.plot(ks, np.asarray(ks) / dim, "k:")
+    right.set_xscale("log", base=2)
+    right.set_ylim(0, 1.05)
+    right.set_xlabel("$k$ (leading NADs)")
+    right.set_ylabel("overlap")
+    right.set_title("LeNet's leading NADs")
+    handles = [Line2D([], [], color="0.3", ls="", ms=4, **kw, label=f"bfloat16, {m}") for m, kw in kinds.items()]
+    handles += [Line2D([], [], color=style.COLORS.get("lenet"), marker="o", ms=4, label="bfloat16 vs float32"),
+                Line2D([], [], color="0.4", marker="s", ms=4, ls="--", label="two float32 halves"),
+                Line2D([], [], color="k", ls=":", label="chance ($k/D$)")]
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9)
     return fig
