@@ -321,11 +321,11 @@ def fig6_compare(ours, curves, more=None):
     return fig
 
 
-def precision(check, ks, dim=1024):
+def precision(check, ks, arch="lenet", dim=1024):
     """What the bundle's secant arithmetic does (`bundle.load_precision`). Left: per network, 1 - the
     cosine of its bfloat16 secant gradient (eager and through `torch.compile`) with its float32 one.
-    Right: leading-k overlap of the compiled bfloat16 and the float32 estimates of the same networks,
-    beside two float32 estimates of disjoint halves (the Monte-Carlo agreement), and chance k/D."""
+    Right: leading-k overlap of the compiled bfloat16 and the float32 estimates of the same networks
+    of `arch`, beside two float32 estimates of disjoint halves (the Monte-Carlo agreement), and chance."""
     archs = [a for a in check if a != "overlaps"]
     fig, (left, right) = style.figure(1, 2, width=0.97, height=3.8, layout="constrained",
                                       gridspec_kw={"width_ratios": [1.5, 1]})
@@ -341,16 +341,16 @@ def precision(check, ks, dim=1024):
     left.set_ylabel("1 − cosine with float32")
     left.set_title("each network's gradient")
     ov = check["overlaps"]
-    right.plot(ks, ov["compiled"], "o-", ms=4, color=style.COLORS.get("lenet"))
+    right.plot(ks, ov["compiled"], "o-", ms=4, color=style.COLORS.get(arch))
     right.plot(ks, ov["floor"], "s--", ms=4, color="0.4")
     right.plot(ks, np.asarray(ks) / dim, "k:")
     right.set_xscale("log", base=2)
     right.set_ylim(0, 1.05)
     right.set_xlabel("$k$ (leading NADs)")
     right.set_ylabel("overlap")
-    right.set_title("LeNet's leading NADs")
+    right.set_title(f"{style.LABELS.get(arch, arch)}'s leading NADs")
     handles = [Line2D([], [], color="0.3", ls="", ms=4, **kw, label=f"bfloat16, {m}") for m, kw in kinds.items()]
-    handles += [Line2D([], [], color=style.COLORS.get("lenet"), marker="o", ms=4, label="bfloat16 vs float32"),
+    handles += [Line2D([], [], color=style.COLORS.get(arch), marker="o", ms=4, label="bfloat16 vs float32"),
                 Line2D([], [], color="0.4", marker="s", ms=4, ls="--", label="two float32 halves"),
                 Line2D([], [], color="k", ls=":", label="chance ($k/D$)")]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9)
