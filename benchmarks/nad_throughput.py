@@ -13,7 +13,8 @@ subspaces of the bfloat16 estimates (eager, compiled) and the float32 one from t
 beside that of two disjoint float32 halves (the Monte-Carlo floor; `--agreement-networks 0` skips
 it). Any registry name goes (`nadcore.models.names()`, the architectures after 2020 included);
 `--train` also times one SGD step on a batch of 128, the way `train.fit_many` trains the network
-(stacked through `nadcore.stacked` when `train.vmappable`).
+(stacked through `nadcore.stacked` when `train.vmappable`), in float32 and in bfloat16 (autocast,
+`precision="bfloat16"` of `train.Recipe`), with their ratio and fractions of the peaks.
 
     .venv/bin/python benchmarks/nad_throughput.py --arch vgg11 resnet18 --networks 4
     .venv/bin/python benchmarks/nad_throughput.py --arch vit mixer convnext resnet18_blur --networks 2 \
@@ -31,6 +32,7 @@ from torch.func import stack_module_state
 from torch.utils.flop_counter import FlopCounterMode
 
 from nadcore import models, nads, stacked, train
+from nadcore.device import autocast
 from nadcore.experiments import ch3_nads
 
 
@@ -80,29 +82,37 @@ def gradient_cosines(arch, count):
     return np.stack([cos["eager"], cos["compiled"]], axis=1)
 
 
-def train_step(arch, batch=128, repeats=1):
-    """Seconds of one SGD step (forward, cross-entropy, backward, update) of a 2-class `arch` on
-    `batch` inputs: stacked (one network, as `fit_many` on the CPU) when vmappable, else plain."""
+def train_step(arch, batch=128, repeats=1, precision="float32"):
+    """Seconds and FLOPs of one SGD step (forward, cross-entropy, backward, update) of a 2-class `arch`
+    on `batch` inputs, as `train.fit_many` takes it: stacked (one network) when vmappable, else
+    plain; `precision="bfloat16"` under autocast (and channels-last when not stacked), as `train.fit`."""
     torch.manual_seed(0)
     net = models.build(arch).train()
     x, y = torch.randn(batch, 1, 32, 32), torch.randint(0, 2, (batch,))
+    dev = torch.device("cpu")
     if train.vmappable(net):
         params, _ = stack_module_state([net])
         params = {k: v.requires_grad_(True) for k, v in params.items()}
         f = stacked.forward(net)
-        loss = lambda: F.cross_entropy(f(params, x[None])[0], y)
+        logits = lambda: f(params, x[None])[0]
         opt = torch.optim.SGD(params.values(), lr=1e-3)
     else:
-        loss = lambda: F.cross_entropy(net(x), y)
+        if precision != "float32":
+            net = net.to(memory_format=torch.channels_last)
+        logits = lambda: net(x)
         opt = torch.optim.SGD(net.parameters(), lr=1e-3)
 
     def step():
+        with autocast(dev, precision):
+            out = logits()
         opt.zero_grad()
-        loss().backward()
+        F.cross_entropy(out.float(), y).backward()
         opt.step()
 
     step()                                                                     # warm-up
-    return timed(step, repeats)[0]
+    with FlopCounterMode(display=False) as counter:
+        step()
+    return timed(step, repeats)[0], counter.get_total_flops()
 
 
 def agreement(arch, n, ks):
@@ -153,8 +163,11 @@ def main(argv=None):
               f"mean {cos[:, 0].mean():.4f}; compiled min {cos[:, 1].min():.4f}, mean {cos[:, 1].mean():.4f} "
               f"({gflop:.0f} GFLOP per network)", flush=True)
         if args.train:
-            seconds = train_step(arch, repeats=args.repeats)
-            print(f"{arch:<11} training step, batch 128: {seconds:.3f} s ({seconds / 128:.2e} s per sample)",
+            (t32, flops), (t16, _) = (train_step(arch, repeats=args.repeats, precision=p)
+                                      for p in ("float32", "bfloat16"))
+            print(f"{arch:<11} training step, batch 128: float32 {t32:.3f} s ({t32 / 128:.2e} s per sample, "
+                  f"{flops / t32 / 1e9:.0f} GFLOP/s = {flops / t32 / 1e9 / p32:.0%} of peak); bfloat16 {t16:.3f} s "
+                  f"({flops / t16 / 1e9:.0f} GFLOP/s = {flops / t16 / 1e9 / p16:.0%} of peak); ratio {t32 / t16:.2f}x",
                   flush=True)
     if args.agreement_networks < 2:
         return

@@ -10,13 +10,14 @@ On another CPU family the kernels round differently and SGD drifts; there the te
 the first steps (rtol 1e-3) and the final accuracy (within 10 points) of a cell.
 """
 
+import itertools
 import random
 
 import numpy as np
 import pytest
 import torch
 
-from nadcore import bundle, cifar, fourier, models, nads, plan, presets, published, store, sweeps
+from nadcore import bundle, cifar, fourier, models, nads, plan, presets, published, store, sweeps, train
 from nadcore.experiments import ch1_fourier, ch3_nads, ch4_cifar10
 from nadcore.experiments import ch2_pooling as pooling_chapter
 from nadcore.experiments import ch5_underspec as underspec
@@ -536,6 +537,31 @@ def test_vgg11_fig1_subset_is_part_of_fig1(tmp_path):
     assert bundle.fourier_remaining("fig1", tmp_path)[0] == 0    # Fig. 1's own item: LogReg and LeNet
 
 
+def test_training_precision_check_compares_bfloat16_with_a_second_float32_seed(tmp_path):
+    """The check's cells are Fig. 1 cells of VGG-11's subset: seed 0 in float32 is Fig. 1's own cell,
+    bfloat16 another key; the verdict accepts bfloat16 only if it moves the accuracy no more than a seed."""
+    archs, grid, settings, pooling = bundle.fourier_item("fig1_vgg11")
+    assert set(bundle.TRAIN_PRECISION["cells"]) <= set(grid.half())
+    assert bundle.train_precision_settings("float32", 0) == settings
+    bf16 = bundle.train_precision_settings("bfloat16", 0)
+    assert bf16 == {**settings, "precision": "bfloat16"} and store.key(bf16) != store.key(settings)
+    assert train.Recipe.from_settings(bf16, "vgg11").precision == "bfloat16"
+    cells = ch1_fourier.sweep_cells(archs, grid, pooling, only=bundle.TRAIN_PRECISION["cells"])
+    assert [(c["kx"], c["ky"]) for c in cells] == sorted(bundle.TRAIN_PRECISION["cells"], key=lambda c: (c[1], c[0]))
+    with pytest.raises(ValueError, match="only must hold canonical cells"):
+        ch1_fourier.sweep_cells(archs, grid, pooling, only=[(1, 1)])
+    fake = {("float32", 0): 60.0, ("float32", 1): 64.0, ("bfloat16", 0): 61.0, ("bfloat16", 1): 62.0}
+    for (precision, r), acc in fake.items():
+        sweeps.sweep("fig1", cells[:1], lambda group, acc=acc: [{"test_acc": np.float64(acc)} for _ in group],
+                     bundle.train_precision_settings(precision, r), tmp_path / "fourier", progress=False)
+    runs, records = bundle.load_train_precision(tmp_path)
+    assert runs[("bfloat16", 1)] == {(cells[0]["kx"], cells[0]["ky"]): 62.0} and len(records) == 4
+    verdict = bundle.train_precision_verdict(runs)
+    assert verdict["bfloat16"] == pytest.approx(1.5) and verdict["seeds"] == pytest.approx(4.0) and verdict["accept"]
+    assert not bundle._complete("train_precision", tmp_path)   # one of the two cells
+    assert bundle.train_precision_verdict({k: {} for k in runs}) is None
+
+
 def test_vgg11_fig6_uses_its_fig1_recipe_on_its_secant_nads(tmp_path):
     arch, indices, settings = bundle.fig6_item(name="fig6_vgg11")
     lenet = bundle.fig6_item()[2]
@@ -558,10 +584,17 @@ def test_secant_convergence_reads_the_bfloat16_estimates_chunks(tmp_path):
 
 
 def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
-    """A VGG-11 Fig. 1 cell or Fig. 6 index of the bundle, retrained (about 10 minutes of a 2-core CPU)."""
+    """A VGG-11 Fig. 1 cell (of its subset or of the training-precision check, float32 or bfloat16) or
+    Fig. 6 index of the bundle, retrained (about 10 minutes of a 2-core CPU)."""
     cells = []
     for name in bundle.DEEP_FIG1:
         table, _, _, records = bundle.load_fourier(name)
+        cells += [("fig1", a, c, table[a][c]["test_acc"], records[a][0]) for a in table for c in table[a]]
+    archs, grid, _, pooling = bundle.fourier_item(bundle.TRAIN_PRECISION["item"])
+    for precision, r in itertools.product(("float32", "bfloat16"), range(bundle.TRAIN_PRECISION["seeds"])):
+        table, records = ch1_fourier.stored_directions(archs, grid, bundle.train_precision_settings(precision, r),
+                                                       bundle.BUNDLE / "fourier", pooling, "fig1",
+                                                       only=bundle.TRAIN_PRECISION["cells"])
         cells += [("fig1", a, c, table[a][c]["test_acc"], records[a][0]) for a in table for c in table[a]]
     for name in bundle.DEEP_FIG6:
         arch, _, settings = bundle.fig6_item(name=name)

@@ -12,6 +12,8 @@ NAD chunks (8 MiB each) go to `scratch` (default `results/`), the merged NADs to
 import json
 from pathlib import Path
 
+import numpy as np
+
 from nadcore import fourier, nads, presets, published, seeds, stacked, store, sweeps, versions
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
 
@@ -66,6 +68,45 @@ def fourier_item(name):
     if name == "fig3":
         return ("lenet",), fourier.make_grid(FIG3_GRID), settings, False
     raise ValueError(f"name must be one of fig1, fig2, fig3, {', '.join(DEEP_FIG1)}; got {name!r}")
+
+
+# Training in bfloat16 (issue 23): before any deep network's Fig. 1 or Fig. 6 cell is trained in
+# bfloat16, two of VGG-11's Fig. 1 cells (the two whose published accuracy lies between chance and
+# 100 %, where a change shows) in each precision, two seeds each. Accepted where bfloat16 moves
+# the test accuracy (same seed) no more than a second float32 seed does.
+TRAIN_PRECISION = {"item": "fig1_vgg11", "cells": [(12, 0), (0, 12)], "seeds": 2}
+
+
+def train_precision_settings(precision, r):
+    """The settings of replicate `r` of the check's cells in `precision` (float32: Fig. 1's own)."""
+    return ch1_fourier.replicate_settings(versions.stamp(fourier_item(TRAIN_PRECISION["item"])[2], "fourier_cell",
+                                                         precision), r)
+
+
+def load_train_precision(bundle_dir=BUNDLE):
+    """`({(precision, replicate): {(kx, ky): test accuracy}}, records)` of the check's stored cells."""
+    archs, grid, _, pooling = fourier_item(TRAIN_PRECISION["item"])
+    out, records = {}, []
+    for precision in versions.PRECISIONS:
+        for r in range(TRAIN_PRECISION["seeds"]):
+            table, recs = ch1_fourier.stored_directions(archs, grid, train_precision_settings(precision, r),
+                                                        Path(bundle_dir) / "fourier", pooling, "fig1",
+                                                        only=TRAIN_PRECISION["cells"])
+            out[(precision, r)] = ch1_fourier.per_cell(table).get(archs[0], {})
+            records += recs.get(archs[0], [])
+    return out, records
+
+
+def train_precision_verdict(runs):
+    """`{"bfloat16": mean |bfloat16 - float32| (same seed), "seeds": mean |float32 seed 0 - seed 1|,
+    "accept": bool}` in points, over the cells stored in every run; None until a cell is."""
+    cells = set.intersection(*(set(v) for v in runs.values()))
+    if not cells:
+        return None
+    seeds = range(TRAIN_PRECISION["seeds"])
+    bf16 = np.mean([abs(runs[("bfloat16", r)][c] - runs[("float32", r)][c]) for c in cells for r in seeds])
+    spread = np.mean([abs(runs[("float32", r)][c] - runs[("float32", 0)][c]) for c in cells for r in seeds[1:]])
+    return {"bfloat16": float(bf16), "seeds": float(spread), "accept": bool(bf16 <= spread), "cells": sorted(cells)}
 
 
 def _sweep_name(name):
@@ -600,6 +641,9 @@ def _complete(item, bundle_dir):
         return antialias_gaps(bundle_dir) is None
     if item == "precision":
         return load_precision(bundle_dir) is not None
+    if item == "train_precision":
+        runs = load_train_precision(bundle_dir)[0]
+        return all(len(v) == len(TRAIN_PRECISION["cells"]) for v in runs.values())
     if item == "zoo":
         zoo = load_zoo(bundle_dir)
         return (not ch7_zoo.missing(zoo) and None not in zoo["secant"].values()
@@ -616,6 +660,14 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     fashion`). Stored as it goes; a finished item computes nothing."""
     bundle_dir = Path(bundle_dir)
     _note_machine(bundle_dir)
+    if item == "train_precision":
+        archs, grid, _, pooling = fourier_item(TRAIN_PRECISION["item"])
+        for r in range(TRAIN_PRECISION["seeds"]):
+            for precision in versions.PRECISIONS:
+                ch1_fourier.sweep_directions(archs, grid, train_precision_settings(precision, r),
+                                             bundle_dir / "fourier", pooling, name="fig1", batch=1,
+                                             progress=progress, only=TRAIN_PRECISION["cells"])
+        return load_train_precision(bundle_dir)
     if item in DEEP_FIG1:
         archs, grid, settings, pooling = fourier_item(item)
         batch = stacked.registry_chunk_size(archs[0], pooling, settings["batch_size"], DEVICE)
@@ -724,7 +776,8 @@ def _sigma_runs_compute(runs, bundle_dir, progress):
 ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
          "underspec_ood", "cifar", "antialias", "pooling", "underspec_pairs", "fig6_sigma", "sigma", "fig2", "fig3",
          "nads_vgg11_autograd", "nads_resnet18_autograd", "nads_densenet121_autograd", "convergence_autograd",
-         "precision", "nads_vgg11", "convergence_secant", *DEEP_FIG6, *DEEP_FIG1, "nads_resnet18", "nads_densenet121",
+         "precision", "train_precision", "nads_vgg11", "convergence_secant", *DEEP_FIG6, *DEEP_FIG1, "nads_resnet18",
+         "nads_densenet121",
          "cifar_fashion", "underspec_ood_fashion",
          *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo")
 

@@ -1,4 +1,7 @@
-"""One place that turns the `device` parameter of every chapter into a `torch.device`."""
+"""One place that turns the `device` parameter of every chapter into a `torch.device`, and the
+`precision` parameter (training, secant NADs) into an autocast context."""
+
+import contextlib
 
 import torch
 
@@ -28,3 +31,15 @@ def resolve(device="auto") -> torch.device:
     if dev.type not in ("cpu", "cuda", "mps"):
         raise ValueError(f"device must be {ACCEPTED}, got {device!r}")
     return dev
+
+
+PRECISIONS = ("float32", "bfloat16")
+
+
+def autocast(dev, precision="float32"):
+    """bfloat16 autocast on `dev` (a `torch.device`) for `precision="bfloat16"`, nothing for float32."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+    if precision == "float32":
+        return contextlib.nullcontext()
+    return torch.autocast(dev.type, dtype=torch.bfloat16)

@@ -16,7 +16,6 @@ are merged in order, so an estimate is bitwise the same however it is batched, s
 interrupted and resumed (same device and thread count), and memory does not grow with N.
 """
 
-import contextlib
 import copy
 import hashlib
 import time
@@ -31,7 +30,7 @@ from tqdm import tqdm
 
 from nadcore import models as registry
 from nadcore import store, sweeps, versions
-from nadcore.device import resolve
+from nadcore.device import autocast, resolve
 from nadcore.seeds import check_seed, derive
 
 METHODS = ("secant", "autograd", "hessian")
@@ -187,7 +186,7 @@ def secant_gradient(net, x0, step, first_layer="auto", precision="float32"):
     the rest of the network runs unchanged on the 2D probes.
     """
     D = x0.numel()
-    with torch.no_grad(), _autocast(x0.device, precision):
+    with torch.no_grad(), autocast(x0.device, precision):
         if first_layer == "auto":
             first_layer = first_linear_layer(net, x0)
         out = None if first_layer is None else _injected_forward(net, net.get_submodule(first_layer), x0, step)
@@ -222,7 +221,7 @@ def compiled_secant_gradient(net, x0, step, precision="float32"):
         for mine, theirs in ((base.parameters(), net.parameters()), (base.buffers(), net.buffers())):
             for a, b in zip(mine, theirs, strict=True):
                 a.copy_(b)
-        with _autocast(x0.device, precision), torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):
+        with autocast(x0.device, precision), torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):
             out = forward(probes(x0, step))
     out = out.reshape(2 * D).float()
     return (out[:D] - out[D:]) / (2 * step)
@@ -233,15 +232,6 @@ def has_compiler():
     import shutil
 
     return any(shutil.which(c) for c in ("g++", "c++"))
-
-
-def _autocast(dev, precision):
-    """bfloat16 autocast on `dev` for `precision="bfloat16"`, nothing for float32."""
-    if precision not in versions.PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(versions.PRECISIONS)}; got {precision!r}")
-    if precision == "float32":
-        return contextlib.nullcontext()
-    return torch.autocast(dev.type, dtype=torch.bfloat16)
 
 
 def _is_linear_first(layer, x0):
@@ -516,7 +506,7 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     _check_inputs(num_networks, method, step, input_shape, batch_size)
     input_shape = tuple(int(s) for s in input_shape)
     seed = check_seed(seed)
-    _autocast(torch.device("cpu"), precision)   # checks the value
+    autocast(torch.device("cpu"), precision)   # checks the value
     if precision != "float32" and method != "secant":
         raise ValueError(f"precision {precision!r} applies to method 'secant' only; got method {method!r}")
     if not isinstance(compiled, bool) or (compiled and method != "secant"):

@@ -23,7 +23,7 @@ from torch.func import stack_module_state
 from tqdm import tqdm
 
 from nadcore import stacked
-from nadcore.device import resolve
+from nadcore.device import PRECISIONS, autocast, resolve
 
 SCHEDULES = ("linear", "triangular")
 MAX_CHUNK = 4096   # networks per stack a caller may ask for (chunk=None picks what fits the device)
@@ -61,7 +61,7 @@ def _check_pair(pair, name):
         raise ValueError(f"{name}: x must hold finite numbers; got NaN or inf entries")
 
 
-def _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, schedule):
+def _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, schedule, precision="float32"):
     if not (isinstance(epochs, (int, np.integer)) and epochs >= 1):
         raise ValueError(f"epochs must be an integer >= 1; got {epochs!r}")
     if not (isinstance(batch_size, (int, np.integer)) and batch_size >= 1):
@@ -75,6 +75,8 @@ def _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, sche
         raise ValueError(f"clip must be a number > 0 or None (no clipping); got {clip!r}")
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(map(repr, SCHEDULES))}; got {schedule!r}")
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,9 @@ class Recipe:
     """The SGD recipe of `fit` and `fit_many`, checked once when made. Defaults are the NAD paper's:
     learning rate decaying linearly from `max_lr` to 0, gradient-norm clipping at 0.5 (`clip=None`:
     none), batches of 128, raw inputs (`normalize=True` standardises each channel with the
-    training set's statistics). `schedule="triangular"` is the follow-up paper's cycle."""
+    training set's statistics). `schedule="triangular"` is the follow-up paper's cycle.
+    `precision="bfloat16"` trains and evaluates under bfloat16 autocast (the weights and the SGD
+    update stay float32; a network with convolutions in channels-last memory)."""
     epochs: int
     max_lr: float
     momentum: float = 0.0
@@ -91,12 +95,13 @@ class Recipe:
     clip: float | None = 0.5
     schedule: str = "linear"
     normalize: bool = False
+    precision: str = "float32"
 
     def __post_init__(self):
         if not isinstance(self.normalize, bool):
             raise ValueError(f"normalize must be True or False; got {self.normalize!r}")
         _check_recipe(self.epochs, self.max_lr, self.momentum, self.weight_decay, self.batch_size, self.clip,
-                      self.schedule)
+                      self.schedule, self.precision)
 
     @classmethod
     def from_settings(cls, settings, arch=None, strict=False):
@@ -206,16 +211,17 @@ def iterations_to_loss(loss_history, threshold, window=1):
 # --------------------------------------------------------------------------- one network
 
 def fit(model, train, test, epochs, max_lr, momentum=0.0, weight_decay=0.0, batch_size=128,
-        device="auto", seed=0, clip=0.5, normalize=False, schedule="linear", progress=False):
+        device="auto", seed=0, clip=0.5, normalize=False, schedule="linear", precision="float32", progress=False):
     """Train `model` (already initialised) on `train = (x, y)` with the published SGD recipe.
 
     `seed` drives the shuffling only (a fresh `torch.Generator` on the CPU, one permutation per
-    epoch; the last batch of an epoch may be smaller). The model is trained in place on `device`.
+    epoch; the last batch of an epoch may be smaller). The model is trained in place on `device`
+    (`precision="bfloat16"`: under bfloat16 autocast, in channels-last memory, see `Recipe`).
     Returns a dict: `train_acc`, `test_acc` (percent, after training, eval mode),
     `loss_history` (the batch loss of every iteration, numpy float32), `iterations`, `lr`
     (the rate of every iteration) and the `mean`, `std` used to normalise the inputs.
     """
-    _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, schedule)
+    _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, schedule, precision)
     _check_pair(train, "train")
     _check_pair(test, "test")
     dev = resolve(device)
@@ -225,6 +231,8 @@ def fit(model, train, test, epochs, max_lr, momentum=0.0, weight_decay=0.0, batc
     else:
         mean, std = torch.zeros((), device=dev), torch.ones((), device=dev)
     model.to(dev).train()
+    if precision != "float32" and any(p.dim() == 4 for p in model.parameters()):
+        model.to(memory_format=torch.channels_last)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.SGD(params, lr=max_lr, momentum=momentum, weight_decay=weight_decay)
     batches = _batches(len(x), batch_size)
@@ -236,7 +244,8 @@ def fit(model, train, test, epochs, max_lr, momentum=0.0, weight_decay=0.0, batc
         perm = torch.randperm(len(x), generator=gen).to(dev)
         for a, b in batches:
             idx = perm[a:b]
-            loss = F.cross_entropy(model(x[idx]), y[idx])
+            with autocast(dev, precision):
+                loss = F.cross_entropy(model(x[idx]), y[idx])
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if clip is not None:
@@ -245,9 +254,11 @@ def fit(model, train, test, epochs, max_lr, momentum=0.0, weight_decay=0.0, batc
             opt.step()
             losses[step] = loss.detach()
             step += 1
+    with autocast(dev, precision):
+        train_acc, test_acc = accuracy(model, x, y, dev), accuracy(model, test[0], test[1], dev, mean=mean, std=std)
     return {
-        "train_acc": accuracy(model, x, y, dev),
-        "test_acc": accuracy(model, test[0], test[1], dev, mean=mean, std=std),
+        "train_acc": train_acc,
+        "test_acc": test_acc,
         "loss_history": losses.cpu().numpy(),
         "iterations": step,
         "lr": lrs,
@@ -271,7 +282,7 @@ def _signature(model):
 
 def fit_many(models, datasets, epochs, max_lr, momentum=0.0, weight_decay=0.0, batch_size=128,
              device="auto", seed=0, seeds=None, clip=0.5, normalize=False, schedule="linear",
-             chunk=None, pad=True, progress=False):
+             precision="float32", chunk=None, pad=True, progress=False):
     """Train network `i` on `datasets[i] = ((x_tr, y_tr), (x_te, y_te))`, all at once.
 
     Numerically the recipe of `fit` per network (up to float rounding of the batched kernels):
@@ -298,14 +309,15 @@ def fit_many(models, datasets, epochs, max_lr, momentum=0.0, weight_decay=0.0, b
         raise ValueError(f"seeds must hold one seed per model ({len(models)}); got {len(seeds)}")
     if chunk is not None and not (isinstance(chunk, (int, np.integer)) and 1 <= chunk <= MAX_CHUNK):
         raise ValueError(f"chunk must be an integer in [1, {MAX_CHUNK}] or None (automatic); got {chunk!r}")
-    _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, schedule)
+    _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, schedule, precision)
     for i, data in enumerate(datasets):
         if not (isinstance(data, (tuple, list)) and len(data) == 2):
             raise ValueError(f"datasets[{i}] must be ((x_train, y_train), (x_test, y_test))")
         _check_pair(data[0], f"datasets[{i}] train")
         _check_pair(data[1], f"datasets[{i}] test")
     recipe = dict(epochs=epochs, max_lr=max_lr, momentum=momentum, weight_decay=weight_decay,
-                  batch_size=batch_size, device=device, clip=clip, normalize=normalize, schedule=schedule)
+                  batch_size=batch_size, device=device, clip=clip, normalize=normalize, schedule=schedule,
+                  precision=precision)
     groups = {}
     for i, (model, data) in enumerate(zip(models, datasets)):
         if vmappable(model):
@@ -336,7 +348,7 @@ def fit_many(models, datasets, epochs, max_lr, momentum=0.0, weight_decay=0.0, b
 
 
 def _fit_stacked(models, datasets, seeds, epochs, max_lr, momentum, weight_decay, batch_size,
-                 device, clip, normalize, schedule):
+                 device, clip, normalize, schedule, precision):
     """`fit` for networks of one vmappable architecture, stacked along a leading network axis."""
     dev = resolve(device)
     k = len(models)
@@ -357,8 +369,9 @@ def _fit_stacked(models, datasets, seeds, epochs, max_lr, momentum, weight_decay
     logits = stacked.forward(models[0])                           # (params, (k, B, ...)) -> (k, B, classes)
 
     def batched_loss(p, xb, yb):                                  # (k,): each network's mean loss
-        out = logits(p, xb)
-        return F.cross_entropy(out.flatten(0, 1), yb.flatten(), reduction="none").view(k, -1).mean(1)
+        with autocast(dev, precision):
+            out = logits(p, xb)
+        return F.cross_entropy(out.float().flatten(0, 1), yb.flatten(), reduction="none").view(k, -1).mean(1)
     plist = list(params.values())
     opt = torch.optim.SGD(plist, lr=max_lr, momentum=momentum, weight_decay=weight_decay)
     n = x.shape[1]
@@ -389,8 +402,10 @@ def _fit_stacked(models, datasets, seeds, epochs, max_lr, momentum, weight_decay
             for name, p in m.named_parameters():
                 p.copy_(params[name][j])
         # about 1024 images per call: large activations cost page faults on a CPU
-        train_acc = accuracy((logits, params), x, y, batch_size=1024)
-        test_acc = accuracy((logits, params), *zip(*(d[1] for d in datasets)), batch_size=1024, mean=mean, std=std)
+        with autocast(dev, precision):
+            train_acc = accuracy((logits, params), x, y, batch_size=1024)
+            test_acc = accuracy((logits, params), *zip(*(d[1] for d in datasets)), batch_size=1024, mean=mean,
+                                std=std)
     losses = losses.cpu().numpy()
     return [{
         "train_acc": train_acc[j],

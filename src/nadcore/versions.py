@@ -9,6 +9,8 @@ A change that moves the numbers of a stored key without a bump fails the bundle'
 bitwise recomputation (`tests/test_bundle.py`).
 """
 
+from nadcore.device import PRECISIONS
+
 # v2 (all networks trained stacked by `train.fit_many`): batches of a size that is not a multiple
 # of 16 are padded for the stack's matrix products (`stacked.COLUMNS`); batches of a multiple of
 # 16 compute what v1 did, and the bundle's records whose batches all are were migrated unchanged.
@@ -21,7 +23,6 @@ VERSIONS = {
     "underspec_cell": 2,  # a cell of the follow-up's Figs. 2-3: ch5_underspec
     "precision_check": 1,  # the bfloat16 secant against float32: ch3_nads.precision_cosines, precision_overlaps
 }
-PRECISIONS = ("float32", "bfloat16")
 
 
 def stamp(settings, computation, precision="float32"):

@@ -40,14 +40,15 @@ def train_directions(arch, cells, settings, pooling=True):
 
 
 def sweep_directions(archs, grid, settings, results_dir, pooling=True, name="fourier", batch=32,
-                     shard=0, num_shards=1, progress=True):
-    """Figs. 1-3: train every architecture of `archs` on D(v) for each direction of `grid.half()`.
+                     shard=0, num_shards=1, progress=True, only=None):
+    """Figs. 1-3: train every architecture of `archs` on D(v) for each direction of `grid.half()`
+    (or of its cells `only`, a list of (kx, ky)).
 
     A resumable, shardable `nadcore.sweeps.sweep` (one stored file per cell). `settings` as in
     `train_directions`. Returns `{arch: {(kx, ky): {"train_acc", "test_acc", "loss_history"}}}`
     for this shard's cells; `Grid.image` fills the other half of the grid by symmetry.
     """
-    cells = sweep_cells(archs, grid, pooling)
+    cells = sweep_cells(archs, grid, pooling, only)
 
     def compute(group):
         out = [None] * len(group)
@@ -92,15 +93,20 @@ def seed_mean(tables, key="test_acc"):
     return mean, spread
 
 
-def sweep_cells(archs, grid, pooling=True):
-    """The cells of a Figs. 1-3 sweep: one per architecture and canonical frequency of `grid`."""
-    return [{"arch": a, "pooling": pooling, "kx": kx, "ky": ky} for a in archs for kx, ky in grid.half()]
+def sweep_cells(archs, grid, pooling=True, only=None):
+    """The cells of a Figs. 1-3 sweep: one per architecture and canonical frequency of `grid` (those
+    of `only`, a list of canonical (kx, ky) of the grid, if given)."""
+    half = grid.half()
+    if only is not None and (bad := [c for c in map(tuple, only) if c not in half]):
+        raise ValueError(f"only must hold canonical cells of the grid (Grid.half()); got {bad}")
+    keep = half if only is None else [c for c in half if c in set(map(tuple, only))]
+    return [{"arch": a, "pooling": pooling, "kx": kx, "ky": ky} for a in archs for kx, ky in keep]
 
 
-def stored_directions(archs, grid, settings, results_dir, pooling=True, name="fourier"):
+def stored_directions(archs, grid, settings, results_dir, pooling=True, name="fourier", only=None):
     """The table of `sweep_directions` for the cells already stored (a results bundle); computes
     nothing. Returns `{arch: {(kx, ky): arrays}}` and the records `{arch: [record, ...]}`."""
-    cells = sweep_cells(archs, grid, pooling)
+    cells = sweep_cells(archs, grid, pooling, only)
     found = sweeps.stored(name, cells, settings, results_dir)
     table, records = {}, {}
     for i, r in found.items():
