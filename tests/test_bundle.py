@@ -10,6 +10,7 @@ On another CPU family the kernels round differently and SGD drifts; there the te
 the first steps (rtol 1e-3) and the final accuracy (within 10 points) of a cell.
 """
 
+import dataclasses
 import itertools
 import random
 
@@ -477,7 +478,7 @@ def test_records_table_says_how_each_estimate_was_computed():
     stored = bundle.stored_nads(bundle.NAD_ARCHS + bundle.ZOO_ARCHS)
     if not stored:
         pytest.skip("the bundle holds no NADs yet")
-    table = nad_plots.records_table(stored)
+    table = nad_plots.records_table(stored).data
     assert len(table) == len(stored)
     for (arch, method), r in stored.items():
         row = table.loc[f"{style.LABELS[arch]}, {nad_plots.METHODS[method]}"]
@@ -485,6 +486,10 @@ def test_records_table_says_how_each_estimate_was_computed():
         assert row["arithmetic"].startswith(r.settings.get("precision", "float32"))
         assert ("torch.compile" in row["arithmetic"]) == bool(r.settings.get("compiled"))
         assert row["compute time"] == plan.duration(r.record["duration_s"])
+    key = next(iter(stored))                  # one machine: named once, in the caption; two: a column
+    assert "machine" not in table.columns and "threads" in nad_plots.records_table(stored).caption
+    other = dataclasses.replace(stored[key], record={**stored[key].record, "machine": "another CPU"})
+    assert nad_plots.records_table({**stored, key: other}).data.loc[table.index[0], "machine"] == "another CPU"
 
 
 def test_secant_vs_exact_overlaps_pair_the_estimates_of_each_architecture():

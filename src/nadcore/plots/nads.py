@@ -53,17 +53,23 @@ def beside_published(stored, archs):
 
 def records_table(stored):
     """How each stored estimate (`{(arch, method): NADResult}`, `bundle.stored_nads`) was computed: its
-    networks, arithmetic, machine, threads and compute time, one row each."""
-    rows = []
+    networks, arithmetic, compute time and date, one row each, and the machine and threads (columns
+    where they differ between rows, else the table's caption). A pandas Styler; `.data` is the table."""
+    rows, where = [], []
     for (arch, method), r in stored.items():
         s, rec = r.settings, r.record
         arithmetic = s.get("precision", "float32") + (", torch.compile" if s.get("compiled") else "")
         seconds = rec.get("duration_s")
+        where.append((rec.get("machine") or "–", rec.get("threads") or "–"))
         rows.append([f"{style.LABELS.get(arch, arch)}, {METHODS.get(method, method)}", f"{int(s['num_networks']):,}",
-                     arithmetic, rec.get("machine") or "–", rec.get("threads") or "–",
-                     "–" if seconds is None else plan.duration(seconds), (rec.get("created") or "–")[:10]])
-    return page.table(rows, ["estimate", "networks", "arithmetic", "machine", "threads", "compute time", "computed"],
-                      index="estimate")
+                     arithmetic, "–" if seconds is None else plan.duration(seconds), (rec.get("created") or "–")[:10],
+                     *where[-1]])
+    df = page.table(rows, ["estimate", "networks", "arithmetic", "compute time", "computed", "machine", "threads"],
+                    index="estimate")
+    if len(set(where)) != 1:
+        return df.style
+    machine, threads = where[0]
+    return df.drop(columns=["machine", "threads"]).style.set_caption(f"Computed on {machine}, {threads} threads.")
 
 
 def oriented(images):
