@@ -582,7 +582,11 @@ def test_vgg11_fig6_uses_its_fig1_recipe_on_its_secant_nads(tmp_path):
 def test_secant_convergence_reads_the_bfloat16_estimates_chunks(tmp_path):
     c = bundle.convergence_item("vgg11", "secant")
     assert (c["method"], c["precision"], c["compiled"]) == ("secant", "bfloat16", True)
-    assert 3 * max(c["sizes"]) <= bundle.nad_item("vgg11")["num_networks"]
+    for arch in bundle.SECANT_CONV_ARCHS:      # N and 2N disjoint networks of the estimate, in whole chunks
+        c = bundle.convergence_item(arch, "secant")
+        assert c["sizes"] and 3 * max(c["sizes"]) <= bundle.nad_item(arch)["num_networks"]
+        assert all(n % nads.CHUNK == 0 for n in c["sizes"]) and max(c["ks"]) < min(c["sizes"])
+    assert bundle.convergence_item("densenet121", "secant")["sizes"] == [125]       # 500 networks
     assert bundle.convergence_path(arch="vgg11", method="secant") != bundle.convergence_path(arch="vgg11")
     assert bundle.load_convergence("vgg11", tmp_path, "secant") is None
     assert not bundle._complete("convergence_secant", tmp_path)

@@ -251,13 +251,16 @@ def secant_exact_overlaps(ks, archs=GPU_NAD_ARCHS, bundle_dir=BUNDLE):
 # convergence reads the chunks of the 10,000-network estimate and trains nothing new
 AUTOGRAD_CONV_ARCHS = ("lenet", *GPU_NAD_ARCHS)
 AUTOGRAD_CONV_SIZES = [625, 1250, 2500, 3125]
-SECANT_CONV_ARCHS = ("vgg11",)    # the deep networks' secant at 10,000 (`SECANT_CPU`): the same sizes
+# The deep networks' secant (`SECANT_CPU` networks): every N of SECANT_CONV_SIZES with 3N <= its
+# networks, and the k below the smallest N (a k >= N compares arbitrary directions)
+SECANT_CONV_ARCHS = GPU_NAD_ARCHS
+SECANT_CONV_SIZES = (125, 250, 625, 1250, 2500, 3125)
 
 
 def convergence_item(arch=None, method="autograd"):
     """The settings of a stored N vs 2N convergence: the published scale's (secant LeNet, up to
-    N = 5,000) without `arch`, else `arch`'s with `method` (`AUTOGRAD_CONV_SIZES`; the secant in
-    `SECANT_CPU_PRECISION`, reading the chunks of `nad_item(arch)`)."""
+    N = 5,000) without `arch`, else `arch`'s with `method` (`AUTOGRAD_CONV_SIZES`; the secant at
+    `SECANT_CONV_SIZES` in `SECANT_CPU_PRECISION`, reading the chunks of `nad_item(arch)`)."""
     p = presets.preset("nads", "paper")
     if arch is None:
         return {"arch": p["conv_arch"], "method": p["conv_method"], "sizes": p["conv_sizes"], "ks": p["conv_ks"],
@@ -267,7 +270,9 @@ def convergence_item(arch=None, method="autograd"):
     if method == "autograd":
         return out
     s = nad_item(arch, method)
-    return {**out, **{k: s[k] for k in ("precision", "compiled") if k in s}}
+    sizes = [n for n in SECANT_CONV_SIZES if 3 * n <= s["num_networks"]]
+    return {**out, "sizes": sizes, "ks": [k for k in out["ks"] if k < sizes[0]],
+            **{k: s[k] for k in ("precision", "compiled") if k in s}}
 
 
 def convergence_path(bundle_dir=BUNDLE, arch=None, method="autograd"):
