@@ -278,8 +278,8 @@ def test_fig5_rows_are_labelled_and_nads_keep_their_sign_convention():
 def test_overlaps_published_label_architecture_and_method():
     fig = plots.overlaps_published({("lenet", "secant"): [0.9, 0.8], ("lenet", "autograd"): [0.1, 0.2]}, [1, 4])
     ax = fig.axes[0]
-    assert [t.get_text() for t in ax.get_legend().get_texts()][:2] == ["LeNet, ours (secant)",
-                                                                      "LeNet, ours (exact gradient)"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()][:2] == ["LeNet, ours (secant)",   # below the axes
+                                                                       "LeNet, ours (exact gradient)"]
     assert [ln.get_linestyle() for ln in ax.lines] == ["-", ":", ":"]      # the last is chance, k/D
 
 

@@ -65,7 +65,7 @@ def records_table(stored):
                      arithmetic, "–" if seconds is None else plan.duration(seconds), (rec.get("created") or "–")[:10],
                      *where[-1]])
     df = page.table(rows, ["estimate", "networks", "arithmetic", "compute time", "computed", "machine", "threads"],
-                    index="estimate")
+                    index="estimate").rename_axis(None)   # no header row of its own for the index's name
     if len(set(where)) != 1:
         return df.style
     machine, threads = where[0]
@@ -189,7 +189,7 @@ def spectra_by_arch(results, ncols=3):
 def overlaps(curves, ks, dim=1024, title=None, styles=None):
     """Subspace overlap against k for each labelled curve (`{label: overlaps}`, `styles`:
     `{label: line kwargs}`), with the chance level k/D."""
-    fig, ax = style.figure(width=0.8, height=3.2)
+    fig, ax = style.figure(width=0.8, height=3.2 + 0.25 * ((len(curves) + 2) // 2), layout="constrained")
     for label, values in curves.items():
         ax.plot(ks, values, **{"marker": "o", "ms": 4, **(styles or {}).get(label, {})}, label=label)
     ax.plot(ks, np.asarray(ks) / dim, "k:", label="random subspaces ($k/D$)")
@@ -199,7 +199,7 @@ def overlaps(curves, ks, dim=1024, title=None, styles=None):
     ax.set_ylabel("overlap\n(mean cos$^2$ of principal angles)")
     if title:
         ax.set_title(title)
-    ax.legend(fontsize=9)
+    fig.legend(loc="outside lower center", ncols=2, fontsize=9)   # below the axes: no curve hidden
     return fig
 
 
