@@ -332,12 +332,21 @@ def test_the_secant_and_fig6_reading_of_chapter_7_matches_the_bundle(zoo_paper):
         assert n["convnext_secant16"] < 3 * 16 / 1024
     if secant.get("mixer") is not None:      # the Mixer's secant, like its exact gradient, on the patch grid
         assert n["mixer_secant_harmonic4"] > 0.5 and n["mixer_secant_effective_rank"] > n["vit_secant_effective_rank"]
+    if secant.get("resnet18_blur") is not None:   # one dominant, nearly constant NAD; lower still in frequency
+        assert n["resnet18_blur_secant_effective_rank"] < 5 < n["resnet18_blur_effective_rank"]
+        assert n["resnet18_blur_secant_top"] > 0.9 and n["resnet18_blur_secant_low"] > n["resnet18_blur_low"]
+        assert n["resnet18_blur_secant16"] < 0.5
+        first = np.asarray(secant["resnet18_blur"].nads[0], dtype=np.float64).reshape(32, 32)
+        energy = fourier.fourier_energy(first)
+        assert energy[16, 16] / energy.sum() > 0.5                  # its first NAD: mostly the zero frequency
     # Fig. 6: the ViT learns its first NAD and none past its block of 16; LeNet falls gradually
     if len(fig6.get("vit", {})) == 3 and len(fig6["lenet"]) == 3:
         assert n["vit_fig6_0"] > 95 and n["vit_fig6_16"] < 55 and n["vit_fig6_256"] < 55
         assert n["lenet_fig6_0"] > 90 and 55 < n["lenet_fig6_16"] < n["lenet_fig6_0"] and n["lenet_fig6_256"] < 55
     if len(fig6.get("mixer", {})) == 3:      # its first NAD in part, the others not
         assert 55 < n["mixer_fig6_0"] < 90 and n["mixer_fig6_16"] < 55 and n["mixer_fig6_256"] < 55
+    if len(fig6.get("resnet18_blur", {})) == 3:   # its constant first NAD learnt, the others barely
+        assert n["resnet18_blur_fig6_0"] > 95 and n["resnet18_blur_fig6_16"] < 60 and n["resnet18_blur_fig6_256"] < 55
     if len(fig6.get("convnext", {})) == 3:   # flat: every direction alike, none learnt well
         acc = [n[f"convnext_fig6_{i}"] for i in (0, 16, 256)]
         assert max(acc) - min(acc) < 5 and max(acc) < 75
