@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from nadcore import fourier, nads, presets, published, seeds, stacked, store, sweeps, versions
+from nadcore.device import PRECISIONS
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,7 +88,7 @@ def load_train_precision(bundle_dir=BUNDLE):
     """`({(precision, replicate): {(kx, ky): test accuracy}}, records)` of the check's stored cells."""
     archs, grid, _, pooling = fourier_item(TRAIN_PRECISION["item"])
     out, records = {}, []
-    for precision in versions.PRECISIONS:
+    for precision in PRECISIONS:
         for r in range(TRAIN_PRECISION["seeds"]):
             table, recs = ch1_fourier.stored_directions(archs, grid, train_precision_settings(precision, r),
                                                         Path(bundle_dir) / "fourier", pooling, "fig1",
@@ -669,7 +670,7 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     if item == "train_precision":
         archs, grid, _, pooling = fourier_item(TRAIN_PRECISION["item"])
         for r in range(TRAIN_PRECISION["seeds"]):
-            for precision in versions.PRECISIONS:
+            for precision in PRECISIONS:
                 ch1_fourier.sweep_directions(archs, grid, train_precision_settings(precision, r),
                                              bundle_dir / "fourier", pooling, name="fig1", batch=1,
                                              progress=progress, only=TRAIN_PRECISION["cells"])

@@ -36,10 +36,15 @@ def resolve(device="auto") -> torch.device:
 PRECISIONS = ("float32", "bfloat16")
 
 
-def autocast(dev, precision="float32"):
-    """bfloat16 autocast on `dev` (a `torch.device`) for `precision="bfloat16"`, nothing for float32."""
+def check_precision(precision):
+    """Raise a one-line ValueError unless `precision` is one of `PRECISIONS`."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+
+
+def autocast(dev, precision="float32"):
+    """bfloat16 autocast on `dev` (a `torch.device`) for `precision="bfloat16"`, nothing for float32."""
+    check_precision(precision)
     if precision == "float32":
         return contextlib.nullcontext()
     return torch.autocast(dev.type, dtype=torch.bfloat16)

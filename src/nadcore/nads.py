@@ -30,7 +30,7 @@ from tqdm import tqdm
 
 from nadcore import models as registry
 from nadcore import store, sweeps, versions
-from nadcore.device import autocast, resolve
+from nadcore.device import autocast, check_precision, resolve
 from nadcore.seeds import check_seed, derive
 
 METHODS = ("secant", "autograd", "hessian")
@@ -506,7 +506,7 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     _check_inputs(num_networks, method, step, input_shape, batch_size)
     input_shape = tuple(int(s) for s in input_shape)
     seed = check_seed(seed)
-    autocast(torch.device("cpu"), precision)   # checks the value
+    check_precision(precision)
     if precision != "float32" and method != "secant":
         raise ValueError(f"precision {precision!r} applies to method 'secant' only; got method {method!r}")
     if not isinstance(compiled, bool) or (compiled and method != "secant"):

@@ -23,7 +23,7 @@ from torch.func import stack_module_state
 from tqdm import tqdm
 
 from nadcore import stacked
-from nadcore.device import PRECISIONS, autocast, resolve
+from nadcore.device import autocast, check_precision, resolve
 
 SCHEDULES = ("linear", "triangular")
 MAX_CHUNK = 4096   # networks per stack a caller may ask for (chunk=None picks what fits the device)
@@ -75,8 +75,7 @@ def _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, sche
         raise ValueError(f"clip must be a number > 0 or None (no clipping); got {clip!r}")
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(map(repr, SCHEDULES))}; got {schedule!r}")
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+    check_precision(precision)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ A change that moves the numbers of a stored key without a bump fails the bundle'
 bitwise recomputation (`tests/test_bundle.py`).
 """
 
-from nadcore.device import PRECISIONS
+from nadcore.device import check_precision
 
 # v2 (all networks trained stacked by `train.fit_many`): batches of a size that is not a multiple
 # of 16 are padded for the stack's matrix products (`stacked.COLUMNS`); batches of a multiple of
@@ -29,8 +29,7 @@ def stamp(settings, computation, precision="float32"):
     """`settings` with the `version` of `computation` (when above 1) and the `precision` (when not float32)."""
     if computation not in VERSIONS:
         raise ValueError(f"computation must be one of {', '.join(VERSIONS)}; got {computation!r}")
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+    check_precision(precision)
     out = dict(settings)
     if VERSIONS[computation] != 1:
         out["version"] = VERSIONS[computation]
