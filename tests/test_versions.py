@@ -8,9 +8,9 @@ from nadcore.experiments import ch1_fourier
 
 
 def test_stamp_adds_version_and_precision_only_when_they_differ_from_the_first(monkeypatch):
-    assert versions.stamp({"a": 1}, "nad_chunk") == {"a": 1}          # stored keys of version 1 unchanged
+    assert versions.stamp({"a": 1}, "nad_result") == {"a": 1}          # stored keys of version 1 unchanged
     assert versions.stamp({"a": 1}, "fourier_cell") == {"a": 1, "version": versions.VERSIONS["fourier_cell"]}
-    assert versions.stamp({"a": 1}, "nad_chunk", "bfloat16") == {"a": 1, "precision": "bfloat16"}
+    assert versions.stamp({"a": 1}, "nad_result", "bfloat16") == {"a": 1, "precision": "bfloat16"}
     monkeypatch.setitem(versions.VERSIONS, "nad_chunk", 3)
     assert versions.stamp({"a": 1}, "nad_chunk") == {"a": 1, "version": 3}
     with pytest.raises(ValueError, match="^computation must be one of"):
@@ -39,12 +39,25 @@ def test_an_old_checkouts_results_folder_is_recomputed_not_reused(tmp_path, monk
 
 def test_nad_chunks_of_another_version_are_recomputed(tmp_path, monkeypatch):
     first = nads.estimate("logreg", 4, results_dir=tmp_path, progress=False)
-    monkeypatch.setitem(versions.VERSIONS, "nad_chunk", 2)
+    monkeypatch.setitem(versions.VERSIONS, "nad_chunk", versions.VERSIONS["nad_chunk"] + 1)
     monkeypatch.setitem(versions.VERSIONS, "nad_result", 2)
     again = nads.estimate("logreg", 4, results_dir=tmp_path, progress=False)
     assert len(list((tmp_path / "nad_chunks").glob("*.npz"))) == 2
     assert again.settings["version"] == 2 and "version" not in first.settings
     np.testing.assert_array_equal(first.eigenvalues, again.eigenvalues)   # same code here, so same numbers
+
+
+def test_a_chunk_stores_its_gradients_and_merges_bitwise_as_its_moments(tmp_path):
+    """A stored chunk holds the networks' float32 gradients (1/16 of the moments' size for D = 1,024):
+    the estimate read from stored chunks is bitwise the one computed without storing them."""
+    stored = nads.estimate("lenet", 6, results_dir=tmp_path, progress=False)
+    (path,) = (tmp_path / "nad_chunks").glob("*.npz")
+    arrays = store.load(path).arrays
+    assert set(arrays) == {"gradients"} and arrays["gradients"].shape == (6, 1024)
+    assert arrays["gradients"].dtype == np.float32
+    assert store.load(path).settings["settings"]["version"] == versions.VERSIONS["nad_chunk"]
+    np.testing.assert_array_equal(stored.eigenvalues, nads.estimate("lenet", 6, progress=False).eigenvalues)
+    assert stored.chunks["machines"].tolist() == [store.machine()]       # the CPU of each chunk
 
 
 def test_bfloat16_secant_is_its_own_stored_item_and_stays_close_to_float32(tmp_path):

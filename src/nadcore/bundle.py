@@ -6,7 +6,9 @@ results_dir ../bundle` would give it (same presets, same `device` in the setting
 run that points at the bundle adds the architectures a CPU cannot afford and recomputes nothing.
 `compute(item)` fills one item (resumable: finished cells and NAD chunks are kept);
 the `load_*` functions read what is stored and compute nothing (the book's pages use them).
-NAD chunks (8 MiB each) go to `scratch` (default `results/`), the merged NADs to the bundle.
+NAD chunks (the networks' gradients, 0.5 MiB per 125 networks of D = 1,024) go to `scratch`, the
+merged NADs to the bundle. The default scratch, `bundle/partial/`, is committed while an item
+computes over several sessions, and its chunks removed once the item and its convergence are stored.
 """
 
 import json
@@ -20,7 +22,7 @@ from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10,
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "bundle"
-SCRATCH = ROOT / "results"
+SCRATCH = BUNDLE / "partial"   # chunks of the NAD items still computing (see above)
 DEVICE = "cpu"                    # the device every stored item was computed on (in its key)
 SEED = 0
 CPU_ARCHS = ("logreg", "lenet")   # Figs. 1-2 on this CPU; VGG-11, ResNet-18, DenseNet-121 need a GPU

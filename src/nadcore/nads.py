@@ -394,13 +394,13 @@ def chunk_ranges(start, stop, size=CHUNK):
     return [(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
 
 
-def chunk_moments(factory, method, step, x0, seed, start, stop, batch, precision="float32", compiled=False):
-    """`count`, `mean` (D,) and `m2` (D, D), float64 numpy, of networks `start .. stop - 1`:
-    the mean and the centred sum of outer products of their gradients, or, for `"hessian"`,
-    zero and the sum of their mixed-derivative Gram matrices. A chunk's numbers depend only on
-    its range and settings: networks are seeded by index and every batch has `batch` networks
-    (the last one padded with copies, then dropped), so the kernels always see the same shapes.
-    `precision` and `compiled` (`compiled_secant_gradient`) apply to the secant (`secant_gradient`)."""
+def chunk_arrays(factory, method, step, x0, seed, start, stop, batch, precision="float32", compiled=False):
+    """What a stored chunk of networks `start .. stop - 1` holds: their `gradients` (count, D), in the
+    estimator's dtype (float32), or, for `"hessian"`, `count` and the sum `m2` (D, D) of their
+    mixed-derivative Gram matrices. A chunk's numbers depend only on its range and settings:
+    networks are seeded by index and every batch has `batch` networks (the last one padded with
+    copies, then dropped), so the kernels always see the same shapes. `precision` and `compiled`
+    (`compiled_secant_gradient`) apply to the secant (`secant_gradient`)."""
     dev = x0.device
     rows, grams = [], None
     for a in range(start, stop, batch):
@@ -421,17 +421,32 @@ def chunk_moments(factory, method, step, x0, seed, start, stop, batch, precision
             if precision != "float32":
                 nets = [net.to(memory_format=torch.channels_last) for net in nets]
             G = torch.stack([secant_gradient(net, x0, float(step), layer, precision) for net in nets])
-        rows.append(G.to(torch.float64))
+        rows.append(G)
     G = torch.cat(rows)
     if not torch.isfinite(G).all():
         raise ValueError(f"the gradients of networks {start}..{stop - 1} are not finite (NaN or inf): check step "
                          f"({step!r}) and the evaluation point")
     _check_distinct(G)
     if method == "hessian":
-        return {"count": np.int64(len(G)), "mean": np.zeros(G.shape[1]), "m2": grams.cpu().numpy()}
+        return {"count": np.int64(len(G)), "m2": grams.cpu().numpy()}
+    return {"gradients": G.cpu().numpy()}
+
+
+def moments(chunk):
+    """`count`, `mean` (D,) and `m2` (D, D), float64 numpy, of a chunk (`chunk_arrays`): the mean and
+    the centred sum of outer products of its gradients (computed on the CPU, in float64), or, for a
+    `"hessian"` chunk, zero and the sum of its Gram matrices."""
+    if "m2" in chunk:
+        return {"count": np.int64(chunk["count"]), "mean": np.zeros(len(chunk["m2"])), "m2": chunk["m2"]}
+    G = torch.from_numpy(np.asarray(chunk["gradients"])).to(torch.float64)
     mean = G.mean(0)
     C = G - mean
-    return {"count": np.int64(len(G)), "mean": mean.cpu().numpy(), "m2": (C.T @ C).cpu().numpy()}
+    return {"count": np.int64(len(G)), "mean": mean.numpy(), "m2": (C.T @ C).numpy()}
+
+
+def chunk_moments(factory, method, step, x0, seed, start, stop, batch, precision="float32", compiled=False):
+    """`moments` of the chunk of networks `start .. stop - 1` (`chunk_arrays`)."""
+    return moments(chunk_arrays(factory, method, step, x0, seed, start, stop, batch, precision, compiled))
 
 
 def merge(chunks, method):
@@ -526,12 +541,13 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     batch = batch_size or _default_batch(method, dev)
     start = time.perf_counter()
     ranges = chunk_ranges(int(first), int(first) + int(num_networks))
-    compute = lambda cells: [chunk_moments(factory, method, step, x0, seed, c["start"], c["stop"], batch, precision,
-                                           compiled) for c in cells]
+    compute = lambda cells: [chunk_arrays(factory, method, step, x0, seed, c["start"], c["stop"], batch, precision,
+                                          compiled) for c in cells]
     cells = [{"start": a, "stop": b} for a, b in ranges]
-    durations, digests = [], []
+    durations, digests, machines = [], [], []
     if results_dir is None:
-        chunks = (compute([c])[0] for c in tqdm(cells, desc=f"NADs {name} ({method})", disable=not progress))
+        machines = [store.machine()] * len(cells)
+        chunks = (moments(compute([c])[0]) for c in tqdm(cells, desc=f"NADs {name} ({method})", disable=not progress))
     else:
         settings = chunk_settings(name, method, step, seed, input_shape, eval_desc, batch, dev, pooling, precision,
                                   compiled)
@@ -541,7 +557,7 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
             if sweeps.missing("nad_chunks", cells, settings, Path(results_dir)):
                 return None
             paths = [sweeps.cell_path("nad_chunks", c, settings, Path(results_dir)) for c in cells]
-        chunks = _read_chunks(paths, cells, settings, durations)
+        chunks = _read_chunks(paths, cells, settings, durations, machines)
     covariance = merge(_fingerprinted(chunks, digests), method)   # one chunk in memory at a time
     vals, rows = eig_decreasing(covariance)
     settings = {**nad_settings(name, num_networks, method, step, seed, input_shape, pooling, precision, compiled),
@@ -549,18 +565,21 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     if first:
         settings["first"] = int(first)
     duration = sum(durations) if results_dir is not None else time.perf_counter() - start  # compute, resumed or not
-    result = NADResult(vals, rows.astype(np.float32), settings,
-                       chunks={"ranges": np.array(ranges), "digests": np.array(digests)})
+    chunks = {"ranges": np.array(ranges), "digests": np.array(digests),
+              "machines": np.array(machines)}   # a resumed run's chunks may come from several CPUs
+    result = NADResult(vals, rows.astype(np.float32), settings, chunks=chunks)
     result.record = {"device": str(dev), "duration_s": round(duration, 3)}
     return result
 
 
-def _read_chunks(paths, cells, settings, durations):
-    """The stored chunks' moments, read one at a time (their compute time appended to `durations`)."""
+def _read_chunks(paths, cells, settings, durations, machines):
+    """The stored chunks' moments, read one at a time (their compute time appended to `durations`,
+    the CPU or GPU that computed them to `machines`)."""
     for path, cell in zip(paths, cells):
         r = store.load(path, sweeps.cell_settings(cell, settings))
         durations.append(r.record["duration_s"] or 0.0)
-        yield r.arrays
+        machines.append(r.record.get("machine") or "unknown")
+        yield moments(r.arrays)
 
 
 def _fingerprinted(chunks, digests):

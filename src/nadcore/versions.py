@@ -17,7 +17,8 @@ from nadcore.device import check_precision
 VERSIONS = {
     "fourier_cell": 2,   # a trained cell of a Fourier sweep (Chapter 1, Chapter 6's Fig. 1): ch1_fourier
     "fig6_cell": 2,      # a network trained on D(u_i) for Fig. 6 (Chapters 3 and 6): ch3_nads.fig6_sweep
-    "nad_chunk": 1,      # the moments of a chunk of networks' gradients: nads.chunk_moments
+    "nad_chunk": 2,      # a chunk of networks' gradients: nads.chunk_arrays (v1 stored their moments,
+                         # 16x larger; the merged estimates are bitwise those of v1 on the same CPU)
     "nad_result": 1,     # a merged NAD estimate: nads.estimate
     "cifar_run": 1,      # a trained network of Chapter 4 (poisoning, flip, clean): ch4_cifar10
     "underspec_cell": 2,  # a cell of the follow-up's Figs. 2-3: ch5_underspec
