@@ -632,6 +632,30 @@ def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
 
 
 @pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
+def test_a_random_network_of_the_stored_subspace_check_recomputes_bitwise(record_threads):
+    """One network's float32 and bfloat16 secant gradients (about a minute for DenseNet-121), against
+    its stored cosine."""
+    stored = bundle.load_precision_subspace()
+    if stored is None:
+        pytest.skip("the bundle holds no subspace check yet")
+    record = store.load(bundle.precision_subspace_path()).record
+    record_threads(record)
+    c = bundle.PRECISION_SUBSPACE
+    i = RNG.randrange(c["networks"])
+    print(f"recomputing network {i} of the subspace check of {c['arch']}")
+    factory = lambda: models.build(c["arch"], num_classes=1)
+    x0 = nads.eval_point_for(bundle.SEED, (1, 32, 32))
+    g = [torch.from_numpy(nads.chunk_arrays(factory, "secant", 100.0, x0, bundle.SEED, i, i + 1, c["block"], p,
+                                            compiled=p != "float32")["gradients"][0]).double()
+         for p in ("float32", "bfloat16")]
+    cos = float(torch.nn.functional.cosine_similarity(*g, dim=0))
+    if bundle.machine_of(record) == store.machine():
+        assert cos == float(stored["cosines"][i])
+    else:
+        assert abs(cos - float(stored["cosines"][i])) < 0.05
+
+
+@pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
 def test_precision_check_measures_bfloat16_against_float32(tmp_path):
     cos = ch3_nads.precision_cosines("lenet", 2)
     assert set(cos) == {"eager", "compiled"} and all(v.shape == (2,) and (v > 0.999).all() for v in cos.values())
@@ -640,6 +664,24 @@ def test_precision_check_measures_bfloat16_against_float32(tmp_path):
     assert ov["compiled"][0] > ov["floor"][0]          # same networks agree beyond two independent samples
     assert bundle.load_precision(tmp_path) is None and not bundle._complete("precision", tmp_path)
     assert bundle.status("precision", tmp_path).startswith("precision: not complete")
+
+
+@pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
+def test_precision_subspaces_compute_each_gradient_once_in_resumable_blocks(tmp_path, monkeypatch):
+    ov = ch3_nads.precision_subspaces("lenet", 12, [1, 4], tmp_path, block=4)
+    assert len(list((tmp_path / "precision_gradients").glob("*.npz"))) == 6     # 3 blocks x 2 precisions
+    assert ov["compiled"].shape == ov["floor"].shape == (2,) and ov["cosines"].shape == (12,)
+    assert (ov["cosines"] > 0.999).all() and ov["compiled"][0] > ov["floor"][0]
+    monkeypatch.setattr(ch3_nads, "chunk_arrays", lambda *a, **k: pytest.fail("recomputed a stored block"))
+    again = ch3_nads.precision_subspaces("lenet", 12, [1, 4], tmp_path, block=4)
+    np.testing.assert_array_equal(again["compiled"], ov["compiled"])
+    # the bundle item: its verdict is read from what is stored
+    monkeypatch.setattr(bundle, "PRECISION_SUBSPACE", {"arch": "lenet", "networks": 12, "block": 4, "ks": [1, 4]})
+    assert bundle.load_precision_subspace(tmp_path) is None
+    assert bundle.status("precision_subspace", tmp_path).startswith("precision_subspace: not complete")
+    store.save(bundle.precision_subspace_path(tmp_path), ov, bundle.precision_subspace_item(), device="cpu")
+    stored = bundle.load_precision_subspace(tmp_path)
+    assert stored["accept"] == bool((ov["compiled"] >= ov["floor"]).all()) and list(stored["ks"]) == [1, 4]
 
 
 @pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
