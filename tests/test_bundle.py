@@ -291,9 +291,13 @@ def test_a_random_stored_nad_chunk_recomputes_bitwise(record_threads):
     machines = result.chunks.get("machines")   # a resumed estimate's chunks may come from several CPUs
     if (bundle.machine_of(result.record) if machines is None else str(machines[j])) == store.machine():
         assert store.fingerprint(chunk["mean"], chunk["m2"]) == digest
-    else:   # another CPU family: compare the chunk's contribution to the stored covariance loosely
-        full = nads.merge([chunk], method)
-        assert np.isfinite(full).all() and chunk["count"] == b - a
+    elif "traces" in result.chunks:   # another CPU family: the chunk's total variance, to its arithmetic
+        rtol = 2e-2 if s.get("precision", "float32") != "float32" else 1e-3
+        np.testing.assert_allclose(np.trace(chunk["m2"]), result.chunks["traces"][j], rtol=rtol)
+    else:   # another CPU, an estimate stored before the traces: the chunk's share of the total variance
+        # is its share of the networks (within 10 % for every stored estimate, 4 chunks each, measured)
+        share = np.trace(chunk["m2"]) / (s["num_networks"] - 1) / result.eigenvalues.sum()
+        assert chunk["count"] == b - a and abs(share * s["num_networks"] / (b - a) - 1) < 0.25
 
 
 def test_committed_lenet_nads_agree_with_the_published_ones():

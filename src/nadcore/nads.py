@@ -50,7 +50,7 @@ class NADResult:
     nads: np.ndarray
     settings: dict
     record: dict = field(default_factory=dict)
-    chunks: dict = field(default_factory=dict)   # `ranges` (C, 2) and `digests` (C,) of the merged chunks
+    chunks: dict = field(default_factory=dict)   # `ranges` (C, 2), `digests`, `traces`, `machines` (C,)
 
     def __len__(self):
         return len(self.eigenvalues)
@@ -544,7 +544,7 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     compute = lambda cells: [chunk_arrays(factory, method, step, x0, seed, c["start"], c["stop"], batch, precision,
                                           compiled) for c in cells]
     cells = [{"start": a, "stop": b} for a, b in ranges]
-    durations, digests, machines = [], [], []
+    durations, digests, traces, machines = [], [], [], []
     if results_dir is None:
         machines = [store.machine()] * len(cells)
         chunks = (moments(compute([c])[0]) for c in tqdm(cells, desc=f"NADs {name} ({method})", disable=not progress))
@@ -558,14 +558,14 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
                 return None
             paths = [sweeps.cell_path("nad_chunks", c, settings, Path(results_dir)) for c in cells]
         chunks = _read_chunks(paths, cells, settings, durations, machines)
-    covariance = merge(_fingerprinted(chunks, digests), method)   # one chunk in memory at a time
+    covariance = merge(_fingerprinted(chunks, digests, traces), method)   # one chunk in memory at a time
     vals, rows = eig_decreasing(covariance)
     settings = {**nad_settings(name, num_networks, method, step, seed, input_shape, pooling, precision, compiled),
                 "eval_point": eval_desc}
     if first:
         settings["first"] = int(first)
     duration = sum(durations) if results_dir is not None else time.perf_counter() - start  # compute, resumed or not
-    chunks = {"ranges": np.array(ranges), "digests": np.array(digests),
+    chunks = {"ranges": np.array(ranges), "digests": np.array(digests), "traces": np.array(traces),
               "machines": np.array(machines)}   # a resumed run's chunks may come from several CPUs
     result = NADResult(vals, rows.astype(np.float32), settings, chunks=chunks)
     result.record = {"device": str(dev), "duration_s": round(duration, 3)}
@@ -582,10 +582,12 @@ def _read_chunks(paths, cells, settings, durations, machines):
         yield moments(r.arrays)
 
 
-def _fingerprinted(chunks, digests):
-    """`chunks` unchanged, each one's fingerprint appended to `digests` as it passes."""
+def _fingerprinted(chunks, digests, traces):
+    """`chunks` unchanged, each one's fingerprint appended to `digests` and the trace of its `m2` to
+    `traces` as it passes (a chunk recomputed on another CPU is compared by its trace)."""
     for c in chunks:
         digests.append(store.fingerprint(c["mean"], c["m2"]))
+        traces.append(float(np.trace(c["m2"])))
         yield c
 
 
