@@ -524,6 +524,11 @@ def test_precision_figure_draws_each_networks_cosine_gap():
     assert [t.get_text() for t in left.get_xticklabels()] == ["VGG-11", "ViT"]
     assert list(right.lines[0].get_ydata()) == [1.0, 0.99] and list(right.lines[1].get_ydata()) == [0.2, 0.5]
     style.check_readable(fig)
+    sub = {"ks": np.array([1, 2]), "compiled": np.array([0.9, 0.8]), "floor": np.array([0.3, 0.4])}
+    right = nad_plots.precision(check, [1, 4], subspace=sub).axes[1]
+    assert [list(line.get_ydata()) for line in right.lines[2:4]] == [[0.9, 0.8], [0.3, 0.4]]
+    legend = [t.get_text() for t in right.figure.legends[0].get_texts()]
+    assert "LeNet" in legend and "DenseNet-121" in legend and "ResNet-18 (BlurPool)" not in legend
 
 
 # ----------------------------------------------------------------------------- VGG-11 on this CPU (issue 23)
@@ -633,6 +638,15 @@ def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
         assert float(fresh) == float(stored)
     else:
         assert abs(float(fresh) - float(stored)) < 10
+
+
+def test_densenet121s_secant_precision_follows_the_stored_subspace_check():
+    """Chapter 3 says the secant NADs are in bfloat16 exactly when the check accepts it."""
+    stored = bundle.load_precision_subspace()
+    if stored is None:
+        pytest.skip("the bundle holds no subspace check yet")
+    precision = bundle.nad_item(bundle.PRECISION_SUBSPACE["arch"]).get("precision", "float32")
+    assert precision == ("bfloat16" if stored["accept"] else "float32")
 
 
 @pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")

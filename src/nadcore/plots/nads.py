@@ -327,37 +327,40 @@ def fig6_compare(ours, curves, more=None):
     return fig
 
 
-def precision(check, ks, arch="lenet", dim=1024):
+def precision(check, ks, arch="lenet", dim=1024, subspace=None, subspace_arch="densenet121"):
     """What the bundle's secant arithmetic does (`bundle.load_precision`). Left: per network, 1 - the
     cosine of its bfloat16 secant gradient (eager and through `torch.compile`) with its float32 one.
     Right: leading-k overlap of the compiled bfloat16 and the float32 estimates of the same networks
-    of `arch`, beside two float32 estimates of disjoint halves (the Monte-Carlo agreement), and chance."""
+    of `arch` (solid), beside two float32 estimates of disjoint halves (dashed: the Monte-Carlo
+    agreement), and chance; with `subspace` (`bundle.load_precision_subspace`), the same for
+    `subspace_arch`."""
     archs = [a for a in check if a != "overlaps"]
     fig, (left, right) = style.figure(1, 2, width=0.97, height=3.8, layout="constrained",
                                       gridspec_kw={"width_ratios": [1.5, 1]})
     kinds = {"eager": dict(marker="o"), "compiled": dict(marker="s", mfc="none")}
     for j, (method, kw) in enumerate(kinds.items()):
-        for i, arch in enumerate(archs):
-            gap = np.clip(1 - np.asarray(check[arch][method], float), 1e-7, None)
-            left.plot(np.full(len(gap), i + (j - 0.5) * 0.3), gap, ls="", ms=4, color=style.COLORS.get(arch, "0.3"),
-                      **kw)
+        for i, a in enumerate(archs):
+            gap = np.clip(1 - np.asarray(check[a][method], float), 1e-7, None)
+            left.plot(np.full(len(gap), i + (j - 0.5) * 0.3), gap, ls="", ms=4, color=style.COLORS.get(a, "0.3"), **kw)
     left.set_yscale("log")
     left.set_xticks(range(len(archs)), [style.LABELS.get(a, a) for a in archs], rotation=40, ha="right",
                     rotation_mode="anchor")
     left.set_ylabel("1 − cosine with float32")
     left.set_title("each network's gradient")
-    ov = check["overlaps"]
-    right.plot(ks, ov["compiled"], "o-", ms=4, color=style.COLORS.get(arch))
-    right.plot(ks, ov["floor"], "s--", ms=4, color="0.4")
+    handles = [Line2D([], [], color="0.3", ls="", ms=4, **kw, label=f"bfloat16, {m}") for m, kw in kinds.items()]
+    curves = [(arch, ks, check["overlaps"])] + ([(subspace_arch, subspace["ks"], subspace)] if subspace else [])
+    for a, k, ov in curves:
+        color = style.COLORS.get(a, "0.3")
+        right.plot(k, ov["compiled"], "o-", ms=4, color=color)
+        right.plot(k, ov["floor"], "s--", ms=4, color=color, mfc="none")
+        handles.append(Line2D([], [], color=color, marker="o", ms=4, label=f"{style.LABELS.get(a, a)}"))
     right.plot(ks, np.asarray(ks) / dim, "k:")
     right.set_xscale("log", base=2)
     right.set_ylim(0, 1.05)
     right.set_xlabel("$k$ (leading NADs)")
     right.set_ylabel("overlap")
-    right.set_title(f"{style.LABELS.get(arch, arch)}'s leading NADs")
-    handles = [Line2D([], [], color="0.3", ls="", ms=4, **kw, label=f"bfloat16, {m}") for m, kw in kinds.items()]
-    handles += [Line2D([], [], color=style.COLORS.get(arch), marker="o", ms=4, label="bfloat16 vs float32"),
-                Line2D([], [], color="0.4", marker="s", ms=4, ls="--", label="two float32 halves"),
+    right.set_title("leading NADs: bfloat16 vs float32")
+    handles += [Line2D([], [], color="0.4", marker="s", mfc="none", ms=4, ls="--", label="two float32 halves"),
                 Line2D([], [], color="k", ls=":", label="chance ($k/D$)")]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9)
     return fig
