@@ -74,10 +74,11 @@ def fourier_item(name):
 
 
 # Training in bfloat16 (issue 23): before any deep network's Fig. 1 or Fig. 6 cell is trained in
-# bfloat16, two of VGG-11's Fig. 1 cells (the two whose published accuracy lies between chance and
-# 100 %, where a change shows) in each precision, two seeds each. Accepted where bfloat16 moves
-# the test accuracy (same seed) no more than a second float32 seed does.
-TRAIN_PRECISION = {"item": "fig1_vgg11", "cells": [(12, 0), (0, 12)], "seeds": 2}
+# bfloat16, three of VGG-11's Fig. 1 cells in each precision, two seeds each: the two whose published
+# accuracy lies between chance and 100 % (60-65 %; ours at chance in float32) and (4, 0), where it
+# learns (98 % published). Accepted where bfloat16 moves the test accuracy (same seed) no more than
+# a second float32 seed does.
+TRAIN_PRECISION = {"item": "fig1_vgg11", "cells": [(12, 0), (0, 12), (4, 0)], "seeds": 2}
 
 
 def train_precision_settings(precision, r):
