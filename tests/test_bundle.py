@@ -571,10 +571,12 @@ def test_training_precision_check_compares_bfloat16_with_a_second_float32_seed(t
                      bundle.train_precision_settings(precision, r), tmp_path / "fourier", progress=False)
     runs, records = bundle.load_train_precision(tmp_path)
     assert runs[("bfloat16", 1)] == {(cells[0]["kx"], cells[0]["ky"]): 62.0} and len(records) == 4
-    verdict = bundle.train_precision_verdict(runs)
+    assert not bundle._complete("train_precision", tmp_path)   # one of the cells
+    assert bundle.train_precision_verdict(runs) is None        # no verdict on part of the cells
+    full = {k: {(c["kx"], c["ky"]): acc + i for i, c in enumerate(cells)} for k, acc in fake.items()}
+    verdict = bundle.train_precision_verdict(full)
     assert verdict["bfloat16"] == pytest.approx(1.5) and verdict["seeds"] == pytest.approx(4.0) and verdict["accept"]
-    assert not bundle._complete("train_precision", tmp_path)   # one of the two cells
-    assert bundle.train_precision_verdict({k: {} for k in runs}) is None
+    assert verdict["cells"] == sorted(bundle.TRAIN_PRECISION["cells"])
 
 
 def test_vgg11_fig6_uses_its_fig1_recipe_on_its_secant_nads(tmp_path):

@@ -103,9 +103,9 @@ def load_train_precision(bundle_dir=BUNDLE):
 
 def train_precision_verdict(runs):
     """`{"bfloat16": mean |bfloat16 - float32| (same seed), "seeds": mean |float32 seed 0 - seed 1|,
-    "accept": bool}` in points, over the cells stored in every run; None until a cell is."""
+    "accept": bool}` in points, over the check's cells; None until every run holds all of them."""
     cells = set.intersection(*(set(v) for v in runs.values()))
-    if not cells:
+    if cells != set(TRAIN_PRECISION["cells"]):
         return None
     seeds = range(TRAIN_PRECISION["seeds"])
     bf16 = np.mean([abs(runs[("bfloat16", r)][c] - runs[("float32", r)][c]) for c in cells for r in seeds])
