@@ -69,19 +69,19 @@ def stored_fourier_cells():
     architectures, the sigma study's other noise levels and seeds, and Chapter 6's LeNet variants."""
     archs, grid, settings, pooling = bundle.fourier_item("fig1")
     table, _, _, records = bundle.load_fourier("fig1")
-    out = [(a, pooling, c, v, records[a][0]) for a in table for c, v in table[a].items()]
+    out = [(a, pooling, c, v, rec) for a in table for (c, v), rec in zip(table[a].items(), records[a])]
     for sigma, r in bundle._sigma_runs(bundle.load_sigma_study()[0]):
         if (sigma, r) != (bundle.SIGMA_STUDY["caption"], 0):   # that one is Fig. 1
             t, recs = ch1_fourier.stored_directions(["lenet"], grid, bundle.sigma_settings(sigma, r),
                                                     bundle.BUNDLE / "fourier", pooling, name="fig1")
-            out += [(f"lenet/sigma={sigma:g}/seed {r}", pooling, c, arr, recs["lenet"][0])
-                    for c, arr in t.get("lenet", {}).items()]
+            out += [(f"lenet/sigma={sigma:g}/seed {r}", pooling, c, arr, rec)
+                    for (c, arr), rec in zip(t.get("lenet", {}).items(), recs.get("lenet", []))]
     aa_grid = fourier.make_grid(presets.preset("antialias", "paper")["grid"])
     for v in antialias.VARIANTS[1:]:
         t, recs = ch1_fourier.stored_directions(["lenet"], aa_grid, settings, bundle.BUNDLE / "fourier",
                                                 antialias.pooling_arg(v), name="antialias")
-        out += [(f"lenet/{v}", antialias.pooling_arg(v), c, arr, recs["lenet"][0])
-                for c, arr in t.get("lenet", {}).items()]
+        out += [(f"lenet/{v}", antialias.pooling_arg(v), c, arr, rec)
+                for (c, arr), rec in zip(t.get("lenet", {}).items(), recs.get("lenet", []))]
     return settings, out
 
 
@@ -604,19 +604,24 @@ def test_secant_convergence_reads_the_bfloat16_estimates_chunks(tmp_path):
     assert not bundle._complete("convergence_secant", tmp_path)
 
 
+def stored_cells(table, records):
+    """`[("fig1", arch, cell, test accuracy, the cell's record)]` of a `stored_directions` table."""
+    return [("fig1", a, c, v["test_acc"], rec) for a in table for (c, v), rec in zip(table[a].items(), records[a])]
+
+
 def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
     """A VGG-11 Fig. 1 cell (of its subset or of the training-precision check, float32 or bfloat16) or
     Fig. 6 index of the bundle, retrained (about 10 minutes of a 2-core CPU)."""
     cells = []
     for name in bundle.DEEP_FIG1:
         table, _, _, records = bundle.load_fourier(name)
-        cells += [("fig1", a, c, table[a][c]["test_acc"], records[a][0]) for a in table for c in table[a]]
+        cells += stored_cells(table, records)
     archs, grid, _, pooling = bundle.fourier_item(bundle.TRAIN_PRECISION["item"])
     for precision, r in itertools.product(("float32", "bfloat16"), range(bundle.TRAIN_PRECISION["seeds"])):
         table, records = ch1_fourier.stored_directions(archs, grid, bundle.train_precision_settings(precision, r),
                                                        bundle.BUNDLE / "fourier", pooling, "fig1",
                                                        only=bundle.TRAIN_PRECISION["cells"])
-        cells += [("fig1", a, c, table[a][c]["test_acc"], records[a][0]) for a in table for c in table[a]]
+        cells += stored_cells(table, records)
     for name in bundle.DEEP_FIG6:
         arch, _, settings = bundle.fig6_item(name=name)
         basis = bundle.load_nad(arch)
