@@ -524,7 +524,8 @@ def test_precision_figure_draws_each_networks_cosine_gap():
     assert [t.get_text() for t in left.get_xticklabels()] == ["VGG-11", "ViT"]
     assert list(right.lines[0].get_ydata()) == [1.0, 0.99] and list(right.lines[1].get_ydata()) == [0.2, 0.5]
     style.check_readable(fig)
-    sub = {"ks": np.array([1, 2]), "compiled": np.array([0.9, 0.8]), "floor": np.array([0.3, 0.4])}
+    sub = {"arch": "densenet121", "ks": np.array([1, 2]), "compiled": np.array([0.9, 0.8]),
+           "floor": np.array([0.3, 0.4])}
     right = nad_plots.precision(check, [1, 4], subspace=sub).axes[1]
     assert [list(line.get_ydata()) for line in right.lines[2:4]] == [[0.9, 0.8], [0.3, 0.4]]
     legend = [t.get_text() for t in right.figure.legends[0].get_texts()]

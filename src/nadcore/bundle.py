@@ -329,13 +329,15 @@ def precision_subspace_path(bundle_dir=BUNDLE):
 
 
 def load_precision_subspace(bundle_dir=BUNDLE):
-    """`ch3_nads.precision_subspaces` of `PRECISION_SUBSPACE` (`compiled`, `floor`, `cosines`) with
-    `accept` (bfloat16's overlap with float32 at least the halves' at every k), or None if not stored."""
+    """`ch3_nads.precision_subspaces` of `PRECISION_SUBSPACE` (`compiled`, `floor`, `cosines`) with its
+    `arch`, `ks` and `accept` (bfloat16's overlap with float32 at least the halves' at every k), or
+    None if not stored."""
     path, item = precision_subspace_path(bundle_dir), precision_subspace_item()
     if not store.matches(path, item):
         return None
     a = dict(store.load(path, item).arrays)
-    return {**a, "ks": np.array(PRECISION_SUBSPACE["ks"]), "accept": bool((a["compiled"] >= a["floor"]).all())}
+    return {**a, "arch": PRECISION_SUBSPACE["arch"], "ks": np.array(PRECISION_SUBSPACE["ks"]),
+            "accept": bool((a["compiled"] >= a["floor"]).all())}
 
 
 def _precision_compute(progress):
@@ -677,8 +679,7 @@ def _complete(item, bundle_dir):
     if item == "precision_subspace":
         return load_precision_subspace(bundle_dir) is not None
     if item == "train_precision":
-        runs = load_train_precision(bundle_dir)[0]
-        return all(len(v) == len(TRAIN_PRECISION["cells"]) for v in runs.values())
+        return train_precision_verdict(load_train_precision(bundle_dir)[0]) is not None
     if item == "zoo":
         zoo = load_zoo(bundle_dir)
         return (not ch7_zoo.missing(zoo) and None not in zoo["secant"].values()

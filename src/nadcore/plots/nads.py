@@ -327,13 +327,13 @@ def fig6_compare(ours, curves, more=None):
     return fig
 
 
-def precision(check, ks, arch="lenet", dim=1024, subspace=None, subspace_arch="densenet121"):
+def precision(check, ks, arch="lenet", dim=1024, subspace=None):
     """What the bundle's secant arithmetic does (`bundle.load_precision`). Left: per network, 1 - the
     cosine of its bfloat16 secant gradient (eager and through `torch.compile`) with its float32 one.
     Right: leading-k overlap of the compiled bfloat16 and the float32 estimates of the same networks
     of `arch` (solid), beside two float32 estimates of disjoint halves (dashed: the Monte-Carlo
-    agreement), and chance; with `subspace` (`bundle.load_precision_subspace`), the same for
-    `subspace_arch`."""
+    agreement), and chance; with `subspace` (`bundle.load_precision_subspace`), the same for its
+    `arch`."""
     archs = [a for a in check if a != "overlaps"]
     fig, (left, right) = style.figure(1, 2, width=0.97, height=3.8, layout="constrained",
                                       gridspec_kw={"width_ratios": [1.5, 1]})
@@ -348,12 +348,12 @@ def precision(check, ks, arch="lenet", dim=1024, subspace=None, subspace_arch="d
     left.set_ylabel("1 − cosine with float32")
     left.set_title("each network's gradient")
     handles = [Line2D([], [], color="0.3", ls="", ms=4, **kw, label=f"bfloat16, {m}") for m, kw in kinds.items()]
-    curves = [(arch, ks, check["overlaps"])] + ([(subspace_arch, subspace["ks"], subspace)] if subspace else [])
+    curves = [(arch, ks, check["overlaps"])] + ([(subspace["arch"], subspace["ks"], subspace)] if subspace else [])
     for a, k, ov in curves:
         color = style.COLORS.get(a, "0.3")
         right.plot(k, ov["compiled"], "o-", ms=4, color=color)
         right.plot(k, ov["floor"], "s--", ms=4, color=color, mfc="none")
-        handles.append(Line2D([], [], color=color, marker="o", ms=4, label=f"{style.LABELS.get(a, a)}"))
+        handles.append(Line2D([], [], color=color, marker="o", ms=4, label=style.LABELS.get(a, a)))
     right.plot(ks, np.asarray(ks) / dim, "k:")
     right.set_xscale("log", base=2)
     right.set_ylim(0, 1.05)
