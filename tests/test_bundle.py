@@ -712,7 +712,8 @@ def test_precision_subspaces_compute_each_gradient_once_in_resumable_blocks(tmp_
 
 @pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
 def test_the_stored_precision_check_recomputes_bitwise(record_threads):
-    """One random architecture's cosines of the stored precision check (at most about two minutes)."""
+    """One random architecture's cosines of the stored precision check (at most about two minutes):
+    bitwise on the record's machine."""
     from nadcore import plan
 
     stored = bundle.load_precision()
@@ -727,5 +728,6 @@ def test_the_stored_precision_check_recomputes_bitwise(record_threads):
     for m in ("eager", "compiled"):
         if bundle.machine_of(record) == store.machine():
             np.testing.assert_array_equal(fresh[m], stored[arch][m])
-        else:
-            np.testing.assert_allclose(fresh[m], stored[arch][m], atol=1e-3)
+        else:  # another CPU's bfloat16 kernels round differently: compare the error 1 - cosine
+            # (measured, AMD EPYC record on an Intel Xeon, six architectures: within 14 %)
+            np.testing.assert_allclose(1 - fresh[m], 1 - stored[arch][m], rtol=0.3)
