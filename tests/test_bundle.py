@@ -535,21 +535,28 @@ def test_precision_figure_draws_each_networks_cosine_gap():
 # ----------------------------------------------------------------------------- VGG-11 on this CPU (issue 23)
 
 def test_vgg11_fig1_subset_is_part_of_fig1(tmp_path):
-    """The VGG-11 Fig. 1 item is 25 canonical cells of every 4th frequency, stored as cells of Fig. 1
-    itself (same sweep and settings): `fig1_comparison` shows them beside the published grid."""
+    """The VGG-11 Fig. 1 item is 25 canonical cells of every 4th frequency, stored in the Fig. 1 sweep
+    with Fig. 1's settings but the network and max_lr of the authors' script (VGG-11 with batch norm,
+    0.5): `fig1_comparison` shows them beside the published VGG-11 grid."""
     archs, grid, settings, pooling = bundle.fourier_item("fig1_vgg11")
-    assert archs == ("vgg11",) and len(grid.half()) == 25 and settings == bundle.fourier_item("fig1")[2]
+    fig1 = bundle.fourier_item("fig1")[2]
+    assert archs == ("vgg11_bn",) and len(grid.half()) == 25
+    assert settings == {**fig1, "max_lr": {**fig1["max_lr"], "vgg11_bn": 0.5}}
     assert set(grid.half()) <= set(bundle.fourier_item("fig1")[1].half())
-    assert settings["max_lr"]["vgg11"] == 0.05 and settings["epochs"] == 20
+    assert settings["epochs"] == 20 and fig1["max_lr"]["vgg11"] == 0.05
     pub = published.fig1("vgg11")
     cells = ch1_fourier.sweep_cells(archs, grid, pooling)[:4]
     sweeps.sweep("fig1", cells, lambda group: [{"test_acc": np.float64(pub[(c["kx"], c["ky"])] - 2.0)} for c in group],
                  settings, tmp_path / "fourier", progress=False)
+    plain = ch1_fourier.sweep_cells(("vgg11",), grid, pooling)[:2]     # plain VGG-11 at Fig. 1's own settings
+    sweeps.sweep("fig1", plain, lambda group: [{"test_acc": np.float64(50.0)} for c in group], fig1,
+                 tmp_path / "fourier", progress=False)
+    assert list(bundle.plain_deep("fig1_vgg11", tmp_path)[0]["vgg11"]) == [(c["kx"], c["ky"]) for c in plain]
     out, _ = bundle.fig1_comparison(tmp_path)
     assert out["vgg11"]["stored"] == 4 and out["lenet"]["stored"] == 0
     diff = out["vgg11"]["stats"]["difference"]
     assert all(diff[(c["kx"], c["ky"])] == pytest.approx(-2.0) for c in cells)
-    assert bundle.status("fig1_vgg11", tmp_path).startswith("fig1_vgg11 (vgg11): 4 of 25 cells stored; ")
+    assert bundle.status("fig1_vgg11", tmp_path).startswith("fig1_vgg11 (vgg11_bn): 4 of 25 cells stored; ")
     assert bundle.fourier_remaining("fig1", tmp_path)[0] == 0    # Fig. 1's own item: LogReg and LeNet
 
 
@@ -580,14 +587,31 @@ def test_training_precision_check_compares_bfloat16_with_a_second_float32_seed(t
     assert verdict["cells"] == sorted(bundle.TRAIN_PRECISION["cells"])
 
 
+def test_vgg11_with_batch_norm_has_vgg11s_nads():
+    """In eval mode at initialisation batch norm is the identity up to its eps: from the same seed,
+    VGG-11 with batch norm computes VGG-11's function and input gradient, so its NADs are VGG-11's
+    (`bundle.nads_of`, for the network the bundle trains in VGG-11's place)."""
+    x = torch.randn(3, 1, 32, 32, generator=torch.Generator().manual_seed(0))
+    for seed in (0, 1):
+        out = {}
+        for arch in ("vgg11", "vgg11_bn"):
+            torch.manual_seed(seed)
+            net, xs = models.build(arch, num_classes=1).eval(), x.clone().requires_grad_(True)
+            y = net(xs)
+            out[arch] = (y.detach(), torch.autograd.grad(y.sum(), xs)[0])
+        for a, b in zip(out["vgg11"], out["vgg11_bn"]):
+            torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-4 * a.abs().max().item())
+    assert bundle.nads_of("vgg11_bn") == "vgg11" and bundle.nads_of("lenet") == "lenet"
+
+
 def test_vgg11_fig6_uses_its_fig1_recipe_on_its_secant_nads(tmp_path):
     arch, indices, settings = bundle.fig6_item(name="fig6_vgg11")
     lenet = bundle.fig6_item()[2]
-    assert arch == "vgg11" and indices == [0, 16, 128, 512, 1000]
-    assert settings == {**lenet, "max_lr": 0.05}                   # Fig. 1's learning rate for VGG-11
+    assert arch == "vgg11_bn" and bundle.nads_of(arch) == "vgg11" and indices == [0, 16, 128, 512, 1000]
+    assert settings == {**lenet, "max_lr": 0.5}                    # its Fig. 1 network and learning rate
     assert bundle.load_fig6(tmp_path, name="fig6_vgg11") == {}      # no NADs there: nothing
     assert bundle.fig6_comparison(tmp_path)["deep"] == {"vgg11": {}}
-    assert bundle.status("fig6_vgg11", tmp_path).startswith("fig6_vgg11 (vgg11): 0 of 5 NAD indices stored; ")
+    assert bundle.status("fig6_vgg11", tmp_path).startswith("fig6_vgg11 (vgg11_bn): 0 of 5 NAD indices stored; ")
     with pytest.raises(ValueError, match="^name must be one of fig6, fig6_vgg11; got 'fig7'"):
         bundle.fig6_item(name="fig7")
 
@@ -616,7 +640,7 @@ def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
     cells = []
     for name in bundle.DEEP_FIG1:
         table, _, _, records = bundle.load_fourier(name)
-        cells += stored_cells(table, records)
+        cells += stored_cells(table, records) + stored_cells(*bundle.plain_deep(name))
     archs, grid, _, pooling = bundle.fourier_item(bundle.TRAIN_PRECISION["item"])
     for precision, r in itertools.product(("float32", "bfloat16"), range(bundle.TRAIN_PRECISION["seeds"])):
         table, records = ch1_fourier.stored_directions(archs, grid, bundle.train_precision_settings(precision, r),
@@ -625,7 +649,7 @@ def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
         cells += stored_cells(table, records)
     for name in bundle.DEEP_FIG6:
         arch, _, settings = bundle.fig6_item(name=name)
-        basis = bundle.load_nad(arch)
+        basis = bundle.load_nad(bundle.nads_of(arch))
         for index, acc in bundle.load_fig6(name=name).items():
             found = sweeps.stored(f"fig6_{arch}", [{"index": index}],
                                   ch3_nads.fig6_settings(arch, basis, settings, "cpu"), bundle.BUNDLE / "nads")
