@@ -38,6 +38,10 @@ DEEP_FIG6 = {"fig6_vgg11": ("vgg11", (0, 16, 128, 512, 1000))}
 # preset's 0.05 stays on the loss plateau (55 % train at (4, 0)). In eval mode at initialisation batch
 # norm is the identity (up to its eps), so the NADs of VGG-11 are those of VGG-11 with batch norm.
 DEEP_TRAIN = {"vgg11": ("vgg11_bn", 0.5)}
+# ... at the noise level at which LeNet's Fig. 1 grid comes closest to the published one (the sigma
+# study's best; a test holds them equal), not the caption's 3: at 3, VGG-11 with batch norm fits its
+# training set at (4, 0) but tests at 58 % (published 98 %), at 1.5 it tests at 98.6 %.
+DEEP_SIGMA = 1.5
 
 
 # ----------------------------------------------------------------------------- the machine
@@ -64,14 +68,15 @@ def _note_machine(bundle_dir):
 def fourier_item(name):
     """`(archs, grid, settings, pooling)` of the Chapter 1 item `name` ("fig1", "fig2", "fig3", or a
     deep network's Fig. 1 subset of `DEEP_FIG1`: Fig. 1's sweep and settings, the network and
-    max_lr of `DEEP_TRAIN`)."""
+    max_lr of `DEEP_TRAIN`, the noise `DEEP_SIGMA`)."""
     p = presets.preset("fourier", "paper")
     settings = ch1_fourier.sweep_settings(p, SEED, DEVICE)
     if name == "fig1":
         return CPU_ARCHS, fourier.make_grid(p["grid"]), settings, True
     if name in DEEP_FIG1:
         arch, lr = DEEP_TRAIN[DEEP_FIG1[name]]
-        return (arch,), fourier.make_grid(FIG3_GRID), {**settings, "max_lr": {**settings["max_lr"], arch: lr}}, True
+        deep = {**settings, "sigma": DEEP_SIGMA, "max_lr": {**settings["max_lr"], arch: lr}}
+        return (arch,), fourier.make_grid(FIG3_GRID), deep, True
     if name == "fig2":
         q = p["fig2"]
         return CPU_ARCHS, fourier.make_grid(q["grid"]), {**settings, "n": q["n"], "sigma": q["sigma"],
@@ -363,13 +368,14 @@ def _precision_compute(progress):
 def fig6_item(sigma=None, name="fig6"):
     """`(arch, indices, settings)` of Fig. 6 at the published settings, on our NADs (at noise `sigma`
     instead of the published one if given: the sigma study's best). `name` "fig6" is LeNet's; a
-    `DEEP_FIG6` name is the network and max_lr of `DEEP_TRAIN` at its indices, on `nads_of(arch)`."""
+    `DEEP_FIG6` name is the network and max_lr of `DEEP_TRAIN` at its indices and `DEEP_SIGMA`, on
+    `nads_of(arch)`."""
     p = presets.preset("nads", "paper")
     settings = {**p["fig6"], "seed": SEED}
     if name in DEEP_FIG6:
         published_arch, indices = DEEP_FIG6[name]
         arch, lr = DEEP_TRAIN[published_arch]
-        return arch, list(indices), {**settings, "max_lr": lr}
+        return arch, list(indices), {**settings, "sigma": DEEP_SIGMA, "max_lr": lr}
     if name != "fig6":
         raise ValueError(f"name must be one of fig6, {', '.join(DEEP_FIG6)}; got {name!r}")
     return p["fig6_arch"], p["fig6_indices"], settings if sigma is None else {**settings, "sigma": float(sigma)}
