@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from nadcore import fourier, nads, presets, published, seeds, stacked, store, sweeps, versions
 from nadcore.device import PRECISIONS
@@ -220,23 +221,40 @@ def _sigma_runs(grids):
 # The secant NADs of the deep networks a CPU affords (2,048 forward passes a network): how many
 # networks, in bfloat16 (channels-last, autocast). The `precision` item measures what that does:
 # each network's gradient has a cosine >= 0.99 with its float32 one (VGG-11, ResNet-18: >= 0.999),
-# except DenseNet-121's, down to 0.86 (to check on its subspaces before its secant is computed), and
-# 1,000 LeNets give leading subspaces that overlap the float32 ones by >= 0.999 (k = 1..256), far
-# above two float32 halves. The published scale (10,000, float32) stays the chapters' own.
-SECANT_CPU = {"vgg11": 10000, "resnet18": 2000, "densenet121": 500,
-              "vit": 1000, "mixer": 1000, "convnext": 1000, "resnet18_blur": 1000}
+# except DenseNet-121's, down to 0.86, and 1,000 LeNets give leading subspaces that overlap the
+# float32 ones by >= 0.999 (k = 1..256), far above two float32 halves. The published scale (10,000,
+# float32) stays the chapters' own.
+SECANT_CPU = {"vgg11": 10000, "vit": 1000, "mixer": 1000, "convnext": 1000, "resnet18_blur": 1000}
 SECANT_CPU_PRECISION = "bfloat16"
 SECANT_CPU_COMPILED = True   # through torch.compile: 1.1x (VGG-11) to 2.7x (DenseNet-121) faster (`plan`)
+# ... and those computed in float32 on a CUDA GPU (one lent to a session for 15 minutes; `tools/gpu_bundle.py`):
+# DenseNet-121's bfloat16 error is too large to take on trust, and both cost a 2-core CPU hours to days.
+SECANT_CUDA = {"resnet18": 2000, "densenet121": 2000}
 
 
 def nad_item(arch, method="secant"):
     """The settings of the stored NADs of `arch`: the published scale (10,000 networks, float32), but
-    the deep networks' secant at `SECANT_CPU` networks in `SECANT_CPU_PRECISION`."""
+    the deep networks' secant at `SECANT_CPU` networks in `SECANT_CPU_PRECISION`, or at `SECANT_CUDA`
+    networks in float32 (on `nad_device`)."""
     if method == "secant" and arch in SECANT_CPU:
         return nads.nad_settings(arch, SECANT_CPU[arch], method, seed=SEED, precision=SECANT_CPU_PRECISION,
                                  compiled=SECANT_CPU_COMPILED)
+    if method == "secant" and arch in SECANT_CUDA:
+        return nads.nad_settings(arch, SECANT_CUDA[arch], method, seed=SEED)
     n = presets.preset("nads", "paper")["num_networks"]["default"]
     return nads.nad_settings(arch, n, method, seed=SEED)
+
+
+def nad_device(arch, method="secant"):
+    """The device that computes (and computed) the stored NADs of `arch`: "cuda" for `SECANT_CUDA`, else `DEVICE`."""
+    return "cuda" if method == "secant" and arch in SECANT_CUDA else DEVICE
+
+
+def _check_device(item, device):
+    """Raise a one-line error when `item` is computed on a CUDA GPU and this machine has none."""
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"item {item} is computed on a CUDA GPU (float32) and this machine has none: run "
+                         f"`python -m nadcore.bundle {item}` on one (or `tools/gpu_bundle.py`)")
 
 
 def load_nad(arch, method="secant", bundle_dir=BUNDLE):
@@ -246,7 +264,7 @@ def load_nad(arch, method="secant", bundle_dir=BUNDLE):
     return nads.NADResult.load(path, settings) if store.matches(path, settings) else None
 
 
-GPU_NAD_ARCHS = ("vgg11", "resnet18", "densenet121")   # the deep networks: secant at `SECANT_CPU` networks
+GPU_NAD_ARCHS = ("vgg11", "resnet18", "densenet121")   # the deep networks: secant at `SECANT_CPU` / `SECANT_CUDA`
 ZOO_ARCHS = ("vit", "mixer", "convnext", "resnet18_blur")  # Chapter 7: after 2020, and ResNet-18 with BlurPool
 
 
@@ -269,7 +287,7 @@ def secant_exact_overlaps(ks, archs=GPU_NAD_ARCHS, bundle_dir=BUNDLE):
 # convergence reads the chunks of the 10,000-network estimate and trains nothing new
 AUTOGRAD_CONV_ARCHS = ("lenet", *GPU_NAD_ARCHS)
 AUTOGRAD_CONV_SIZES = [625, 1250, 2500, 3125]
-# The deep networks' secant (`SECANT_CPU` networks): every N of SECANT_CONV_SIZES with 3N <= its
+# The deep networks' secant (`nad_item`'s networks): every N of SECANT_CONV_SIZES with 3N <= its
 # networks, and the k below the smallest N (a k >= N compares arbitrary directions)
 SECANT_CONV_ARCHS = GPU_NAD_ARCHS
 SECANT_CONV_SIZES = (125, 250, 625, 1250, 2500, 3125)
@@ -278,13 +296,13 @@ SECANT_CONV_SIZES = (125, 250, 625, 1250, 2500, 3125)
 def convergence_item(arch=None, method="autograd"):
     """The settings of a stored N vs 2N convergence: the published scale's (secant LeNet, up to
     N = 5,000) without `arch`, else `arch`'s with `method` (`AUTOGRAD_CONV_SIZES`; the secant at
-    `SECANT_CONV_SIZES` in `SECANT_CPU_PRECISION`, reading the chunks of `nad_item(arch)`)."""
+    `SECANT_CONV_SIZES`, reading the chunks of `nad_item(arch)` on `nad_device(arch)`)."""
     p = presets.preset("nads", "paper")
     if arch is None:
         return {"arch": p["conv_arch"], "method": p["conv_method"], "sizes": p["conv_sizes"], "ks": p["conv_ks"],
                 "seed": SEED, "device": DEVICE}
     out = {"arch": arch, "method": method, "sizes": AUTOGRAD_CONV_SIZES, "ks": p["conv_ks"], "seed": SEED,
-           "device": DEVICE}
+           "device": nad_device(arch, method)}
     if method == "autograd":
         return out
     s = nad_item(arch, method)
@@ -678,13 +696,16 @@ def _nad_status(item, bundle_dir, scratch=SCRATCH):
         return f"{item}: stored ({n:,} networks)"
     cells = [{"start": a, "stop": b} for a, b in nads.chunk_ranges(0, n)]
     x0, desc = nads._eval_point(None, SEED, settings["input_shape"])
+    dev = torch.device(nad_device(arch, method))
     chunk = nads.chunk_settings(arch, method, settings["step"] or 100.0, SEED, settings["input_shape"], desc,
-                                nads._default_batch(method, nads.resolve(DEVICE)), nads.resolve(DEVICE),
+                                nads._default_batch(method, dev), dev,
                                 precision=settings.get("precision", "float32"),
                                 compiled=settings.get("compiled", False))
     left = sweeps.missing("nad_chunks", cells, chunk, scratch)
     each = plan.nad_seconds(arch, method, settings.get("precision", "float32"), settings.get("compiled", False))
     cost = f" (~{plan.duration(each * sum(c['stop'] - c['start'] for c in left))} on a 2-core CPU)" if each else ""
+    if dev.type == "cuda":
+        cost = " (float32, on a CUDA GPU)"
     return (f"{item}: {len(cells) - len(left)} of {len(cells)} chunks of {nads.CHUNK} networks in {scratch}; "
             f"`python -m nadcore.bundle {item}` computes the rest{cost}")
 
@@ -755,8 +776,9 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         stored = load_nad(arch, method, bundle_dir)
         if stored is not None:
             return stored
-        settings = nad_item(arch, method)
-        result = nads.estimate(arch, settings["num_networks"], method=method, seed=SEED, device=DEVICE,
+        settings, device = nad_item(arch, method), nad_device(arch, method)
+        _check_device(item, device)
+        result = nads.estimate(arch, settings["num_networks"], method=method, seed=SEED, device=device,
                                precision=settings.get("precision", "float32"),
                                compiled=settings.get("compiled", False), results_dir=scratch, progress=progress)
         result.save(nads.result_path(arch, settings, bundle_dir), compact=True)
@@ -764,13 +786,7 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     if item in ("convergence", "convergence_autograd", "convergence_zoo", "convergence_secant"):
         method = "secant" if item == "convergence_secant" else "autograd"
         for arch in _convergence_archs(item):
-            c = convergence_item(arch, method)
-            if arch is not None:   # its chunks are the estimate's
-                compute(f"nads_{arch}" + ("_autograd" if method == "autograd" else ""), bundle_dir, scratch, progress)
-            store.cached(convergence_path(bundle_dir, arch, method), c, lambda c=c: nads.convergence(
-                c["arch"], c["sizes"], c["ks"], method=c["method"], seed=SEED, device=DEVICE, results_dir=scratch,
-                progress=progress, precision=c.get("precision", "float32"), compiled=c.get("compiled", False)),
-                device=DEVICE)
+            convergence_compute(arch, method, bundle_dir, scratch, progress)
         return None
     if item == "precision":
         store.cached(precision_path(bundle_dir), precision_item(), lambda: _precision_compute(progress), device=DEVICE)
@@ -829,6 +845,17 @@ def load_zoo(bundle_dir=BUNDLE, compute=False, progress=False, scratch=SCRATCH):
     if compute:
         run(False)
     return run(True)
+
+
+def convergence_compute(arch, method, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
+    """Compute (or read) the stored convergence of `convergence_item(arch, method)`, on its device."""
+    c = convergence_item(arch, method)
+    if arch is not None:   # its chunks are the estimate's
+        compute(f"nads_{arch}" + ("_autograd" if method == "autograd" else ""), bundle_dir, scratch, progress)
+    return store.cached(convergence_path(bundle_dir, arch, method), c, lambda: nads.convergence(
+        c["arch"], c["sizes"], c["ks"], method=c["method"], seed=SEED, device=c["device"], results_dir=scratch,
+        progress=progress, precision=c.get("precision", "float32"), compiled=c.get("compiled", False)),
+        device=c["device"])
 
 
 def _convergence_archs(item):

@@ -9,13 +9,15 @@ ACCEPTED = '"auto", "cpu", "cuda", "cuda:N" or "mps"'
 
 
 def resolve(device="auto") -> torch.device:
-    """Return the torch device for `device`; "auto" picks CUDA, then MPS, then the CPU."""
+    """Return the torch device for `device`; "auto" picks CUDA, then MPS, then the CPU (on CUDA,
+    with `exact_cuda`'s settings)."""
     if isinstance(device, torch.device):
         device = str(device)
     if not isinstance(device, str):
         raise ValueError(f"device must be {ACCEPTED}, got {device!r}")
     if device == "auto":
         if torch.cuda.is_available():
+            exact_cuda()
             return torch.device("cuda")
         if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
             return torch.device("mps")
@@ -30,7 +32,19 @@ def resolve(device="auto") -> torch.device:
         raise ValueError(f"device {device!r} is not available here (no MPS); use \"cpu\" or \"auto\"")
     if dev.type not in ("cpu", "cuda", "mps"):
         raise ValueError(f"device must be {ACCEPTED}, got {device!r}")
+    if dev.type == "cuda":
+        exact_cuda()
     return dev
+
+
+def exact_cuda():
+    """float32 on CUDA as on the CPU: no TensorFloat-32 in convolutions (cuDNN's default) or matrix
+    products, and cuDNN's deterministic algorithms (the same numbers on the same GPU). Every stored
+    float32 result says float32; `precision="bfloat16"` is the library's one lower precision."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
 
 
 PRECISIONS = ("float32", "bfloat16")

@@ -144,11 +144,11 @@ def network_seed(seed, index):
 
 
 def _network(factory, seed, index, dev):
-    """Network `index`, initialised from its own seed directly on `dev`, in eval mode."""
-    devices = [dev] if dev.type == "cuda" else []
-    with torch.random.fork_rng(devices=devices):
+    """Network `index`, initialised from its own seed on the CPU (the same network on every device),
+    moved to `dev`, in eval mode."""
+    with torch.random.fork_rng(devices=[]):
         torch.manual_seed(network_seed(seed, index))
-        with dev:
+        with torch.device("cpu"):
             net = factory()
     if not isinstance(net, nn.Module):
         raise ValueError(f"model factory must return an nn.Module; got {type(net).__name__}")
@@ -546,7 +546,7 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     cells = [{"start": a, "stop": b} for a, b in ranges]
     durations, digests, traces, machines = [], [], [], []
     if results_dir is None:
-        machines = [store.machine()] * len(cells)
+        machines = [store.machine(dev)] * len(cells)
         chunks = (moments(compute([c])[0]) for c in tqdm(cells, desc=f"NADs {name} ({method})", disable=not progress))
     else:
         settings = chunk_settings(name, method, step, seed, input_shape, eval_desc, batch, dev, pooling, precision,

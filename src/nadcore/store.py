@@ -134,11 +134,14 @@ def _umask():
 
 
 @functools.lru_cache(maxsize=1)
-def machine():
+def machine(device=None):
     """The CPU this process runs on: its model name and widest vector extension (bitwise
-    equality of float results needs the same kernels, hence the same CPU family and threads)."""
+    equality of float results needs the same kernels, hence the same CPU family and threads);
+    for a CUDA `device`, the GPU's name and CUDA version."""
     import platform
 
+    if device is not None and torch.device(device).type == "cuda":
+        return f"{torch.cuda.get_device_name(torch.device(device))} (CUDA {torch.version.cuda})"
     model, flags = platform.processor() or platform.machine(), ""
     try:
         with open("/proc/cpuinfo") as f:
@@ -193,7 +196,7 @@ def make_record(settings, *, device=None, duration=None, arrays=None, seed=None)
         "seed": _seed(settings) if seed is None else int(seed),
         "device": None if device is None else str(device),
         "threads": torch.get_num_threads(),
-        "machine": machine(),
+        "machine": machine(device),
         "duration_s": None if duration is None else round(float(duration), 3),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }

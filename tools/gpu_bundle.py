@@ -1,0 +1,153 @@
+"""The results bundle's CUDA items, computed on a GPU within a time limit, and a check of the CUDA path.
+
+    python tools/gpu_bundle.py --seconds 420 --out OUT
+
+1. The GPU's float32 and bfloat16 peaks (large matrix products, measured here; float32 without TF32).
+2. The CUDA path against the CPU: network 0's float32 secant gradient of each architecture on the
+   GPU, twice (bitwise the same?), and on this machine's CPU (cosine, largest relative difference);
+   the exact gradients of networks 0-3 on both (lowest cosine).
+3. The chunks of the estimates of `bundle.SECANT_CUDA` (float32 secant), 125 networks at a time in
+   `MILESTONES` order until the time is up: seconds a network, GFLOP/s, fraction of the float32
+   peak and ratio to the CPU's float32 secant of step 2.
+4. For each architecture the largest of `SIZES` whose chunks are all stored: its estimate and its N vs
+   2N convergence, stored as `python -m nadcore.bundle nads_ARCH convergence_secant` stores them with
+   `SECANT_CUDA[ARCH]` set to that size.
+OUT receives `bundle.tar` (the new files of `bundle/nads/` and each estimate's first chunk, to check it
+on a CPU) and `report.json`. A GPU without a time limit runs `python -m nadcore.bundle` instead.
+"""
+
+import argparse
+import json
+import tarfile
+import time
+from pathlib import Path
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from nadcore import bundle, models, nads, sweeps
+
+MILESTONES = [("densenet121", 500), ("resnet18", 2000), ("densenet121", 1000), ("densenet121", 2000),
+              ("resnet18", 5000), ("densenet121", 5000), ("resnet18", 10000)]
+SIZES = (500, 1000, 2000, 5000, 10000)
+CHECK_ARCHS = ("lenet", "vgg11", "resnet18", "densenet121")
+DEVICE = "cuda"
+
+
+def peak_tflops(dtype, size=8192, repeats=5):
+    """The best TFLOP/s of `size`-square matrix products in `dtype` on the GPU."""
+    a, b = (torch.randn(size, size, device=DEVICE, dtype=dtype) for _ in range(2))
+    best = min(_seconds(lambda: a @ b) for _ in range(repeats + 1))
+    return 2 * size ** 3 / best / 1e12
+
+
+def _seconds(fn):
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    return time.perf_counter() - start
+
+
+def secant_gflop(arch):
+    """FLOPs of one network's secant (its 2D probes), counted by `torch.utils.flop_counter`."""
+    net = nads._network(lambda: models.build(arch, num_classes=1), 0, 0, torch.device("cpu"))
+    x0 = nads.eval_point_for(bundle.SEED, (1, 32, 32))
+    with FlopCounterMode(display=False) as counter, torch.no_grad():
+        net(nads.probes(x0, 100.0))
+    return counter.get_total_flops() / 1e9
+
+
+def check(arch, gpu, cpu):
+    """Network 0's float32 secant gradient on `gpu` (twice, after a warm-up) and on `cpu`: agreement and seconds."""
+    x0 = nads.eval_point_for(bundle.SEED, (1, 32, 32))
+    out = {}
+    for dev, calls in ((gpu, 3), (cpu, 1)):
+        net = nads._network(lambda: models.build(arch, num_classes=1), bundle.SEED, 0, dev)
+        grads = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            grads.append(nads.secant_gradient(net, x0.to(dev), 100.0).cpu())
+            seconds = time.perf_counter() - start
+        out["gpu" if dev is gpu else "cpu"] = {"gradient": grads[-1].double(), "seconds": seconds,
+                         "bitwise_repeat": bool(torch.equal(grads[-2], grads[-1])) if calls > 1 else None}
+    a, b = out["gpu"]["gradient"], out["cpu"]["gradient"]
+    nets = {dev: [nads._network(lambda: models.build(arch, num_classes=1), bundle.SEED, i, dev) for i in range(4)]
+            for dev in (gpu, cpu)}
+    exact = [nads.autograd_gradients(nets[dev], x0.to(dev)).cpu().double() for dev in (gpu, cpu)]
+    return {"cosine": float(a @ b / a.norm() / b.norm()), "max_rel_diff": float((a - b).abs().max() / b.abs().max()),
+            "exact_cosine_min": float(torch.nn.functional.cosine_similarity(*exact).min()),
+            "bitwise_repeat_gpu": out["gpu"]["bitwise_repeat"], "gpu_s": out["gpu"]["seconds"],
+            "cpu_s": out["cpu"]["seconds"], "cpu_threads": torch.get_num_threads()}
+
+
+def chunk_settings(arch):
+    s = bundle.nad_item(arch)
+    x0, desc = nads._eval_point(None, bundle.SEED, s["input_shape"])
+    dev = torch.device(DEVICE)
+    return nads.chunk_settings(arch, "secant", s["step"], bundle.SEED, s["input_shape"], desc,
+                               nads._default_batch("secant", dev), dev)
+
+
+def stored(arch, n, scratch):
+    cells = [{"start": a, "stop": b} for a, b in nads.chunk_ranges(0, n)]
+    return not sweeps.missing("nad_chunks", cells, chunk_settings(arch), scratch)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, required=True, help="time for everything before packing")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--bundle", type=Path, default=Path("gpu_bundle"), help="bundle folder to fill (new)")
+    args = parser.parse_args(argv)
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("gpu_bundle: error: no CUDA GPU here (this runner computes the bundle's CUDA items)")
+    start = time.perf_counter()
+    left = lambda: args.seconds - (time.perf_counter() - start)
+    gpu, cpu = nads.resolve(DEVICE), torch.device("cpu")
+    scratch = args.bundle / "partial"
+    report = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,
+              "tf32_conv": torch.backends.cudnn.allow_tf32, "tf32_matmul": torch.backends.cuda.matmul.allow_tf32}
+    report["peak_tflops"] = {"float32": peak_tflops(torch.float32), "bfloat16": peak_tflops(torch.bfloat16)}
+    print(json.dumps(report), flush=True)
+    report["gflop"] = {a: secant_gflop(a) for a in CHECK_ARCHS}
+    report["check"] = {}
+    for arch in CHECK_ARCHS:
+        report["check"][arch] = check(arch, gpu, cpu)
+        print(arch, report["check"][arch], flush=True)
+    report["chunks"] = []
+    reserve = 60.0
+    for arch, upto in MILESTONES:
+        for a, b in nads.chunk_ranges(0, upto):
+            if left() < reserve:
+                break
+            t = time.perf_counter()
+            nads.estimate(arch, b - a, first=a, seed=bundle.SEED, device=DEVICE, results_dir=scratch, progress=False)
+            s = (time.perf_counter() - t) / (b - a)
+            report["chunks"].append({"arch": arch, "start": a, "seconds_per_network": s,
+                                     "tflops": report["gflop"][arch] / s / 1e3})
+            print(report["chunks"][-1], f"{left():.0f} s left", flush=True)
+    report["stored"] = {}
+    for arch in bundle.SECANT_CUDA:
+        done = [n for n in SIZES if stored(arch, n, scratch)]
+        if not done:
+            continue
+        bundle.SECANT_CUDA[arch] = done[-1]
+        bundle.compute(f"nads_{arch}", args.bundle, scratch, progress=False)
+        conv = bundle.convergence_compute(arch, "secant", args.bundle, scratch, progress=False)
+        report["stored"][arch] = {"networks": done[-1], "sizes": conv.arrays["sizes"].tolist(),
+                                  "convergence": conv.arrays["overlap"].tolist()}
+        print(arch, report["stored"][arch], flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(args.out / "bundle.tar", "w") as tar:
+        for path in sorted((args.bundle / "nads").glob("*.npz")):
+            tar.add(path, arcname=f"nads/{path.name}")
+        for arch in report["stored"]:
+            path = sweeps.cell_path("nad_chunks", {"start": 0, "stop": nads.CHUNK}, chunk_settings(arch), scratch)
+            tar.add(path, arcname=f"partial/nad_chunks/{path.name}")
+    (args.out / "report.json").write_text(json.dumps(report, indent=1, default=float))
+    print(f"packed in {args.seconds - left():.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
