@@ -458,12 +458,59 @@ def test_autograd_convergence_reads_the_estimates_own_chunks():
     assert bundle.load_convergence("lenet", "/nonexistent") is None
 
 
-def test_the_deep_networks_secant_is_bfloat16_at_what_a_cpu_affords():
+def test_the_deep_networks_secant_is_bfloat16_on_the_cpu_and_float32_on_a_gpu():
     for arch, n in bundle.SECANT_CPU.items():
         s = bundle.nad_item(arch)
         assert (s["num_networks"], s["precision"], s["method"], s["compiled"]) == (n, "bfloat16", "secant", True)
-        assert "precision" not in bundle.nad_item(arch, "autograd")
+        assert "precision" not in bundle.nad_item(arch, "autograd") and bundle.nad_device(arch) == "cpu"
+    for arch, n in bundle.SECANT_CUDA.items():
+        s = bundle.nad_item(arch)
+        assert s["num_networks"] == n and "precision" not in s and "compiled" not in s
+        assert bundle.nad_device(arch) == "cuda" and bundle.nad_device(arch, "autograd") == "cpu"
+        assert bundle.convergence_item(arch, "secant")["device"] == "cuda"
+    assert not set(bundle.SECANT_CPU) & set(bundle.SECANT_CUDA)
     assert "precision" not in bundle.nad_item("lenet") and bundle.nad_item("lenet")["num_networks"] == 10000
+
+
+def test_a_gpu_item_says_where_it_is_computed_and_never_computes_on_the_cpu(tmp_path, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(bundle, "SECANT_CUDA", {"lenet": 250})
+    assert bundle.status("nads_lenet", tmp_path).endswith("computes the rest (float32, on a CUDA GPU)")
+    with pytest.raises(ValueError, match=r"^item nads_lenet is computed on a CUDA GPU \(float32\) and this machine "
+                                         r"has none: run `python -m nadcore.bundle nads_lenet` on one"):
+        bundle.compute("nads_lenet", tmp_path, tmp_path / "scratch", progress=False)
+    assert not (tmp_path / "scratch").exists()
+
+
+def test_a_random_network_of_a_stored_gpu_estimate_recomputes_on_the_cpu(record_threads):
+    """The first chunk of each GPU estimate is kept (`tools/gpu_bundle.py`): one random network's
+    float32 secant gradient, recomputed here, against the GPU's (the same network: initialised on the
+    CPU); and the chunk's total variance against the estimate's record of it. Not bitwise: another
+    device's kernels (measured on the GPU's host: cosine 1 - 1e-10, largest difference 9e-6 of the
+    largest entry). At most about a minute (DenseNet-121)."""
+    stored = [(a, r) for a in bundle.SECANT_CUDA if (r := bundle.load_nad(a)) is not None]
+    if not stored:
+        pytest.skip("the bundle holds no GPU estimate yet")
+    arch, result = RNG.choice(stored)
+    s = result.settings
+    dev = torch.device(bundle.nad_device(arch))
+    desc = nads._eval_point(None, s["seed"], s["input_shape"])[1]
+    chunk = nads.chunk_settings(arch, "secant", s["step"], s["seed"], s["input_shape"], desc,
+                                nads._default_batch("secant", dev), dev)
+    (a, b), trace = result.chunks["ranges"][0], result.chunks["traces"][0]
+    kept = store.load(sweeps.cell_path("nad_chunks", {"start": int(a), "stop": int(b)}, chunk, bundle.SCRATCH),
+                      sweeps.cell_settings({"start": int(a), "stop": int(b)}, chunk))
+    assert kept.record["device"] == "cuda" and "H200" in kept.record["machine"]
+    G = kept.arrays["gradients"]
+    assert np.trace(nads.moments(kept.arrays)["m2"]) == pytest.approx(trace, rel=1e-9)
+    i = RNG.randrange(len(G))
+    print(f"recomputing network {a + i} of the GPU's secant NADs of {arch} on the CPU")
+    x0 = nads.eval_point_for(s["seed"], tuple(s["input_shape"]))
+    net = nads._network(lambda: models.build(arch, num_classes=1), s["seed"], int(a) + i, torch.device("cpu"))
+    fresh = nads.secant_gradient(net, x0, s["step"]).numpy().astype(np.float64)
+    gpu = G[i].astype(np.float64)
+    assert fresh @ gpu / np.linalg.norm(fresh) / np.linalg.norm(gpu) > 1 - 1e-8
+    assert np.abs(fresh - gpu).max() < 1e-4 * np.abs(gpu).max()
 
 
 def test_convergence_panels_draw_one_panel_per_architecture():

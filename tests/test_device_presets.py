@@ -26,6 +26,24 @@ def test_unavailable_cuda_is_refused():
         resolve("cuda")
 
 
+def test_float32_on_cuda_is_float32_and_records_name_the_gpu(monkeypatch):
+    """What `resolve` sets when it hands out a CUDA device (set here without one), and what a record says."""
+    from nadcore import device, store
+
+    flags = {"matmul": torch.backends.cuda.matmul.allow_tf32, "conv": torch.backends.cudnn.allow_tf32,
+             "det": torch.backends.cudnn.deterministic, "bench": torch.backends.cudnn.benchmark}
+    try:
+        device.exact_cuda()
+        assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
+        assert torch.backends.cudnn.deterministic and not torch.backends.cudnn.benchmark
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = flags["matmul"], flags["conv"]
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = flags["det"], flags["bench"]
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda dev=None: "NVIDIA H200")
+    assert store.machine("cuda").startswith("NVIDIA H200 (CUDA ") and store.machine("cpu") == store.machine()
+    assert store.make_record({"seed": 0}, device="cuda")["machine"].startswith("NVIDIA H200")
+
+
 def test_every_chapter_has_every_scale():
     for chapter, scales in presets.PRESETS.items():
         assert set(scales) == set(presets.SCALES), chapter

@@ -229,7 +229,7 @@ SECANT_CPU_PRECISION = "bfloat16"
 SECANT_CPU_COMPILED = True   # through torch.compile: 1.1x (VGG-11) to 2.7x (DenseNet-121) faster (`plan`)
 # ... and those computed in float32 on a CUDA GPU (one lent to a session for 15 minutes; `tools/gpu_bundle.py`):
 # DenseNet-121's bfloat16 error is too large to take on trust, and both cost a 2-core CPU hours to days.
-SECANT_CUDA = {"resnet18": 2000, "densenet121": 2000}
+SECANT_CUDA = {"resnet18": 2000, "densenet121": 1000}
 
 
 def nad_item(arch, method="secant"):
