@@ -522,6 +522,11 @@ def test_convergence_panels_draw_one_panel_per_architecture():
     assert [ax.get_title() for ax in shown] == ["LeNet", "VGG-11", "ResNet-18"]
     assert [t.get_text() for t in shown[2].get_xticklabels()] == ["625", "1,250"]
     assert list(shown[0].lines[1].get_ydata()) == [0.2, 0.4]   # k = 16 against N
+    other = {**conv, "sizes": np.array([125, 250]), "overlap": conv["overlap"]}
+    fig = nad_plots.convergence_panels({"resnet18": {**conv, "sizes": np.array([125, 250, 625]),
+                                                     "overlap": np.ones((3, 2))}, "densenet121": other})
+    assert [[t.get_text() for t in ax.get_xticklabels()] for ax in fig.axes[:2]] == [["125", "250", "625"],
+                                                                                    ["125", "250"]]
 
 
 def test_records_table_says_how_each_estimate_was_computed():
@@ -542,6 +547,9 @@ def test_records_table_says_how_each_estimate_was_computed():
     assert "machine" not in table.columns and "threads" in nad_plots.records_table(stored).caption
     other = dataclasses.replace(stored[key], record={**stored[key].record, "machine": "another CPU"})
     assert nad_plots.records_table({**stored, key: other}).data.loc[table.index[0], "machine"] == "another CPU"
+    gpu = dataclasses.replace(stored[key], record={**stored[key].record, "device": "cuda", "machine": "NVIDIA H200"})
+    assert tuple(nad_plots.records_table({**stored, key: gpu}).data.loc[table.index[0], ["machine", "threads"]]) == (
+        "NVIDIA H200", "–")   # the GPU's host threads do not compute it
 
 
 def test_secant_vs_exact_overlaps_pair_the_estimates_of_each_architecture():
@@ -571,12 +579,8 @@ def test_precision_figure_draws_each_networks_cosine_gap():
     assert [t.get_text() for t in left.get_xticklabels()] == ["VGG-11", "ViT"]
     assert list(right.lines[0].get_ydata()) == [1.0, 0.99] and list(right.lines[1].get_ydata()) == [0.2, 0.5]
     style.check_readable(fig)
-    sub = {"arch": "densenet121", "ks": np.array([1, 2]), "compiled": np.array([0.9, 0.8]),
-           "floor": np.array([0.3, 0.4])}
-    right = nad_plots.precision(check, [1, 4], subspace=sub).axes[1]
-    assert [list(line.get_ydata()) for line in right.lines[2:4]] == [[0.9, 0.8], [0.3, 0.4]]
-    legend = [t.get_text() for t in right.figure.legends[0].get_texts()]
-    assert "LeNet" in legend and "DenseNet-121" in legend and "ResNet-18 (BlurPool)" not in legend
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "LeNet" in legend and "ResNet-18 (BlurPool)" not in legend
 
 
 # ----------------------------------------------------------------------------- VGG-11 on this CPU (issue 23)
@@ -672,14 +676,15 @@ def test_vgg11_fig6_uses_its_fig1_recipe_on_its_secant_nads(tmp_path):
         bundle.fig6_item(name="fig7")
 
 
-def test_secant_convergence_reads_the_bfloat16_estimates_chunks(tmp_path):
+def test_secant_convergence_reads_the_estimates_chunks(tmp_path):
     c = bundle.convergence_item("vgg11", "secant")
     assert (c["method"], c["precision"], c["compiled"]) == ("secant", "bfloat16", True)
     for arch in bundle.SECANT_CONV_ARCHS:      # N and 2N disjoint networks of the estimate, in whole chunks
         c = bundle.convergence_item(arch, "secant")
         assert c["sizes"] and 3 * max(c["sizes"]) <= bundle.nad_item(arch)["num_networks"]
         assert all(n % nads.CHUNK == 0 for n in c["sizes"]) and max(c["ks"]) < min(c["sizes"])
-    assert bundle.convergence_item("densenet121", "secant")["sizes"] == [125]       # 500 networks
+    assert bundle.convergence_item("densenet121", "secant")["sizes"] == [125, 250]  # 1,000 networks
+    assert "precision" not in bundle.convergence_item("densenet121", "secant")       # float32, on a GPU
     assert bundle.convergence_path(arch="vgg11", method="secant") != bundle.convergence_path(arch="vgg11")
     assert bundle.load_convergence("vgg11", tmp_path, "secant") is None
     assert not bundle._complete("convergence_secant", tmp_path)
@@ -726,68 +731,6 @@ def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
         assert float(fresh) == float(stored)
     else:
         assert abs(float(fresh) - float(stored)) < 10
-
-
-def test_densenet121s_secant_precision_follows_the_stored_subspace_check():
-    """Chapter 3 says the secant NADs are in bfloat16 exactly when the check accepts it."""
-    stored = bundle.load_precision_subspace()
-    if stored is None:
-        pytest.skip("the bundle holds no subspace check yet")
-    precision = bundle.nad_item(bundle.PRECISION_SUBSPACE["arch"]).get("precision", "float32")
-    assert precision == ("bfloat16" if stored["accept"] else "float32")
-
-
-@pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
-def test_a_random_network_of_the_stored_subspace_check_recomputes_bitwise(record_threads):
-    """One network's float32 and bfloat16 secant gradients (about a minute for DenseNet-121), against
-    its stored cosine."""
-    stored = bundle.load_precision_subspace()
-    if stored is None:
-        pytest.skip("the bundle holds no subspace check yet")
-    record = store.load(bundle.precision_subspace_path()).record
-    record_threads(record)
-    c = bundle.PRECISION_SUBSPACE
-    i = RNG.randrange(c["networks"])
-    print(f"recomputing network {i} of the subspace check of {c['arch']}")
-    factory = lambda: models.build(c["arch"], num_classes=1)
-    x0 = nads.eval_point_for(bundle.SEED, (1, 32, 32))
-    g = [torch.from_numpy(nads.chunk_arrays(factory, "secant", 100.0, x0, bundle.SEED, i, i + 1, c["block"], p,
-                                            compiled=p != "float32")["gradients"][0]).double()
-         for p in ("float32", "bfloat16")]
-    cos = float(torch.nn.functional.cosine_similarity(*g, dim=0))
-    if bundle.machine_of(record) == store.machine():
-        assert cos == float(stored["cosines"][i])
-    else:
-        assert abs(cos - float(stored["cosines"][i])) < 0.05
-
-
-@pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
-def test_precision_check_measures_bfloat16_against_float32(tmp_path):
-    cos = ch3_nads.precision_cosines("lenet", 2)
-    assert set(cos) == {"eager", "compiled"} and all(v.shape == (2,) and (v > 0.999).all() for v in cos.values())
-    ov = ch3_nads.precision_overlaps("lenet", 20, [1, 4], results_dir=tmp_path)
-    assert set(ov) == {"compiled", "floor"} and ov["compiled"].shape == (2,)
-    assert ov["compiled"][0] > ov["floor"][0]          # same networks agree beyond two independent samples
-    assert bundle.load_precision(tmp_path) is None and not bundle._complete("precision", tmp_path)
-    assert bundle.status("precision", tmp_path).startswith("precision: not complete")
-
-
-@pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
-def test_precision_subspaces_compute_each_gradient_once_in_resumable_blocks(tmp_path, monkeypatch):
-    ov = ch3_nads.precision_subspaces("lenet", 12, [1, 4], tmp_path, block=4)
-    assert len(list((tmp_path / "precision_gradients").glob("*.npz"))) == 6     # 3 blocks x 2 precisions
-    assert ov["compiled"].shape == ov["floor"].shape == (2,) and ov["cosines"].shape == (12,)
-    assert (ov["cosines"] > 0.999).all() and ov["compiled"][0] > ov["floor"][0]
-    monkeypatch.setattr(ch3_nads, "chunk_arrays", lambda *a, **k: pytest.fail("recomputed a stored block"))
-    again = ch3_nads.precision_subspaces("lenet", 12, [1, 4], tmp_path, block=4)
-    np.testing.assert_array_equal(again["compiled"], ov["compiled"])
-    # the bundle item: its verdict is read from what is stored
-    monkeypatch.setattr(bundle, "PRECISION_SUBSPACE", {"arch": "lenet", "networks": 12, "block": 4, "ks": [1, 4]})
-    assert bundle.load_precision_subspace(tmp_path) is None
-    assert bundle.status("precision_subspace", tmp_path).startswith("precision_subspace: not complete")
-    store.save(bundle.precision_subspace_path(tmp_path), ov, bundle.precision_subspace_item(), device="cpu")
-    stored = bundle.load_precision_subspace(tmp_path)
-    assert stored["accept"] == bool((ov["compiled"] >= ov["floor"]).all()) and list(stored["ks"]) == [1, 4]
 
 
 @pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")

@@ -346,31 +346,6 @@ def load_precision(bundle_dir=BUNDLE):
     return {**out, "overlaps": {m: a[f"overlap_{m}"] for m in ("compiled", "floor")}}
 
 
-# DenseNet-121's per-network cosines (PRECISION) go down to 0.86: its bfloat16 secant is kept only if the
-# leading subspaces of 64 networks' bfloat16 and float32 estimates agree better than two float32 halves do
-PRECISION_SUBSPACE = {"arch": "densenet121", "networks": 64, "block": 16, "ks": [1, 2, 4, 8, 16]}
-
-
-def precision_subspace_item():
-    return versions.stamp({**PRECISION_SUBSPACE, "seed": SEED, "device": DEVICE}, "precision_check")
-
-
-def precision_subspace_path(bundle_dir=BUNDLE):
-    return Path(bundle_dir) / "nads" / f"precision_subspace_{store.key(precision_subspace_item())}.npz"
-
-
-def load_precision_subspace(bundle_dir=BUNDLE):
-    """`ch3_nads.precision_subspaces` of `PRECISION_SUBSPACE` (`compiled`, `floor`, `cosines`) with its
-    `arch`, `ks` and `accept` (bfloat16's overlap with float32 at least the halves' at every k), or
-    None if not stored."""
-    path, item = precision_subspace_path(bundle_dir), precision_subspace_item()
-    if not store.matches(path, item):
-        return None
-    a = dict(store.load(path, item).arrays)
-    return {**a, "arch": PRECISION_SUBSPACE["arch"], "ks": np.array(PRECISION_SUBSPACE["ks"]),
-            "accept": bool((a["compiled"] >= a["floor"]).all())}
-
-
 def _precision_compute(progress):
     out = {}
     for arch in PRECISION["archs"]:
@@ -727,8 +702,6 @@ def _complete(item, bundle_dir):
         return antialias_gaps(bundle_dir) is None
     if item == "precision":
         return load_precision(bundle_dir) is not None
-    if item == "precision_subspace":
-        return load_precision_subspace(bundle_dir) is not None
     if item == "train_precision":
         return train_precision_verdict(load_train_precision(bundle_dir)[0]) is not None
     if item == "zoo":
@@ -791,12 +764,6 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     if item == "precision":
         store.cached(precision_path(bundle_dir), precision_item(), lambda: _precision_compute(progress), device=DEVICE)
         return load_precision(bundle_dir)
-    if item == "precision_subspace":
-        c = PRECISION_SUBSPACE
-        check = lambda: ch3_nads.precision_subspaces(c["arch"], c["networks"], c["ks"], scratch, SEED, DEVICE,
-                                                     c["block"], progress)
-        store.cached(precision_subspace_path(bundle_dir), precision_subspace_item(), check, device=DEVICE)
-        return load_precision_subspace(bundle_dir)
     if item == "sigma":
         _sigma_runs_compute(_sigma_runs({})[:len(SIGMA_STUDY["sigmas"])], bundle_dir, progress)
         _sigma_runs_compute(_sigma_runs(load_sigma_study(bundle_dir)[0]), bundle_dir, progress)
@@ -875,7 +842,7 @@ def _sigma_runs_compute(runs, bundle_dir, progress):
 ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
          "underspec_ood", "cifar", "antialias", "pooling", "underspec_pairs", "fig6_sigma", "sigma", "fig2", "fig3",
          "nads_vgg11_autograd", "nads_resnet18_autograd", "nads_densenet121_autograd", "convergence_autograd",
-         "precision", "train_precision", "precision_subspace", "nads_vgg11", "convergence_secant", *DEEP_FIG6,
+         "precision", "train_precision", "nads_vgg11", "convergence_secant", *DEEP_FIG6,
          *DEEP_FIG1, "nads_resnet18",
          "nads_densenet121",
          "cifar_fashion", "underspec_ood_fashion",

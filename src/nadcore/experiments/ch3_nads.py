@@ -8,25 +8,20 @@ import torch
 from nadcore import models as registry
 from nadcore import store, sweeps, versions
 from nadcore.data import directional_dataset
-from nadcore.device import PRECISIONS, resolve
+from nadcore.device import resolve
 from nadcore.fourier import fourier_energy, low_band
 from nadcore.nads import (
     NADResult,
     _network,
     _with_pooling,
-    chunk_arrays,
     compare,
     compiled_secant_gradient,
-    eig_decreasing,
     estimate,
     eval_point_for,
     first_linear_layer,
-    merge,
-    moments,
     nad_settings,
     result_path,
     secant_gradient,
-    subspace_overlap,
 )
 from nadcore.presets import preset
 from nadcore.seeds import streams
@@ -211,27 +206,3 @@ def precision_overlaps(arch, n, ks, seed=0, device="cpu", results_dir=None, prog
     halves = [estimate(arch, n // 2, first=f, **kw) for f in (0, n // 2)]
     return {"compiled": compare(fp32, compiled, ks), "floor": compare(*halves, ks)}
 
-
-def precision_subspaces(arch, n, ks, results_dir, seed=0, device="cpu", block=16, progress=False):
-    """`precision_overlaps` for a network whose float32 secant costs too much to estimate twice: the
-    float32 and the compiled bfloat16 secant gradients of networks `0 .. n - 1`, computed once each
-    in blocks of `block` networks stored in `results_dir/precision_gradients/` (resumable); from them
-    the leading-k overlaps of the two estimates (`compiled`), those of the float32 estimates of the two
-    halves (`floor`) and each network's cosine (`cosines`, (n,))."""
-    dev = resolve(device)
-    factory = lambda: registry.build(arch, num_classes=1)
-    x0 = eval_point_for(seed, (1, 32, 32)).to(dev)
-    settings = versions.stamp({"arch": arch, "seed": seed, "step": 100.0, "block": block, "device": dev.type},
-                              "precision_check")
-    cells = [{"precision": p, "start": a, "stop": min(a + block, n)} for p in PRECISIONS for a in range(0, n, block)]
-    compute = lambda group: [chunk_arrays(factory, "secant", 100.0, x0, seed, c["start"], c["stop"], block,
-                                          c["precision"], compiled=c["precision"] != "float32") for c in group]
-    stored = sweeps.sweep("precision_gradients", cells, compute, settings, results_dir, progress=progress)
-    G = {p: np.concatenate([r["gradients"] for c, r in zip(cells, stored) if c["precision"] == p]) for p in PRECISIONS}
-    basis = lambda g: eig_decreasing(merge([moments({"gradients": g})], "secant"))[1]
-    fp32, bf16 = basis(G["float32"]), basis(G["bfloat16"])
-    halves = basis(G["float32"][:n // 2]), basis(G["float32"][n // 2:])
-    a, b = (torch.from_numpy(G[p]).double() for p in PRECISIONS)
-    return {"compiled": np.array([subspace_overlap(fp32, bf16, k) for k in ks]),
-            "floor": np.array([subspace_overlap(*halves, k) for k in ks]),
-            "cosines": np.array([float(torch.nn.functional.cosine_similarity(a[i], b[i], dim=0)) for i in range(n)])}

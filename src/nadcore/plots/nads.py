@@ -60,7 +60,8 @@ def records_table(stored):
         s, rec = r.settings, r.record
         arithmetic = s.get("precision", "float32") + (", torch.compile" if s.get("compiled") else "")
         seconds = rec.get("duration_s")
-        where.append((rec.get("machine") or "–", rec.get("threads") or "–"))
+        gpu = str(rec.get("device", "")).startswith("cuda")   # the host's threads do not compute it
+        where.append((rec.get("machine") or "–", "–" if gpu else rec.get("threads") or "–"))
         rows.append([f"{style.LABELS.get(arch, arch)}, {METHODS.get(method, method)}", f"{int(s['num_networks']):,}",
                      arithmetic, "–" if seconds is None else plan.duration(seconds), (rec.get("created") or "–")[:10],
                      *where[-1]])
@@ -238,11 +239,13 @@ def convergence(conv, title=None):
 
 
 def convergence_panels(convs, title=None):
-    """`convergence` of several architectures (`{arch: conv}`), one panel each, shared axes."""
+    """`convergence` of several architectures (`{arch: conv}`), one panel each, shared axes (the N axis
+    only where every panel has the same N)."""
     archs = list(convs)
     ncols = 2 if len(archs) > 1 else 1
     nrows = -(-len(archs) // ncols)
-    fig, axes = style.figure(nrows, ncols, width=0.97, height=2.3 * nrows + 0.6, sharex=True, sharey=True,
+    same = len({tuple(np.asarray(c["sizes"]).tolist()) for c in convs.values()}) == 1   # else each its own N
+    fig, axes = style.figure(nrows, ncols, width=0.97, height=2.3 * nrows + 0.6, sharex=same, sharey=True,
                              squeeze=False, layout="constrained")
     for ax, arch in zip(axes.flat, archs):
         conv = convs[arch]
@@ -327,13 +330,12 @@ def fig6_compare(ours, curves, more=None):
     return fig
 
 
-def precision(check, ks, arch="lenet", dim=1024, subspace=None):
+def precision(check, ks, arch="lenet", dim=1024):
     """What the bundle's secant arithmetic does (`bundle.load_precision`). Left: per network, 1 - the
     cosine of its bfloat16 secant gradient (eager and through `torch.compile`) with its float32 one.
     Right: leading-k overlap of the compiled bfloat16 and the float32 estimates of the same networks
     of `arch` (solid), beside two float32 estimates of disjoint halves (dashed: the Monte-Carlo
-    agreement), and chance; with `subspace` (`bundle.load_precision_subspace`), the same for its
-    `arch`."""
+    agreement), and chance."""
     archs = [a for a in check if a != "overlaps"]
     fig, (left, right) = style.figure(1, 2, width=0.97, height=3.8, layout="constrained",
                                       gridspec_kw={"width_ratios": [1.5, 1]})
@@ -348,12 +350,10 @@ def precision(check, ks, arch="lenet", dim=1024, subspace=None):
     left.set_ylabel("1 − cosine with float32")
     left.set_title("each network's gradient")
     handles = [Line2D([], [], color="0.3", ls="", ms=4, **kw, label=f"bfloat16, {m}") for m, kw in kinds.items()]
-    curves = [(arch, ks, check["overlaps"])] + ([(subspace["arch"], subspace["ks"], subspace)] if subspace else [])
-    for a, k, ov in curves:
-        color = style.COLORS.get(a, "0.3")
-        right.plot(k, ov["compiled"], "o-", ms=4, color=color)
-        right.plot(k, ov["floor"], "s--", ms=4, color=color, mfc="none")
-        handles.append(Line2D([], [], color=color, marker="o", ms=4, label=style.LABELS.get(a, a)))
+    color, ov = style.COLORS.get(arch, "0.3"), check["overlaps"]
+    right.plot(ks, ov["compiled"], "o-", ms=4, color=color)
+    right.plot(ks, ov["floor"], "s--", ms=4, color=color, mfc="none")
+    handles.append(Line2D([], [], color=color, marker="o", ms=4, label=style.LABELS.get(arch, arch)))
     right.plot(ks, np.asarray(ks) / dim, "k:")
     right.set_xscale("log", base=2)
     right.set_ylim(0, 1.05)
