@@ -735,6 +735,17 @@ def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
 
 
 @pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
+def test_precision_check_measures_bfloat16_against_float32(tmp_path):
+    cos = ch3_nads.precision_cosines("lenet", 2)
+    assert set(cos) == {"eager", "compiled"} and all(v.shape == (2,) and (v > 0.999).all() for v in cos.values())
+    ov = ch3_nads.precision_overlaps("lenet", 20, [1, 4], results_dir=tmp_path)
+    assert set(ov) == {"compiled", "floor"} and ov["compiled"].shape == (2,)
+    assert ov["compiled"][0] > ov["floor"][0]          # same networks agree beyond two independent samples
+    assert bundle.load_precision(tmp_path) is None and not bundle._complete("precision", tmp_path)
+    assert bundle.status("precision", tmp_path).startswith("precision: not complete")
+
+
+@pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
 def test_the_stored_precision_check_recomputes_bitwise(record_threads):
     """One random architecture's cosines of the stored precision check (at most about two minutes):
     bitwise on the record's machine."""
