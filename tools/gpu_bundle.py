@@ -124,8 +124,10 @@ def main(argv=None):
             t = time.perf_counter()
             nads.estimate(arch, b - a, first=a, seed=bundle.SEED, device=DEVICE, results_dir=scratch, progress=False)
             s = (time.perf_counter() - t) / (b - a)
-            report["chunks"].append({"arch": arch, "start": a, "seconds_per_network": s,
-                                     "tflops": report["gflop"][arch] / s / 1e3})
+            tflops = report["gflop"][arch] / s / 1e3
+            report["chunks"].append({"arch": arch, "start": a, "seconds_per_network": s, "tflops": tflops,
+                                     "of_float32_peak": tflops / report["peak_tflops"]["float32"],
+                                     "ratio_to_cpu": report["check"][arch]["cpu_s"] / s})
             print(report["chunks"][-1], f"{left():.0f} s left", flush=True)
     report["stored"] = {}
     for arch in bundle.SECANT_CUDA:
