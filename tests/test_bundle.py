@@ -494,10 +494,7 @@ def test_a_random_network_of_a_stored_gpu_estimate_recomputes_on_the_cpu(record_
         pytest.skip("the bundle holds no GPU estimate yet")
     arch, result = RNG.choice(stored)
     s = result.settings
-    dev = torch.device(bundle.nad_device(arch))
-    desc = nads._eval_point(None, s["seed"], s["input_shape"])[1]
-    chunk = nads.chunk_settings(arch, "secant", s["step"], s["seed"], s["input_shape"], desc,
-                                nads._default_batch("secant", dev), dev)
+    chunk = bundle.nad_chunk_item(arch)
     (a, b), trace = result.chunks["ranges"][0], result.chunks["traces"][0]
     kept = store.load(sweeps.cell_path("nad_chunks", {"start": int(a), "stop": int(b)}, chunk, bundle.SCRATCH),
                       sweeps.cell_settings({"start": int(a), "stop": int(b)}, chunk))

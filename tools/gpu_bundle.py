@@ -81,17 +81,9 @@ def check(arch, gpu, cpu):
             "cpu_s": out["cpu"]["seconds"], "cpu_threads": torch.get_num_threads()}
 
 
-def chunk_settings(arch):
-    s = bundle.nad_item(arch)
-    x0, desc = nads._eval_point(None, bundle.SEED, s["input_shape"])
-    dev = torch.device(DEVICE)
-    return nads.chunk_settings(arch, "secant", s["step"], bundle.SEED, s["input_shape"], desc,
-                               nads._default_batch("secant", dev), dev)
-
-
 def stored(arch, n, scratch):
     cells = [{"start": a, "stop": b} for a, b in nads.chunk_ranges(0, n)]
-    return not sweeps.missing("nad_chunks", cells, chunk_settings(arch), scratch)
+    return not sweeps.missing("nad_chunks", cells, bundle.nad_chunk_item(arch), scratch)
 
 
 def main(argv=None):
@@ -145,7 +137,8 @@ def main(argv=None):
         for path in sorted((args.bundle / "nads").glob("*.npz")):
             tar.add(path, arcname=f"nads/{path.name}")
         for arch in report["stored"]:
-            path = sweeps.cell_path("nad_chunks", {"start": 0, "stop": nads.CHUNK}, chunk_settings(arch), scratch)
+            first = {"start": 0, "stop": nads.CHUNK}
+            path = sweeps.cell_path("nad_chunks", first, bundle.nad_chunk_item(arch), scratch)
             tar.add(path, arcname=f"partial/nad_chunks/{path.name}")
     (args.out / "report.json").write_text(json.dumps(report, indent=1, default=float))
     print(f"packed in {args.seconds - left():.0f} s", flush=True)

@@ -250,6 +250,15 @@ def nad_device(arch, method="secant"):
     return "cuda" if method == "secant" and arch in SECANT_CUDA else DEVICE
 
 
+def nad_chunk_item(arch, method="secant"):
+    """The settings of the stored chunks of `nad_item(arch, method)` (on `nad_device`)."""
+    s, dev = nad_item(arch, method), torch.device(nad_device(arch, method))
+    desc = nads._eval_point(None, SEED, s["input_shape"])[1]
+    return nads.chunk_settings(arch, method, s["step"] or 100.0, SEED, s["input_shape"], desc,
+                               nads._default_batch(method, dev), dev, precision=s.get("precision", "float32"),
+                               compiled=s.get("compiled", False))
+
+
 def _check_device(item, device):
     """Raise a one-line error when `item` is computed on a CUDA GPU and this machine has none."""
     if device == "cuda" and not torch.cuda.is_available():
@@ -670,13 +679,8 @@ def _nad_status(item, bundle_dir, scratch=SCRATCH):
     if load_nad(arch, method, bundle_dir) is not None:
         return f"{item}: stored ({n:,} networks)"
     cells = [{"start": a, "stop": b} for a, b in nads.chunk_ranges(0, n)]
-    x0, desc = nads._eval_point(None, SEED, settings["input_shape"])
     dev = torch.device(nad_device(arch, method))
-    chunk = nads.chunk_settings(arch, method, settings["step"] or 100.0, SEED, settings["input_shape"], desc,
-                                nads._default_batch(method, dev), dev,
-                                precision=settings.get("precision", "float32"),
-                                compiled=settings.get("compiled", False))
-    left = sweeps.missing("nad_chunks", cells, chunk, scratch)
+    left = sweeps.missing("nad_chunks", cells, nad_chunk_item(arch, method), scratch)
     each = plan.nad_seconds(arch, method, settings.get("precision", "float32"), settings.get("compiled", False))
     cost = f" (~{plan.duration(each * sum(c['stop'] - c['start'] for c in left))} on a 2-core CPU)" if each else ""
     if dev.type == "cuda":
