@@ -614,9 +614,10 @@ def test_training_precision_check_compares_bfloat16_with_a_second_float32_seed(t
     bfloat16 another key; the verdict accepts bfloat16 only if it moves the accuracy no more than a seed."""
     archs, grid, settings, pooling = bundle.fourier_item("fig1_vgg11")
     assert set(bundle.TRAIN_PRECISION["cells"]) <= set(grid.half())
-    assert bundle.train_precision_settings("float32", 0) == settings
+    assert settings["device"] == bundle.DEEP_DEVICE["fig1_vgg11"] == "cuda"  # the subset: on a GPU; the check: here
+    assert bundle.train_precision_settings("float32", 0) == {**settings, "device": bundle.DEVICE}
     bf16 = bundle.train_precision_settings("bfloat16", 0)
-    assert bf16 == {**settings, "precision": "bfloat16"} and store.key(bf16) != store.key(settings)
+    assert bf16 == {**settings, "device": "cpu", "precision": "bfloat16"} and store.key(bf16) != store.key(settings)
     assert train.Recipe.from_settings(bf16, "vgg11").precision == "bfloat16"
     cells = ch1_fourier.sweep_cells(archs, grid, pooling, only=bundle.TRAIN_PRECISION["cells"])
     assert [(c["kx"], c["ky"]) for c in cells] == sorted(bundle.TRAIN_PRECISION["cells"], key=lambda c: (c[1], c[0]))
@@ -711,10 +712,13 @@ def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
         basis = bundle.load_nad(bundle.nads_of(arch))
         for index, acc in bundle.load_fig6(name=name).items():
             found = sweeps.stored(f"fig6_{arch}", [{"index": index}],
-                                  ch3_nads.fig6_settings(arch, basis, settings, "cpu"), bundle.BUNDLE / "nads")
+                                  ch3_nads.fig6_settings(arch, basis, settings, bundle.item_device(name)),
+                                  bundle.BUNDLE / "nads")
             cells.append((name, arch, index, acc, found[0].record))
+    if not torch.cuda.is_available():   # a GPU's cells recompute on a GPU (their check on a CPU: the page's)
+        cells = [c for c in cells if c[4]["device"] != "cuda"]
     if not cells:
-        pytest.skip("the bundle holds no VGG-11 cell yet")
+        pytest.skip("the bundle holds no VGG-11 cell of this machine's device type yet")
     kind, arch, cell, stored, record = RNG.choice(cells)
     record_threads(record)
     print(f"recomputing {kind} of {arch} at {cell}")
@@ -723,8 +727,8 @@ def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
     else:
         _, _, settings = bundle.fig6_item(name=kind)
         kw = {k: v for k, v in settings.items() if k != "seed"}
-        fresh = ch3_nads.accuracy_on_nads(arch, bundle.load_nad(arch), [cell], seed=settings["seed"], device="cpu",
-                                          progress=False, **kw)[0]
+        fresh = ch3_nads.accuracy_on_nads(arch, bundle.load_nad(bundle.nads_of(arch)), [cell], seed=settings["seed"],
+                                          device=record["device"], progress=False, **kw)[0]
     if bundle.machine_of(record) == store.machine():
         assert float(fresh) == float(stored)
     else:

@@ -14,6 +14,13 @@
    `SECANT_CUDA[ARCH]` set to that size.
 OUT receives `bundle.tar` (the new files of `bundle/nads/` and each estimate's first chunk, to check it
 on a CPU) and `report.json`. A GPU without a time limit runs `python -m nadcore.bundle` instead.
+
+    python tools/gpu_bundle.py --seconds 420 --out OUT --bundle bundle --train fig1_vgg11 fig6_vgg11
+
+instead trains the cells of the named `DEEP_FIG1` / `DEEP_FIG6` items into the bundle (each network
+alone, the training-precision check's cells first), after step 1, until the time is up: the seconds
+and TFLOP/s of each, and the first one trained once more (bitwise the same?). OUT's `bundle.tar` holds
+the files it stored. Fig. 6 needs VGG-11's NADs in the bundle (carried).
 """
 
 import argparse
@@ -22,10 +29,12 @@ import tarfile
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from nadcore import bundle, models, nads, sweeps
+from nadcore.experiments import ch1_fourier, ch3_nads
 
 MILESTONES = [("densenet121", 500), ("resnet18", 2000), ("densenet121", 1000), ("densenet121", 2000),
               ("resnet18", 5000), ("densenet121", 5000), ("resnet18", 10000)]
@@ -81,6 +90,69 @@ def check(arch, gpu, cpu):
             "cpu_s": out["cpu"]["seconds"], "cpu_threads": torch.get_num_threads()}
 
 
+def train_gflop(arch, batch_size=128):
+    """FLOPs of one SGD step of `arch` (forward and backward, a batch of `batch_size`) and of one forward image."""
+    net = models.build(arch).to(DEVICE)
+    x = torch.randn(batch_size, 1, 32, 32, device=DEVICE)
+    with FlopCounterMode(display=False) as step:
+        torch.nn.functional.cross_entropy(net(x), torch.zeros(batch_size, dtype=torch.long, device=DEVICE)).backward()
+    with FlopCounterMode(display=False) as forward, torch.no_grad():
+        net.eval()(x[:1])
+    return step.get_total_flops() / 1e9, forward.get_total_flops() / 1e9
+
+
+def train_units(item, bundle_dir):
+    """`[(label, train and store one cell, train it once more, its SGD steps, images it classifies)]` of a
+    `DEEP_FIG1` or `DEEP_FIG6` item (`test_acc`, and Fig. 1's `loss_history`), the check's cells first;
+    nothing for Fig. 6 while `bundle_dir` lacks its NADs."""
+    if item in bundle.DEEP_FIG1:
+        archs, grid, settings, pooling = bundle.fourier_item(item)
+        first = [c for c in bundle.TRAIN_PRECISION["cells"] if c in grid.half()]
+        steps = settings["epochs"] * -(-settings["n"] // settings["batch_size"])
+        return [(f"{item} {cell}",
+                 lambda cell=cell: ch1_fourier.sweep_directions(
+                     archs, grid, settings, bundle_dir / "fourier", pooling, name="fig1", batch=1, progress=False,
+                     only=[cell])[archs[0]][cell],
+                 lambda cell=cell: ch1_fourier.train_directions(archs[0], [cell], settings, pooling)[0],
+                 steps, 2 * settings["n"])
+                for cell in first + [c for c in grid.half() if c not in first]]
+    arch, indices, settings = bundle.fig6_item(name=item)
+    basis = bundle.load_nad(bundle.nads_of(arch), bundle_dir=bundle_dir)
+    if basis is None:
+        return []
+    kw = {k: v for k, v in settings.items() if k != "seed"}
+    steps = settings["epochs"] * -(-settings["n_train"] // 128)    # `accuracy_on_nads`: batches of 128
+    return [(f"{item} {i}",
+             lambda i=i: {"test_acc": ch3_nads.fig6_sweep(arch, basis, [i], settings, bundle_dir / "nads",
+                                                          device=DEVICE, batch=1, progress=False)[i]},
+             lambda i=i: {"test_acc": ch3_nads.accuracy_on_nads(arch, basis, [i], seed=settings["seed"], device=DEVICE,
+                                                                progress=False, **kw)[0]},
+             steps, 2 * settings["n_train"])
+            for i in indices]
+
+
+def train(items, bundle_dir, left, report, reserve=30.0):
+    """Train the cells of `items` while `left()` exceeds the last cell's time and `reserve`; the first once more."""
+    step, image = train_gflop("vgg11_bn")
+    report["train"], last = [], 0.0
+    for item in items:
+        for label, run, again, steps, images in train_units(item, bundle_dir):
+            if left() < reserve + 1.2 * last:
+                break
+            t = time.perf_counter()
+            out = run()
+            last = time.perf_counter() - t
+            tflops = (steps * step + images * image) / last / 1e3
+            row = {"cell": label, "test_acc": float(out["test_acc"]), "seconds": last, "tflops": tflops}
+            row["of_float32_peak"] = row["tflops"] / report["peak_tflops"]["float32"]
+            if not report["train"] and left() > reserve + 2.5 * last:
+                repeat = again()
+                row["again"] = float(repeat["test_acc"])
+                row["bitwise_repeat"] = all(np.array_equal(out[k], repeat[k]) for k in out)
+            report["train"].append(row)
+            print(row, f"{left():.0f} s left", flush=True)
+
+
 def stored(arch, n, scratch):
     cells = [{"start": a, "stop": b} for a, b in nads.chunk_ranges(0, n)]
     return not sweeps.missing("nad_chunks", cells, bundle.nad_chunk_item(arch), scratch)
@@ -91,6 +163,8 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, required=True, help="time for everything before packing")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--bundle", type=Path, default=Path("gpu_bundle"), help="bundle folder to fill (new)")
+    parser.add_argument("--train", nargs="+", choices=[*bundle.DEEP_FIG1, *bundle.DEEP_FIG6],
+                        help="train these items' cells instead of the NAD chunks")
     args = parser.parse_args(argv)
     if DEVICE == "cuda" and not torch.cuda.is_available():
         raise SystemExit("gpu_bundle: error: no CUDA GPU here (this runner computes the bundle's CUDA items)")
@@ -102,6 +176,12 @@ def main(argv=None):
               "tf32_conv": torch.backends.cudnn.allow_tf32, "tf32_matmul": torch.backends.cuda.matmul.allow_tf32}
     report["peak_tflops"] = {"float32": peak_tflops(torch.float32), "bfloat16": peak_tflops(torch.bfloat16)}
     print(json.dumps(report), flush=True)
+    if args.train:
+        before = {p: p.stat().st_mtime for p in args.bundle.rglob("*.npz")}
+        train(args.train, args.bundle, left, report)
+        pack(args.out, args.bundle, [p for p in args.bundle.rglob("*.npz") if before.get(p) != p.stat().st_mtime],
+             report)
+        return
     report["gflop"] = {a: secant_gflop(a) for a in CHECK_ARCHS}
     report["check"] = {}
     for arch in CHECK_ARCHS:
@@ -132,16 +212,19 @@ def main(argv=None):
         report["stored"][arch] = {"networks": done[-1], "sizes": conv.arrays["sizes"].tolist(),
                                   "convergence": conv.arrays["overlap"].tolist()}
         print(arch, report["stored"][arch], flush=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(args.out / "bundle.tar", "w") as tar:
-        for path in sorted((args.bundle / "nads").glob("*.npz")):
-            tar.add(path, arcname=f"nads/{path.name}")
-        for arch in report["stored"]:
-            first = {"start": 0, "stop": nads.CHUNK}
-            path = sweeps.cell_path("nad_chunks", first, bundle.nad_chunk_item(arch), scratch)
-            tar.add(path, arcname=f"partial/nad_chunks/{path.name}")
-    (args.out / "report.json").write_text(json.dumps(report, indent=1, default=float))
+    first = {"start": 0, "stop": nads.CHUNK}
+    kept = [sweeps.cell_path("nad_chunks", first, bundle.nad_chunk_item(arch), scratch) for arch in report["stored"]]
+    pack(args.out, args.bundle, sorted((args.bundle / "nads").glob("*.npz")) + kept, report)
     print(f"packed in {args.seconds - left():.0f} s", flush=True)
+
+
+def pack(out, bundle_dir, paths, report):
+    """`out/bundle.tar` of `paths` (relative to `bundle_dir`) and `out/report.json`."""
+    out.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(out / "bundle.tar", "w") as tar:
+        for path in sorted(paths):
+            tar.add(path, arcname=str(path.relative_to(bundle_dir)))
+    (out / "report.json").write_text(json.dumps(report, indent=1, default=float))
 
 
 if __name__ == "__main__":

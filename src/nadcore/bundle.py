@@ -43,6 +43,10 @@ DEEP_TRAIN = {"vgg11": ("vgg11_bn", 0.5)}
 # study's best; a test holds them equal), not the caption's 3: at 3, VGG-11 with batch norm fits its
 # training set at (4, 0) but tests at 58 % (published 98 %), at 1.5 it tests at 98.6 %.
 DEEP_SIGMA = 1.5
+# Fig. 1's subset on a CUDA GPU (issue 23): a cell costs 23-68 min of this 2-core CPU. float32 without
+# TF32 (`device.exact_cuda`), one network at a time; the CPU's float32 cells of the training-precision
+# check (`TRAIN_PRECISION`, on `DEVICE`) are some of the same cells on the CPU. Fig. 6: on the CPU.
+DEEP_DEVICE = {"fig1_vgg11": "cuda", "fig6_vgg11": DEVICE}
 
 
 # ----------------------------------------------------------------------------- the machine
@@ -69,14 +73,15 @@ def _note_machine(bundle_dir):
 def fourier_item(name):
     """`(archs, grid, settings, pooling)` of the Chapter 1 item `name` ("fig1", "fig2", "fig3", or a
     deep network's Fig. 1 subset of `DEEP_FIG1`: Fig. 1's sweep and settings, the network and
-    max_lr of `DEEP_TRAIN`, the noise `DEEP_SIGMA`)."""
+    max_lr of `DEEP_TRAIN`, the noise `DEEP_SIGMA`, on its `DEEP_DEVICE`)."""
     p = presets.preset("fourier", "paper")
     settings = ch1_fourier.sweep_settings(p, SEED, DEVICE)
     if name == "fig1":
         return CPU_ARCHS, fourier.make_grid(p["grid"]), settings, True
     if name in DEEP_FIG1:
         arch, lr = DEEP_TRAIN[DEEP_FIG1[name]]
-        deep = {**settings, "sigma": DEEP_SIGMA, "max_lr": {**settings["max_lr"], arch: lr}}
+        deep = {**settings, "sigma": DEEP_SIGMA, "max_lr": {**settings["max_lr"], arch: lr},
+                "device": DEEP_DEVICE[name]}
         return (arch,), fourier.make_grid(FIG3_GRID), deep, True
     if name == "fig2":
         q = p["fig2"]
@@ -96,9 +101,9 @@ TRAIN_PRECISION = {"item": "fig1_vgg11", "cells": [(12, 0), (0, 12), (4, 0)], "s
 
 
 def train_precision_settings(precision, r):
-    """The settings of replicate `r` of the check's cells in `precision` (float32: Fig. 1's own)."""
-    return ch1_fourier.replicate_settings(versions.stamp(fourier_item(TRAIN_PRECISION["item"])[2], "fourier_cell",
-                                                         precision), r)
+    """The settings of replicate `r` of the check's cells in `precision` on this CPU (`DEVICE`)."""
+    settings = {**fourier_item(TRAIN_PRECISION["item"])[2], "device": DEVICE}
+    return ch1_fourier.replicate_settings(versions.stamp(settings, "fourier_cell", precision), r)
 
 
 def load_train_precision(bundle_dir=BUNDLE):
@@ -259,11 +264,26 @@ def nad_chunk_item(arch, method="secant"):
                                compiled=s.get("compiled", False))
 
 
+def deep_batch(arch, device):
+    """Cells per group of `DEEP_FIG1` and `DEEP_FIG6` on `device`: one on a GPU (each network alone, its
+    RNG seeded just before), else what fits the CPU's cache."""
+    return 1 if device == "cuda" else stacked.registry_chunk_size(arch, True, 128, device)
+
+
 def _check_device(item, device):
     """Raise a one-line error when `item` is computed on a CUDA GPU and this machine has none."""
     if device == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"item {item} is computed on a CUDA GPU (float32) and this machine has none: run "
                          f"`python -m nadcore.bundle {item}` on one (or `tools/gpu_bundle.py`)")
+
+
+def item_device(item):
+    """The device that computes (and computed) bundle item `item`."""
+    if item in DEEP_DEVICE:
+        return DEEP_DEVICE[item]
+    if item.startswith("nads_"):
+        return nad_device(*_nad_item_parts(item))
+    return DEVICE
 
 
 def load_nad(arch, method="secant", bundle_dir=BUNDLE):
@@ -395,7 +415,7 @@ def load_fig6(bundle_dir=BUNDLE, sigma=None, name="fig6"):
     basis = load_nad(nads_of(arch), bundle_dir=bundle_dir)
     if basis is None:
         return {}
-    return ch3_nads.fig6_sweep(arch, basis, indices, settings, Path(bundle_dir) / "nads", device=DEVICE,
+    return ch3_nads.fig6_sweep(arch, basis, indices, settings, Path(bundle_dir) / "nads", device=item_device(name),
                                only_stored=True)
 
 
@@ -649,7 +669,8 @@ def status(item, bundle_dir=BUNDLE):
         raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
     if done == (len(cells) if item not in ("fig6", "fig6_sigma", *DEEP_FIG6) else total):
         return head
-    return f"{head}; `python -m nadcore.bundle {item}` computes the rest (~{plan.duration(left)} on a 2-core CPU)"
+    cost = "float32, on a CUDA GPU" if item_device(item) == "cuda" else f"~{plan.duration(left)} on a 2-core CPU"
+    return f"{head}; `python -m nadcore.bundle {item}` computes the rest ({cost})"
 
 
 def _sigma_left(grids, single=False):
@@ -733,10 +754,10 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
                                              progress=progress, only=TRAIN_PRECISION["cells"])
         return load_train_precision(bundle_dir)
     if item in DEEP_FIG1:
+        _check_device(item, DEEP_DEVICE[item])
         archs, grid, settings, pooling = fourier_item(item)
-        batch = stacked.registry_chunk_size(archs[0], pooling, settings["batch_size"], DEVICE)
         ch1_fourier.sweep_directions(archs, grid, settings, bundle_dir / "fourier", pooling, name=_sweep_name(item),
-                                     batch=batch, progress=progress)
+                                     batch=deep_batch(archs[0], DEEP_DEVICE[item]), progress=progress)
         return load_fourier(item, bundle_dir)
     if item in ("fig1", "fig2", "fig3"):
         archs, grid, settings, pooling = fourier_item(item)
@@ -773,10 +794,11 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         _sigma_runs_compute(_sigma_runs(load_sigma_study(bundle_dir)[0]), bundle_dir, progress)
         return sigma_study(bundle_dir)
     if item in DEEP_FIG6:
+        _check_device(item, DEEP_DEVICE[item])
         arch, indices, settings = fig6_item(name=item)
         basis = compute(f"nads_{nads_of(arch)}", bundle_dir, scratch, progress)
-        return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEVICE,
-                                   batch=stacked.registry_chunk_size(arch, True, 128, DEVICE), progress=progress)
+        return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEEP_DEVICE[item],
+                                   batch=deep_batch(arch, DEEP_DEVICE[item]), progress=progress)
     if item in ("fig6", "fig6_sigma"):
         sigma = None
         if item == "fig6_sigma":   # the single-seed grids first: they name the best sigma

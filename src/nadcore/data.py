@@ -36,8 +36,9 @@ def _check_positive_even(name, n):
 def directional_dataset(v, n, sigma, eps, seed=0, device="cpu"):
     """`n` samples of D(v) as `(x, y)`: x of shape (n, C, H, W) float32, y int64 (labels 0 then 1).
 
-    Drawn in one vectorised call on `device` from a generator seeded with `seed`; the
-    first half has label 0 (`+eps/2` along v), the second label 1 (`-eps/2`).
+    Drawn in one vectorised call on the CPU from a generator seeded with `seed` (the same samples
+    on every device), then moved to `device`; the first half has label 0 (`+eps/2` along v), the
+    second label 1 (`-eps/2`).
     """
     v = _check_direction(v)
     _check_positive_even("n", n)
@@ -46,15 +47,15 @@ def directional_dataset(v, n, sigma, eps, seed=0, device="cpu"):
         if not (number and (value > 0 if low == "> 0" else value >= 0)):
             raise ValueError(f"{name} must be a finite number {low}; got {value!r}")
     dev = resolve(device)
-    gen = torch.Generator(device=dev).manual_seed(check_seed(seed))
-    v = v.to(dev, torch.float32)
+    gen = torch.Generator().manual_seed(check_seed(seed))
+    v = v.to("cpu", torch.float32)
     flat = v.reshape(-1)
-    noise = sigma * torch.randn((n, flat.numel()), generator=gen, device=dev)
+    noise = sigma * torch.randn((n, flat.numel()), generator=gen)
     noise -= torch.outer(noise @ flat, flat)  # P_perp
-    y = torch.arange(n, device=dev) >= n // 2
+    y = torch.arange(n) >= n // 2
     s = 1.0 - 2.0 * y.to(torch.float32)
     x = torch.addr(noise, s, flat, alpha=eps / 2)
-    return x.reshape(n, *v.shape), y.long()
+    return x.reshape(n, *v.shape).to(dev), y.long().to(dev)
 
 
 def concat_channels(first, second):

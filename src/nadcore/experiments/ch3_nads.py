@@ -91,8 +91,9 @@ def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20
 def fig6_settings(arch, nads, settings, device, pooling=True):
     """The settings `fig6_sweep` stores with each cell (see there)."""
     rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
+    kind = resolve(device).type if device == "auto" else torch.device(device).type   # a key: any device named here
     return versions.stamp(_with_pooling({**settings, "arch": arch, "nads": store.fingerprint(rows),
-                                         "device": resolve(device).type}, pooling), "fig6_cell")
+                                         "device": kind}, pooling), "fig6_cell")
 
 
 def fig6_sweep(arch, nads, indices, settings, results_dir, device="auto", batch=32, shard=0, num_shards=1,
@@ -106,7 +107,7 @@ def fig6_sweep(arch, nads, indices, settings, results_dir, device="auto", batch=
     stored, computing nothing).
     """
     rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
-    dev = resolve(device)
+    dev = device if only_stored else resolve(device)   # stored cells: only their key, no device needed
     shared = fig6_settings(arch, rows, settings, dev, pooling)
     cells = [{"index": int(i)} for i in indices]
     kw = {k: v for k, v in settings.items() if k != "seed"}
