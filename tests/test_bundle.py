@@ -583,14 +583,16 @@ def test_precision_figure_draws_each_networks_cosine_gap():
 
 # ----------------------------------------------------------------------------- VGG-11 on this CPU (issue 23)
 
-def test_vgg11_fig1_subset_is_part_of_fig1(tmp_path):
+def test_vgg11_fig1_subset_is_part_of_fig1(tmp_path, monkeypatch):
     """The VGG-11 Fig. 1 item is 25 canonical cells of every 4th frequency, stored in the Fig. 1 sweep
     with Fig. 1's settings but the network and max_lr of the authors' script (VGG-11 with batch norm,
-    0.5) and the sigma study's noise level: `fig1_comparison` shows them beside the published grid."""
+    0.5), the sigma study's noise level and its device (a GPU): `fig1_comparison` shows them beside the
+    published grid, `load_deep_seeds` the check's cells with more seeds."""
     archs, grid, settings, pooling = bundle.fourier_item("fig1_vgg11")
     fig1 = bundle.fourier_item("fig1")[2]
     assert archs == ("vgg11_bn",) and len(grid.half()) == 25
-    assert settings == {**fig1, "sigma": bundle.DEEP_SIGMA, "max_lr": {**fig1["max_lr"], "vgg11_bn": 0.5}}
+    assert settings == {**fig1, "sigma": bundle.DEEP_SIGMA, "max_lr": {**fig1["max_lr"], "vgg11_bn": 0.5},
+                        "device": "cuda"}
     assert set(grid.half()) <= set(bundle.fourier_item("fig1")[1].half())
     assert settings["epochs"] == 20 and fig1["max_lr"]["vgg11"] == 0.05
     pub = published.fig1("vgg11")
@@ -607,6 +609,17 @@ def test_vgg11_fig1_subset_is_part_of_fig1(tmp_path):
     assert all(diff[(c["kx"], c["ky"])] == pytest.approx(-2.0) for c in cells)
     assert bundle.status("fig1_vgg11", tmp_path).startswith("fig1_vgg11 (vgg11_bn): 4 of 25 cells stored; ")
     assert bundle.fourier_remaining("fig1", tmp_path)[0] == 0    # Fig. 1's own item: LogReg and LeNet
+    check = ch1_fourier.sweep_cells(archs, grid, pooling, only=bundle.TRAIN_PRECISION["cells"])
+    for r in range(1, bundle.DEEP_SEEDS):
+        sweeps.sweep("fig1", check[:2], lambda group, r=r: [{"test_acc": np.float64(60.0 + r)} for _ in group],
+                     ch1_fourier.replicate_settings(settings, r), tmp_path / "fourier", progress=False)
+    seeds, records = bundle.load_deep_seeds("fig1_vgg11", tmp_path)
+    first = (check[0]["kx"], check[0]["ky"])
+    assert seeds[first][1:] == [61.0, 62.0] and len(seeds[first]) == bundle.DEEP_SEEDS   # seed 0: the item's cell
+    assert len(records) == sum(map(len, seeds.values()))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)   # a CPU machine refuses it before any work
+    with pytest.raises(ValueError, match="^item fig1_vgg11 is computed on a CUDA GPU"):
+        bundle.compute("fig1_vgg11", tmp_path)
 
 
 def test_training_precision_check_compares_bfloat16_with_a_second_float32_seed(tmp_path):

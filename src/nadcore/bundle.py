@@ -106,6 +106,25 @@ def train_precision_settings(precision, r):
     return ch1_fourier.replicate_settings(versions.stamp(settings, "fourier_cell", precision), r)
 
 
+# The seed noise of a `DEEP_FIG1` item: the check's cells trained with `DEEP_SEEDS` seeds on its device
+# (replicate 0 is the item's own cell), beside the same cells on this CPU (the check's float32 runs).
+DEEP_SEEDS = 3
+
+
+def load_deep_seeds(name, bundle_dir=BUNDLE):
+    """`({(kx, ky): [test accuracy of each stored seed]}, records)` of the check's cells of `DEEP_FIG1` item `name`."""
+    archs, grid, settings, pooling = fourier_item(name)
+    out, records = {}, []
+    for r in range(DEEP_SEEDS):
+        table, recs = ch1_fourier.stored_directions(archs, grid, ch1_fourier.replicate_settings(settings, r),
+                                                    Path(bundle_dir) / "fourier", pooling, _sweep_name(name),
+                                                    only=TRAIN_PRECISION["cells"])
+        for cell, acc in ch1_fourier.per_cell(table).get(archs[0], {}).items():
+            out.setdefault(cell, []).append(acc)
+        records += recs.get(archs[0], [])
+    return out, records
+
+
 def load_train_precision(bundle_dir=BUNDLE):
     """`({(precision, replicate): {(kx, ky): test accuracy}}, records)` of the check's stored cells."""
     archs, grid, _, pooling = fourier_item(TRAIN_PRECISION["item"])
@@ -756,8 +775,11 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
     if item in DEEP_FIG1:
         _check_device(item, DEEP_DEVICE[item])
         archs, grid, settings, pooling = fourier_item(item)
-        ch1_fourier.sweep_directions(archs, grid, settings, bundle_dir / "fourier", pooling, name=_sweep_name(item),
-                                     batch=deep_batch(archs[0], DEEP_DEVICE[item]), progress=progress)
+        for r in range(DEEP_SEEDS):   # the item, then the check's cells with more seeds
+            ch1_fourier.sweep_directions(archs, grid, ch1_fourier.replicate_settings(settings, r),
+                                         bundle_dir / "fourier", pooling, name=_sweep_name(item),
+                                         batch=deep_batch(archs[0], DEEP_DEVICE[item]), progress=progress,
+                                         only=None if r == 0 else TRAIN_PRECISION["cells"])
         return load_fourier(item, bundle_dir)
     if item in ("fig1", "fig2", "fig3"):
         archs, grid, settings, pooling = fourier_item(item)

@@ -137,10 +137,12 @@ def _umask():
 def machine(device=None):
     """The CPU this process runs on: its model name and widest vector extension (bitwise
     equality of float results needs the same kernels, hence the same CPU family and threads);
-    for a CUDA `device`, the GPU's name and CUDA version."""
+    for a CUDA `device`, the GPU's name and CUDA version (None where no GPU is, as for a test's stand-in)."""
     import platform
 
     if device is not None and torch.device(device).type == "cuda":
+        if not torch.cuda.is_available():
+            return None
         return f"{torch.cuda.get_device_name(torch.device(device))} (CUDA {torch.version.cuda})"
     model, flags = platform.processor() or platform.machine(), ""
     try:
