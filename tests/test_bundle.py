@@ -617,6 +617,7 @@ def test_vgg11_fig1_subset_is_part_of_fig1(tmp_path, monkeypatch):
     first = (check[0]["kx"], check[0]["ky"])
     assert seeds[first][1:] == [61.0, 62.0] and len(seeds[first]) == bundle.DEEP_SEEDS   # seed 0: the item's cell
     assert len(records) == sum(map(len, seeds.values()))
+    assert bundle.gpu_run("fig1_vgg11", tmp_path) is None       # no GPU report stored there
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)   # a CPU machine refuses it before any work
     with pytest.raises(ValueError, match="^item fig1_vgg11 is computed on a CUDA GPU"):
         bundle.compute("fig1_vgg11", tmp_path)

@@ -125,6 +125,13 @@ def load_deep_seeds(name, bundle_dir=BUNDLE):
     return out, records
 
 
+def gpu_run(name, bundle_dir=BUNDLE):
+    """The report of `tools/gpu_bundle.py --train` for `DEEP_FIG1` item `name` (`fourier/NAME_gpu.json`: the
+    GPU's peaks, each cell's seconds and TFLOP/s, the bitwise repeats), or None."""
+    path = Path(bundle_dir) / "fourier" / f"{name}_gpu.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def load_train_precision(bundle_dir=BUNDLE):
     """`({(precision, replicate): {(kx, ky): test accuracy}}, records)` of the check's stored cells."""
     archs, grid, _, pooling = fourier_item(TRAIN_PRECISION["item"])
