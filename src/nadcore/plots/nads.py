@@ -224,10 +224,11 @@ def secant_vs_exact(pairs, ks, dim=1024):
 
 
 def convergence(conv, title=None):
-    """Overlap between the leading-k NADs from N and from 2N networks, against N (one curve per k)."""
+    """Overlap between the leading-k NADs from N and from 2N networks, against N (one curve per k, at N > k:
+    N networks span at most N - 1 directions)."""
     fig, ax = style.figure(width=0.8, height=3.2)
     for j, k in enumerate(conv["ks"]):
-        ax.plot(conv["sizes"], conv["overlap"][:, j], "o-", ms=4, label=f"$k$ = {k}")
+        ax.plot(*_above_k(conv, j, k), "o-", ms=4, label=f"$k$ = {k}")
     ax.set_xscale("log", base=2)
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("$N$ (networks)")
@@ -236,6 +237,12 @@ def convergence(conv, title=None):
         ax.set_title(title)
     ax.legend(fontsize=9, ncols=2)
     return fig
+
+
+def _above_k(conv, j, k):
+    """The sizes N > k of a `convergence` and the overlaps of its j-th k there."""
+    sizes = np.asarray(conv["sizes"])
+    return sizes[sizes > k], np.asarray(conv["overlap"])[sizes > k, j]
 
 
 def convergence_panels(convs, title=None):
@@ -249,8 +256,8 @@ def convergence_panels(convs, title=None):
                              squeeze=False, layout="constrained")
     for ax, arch in zip(axes.flat, archs):
         conv = convs[arch]
-        for k, col in zip(conv["ks"], conv["overlap"].T):
-            ax.plot(conv["sizes"], col, "o-", ms=3.5, label=f"$k$ = {k}")
+        for j, k in enumerate(conv["ks"]):
+            ax.plot(*_above_k(conv, j, k), "o-", ms=3.5, label=f"$k$ = {k}")
         ax.set_xscale("log", base=2)
         ax.set_xticks(conv["sizes"], [f"{n:,}" for n in conv["sizes"]], rotation=40, ha="right",
                       rotation_mode="anchor")
