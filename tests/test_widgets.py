@@ -76,7 +76,8 @@ def test_sphinxext_serves_plotly_js(tmp_path):
     copied = tmp_path / "_static" / "plotly.min.js"
     assert copied.stat().st_size == nadbook_sphinx.plotly_js_path().stat().st_size
     assert (tmp_path / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
-    assert "pasted-text" in (tmp_path / "_static" / "nadbook.css").read_text()
+    css = (tmp_path / "_static" / "nadbook.css").read_text()
+    assert "pasted-text" in css and "table.dataframe thead th { text-align: left; }" in css
 
 
 def test_both_explorers_name_the_accuracy_they_draw():

@@ -17,7 +17,8 @@ MATHJAX_DIR = "mathjax"
 PLOTLY_JS = "plotly.min.js"
 CSS = "nadbook.css"
 # Numbers glued into prose read as prose (myst-nb sets them in bold).
-STYLE = "span.pasted-text { font-weight: inherit; }\n"
+# Tables' column headings sit over their text, to the left (pandas aligns them right).
+STYLE = "span.pasted-text { font-weight: inherit; }\ntable.dataframe thead th { text-align: left; }\n"
 
 
 def _mathjax_source():
