@@ -183,6 +183,9 @@ def test_secant_vs_autograd_labels_both_estimates(tmp_path):
     secant = ch3_nads.load_nads("logreg", tmp_path, "smoke", progress=False).settings["num_networks"]
     assert label == f"logreg: secant (N={secant}) vs autograd (N=20)"
     assert overlap.shape == (2,) and 0 <= overlap[0] <= 1 and overlap[1] == pytest.approx(1.0)  # k = D: all of R^D
+    named = ch3_nads.secant_vs_autograd(["logreg"], tmp_path, "smoke", 20, [1], progress=False,
+                                        names={"logreg": "LogReg"})
+    assert list(named) == [f"LogReg: secant (N={secant}) vs autograd (N=20)"]
 
 
 def test_stored_nads_are_found_by_their_full_settings_only(tmp_path):

@@ -126,16 +126,18 @@ def fig6_sweep(arch, nads, indices, settings, results_dir, device="auto", batch=
     return {c["index"]: float(r["test_acc"]) for c, r in zip(mine, results)}
 
 
-def secant_vs_autograd(archs, results_dir, scale, networks, ks, seed=0, device="auto", progress=True):
+def secant_vs_autograd(archs, results_dir, scale, networks, ks, seed=0, device="auto", progress=True, names=None):
     """For each of `archs`: the subspace overlaps (`nads.compare`, for each k of `ks`) of the
     preset's secant NADs at `scale` and exact-gradient NADs from `networks` networks, keyed by a
-    label naming both estimates (`load_nads` stores or reads both)."""
+    label naming both estimates and the architecture (as `names[arch]`, e.g. `plots.style.LABELS`;
+    `load_nads` stores or reads both)."""
     curves = {}
     for arch in archs:
         sec = load_nads(arch, results_dir, scale, method="secant", seed=seed, device=device, progress=progress)
         aut = load_nads(arch, results_dir, scale, method="autograd", num_networks=networks, seed=seed,
                         device=device, progress=progress)
-        label = f"{arch}: secant (N={sec.settings['num_networks']}) vs autograd (N={aut.settings['num_networks']})"
+        label = (f"{(names or {}).get(arch, arch)}: secant (N={sec.settings['num_networks']}) vs autograd "
+                 f"(N={aut.settings['num_networks']})")
         curves[label] = compare(sec, aut, ks)
     return curves
 
