@@ -483,6 +483,32 @@ def test_a_gpu_item_says_where_it_is_computed_and_never_computes_on_the_cpu(tmp_
     assert not (tmp_path / "scratch").exists()
 
 
+def test_a_random_network_of_vgg11s_kept_chunk_recomputes_bitwise(record_threads):
+    """VGG-11's secant (bfloat16, compiled) takes about 3 minutes a chunk here, beyond the chunk test's
+    budget, so its estimate keeps its last chunk: one random network's gradient, recomputed, is the
+    chunk's bit for bit on the estimate's CPU (else to bfloat16's rounding), and the chunk's total
+    variance is the estimate's record of it."""
+    result = bundle.load_nad("vgg11")
+    if result is None:
+        pytest.skip("the bundle holds no VGG-11 secant NADs yet")
+    s, chunk = result.settings, bundle.nad_chunk_item("vgg11")
+    (a, b), trace = result.chunks["ranges"][-1], result.chunks["traces"][-1]
+    kept = store.load(sweeps.cell_path("nad_chunks", {"start": int(a), "stop": int(b)}, chunk, bundle.SCRATCH),
+                      sweeps.cell_settings({"start": int(a), "stop": int(b)}, chunk))
+    assert np.trace(nads.moments(kept.arrays)["m2"]) == pytest.approx(trace, rel=1e-9)
+    record_threads(result.record)
+    i = RNG.randrange(len(kept.arrays["gradients"]))
+    print(f"recomputing network {a + i} of the secant NADs of vgg11")
+    x0 = nads.eval_point_for(s["seed"], tuple(s["input_shape"]))
+    fresh = nads.chunk_arrays(lambda: models.build("vgg11", num_classes=1), "secant", s["step"], x0, s["seed"],
+                              int(a) + i, int(a) + i + 1, 1, s["precision"], s["compiled"])["gradients"][0]
+    stored = kept.arrays["gradients"][i]
+    if str(result.chunks["machines"][-1]) == store.machine():
+        np.testing.assert_array_equal(fresh, stored)
+    else:
+        assert fresh @ stored / np.linalg.norm(fresh) / np.linalg.norm(stored) > 0.99
+
+
 def test_a_random_network_of_a_stored_gpu_estimate_recomputes_on_the_cpu(record_threads):
     """The first chunk of each GPU estimate is kept (`tools/gpu_bundle.py`): one random network's
     float32 secant gradient, recomputed here, against the GPU's (the same network: initialised on the
