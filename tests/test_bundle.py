@@ -551,6 +551,9 @@ def test_convergence_panels_draw_one_panel_per_architecture():
                                                      "overlap": np.ones((3, 2))}, "densenet121": other})
     assert [[t.get_text() for t in ax.get_xticklabels()] for ax in fig.axes[:2]] == [["125", "250", "625"],
                                                                                     ["125", "250"]]
+    close = {**conv, "sizes": np.array([1250, 2500, 3125]), "overlap": np.ones((3, 2))}
+    ticks = nad_plots.convergence_panels({"vgg11": close}).axes[0].get_xticklabels()
+    assert [t.get_text() for t in ticks] == ["1,250", "", "3,125"]   # labels that would collide: one of them
     few = {"sizes": np.array([8, 16, 32]), "ks": np.array([1, 16]), "overlap": np.ones((3, 2))}
     line = nad_plots.convergence_panels({"lenet": few}).axes[0].lines[1]
     assert list(line.get_xdata()) == [32]     # k = 16: only at N > k (N networks span N - 1 directions)
