@@ -39,9 +39,15 @@ def test_float32_on_cuda_is_float32_and_records_name_the_gpu(monkeypatch):
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = flags["matmul"], flags["conv"]
         torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = flags["det"], flags["bench"]
+    store.machine.cache_clear()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)   # a stand-in record, made without a GPU
+    assert store.machine("cuda") is None
+    store.machine.cache_clear()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda dev=None: "NVIDIA H200")
     assert store.machine("cuda").startswith("NVIDIA H200 (CUDA ") and store.machine("cpu") == store.machine()
     assert store.make_record({"seed": 0}, device="cuda")["machine"].startswith("NVIDIA H200")
+    store.machine.cache_clear()
 
 
 def test_every_chapter_has_every_scale():
