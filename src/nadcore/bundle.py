@@ -24,7 +24,7 @@ from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10,
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "bundle"
 SCRATCH = BUNDLE / "partial"   # chunks of the NAD items still computing (see above)
-DEVICE = "cpu"                    # the device every stored item was computed on (in its key)
+DEVICE = "cpu"   # the device of the stored items (in their keys) but those `item_device` names: a GPU's
 SEED = 0
 CPU_ARCHS = ("logreg", "lenet")   # Figs. 1-2 on this CPU; VGG-11, ResNet-18, DenseNet-121 need a GPU
 NAD_ARCHS = ("logreg", "mlp", "lenet")
