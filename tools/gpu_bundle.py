@@ -133,9 +133,10 @@ def train_units(item, bundle_dir):
 
 def train(items, bundle_dir, left, report, reserve=30.0):
     """Train the cells of `items` while `left()` exceeds the last cell's time and `reserve`; the first once more."""
-    step, image = train_gflop("vgg11_bn")
     report["train"], last = [], 0.0
     for item in items:
+        arch = bundle.fourier_item(item)[0][0] if item in bundle.DEEP_FIG1 else bundle.fig6_item(name=item)[0]
+        step, image = train_gflop(arch)
         for label, run, again, steps, images in train_units(item, bundle_dir):
             if left() < reserve + 1.2 * last:
                 break
