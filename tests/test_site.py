@@ -148,6 +148,8 @@ def test_page_works_under_a_sub_path(sub_url, sub_page, page_file):
     assert response is not None and response.ok
     if sub_page.evaluate("document.querySelectorAll('main .math').length") > 0:
         sub_page.wait_for_function("document.querySelectorAll('main mjx-container').length > 0", timeout=20000)
+    # The theme's script sets `data-theme` on `load`, which a busy machine may reach after the network is idle.
+    sub_page.wait_for_function("['light', 'dark'].includes(document.documentElement.dataset.theme)", timeout=20000)
     state = sub_page.evaluate(STYLED)
     assert sub_page.outside == [], "requests outside the sub-path"
     assert sub_page.failed == [], "requests that failed"
