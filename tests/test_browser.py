@@ -57,7 +57,7 @@ RAW = {
     "raw markdown": r"\*\*|`|\{(?:glue|cite|doc|ref|numref|math|eq)[:}]|^\s*(?::::|```)|\]\(",
     "ASCII math": r"\b[A-Za-z]_[A-Za-z0-9{]|\s(?:<=|>=)\s|\b(?:lambda|zeta|gamma|sigma|epsilon)\b",
 }
-DOUBLE_NUMBER = r"^(?:Fig(?:ure)?\.?|Table)\s*\d+\.?\s*(?:Fig(?:ure)?\.?|Table)\s*\d"
+DOUBLE_NUMBER = r"^(?:Fig(?:ure)?\.?|Table)\s*\d+(?:\.\d+)*\.?\s*(?:Fig(?:ure)?\.?|Table)\s*\d"
 
 
 def reader_defects(text, captions, cut_off, citations):
@@ -85,6 +85,7 @@ def test_reader_defects_finds_what_a_reader_would_see():
     assert reader_defects("accuracy on D(v_l) for every l", [], [], [])
     assert reader_defects("with sigma = 3", [], [], []) and reader_defects("when k <= 4 here", [], [], [])
     assert reader_defects("", ["Fig. 8 Fig. 4a: Bayes accuracy"], [], [])
+    assert reader_defects("", ["Figure 4.2 Fig. 4a: Bayes accuracy"], [], [])
     assert not reader_defects("", ["Fig. 8 Bayes accuracy as in the paper's Fig. 4a"], [], [])
     assert reader_defects("", [], ["PRE: variant cells mean"], [])
     assert reader_defects("", [], [], ["Zhang. Making CNNs shift-invariant.", "Zhang. Making CNNs shift-invariant."])

@@ -93,6 +93,16 @@ def test_every_reference_of_the_site_resolves(site):
     assert broken_references(site) == []
 
 
+def test_figures_are_numbered_by_chapter(site):
+    """Each chapter numbers its figures "Figure <chapter>.1", ".2", ... in page order (book/_ext), so a
+    book figure never reads like one of the papers' "Fig. 1" to "Fig. 6"."""
+    for page in toc_files():
+        chapter = re.match(r"(?:.*/)?(\d+)_", page)
+        numbers = re.findall(r'class="caption-number">([^<]*)<', (site / f"{page}.html").read_text())
+        if chapter:
+            assert numbers == [f"Figure {int(chapter[1])}.{i} " for i in range(1, len(numbers) + 1)], page
+
+
 # ----------------------------------------------------------------------------- served under /nadbook/
 
 @pytest.fixture(scope="module")

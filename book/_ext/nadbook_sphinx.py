@@ -1,4 +1,5 @@
-"""Sphinx extension of the book: serve the JavaScript the pages need from the book itself.
+"""Sphinx extension of the book: serve the JavaScript the pages need from the book itself, and number
+figures by chapter (`number_by_chapter`).
 
 Readers offline, and the browser test with the network off, must see rendered math and
 interactive figures, so nothing is loaded from a CDN:
@@ -10,6 +11,7 @@ MathJax is loaded on every page (Sphinx loads it only where a page has math, but
 shows every chapter's title, some with math). Registered in `_config.yml` under `sphinx: local_extensions`.
 """
 
+import re
 import shutil
 from pathlib import Path
 
@@ -41,6 +43,18 @@ def _use_local_mathjax(app, config):
     config.mathjax_path = f"{MATHJAX_DIR}/tex-mml-chtml.js"
 
 
+def number_by_chapter(app, env):
+    """Number each chapter's figures and tables 1, 2, ... after its own number ("Figure 3.7" is the 7th
+    figure of `book/03_nads`), so that they read apart from the papers' "Fig. 1" to "Fig. 6". Sphinx
+    numbers them through the whole book; this runs after it, on every build."""
+    for docname, kinds in env.toc_fignumbers.items():
+        chapter = re.match(r"(?:.*/)?(\d+)_", docname)
+        for numbers in kinds.values():
+            order = sorted(numbers, key=numbers.get)
+            numbers.update({fig: (int(chapter[1]), i + 1) if chapter else (i + 1,) for i, fig in enumerate(order)})
+    return []
+
+
 def copy_assets(app, exception):
     """After an HTML build, copy MathJax and plotly.min.js into the build's `_static` folder."""
     if exception is not None or app.builder.format != "html":
@@ -57,6 +71,7 @@ def setup(app):
     app.add_js_file(PLOTLY_JS, priority=200)  # before require.js and the page's own scripts
     app.add_css_file(CSS, priority=900)       # after myst-nb's stylesheet
     app.connect("config-inited", _use_local_mathjax)
+    app.connect("env-get-updated", number_by_chapter, priority=900)  # after Sphinx's own numbering (500)
     app.set_html_assets_policy("always")   # MathJax on every page: the sidebar's chapter titles hold math
     app.connect("build-finished", copy_assets)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
