@@ -716,6 +716,9 @@ def test_vgg11_fig6_uses_its_fig1_recipe_on_its_secant_nads(tmp_path):
     assert arch == "vgg11_bn" and bundle.nads_of(arch) == "vgg11" and indices == [0, 16, 128, 512, 1000]
     assert settings == {**lenet, "sigma": bundle.DEEP_SIGMA, "max_lr": 0.5}   # its Fig. 1 recipe
     assert bundle.load_fig6(tmp_path, name="fig6_vgg11") == {}      # no NADs there: nothing
+    assert bundle.fig6_records(tmp_path, name="fig6_vgg11") == {}
+    stored = bundle.load_fig6(name="fig6_vgg11")                  # the committed bundle's cells, with their records
+    assert set(bundle.fig6_records(name="fig6_vgg11")) == set(stored)
     assert bundle.fig6_comparison(tmp_path)["deep"] == {"vgg11": {}}
     assert bundle.status("fig6_vgg11", tmp_path).startswith("fig6_vgg11 (vgg11_bn): 0 of 5 NAD indices stored; ")
     with pytest.raises(ValueError, match="^name must be one of fig6, fig6_vgg11; got 'fig7'"):
@@ -755,13 +758,8 @@ def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
                                                        only=bundle.TRAIN_PRECISION["cells"])
         cells += stored_cells(table, records)
     for name in bundle.DEEP_FIG6:
-        arch, _, settings = bundle.fig6_item(name=name)
-        basis = bundle.load_nad(bundle.nads_of(arch))
-        for index, acc in bundle.load_fig6(name=name).items():
-            found = sweeps.stored(f"fig6_{arch}", [{"index": index}],
-                                  ch3_nads.fig6_settings(arch, basis, settings, bundle.item_device(name)),
-                                  bundle.BUNDLE / "nads")
-            cells.append((name, arch, index, acc, found[0].record))
+        arch, records = bundle.fig6_item(name=name)[0], bundle.fig6_records(name=name)
+        cells += [(name, arch, index, acc, records[index]) for index, acc in bundle.load_fig6(name=name).items()]
     if not torch.cuda.is_available():   # a GPU's cells recompute on a GPU (their check on a CPU: the page's)
         cells = [c for c in cells if c[4]["device"] != "cuda"]
     if not cells:

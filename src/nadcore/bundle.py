@@ -445,6 +445,17 @@ def load_fig6(bundle_dir=BUNDLE, sigma=None, name="fig6"):
                                only_stored=True)
 
 
+def fig6_records(bundle_dir=BUNDLE, name="fig6"):
+    """`{index: record}` of the stored Fig. 6 cells of `name` (those `load_fig6` reads)."""
+    arch, indices, settings = fig6_item(name=name)
+    basis = load_nad(nads_of(arch), bundle_dir=bundle_dir)
+    if basis is None:
+        return {}
+    found = sweeps.stored(f"fig6_{arch}", [{"index": i} for i in indices],
+                          ch3_nads.fig6_settings(arch, basis, settings, item_device(name)), Path(bundle_dir) / "nads")
+    return {indices[i]: result.record for i, result in found.items()}
+
+
 def provenance(records):
     """One line saying how stored items were made: device and threads, versions, count, time."""
     records = list(records)
