@@ -294,12 +294,12 @@ def fig6(indices, accuracy, eigenvalues, name=""):
 MORE_MARKERS = ("s", "^", "D")   # fig6_compare's other runs of ours
 
 
-def fig6_compare(ours, curves, more=None):
+def fig6_compare(ours, curves, more=None, label="ours (our NADs)"):
     """Fig. 6 of each architecture of `curves` (`{arch: published.fig6(arch)}`), one panel each:
     the published accuracies on D(u_i) (line, only the indices the authors trained), ours where
-    measured (`{arch: {index: accuracy}}`, black points) and the published lambda_i / lambda_1
-    (singular values squared; green, right axis). `more` adds other runs of ours, `{label: {arch:
-    {index: accuracy}}}` (e.g. another noise level), as open markers."""
+    measured (`{arch: {index: accuracy}}`, black points, `label` in the legend) and the published
+    lambda_i / lambda_1 (singular values squared; green, right axis). `more` adds other runs of ours,
+    `{label: {arch: {index: accuracy}}}` (e.g. another noise level), as open markers filled white."""
     archs = list(curves)
     ncols = 2 if len(archs) > 1 else 1
     nrows = -(-len(archs) // ncols)
@@ -321,19 +321,19 @@ def fig6_compare(ours, curves, more=None):
         mine = ours.get(arch, {})
         if mine:
             idx = sorted(mine)
-            ax.plot(idx, [mine[i] for i in idx], "o", color="k", ms=3.5)
+            ax.plot(idx, [mine[i] for i in idx], "o", color="k", ms=3.5, zorder=3)
         for (_, runs), marker in zip((more or {}).items(), MORE_MARKERS):
             if runs.get(arch):
                 idx = sorted(runs[arch])
-                ax.plot(idx, [runs[arch][i] for i in idx], marker, mfc="none", color="k", ms=4.5)
+                ax.plot(idx, [runs[arch][i] for i in idx], marker, mfc="white", color="k", ms=5, zorder=3)
         ax.set_title(style.LABELS.get(arch, arch))
         ax.set_ylim(45, 102)
     _label_panels(axes, len(archs), "NAD index $i$", "test accuracy (%)")
     handles = [Line2D([], [], color=BROWN, lw=1.5, label="published (their NADs)"),
-               Line2D([], [], color="k", marker="o", ls="", ms=3.5, label="ours (our NADs)"),
+               Line2D([], [], color="k", marker="o", ls="", ms=3.5, label=label),
                Line2D([], [], color=GREEN, lw=1, label=r"published $\lambda_i / \lambda_1$")]
-    handles[2:2] = [Line2D([], [], color="k", marker=m, mfc="none", ls="", ms=4.5, label=label)
-                    for (label, _), m in zip((more or {}).items(), MORE_MARKERS)]
+    handles[2:2] = [Line2D([], [], color="k", marker=m, mfc="white", ls="", ms=5, label=name)
+                    for (name, _), m in zip((more or {}).items(), MORE_MARKERS)]
     fig.legend(handles=handles, loc="outside lower center", ncols=min(3, len(handles)), fontsize=9)
     return fig
 
