@@ -100,7 +100,7 @@ def test_figures_are_numbered_by_chapter(site):
         chapter = re.match(r"(?:.*/)?(\d+)_", page)
         numbers = re.findall(r'class="caption-number">([^<]*)<', (site / f"{page}.html").read_text())
         if chapter:
-            assert numbers == [f"Figure {int(chapter[1])}.{i} " for i in range(1, len(numbers) + 1)], page
+            assert numbers and numbers == [f"Figure {int(chapter[1])}.{i} " for i in range(1, len(numbers) + 1)], page
 
 
 # ----------------------------------------------------------------------------- served under /nadbook/
