@@ -68,9 +68,10 @@ def test_sphinxext_serves_plotly_js(tmp_path):
                           add_js_file=lambda name, **kw: calls.append(name),
                           add_css_file=lambda name, **kw: calls.append(name),
                           set_html_assets_policy=lambda policy: calls.append(policy),
-                          connect=lambda event, fn: calls.append(event))
+                          connect=lambda event, fn, **kw: calls.append(event))
     assert nadbook_sphinx.setup(app)["parallel_read_safe"]
     assert "plotly.min.js" in calls and "build-finished" in calls
+    assert "env-get-updated" in calls                       # figures numbered by chapter
     assert "nadbook.css" in calls and "always" in calls     # the book's stylesheet; MathJax on every page
     nadbook_sphinx.copy_assets(app, None)
     copied = tmp_path / "_static" / "plotly.min.js"
