@@ -722,8 +722,30 @@ def test_vgg11_fig6_uses_its_fig1_recipe_on_its_secant_nads(tmp_path):
     assert set(bundle.fig6_records(name="fig6_vgg11")) == set(stored)
     assert bundle.fig6_comparison(tmp_path)["deep"] == {"vgg11": {}}
     assert bundle.status("fig6_vgg11", tmp_path).startswith("fig6_vgg11 (vgg11_bn): 0 of 5 NAD indices stored; ")
-    with pytest.raises(ValueError, match="^name must be one of fig6, fig6_vgg11; got 'fig7'"):
+    with pytest.raises(ValueError, match="^name must be one of fig6, fig6_vgg11, fig6_vgg11_autograd_seed0, .*'fig7'"):
         bundle.fig6_item(name="fig7")
+
+
+def test_vgg11_fig6_along_its_exact_gradient_nads_and_more_seeds_is_a_gpu_item(tmp_path, monkeypatch):
+    """Issue 42: Fig. 6 of VGG-11 again along its exact-gradient NADs and its secant ones, seeds 0-2, on
+    a CUDA GPU: the item's recipe with the replicate's seed, cells of their own, refused on a CPU."""
+    arch, indices, settings = bundle.fig6_item(name="fig6_vgg11")
+    assert list(bundle.FIG6_NADS)[:2] == ["fig6_vgg11_autograd_seed0", "fig6_vgg11_secant_seed0"]   # the GPU's order
+    keys = {store.key(ch3_nads.fig6_settings(arch, bundle.load_nad("vgg11"), settings, "cpu"))}
+    for name, (item, method, r) in bundle.FIG6_NADS.items():
+        a, i, s = bundle.fig6_item(name=name)
+        assert (item, a, i) == ("fig6_vgg11", arch, indices) and bundle.fig6_method(name) == method
+        assert s == {**settings, "seed": bundle.seeds.replicate(bundle.SEED, r)}
+        assert bundle.item_device(name) == "cuda" and name in bundle.ITEMS
+        keys.add(store.key(ch3_nads.fig6_settings(a, bundle.load_nad("vgg11", method), s, "cuda")))
+        assert bundle.load_fig6(tmp_path, name=name) == {} and bundle.fig6_records(tmp_path, name=name) == {}
+        assert bundle.status(name, tmp_path).endswith("computes the rest (float32, on a CUDA GPU)")
+        assert set(bundle.fig6_records(name=name)) == set(bundle.load_fig6(name=name))   # the committed cells
+    assert len(keys) == 1 + len(bundle.FIG6_NADS)      # no cell of one is a cell of another
+    assert bundle.fig6_method("fig6_vgg11") == "secant" and list(bundle.fig6_comparison(tmp_path)["deep"]) == ["vgg11"]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match=r"^item fig6_vgg11_autograd_seed0 is computed on a CUDA GPU \(float32\)"):
+        bundle.compute("fig6_vgg11_autograd_seed0", tmp_path, tmp_path / "scratch", progress=False)
 
 
 def test_secant_convergence_reads_the_estimates_chunks(tmp_path):
@@ -758,7 +780,7 @@ def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
                                                        bundle.BUNDLE / "fourier", pooling, "fig1",
                                                        only=bundle.TRAIN_PRECISION["cells"])
         cells += stored_cells(table, records)
-    for name in bundle.DEEP_FIG6:
+    for name in (*bundle.DEEP_FIG6, *bundle.FIG6_NADS):
         arch, records = bundle.fig6_item(name=name)[0], bundle.fig6_records(name=name)
         cells += [(name, arch, index, acc, records[index]) for index, acc in bundle.load_fig6(name=name).items()]
     if not torch.cuda.is_available():   # a GPU's cells recompute on a GPU (their check on a CPU: the page's)
@@ -773,8 +795,9 @@ def test_a_random_stored_vgg11_cell_recomputes_bitwise(record_threads):
     else:
         _, _, settings = bundle.fig6_item(name=kind)
         kw = {k: v for k, v in settings.items() if k != "seed"}
-        fresh = ch3_nads.accuracy_on_nads(arch, bundle.load_nad(bundle.nads_of(arch)), [cell], seed=settings["seed"],
-                                          device=record["device"], progress=False, **kw)[0]
+        basis = bundle.load_nad(bundle.nads_of(arch), bundle.fig6_method(kind))
+        fresh = ch3_nads.accuracy_on_nads(arch, basis, [cell], seed=settings["seed"], device=record["device"],
+                                          progress=False, **kw)[0]
     if bundle.machine_of(record) == store.machine():
         assert float(fresh) == float(stored)
     else:

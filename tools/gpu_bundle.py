@@ -17,10 +17,11 @@ on a CPU) and `report.json`. A GPU without a time limit runs `python -m nadcore.
 
     python tools/gpu_bundle.py --seconds 420 --out OUT --bundle bundle --train fig1_vgg11 fig6_vgg11
 
-instead trains the cells of the named `DEEP_FIG1` / `DEEP_FIG6` items into the bundle (each network
-alone, the training-precision check's cells first), after step 1, until the time is up: the seconds
-and TFLOP/s of each, and the first one trained once more (bitwise the same?). OUT's `bundle.tar` holds
-the files it stored. Fig. 6 needs VGG-11's NADs in the bundle (carried).
+instead trains the cells of the named `DEEP_FIG1` / `DEEP_FIG6` / `FIG6_NADS` items into the bundle (each
+network alone, the training-precision check's cells first), in the order named, after step 1, until the
+time is up: the seconds and TFLOP/s of each, and the first one trained once more (bitwise the same?).
+OUT's `bundle.tar` holds the files it stored. Fig. 6 needs VGG-11's NADs in the bundle (carried: the
+secant, or the exact-gradient ones for a `FIG6_NADS` item along them).
 """
 
 import argparse
@@ -103,7 +104,7 @@ def train_gflop(arch, batch_size=128):
 
 def train_units(item, bundle_dir):
     """`[(label, train and store one cell, train it once more, its SGD steps, images it classifies)]` of a
-    `DEEP_FIG1` or `DEEP_FIG6` item (`test_acc`, and Fig. 1's `loss_history`), the check's cells first;
+    `DEEP_FIG1`, `DEEP_FIG6` or `FIG6_NADS` item (`test_acc`, and Fig. 1's `loss_history`), the check's cells first;
     nothing for Fig. 6 while `bundle_dir` lacks its NADs."""
     if item in bundle.DEEP_FIG1:
         archs, grid, settings, pooling = bundle.fourier_item(item)
@@ -117,7 +118,7 @@ def train_units(item, bundle_dir):
                  steps, 2 * settings["n"])
                 for cell in first + [c for c in grid.half() if c not in first]]
     arch, indices, settings = bundle.fig6_item(name=item)
-    basis = bundle.load_nad(bundle.nads_of(arch), bundle_dir=bundle_dir)
+    basis = bundle.load_nad(bundle.nads_of(arch), bundle.fig6_method(item), bundle_dir)
     if basis is None:
         return []
     kw = {k: v for k, v in settings.items() if k != "seed"}
@@ -164,7 +165,7 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, required=True, help="time for everything before packing")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--bundle", type=Path, default=Path("gpu_bundle"), help="bundle folder to fill (new)")
-    parser.add_argument("--train", nargs="+", choices=[*bundle.DEEP_FIG1, *bundle.DEEP_FIG6],
+    parser.add_argument("--train", nargs="+", choices=[*bundle.DEEP_FIG1, *bundle.DEEP_FIG6, *bundle.FIG6_NADS],
                         help="train these items' cells instead of the NAD chunks")
     args = parser.parse_args(argv)
     if DEVICE == "cuda" and not torch.cuda.is_available():

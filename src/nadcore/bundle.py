@@ -46,7 +46,13 @@ DEEP_SIGMA = 1.5
 # Fig. 1's subset on a CUDA GPU (issue 23): a cell costs 23-68 min of this 2-core CPU. float32 without
 # TF32 (`device.exact_cuda`), one network at a time; the CPU's float32 cells of the training-precision
 # check (`TRAIN_PRECISION`, on `DEVICE`) are some of the same cells on the CPU. Fig. 6: on the CPU.
-DEEP_DEVICE = {"fig1_vgg11": "cuda", "fig6_vgg11": DEVICE}
+# Which NADs predict what a network learns (issue 42)? Our secant NADs match the published ones, the
+# exact-gradient NADs of Eq. 4 ("autograd") share almost nothing with them: each `DEEP_FIG6` item again
+# along either, on a CUDA GPU, with seeds 0-2 (`ch1_fourier.replicate_settings`; secant seed 0 is the
+# item itself on the GPU). `{name: (DEEP_FIG6 item, NAD method, replicate)}`, in the order a GPU trains them.
+FIG6_NADS = {f"{item}_{method}_seed{r}": (item, method, r) for item in DEEP_FIG6 for r in range(3)
+             for method in ("autograd", "secant")}
+DEEP_DEVICE = {"fig1_vgg11": "cuda", "fig6_vgg11": DEVICE, **dict.fromkeys(FIG6_NADS, "cuda")}
 
 
 # ----------------------------------------------------------------------------- the machine
@@ -417,7 +423,11 @@ def fig6_item(sigma=None, name="fig6"):
     """`(arch, indices, settings)` of Fig. 6 at the published settings, on our NADs (at noise `sigma`
     instead of the published one if given: the sigma study's best). `name` "fig6" is LeNet's; a
     `DEEP_FIG6` name is the network and max_lr of `DEEP_TRAIN` at its indices and `DEEP_SIGMA`, on
-    `nads_of(arch)`."""
+    `nads_of(arch)`; a `FIG6_NADS` name is its `DEEP_FIG6` item's, with the seed of its replicate."""
+    if name in FIG6_NADS:
+        item, _, r = FIG6_NADS[name]
+        arch, indices, settings = fig6_item(name=item)
+        return arch, indices, ch1_fourier.replicate_settings(settings, r)
     p = presets.preset("nads", "paper")
     settings = {**p["fig6"], "seed": SEED}
     if name in DEEP_FIG6:
@@ -425,7 +435,7 @@ def fig6_item(sigma=None, name="fig6"):
         arch, lr = DEEP_TRAIN[published_arch]
         return arch, list(indices), {**settings, "sigma": DEEP_SIGMA, "max_lr": lr}
     if name != "fig6":
-        raise ValueError(f"name must be one of fig6, {', '.join(DEEP_FIG6)}; got {name!r}")
+        raise ValueError(f"name must be one of fig6, {', '.join([*DEEP_FIG6, *FIG6_NADS])}; got {name!r}")
     return p["fig6_arch"], p["fig6_indices"], settings if sigma is None else {**settings, "sigma": float(sigma)}
 
 
@@ -435,10 +445,16 @@ def nads_of(arch):
     return {trained: published for published, (trained, _) in DEEP_TRAIN.items()}.get(arch, arch)
 
 
+def fig6_method(name):
+    """The NAD estimate ("secant" or "autograd") that the Fig. 6 item `name` trains along."""
+    return FIG6_NADS[name][1] if name in FIG6_NADS else "secant"
+
+
 def load_fig6(bundle_dir=BUNDLE, sigma=None, name="fig6"):
-    """`{index: test accuracy}` of the stored Fig. 6 cells of `name` (`fig6_item`) on our NADs, possibly partial."""
+    """`{index: test accuracy}` of the stored Fig. 6 cells of `name` (`fig6_item`) on our NADs
+    (`fig6_method`'s), possibly partial."""
     arch, indices, settings = fig6_item(sigma, name)
-    basis = load_nad(nads_of(arch), bundle_dir=bundle_dir)
+    basis = load_nad(nads_of(arch), fig6_method(name), bundle_dir)
     if basis is None:
         return {}
     return ch3_nads.fig6_sweep(arch, basis, indices, settings, Path(bundle_dir) / "nads", device=item_device(name),
@@ -448,7 +464,7 @@ def load_fig6(bundle_dir=BUNDLE, sigma=None, name="fig6"):
 def fig6_records(bundle_dir=BUNDLE, name="fig6"):
     """`{index: record}` of the stored Fig. 6 cells of `name` (those `load_fig6` reads)."""
     arch, indices, settings = fig6_item(name=name)
-    basis = load_nad(nads_of(arch), bundle_dir=bundle_dir)
+    basis = load_nad(nads_of(arch), fig6_method(name), bundle_dir)
     if basis is None:
         return {}
     found = sweeps.stored(f"fig6_{arch}", [{"index": i} for i in indices],
@@ -675,7 +691,7 @@ def status(item, bundle_dir=BUNDLE):
         done, total, left = fourier_remaining(item, bundle_dir)
         cells = range(total)
         head = f"{item} ({', '.join(fourier_item(item)[0])}): {done} of {total} cells stored"
-    elif item in ("fig6", *DEEP_FIG6):
+    elif item in ("fig6", *DEEP_FIG6, *FIG6_NADS):
         arch, indices, settings = fig6_item(name=item)
         done, total = len(load_fig6(bundle_dir, name=item)), len(indices)
         left = (total - done) * plan.train_cost(DEVICE, arch, 2 * settings["n_train"], settings["epochs"])
@@ -704,7 +720,7 @@ def status(item, bundle_dir=BUNDLE):
                               f"not complete; `python -m nadcore.bundle {item}` computes the rest")
     else:
         raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
-    if done == (len(cells) if item not in ("fig6", "fig6_sigma", *DEEP_FIG6) else total):
+    if done == (len(cells) if item not in ("fig6", "fig6_sigma", *DEEP_FIG6, *FIG6_NADS) else total):
         return head
     cost = "float32, on a CUDA GPU" if item_device(item) == "cuda" else f"~{plan.duration(left)} on a 2-core CPU"
     return f"{head}; `python -m nadcore.bundle {item}` computes the rest ({cost})"
@@ -833,10 +849,11 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         _sigma_runs_compute(_sigma_runs({})[:len(SIGMA_STUDY["sigmas"])], bundle_dir, progress)
         _sigma_runs_compute(_sigma_runs(load_sigma_study(bundle_dir)[0]), bundle_dir, progress)
         return sigma_study(bundle_dir)
-    if item in DEEP_FIG6:
+    if item in DEEP_FIG6 or item in FIG6_NADS:
         _check_device(item, DEEP_DEVICE[item])
         arch, indices, settings = fig6_item(name=item)
-        basis = compute(f"nads_{nads_of(arch)}", bundle_dir, scratch, progress)
+        basis = compute(f"nads_{nads_of(arch)}" + ("_autograd" if fig6_method(item) == "autograd" else ""),
+                        bundle_dir, scratch, progress)
         return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEEP_DEVICE[item],
                                    batch=deep_batch(arch, DEEP_DEVICE[item]), progress=progress)
     if item in ("fig6", "fig6_sigma"):
@@ -909,7 +926,7 @@ ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_au
          "underspec_ood", "cifar", "antialias", "pooling", "underspec_pairs", "fig6_sigma", "sigma", "fig2", "fig3",
          "nads_vgg11_autograd", "nads_resnet18_autograd", "nads_densenet121_autograd", "convergence_autograd",
          "precision", "train_precision", "nads_vgg11", "convergence_secant", *DEEP_FIG6,
-         *DEEP_FIG1, "nads_resnet18",
+         *DEEP_FIG1, *FIG6_NADS, "nads_resnet18",
          "nads_densenet121",
          "cifar_fashion", "underspec_ood_fashion",
          *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo")
