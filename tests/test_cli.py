@@ -41,11 +41,11 @@ def fake_plan(monkeypatch):
     """A stand-in `nadcore.plan` recording each `chapter_plan` call; its summary is 'PLAN SUMMARY'."""
     calls = []
 
-    def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu", num_seeds=1):
+    def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu", num_seeds=1, overrides=None):
         if chapter == "01_unplanned":
             raise ValueError("chapter must be one of 01_fourier, ...; got '01_unplanned'")
         calls.append(dict(chapter=chapter, scale=scale, seed=seed, results_dir=results_dir, device=device,
-                          num_seeds=num_seeds))
+                          num_seeds=num_seeds, overrides=overrides))
         return types.SimpleNamespace(summary=lambda: "PLAN SUMMARY")
 
     module = types.ModuleType("nadcore.plan")
@@ -176,7 +176,7 @@ def test_plan_prints_the_summary_of_the_checked_parameters(tiny_book, fake_plan,
     assert cli.main(["plan", "tiny", "-p", "scale", "paper", "-p", "seed", "3", "-p", "results_dir", "out/res",
                      "--device", "cpu", "--book-dir", str(tiny_book)]) == 0
     assert capsys.readouterr().out.strip() == "PLAN SUMMARY"
-    assert fake_plan == [dict(chapter="01_tiny", scale="paper", seed=3, device="cpu", num_seeds=1,
+    assert fake_plan == [dict(chapter="01_tiny", scale="paper", seed=3, device="cpu", num_seeds=1, overrides=None,
                               results_dir=os.path.abspath(tiny_book / "out" / "res"))]
 
 
@@ -193,6 +193,16 @@ def test_seeds_per_cell_are_checked_and_planned(capsys):
     assert len(err.splitlines()) == 1 and "num_seeds must be an integer >= 1; got 0" in err
     assert cli.main(["plan", "01_fourier", "-p", "num_seeds", "2"]) == 0
     assert "fig1 lenet seed 2" in capsys.readouterr().out
+
+
+def test_overrides_are_planned():
+    """`-p overrides` changes the presets of the run, and the plan says what that run computes."""
+    args = cli.parser().parse_args(["plan", "01_fourier", "--device", "cpu", "-p", "overrides",
+                                    "{fourier: {n: 200, grid: {step: 8}}}", "--book-dir", str(ROOT / "book")])
+    notebook, folder, params, values = cli.validate(args)
+    assert params["overrides"] == {"fourier": {"n": 200, "grid": {"step": 8}}}
+    plan = cli.summary(notebook.stem, values, folder)
+    assert "fig1 lenet" in plan and "n=200 sigma=0.75 epochs=4 grid 3x3" in plan
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb")), ids=lambda p: p.stem)
@@ -277,6 +287,8 @@ def test_integer_parameters_must_be_written_in_decimal(text):
     ("seed", "99999999999999999999999", "seed must be an integer in [0, 2^63)"),
     ("results_dir", "", "results_dir must be a non-empty path"),
     ("results_dir", "/proc/foo", "results_dir must be a path we can write to"),
+    ("overrides", "{fourier: {samples: 5}}", "overrides must name fields that fourier has"),
+    ("overrides", "{fourier: {n: many}}", "overrides must give fourier.n a value of the type of 3000; got 'many'"),
 ])
 def test_run_refuses_values_that_would_fail_after_work(key, value, accepted, capsys):
     argv = ["plan", "01_fourier", "--device", "cpu", "-p", key, value, "--book-dir", str(ROOT / "book")]

@@ -88,6 +88,36 @@ def test_typed_presets_are_frozen_and_optional_fields_stay_out():
         presets.typed("nope", "paper")
 
 
+def test_overrides_change_named_fields_of_a_preset_and_nothing_else():
+    smoke = presets.preset("fourier", "smoke")
+    changed = presets.preset("fourier", "smoke", {"fourier": {"n": 200, "sigma": 1, "grid": {"step": 8}},
+                                                  "nads": {"show": 1}})
+    assert changed == {**smoke, "n": 200, "sigma": 1.0, "grid": {**smoke["grid"], "step": 8}}
+    assert type(changed["sigma"]) is float and presets.preset("fourier", "smoke") == smoke
+    assert presets.preset("fourier", "smoke", {}) == smoke == presets.preset("fourier", "smoke", {"nads": {"show": 1}})
+    recipe = presets.preset("underspecification", "smoke", {"underspecification": {
+        "pairs": {"recipe": {"mlp": {"epochs": 1}}}, "ood": {"limit": 200}}})
+    assert recipe["pairs"]["recipe"]["mlp"]["epochs"] == 1 and recipe["ood"]["limit"] == 200   # a None replaced
+    lenet = presets.preset("underspecification", "smoke")["pairs"]["recipe"]["lenet"]
+    assert recipe["pairs"]["recipe"]["lenet"] == lenet                                     # the others stay
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"fourier": {"samples": 5}}, "overrides must name fields that fourier has (archs, grid, n,"),
+    ({"fourier": {"grid": {"size": 5}}}, "overrides must name fields that fourier.grid has (name, step, limit)"),
+    ({"fourier": {"n": 2.5}}, "overrides must give fourier.n a value of the type of 3000; got 2.5"),
+    ({"fourier": {"archs": "lenet"}}, "overrides must give fourier.archs a value of the type of ['logreg', 'lenet']"),
+    ({"fourier": {"grid": "paper"}}, "overrides must give fourier.grid a value of the type of {'name': 'coarse'"),
+    ({"chapter1": {"n": 5}}, "overrides must be a dict {chapter: {field: value}} of the chapters fourier,"),
+    ([1], "overrides must be a dict"),
+    ({"underspecification": {"ood": {"dataset": "mnist"}}}, "dataset must be one of cifar10, digits, fashion"),
+])
+def test_bad_overrides_name_what_is_accepted(overrides, message):
+    with pytest.raises(ValueError) as err:
+        presets.check_overrides(overrides, "smoke")
+    assert str(err.value).startswith(message)
+
+
 def test_scalars_flatten_a_preset_for_prose():
     s = presets.scalars("fourier", "smoke")
     p = presets.preset("fourier", "smoke")

@@ -3,10 +3,14 @@
 `nadcore submit` writes and submits an array of shards and an `afterok` collector; the collected
 results must be bitwise those of one uninterrupted process, a killed array task must resume
 without recomputing finished cells, and a NAD estimate split in two shards must merge to the
-single-process estimate. The fixture starts munged, slurmctld and slurmd from Debian's packages
-(`tools/ensure-slurm.sh` installs them) and stops them by their process ids.
+single-process estimate. The chapters run on grids of a few cells (`TINY`, through their
+`overrides` parameter), all at once. The fixture starts munged, slurmctld and slurmd from Debian's
+packages (`tools/ensure-slurm.sh` installs them) and stops them by their process ids.
 """
 
+import contextlib
+import io
+import json
 import os
 import shutil
 import signal
@@ -14,13 +18,14 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import ROOT
 
-from nadcore import nads, store
+from nadcore import cli, nads, store
 
 NADCORE = str(Path(sys.executable).with_name("nadcore"))
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo")
@@ -81,6 +86,9 @@ def slurm(tmp_path_factory):
     conf.write_text(CONF.format(host=host, ctld_port=_free_port(), d_port=_free_port(), dir=folder,
                                 cpus=os.cpu_count()))
     env = {**os.environ, "SLURM_CONF": str(conf)}
+    if sys.dont_write_bytecode:      # PYTHONDONTWRITEBYTECODE with a venv without .pyc files: each job would
+        env.pop("PYTHONDONTWRITEBYTECODE", None)   # compile torch from source (~10 s of CPU); they share a cache
+        env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
     sbin = lambda d: shutil.which(d) or f"/usr/sbin/{d}"
     subprocess.run([sbin("munged"), f"--socket={folder}/munge.socket", f"--pid-file={folder}/munged.pid",
                     f"--log-file={folder}/munged.log", f"--seed-file={folder}/munged.seed", "--force"],
@@ -110,13 +118,13 @@ def _wait(condition, seconds, what):
     raise TimeoutError(f"waited {seconds} s for {what}")
 
 
-def _queue_empty(env, job):
-    """True when `job` has left the queue; fails at once when it can never start (a shard failed)."""
+def _ended(env, job):
+    """True when `job` has left the queue; a job that can never start (a job it waits for failed) is
+    cancelled and counts as ended (the test then finds its notebook missing and shows the logs)."""
     out = subprocess.run(["squeue", "-h", "-j", job, "-o", "%r"], capture_output=True, text=True, env=env).stdout
     if "DependencyNeverSatisfied" in out:
         subprocess.run(["scancel", job], env=env)
-        pytest.fail(f"job {job} can never start: a job it depends on failed (see the slurm-*.out logs)")
-    return not out.strip()
+    return not out.strip() or "DependencyNeverSatisfied" in out
 
 
 def _sbatch(env, *args):
@@ -124,13 +132,16 @@ def _sbatch(env, *args):
     return done.stdout.strip().split(";")[0]
 
 
-def _arrays(folder):
-    """`{relative path: arrays}` of every stored result under `folder`."""
-    return {p.relative_to(folder): store.load(p).arrays for p in sorted(Path(folder).rglob("*.npz"))}
+def _arrays(folder, threads=None):
+    """`{relative path: arrays}` of every stored result under `folder` (each computed with `threads`
+    threads, if given)."""
+    stored = {p.relative_to(folder): store.load(p) for p in sorted(Path(folder).rglob("*.npz"))}
+    assert threads is None or {r.record["threads"] for r in stored.values()} == {threads}
+    return {p: r.arrays for p, r in stored.items()}
 
 
-def _assert_bitwise_equal(a, b):
-    left, right = _arrays(a), _arrays(b)
+def _assert_bitwise_equal(a, b, threads=None):
+    left, right = _arrays(a, threads), _arrays(b, threads)
     assert left.keys() == right.keys(), set(left) ^ set(right)
     for path in left:
         for name in left[path]:
@@ -141,56 +152,118 @@ def test_nad_chunks_in_two_shards_merge_to_the_single_process_estimate(slurm, tm
     shared = tmp_path / "shared"
     script = tmp_path / "nads.sbatch"
     script.write_text(f"#!/bin/bash\n#SBATCH --array=0-1\n#SBATCH --output={tmp_path}/nads-%a.out\n"
-                      f"{NADCORE} nads --arch lenet --networks 250 --device cpu --no-progress --results-dir {shared} "
+                      f"{NADCORE} nads --arch logreg --networks 250 --device cpu --no-progress --results-dir {shared} "
                       '--shard "$SLURM_ARRAY_TASK_ID" --num-shards 2\n')
-    job = _sbatch(slurm, str(script))
-    _wait(lambda: _queue_empty(slurm, job), 600, "the NAD shards")
-    single = nads.estimate("lenet", 250, device="cpu", progress=False)
-    merged = nads.estimate("lenet", 250, device="cpu", results_dir=shared, progress=False)   # computes nothing
+    job = _sbatch(slurm, str(script))     # LogReg, the cheapest network: chunks and merge are any network's
+    _wait(lambda: _ended(slurm, job), 600, "the NAD shards")
+    single = nads.estimate("logreg", 250, device="cpu", progress=False)
+    merged = nads.estimate("logreg", 250, device="cpu", results_dir=shared, progress=False)   # computes nothing
     assert len(list((shared / "nad_chunks").glob("*.npz"))) == 2
     np.testing.assert_array_equal(single.eigenvalues, merged.eigenvalues)
     np.testing.assert_array_equal(single.nads, merged.nads)
 
 
-def _submit(env, chapter, shared, runs):
-    """`nadcore submit` the chapter in two shards; returns `(array id, collector id)`. The scripts it
-    submitted are the ones `--dry-run` prints."""
-    argv = [NADCORE, "submit", chapter, "--shards", "2", "--device", "cpu", "-p", "results_dir", str(shared),
-            "--out", str(runs)]
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT)
-    assert done.returncode == 0, done.stderr
-    printed = subprocess.run(argv + ["--dry-run"], capture_output=True, text=True, cwd=ROOT).stdout
-    for part in ("shards", "collect"):
-        script = runs / f"{chapter}-smoke-{part}.sbatch"
-        assert f"# {script.name}\n{script.read_text()}" in printed
-    return done.stdout.split("array job ")[1].split()[0], done.stdout.split("collector ")[1].split()[0]
+# Each grid cut to a few cells of a few hundred samples and one or two epochs, the NADs estimated from
+# 16 networks (`-p overrides`, which `nadcore submit` checks like any parameter): what is under test is
+# the recipe, not the figures. Chapter 1: 5 directions per grid; Chapter 5: its 2 x 2 NAD index pairs
+# and 2 indices of Fig. 3; Chapter 6: two pooling variants on 5 directions, Fig. 6 at 2 indices.
+TINY = {
+    "01_fourier": {"fourier": {"n": 200, "epochs": 1, "grid": {"step": 8},
+                               "fig2": {"n": 200, "epochs": 2, "grid": {"step": 8}}}},
+    "05_underspecification": {"underspecification": {
+        "nads": {"num_networks": 16},
+        "pairs": {"n_train": 200, "n_test": 100, "resolution": 5,
+                  "recipe": {"lenet": {"epochs": 1}, "mlp": {"epochs": 1}}},
+        "ood": {"limit": 200, "indices": [0, 1000], "recipe": {"lenet": {"epochs": 1}, "mlp": {"epochs": 1}}}}},
+    "06_antialias": {"antialias": {"variants": ["max", "blur3"], "nads": {"num_networks": 16, "conv_sizes": [4]}},
+                     "fourier": {"n": 200, "epochs": 1}, "nads": {"fig6": {"n_train": 200, "epochs": 1}}},
+}
+
+
+@dataclass
+class Recipe:
+    """One chapter's run of the README's recipe: its folder, its jobs, and the one-process run beside them."""
+    chapter: str
+    folder: Path
+    jobs: tuple = ()                              # (array, collector)
+    alone: subprocess.Popen | None = None
+    kept: dict = field(default_factory=dict)     # {stored cell: mtime} when Chapter 1's array was killed
+
+    shared = property(lambda self: self.folder / "shared")
+    runs = property(lambda self: self.folder / "runs")
+
+    def args(self, results_dir, out):
+        """The arguments of `nadcore run` and `submit`: the CPU, the tiny grids, these folders."""
+        return [self.chapter, "--device", "cpu", "-p", "overrides", json.dumps(TINY[self.chapter]),
+                "-p", "results_dir", str(results_dir), "--out", str(out)]
+
+    def submit(self, env):
+        """`nadcore submit` the chapter in two shards: an array and its `afterok` collector."""
+        done = subprocess.run([NADCORE, "submit", *self.args(self.shared, self.runs), "--shards", "2"],
+                              capture_output=True, text=True, env=env, cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        self.jobs = (done.stdout.split("array job ")[1].split()[0], done.stdout.split("collector ")[1].split()[0])
+
+    def run_alone(self, env):
+        """Start `nadcore run`: the whole chapter in one process, into a results folder of its own."""
+        argv = [NADCORE, "run", *self.args(self.folder / "alone", self.folder / "alone-runs"), "--no-progress"]
+        with open(self.folder / "alone.log", "w") as log:
+            self.alone = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+
+    def ended(self, env):
+        return all(_ended(env, job) for job in self.jobs) and self.alone.poll() is not None
+
+
+@pytest.fixture(scope="module")
+def recipes(slurm, tmp_path_factory, request):
+    """`{chapter: Recipe}` of the sharding chapters this session tests, all submitted at once (the partition
+    oversubscribes the node), each also run whole in one process meanwhile; Chapter 1's array is killed once
+    its first cells are stored, and submitted again. Returns when every job and process has ended."""
+    tested = {item.callspec.params.get("chapter") for item in request.session.items
+              if item.module is request.module and hasattr(item, "callspec")}
+    recipes = {c: Recipe(c, tmp_path_factory.mktemp(c)) for c in SHARDING if c in tested}
+    # A dozen processes share the node's cores: each computes with one thread (a stored result is bitwise
+    # the same at any one thread count; the records say which)
+    env = {**slurm, "OMP_NUM_THREADS": "1"}
+    try:
+        for r in recipes.values():
+            r.submit(env)
+            with contextlib.redirect_stdout(io.StringIO()) as printed:
+                assert cli.main(["submit", *r.args(r.shared, r.runs), "--shards", "2", "--dry-run"]) == 0
+            for part in ("shards", "collect"):          # the scripts --dry-run prints are the ones submitted
+                script = r.runs / f"{r.chapter}-smoke-{part}.sbatch"
+                assert f"# {script.name}\n{script.read_text()}" in printed.getvalue()
+            r.run_alone(env)
+        if "01_fourier" in recipes:
+            r = recipes["01_fourier"]
+            _wait(lambda: any(r.shared.rglob("*.npz")), 600, "Chapter 1's first stored cells")
+            subprocess.run(["scancel", *r.jobs], env=env, check=True)             # killed midway
+            _wait(lambda: all(_ended(env, job) for job in r.jobs), 120, "the cancelled jobs")
+            r.kept = {p: p.stat().st_mtime_ns for p in r.shared.rglob("*.npz")}
+            r.submit(env)                                                         # and submitted again
+        _wait(lambda: all(r.ended(env) for r in recipes.values()), 1200, "every chapter's jobs")
+    finally:
+        for r in recipes.values():
+            if r.alone is not None and r.alone.poll() is None:
+                r.alone.kill()
+                r.alone.wait()
+    return recipes
 
 
 @pytest.mark.parametrize("chapter", SHARDING)
-def test_the_readme_recipe_collects_what_one_process_computes(slurm, tmp_path, chapter):
-    """Array + afterok collector, bitwise equal to one process; for Chapter 1 the array is first
-    killed midway and resubmitted: finished cells are not recomputed."""
-    shared, runs = tmp_path / "shared", tmp_path / "runs"
-    array, collector = _submit(slurm, chapter, shared, runs)
-    kept = {}
-    if chapter == "01_fourier":
-        _wait(lambda: len(list(shared.rglob("*.npz"))) >= 4, 900, "the first stored cells")
-        subprocess.run(["scancel", array, collector], env=slurm, check=True)       # killed midway
-        _wait(lambda: _queue_empty(slurm, array) and _queue_empty(slurm, collector), 120, "the cancelled jobs")
-        kept = {p: p.stat().st_mtime_ns for p in shared.rglob("*.npz")}
-        array, collector = _submit(slurm, chapter, shared, runs)                   # resubmitted
-    try:
-        _wait(lambda: _queue_empty(slurm, array) and _queue_empty(slurm, collector), 2400, f"{chapter}'s jobs")
-    finally:
-        for log in sorted(runs.glob("slurm-*.out")):       # shown by pytest when the test fails
-            print(f"--- {log.name}\n{log.read_text()[-1500:]}")
-    log = runs / f"slurm-{collector}.out"
-    assert (runs / f"{chapter}-smoke.ipynb").exists(), log.read_text()[-2000:] if log.exists() else "no log"
-    assert {p.name for p in runs.glob(f"{chapter}-smoke-shard*of2.ipynb")} == {
+def test_the_readme_recipe_collects_what_one_process_computes(recipes, chapter):
+    """Array + afterok collector, bitwise equal to one process; Chapter 1's array was killed midway and
+    submitted again: finished cells are not recomputed, the others are computed."""
+    r = recipes[chapter]
+    for log in sorted(r.runs.glob("slurm-*.out")):       # shown by pytest when the test fails
+        print(f"--- {log.name}\n{log.read_text()[-1500:]}")
+    log = r.runs / f"slurm-{r.jobs[1]}.out"
+    assert (r.runs / f"{chapter}-smoke.ipynb").exists(), log.read_text()[-2000:] if log.exists() else "no log"
+    assert {p.name for p in r.runs.glob(f"{chapter}-smoke-shard*of2.ipynb")} == {
         f"{chapter}-smoke-shard0of2.ipynb", f"{chapter}-smoke-shard1of2.ipynb"}
-    assert all(p.stat().st_mtime_ns == t for p, t in kept.items()), "a finished cell was recomputed"
-    alone = tmp_path / "alone"
-    done = subprocess.run([NADCORE, "run", chapter, "--device", "cpu", "--no-progress", "-p", "results_dir", str(alone),
-                           "--out", str(tmp_path / "runs-alone")], capture_output=True, text=True, cwd=ROOT)
-    assert done.returncode == 0, done.stderr
-    _assert_bitwise_equal(shared, alone)
+    if chapter == "01_fourier":
+        assert r.kept, "the array was killed before it stored a cell"
+        assert all(p.stat().st_mtime_ns == t for p, t in r.kept.items()), "a finished cell was recomputed"
+        assert set(r.kept) < set(r.shared.rglob("*.npz")), "the array was killed after it had stored every cell"
+    assert r.alone.returncode == 0, (r.folder / "alone.log").read_text()[-2000:]
+    _assert_bitwise_equal(r.shared, r.folder / "alone", threads=1)

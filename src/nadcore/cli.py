@@ -134,7 +134,7 @@ def can_create_in(folder):
 
 def check_values(values, folder):
     """A UsageError unless the library accepts every value the chapter will see (defaults included)."""
-    from nadcore.presets import check_scale
+    from nadcore.presets import check_overrides, check_scale
 
     try:
         check_scale(values["scale"])
@@ -152,6 +152,11 @@ def check_values(values, folder):
     shard, n = values.get("shard", 0), values.get("num_shards", 1)
     if isinstance(shard, int) and isinstance(n, int) and not 0 <= shard < n:
         raise fail("shard", shard, f"an integer in [0, {n}) (num_shards is {n})")
+    if "overrides" in values:
+        try:
+            check_overrides(values["overrides"], values["scale"])
+        except ValueError as err:
+            raise UsageError(str(err)) from None
     for key in ("results_dir", "data_root"):        # the chapter runs in `folder`
         if isinstance(values.get(key), str):
             writable = key == "results_dir" or values.get("download") is True
@@ -193,7 +198,8 @@ def summary(stem, values, folder):
 
     results = os.path.abspath(folder / values.get("results_dir", "../results"))
     plan = chapter_plan(stem, values["scale"], seed=values.get("seed", 0), results_dir=results,
-                        device=str(check_device(values["device"])), num_seeds=values.get("num_seeds", 1))
+                        device=str(check_device(values["device"])), num_seeds=values.get("num_seeds", 1),
+                        overrides=values.get("overrides"))
     return plan.summary()
 
 

@@ -117,9 +117,10 @@ def train_cost(dev, arch, samples, epochs, pooling=True):
     return TRAIN_S.get(key, TRAIN_S.get(arch)) * samples * epochs * 2 if _cpu(dev) else None  # x2: evaluation etc.
 
 
-def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu", num_seeds=1):
+def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu", num_seeds=1, overrides=None):
     """The `Plan` of `chapter` (a notebook stem such as "01_fourier") at `scale`; `num_seeds` is
-    Chapter 1's seeds per cell of Fig. 1 (`ch1_fourier.sweep_seeds`)."""
+    Chapter 1's seeds per cell of Fig. 1 (`ch1_fourier.sweep_seeds`), `overrides` the changes to
+    the presets of a chapter that declares them (`presets.check_overrides`)."""
     presets.check_scale(scale)
     if chapter not in CHAPTERS:
         raise ValueError(f"chapter must be one of {', '.join(CHAPTERS)}; got {chapter!r}")
@@ -127,14 +128,16 @@ def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu",
     dev = resolve(device)
     plan = Plan(chapter, scale, str(dev))
     extra = {"num_seeds": num_seeds} if chapter == "01_fourier" else {}
+    if overrides:
+        extra["overrides"] = overrides
     plan.items = PLANNERS[chapter](scale, int(seed), Path(results_dir), dev, **extra)
     return plan
 
 
 # ----------------------------------------------------------------------------- per chapter
 
-def _fourier(scale, seed, results, dev, num_seeds=1):
-    p = presets.preset("fourier", scale)
+def _fourier(scale, seed, results, dev, num_seeds=1, overrides=None):
+    p = presets.preset("fourier", scale, overrides)
     settings = ch1_fourier.sweep_settings(p, seed, dev)
     fig2 = {**settings, "n": p["fig2"]["n"], "sigma": p["fig2"]["sigma"], "epochs": p["fig2"]["epochs"]}
     jobs = [("fig1", p["archs"], p["grid"], ch1_fourier.replicate_settings(settings, r), True, r)
@@ -219,8 +222,8 @@ def _cifar(scale, seed, results, dev):
     return items
 
 
-def _underspec(scale, seed, results, dev):
-    P = ch5_underspec.chapter_settings(scale, seed)
+def _underspec(scale, seed, results, dev, overrides=None):
+    P = ch5_underspec.chapter_settings(scale, seed, overrides)
     archs = sorted(set(P["pairs"]["archs"]) | set(P["ood"]["archs"]))
     items = [_nad_item("05_underspecification", a, ch3_nads.resolve_request(a, scale, seed=seed, **P["nads"]),
                        results, dev) for a in archs]
@@ -241,10 +244,11 @@ def _underspec(scale, seed, results, dev):
     return items
 
 
-def _antialias(scale, seed, results, dev):
-    cfg = presets.preset("antialias", scale)
+def _antialias(scale, seed, results, dev, overrides=None):
+    cfg = presets.preset("antialias", scale, overrides)
     grid = fourier.make_grid(cfg["grid"])
-    s1, s6 = ch6_antialias.fig1_settings(scale, seed, dev), ch6_antialias.fig6_settings(scale, seed)
+    s1 = ch6_antialias.fig1_settings(scale, seed, dev, overrides)
+    s6 = ch6_antialias.fig6_settings(scale, seed, overrides)
     n, method = cfg["nads"]["num_networks"], cfg["nads"]["method"]
     items = []
     for v in cfg["variants"]:

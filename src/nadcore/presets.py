@@ -476,16 +476,68 @@ def check_scale(scale):
     return scale
 
 
-def typed(chapter, scale):
-    """The typed preset (a frozen dataclass) of `chapter` at `scale`."""
+def typed(chapter, scale, overrides=None):
+    """The typed preset (a frozen dataclass) of `chapter` at `scale`, with the changes
+    `overrides[chapter]` (`check_overrides`) if any."""
     if chapter not in PRESETS:
         raise ValueError(f"chapter must be one of {', '.join(PRESETS)}; got {chapter!r}")
-    return PRESETS[chapter][check_scale(scale)]
+    base = PRESETS[chapter][check_scale(scale)]
+    changes = _check_names(overrides).get(chapter)
+    return base if not changes else _changed(base, changes, chapter)
 
 
-def preset(chapter, scale):
+def preset(chapter, scale, overrides=None):
     """The settings of `chapter` at `scale` as a fresh plain dict (`as_dict` of `typed`)."""
-    return as_dict(typed(chapter, scale))
+    return as_dict(typed(chapter, scale, overrides))
+
+
+def check_overrides(overrides, scale):
+    """Raise a ValueError unless `overrides` changes the presets at `scale`: a dict `{chapter:
+    changes}`, where `changes` maps a field of that chapter's preset to its new value, or, for a
+    field that is itself a dataclass or a dict (a grid, a recipe, values per architecture), to a
+    dict of changes to it (`{"fourier": {"n": 500, "grid": {"step": 8}}}`). A new value has the
+    type of the one it replaces (an int may replace a float; a list, lists of the same kinds).
+    An overridden preset is keyed by its own values in the store, never mistaken for the scale's."""
+    for chapter in _check_names(overrides):
+        typed(chapter, scale, overrides)
+    return overrides
+
+
+def _check_names(overrides):
+    """`overrides`, or `{}` for None; a ValueError unless it maps chapters of `PRESETS` to dicts."""
+    if overrides is None:
+        return {}
+    if not isinstance(overrides, dict) or not all(c in PRESETS and isinstance(v, dict) for c, v in overrides.items()):
+        raise ValueError(f"overrides must be a dict {{chapter: {{field: value}}}} of the chapters "
+                         f"{', '.join(PRESETS)}; got {overrides!r}")
+    return overrides
+
+
+def _changed(value, changes, where):
+    """`value` (a preset, a field of one) with `changes` applied (see `check_overrides`); `where`
+    names it in errors (`fourier.grid.step`)."""
+    if isinstance(changes, dict) and (dataclasses.is_dataclass(value) or isinstance(value, dict)):
+        names = [f.name for f in dataclasses.fields(value)] if dataclasses.is_dataclass(value) else list(value)
+        unknown = [k for k in changes if k not in names]
+        if unknown:
+            raise ValueError(f"overrides must name fields that {where} has ({', '.join(map(str, names))}); "
+                             f"got {unknown[0]!r}")
+        old = (lambda k: getattr(value, k)) if dataclasses.is_dataclass(value) else value.get
+        new = {k: _changed(old(k), v, f"{where}.{k}") for k, v in changes.items()}
+        return replace(value, **new) if dataclasses.is_dataclass(value) else {**value, **new}
+    if not _same_kind(value, changes):
+        raise ValueError(f"overrides must give {where} a value of the type of {as_dict(value)!r}; got {changes!r}")
+    return float(changes) if type(value) is float else changes
+
+
+def _same_kind(old, new):
+    """True when `new` may replace `old`: the same type (an int for a float), lists element by element
+    against `old`'s first; anything replaces None (an optional field left out)."""
+    if old is None:
+        return True
+    if isinstance(old, list):
+        return isinstance(new, list) and (not old or all(_same_kind(old[0], x) for x in new))
+    return type(new) is type(old) or (type(old) is float and type(new) is int)
 
 
 def scalars(chapter, scale):

@@ -165,10 +165,11 @@ def check_indices(indices, count, name="indices"):
     return out
 
 
-def chapter_settings(scale, seed=0):
-    """Chapter 5's settings at `scale` for the run `seed`: the preset with each replicate `r` of its
-    Figs. 2 and 3 (its `seeds`) seeded by `derive(seed, r)`, so the runs of two seeds share nothing."""
-    P = preset("underspecification", scale)
+def chapter_settings(scale, seed=0, overrides=None):
+    """Chapter 5's settings at `scale` for the run `seed`: the preset (changed by `overrides`,
+    `presets.check_overrides`) with each replicate `r` of its Figs. 2 and 3 (its `seeds`) seeded by
+    `derive(seed, r)`, so the runs of two seeds share nothing."""
+    P = preset("underspecification", scale, overrides)
     for figure in ("pairs", "ood"):
         P[figure]["seeds"] = [derive(seed, r) for r in P[figure]["seeds"]]
     return P

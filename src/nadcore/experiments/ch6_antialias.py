@@ -40,14 +40,15 @@ def pooling_arg(variant):
     return {"max": True, "none": False}.get(variant, variant)
 
 
-def fig1_settings(scale, seed, device):
-    """Chapter 1's Fig. 1 settings at `scale` (`ch1_fourier.sweep_settings`)."""
-    return ch1_fourier.sweep_settings(presets.preset("fourier", scale), seed, device)
+def fig1_settings(scale, seed, device, overrides=None):
+    """Chapter 1's Fig. 1 settings at `scale` (`ch1_fourier.sweep_settings`; `overrides` as in
+    `presets.check_overrides`)."""
+    return ch1_fourier.sweep_settings(presets.preset("fourier", scale, overrides), seed, device)
 
 
-def fig6_settings(scale, seed):
+def fig6_settings(scale, seed, overrides=None):
     """Chapter 3's Fig. 6 settings at `scale`."""
-    return {**presets.preset("nads", scale)["fig6"], "seed": int(seed)}
+    return {**presets.preset("nads", scale, overrides)["fig6"], "seed": int(seed)}
 
 
 def sweep_name(variant):
@@ -173,28 +174,29 @@ def band_means(acc):
 
 def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compute=True, progress=True,
                     variants=None, parts=("fig1", "nads", "fig6"), scratch=None, compact=False, shard=0,
-                    num_shards=1):
+                    num_shards=1, overrides=None):
     """Everything the chapter shows at `scale`: per variant its Fig. 1 grid, NADs, convergence and
     Fig. 6, and the theory maps of the linear ones. With `compute=False` nothing is computed and
     missing pieces are None or empty (the results bundle's read-only path). `parts` picks what to
     compute, each part for every variant before the next; `scratch` holds NAD chunks (default
     `results_dir`), `compact` stores float16 NADs. With `num_shards` > 1 this run computes its
     share of the Fig. 1 cells only; a run with `num_shards=1` then collects them and computes
-    the NADs and Fig. 6.
+    the NADs and Fig. 6. `overrides` changes the presets it reads, "antialias", "fourier" (Fig. 1)
+    and "nads" (Fig. 6) (`presets.check_overrides`).
 
     Returns a dict: `grid`, `variants`, `fig1` {variant: {cell: acc}}, `theory` {stages: {variant:
     {cell: acc}}} of the linear variants (`theory`), `agreement` {stages: {variant: Spearman rho}}
     (MaxBlurPool against its blur's map too), `nads` {variant: NADResult | None},
     `convergence` {variant: arrays | None}, `fig6` {variant: {index: acc}}, `settings`.
     """
-    cfg = presets.preset("antialias", scale)
+    cfg = presets.preset("antialias", scale, overrides)
     dev = resolve(device)
     results_dir = Path(results_dir)
     variants = list(cfg["variants"] if variants is None else variants)
     for v in variants:
         check_variant(v)
     grid = fourier.make_grid(cfg["grid"])
-    s1, s6 = fig1_settings(scale, seed, dev), fig6_settings(scale, seed)
+    s1, s6 = fig1_settings(scale, seed, dev, overrides), fig6_settings(scale, seed, overrides)
     out = dict(grid=grid, variants=variants, fig1={}, theory={}, agreement={}, nads={}, convergence={}, fig6={},
                settings=dict(fig1=s1, fig6=s6, nads=cfg["nads"], indices=cfg["fig6_indices"], show=cfg["show"]))
     for v in variants:
