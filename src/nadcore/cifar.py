@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torchvision.datasets import CIFAR10, FashionMNIST
 
 SIZE = 32
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
@@ -39,18 +38,27 @@ EDIT_MODES = ("remove", "flip", "shift")
 MAX_CLASSES = 12  # the carrier rule has 2 NADs x 3 channels x 2 signs
 
 
-class CIFAR10Files(CIFAR10):
-    """torchvision's CIFAR-10 reader that checks the batch files exist instead of their md5.
+def cifar10_reader(verify=True):
+    """torchvision's CIFAR-10 reader; with `verify=False`, one that checks the batch files exist
+    instead of their md5.
 
     The files are read by torchvision's own code; only the checksums are dropped, so files in
     CIFAR-10's on-disk format (`cifar-10-batches-py/data_batch_1..5`, `test_batch`,
     `batches.meta`) that are not the published ones (a test fixture, a re-packed copy) load.
-    The archive a download fetches is still checked against its md5.
+    The archive a download fetches is still checked against its md5. (torchvision is imported
+    here, not at the top: the synthetic chapters and `import nadcore.bundle` do without it.)
     """
+    from torchvision.datasets import CIFAR10
 
-    train_list = [[name, None] for name, _ in CIFAR10.train_list]
-    test_list = [[name, None] for name, _ in CIFAR10.test_list]
-    meta = {**CIFAR10.meta, "md5": None}
+    if verify:
+        return CIFAR10
+
+    class CIFAR10Files(CIFAR10):
+        train_list = [[name, None] for name, _ in CIFAR10.train_list]
+        test_list = [[name, None] for name, _ in CIFAR10.test_list]
+        meta = {**CIFAR10.meta, "md5": None}
+
+    return CIFAR10Files
 
 
 def classes(name):
@@ -69,7 +77,7 @@ def load(name, data_root="../data", train=True, download=False, *, seed=0, verif
     """`(x, y)`: images in [0, 1] of shape (N, 3, 32, 32) (float32) and int64 labels.
 
     name: "cifar10" (read from `data_root`, downloaded there when `download=True`; `verify`
-    checks the md5 of every file, `verify=False` only that the files exist, see `CIFAR10Files`)
+    checks the md5 of every file, `verify=False` only that the files exist, see `cifar10_reader`)
     or "digits" (no files; `seed` and `test_fraction` fix the stratified train/test split)
     or "fashion" (60,000 train or 10,000 test images, see `load_fashion`).
     limit: keep the first `limit` images.
@@ -89,15 +97,15 @@ def load(name, data_root="../data", train=True, download=False, *, seed=0, verif
 def load_cifar10(data_root="../data", train=True, download=False, verify=True):
     """CIFAR-10's train (or test) split from `data_root` as `(x, y)`, see `load`."""
     root = Path(data_root)
-    folder = root / CIFAR10.base_folder
-    files = [n for n, _ in CIFAR10.train_list + CIFAR10.test_list] + [CIFAR10.meta["filename"]]
+    reader = cifar10_reader(verify)
+    folder = root / reader.base_folder
+    files = [n for n, _ in reader.train_list + reader.test_list] + [reader.meta["filename"]]
     missing = [n for n in files if not (folder / n).is_file()]
     if missing and not download:
         raise ValueError(
             f"data_root {str(data_root)!r} holds no CIFAR-10 ({folder} lacks {', '.join(missing)}). "
             f"Pass download=True to fetch it there (170 MB), or extract cifar-10-python.tar.gz "
             f"from https://www.cs.toronto.edu/~kriz/cifar.html into data_root.")
-    reader = CIFAR10 if verify else CIFAR10Files
     try:
         ds = reader(str(root), train=train, download=download)
     except RuntimeError as err:
@@ -118,7 +126,9 @@ def load_fashion(data_root="../data", train=True, download=False, limit=None):
     channels, like the digits: Chapter 4's carriers use colour channel `t % 3`, and Chapter 5
     puts its `D(v)` channel after 3 image channels. `limit` is applied before the conversion.
     """
-    _fashion_files(Path(data_root), download)
+    from torchvision.datasets import FashionMNIST  # here, not at the top: see `cifar10_reader`
+
+    _fashion_files(Path(data_root), download, FashionMNIST)
     try:
         ds = FashionMNIST(str(data_root), train=train, download=download)
     except (RuntimeError, AssertionError, TypeError, ValueError) as err:
@@ -130,10 +140,10 @@ def load_fashion(data_root="../data", train=True, download=False, limit=None):
     return x.expand(-1, 3, -1, -1).contiguous(), y.to(torch.int64)
 
 
-def _fashion_files(root, download):
-    """Make `root/FashionMNIST/raw` hold torchvision's uncompressed files, from Debian's package."""
-    raw = root / FashionMNIST.__name__ / "raw"
-    names = [Path(n).stem for n, _ in FashionMNIST.resources]  # train-images-idx3-ubyte, ...
+def _fashion_files(root, download, reader):
+    """Make `root/FashionMNIST/raw` hold the uncompressed files of torchvision's `reader`, from Debian's package."""
+    raw = root / reader.__name__ / "raw"
+    names = [Path(n).stem for n, _ in reader.resources]  # train-images-idx3-ubyte, ...
     missing = [n for n in names if not (raw / n).is_file()]
     if missing and all((FASHION_DEBIAN / f"{n}.gz").is_file() for n in missing):
         raw.mkdir(parents=True, exist_ok=True)
