@@ -242,3 +242,17 @@ def test_recipe_carries_the_precision_of_its_settings():
     assert r.precision == "bfloat16" and r.kwargs()["precision"] == "bfloat16"
     with pytest.raises(ValueError, match="precision must be one of"):
         train.fit(models.build("logreg"), *dataset(1, 0, 64, 1.0, 0), epochs=1, max_lr=0.1, precision="half")
+
+
+@pytest.mark.parametrize("name", ["logreg", "vgg11_bn"])   # stacked (`_fit_stacked`) and one at a time (`fit`)
+def test_stop_after_replays_the_first_steps_of_the_same_run_bitwise(name):
+    """What the bundle's recomputation tests use to replay the start of a long stored run."""
+    d = dataset(3, 1, 128, 1.0, seed=4)
+    full = train.fit_many(nets(name, 1), [d], chunk=2, **{**RECIPE, "batch_size": 32})[0]
+    start = train.fit_many(nets(name, 1), [d], chunk=2, stop_after=5, **{**RECIPE, "batch_size": 32})[0]
+    assert start["iterations"] == 5 and full["iterations"] == 8
+    np.testing.assert_array_equal(start["loss_history"], full["loss_history"][:5])
+    assert start["lr"].tolist() == full["lr"].tolist()                       # the schedule of the whole run
+    assert start["test_acc"] is None and full["test_acc"] is not None        # a replay is not evaluated
+    with pytest.raises(ValueError, match="^stop_after must be None or a positive int; got 0$"):
+        train.fit(nets(name, 1)[0], *d, stop_after=0, **RECIPE)

@@ -142,6 +142,12 @@ def standardize(x, out=None):
     return out.div_(std), mean[0], std[0]
 
 
+def _check_stop_after(stop_after):
+    if stop_after is not None and (isinstance(stop_after, bool) or not isinstance(stop_after, (int, np.integer))
+                                   or stop_after < 1):
+        raise ValueError(f"stop_after must be None or a positive int; got {stop_after!r}")
+
+
 def _batches(n, batch_size):
     return [(i, min(i + batch_size, n)) for i in range(0, n, batch_size)]
 
@@ -210,7 +216,8 @@ def iterations_to_loss(loss_history, threshold, window=1):
 # --------------------------------------------------------------------------- one network
 
 def fit(model, train, test, epochs, max_lr, momentum=0.0, weight_decay=0.0, batch_size=128,
-        device="auto", seed=0, clip=0.5, normalize=False, schedule="linear", precision="float32", progress=False):
+        device="auto", seed=0, clip=0.5, normalize=False, schedule="linear", precision="float32", progress=False,
+        stop_after=None):
     """Train `model` (already initialised) on `train = (x, y)` with the published SGD recipe.
 
     `seed` drives the shuffling only (a fresh `torch.Generator` on the CPU, one permutation per
@@ -219,8 +226,11 @@ def fit(model, train, test, epochs, max_lr, momentum=0.0, weight_decay=0.0, batc
     Returns a dict: `train_acc`, `test_acc` (percent, after training, eval mode),
     `loss_history` (the batch loss of every iteration, numpy float32), `iterations`, `lr`
     (the rate of every iteration) and the `mean`, `std` used to normalise the inputs.
+    `stop_after=k` trains the first k steps of that run only (same schedule; a replay of a stored
+    run's start): `loss_history` then holds k losses, and the accuracies are None (not evaluated).
     """
     _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, schedule, precision)
+    _check_stop_after(stop_after)
     _check_pair(train, "train")
     _check_pair(test, "test")
     dev = resolve(device)
@@ -238,10 +248,10 @@ def fit(model, train, test, epochs, max_lr, momentum=0.0, weight_decay=0.0, batc
     lrs = lr_schedule(max_lr, epochs * len(batches), schedule)
     losses = torch.empty(len(lrs), device=dev)
     gen = torch.Generator().manual_seed(int(seed))
-    step = 0
+    step, stop = 0, len(lrs) if stop_after is None else min(stop_after, len(lrs))
     for _ in tqdm(range(epochs), desc="fit", disable=not progress, leave=False):
         perm = torch.randperm(len(x), generator=gen).to(dev)
-        for a, b in batches:
+        for a, b in batches[:stop - step]:
             idx = perm[a:b]
             with autocast(dev, precision):
                 loss = F.cross_entropy(model(x[idx]), y[idx])
@@ -253,12 +263,14 @@ def fit(model, train, test, epochs, max_lr, momentum=0.0, weight_decay=0.0, batc
             opt.step()
             losses[step] = loss.detach()
             step += 1
-    with autocast(dev, precision):
-        train_acc, test_acc = accuracy(model, x, y, dev), accuracy(model, test[0], test[1], dev, mean=mean, std=std)
+    train_acc = test_acc = None                                  # a replay (`stop_after`) is not evaluated
+    if stop_after is None:
+        with autocast(dev, precision):
+            train_acc, test_acc = accuracy(model, x, y, dev), accuracy(model, test[0], test[1], dev, mean=mean, std=std)
     return {
         "train_acc": train_acc,
         "test_acc": test_acc,
-        "loss_history": losses.cpu().numpy(),
+        "loss_history": losses[:step].cpu().numpy(),
         "iterations": step,
         "lr": lrs,
         "mean": mean.cpu(),
@@ -281,7 +293,7 @@ def _signature(model):
 
 def fit_many(models, datasets, epochs, max_lr, momentum=0.0, weight_decay=0.0, batch_size=128,
              device="auto", seed=0, seeds=None, clip=0.5, normalize=False, schedule="linear",
-             precision="float32", chunk=None, pad=True, progress=False):
+             precision="float32", chunk=None, pad=True, progress=False, stop_after=None):
     """Train network `i` on `datasets[i] = ((x_tr, y_tr), (x_te, y_te))`, all at once.
 
     Numerically the recipe of `fit` per network (up to float rounding of the batched kernels):
@@ -298,7 +310,7 @@ def fit_many(models, datasets, epochs, max_lr, momentum=0.0, weight_decay=0.0, b
     networks, the last one filled with copies of its last network (trained, then dropped), so
     a network's numbers are bitwise the same alone, in any batch, at any position of a stack
     (same device and thread count). `pad=False` skips the copies (faster for a lone network).
-    Returns the list of `fit` dicts, in the order of `models`.
+    `stop_after` as in `fit`. Returns the list of `fit` dicts, in the order of `models`.
     """
     models, datasets = list(models), list(datasets)
     if len(models) != len(datasets):
@@ -309,6 +321,7 @@ def fit_many(models, datasets, epochs, max_lr, momentum=0.0, weight_decay=0.0, b
     if chunk is not None and not (isinstance(chunk, (int, np.integer)) and 1 <= chunk <= MAX_CHUNK):
         raise ValueError(f"chunk must be an integer in [1, {MAX_CHUNK}] or None (automatic); got {chunk!r}")
     _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, schedule, precision)
+    _check_stop_after(stop_after)
     for i, data in enumerate(datasets):
         if not (isinstance(data, (tuple, list)) and len(data) == 2):
             raise ValueError(f"datasets[{i}] must be ((x_train, y_train), (x_test, y_test))")
@@ -316,7 +329,7 @@ def fit_many(models, datasets, epochs, max_lr, momentum=0.0, weight_decay=0.0, b
         _check_pair(data[1], f"datasets[{i}] test")
     recipe = dict(epochs=epochs, max_lr=max_lr, momentum=momentum, weight_decay=weight_decay,
                   batch_size=batch_size, device=device, clip=clip, normalize=normalize, schedule=schedule,
-                  precision=precision)
+                  precision=precision, stop_after=stop_after)
     groups = {}
     for i, (model, data) in enumerate(zip(models, datasets)):
         if vmappable(model):
@@ -347,7 +360,7 @@ def fit_many(models, datasets, epochs, max_lr, momentum=0.0, weight_decay=0.0, b
 
 
 def _fit_stacked(models, datasets, seeds, epochs, max_lr, momentum, weight_decay, batch_size,
-                 device, clip, normalize, schedule, precision):
+                 device, clip, normalize, schedule, precision, stop_after):
     """`fit` for networks of one vmappable architecture, stacked along a leading network axis."""
     dev = resolve(device)
     k = len(models)
@@ -381,10 +394,10 @@ def _fit_stacked(models, datasets, seeds, epochs, max_lr, momentum, weight_decay
     flat_x, flat_y = x.view(k * n, -1), y.flatten()               # network j's sample i at row j * n + i
     # (2-D rows: index_select copies them ~4x faster than (n, C, H, W) slices)
     offsets = torch.arange(k, device=dev)[:, None] * n
-    step = 0
+    step, stop = 0, len(lrs) if stop_after is None else min(stop_after, len(lrs))
     for _ in range(epochs):
         perm = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(dev) + offsets
-        for a, b in batches:
+        for a, b in batches[:stop - step]:
             rows = perm[:, a:b].flatten()
             xb = flat_x.index_select(0, rows).view(k, b - a, *x.shape[2:])
             loss = batched_loss(params, xb, flat_y.index_select(0, rows).view(k, b - a))   # (k,)
@@ -400,12 +413,14 @@ def _fit_stacked(models, datasets, seeds, epochs, max_lr, momentum, weight_decay
         for j, m in enumerate(models):                                # write the weights back
             for name, p in m.named_parameters():
                 p.copy_(params[name][j])
+        train_acc = test_acc = [None] * k                        # a replay (`stop_after`) is not evaluated
         # about 1024 images per call: large activations cost page faults on a CPU
         with autocast(dev, precision):
-            train_acc = accuracy((logits, params), x, y, batch_size=1024)
-            test_acc = accuracy((logits, params), *zip(*(d[1] for d in datasets)), batch_size=1024, mean=mean,
-                                std=std)
-    losses = losses.cpu().numpy()
+            if stop_after is None:
+                train_acc = accuracy((logits, params), x, y, batch_size=1024)
+                test_acc = accuracy((logits, params), *zip(*(d[1] for d in datasets)), batch_size=1024,
+                                    mean=mean, std=std)
+    losses = losses[:step].cpu().numpy()
     return [{
         "train_acc": train_acc[j],
         "test_acc": test_acc[j],

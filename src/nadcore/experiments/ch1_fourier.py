@@ -15,7 +15,7 @@ def cell_streams(seed, kx, ky, size=32):
     return seeds.streams(seed, kx % size, ky % size)
 
 
-def train_directions(arch, cells, settings, pooling=True):
+def train_directions(arch, cells, settings, pooling=True, stop_after=None):
     """Train one fresh `arch` network on D(v) for each Fourier direction v of `cells`.
 
     `settings` holds `n` (train size; the test set is drawn independently with the same size),
@@ -23,7 +23,8 @@ def train_directions(arch, cells, settings, pooling=True):
     `momentum`, `weight_decay`, `batch_size` (numbers, or dicts by architecture) and `normalize`
     (default False: raw inputs, as the authors). The
     networks train together with `nadcore.train.fit_many`. Returns one dict of arrays per cell:
-    `train_acc`, `test_acc` (percent) and `loss_history` (the loss of every SGD step).
+    `train_acc`, `test_acc` (percent) and `loss_history` (the loss of every SGD step);
+    `stop_after=k`: the first k steps only, not evaluated (`train.fit`), to replay a stored cell's start.
     """
     s, size = settings, settings.get("size", 32)
     recipe = train.Recipe.from_settings(s, arch)
@@ -35,8 +36,10 @@ def train_directions(arch, cells, settings, pooling=True):
                               for seed in (st.train, st.test)))
         torch.manual_seed(st.init)
         nets.append(models.build(arch, pooling=pooling))
-    out = train.fit_many(nets, datasets, **recipe.kwargs(), device=s["device"], seeds=[st.shuffle for st in streams])
-    return [{k: np.asarray(r[k]) for k in ("train_acc", "test_acc", "loss_history")} for r in out]
+    out = train.fit_many(nets, datasets, **recipe.kwargs(), device=s["device"], seeds=[st.shuffle for st in streams],
+                         stop_after=stop_after)
+    return [{k: np.asarray(r[k]) for k in ("train_acc", "test_acc", "loss_history") if r[k] is not None}
+            for r in out]
 
 
 def sweep_directions(archs, grid, settings, results_dir, pooling=True, name="fourier", batch=32,
