@@ -1,15 +1,16 @@
-# nadbook: `make book` builds the book (every chapter executed at the CPU scale), `make test` runs the tests.
+# nadbook: `make book` builds the book (every chapter executed at the CPU scale), `make test` runs the tests,
+# `make check` their fast tier.
 SHELL := /bin/bash
 VENV := .venv
 UV_VERSION := 0.13.9
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 export UV_LINK_MODE ?= copy
 
-.PHONY: install book pdf test browser slurm fashion compiler lint benchmarks bundle clean lock
+.PHONY: install book pdf check test verify browser slurm fashion compiler lint benchmarks bundle clean lock
 
 $(VENV)/.installed: pyproject.toml uv.lock
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv==$(UV_VERSION)"
-	$(UV) sync --frozen --extra book
+	$(UV) sync --frozen --extra book --compile-bytecode  # .pyc files: imports in every kernel and subprocess skip compiling (PYTHONDONTWRITEBYTECODE may be set)
 	@touch $@
 
 install: $(VENV)/.installed
@@ -20,8 +21,19 @@ book: install
 pdf: install browser  # the whole book as one PDF, from the committed outputs (nothing executed) -> _build/pdf/nadbook.pdf
 	$(VENV)/bin/python tools/book_pdf.py
 
+# The tiers (CONTRIBUTING.md, "Tests"): `make check` before every commit (at most 3 minutes: no test
+# marked slow, browser or slurm, no notebook); `make test` is everything, each chapter executed once by
+# nbval (at most 20 minutes in a fresh clone, CI's command). Both print the 25 slowest tests.
+PYTEST := $(VENV)/bin/pytest --durations=25
+
+check: install
+	$(PYTEST) tests -m "not slow and not browser and not slurm"
+
 test: install browser slurm fashion compiler lint
-	$(VENV)/bin/pytest tests book --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 -p no:cacheprovider
+	$(PYTEST) tests book --nbval-lax --nbval-current-env --nbval-cell-timeout=1800
+
+verify: install fashion compiler  # the bundle's recomputations, each drawn cell retrained to the end (an hour or more)
+	$(PYTEST) tests/test_bundle.py -m slow --full-replay
 
 browser:
 	@bash tools/ensure-chromium.sh

@@ -3,6 +3,7 @@
 import functools
 import http.server
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,37 @@ ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
+# The seed of the tests' random draws (which stored cell a recomputation test takes): the same draws
+# on every run, other draws with NADBOOK_DRAW_SEED=N (printed in pytest's header, to reproduce a failure).
+DRAW_SEED = int(os.environ.get("NADBOOK_DRAW_SEED", "0"))
+
+
+# A stored trained cell is replayed for its first REPLAY_STEPS SGD steps (its loss history, bitwise),
+# or to the end with --full-replay (a VGG-11 cell: 20-70 min of this CPU).
+REPLAY_STEPS = 20
+
+
+def pytest_addoption(parser):
+    parser.addoption("--full-replay", action="store_true",
+                     help="recompute drawn stored cells to the end (`make verify`), not their first steps")
+
+
+def pytest_report_header(config):
+    replay = "to the end" if config.getoption("--full-replay") else f"their first {REPLAY_STEPS} steps"
+    return f"random draws of stored results: NADBOOK_DRAW_SEED={DRAW_SEED}; trained cells replayed for {replay}"
+
+
+@pytest.fixture
+def replay(request):
+    """The SGD steps a recomputation test replays of a stored trained cell (None: all of them)."""
+    return None if request.config.getoption("--full-replay") else REPLAY_STEPS
+
+
+@pytest.fixture
+def rng(request):
+    """A `random.Random` of this test's own, seeded by `DRAW_SEED` and the test's name (its draws
+    do not depend on which other tests ran)."""
+    return random.Random(f"{DRAW_SEED}:{request.node.name}")
 
 
 @pytest.fixture(scope="session")

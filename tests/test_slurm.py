@@ -86,9 +86,6 @@ def slurm(tmp_path_factory):
     conf.write_text(CONF.format(host=host, ctld_port=_free_port(), d_port=_free_port(), dir=folder,
                                 cpus=os.cpu_count()))
     env = {**os.environ, "SLURM_CONF": str(conf)}
-    if sys.dont_write_bytecode:      # PYTHONDONTWRITEBYTECODE with a venv without .pyc files: each job would
-        env.pop("PYTHONDONTWRITEBYTECODE", None)   # compile torch from source (~10 s of CPU); they share a cache
-        env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
     sbin = lambda d: shutil.which(d) or f"/usr/sbin/{d}"
     subprocess.run([sbin("munged"), f"--socket={folder}/munge.socket", f"--pid-file={folder}/munged.pid",
                     f"--log-file={folder}/munged.log", f"--seed-file={folder}/munged.seed", "--force"],
