@@ -315,6 +315,7 @@ def test_beside_published_puts_ours_before_theirs_per_architecture():
     assert rows["VGG-11\npublished\nN = 10,000"].settings["source"] == "published"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
 def test_compiled_secant_is_the_secant_through_torch_compile():
     """One compilation per architecture serves every network (their weights are copied in); the

@@ -224,6 +224,7 @@ def zoo_tiny(monkeypatch):
     monkeypatch.setattr(presets, "PRESETS", table)
 
 
+@pytest.mark.slow
 def test_chapter_7_computes_stores_and_reads_back(zoo_tiny, tmp_path):
     from nadcore.experiments import ch7_zoo
     from nadcore.plots import nads as nad_figs
@@ -352,6 +353,7 @@ def test_the_secant_and_fig6_reading_of_chapter_7_matches_the_bundle(zoo_paper):
         assert max(acc) - min(acc) < 5 and max(acc) < 75
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
 def test_chapter_7_secant_and_fig6(monkeypatch, tmp_path):
     """The secant of the new networks and of Fig. 6's reference, Fig. 6 on them with the reference's own
