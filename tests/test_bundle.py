@@ -425,6 +425,7 @@ def test_the_bundle_command_explains_itself_and_computes_nothing_unasked(monkeyp
     assert "item must be one of all, status" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_status_covers_every_item():
     lines = {item: bundle.status(item) for item in bundle.ITEMS}
     assert all(line.startswith(item) for item, line in lines.items())

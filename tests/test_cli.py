@@ -73,6 +73,7 @@ def test_help_lists_every_subcommand():
         assert command in out.stdout
 
 
+@pytest.mark.slow
 def test_run_injects_parameters_into_the_executed_notebook(tiny_book, tmp_path):
     out = run_cli("run", "01_tiny", "--scale", "smoke", "--device", "cpu", "-p", "seed", "1",
                   "--book-dir", str(tiny_book), "--out", str(tmp_path / "runs"), "--no-progress")
@@ -229,6 +230,7 @@ def test_parameter_values_are_parsed_as_yaml():
     assert cli.typed("results_dir", "2024", "../results") == "2024" and cli.typed("lr", "1", 0.5) == 1.0
 
 
+@pytest.mark.slow
 def test_nads_writes_eigenvalues_and_nads_with_settings(tmp_path):
     import numpy as np
 

@@ -245,6 +245,7 @@ def test_compare_seeds_of_identical_grids():
         published.compare_seeds([], pub)
 
 
+@pytest.mark.slow
 def test_compare_seeds_intervals_cover_the_population_values():
     """Monte Carlo: with noise s per seed and t on the published grid, the mean of k seeds correlates
     with the published grid at 1 / sqrt((1 + s^2/k)(1 + t^2)) and differs from it by

@@ -87,6 +87,7 @@ run_sweep({folder!r}, batch=1)
 """
 
 
+@pytest.mark.slow
 def test_sweep_killed_and_restarted_equals_uninterrupted(tmp_path):
     threads = torch.get_num_threads()
     code = SCRIPT.format(threads=threads, tests=str(Path(__file__).parent), folder=str(tmp_path / "killed"))
@@ -107,6 +108,7 @@ def test_sweep_killed_and_restarted_equals_uninterrupted(tmp_path):
     assert not list(folder.glob(".*.tmp")), "the restart removes the killed writer's temporary files"
 
 
+@pytest.mark.slow
 def test_nad_estimate_same_in_memory_stored_resumed_and_shared(tmp_path):
     kw = dict(method="secant", seed=2, progress=False)
     memory = nads.estimate("lenet", 130, **kw)                     # chunks [0, 125), [125, 130)

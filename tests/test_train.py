@@ -204,6 +204,7 @@ def test_strict_recipe_rejects_unknown_keys():
     assert train.Recipe.from_settings({"epochs": 2, "max_lr": 0.1, "widths": [8]}).epochs == 2   # not strict
 
 
+@pytest.mark.slow
 def test_a_recipe_trains_as_its_keyword_arguments():
     v = torch.zeros(1, 8, 8)
     v[0, 0, 0] = 1.0

@@ -165,6 +165,7 @@ def test_autograd_nads(name, one_thread):
     assert res.settings["arch"] == name
 
 
+@pytest.mark.slow
 def test_secant_nads(one_thread):
     """The published estimator on the cheapest of them (each network: 2,048 forward passes)."""
     res = nads.estimate("mixer", 2, method="secant", device="cpu", batch_size=2, progress=False)
