@@ -148,6 +148,21 @@ def test_bad_input_raises_a_clear_error(kwargs, match):
 
 # ----------------------------------------------------------------------------- analysis and figures
 
+def test_subspace_overlaps_match_the_principal_angles_at_every_k():
+    """One QR per basis for every k agrees with the definition (SVD per k) and with SciPy's principal angles."""
+    import scipy.linalg
+
+    rng = np.random.default_rng(0)
+    U, V = rng.standard_normal((40, 64)), rng.standard_normal((40, 64))
+    V[:10] += 3 * U[:10]                                    # related leading subspaces
+    ks = [1, 3, 10, 40]
+    fast = nads.subspace_overlaps(U, V, ks)
+    for k, o in zip(ks, fast):
+        assert abs(o - nads.subspace_overlap(U, V, k)) < 1e-12
+        assert abs(o - np.mean(np.cos(scipy.linalg.subspace_angles(U[:k].T, V[:k].T)) ** 2)) < 1e-12
+    assert 0 < fast[0] < 1 and fast[2] > 0.5
+
+
 def test_subspace_overlap_and_convergence():
     eye = np.eye(8)
     assert nads.subspace_overlap(eye, eye[[1, 0, 2]], 2) == pytest.approx(1.0)

@@ -337,10 +337,10 @@ def stored_nads(archs=NAD_ARCHS + GPU_NAD_ARCHS, bundle_dir=BUNDLE):
 
 
 def secant_exact_overlaps(ks, archs=GPU_NAD_ARCHS, bundle_dir=BUNDLE):
-    """`{arch: overlaps}` (`nads.compare` at each k of `ks`) of the secant and exact-gradient NADs of
-    each architecture of `archs` whose two estimates the bundle holds."""
+    """`{arch: overlaps}` (`nads.subspace_overlaps` at each k of `ks`) of the secant and exact-gradient
+    NADs of each architecture of `archs` whose two estimates the bundle holds."""
     stored = stored_nads(archs, bundle_dir)
-    return {a: nads.compare(stored[(a, "secant")], stored[(a, "autograd")], ks) for a in archs
+    return {a: nads.subspace_overlaps(stored[(a, "secant")].nads, stored[(a, "autograd")].nads, ks) for a in archs
             if (a, "secant") in stored and (a, "autograd") in stored}
 
 
@@ -662,11 +662,11 @@ def authors_code_rows(comparison):
 
 
 def nad_overlaps(ks, bundle_dir=BUNDLE):
-    """Subspace overlap (`nads.subspace_overlap`) of our stored NADs with the published ones, for
+    """Subspace overlap (`nads.subspace_overlaps`) of our stored NADs with the published ones, for
     each k of `ks`: `{(arch, method): array}` for every estimate of `stored_nads` whose architecture
     the authors published."""
-    return {(a, m): nads.compare(r, published.nads(a), ks) for (a, m), r in stored_nads(bundle_dir=bundle_dir).items()
-            if a in published.ARCHS}
+    return {(a, m): nads.subspace_overlaps(r.nads, published.nads(a).nads, ks)
+            for (a, m), r in stored_nads(bundle_dir=bundle_dir).items() if a in published.ARCHS}
 
 
 def fig6_comparison(bundle_dir=BUNDLE):

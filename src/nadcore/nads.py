@@ -607,6 +607,17 @@ def subspace_overlap(U, V, k):
     return float(np.mean(np.clip(cos, 0, 1) ** 2))
 
 
+def subspace_overlaps(U, V, ks):
+    """`subspace_overlap(U, V, k)` for each k of `ks` (equal to within 1e-12) from one QR of each
+    basis: Gram-Schmidt bases are nested, and the squared cosines of the principal angles sum to the
+    squared Frobenius norm of `Qu_k^T Qv_k`. For reading; `compare` computes the stored overlaps."""
+    ks = [int(k) for k in ks]
+    top = max(ks)
+    qu, qv = (np.linalg.qr(np.asarray(W, dtype=np.float64)[:top].T)[0] for W in (U, V))
+    block = (qu.T @ qv) ** 2
+    return np.array([block[:k, :k].sum() / k for k in ks])
+
+
 def convergence(model, sizes, ks=(1, 4, 16, 64), method="secant", step=100.0, input_shape=(1, 32, 32),
                 device="auto", seed=0, batch_size=None, results_dir=None, progress=True, pooling=True,
                 precision="float32", compiled=False):

@@ -192,7 +192,7 @@ def secant_agreement(results, ks=None):
     """`{arch: overlaps}` of the secant and the exact-gradient NADs of each new architecture with both
     stored, at `ks` (default the convergence's)."""
     ks = list(ks or results["settings"]["conv_ks"])
-    return {a: nads.compare(s, results["nads"][a], ks) for a, s in results["secant"].items()
+    return {a: nads.subspace_overlaps(s.nads, results["nads"][a].nads, ks) for a, s in results["secant"].items()
             if s is not None and results["nads"][a] is not None}
 
 
