@@ -234,6 +234,21 @@ def synthetic_seeds(rng, k, noise, published_noise):
     return ours, pub
 
 
+def test_bootstrap_statistics_from_weights_equal_those_of_the_repeated_samples():
+    """`_stats` weighs each element by its count in a resampling: the statistics of the sample built
+    with repeats (ties among repeats and among values ranked by SciPy), to rounding."""
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(0, 6, 40) / 5, rng.normal(size=40)        # a has many ties
+    w = rng.integers(0, 3, (5, 40))
+    fast = published._stats(a, b, w)
+    for row, counts in zip(fast, w):
+        x, y = np.repeat(a, counts), np.repeat(b, counts)
+        spearman = np.corrcoef(stats.rankdata(x), stats.rankdata(y))[0, 1]
+        np.testing.assert_allclose(row, [spearman, np.corrcoef(x, y)[0, 1], np.mean(np.abs(x - y))], rtol=1e-12)
+
+
 def test_compare_seeds_of_identical_grids():
     pub = published.fig1("lenet")
     half = {c: pub[c] for c in fourier.paper_grid().half()}

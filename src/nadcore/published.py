@@ -157,12 +157,27 @@ def compare_grids(ours, published):
 STATS = ("spearman", "pearson", "mean_abs_difference")
 
 
-def _stats(a, b):
-    """Spearman, Pearson and mean |a - b| of two matched arrays (ranks with ties averaged)."""
-    from scipy import stats
+def _weighted_pearson(x, y, w):
+    """Pearson's r of x and y (each (n,) or (B, n)) with each element repeated w times (w: (B, n))."""
+    s = w.sum(axis=1, keepdims=True)
+    dx = x - (w * x).sum(axis=1, keepdims=True) / s
+    dy = y - (w * y).sum(axis=1, keepdims=True) / s
+    return (w * dx * dy).sum(axis=1) / np.sqrt((w * dx * dx).sum(axis=1) * (w * dy * dy).sum(axis=1))
 
-    ra, rb = stats.rankdata(a), stats.rankdata(b)
-    return (float(np.corrcoef(ra, rb)[0, 1]), float(np.corrcoef(a, b)[0, 1]), float(np.mean(np.abs(a - b))))
+
+def _weighted_ranks(a, w):
+    """The ranks (ties averaged) of each element of a (n,) in the sample holding it w times, per row of w."""
+    less, equal = (a[:, None] < a[None, :]).astype(float), (a[:, None] == a[None, :]).astype(float)
+    return w @ less + (w @ equal + 1) / 2
+
+
+def _stats(a, b, w):
+    """Spearman, Pearson and mean |a - b| of two matched arrays (n,) with element i repeated w[:, i]
+    times, for each row of w (B, n): the statistics of B bootstrap samples without building them."""
+    w = np.asarray(w, dtype=float)
+    return np.stack([_weighted_pearson(_weighted_ranks(a, w), _weighted_ranks(b, w), w),
+                     _weighted_pearson(a, b, w),
+                     (w * np.abs(a - b)).sum(axis=1) / w.sum(axis=1)], axis=1)
 
 
 def compare_seeds(grids, published, boots=2000, level=0.95, seed=0):
@@ -191,11 +206,13 @@ def compare_seeds(grids, published, boots=2000, level=0.95, seed=0):
     b = out["published"]
     rng = np.random.default_rng(seed)
     n, k = A.shape
-    draws = np.empty((boots, len(STATS)))
-    for i in range(boots):
-        gi = rng.integers(0, n, n)
-        counts = [len(members[g]) for g in gi]
-        draws[i] = _stats(np.repeat(A[gi].mean(axis=1), counts), b[np.concatenate([members[g] for g in gi])])
+    group = np.empty(len(b), dtype=int)                     # each cell's canonical cell
+    for g, rows in enumerate(members):
+        group[rows] = g
+    a = A.mean(axis=1)[group]
+    picks = rng.integers(0, n, (boots, n))                  # each resampling: n canonical cells, with repeats
+    draws = np.concatenate([_stats(a, b, np.stack([np.bincount(p, minlength=n) for p in chunk])[:, group])
+                            for chunk in np.array_split(picks, max(1, boots // 250))])
     tail = 100 * (1 - level) / 2
     lo, hi = np.percentile(draws, [tail, 100 - tail], axis=0)
     out.update(seeds=k, intervals={s: (float(lo[j]), float(hi[j])) for j, s in enumerate(STATS)},
