@@ -362,3 +362,12 @@ def test_ctrl_c_ends_with_one_line(monkeypatch, capsys, tmp_path):
     assert cli.main(["nads", "--arch", "logreg", "--networks", "4", "--results-dir", str(tmp_path)]) == 130
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "interrupted" in err
+
+
+def test_importing_the_library_leaves_the_heavy_optional_modules_for_later():
+    """`import nadcore.bundle` (every chapter's first cell, every CLI call) does not import torchvision,
+    torch._dynamo or scipy.stats (seconds each): the functions that need them import them."""
+    code = ("import sys, nadcore.bundle, nadcore.plan; "
+            "print(sorted(m for m in ('torchvision', 'torch._dynamo', 'scipy.stats') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

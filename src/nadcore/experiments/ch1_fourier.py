@@ -3,7 +3,6 @@ as a resumable, shardable sweep whose cells are batch-invariant."""
 
 import numpy as np
 import torch
-from scipy import stats
 
 from nadcore import data, fourier, models, seeds, sweeps, train, versions
 
@@ -157,6 +156,7 @@ def speed_and_accuracy(iterations, limit, accuracy):
     missing = [c for c in cells if c not in accuracy]
     if missing:
         raise ValueError(f"accuracy must hold every direction of iterations; missing {missing[:3]}")
+    from scipy import stats  # here, not at import: scipy.stats takes seconds to import
     its = np.array([min(iterations[c], limit + 1) for c in cells])
     acc = np.array([accuracy[c] for c in cells], dtype=float)
     mean = lambda a: float(a.mean()) if a.size else float("nan")   # noqa: E731

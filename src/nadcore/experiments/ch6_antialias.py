@@ -15,7 +15,6 @@ and Chapter 3 (Fig. 6) at the same scale, so the max-pooling cells are Chapter 1
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 from nadcore import fourier, nads, pooling, presets, stacked, store
 from nadcore.device import resolve
@@ -139,6 +138,7 @@ def agreement(predicted, measured):
     a, b = [predicted[c] for c in cells], [measured[c] for c in cells]
     if np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan")
+    from scipy import stats  # here, not at import: scipy.stats takes seconds to import
     return float(stats.spearmanr(a, b)[0])
 
 
