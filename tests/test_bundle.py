@@ -134,8 +134,7 @@ def test_the_start_of_a_random_stored_fig1_cell_replays_bitwise(rng, record_thre
     recompute_fig1_cell(label, arch, pooling, cell, stored, record, REPLAY_STEPS)
 
 
-@pytest.mark.slow
-def test_a_random_stored_fig6_index_recomputes_bitwise(rng, record_threads):
+def recompute_fig6_index(rng, record_threads, tmp_path):
     """A Fig. 6 cell at the published sigma, or at the sigma study's best one once that is stored."""
     best = bundle.fig6_comparison()["best_sigma"]
     runs = [s for s in dict.fromkeys((None, best)) if bundle.load_fig6(sigma=s)]
@@ -160,8 +159,7 @@ def test_a_random_stored_fig6_index_recomputes_bitwise(rng, record_threads):
         assert abs(fresh - stored[index]) < 10
 
 
-@pytest.mark.slow
-def test_a_random_stored_underspec_cell_recomputes_bitwise(rng, record_threads, tmp_path):
+def recompute_ood_cell(rng, record_threads, tmp_path):
     """A cell of the follow-up's Fig. 3 on the digits or on Fashion-MNIST (the dataset drawn first, so
     both are covered; a Fashion-MNIST cell trains a whole stack: ~3-4 min of a 2-core CPU)."""
     stored = {}
@@ -187,8 +185,7 @@ def test_a_random_stored_underspec_cell_recomputes_bitwise(rng, record_threads, 
         assert np.abs(fresh["accuracy"][0, 0] - stored_arrays["accuracy"]).max() < 10
 
 
-@pytest.mark.slow
-def test_a_random_stored_pair_cell_recomputes_bitwise(rng, record_threads):
+def recompute_pair_cell(rng, record_threads, tmp_path):
     """A cell of the follow-up's Fig. 2 (LeNet or the MLP, one NAD index pair and seed: up to ~2 min)."""
     paths = sorted(bundle.BUNDLE.glob("underspec_pairs_*/*.npz"))
     if not paths:
@@ -251,8 +248,7 @@ def chapter4_runs():
     return out
 
 
-@pytest.mark.slow
-def test_a_random_stored_chapter4_run_recomputes_bitwise(rng, record_threads):
+def recompute_chapter4_run(rng, record_threads, tmp_path):
     """A run of Chapter 4's Fig. 7 or Fig. 8 on the digits or on Fashion-MNIST (the dataset drawn first;
     a Fashion-MNIST LeNet run: ~150 s of a 2-core CPU)."""
     runs = chapter4_runs()
@@ -278,6 +274,28 @@ def test_a_random_stored_chapter4_run_recomputes_bitwise(rng, record_threads):
             np.testing.assert_array_equal(fresh[name], value, err_msg=f"{path.name} {name}")
     else:
         assert abs(float(fresh["test_acc"]) - float(picked.arrays["test_acc"])) < 10
+
+
+# Trained cells that store no loss history are retrained to the end: a few minutes each on a 2-core CPU
+WHOLE_RUNS = {"fig6": recompute_fig6_index, "ood": recompute_ood_cell, "pairs": recompute_pair_cell,
+              "chapter4": recompute_chapter4_run}
+
+
+@pytest.mark.slow
+def test_a_random_stored_whole_run_recomputes_bitwise(rng, record_threads, tmp_path):
+    """`make test`: one kind of `WHOLE_RUNS` drawn (CI draws with a seed of its commit), then one of its
+    stored cells retrained; `make verify` retrains a cell of every kind."""
+    kind = rng.choice(sorted(WHOLE_RUNS))
+    print(f"drawn: {kind}")
+    WHOLE_RUNS[kind](rng, record_threads, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", sorted(WHOLE_RUNS))
+def test_a_random_stored_run_of_each_kind_recomputes_bitwise(kind, rng, record_threads, tmp_path, replay):
+    if replay is not None:
+        pytest.skip("every kind of whole run is retrained by `make verify` (--full-replay)")
+    WHOLE_RUNS[kind](rng, record_threads, tmp_path)
 
 
 def test_fashion_items_are_their_own_settings_and_read_none_while_missing(tmp_path, monkeypatch):
