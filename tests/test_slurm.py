@@ -1,4 +1,4 @@
-"""The README's cluster recipe on a real SLURM: a single-node cluster started for the test (root only).
+"""The cluster recipe of book/running.md on a real SLURM: a single-node cluster started for the test (root only).
 
 `nadcore submit` writes and submits an array of shards and an `afterok` collector; the collected
 results must be bitwise those of one uninterrupted process, a killed array task must resume
@@ -179,7 +179,7 @@ TINY = {
 
 @dataclass
 class Recipe:
-    """One chapter's run of the README's recipe: its folder, its jobs, and the one-process run beside them."""
+    """One chapter's run of the cluster recipe: its folder, its jobs, and the one-process run beside them."""
     chapter: str
     folder: Path
     jobs: tuple = ()                              # (array, collector)
@@ -248,7 +248,7 @@ def recipes(slurm, tmp_path_factory, request):
 
 
 @pytest.mark.parametrize("chapter", SHARDING)
-def test_the_readme_recipe_collects_what_one_process_computes(recipes, chapter):
+def test_the_cluster_recipe_collects_what_one_process_computes(recipes, chapter):
     """Array + afterok collector, bitwise equal to one process; Chapter 1's array was killed midway and
     submitted again: finished cells are not recomputed, the others are computed."""
     r = recipes[chapter]
