@@ -1,0 +1,448 @@
+"""The results page's verdicts (`nadcore.plots.verdicts`): each row function on the committed results
+(its numbers and its verdict), and on small synthetic inputs on either side of its thresholds."""
+
+import re
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+from nadcore import bundle, nads, presets, published
+from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads
+from nadcore.nads import NADResult
+from nadcore.plots import verdicts as v
+
+BUNDLE = ROOT / "bundle"
+FIG1 = bundle.fourier_item("fig1")[2]
+CAPTION = bundle.SIGMA_STUDY["caption"]
+POOLING = presets.preset("pooling", "paper")
+PAIRS = bundle.underspec_item("pairs")
+approx = lambda x, tol=0.05: pytest.approx(x, abs=tol)   # noqa: E731  (the page prints one decimal)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_blas_thread():
+    """The NAD overlaps are small QRs (1024 x 64): with torch's OpenMP threads about on a 2-core CPU, a
+    multi-threaded BLAS takes up to a second for each, one thread a few milliseconds."""
+    from threadpoolctl import threadpool_limits  # scikit-learn's dependency
+
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
+# ----------------------------------------------------------------------------- the committed results
+
+@pytest.fixture(scope="module")
+def comparison():
+    return bundle.fig1_comparison(BUNDLE)[0]
+
+
+@pytest.fixture(scope="module")
+def stored():
+    return bundle.stored_nads(bundle_dir=BUNDLE)
+
+
+@pytest.fixture(scope="module")
+def overlaps():
+    return bundle.nad_overlaps(v.OVERLAP_KS, BUNDLE)
+
+
+@pytest.fixture(scope="module")
+def fig6():
+    return bundle.fig6_comparison(BUNDLE)
+
+
+@pytest.fixture(scope="module")
+def fig6_nads():
+    return {name: bundle.load_fig6(BUNDLE, name=name) for name in bundle.FIG6_NADS}
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    return {a: bundle.underspec("pairs", a, BUNDLE, progress=False) for a in bundle.UNDERSPEC_ARCHS}
+
+
+def test_fig1_logreg_on_the_results(comparison):
+    row = v.fig1_logreg(comparison, FIG1)
+    assert row.verdict == v.REPRODUCED and row.values == {"mad": 0.0, "min": 100.0, "max": 100.0}
+    assert row.published == "100.0 % on all 256 cells" and row.ours == "100.0 % on all 130 directions"
+
+
+def test_fig1_lenet_on_the_results():
+    row = v.fig1_lenet(bundle.load_sigma_study(BUNDLE)[0], CAPTION, published.AUTHORS_CODE_LENET[((0, 0), "cos")])
+    assert row.verdict == v.DIFFERENCE and row.values["best_sigma"] == 1.5
+    assert row.values["mad_caption"] == approx(5.2) and row.values["mad_best"] == approx(1.3)
+    assert row.values["spearman_best"] == approx(0.81, 0.005) and row.values["seed_floor"] == approx(0.81, 0.005)
+    assert "σ = 1.5" in row.reason and "authors' own code" in row.detail
+
+
+def test_fig1_vgg11_on_the_results(comparison):
+    row = v.fig1_deep(comparison, "vgg11", bundle.fourier_item("fig1_vgg11")[2], CAPTION, "vgg11_bn")
+    assert row.verdict == v.DIFFERENCE and row.values["cells"] == 25
+    assert row.values["mad"] == approx(0.9) and row.values["pearson"] == approx(0.99, 0.005)
+
+
+def test_deep_networks_not_computed_on_the_results(comparison, fig6):
+    row = v.deep_not_computed(comparison, fig6["curves"])
+    assert row.verdict == v.NOT_COMPUTED and "GPU" in row.reason
+    assert row.values["chance"] == {"resnet18": 470, "densenet121": 22}
+
+
+def test_fig2_on_the_results(comparison):
+    table = bundle.load_fourier("fig2", BUNDLE)[0]
+    q = presets.preset("fourier", "paper")["fig2"]
+    row = v.fig2(ch1_fourier.iterations_to_loss(table, q["threshold"], q["window"]), ch1_fourier.run_iterations(table),
+                 comparison["lenet"]["published"], q)
+    assert row.verdict == v.REPRODUCED and row.values["logreg_reached"] == (130, 130)
+    assert row.values["lenet_reached"] == (49, 130) and row.values["spearman"] == approx(0.86, 0.005)
+
+
+def test_fig3_on_the_results(comparison):
+    without = ch1_fourier.per_cell(bundle.load_fourier("fig3", BUNDLE)[0])["lenet"]
+    row = v.fig3(without, comparison["lenet"]["ours"], FIG1)
+    assert row.verdict == v.DIFFERENCE and row.values["cells"] == 25
+    assert row.values["mean_without"] == approx(56.0) and row.values["mean_with"] == approx(51.6)
+
+
+def test_pooling_rows_on_the_results():
+    p = bundle.load_pooling(BUNDLE)
+    t1 = v.theorem1(p["theorem1"], POOLING)
+    assert t1.verdict == v.DIFFERENCE and t1.values["gap_exact"] < 0.005 and t1.values["gap_printed"] == approx(0.23)
+    assert t1.values["z_exact"] <= v.THEORY_Z < t1.values["z_printed"]
+    assert v.fig4a(POOLING).values == {"low": approx(1.0, 1e-3), "lost": [approx(0.5, 1e-6)] * 3}
+    assert v.lemma1(p["lemma1"], POOLING).values["gap"] == approx(0.0056, 1e-4)
+    b = v.fig4b(p["fig4b"]["loss"], ch2_pooling.fig4b_zeta(POOLING), POOLING)
+    assert b.verdict == v.REPRODUCED and b.values["exits"] == [20, 20, 29, 33, 65, 116]
+
+
+def test_fig5_on_the_results(stored):
+    row = v.fig5(stored)
+    assert row.verdict == v.REPRODUCED and row.values["archs"] == ["lenet", "vgg11", "densenet121"]
+    assert row.values["skipped"] == ["resnet18"] and row.values["gap"] < 0.01
+
+
+def test_nad_rows_on_the_results(stored, overlaps):
+    got = {a: (v.nads_isotropic if a == "logreg" else v.nads_row)(a, stored[(a, "secant")], published.nads(a),
+                                                                   overlaps[(a, "secant")]) for a in v.NAD_ORDER}
+    assert {a: r.verdict for a, r in got.items()} == {
+        "logreg": v.REPRODUCED, "lenet": v.REPRODUCED, "vgg11": v.REPRODUCED, "resnet18": v.DIFFERENCE,
+        "densenet121": v.REPRODUCED}
+    assert [round(x, 2) for x in got["lenet"].values["overlaps"].values()] == [0.99, 0.94, 0.91, 0.90]
+    assert got["lenet"].values["ours"] == approx(0.074, 5e-4)
+    assert got["lenet"].values["published"] == approx(0.077, 5e-4)
+    assert got["resnet18"].values["lambda2"] == approx(0.986, 5e-4) and "trade places" in got["resnet18"].reason
+    assert got["logreg"].values["ours"] == approx(0.271, 5e-4) and got["logreg"].values["edge"] == approx(0.265, 5e-4)
+
+
+def test_exact_gradient_nads_on_the_results(stored, overlaps):
+    exact = {a: x for (a, m), x in overlaps.items() if m == "autograd"}
+    row = v.nads_exact(exact, 10000)
+    assert row.verdict == v.NOT_REPRODUCED
+    assert {a: round(x, 2) for a, x in row.values.items()} == {"lenet": 0.03, "vgg11": 0.02, "resnet18": 0.54,
+                                                               "densenet121": 0.10}
+
+
+def test_fig6_lenet_on_the_results(fig6):
+    row = v.fig6_lenet(fig6)
+    assert row.verdict == v.NOT_REPRODUCED and (row.values["chance"], row.values["chance_published"]) == (96, 598)
+    assert row.values["ours"][32] == approx(58.6) and row.values["published"][32] == approx(99.6)
+    assert row.values["mad_best"] < row.values["mad"]
+
+
+def test_fig6_vgg11_along_secant_and_exact_gradient_nads_on_the_results(fig6, fig6_nads):
+    secant, exact = (v.fig6_runs(fig6_nads, "fig6_vgg11", m) for m in ("secant", "autograd"))
+    assert len(secant) == len(exact) == 3
+    row = v.fig6_deep(secant, fig6["curves"]["vgg11"], "vgg11", bundle.fig6_item(name="fig6_vgg11")[2], CAPTION)
+    assert row.verdict == v.DIFFERENCE
+    assert [round(x, 2) for x in row.values["ours"].values()] == [99.99, 92.28, 53.17, 50.2, 50.23]
+    row = v.fig6_exact(exact, secant, fig6["curves"]["vgg11"], "vgg11")
+    assert row.verdict == v.NOT_REPRODUCED and row.values["chance_everywhere"]
+
+
+def test_cifar_rows_on_the_results():
+    stand_in = bundle.cifar(BUNDLE, progress=False)
+    f7, f8 = v.fig7(stand_in["curve"], 15), v.fig8(stand_in["flip"], 15)
+    assert f7.verdict == f8.verdict == v.NOT_COMPUTED and f7.values["same"] and f8.values["same"]
+    assert f7.values["first"] == approx(46.2) and f8.values["runs"]["lenet"] == (approx(96.2), approx(62.7))
+
+
+def test_follow_up_rows_on_the_results(pairs):
+    assert v.u_fig1(pairs, PAIRS).verdict == v.REPRODUCED
+    cnn = v.u_cnn(pairs["lenet"], PAIRS)
+    assert cnn.verdict == v.REPRODUCED and cnn.values["angles"] == (approx(0.0, 1e-6), approx(90.0, 1e-6))
+    mlp = v.u_mlp(pairs["mlp"], PAIRS)
+    assert mlp.verdict == v.REPRODUCED and mlp.values["ranges"][2] == (approx(71.5), approx(74.2))
+    assert v.u_fig2_resnet(presets.preset("underspecification", "paper")["pairs"]).verdict == v.NOT_COMPUTED
+    oods = {"digits": {a: bundle.underspec("ood", a, BUNDLE, progress=False) for a in bundle.UNDERSPEC_ARCHS},
+            "Fashion-MNIST": {a: bundle.underspec("ood", a, BUNDLE, progress=False, dataset="fashion")
+                              for a in bundle.UNDERSPEC_ARCHS}}
+    fig3 = v.u_fig3(oods)
+    assert fig3.verdict == v.NOT_COMPUTED and fig3.values["shown"] == []
+    assert fig3.values["used"][("Fashion-MNIST", "lenet")] == [5]
+
+
+def test_the_page_rows_and_their_text(comparison, stored, overlaps, fig6, fig6_nads, pairs):
+    results = dict(comparison=comparison, sigma=bundle.load_sigma_study(BUNDLE)[0],
+                   fig2=bundle.load_fourier("fig2", BUNDLE)[0], fig3=bundle.load_fourier("fig3", BUNDLE)[0],
+                   pooling=bundle.load_pooling(BUNDLE), stored=stored, overlaps=overlaps, fig6=fig6,
+                   fig6_nads=fig6_nads, cifar=bundle.cifar(BUNDLE, progress=False), pairs=pairs,
+                   ood={"digits": {a: bundle.underspec("ood", a, BUNDLE, progress=False)
+                                   for a in bundle.UNDERSPEC_ARCHS}})
+    rows = v.rows(results)
+    assert v.counts(rows) == {"reproduced": 13, "difference": 6, "not_reproduced": 3, "not_computed": 5}
+    for paper in ("NAD", "follow-up"):
+        text = v.table(rows, paper)
+        body = [line for line in text.splitlines() if line.startswith("* - ")]
+        assert len(body) == 1 + sum(r.paper == paper for r in rows)       # the header and one line a row
+        prose = re.sub(r"\{numref\}`[^`]*`", "", text)               # labels are not prose
+        assert "bundle" not in prose.lower() and "- \n" not in text + "\n"
+    said = v.differences(rows)
+    assert all(f"**{r.item}**" in said for r in rows if r.detail)
+    assert "follow-up Fig. 3" in said and said.count("\n- ") + 1 == len(said.splitlines())
+
+
+# ----------------------------------------------------------------------------- synthetic inputs at the thresholds
+
+def shifted(grid, d):
+    return {c: a + d for c, a in grid.items()}
+
+
+def test_row_rejects_an_unknown_verdict():
+    with pytest.raises(ValueError, match="verdict must be one of"):
+        v.Row("Fig. 1", "claim", "p", "o", "s", "fine")
+
+
+def test_fig1_logreg_at_the_grid_threshold():
+    pub = {(0, 0): 100.0, (2, 0): 100.0, (0, 2): 100.0}
+    edge = {"logreg": {"ours": shifted(pub, -v.GRID_MAD), "published": pub}}
+    assert v.fig1_logreg(edge, FIG1).verdict == v.REPRODUCED
+    past = {"logreg": {"ours": shifted(pub, -v.GRID_MAD - 0.01), "published": pub}}
+    assert v.fig1_logreg(past, FIG1).verdict == v.NOT_REPRODUCED
+
+
+def test_fig1_lenet_flips_with_the_noise_level_that_matches():
+    pub = published.fig1("lenet")
+    at = lambda caption_d, other_d: {1.5: [shifted(pub, other_d)], 3.0: [shifted(pub, caption_d)]}   # noqa: E731
+    assert v.fig1_lenet(at(v.GRID_MAD, 0.0), CAPTION).verdict == v.REPRODUCED
+    row = v.fig1_lenet(at(v.GRID_MAD + 0.01, v.GRID_MAD), CAPTION)
+    assert row.verdict == v.DIFFERENCE and row.values["best_sigma"] == 1.5 and row.detail
+    assert v.fig1_lenet(at(5.0, v.GRID_MAD + 0.01), CAPTION).verdict == v.NOT_REPRODUCED
+
+
+def test_fig1_deep_flips_with_the_grid_and_the_noise_level():
+    pub = {(0, 0): 98.0, (4, 0): 90.0, (12, 0): 50.0, (0, 12): 60.0}
+    entry = lambda d: {"vgg11": {"ours": shifted(pub, d), "published": pub, "stored": 4, "cells": 130}}   # noqa: E731
+    assert v.fig1_deep(entry(v.GRID_MAD), "vgg11", {"sigma": CAPTION}, CAPTION, "vgg11").verdict == v.REPRODUCED
+    assert v.fig1_deep(entry(1.0), "vgg11", {"sigma": 1.5}, CAPTION, "vgg11_bn").verdict == v.DIFFERENCE
+    assert v.fig1_deep(entry(v.GRID_MAD + 0.01), "vgg11", {"sigma": 1.5}, CAPTION, "vgg11").verdict == v.NOT_REPRODUCED
+    with pytest.raises(ValueError, match="no stored"):
+        v.fig1_deep({"vgg11": {**entry(0)["vgg11"], "stored": 0}}, "vgg11", {"sigma": 1.5}, CAPTION, "vgg11")
+
+
+def test_deep_not_computed_refuses_stored_cells(comparison, fig6):
+    with pytest.raises(ValueError, match="rows of their own"):
+        v.deep_not_computed({**comparison, "resnet18": {**comparison["resnet18"], "stored": 3}}, fig6["curves"])
+
+
+@pytest.mark.filterwarnings("ignore:An input array is constant")
+def test_fig2_flips_with_each_of_its_checks():
+    cells = [(k, 0) for k in range(0, 10)]
+    accuracy = {c: 50.0 + 5 * i for i, c in enumerate(cells)}
+    lenet = {c: 100 * (10 - i) if i >= 3 else 1000 + 100 * (10 - i) for i, c in enumerate(cells)}   # slow = low
+    its = lambda spread, lenet_its: {"logreg": {c: 100 if i else round(100 * spread) for i, c in enumerate(cells)},  # noqa: E731
+                                     "lenet": lenet_its}
+    settings = {"sigma": 0.5, "threshold": 0.05}
+    assert v.fig2(its(v.SPEED_SPREAD, lenet), 1000, accuracy, settings).verdict == v.REPRODUCED
+    assert v.fig2(its(1.2, lenet), 1000, accuracy, settings).verdict == v.NOT_REPRODUCED
+    backwards = {c: 100 * (i + 1) for i, c in enumerate(cells)}      # fastest where accuracy is lowest
+    row = v.fig2(its(1.0, {**backwards, cells[0]: 2000}), 1000, accuracy, settings)
+    assert row.verdict == v.NOT_REPRODUCED and "ρ" in row.reason
+    assert v.fig2(its(1.0, {c: 100 for c in cells}), 1000, accuracy, settings).verdict == v.NOT_REPRODUCED
+
+
+def test_fig3_flips_between_its_three_verdicts():
+    cells = [(0, 0), (4, 0), (8, 0), (0, 4)]
+    pooled = dict(zip(cells, (90.0, 70.0, 60.0, 80.0)))
+    assert v.fig3(dict(zip(cells, (90.0, 88.0, 89.0, 91.0))), pooled, FIG1).verdict == v.REPRODUCED
+    near = {c: 50 + v.NEAR_CHANCE + (a - 75) / 10 for c, a in pooled.items()}   # mean exactly 5 points above chance
+    assert v.fig3({c: 60.0 for c in cells}, near, FIG1).verdict == v.DIFFERENCE
+    assert v.fig3(dict(zip(cells, (99.0, 50.0, 50.0, 99.0))), pooled, FIG1).verdict == v.NOT_REPRODUCED
+
+
+def test_theorem1_flips_at_its_standard_errors():
+    se = np.full(3, 0.001)
+    check = lambda exact_z, printed_z: {"simulated": np.full(3, 0.8), "stderr": se,   # noqa: E731
+                                        "theory": 0.8 + exact_z * se, "paper": 0.8 - printed_z * se}
+    assert v.theorem1(check(0.999 * v.THEORY_Z, 0.999 * v.THEORY_Z), POOLING).verdict == v.REPRODUCED
+    row = v.theorem1(check(1.0, v.THEORY_Z + 0.1), POOLING)
+    assert row.verdict == v.DIFFERENCE and "√(2S)" in row.detail
+    assert v.theorem1(check(v.THEORY_Z + 0.1, 0.0), POOLING).verdict == v.NOT_REPRODUCED
+
+
+def test_fig4a_flips_when_the_low_frequencies_lose_their_information():
+    assert v.fig4a(POOLING).verdict == v.REPRODUCED
+    assert v.fig4a({**POOLING, "sigma": 100.0}).verdict == v.NOT_REPRODUCED
+
+
+def test_lemma1_flips_at_its_tolerance():
+    theory = np.array([[1.0, 0.0], [0.0, 0.5]])
+    assert v.lemma1({"theory": theory, "monte_carlo": theory + 0.999 * v.HESSIAN_TOL}, POOLING).verdict == \
+        v.REPRODUCED
+    assert v.lemma1({"theory": theory, "monte_carlo": theory + 1.01 * v.HESSIAN_TOL}, POOLING).verdict == \
+        v.NOT_REPRODUCED
+
+
+def test_fig4b_flips_with_the_order_of_the_plateaus():
+    steps = np.arange(100)
+    loss = np.stack([np.stack([np.where(steps < e, 1.0, 0.0)] * 2) for e in (10, 30, 60)])   # directions, seeds, steps
+    assert v.fig4b(loss, [4.0, 1.0, 0.1], POOLING).verdict == v.REPRODUCED
+    assert v.fig4b(loss, [0.1, 1.0, 4.0], POOLING).verdict == v.NOT_REPRODUCED
+
+
+def nad_result(rows, eigenvalues, n=10000):
+    return NADResult(np.asarray(eigenvalues, dtype=np.float64), np.asarray(rows, dtype=np.float32),
+                     {"input_shape": [1, 32, 32], "num_networks": n})
+
+
+def test_fig5_flips_with_the_first_nads_and_skips_a_tie():
+    pub = published.nads("lenet")
+    assert v.fig5({("lenet", "secant"): pub}, ("lenet",)).verdict == v.REPRODUCED
+    backwards = nad_result(pub.nads[::-1].copy(), pub.eigenvalues)      # the last NADs first: high frequencies
+    assert v.fig5({("lenet", "secant"): backwards}, ("lenet",)).verdict == v.NOT_REPRODUCED
+    tie = nad_result(pub.nads, np.r_[1.0, 1.0, pub.eigenvalues[2:] / pub.eigenvalues[0]])
+    row = v.fig5({("lenet", "secant"): pub, ("vgg11", "secant"): tie}, ("lenet", "vgg11"))
+    assert row.values["skipped"] == ["vgg11"] and row.values["archs"] == ["lenet"]
+
+
+def test_nads_row_flips_between_its_verdicts():
+    pub = published.nads("lenet")
+    row = lambda ours: v.nads_row("lenet", ours, pub, nads.subspace_overlaps(ours.nads, pub.nads, v.OVERLAP_KS))  # noqa: E731
+    assert row(pub).verdict == v.REPRODUCED
+    swapped = pub.nads[[1, 0, *range(2, len(pub.nads))]]
+    tied = pub.eigenvalues.copy()
+    tied[1] = tied[0] * 0.95                                          # lambda_2 / lambda_1 above FIRST_GAP
+    assert row(nad_result(swapped, tied)).verdict == v.DIFFERENCE
+    assert row(nad_result(swapped, pub.eigenvalues)).verdict == v.NOT_REPRODUCED   # a first NAD that differs
+    steep = pub.eigenvalues.copy()
+    steep[v.SPECTRUM_INDEX - 1] *= 1 + v.SPECTRUM_RTOL + 0.01
+    assert row(nad_result(pub.nads, steep)).verdict == v.NOT_REPRODUCED
+    random = np.random.default_rng(0).standard_normal(pub.nads.shape)   # only the leading 64 are compared
+    assert row(nad_result(random, pub.eigenvalues)).verdict == v.NOT_REPRODUCED
+
+
+def test_nads_isotropic_flips_with_the_flatness_of_the_spectrum():
+    pub = published.nads("logreg")
+    edge = v.marchenko_pastur_edge(10000)
+    flat = nad_result(pub.nads, np.linspace(1.0, v.ISOTROPY_MIN * edge, len(pub.nads)))
+    assert v.nads_isotropic("logreg", flat, pub, np.zeros(4)).verdict == v.REPRODUCED
+    steep = nad_result(pub.nads, np.linspace(1.0, 0.99 * v.ISOTROPY_MIN * edge, len(pub.nads)))
+    assert v.nads_isotropic("logreg", steep, pub, np.zeros(4)).verdict == v.NOT_REPRODUCED
+
+
+def test_nads_exact_flips_at_the_overlap_threshold():
+    at = lambda x: {"lenet": np.array([0.9, 0.9, x, 0.9]), "vgg11": np.full(4, 0.95)}   # noqa: E731
+    assert v.nads_exact(at(v.OVERLAP_MIN), 10000).verdict == v.REPRODUCED
+    row = v.nads_exact(at(v.OVERLAP_MIN - 0.01), 10000)
+    assert row.verdict == v.NOT_REPRODUCED and "LeNet, max pooling" in row.detail
+
+
+def fig6_input(ours_d, best_d):
+    curve = published.fig6("lenet")
+    indices = [0, 32, 64, 96, 128, 256, 512]
+    pub = {i: q for i, _, q in ch3_nads.fig6_rows({i: 0.0 for i in indices}, curve)}
+    return {"published": curve, "ours": shifted(pub, ours_d), "ours_best": shifted(pub, best_d),
+            "settings": {"sigma": 3.0}, "best_sigma": 1.5}
+
+
+def test_fig6_lenet_flips_between_its_verdicts():
+    assert v.fig6_lenet(fig6_input(-v.CURVE_MAD, 0.0)).verdict == v.REPRODUCED
+    assert v.fig6_lenet(fig6_input(-v.CURVE_MAD - 0.1, -v.CURVE_MAD)).verdict == v.DIFFERENCE
+    row = v.fig6_lenet(fig6_input(-20.0, -v.CURVE_MAD - 0.1))
+    assert row.verdict == v.NOT_REPRODUCED and row.detail
+
+
+def test_fig6_deep_flips_with_the_curve_and_the_noise_level():
+    curve = published.fig6("vgg11")
+    pub = {i: float(curve["accuracy"][i]) for i in (0, 10, 14, 18)}    # measured indices: no interpolation
+    runs = lambda d: [shifted(pub, d), shifted(pub, d)]   # noqa: E731
+    assert v.fig6_deep(runs(v.CURVE_MAD), curve, "vgg11", {"sigma": 3.0}, 3.0).verdict == v.REPRODUCED
+    assert v.fig6_deep(runs(1.0), curve, "vgg11", {"sigma": 1.5}, 3.0).verdict == v.DIFFERENCE
+    assert v.fig6_deep(runs(v.CURVE_MAD + 0.1), curve, "vgg11", {"sigma": 1.5}, 3.0).verdict == v.NOT_REPRODUCED
+
+
+def test_fig6_exact_flips_when_the_first_nad_is_learnt():
+    curve, secant = published.fig6("vgg11"), [{0: 100.0, 16: 90.0}]
+    assert v.fig6_exact([{0: v.LEARNED, 16: 60.0}], secant, curve, "vgg11").verdict == v.REPRODUCED
+    chance = v.fig6_exact([{0: 51.0, 16: 50.0}], secant, curve, "vgg11")
+    assert chance.verdict == v.NOT_REPRODUCED and chance.values["chance_everywhere"]
+    partway = v.fig6_exact([{0: 80.0, 16: 50.0}], secant, curve, "vgg11")
+    assert partway.verdict == v.NOT_REPRODUCED and not partway.values["chance_everywhere"]
+
+
+def test_stand_ins_of_figs_7_and_8_flip_their_agreement():
+    curve = lambda first: {"index": np.array([-1, 0, 1022]), "test_acc": np.array([96.0, first, 95.0])}   # noqa: E731
+    assert v.fig7(curve(96.0 - v.HIJACK_DROP), 15).values["same"]
+    assert not v.fig7(curve(96.0 - v.HIJACK_DROP + 0.1), 15).values["same"]
+    flip = lambda lenet, logreg: {"arch": ["lenet", "logreg"], "original": [96.0, 96.0],   # noqa: E731
+                                  "flipped": [96.0 - lenet, 96.0 - logreg]}
+    assert v.fig8(flip(v.FLIP_DROP, v.CHANCE_MARGIN), 15).values["same"]
+    assert not v.fig8(flip(v.FLIP_DROP - 0.1, 0.0), 15).values["same"]
+    assert not v.fig8(flip(30.0, v.CHANCE_MARGIN + 0.1), 15).values["same"]
+    assert v.fig7(curve(50.0), 15).verdict == v.NOT_COMPUTED
+
+
+def test_boundary_angle_reads_the_channel():
+    coords = np.linspace(-2, 2, 21)
+    b, a = np.meshgrid(coords, coords, indexing="ij")
+    assert v.boundary_angle(a > 0, coords) == pytest.approx(0.0, abs=1e-6)      # decided by channel 1
+    assert v.boundary_angle(b > 0, coords) == pytest.approx(90.0, abs=1e-6)     # by channel 2
+    assert v.boundary_angle(a + b > 0, coords) == pytest.approx(45.0, abs=1e-6)
+    assert v.boundary_angle(np.zeros((21, 21)), coords) is None
+
+
+def pair_grid(accuracy, sections):
+    """A `pair_grid` of one seed on NADs (0, 1000): `accuracy` (2, 2, 3), `sections` (2, 2, R, R)."""
+    coords = np.linspace(-2, 2, 21)
+    return {"indices_1": np.array([0, 1000]), "accuracy": np.asarray(accuracy, float)[None],
+            "sections": np.asarray(sections)[None], "coords": coords}
+
+
+def test_follow_up_cnn_flips_with_the_channel_it_reads():
+    coords = np.linspace(-2, 2, 21)
+    b, a = np.meshgrid(coords, coords, indexing="ij")
+    reads = [[[100, 100, 100], [100, 100, 50]], [[100, 50, 100], [60, 55, 55]]]
+    turns = [[a > 0, a > 0], [b > 0, a > 0]]
+    assert v.u_cnn(pair_grid(reads, turns), PAIRS).verdict == v.REPRODUCED
+    row = v.u_cnn(pair_grid(reads, [[a > 0, a + b > 0], [b > 0, a > 0]]), PAIRS)
+    assert row.verdict == v.NOT_REPRODUCED and "boundary" in row.reason
+    both = [[[100, 100, 100], [100, 100, 90]], [[100, 50, 100], [60, 55, 55]]]
+    assert v.u_cnn(pair_grid(both, turns), PAIRS).verdict == v.NOT_REPRODUCED
+    assert v.u_fig1({"lenet": pair_grid(reads, turns)}, PAIRS).verdict == v.REPRODUCED
+    assert v.u_fig1({"lenet": pair_grid(np.full((2, 2, 3), 80.0), turns)}, PAIRS).verdict == v.NOT_REPRODUCED
+
+
+def test_follow_up_mlp_flips_with_the_spread_over_pairs():
+    coords = np.linspace(-2, 2, 21)
+    b, a = np.meshgrid(coords, coords, indexing="ij")
+    sections = [[2 * a + b > 0] * 2] * 2
+    alike = np.tile([98.0, 99.0, 72.0], (2, 2, 1))
+    assert v.u_mlp(pair_grid(alike, sections), PAIRS).verdict == v.REPRODUCED
+    spread = alike.copy()
+    spread[1, 1, 2] += v.UNIFORM_SPREAD
+    assert v.u_mlp(pair_grid(spread, sections), PAIRS).verdict == v.NOT_REPRODUCED
+    assert v.u_mlp(pair_grid(np.tile([98.0, 72.0, 99.0], (2, 2, 1)), sections), PAIRS).verdict == v.NOT_REPRODUCED
+
+
+def test_follow_up_fig3_says_which_stand_in_shows_the_claim():
+    grid = lambda linear: {"indices": np.array([0, 100, 1000]),   # noqa: E731
+                           "accuracy": np.array([[[99, 60, 99 if k in linear else 50] for k in (0, 100, 1000)]])}
+    shows = {"toy": {"lenet": grid({0}), "mlp": grid({0, 100, 1000})}}
+    assert v.u_fig3(shows).values["shown"] == ["toy"]
+    assert v.u_fig3({"toy": {"lenet": grid({0, 100, 1000}), "mlp": grid({0, 100, 1000})}}).values["shown"] == []
+    assert v.u_fig3({"toy": {"lenet": grid({0}), "mlp": grid({0})}}).verdict == v.NOT_COMPUTED
+
+
+def test_the_thresholds_are_on_the_page():
+    for value in (v.GRID_MAD, v.CURVE_MAD, v.OVERLAP_MIN, v.FIRST_GAP, v.THEORY_Z, v.SPEED_RHO, v.BOUNDARY_ANGLE):
+        assert f"{value:g}" in v.THRESHOLDS
+    assert f"{v.HESSIAN_TOL:.0%}" in v.THRESHOLDS and f"{v.SPECTRUM_RTOL:.0%}" in v.THRESHOLDS
