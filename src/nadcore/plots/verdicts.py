@@ -208,7 +208,7 @@ def fig1_deep(comparison, arch, settings, caption, trained):
     if mad > GRID_MAD:
         verdict, reason = NOT_REPRODUCED, f"|Δ| {mad:.1f} points"
     elif settings["sigma"] != caption:
-        verdict, reason = DIFFERENCE, f"at σ = {settings['sigma']:g}, not {caption:g}"
+        verdict, reason = DIFFERENCE, f"trained at σ = {settings['sigma']:g} (LeNet's closest), not {caption:g}"
     else:
         verdict, reason = REPRODUCED, ""
     return Row(f"Fig. 1, {_name(arch)}", "accuracy depends on the direction",
@@ -228,7 +228,7 @@ def deep_not_computed(comparison, fig6_curves, archs=("resnet18", "densenet121")
     chance = {a: ch3_nads.first_at_chance(fig6_curves[a]["index"][fig6_curves[a]["measured"]],
                                           fig6_curves[a]["accuracy"][fig6_curves[a]["measured"]], CHANCE_MARGIN)
               for a in archs}
-    return Row(f"Figs. 1, 6, {', '.join(map(_name, archs))}", "deeper CNNs",
+    return Row(f"Figs. 1 and 6 ({' and '.join(map(_name, archs))})", "the bias of deeper CNNs",
                f"Fig. 1 mean {_nums(mean.values())} %; Fig. 6 at chance from NAD {_nums(chance.values(), 'd')}",
                "–", "–", NOT_COMPUTED, f"a GPU ({comparison[archs[0]]['cells']} directions each)",
                ("ch1-fig1-gpu", "ch3-fig6-bundle"), values={"stored": stored, "mean": mean, "chance": chance})
@@ -493,7 +493,7 @@ def fig6_deep(runs, curve, arch, settings, caption):
     if mad > CURVE_MAD:
         verdict, reason = NOT_REPRODUCED, f"|Δ| {mad:.1f} points"
     elif settings["sigma"] != caption:
-        verdict, reason = DIFFERENCE, f"at σ = {settings['sigma']:g}, not {caption:g}"
+        verdict, reason = DIFFERENCE, f"trained at σ = {settings['sigma']:g} (LeNet's closest), not {caption:g}"
     else:
         verdict, reason = REPRODUCED, ""
     return Row(f"Fig. 6, {_name(arch)}", "accuracy on D(uᵢ) falls with the NAD index i",
@@ -522,7 +522,7 @@ def fig6_exact(exact_runs, secant_runs, curve, arch):
                      else f"reaches only {_pct(exact[first])} at NAD {first} (")
                   + f", {len(exact_runs)} seeds); along the secant NADs it learns the first ones "
                   f"({_pct(secant[first])} at NAD {first}): the secant NADs predict what it learns.")
-    return Row(f"Fig. 6, {_name(arch)}, exact-gradient NADs", "NADs predict what a network learns",
+    return Row(f"Fig. 6 along exact-gradient NADs ({_name(arch)})", "NADs predict what a network learns",
                f"{_pct(pub)} at NAD {first} (secant NADs)",
                f"{_nums(exact.values())} % at NAD {_nums(exact, 'd')}; secant: {_pct(secant[first])} at NAD {first}",
                f"as above, {len(exact_runs)} seeds", verdict, reason, ("ch3-fig6-bundle",), detail=detail, values=v)
@@ -612,7 +612,7 @@ def u_fig2_resnet(settings):
     """Follow-up Fig. 2 and App. Fig. 8 (ResNet-18) at the follow-up's `settings` (its "pairs" preset):
     not computed here."""
     n = len(settings["indices"])
-    return Row("Fig. 2, App. Fig. 8, ResNet-18", "ResNet-18 reads the channel on its lower NAD index", "maps",
+    return Row("Fig. 2 and App. Fig. 8 (ResNet-18)", "ResNet-18 reads the channel on its lower NAD index", "maps",
                "–", "–", NOT_COMPUTED, f"a GPU (ResNet-18, {n} × {n} NAD pairs, {len(settings['seeds'])} seeds)",
                ("ch5-fig2a-bundle",), paper="follow-up")
 
@@ -784,6 +784,6 @@ def differences(rows_):
         if r.verdict == NOT_COMPUTED:
             needs.setdefault(r.reason.split(";")[0].split(" (")[0], []).append(_where(r))
     if needs:
-        said.append(f"**{SHORT[NOT_COMPUTED].capitalize()}**: "
-                    + "; ".join(f"{', '.join(items)} (need {need})" for need, items in needs.items()) + ".")
+        said.append(f"**{SHORT[NOT_COMPUTED].capitalize()}**, for want of "
+                    + "; of ".join(f"{need}: {', '.join(items)}" for need, items in needs.items()) + ".")
     return "\n".join(f"- {s}" for s in said)
