@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
+SHARE = 2   # tasks per core at once (the partition's OverSubscribe=FORCE)
 CONF = """ClusterName=nadbook
 SlurmctldHost={host}
 SlurmctldPort={ctld_port}
@@ -65,7 +67,7 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 NodeName={host} CPUs={cpus} RealMemory=1000 State=UNKNOWN
-PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:{share}
 """
 
 
@@ -84,7 +86,7 @@ def slurm(tmp_path_factory):
     host = socket.gethostname().split(".")[0]
     conf = folder / "slurm.conf"
     conf.write_text(CONF.format(host=host, ctld_port=_free_port(), d_port=_free_port(), dir=folder,
-                                cpus=os.cpu_count()))
+                                cpus=os.cpu_count(), share=SHARE))
     env = {**os.environ, "SLURM_CONF": str(conf)}
     sbin = lambda d: shutil.which(d) or f"/usr/sbin/{d}"
     subprocess.run([sbin("munged"), f"--socket={folder}/munge.socket", f"--pid-file={folder}/munged.pid",
@@ -202,13 +204,14 @@ class Recipe:
         self.jobs = (done.stdout.split("array job ")[1].split()[0], done.stdout.split("collector ")[1].split()[0])
 
     def run_alone(self, env):
-        """Start `nadcore run`: the whole chapter in one process, into a results folder of its own."""
+        """`nadcore run`: the whole chapter in one process, into a results folder of its own (returns when done)."""
         argv = [NADCORE, "run", *self.args(self.folder / "alone", self.folder / "alone-runs"), "--no-progress"]
         with open(self.folder / "alone.log", "w") as log:
             self.alone = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+            self.alone.wait()
 
     def ended(self, env):
-        return all(_ended(env, job) for job in self.jobs) and self.alone.poll() is not None
+        return all(_ended(env, job) for job in self.jobs) and self.alone is not None and self.alone.poll() is not None
 
 
 @pytest.fixture(scope="module")
@@ -219,9 +222,10 @@ def recipes(slurm, tmp_path_factory, request):
     tested = {item.callspec.params.get("chapter") for item in request.session.items
               if item.module is request.module and hasattr(item, "callspec")}
     recipes = {c: Recipe(c, tmp_path_factory.mktemp(c)) for c in SHARDING if c in tested}
-    # A dozen processes share the node's cores: each computes with one thread (a stored result is bitwise
+    # Several processes share the node's cores: each computes with one thread (a stored result is bitwise
     # the same at any one thread count; the records say which)
     env = {**slurm, "OMP_NUM_THREADS": "1"}
+    stop = threading.Event()
     try:
         for r in recipes.values():
             r.submit(env)
@@ -230,7 +234,11 @@ def recipes(slurm, tmp_path_factory, request):
             for part in ("shards", "collect"):          # the scripts --dry-run prints are the ones submitted
                 script = r.runs / f"{r.chapter}-smoke-{part}.sbatch"
                 assert f"# {script.name}\n{script.read_text()}" in printed.getvalue()
-            r.run_alone(env)
+        # one process at a time beside at most SHARE tasks per core: a dozen kernels at once (~1 GB each)
+        # beside pytest and the browser tests' Chromium could exhaust the memory of a 24 GB machine
+        alone = threading.Thread(target=lambda: [r.run_alone(env) for r in recipes.values() if not stop.is_set()],
+                                 daemon=True)
+        alone.start()
         if "01_fourier" in recipes:
             r = recipes["01_fourier"]
             _wait(lambda: any(r.shared.rglob("*.npz")), 600, "Chapter 1's first stored cells")
@@ -240,6 +248,7 @@ def recipes(slurm, tmp_path_factory, request):
             r.submit(env)                                                         # and submitted again
         _wait(lambda: all(r.ended(env) for r in recipes.values()), 1200, "every chapter's jobs")
     finally:
+        stop.set()
         for r in recipes.values():
             if r.alone is not None and r.alone.poll() is None:
                 r.alone.kill()
