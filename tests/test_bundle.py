@@ -904,3 +904,17 @@ def test_the_stored_precision_check_recomputes_bitwise(rng, record_threads, repl
         else:  # another CPU's bfloat16 kernels round differently: compare the error 1 - cosine
             # (measured, AMD EPYC record on an Intel Xeon, six architectures: within 14 %)
             np.testing.assert_allclose(1 - fresh[m], 1 - want, rtol=0.3)
+
+
+def test_fig6_by_method_averages_the_seeds_of_each_estimator(tmp_path):
+    assert bundle.fig6_by_method(bundle_dir=tmp_path) == {}
+    both = bundle.fig6_by_method()
+    if not both:
+        pytest.skip("the bundle holds no Fig. 6 run along both estimators' NADs yet")
+    for method, cells in both.items():
+        runs = [bundle.load_fig6(name=f"fig6_vgg11_{method}_seed{r}") for r in range(3)]
+        for index, (mean, std) in cells.items():
+            values = [r[index] for r in runs if r]
+            assert mean == pytest.approx(np.mean(values)) and std == pytest.approx(np.std(values, ddof=1))
+    secant, exact = both["secant"], both["autograd"]
+    assert secant[0][0] > 99 and max(m for m, _ in exact.values()) < 53   # the first NAD learnt only along the secant's

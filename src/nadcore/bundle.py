@@ -461,6 +461,22 @@ def load_fig6(bundle_dir=BUNDLE, sigma=None, name="fig6"):
                                only_stored=True)
 
 
+def fig6_by_method(item="fig6_vgg11", bundle_dir=BUNDLE):
+    """`{method: {index: (mean, std)}}` over the seeds of `item`'s runs along its secant and its
+    exact-gradient NADs (`FIG6_NADS`), at the indices every seed holds (std with ddof 1); a method
+    without stored runs is left out."""
+    out = {}
+    for method in ("secant", "autograd"):
+        runs = [load_fig6(bundle_dir, name=name) for name, (i, m, _) in FIG6_NADS.items() if i == item and m == method]
+        runs = [r for r in runs if r]
+        if runs:
+            common = sorted(set.intersection(*(set(r) for r in runs)))
+            out[method] = {k: (float(np.mean([r[k] for r in runs])),
+                               float(np.std([r[k] for r in runs], ddof=1)) if len(runs) > 1 else 0.0)
+                           for k in common}
+    return out
+
+
 def fig6_records(bundle_dir=BUNDLE, name="fig6"):
     """`{index: record}` of the stored Fig. 6 cells of `name` (those `load_fig6` reads)."""
     arch, indices, settings = fig6_item(name=name)
