@@ -483,6 +483,11 @@ def fig6_lenet(f6, shown=(0, 32, 128)):
                ("ch3-fig6-bundle",), detail=detail, values=v)
 
 
+def _vgg11_nads_figure(arch):
+    """Chapter 3's figure of VGG-11 along its two NAD estimates, for VGG-11's rows."""
+    return ("ch3-fig6-vgg11-nads",) if arch == "vgg11" else ()
+
+
 def fig6_deep(runs, curve, arch, settings, caption):
     """Fig. 6 of a deep network along our secant NADs, the mean of the seeds' `runs` beside the published
     curve, within `CURVE_MAD`: with a difference when trained at another sigma than `caption`."""
@@ -499,7 +504,7 @@ def fig6_deep(runs, curve, arch, settings, caption):
     return Row(f"Fig. 6, {_name(arch)}", "accuracy on D(uᵢ) falls with the NAD index i",
                f"{_nums(q for _, _, q in rows)} % at NAD {_nums((i for i, _, _ in rows), 'd')}",
                f"{_nums(ours.values())} %, |Δ| {mad:.1f}", f"σ = {settings['sigma']:g}, batch norm, {len(runs)} seeds",
-               verdict, reason, ("ch3-fig6-bundle",), values=v)
+               verdict, reason, ("ch3-fig6-bundle", *_vgg11_nads_figure(arch)), values=v)
 
 
 def fig6_exact(exact_runs, secant_runs, curve, arch):
@@ -525,7 +530,8 @@ def fig6_exact(exact_runs, secant_runs, curve, arch):
     return Row(f"Fig. 6 along exact-gradient NADs ({_name(arch)})", "NADs predict what a network learns",
                f"{_pct(pub)} at NAD {first} (secant NADs)",
                f"{_nums(exact.values())} % at NAD {_nums(exact, 'd')}; secant: {_pct(secant[first])} at NAD {first}",
-               f"as above, {len(exact_runs)} seeds", verdict, reason, ("ch3-fig6-bundle",), detail=detail, values=v)
+               f"as above, {len(exact_runs)} seeds", verdict, reason,
+               _vgg11_nads_figure(arch) or ("ch3-fig6-bundle",), detail=detail, values=v)
 
 
 # ----------------------------------------------------------------------------- Figs. 7-8 (CIFAR-10)
