@@ -30,7 +30,7 @@ check: install
 	$(PYTEST) tests -m "not slow and not browser and not slurm"
 
 test: install browser slurm fashion compiler lint
-	$(PYTEST) tests book --nbval-lax --nbval-current-env --nbval-cell-timeout=1800
+	$(PYTEST) tests book --nbval-lax --nbval-current-env --nbval-cell-timeout=3600
 
 verify: install fashion compiler  # the bundle's recomputations, each drawn cell retrained to the end (an hour or more)
 	$(PYTEST) tests/test_bundle.py -m slow --full-replay
