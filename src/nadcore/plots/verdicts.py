@@ -195,6 +195,16 @@ def fig1_lenet(sigma_grids, caption, authors_zero=None):
                verdict, reason, ("ch1-fig1-lenet", "ch1-sigma-study"), detail=detail, values=v)
 
 
+def _deep_verdict(mad, limit, sigma, caption):
+    """A deep network's verdict against a published grid or curve: not reproduced past `limit` points of
+    mean |difference|, with a difference when trained at another sigma than the `caption`'s."""
+    if mad > limit:
+        return NOT_REPRODUCED, f"|Δ| {mad:.1f} points"
+    if sigma != caption:
+        return DIFFERENCE, f"trained at σ = {sigma:g} (LeNet's closest), not {caption:g}"
+    return REPRODUCED, ""
+
+
 def fig1_deep(comparison, arch, settings, caption, trained):
     """Fig. 1 of a deep network on its stored cells (`bundle.DEEP_FIG1`, trained as `trained` at
     `settings`): within `GRID_MAD`, with a difference when its sigma is not the caption's."""
@@ -205,12 +215,7 @@ def fig1_deep(comparison, arch, settings, caption, trained):
     mad = s["mean_abs_difference"]
     v = {"mad": mad, "pearson": s["pearson"], "cells": c["stored"], "mean": float(s["ours"].mean()),
          "mean_published": float(s["published"].mean())}
-    if mad > GRID_MAD:
-        verdict, reason = NOT_REPRODUCED, f"|Δ| {mad:.1f} points"
-    elif settings["sigma"] != caption:
-        verdict, reason = DIFFERENCE, f"trained at σ = {settings['sigma']:g} (LeNet's closest), not {caption:g}"
-    else:
-        verdict, reason = REPRODUCED, ""
+    verdict, reason = _deep_verdict(mad, GRID_MAD, settings["sigma"], caption)
     return Row(f"Fig. 1, {_name(arch)}", "accuracy depends on the direction",
                f"mean {_pct(v['mean_published'])} on these cells",
                f"mean {_pct(v['mean'])}, |Δ| {mad:.1f}, Pearson {s['pearson']:.2f}",
@@ -495,12 +500,7 @@ def fig6_deep(runs, curve, arch, settings, caption):
     rows = ch3_nads.fig6_rows(ours, curve)
     mad = curve_mad(ours, curve)
     v = {"ours": ours, "published": {i: q for i, _, q in rows}, "mad": mad, "seeds": len(runs)}
-    if mad > CURVE_MAD:
-        verdict, reason = NOT_REPRODUCED, f"|Δ| {mad:.1f} points"
-    elif settings["sigma"] != caption:
-        verdict, reason = DIFFERENCE, f"trained at σ = {settings['sigma']:g} (LeNet's closest), not {caption:g}"
-    else:
-        verdict, reason = REPRODUCED, ""
+    verdict, reason = _deep_verdict(mad, CURVE_MAD, settings["sigma"], caption)
     return Row(f"Fig. 6, {_name(arch)}", "accuracy on D(uᵢ) falls with the NAD index i",
                f"{_nums(q for _, _, q in rows)} % at NAD {_nums((i for i, _, _ in rows), 'd')}",
                f"{_nums(ours.values())} %, |Δ| {mad:.1f}", f"σ = {settings['sigma']:g}, batch norm, {len(runs)} seeds",
