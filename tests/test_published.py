@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from nadcore import fourier, published
-from nadcore.nads import subspace_overlap
+from nadcore.nads import subspace_overlap, subspace_overlaps
 
 ORIGINALS = Path(__file__).resolve().parents[1].parent / "shared" / "published"
 NAD_FILES = {"logreg": "LogReg", "lenet": "LeNet", "resnet18": "ResNet18", "densenet121": "DenseNet121",
@@ -169,13 +169,6 @@ def test_nads_are_orthonormal_with_decreasing_eigenvalues(arch):
     assert res.images(4).shape == (4, 1, 32, 32) and res.settings["source"] == "published"
 
 
-def overlaps(U, V):
-    """`subspace_overlap(U, V, k)` for every k at once: Gram-Schmidt bases are nested."""
-    qu, qv = (np.linalg.qr(np.asarray(W, dtype=np.float64).T)[0] for W in (U, V))
-    block = np.cumsum(np.cumsum((qu.T @ qv) ** 2, 0), 1)
-    return np.diag(block) / np.arange(1, len(block) + 1)
-
-
 @pytest.mark.skipif(not (ORIGINALS / "nads").is_dir(), reason="the authors' float32 NADs are not at hand")
 @pytest.mark.parametrize("arch", published.ARCHS)
 def test_float16_nads_keep_the_subspaces_of_the_float32_originals(arch):
@@ -183,7 +176,7 @@ def test_float16_nads_keep_the_subspaces_of_the_float32_originals(arch):
     eig = np.load(ORIGINALS / "nads" / f"{NAD_FILES[arch]}_eigenvals.npy")
     res = published.nads(arch)
     assert np.array_equal(published.singular_values(arch), eig.astype(np.float64))
-    o = overlaps(original, res.nads)
+    o = subspace_overlaps(original, res.nads, range(1, len(original) + 1))
     for k in (1, 7, 100):
         assert abs(o[k - 1] - subspace_overlap(original, res.nads, k)) < 1e-9
     assert o.shape == (1023,) and np.abs(1 - o).max() < 1e-3  # measured: < 1e-7 for every k = 1..1023
