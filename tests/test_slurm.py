@@ -220,7 +220,7 @@ def recipes(slurm, tmp_path_factory, request):
     oversubscribes the node), each also run whole in one process meanwhile; Chapter 1's array is killed once
     its first cells are stored, and submitted again. Returns when every job and process has ended."""
     tested = {item.callspec.params.get("chapter") for item in request.session.items
-              if item.module is request.module and hasattr(item, "callspec")}
+              if getattr(item, "module", None) is request.module and hasattr(item, "callspec")}
     recipes = {c: Recipe(c, tmp_path_factory.mktemp(c)) for c in SHARDING if c in tested}
     # Several processes share the node's cores: each computes with one thread (a stored result is bitwise
     # the same at any one thread count; the records say which)
