@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml uv.lock
 
 install: $(VENV)/.installed
 
-book: install
+book: install fashion  # Chapters 4-5 read their stored Fashion-MNIST results keyed by the data's files
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going  # warnings are errors (after the whole build is reported)
 
 pdf: install browser  # the whole book as one PDF, from the committed outputs (nothing executed) -> _build/pdf/nadbook.pdf
