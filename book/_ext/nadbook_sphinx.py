@@ -8,7 +8,9 @@ interactive figures, so nothing is loaded from a CDN:
   `_static/plotly.min.js` and loaded by every page, so the static gamma(l) explorer
   (`nadcore.widgets.static_gamma_explorer`, made with `include_plotlyjs=False`) works offline.
 MathJax is loaded on every page (Sphinx loads it only where a page has math, but the sidebar
-shows every chapter's title, some with math). Registered in `_config.yml` under `sphinx: local_extensions`.
+shows every chapter's title, some with math). The bibliography's entries are labelled as the text
+cites them, author and year (`AuthorYear`, `bibtex_default_style: authoryear`). Registered in
+`_config.yml` under `sphinx: local_extensions`.
 """
 
 import re
@@ -66,7 +68,32 @@ def copy_assets(app, exception):
     (static / CSS).write_text(STYLE)
 
 
+def _author_year_style():
+    """pybtex's unsrt style with labels "Author et al., 2020" (the text's author-year citations)."""
+    from pybtex.richtext import Text
+    from pybtex.style.formatting.unsrt import Style
+    from pybtex.style.labels import BaseLabelStyle
+
+    class Labels(BaseLabelStyle):
+        def format_labels(self, sorted_entries):
+            for entry in sorted_entries:
+                people = entry.persons.get("author") or entry.persons.get("editor") or []
+                last = [Text.from_latex(" ".join(p.last_names)).render_as("text") for p in people]
+                if last[-1:] == ["others"]:                    # "and others" in the .bib file
+                    last = last[:1] + ["", ""]
+                who = (" and ".join(last) if len(last) <= 2 else f"{last[0]} et al.") or entry.key
+                yield f"{who}, {entry.fields.get('year', 'n.d.')}"
+
+    class AuthorYear(Style):
+        default_label_style = Labels
+
+    return AuthorYear
+
+
 def setup(app):
+    from pybtex.plugin import register_plugin
+
+    register_plugin("pybtex.style.formatting", "authoryear", _author_year_style(), force=True)
     plotly_js_path()  # fail early, at configuration time, if plotly is not installed
     app.add_js_file(PLOTLY_JS, priority=200)  # before require.js and the page's own scripts
     app.add_css_file(CSS, priority=900)       # after myst-nb's stylesheet
