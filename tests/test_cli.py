@@ -335,6 +335,54 @@ def test_nads_does_not_replace_a_committed_bundle_file_without_force(monkeypatch
     assert "--force to replace it" in capsys.readouterr().err
 
 
+def bundle_forms(tmp_path):
+    """Every way of naming a folder inside the committed bundle: absolute, relative with `..`, a new
+    subfolder, and symlinks (to the bundle, and to a folder inside it)."""
+    (tmp_path / "to_bundle").symlink_to(ROOT / "bundle")
+    (tmp_path / "to_nads").symlink_to(ROOT / "bundle" / "nads")
+    return [str(ROOT / "bundle"), str(ROOT / "book" / ".." / "bundle" / "nads"), str(ROOT / "bundle" / "new"),
+            str(tmp_path / "to_bundle"), str(tmp_path / "to_nads" / "sub"), os.path.relpath(ROOT / "bundle")]
+
+
+def test_nads_results_dir_never_writes_into_the_bundle_without_force(tmp_path, monkeypatch, capsys):
+    """Issue 41 item 1: `--results-dir bundle` replaced the committed NADs; every form of it is refused."""
+    from nadcore import nads
+
+    calls = []
+    monkeypatch.setattr(nads, "estimate", lambda *a, **kw: calls.append(kw["results_dir"]))
+    for folder in bundle_forms(tmp_path):
+        assert cli.main(["nads", "--arch", "logreg", "--networks", "4", "--results-dir", folder]) == 2, folder
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "--results-dir must be a path outside the committed bundle" in err
+        assert "--force" in err and calls == []
+    assert cli.main(["nads", "--arch", "logreg", "--networks", "4", "--results-dir", str(ROOT / "bundle"),
+                     "--force"]) == 0 and calls == [str(ROOT / "bundle")]
+
+
+@pytest.mark.parametrize("command", ["run", "submit"])
+def test_chapter_results_dir_and_out_never_write_into_the_bundle_without_force(tiny_book, tmp_path, command,
+                                                                                capsys):
+    """Issue 41 item 1: `nadcore run/submit -p results_dir` (relative to the book folder) and `--out`."""
+    extra = ["--shards", "2", "--dry-run"] if command == "submit" else []
+    forms = bundle_forms(tmp_path)        # its last: relative to the current folder, as --out reads it
+    inside = {"results_dir": forms[:-1] + [os.path.relpath(ROOT / "bundle", tiny_book)], "--out": forms}
+    for key in ("results_dir", "--out"):
+        for folder in inside[key]:
+            given = ["-p", key, folder, "--out", str(tmp_path / "runs")] if key == "results_dir" else ["--out", folder]
+            assert cli.main([command, "01_tiny", *given, *extra, "--book-dir", str(tiny_book)]) == 2, folder
+            err = capsys.readouterr().err.strip()
+            assert len(err.splitlines()) == 1 and f"{key} must be a path outside the committed bundle" in err
+    assert notebooks(tmp_path) == ["01_tiny.ipynb"]
+    if command == "submit":           # --force is passed on to the runs the scripts start
+        assert cli.main([command, "01_tiny", "-p", "results_dir", str(ROOT / "bundle"), "--force", *extra,
+                         "--book-dir", str(tiny_book)]) == 0
+        assert capsys.readouterr().out.count(" --force") == 2
+
+
+def test_plan_reads_a_results_dir_inside_the_bundle(tiny_book, fake_plan):
+    """`plan` only reads: a results_dir inside the bundle is accepted."""
+    assert cli.main(["plan", "01_tiny", "-p", "results_dir", str(ROOT / "bundle"), "--book-dir", str(tiny_book)]) == 0
+
 def test_nads_results_dir_resumes_and_stores_where_the_chapters_look(tmp_path):
     from nadcore import nads
     from nadcore.experiments import ch3_nads

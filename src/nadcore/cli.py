@@ -132,8 +132,11 @@ def can_create_in(folder):
         return False
 
 
-def check_values(values, folder):
-    """A UsageError unless the library accepts every value the chapter will see (defaults included)."""
+def check_values(values, folder, writes=True, force=False):
+    """A UsageError unless the library accepts every value the chapter will see (defaults included).
+
+    `writes`: the chapter runs (not only planned), so the folders it writes into must lie outside the
+    committed bundle unless `force`."""
     from nadcore.presets import check_overrides, check_scale
 
     try:
@@ -161,6 +164,8 @@ def check_values(values, folder):
         if isinstance(values.get(key), str):
             writable = key == "results_dir" or values.get("download") is True
             check_folder(key, folder / values[key], writable=writable)
+            if writes and writable:
+                protect_bundle(key, folder / values[key], force, bundles=bundles(folder))
 
 
 def _once(key, option, given, default):
@@ -170,12 +175,18 @@ def _once(key, option, given, default):
     return given.get(key, default if option is None else option)
 
 
-def validate(args):
+def bundles(folder):
+    """The committed bundles a chapter run must not write into: the package's, and the one beside `folder`."""
+    return BUNDLE, folder.parent / "bundle"
+
+
+def validate(args, writes=True):
     """Check the chapter and every parameter before any kernel starts.
 
     Returns `(notebook, folder, params, values)`: the parameters papermill injects (`scale`,
     `device` and the `-p` ones) and every value the chapter will see (its declared defaults too).
-    `-p scale` and `-p device` are the same as `--scale` and `--device`.
+    `-p scale` and `-p device` are the same as `--scale` and `--device`. `writes`: the chapter will
+    run (`plan` only reads), so its results_dir must lie outside the bundle unless `args.force`.
     """
     folder = Path(args.book_dir) if args.book_dir else book_dir()
     notebook = find_chapter(args.chapter, folder)
@@ -188,7 +199,7 @@ def validate(args):
     params = {**given, "scale": _once("scale", args.scale, given, "smoke"),
               "device": _once("device", args.device, given, "auto")}
     values = {**defaults, **params}
-    check_values(values, folder)
+    check_values(values, folder, writes=writes, force=getattr(args, "force", False))
     return notebook, folder, params, values
 
 
@@ -204,7 +215,7 @@ def summary(stem, values, folder):
 
 
 def plan_chapter(args):
-    notebook, folder, _, values = validate(args)
+    notebook, folder, _, values = validate(args, writes=False)
     try:
         print(summary(notebook.stem, values, folder))
     except (ImportError, ValueError) as err:
@@ -259,6 +270,7 @@ def run_chapter(args):
     notebook, folder, params, values = validate(args)
     out = Path(args.out)
     check_folder("--out", out)
+    protect_bundle("--out", out, args.force, bundles=bundles(folder))
     name = output_stem(notebook.stem, values)
     final, running, failed = (out / f"{name}{tail}.ipynb" for tail in ("", ".RUNNING", "-FAILED"))
     if final.is_dir():
@@ -291,13 +303,18 @@ def check_npz(out):
     check_folder("--out", out.parent, given=out)
 
 
-def protect_bundle(out, force):
-    """A UsageError when `out` would replace a committed file of the results bundle without `force`
-    (the bundle is written by `python -m nadcore.bundle`)."""
-    bundle = Path(__file__).resolve().parents[2] / "bundle"
-    target = Path(out).resolve()
-    if target.exists() and bundle in target.parents and not force:
-        raise fail("--out", str(out), f"a path outside the committed bundle ({bundle}), or --force to replace it")
+BUNDLE = Path(__file__).resolve().parents[2] / "bundle"   # written by `python -m nadcore.bundle` only
+
+
+def protect_bundle(key, path, force, bundles=(BUNDLE,)):
+    """A UsageError when `path` (a file or folder, existing or not, `..` and symlinks resolved) lies in a
+    committed results bundle (`bundles`) and `force` is false: the bundle is written by
+    `python -m nadcore.bundle` only."""
+    target = os.path.realpath(path)
+    for bundle in {os.path.realpath(b) for b in bundles}:
+        if os.path.commonpath([target, bundle]) == bundle and not force:
+            raise fail(key, str(path), f"a path outside the committed bundle ({bundle}; python -m nadcore.bundle "
+                       "writes it), or --force to replace its files")
 
 
 def nad_hours(arch, method, networks):
@@ -314,9 +331,10 @@ def check_nad_args(args):
         raise fail("--out", None, "a FILE.npz path, or --results-dir where the chapters look for NADs")
     if args.out is not None:
         check_npz(args.out)
-        protect_bundle(args.out, args.force)
+        protect_bundle("--out", args.out, args.force)
     if args.results_dir is not None:
         check_folder("--results-dir", args.results_dir)
+        protect_bundle("--results-dir", args.results_dir, args.force)
     if not 0 <= args.seed <= MAX_SEED:
         raise fail("--seed", args.seed, "an integer in [0, 2^63)")
     if args.networks < 2:
@@ -377,12 +395,13 @@ def slurm_scripts(args):
     if not {"shard", "num_shards"} <= set(values):
         sharding = [s for s, p in chapters(folder).items() if {"shard", "num_shards"} <= set(declared(p))]
         raise fail("chapter", notebook.stem, f"a chapter that shards ({', '.join(sharding)})")
+    check_folder("--out", args.out)
+    protect_bundle("--out", args.out, args.force, bundles=bundles(folder))
     out = Path(args.out).resolve()
-    check_folder("--out", out)
     nadcore = shlex.quote(str(Path(sys.executable).with_name("nadcore")))
     given = "".join(f" -p {k} {shlex.quote(v)}" for k, v in args.parameter if k not in ("scale", "device"))
     run = (f"{nadcore} run {notebook.stem} --scale {values['scale']} --device {values['device']} --no-progress "
-           f"--out {shlex.quote(str(out))}{given}")
+           f"--out {shlex.quote(str(out))}{' --force' if args.force else ''}{given}")
     extra = "".join(f"#SBATCH {a}\n" for a in shlex.split(args.sbatch or ""))
     head = lambda name, log: (f"#!/bin/bash\n#SBATCH --job-name=nadbook-{notebook.stem}-{name}\n"
                               f"#SBATCH --output={out}/slurm-{log}.out\n{extra}")
@@ -442,6 +461,7 @@ def parser():
     chapter_arguments(run)
     run.add_argument("--out", default="runs", help="output folder for the executed notebook (default: runs)")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    run.add_argument("--force", action="store_true", help="write into the committed bundle/ (results_dir, --out)")
     run.set_defaults(func=run_chapter)
 
     plan = sub.add_parser("plan", help="check a chapter's parameters and print what a run would compute")
@@ -455,6 +475,7 @@ def parser():
     slurm.add_argument("--sbatch", help='extra sbatch options for both jobs, e.g. "--partition=gpu --gres=gpu:1 '
                       '--time=24:00:00"')
     slurm.add_argument("--dry-run", action="store_true", help="print the two scripts, submit nothing")
+    slurm.add_argument("--force", action="store_true", help="let the runs write into the committed bundle/")
     slurm.set_defaults(func=submit)
 
     ls = sub.add_parser("chapters", help="list the chapters and the parameters each declares")
