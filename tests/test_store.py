@@ -140,3 +140,47 @@ def test_amend_record_fills_missing_fields_only(tmp_path):
     np.testing.assert_array_equal(again["a"], np.arange(3.0))
     with pytest.raises(ValueError, match="only fills missing fields"):
         store.amend_record(path, "again", device="cuda")
+
+
+def _rewrite_record(path, change):
+    """Write `path` again with its record changed by `change(record)` (arrays untouched)."""
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files if k != "__record__"}
+        record = json.loads(data["__record__"].tobytes().decode())
+    record = change(record)
+    blob = np.frombuffer(json.dumps(record).encode(), dtype=np.uint8)
+    np.savez(path, **arrays, __record__=blob)
+
+
+@pytest.mark.parametrize("change", [
+    lambda r: {**r, "arrays": "a"}, lambda r: {**r, "arrays": ["a"]}, lambda r: {**r, "arrays": 3},
+    lambda r: {**r, "arrays": None}, lambda r: {**r, "arrays": {"a": "float64"}},
+    lambda r: {**r, "arrays": {"a": ["shape", "dtype"]}}, lambda r: {**r, "arrays": {"a": {"dtype": "float64"}}},
+    lambda r: {**r, "arrays": {"a": {"shape": [3]}}}, lambda r: {k: v for k, v in r.items() if k != "settings"},
+    lambda r: {k: v for k, v in r.items() if k != "arrays"},
+], ids=["str", "list", "int", "null", "meta-str", "meta-list", "no-shape", "no-dtype", "no-settings", "no-arrays"])
+def test_every_malformed_record_is_a_store_error(tmp_path, change):
+    """Issue 41 item 9: a record whose "arrays" is a string or a list (or whose parts are missing) raised
+    TypeError/AttributeError/KeyError, which `matches` and the sweeps do not catch."""
+    path = tmp_path / "r.npz"
+    store.save(path, {"a": np.zeros(3)}, {"seed": 0})
+    _rewrite_record(path, change)
+    with pytest.raises(store.StoreError, match="r.npz"):
+        store.load(path, {"seed": 0})
+    with pytest.raises(store.StoreError, match="r.npz"):
+        store.load(path)
+    assert not store.matches(path, {"seed": 0})
+
+
+@pytest.mark.parametrize("payload", [
+    lambda p: {**p, "record": json.dumps([1, 2])}, lambda p: {**p, "state_dict": [1, 2]},
+    lambda p: {**p, "record": json.dumps({**json.loads(p["record"]), "settings": None} | {"format": 1})},
+    lambda p: {"record": json.dumps({k: v for k, v in json.loads(p["record"]).items() if k != "settings"}),
+               "state_dict": p["state_dict"]},
+], ids=["record-list", "state-list", "format", "no-settings"])
+def test_every_malformed_weights_record_is_a_store_error(tmp_path, payload):
+    path = tmp_path / "m.pt"
+    store.save_weights(path, torch.nn.Linear(3, 2).state_dict(), {"arch": "linear"})
+    torch.save(payload(torch.load(path, weights_only=True)), path)
+    with pytest.raises(store.StoreError, match="m.pt"):
+        store.load_weights(path, {"arch": "linear"})

@@ -275,11 +275,19 @@ def _check_settings(path, record, settings):
 
 
 def _check_record(path, record, arrays):
+    """Raise StoreError unless `record` has the shape `make_record` gives (a dict of the format, with
+    settings and an `arrays` dict of `{name: {"shape": [...], "dtype": "..."}}`) and `arrays` match it."""
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         raise StoreError(f"{path} is not a nadcore result "
                          f"(format {record.get('format') if isinstance(record, dict) else None!r}, "
                          f"expected {FORMAT!r})")
-    for name, meta in record.get("arrays", {}).items():
+    metas = record.get("arrays")
+    if "settings" not in record or not isinstance(metas, dict) or not all(
+            isinstance(m, dict) and isinstance(m.get("shape"), list) and isinstance(m.get("dtype"), str)
+            for m in metas.values()):
+        raise StoreError(f"{path} has a malformed record (it needs settings and arrays as "
+                         '{name: {"shape": [...], "dtype": "..."}}); delete it to recompute')
+    for name, meta in metas.items():
         arr = arrays.get(name)
         if arr is None or list(arr.shape) != meta["shape"] or str(arr.dtype) != meta["dtype"]:
             raise StoreError(f"{path}: array {name!r} is missing or differs from its record; "
@@ -333,7 +341,9 @@ def load_weights(path, settings=None):
         state = payload["state_dict"]
     except Exception as err:  # torch raises many types for a truncated or foreign file
         raise StoreError(f"{path} is not readable nadcore weights ({type(err).__name__}: {err})") from None
-    if record.get("format") != FORMAT:
-        raise StoreError(f"{path} is not a nadcore weights file")
+    if not isinstance(record, dict) or record.get("format") != FORMAT or "settings" not in record:
+        raise StoreError(f"{path} is not a nadcore weights file (its record is malformed)")
+    if not isinstance(state, dict):
+        raise StoreError(f"{path} is not a nadcore weights file (its state_dict is a {type(state).__name__})")
     _check_settings(path, record, settings)
     return state, record
