@@ -60,6 +60,29 @@ def test_conventions_differ_by_sqrt_2S():
     torch.testing.assert_close(paper[ls] / exact[ls], torch.full((3,), math.sqrt(2 * S), dtype=torch.float64))
 
 
+def test_in_the_papers_convention_the_printed_form_is_off_by_sqrt_S_over_2():
+    """x = eps y v + w (the paper's D(v), classes 2 eps apart) is the book's D(v) with 2 eps: the
+    printed argument is sqrt(S / 2) times the exact one, and the exact accuracy is the Bayes accuracy
+    of a Monte-Carlo sample of that data (pooled, then the optimal linear rule), within 0.01."""
+    m_hat, eps, sigma = P.prefilter("average", D, S), 1.0, 4.0
+    exact = torch.special.ndtri(P.bayes_accuracy(m_hat, S, 2 * eps, sigma))
+    paper = torch.special.ndtri(P.bayes_accuracy(m_hat, S, eps, sigma, convention="paper"))
+    ls = [3, 9, 13]
+    torch.testing.assert_close(paper[ls] / exact[ls], torch.full((3,), math.sqrt(S / 2), dtype=torch.float64))
+    l, n = 5, 50_000
+    v = P.fourier_direction_1d(l, D)
+    gen = torch.Generator().manual_seed(0)
+    y = torch.where(torch.rand(n, generator=gen, dtype=torch.float64) < 0.5, -1.0, 1.0)
+    w = sigma * torch.randn(n, D, generator=gen, dtype=torch.float64)
+    x = eps * y[:, None] * v + (w - (w @ v)[:, None] * v)
+    Pm = P.pooling_matrix(m_hat, S)
+    z, mu = x @ Pm.T, eps * (Pm @ v)
+    cov = sigma ** 2 * Pm @ (torch.eye(D, dtype=torch.float64) - torch.outer(v, v)) @ Pm.T
+    rule = torch.linalg.lstsq(cov, mu[:, None]).solution[:, 0]              # the Bayes rule: sign(w^T z)
+    simulated = ((z @ rule).sign() == y).double().mean().item()
+    assert simulated == pytest.approx(P.bayes_accuracy(m_hat, S, 2 * eps, sigma)[l].item(), abs=0.01)
+
+
 @pytest.mark.parametrize("kind", ["average", "gaussian"])
 def test_eq2_matches_linear_algebra_for_real_directions(kind):
     """gamma-based accuracy == exact accuracy of the real sine v_l, except where 2l = 0 mod M."""

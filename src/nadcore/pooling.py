@@ -150,6 +150,9 @@ def bayes_accuracy(m_hat, S, eps, sigma, convention="exact"):
     q / (1 - q) = gamma^2 / S. This holds for a real sine/cosine v_l whenever l and -l do not alias
     onto one output bin (2 l != 0 mod M); `direction_bayes_accuracy` covers every v.
     "paper": 1 - Q(sqrt(2) eps gamma / (2 sigma)), the formula as printed in Theorem 1.
+    The printed argument is sqrt(2 S) times the exact one on the book's data, and sqrt(S / 2) times
+    it in the paper's own convention x = eps y v + w (classes 2 eps apart), whose exact accuracy is
+    `bayes_accuracy(m_hat, S, 2 * eps, sigma)` = Phi(eps gamma / (sigma sqrt(S))).
     """
     eps = _positive("eps", eps)
     sigma = _positive("sigma", sigma)
