@@ -288,7 +288,6 @@ def test_integer_parameters_must_be_written_in_decimal(text):
 @pytest.mark.parametrize("key, value, accepted", [
     ("seed", "99999999999999999999999", "seed must be an integer in [0, 2^63)"),
     ("results_dir", "", "results_dir must be a non-empty path"),
-    ("results_dir", "/proc/foo", "results_dir must be a path we can write to"),
     ("overrides", "{fourier: {samples: 5}}", "overrides must name fields that fourier has"),
     ("overrides", "{fourier: {n: many}}", "overrides must give fourier.n a value of the type of 3000; got 'many'"),
 ])
@@ -419,3 +418,105 @@ def test_importing_the_library_leaves_the_heavy_optional_modules_for_later():
             "print(sorted(m for m in ('torchvision', 'torch._dynamo', 'scipy.stats') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+# ------------------------------------------------------------------ OSErrors: one line naming the path (issue 41)
+
+def _no_space(real, spare):
+    """`store._atomic_write` failing as on a full disk (an OSError without a file name), except for
+    paths `spare(path)` accepts."""
+    import errno
+
+    def write(path, what):
+        if spare(Path(path)):
+            return real(path, what)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    return write
+
+
+@pytest.mark.parametrize("when", ["saving", "estimating"])
+def test_a_full_disk_is_one_line_naming_the_path(tmp_path, monkeypatch, when, capsys):
+    """Issue 41 item 3: a full disk while saving the NADs ended in a 47-line traceback."""
+    from nadcore import nads, store
+
+    spare = (lambda p: p.parent.name == "nad_chunks") if when == "saving" else (lambda p: False)
+    monkeypatch.setattr(store, "_atomic_write", _no_space(store._atomic_write, spare))
+    results = tmp_path / "r"
+    argv = ["nads", "--arch", "logreg", "--networks", "4", "--device", "cpu", "--results-dir", str(results),
+            "--no-progress"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "No space left on device" in err, err
+    assert f"finished chunks are kept in {results / 'nad_chunks'}" in err
+    if when == "saving":
+        assert str(nads.result_path("logreg", nads.nad_settings("logreg", 4), results)) in err
+
+
+LONG = ["a" * 300, "é" * 200]
+
+
+@pytest.mark.parametrize("name", LONG, ids=["ascii", "utf8"])
+def test_a_path_part_over_255_bytes_is_one_line_naming_the_parameter(tiny_book, tmp_path, name, monkeypatch, capsys):
+    """Issue 41 item 4: `Path.exists()` raised `OSError: [Errno 36]` from `check_folder`."""
+    from nadcore import nads
+
+    monkeypatch.setattr(nads, "estimate", lambda *a, **kw: pytest.fail("estimated"))
+    long = str(tmp_path / name)
+    for key, argv in [("--results-dir", ["nads", "--arch", "logreg", "--networks", "4", "--results-dir", long]),
+                      ("--out", ["nads", "--arch", "logreg", "--networks", "4", "--out", long + ".npz"]),
+                      ("--out", ["nads", "--arch", "logreg", "--networks", "4", "--out", long + "/x.npz"]),
+                      ("results_dir", ["run", "01_tiny", "-p", "results_dir", long, "--out", str(tmp_path / "runs")]),
+                      ("results_dir", ["plan", "01_tiny", "-p", "results_dir", long]),
+                      ("data_root", ["plan", "01_tiny", "-p", "data_root", long + "/data"]),
+                      ("--out", ["run", "01_tiny", "--out", long])]:
+        argv += ["--book-dir", str(tiny_book)] if argv[0] != "nads" else []
+        assert cli.main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and f"{key} must be a path we can write to" in err, err
+        assert "File name too long" in err
+    assert notebooks(tmp_path) == ["01_tiny.ipynb"]
+
+
+def test_a_symlink_loop_is_refused_as_a_folder(tiny_book, tmp_path, monkeypatch, capsys):
+    """Issue 41 item 5: a results folder that is a symlink loop passed (the try was made on its parent)."""
+    from nadcore import nads
+
+    monkeypatch.setattr(nads, "estimate", lambda *a, **kw: pytest.fail("estimated"))
+    (tmp_path / "loop").symlink_to("loop")
+    loop = str(tmp_path / "loop")
+    for key, argv in [("--results-dir", ["nads", "--arch", "logreg", "--networks", "4", "--results-dir", loop]),
+                      ("--results-dir", ["nads", "--arch", "logreg", "--networks", "4", "--results-dir", loop + "/r"]),
+                      ("--out", ["nads", "--arch", "logreg", "--networks", "4", "--out", loop + "/x.npz"]),
+                      ("results_dir", ["plan", "01_tiny", "-p", "results_dir", loop]),
+                      ("results_dir", ["run", "01_tiny", "-p", "results_dir", loop, "--out", str(tmp_path / "runs")]),
+                      ("--out", ["run", "01_tiny", "--out", loop])]:
+        argv += ["--book-dir", str(tiny_book)] if argv[0] != "nads" else []
+        assert cli.main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and f"{key} must be a path we can write to" in err, err
+        assert "symbolic links" in err
+    assert notebooks(tmp_path) == ["01_tiny.ipynb"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/sys/kernel"), reason="needs a Linux /sys")
+def test_plan_accepts_a_read_only_results_folder(tiny_book, tmp_path, fake_plan, capsys):
+    """Issue 41 item 13: plan only reads, so a results folder it cannot write (or create) is fine; run
+    refuses it before any kernel starts."""
+    assert cli.main(["plan", "01_tiny", "-p", "results_dir", "/sys/kernel", "--book-dir", str(tiny_book)]) == 0
+    assert [c["results_dir"] for c in fake_plan] == ["/sys/kernel"]
+    assert cli.main(["run", "01_tiny", "-p", "results_dir", "/sys/kernel", "--out", str(tmp_path / "runs"),
+                     "--book-dir", str(tiny_book)]) == 2
+    assert "results_dir must be a path we can write to (/sys/kernel is not writable)" in capsys.readouterr().err
+
+
+def test_an_os_error_anywhere_is_one_line_naming_the_path(tiny_book, monkeypatch, capsys):
+    """Permissions (and any OSError the checks cannot foresee): one line naming the path, exit 2."""
+    def chapter_plan(*a, **kw):
+        raise PermissionError(13, "Permission denied", "/results/pooling")
+
+    module = types.ModuleType("nadcore.plan")
+    module.chapter_plan = chapter_plan
+    monkeypatch.setitem(sys.modules, "nadcore.plan", module)
+    assert cli.main(["plan", "01_tiny", "--book-dir", str(tiny_book)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == ["nadcore: error: Permission denied: /results/pooling"]

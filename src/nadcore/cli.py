@@ -6,6 +6,7 @@ import contextlib
 import os
 import re
 import signal
+import stat
 import sys
 from pathlib import Path
 
@@ -24,6 +25,11 @@ NAD_HOURS = 48   # `nadcore nads` asks for --yes past this estimated duration
 
 class UsageError(Exception):
     """A reader's mistake on the command line; printed as one line, exit status 2."""
+
+
+class PathError(UsageError):
+    """A path the command cannot use (a full disk, a name too long, a symlink loop, permissions);
+    printed as one line naming the path, exit status 2."""
 
 
 class RunFailed(Exception):
@@ -106,16 +112,38 @@ def check_device(device):
         raise fail("device", device, f'"auto", "cpu" or a device this machine has (here: {why[1]})') from None
 
 
+def os_line(err):
+    """An OSError as one line naming its path: `STRERROR: PATH`."""
+    names = " -> ".join(str(f) for f in (err.filename, err.filename2) if f is not None)
+    why = err.strerror or describe(err)
+    return f"{why}: {names}" if names else why
+
+
+def _stat(path):
+    """`os.stat(path)` (symlinks followed), None where nothing is there; raises the other OSErrors
+    (a name too long, a symlink loop, permissions)."""
+    try:
+        return os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
 def check_folder(key, path, writable=True, given=None):
     """A UsageError (about `given`, default `path`) unless `path` is a folder, or can be created as
-    one, that we may write into."""
+    one, that we may write into (`writable`; else only read). A path part too long, a symlink loop or
+    a broken symlink is refused here, not when the run first writes."""
     given = str(given if given is not None else path)
     if not str(path).strip() or not given.strip():
         raise fail(key, given, "a non-empty path")
     probe = Path(path)
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    if not probe.is_dir():
+    try:
+        while (found := _stat(probe)) is None and probe != probe.parent:
+            if os.path.islink(probe):
+                raise fail(key, given, f"a path we can write to ({probe} is a broken symlink)")
+            probe = probe.parent
+    except OSError as err:
+        raise fail(key, given, f"a path we can write to ({os_line(err)})") from None
+    if found is None or not stat.S_ISDIR(found.st_mode):
         raise fail(key, given, f"a path we can write to ({probe} is not a folder)")
     if writable and not can_create_in(probe):
         raise fail(key, given, f"a path we can write to ({probe} is not writable)")
@@ -135,8 +163,8 @@ def can_create_in(folder):
 def check_values(values, folder, writes=True, force=False):
     """A UsageError unless the library accepts every value the chapter will see (defaults included).
 
-    `writes`: the chapter runs (not only planned), so the folders it writes into must lie outside the
-    committed bundle unless `force`."""
+    `writes`: the chapter runs (not only planned), so the folders it writes into must be writable and
+    lie outside the committed bundle unless `force`; `plan` only reads them."""
     from nadcore.presets import check_overrides, check_scale
 
     try:
@@ -162,9 +190,9 @@ def check_values(values, folder, writes=True, force=False):
             raise UsageError(str(err)) from None
     for key in ("results_dir", "data_root"):        # the chapter runs in `folder`
         if isinstance(values.get(key), str):
-            writable = key == "results_dir" or values.get("download") is True
+            writable = writes and (key == "results_dir" or values.get("download") is True)
             check_folder(key, folder / values[key], writable=writable)
-            if writes and writable:
+            if writable:
                 protect_bundle(key, folder / values[key], force, bundles=bundles(folder))
 
 
@@ -298,7 +326,11 @@ def list_chapters(args):
 def check_npz(out):
     """A UsageError unless `out` names an .npz file we can write (its folder may be created)."""
     out = Path(out)
-    if out.suffix != ".npz" or out.is_dir():
+    try:
+        found = _stat(out)
+    except OSError as err:
+        raise fail("--out", str(out), f"a path we can write to ({os_line(err)})") from None
+    if out.suffix != ".npz" or (found is not None and stat.S_ISDIR(found.st_mode)):
         raise fail("--out", str(out), "a FILE.npz path (not a folder)")
     check_folder("--out", out.parent, given=out)
 
@@ -365,7 +397,8 @@ def estimate_nads(args):
     except ValueError as err:
         raise UsageError(str(err)) from None
     except OSError as err:                 # a full disk, a folder gone: the finished chunks stay
-        raise RunFailed(f"nads stopped: {err}; finished chunks are kept in {Path(chunks) / 'nad_chunks'}") from None
+        raise PathError(f"nads stopped: {os_line(err)}; finished chunks are kept in {Path(chunks) / 'nad_chunks'}") \
+            from None
     if result is None:
         print(f"shard {args.shard} of {args.num_shards}: its chunks are stored in {Path(chunks) / 'nad_chunks'}; "
               "the NADs are merged by the run that finds every chunk stored (rerun without --shard to merge)")
@@ -373,7 +406,11 @@ def estimate_nads(args):
     written = [nads.result_path(args.arch, result.settings, args.results_dir)] if args.results_dir else []
     written += [Path(args.out)] if args.out else []
     for path in written:
-        result.save(path)
+        try:
+            result.save(path)
+        except OSError as err:             # a full disk: no temporary file is left, the chunks stay
+            raise PathError(f"could not write {path} ({os_line(err)}); finished chunks are kept in "
+                            f"{Path(chunks) / 'nad_chunks'} (a rerun only merges them)") from None
     print(f"wrote {', '.join(map(str, written))}: {len(result.eigenvalues)} NADs of {args.arch} "
           f"({args.method}, {args.networks} networks)")
 
@@ -514,6 +551,9 @@ def main(argv=None):
     except RunFailed as err:
         print(f"nadcore: error: {err}", file=sys.stderr)
         return 1
+    except OSError as err:                 # a path the checks could not foresee (permissions, a full disk)
+        print(f"nadcore: error: {os_line(err)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("nadcore: interrupted; finished chunks and cells are kept in the results folder", file=sys.stderr)
         return 130
