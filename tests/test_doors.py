@@ -98,3 +98,43 @@ def test_a_nad_estimate_holds_one_stored_chunk_at_a_time(tmp_path, monkeypatch):
     again = nads.estimate("logreg", 500, results_dir=tmp_path, progress=False)
     assert len(refs) == 4 and max(alive) <= 1                  # only the chunk being merged
     np.testing.assert_array_equal(full.eigenvalues, again.eigenvalues)   # bitwise: same order of merging
+
+
+@pytest.mark.parametrize("name, kwargs", [("sigma", {"sigma": 1e39}), ("eps", {"eps": 1e39}),
+                                          ("sigma", {"sigma": 1e38}), ("sigma", {"sigma": np.float64(1e39)})])
+def test_sigma_and_eps_must_fit_float32(name, kwargs):
+    """Issue 41 item 8: the samples are float32; sigma=1e39 gave all-inf data, eps=1e39 a RuntimeError."""
+    args = {"sigma": 1.0, "eps": 1.0, **kwargs}
+    with pytest.raises(ValueError, match=f"^{name} must be .*float32"):
+        data.directional_dataset(V, 10, **args)
+
+
+def test_numpy_scalars_are_accepted_wherever_python_numbers_are(tmp_path):
+    """Issue 41 item 8: `n=np.int64(10)` and `sigma=np.float32(3)` were refused at the doors that
+    check for Python's int and float (fourier_direction accepted numpy integers)."""
+    from nadcore import models, pooling, sweeps
+    from nadcore.experiments import ch5_underspec
+
+    i, f = np.int64, np.float32
+    x, y = data.directional_dataset(V, i(10), sigma=f(3), eps=np.float64(1), seed=i(4))
+    x0, y0 = data.directional_dataset(V, 10, sigma=3.0, eps=1.0, seed=4)
+    assert torch.equal(x, x0) and torch.equal(y, y0)
+    assert pooling.check_factor(i(32), i(4)) == 8
+    m_hat = pooling.prefilter("average", i(32), i(4))
+    assert pooling.bayes_accuracy(m_hat, i(4), f(1), f(0.5)) == pytest.approx(pooling.bayes_accuracy(
+        pooling.prefilter("average", 32, 4), 4, 1.0, 0.5))
+    gamma = pooling.snr_gamma_2d("average", S=i(2), size=i(8), grid=[(i(1), i(2))])
+    assert gamma == pooling.snr_gamma_2d("average", S=2, size=8, grid=[(1, 2)])
+    assert torch.equal(pooling.pooling_matrix_2d("binomial3_x2", S=i(4), size=i(8)),
+                       pooling.pooling_matrix_2d("binomial3_x2", S=4, size=8))
+    assert torch.equal(models.binomial_filter(i(3)), models.binomial_filter(3))
+    blur = models.BlurPool2d(size=i(3), stride=i(2))
+    assert blur(torch.ones(1, 1, 8, 8)).shape == (1, 1, 4, 4)
+    assert models.build("lenet", in_channels=i(1), num_classes=i(2))(torch.zeros(1, 1, 32, 32)).shape == (1, 2)
+    cells = [{"k": 0}, {"k": 1}]
+    out = sweeps.sweep("t", cells, lambda cs: [{"a": np.zeros(1)} for _ in cs], {"seed": 0}, tmp_path,
+                       batch=i(1), shard=i(0), num_shards=i(1), progress=False)
+    assert len(out) == 2
+    net = models.build("lenet", in_channels=2)
+    classes, coords = ch5_underspec.cross_section(net, V, V, extent=f(2), resolution=i(3), device="cpu")
+    assert classes.shape == (3, 3) and len(coords) == 3

@@ -16,6 +16,7 @@ The experiments of Chapter 4 are `nadcore.experiments.ch4_cifar10`.
 """
 
 import gzip
+import numbers
 import os
 import shutil
 from pathlib import Path
@@ -83,7 +84,7 @@ def load(name, data_root="../data", train=True, download=False, *, seed=0, verif
     limit: keep the first `limit` images.
     """
     _check_name(name)
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or limit < 1):
         raise ValueError(f"limit must be None or a positive int; got {limit!r}")
     if name == "cifar10":
         x, y = load_cifar10(data_root, train, download, verify=verify)

@@ -6,6 +6,7 @@ A sample of D(v) is `x = s * (eps / 2) * v + P_perp(sigma * n)` with `s = +1` fo
 """
 
 import math
+import numbers
 
 import torch
 
@@ -13,6 +14,7 @@ from nadcore.device import resolve
 from nadcore.seeds import check_seed
 
 UNIT_TOL = 1e-3  # NADs stored in float16 (the results bundle) have norms up to ~3e-4 from 1
+FLOAT32_MAX = float(torch.finfo(torch.float32).max)   # the samples are float32
 
 
 def _check_direction(v):
@@ -29,8 +31,9 @@ def _check_direction(v):
 
 
 def _check_positive_even(name, n):
-    if isinstance(n, bool) or not isinstance(n, int) or n < 2 or n % 2:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2 or n % 2:
         raise ValueError(f"{name} must be a positive even int (half the samples per class); got {n!r}")
+    return int(n)
 
 
 def directional_dataset(v, n, sigma, eps, seed=0, device="cpu"):
@@ -38,23 +41,34 @@ def directional_dataset(v, n, sigma, eps, seed=0, device="cpu"):
 
     Drawn in one vectorised call on the CPU from a generator seeded with `seed` (the same samples
     on every device), then moved to `device`; the first half has label 0 (`+eps/2` along v), the
-    second label 1 (`-eps/2`).
+    second label 1 (`-eps/2`). Numbers may be Python's or numpy's; `sigma` and `eps` must keep the
+    float32 samples finite (a ValueError naming the one that overflows).
     """
     v = _check_direction(v)
-    _check_positive_even("n", n)
+    n = _check_positive_even("n", n)
     for name, value, low in (("sigma", sigma, "> 0"), ("eps", eps, ">= 0")):
-        number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        number = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
         if not (number and (value > 0 if low == "> 0" else value >= 0)):
             raise ValueError(f"{name} must be a finite number {low}; got {value!r}")
+        if value > FLOAT32_MAX:
+            raise ValueError(f"{name} must be a finite number {low} in float32 (at most {FLOAT32_MAX:.4g}); "
+                             f"got {value!r}")
+    sigma, eps = float(sigma), float(eps)
     dev = resolve(device)
     gen = torch.Generator().manual_seed(check_seed(seed))
     v = v.to("cpu", torch.float32)
     flat = v.reshape(-1)
     noise = sigma * torch.randn((n, flat.numel()), generator=gen)
     noise -= torch.outer(noise @ flat, flat)  # P_perp
+    if not torch.isfinite(noise).all():
+        raise ValueError(f"sigma must be a number > 0 whose noise fits float32 (sigma * N(0, 1) overflows past "
+                         f"{FLOAT32_MAX:.4g}); got {sigma!r}")
     y = torch.arange(n) >= n // 2
     s = 1.0 - 2.0 * y.to(torch.float32)
     x = torch.addr(noise, s, flat, alpha=eps / 2)
+    if not torch.isfinite(x).all():
+        raise ValueError(f"eps must be a number >= 0 whose samples fit float32 (eps / 2 * v plus the noise "
+                         f"overflows past {FLOAT32_MAX:.4g}); got {eps!r}")
     return x.reshape(n, *v.shape).to(dev), y.long().to(dev)
 
 

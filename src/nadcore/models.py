@@ -17,6 +17,7 @@ pooling=True, and `config(name)` gives the exact configuration of every architec
 
 import copy
 import math
+import numbers
 
 import torch
 import torch.nn.functional as F
@@ -34,7 +35,7 @@ BLUR_PADDINGS = ("reflect", "zeros")
 def binomial_filter(size, dtype=torch.float32, device=None):
     """The 1-D binomial filter of `size` taps, a row of Pascal's triangle over its sum 2^(size - 1):
     [1, 2, 1] / 4 for 3, [1, 4, 6, 4, 1] / 16 for 5 (Zhang 2019's blur filters)."""
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
         raise ValueError(f"size must be a positive int (the number of taps); got {size!r}")
     row = [math.comb(size - 1, i) for i in range(size)]
     return torch.tensor(row, dtype=dtype, device=device) / 2 ** (size - 1)
@@ -54,11 +55,11 @@ class BlurPool2d(nn.Module):
     def __init__(self, size=3, stride=2, padding="reflect"):
         super().__init__()
         binomial_filter(size)
-        if isinstance(stride, bool) or not isinstance(stride, int) or stride < 1:
+        if isinstance(stride, bool) or not isinstance(stride, numbers.Integral) or stride < 1:
             raise ValueError(f"stride must be a positive int; got {stride!r}")
         if padding not in BLUR_PADDINGS:
             raise ValueError(f"padding must be one of {', '.join(BLUR_PADDINGS)}; got {padding!r}")
-        self.size, self.stride, self.padding = size, stride, padding
+        self.size, self.stride, self.padding = int(size), int(stride), padding
 
     def extra_repr(self):
         return f"size={self.size}, stride={self.stride}, padding={self.padding!r}"
@@ -327,7 +328,7 @@ CONFIGS = {  # `config` of the registry's own networks that are not a class with
 
 
 def _positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive int; got {value!r}")
 
 

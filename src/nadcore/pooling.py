@@ -20,6 +20,7 @@ the S^2 aliases of an output bin), checked against linear algebra and samples by
 """
 
 import math
+import numbers
 
 import torch
 from torch import nn
@@ -37,9 +38,9 @@ CONVENTIONS = ("exact", "paper")
 
 def check_factor(D, S):
     """Raise a ValueError unless S is an integer >= 1 that divides the integer D >= 1."""
-    if not isinstance(D, int) or isinstance(D, bool) or D < 1:
+    if not isinstance(D, numbers.Integral) or isinstance(D, bool) or D < 1:
         raise ValueError(f"D must be a positive integer; got {D!r}")
-    if not isinstance(S, int) or isinstance(S, bool) or S < 1:
+    if not isinstance(S, numbers.Integral) or isinstance(S, bool) or S < 1:
         raise ValueError(f"S must be an integer >= 1 (the subsampling factor); got {S!r}")
     if D % S:
         divisors = [s for s in range(1, D + 1) if D % s == 0]
@@ -48,7 +49,7 @@ def check_factor(D, S):
 
 
 def _positive(name, value):
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+    if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
     return float(value)
 
@@ -416,7 +417,7 @@ def prefilter_taps(kind, S=2):
     c[q] = sum_{i + 2j = q} t[i] t[j] and 3b come before.
     """
     kind = _kind_2d(kind)
-    if isinstance(S, bool) or not isinstance(S, int) or S < 1:
+    if isinstance(S, bool) or not isinstance(S, numbers.Integral) or S < 1:
         raise ValueError(f"S must be an integer >= 1 (the subsampling factor); got {S!r}")
     if kind in CASCADES_2D:
         if S != 4:
@@ -486,7 +487,7 @@ def pooling_matrix_2d(kind, S=2, size=32, padding="circular"):
 
 
 def _cells_2d(grid, size):
-    if isinstance(size, bool) or not isinstance(size, int) or size < 2:
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 2:
         raise ValueError(f"size must be an int >= 2; got {size!r}")
     grid = fourier.full_grid(size) if grid is None else grid
     if isinstance(grid, fourier.Grid):
@@ -496,7 +497,8 @@ def _cells_2d(grid, size):
     cells = [tuple(c) for c in grid]
     lo, hi = -(size // 2), (size + 1) // 2 - 1
     for c in cells:
-        if len(c) != 2 or not all(isinstance(k, int) and not isinstance(k, bool) and lo <= k <= hi for k in c):
+        whole = all(isinstance(k, numbers.Integral) and not isinstance(k, bool) for k in c)
+        if len(c) != 2 or not whole or not all(lo <= k <= hi for k in c):
             raise ValueError(f"grid must be a fourier.Grid or (kx, ky) pairs of ints in [{lo}, {hi}] (the fftshift "
                              f"range of a {size}x{size} image); got {c!r}")
     return cells

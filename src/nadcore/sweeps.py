@@ -9,6 +9,7 @@ cells are recomputed. `shard=i, num_shards=n` takes `cells[i::n]`; `collect` mer
 """
 
 import json
+import numbers
 import time
 from pathlib import Path
 
@@ -43,7 +44,8 @@ def _check(name, cells, settings):
 
 
 def _check_int(param, value, low, high=None):
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= low and (high is None or value < high)
+    ok = (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= low
+          and (high is None or value < high))
     if not ok:
         accepted = f">= {low}" if high is None else f"in [{low}, {high})"
         raise ValueError(f"{param} must be an integer {accepted}; got {value!r}")

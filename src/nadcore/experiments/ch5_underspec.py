@@ -15,6 +15,9 @@ tilt of its decision boundary on the plane spanned by `v1 (+) 0` and `0 (+) v2`
 mean (for `D(v)` channels, whose mean is 0, this is the raw zero of the paper).
 """
 
+import math
+import numbers
+
 import numpy as np
 import torch
 
@@ -66,7 +69,7 @@ def cifar_with_channel(images, labels, v, sigma, eps=1.0, seed=0):
 # --------------------------------------------------------------------------- evaluation
 
 def _check_split(split, channels):
-    if isinstance(split, bool) or not isinstance(split, int) or not 0 < split < channels:
+    if isinstance(split, bool) or not isinstance(split, numbers.Integral) or not 0 < split < channels:
         raise ValueError(f"split (the number of channels of block 1) must be an int in 1..{channels - 1}; "
                          f"got {split!r}")
 
@@ -124,9 +127,9 @@ def cross_section(model, v1, v2, extent=2.0, resolution=65, origin=None, mean=No
     `[-extent, extent]` in `resolution` steps. `v1`, `v2` are unit-normalised; `origin` defaults
     to 0. Points are raw inputs (normalised with `mean`, `std` when given).
     """
-    if not (isinstance(resolution, int) and resolution >= 2):
+    if not (isinstance(resolution, numbers.Integral) and not isinstance(resolution, bool) and resolution >= 2):
         raise ValueError(f"resolution must be an int >= 2; got {resolution!r}")
-    if not (isinstance(extent, (int, float)) and extent > 0):
+    if not (isinstance(extent, numbers.Real) and not isinstance(extent, bool) and math.isfinite(extent) and extent > 0):
         raise ValueError(f"extent must be a number > 0; got {extent!r}")
     b1, b2 = _as_block(v1, "v1"), _as_block(v2, "v2")
     if b1.shape[1:] != b2.shape[1:]:
