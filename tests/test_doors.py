@@ -138,3 +138,13 @@ def test_numpy_scalars_are_accepted_wherever_python_numbers_are(tmp_path):
     net = models.build("lenet", in_channels=2)
     classes, coords = ch5_underspec.cross_section(net, V, V, extent=f(2), resolution=i(3), device="cpu")
     assert classes.shape == (3, 3) and len(coords) == 3
+
+
+@pytest.mark.parametrize("kwargs, names", [({"step": 1e-30}, "step"),
+                                           ({"eval_point": torch.full((1, 32, 32), 1e30)}, "eval_point")])
+def test_all_zero_gradients_say_so_and_name_what_to_change(kwargs, names):
+    """Issue 41 item 7: `step=1e-30` said 'model factory returned the same network twice'; the cause is
+    that every gradient is zero."""
+    with pytest.raises(ValueError, match="gradients of networks 0..3 are all zero") as err:
+        nads.estimate("logreg", 4, progress=False, **kwargs)
+    assert names in str(err.value) and "same network twice" not in str(err.value)

@@ -426,7 +426,7 @@ def chunk_arrays(factory, method, step, x0, seed, start, stop, batch, precision=
     if not torch.isfinite(G).all():
         raise ValueError(f"the gradients of networks {start}..{stop - 1} are not finite (NaN or inf): check step "
                          f"({step!r}) and the evaluation point")
-    _check_distinct(G)
+    _check_distinct(G, start, method, step, x0)
     if method == "hessian":
         return {"count": np.int64(len(G)), "m2": grams.cpu().numpy()}
     return {"gradients": G.cpu().numpy()}
@@ -591,10 +591,25 @@ def _fingerprinted(chunks, digests, traces):
         yield c
 
 
-def _check_distinct(G):
-    if G.shape[0] > 1 and (G[1:] == G[:-1]).all(1).any():
-        raise ValueError("model factory returned the same network twice (two consecutive networks have identical "
-                         "gradients): it must build a fresh, randomly initialised module on every call")
+def _check_distinct(G, start, method, step, x0):
+    """A ValueError when two consecutive networks of the chunk starting at `start` have identical
+    gradients: all zero (a secant step too small for float32, or an evaluation point that saturates
+    the networks), or the same network built twice by the factory."""
+    same = (G[1:] == G[:-1]).all(1) if G.shape[0] > 1 else G.new_zeros(0, dtype=torch.bool)
+    if not same.any():
+        return
+    i = int(same.nonzero()[0])
+    if not G[i].any():
+        zero = ~G.any(1)
+        which = (f"networks {start}..{start + len(G) - 1} are all zero" if zero.all() else
+                 f"{int(zero.sum())} networks of {start}..{start + len(G) - 1} are all zero "
+                 f"({start + i} and {start + i + 1} among them)")
+        change = (f"step (got {step!r}; published: 100: the secant's differences vanish in float32) or "
+                  if method == "secant" else "")
+        raise ValueError(f"the gradients of {which}: change {change}eval_point (its largest |value| is "
+                         f"{float(x0.abs().max()):.3g}: the networks may be saturated there)")
+    raise ValueError("model factory returned the same network twice (two consecutive networks have identical "
+                     "gradients): it must build a fresh, randomly initialised module on every call")
 
 
 # ----------------------------------------------------------------------------- subspaces and convergence
