@@ -520,3 +520,51 @@ def test_an_os_error_anywhere_is_one_line_naming_the_path(tiny_book, monkeypatch
     assert cli.main(["plan", "01_tiny", "--book-dir", str(tiny_book)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.splitlines() == ["nadcore: error: Permission denied: /results/pooling"]
+
+
+def sbatch_arguments(line):
+    """The arguments sbatch reads from one `#SBATCH` line: a port of `_get_argument` in Slurm's
+    src/sbatch/opt.c (whitespace splits; single or double quotes group, anywhere in an argument;
+    a backslash escapes the next character, inside quotes too; an unescaped # outside quotes ends
+    the line)."""
+    assert line.startswith("#SBATCH")
+    args, i, text = [], 0, line[len("#SBATCH"):]
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i == len(text):
+            return args
+        arg, quote, escape = "", None, False
+        while i < len(text) and (quote or not text[i].isspace()):
+            c, i = text[i], i + 1
+            if escape:
+                escape = False
+            elif c == "\\":
+                escape = True
+                continue
+            elif quote:
+                if c == quote:
+                    quote = None
+                    continue
+            elif c in "\"'":
+                quote = c
+                continue
+            elif c == "#":
+                assert not arg, f"a comment inside an argument: {line}"
+                return args
+            arg += c
+        assert quote is None, f"unmatched quote in {line}"
+        args.append(arg)
+
+
+def test_submit_quotes_the_sbatch_lines(tiny_book, tmp_path, capsys):
+    """Issue 41 item 11: `#SBATCH --output=` held an unquoted path (a space split it); a % in it is
+    one of sbatch's filename patterns (%% is a literal %)."""
+    out = tmp_path / 'my runs #1 "q" \\ 100%'
+    assert cli.main(["submit", "01_tiny", "--shards", "2", "--out", str(out), "--dry-run", "--book-dir",
+                     str(tiny_book), "--sbatch", "--partition=gpu '--comment=two words'"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("#SBATCH")]
+    parsed = [a for line in lines for a in sbatch_arguments(line)]
+    folder = str(out.resolve()).replace("%", "%%")
+    assert f"--output={folder}/slurm-%A_%a.out" in parsed and f"--output={folder}/slurm-%j.out" in parsed
+    assert parsed.count("--comment=two words") == 2 and parsed.count("--partition=gpu") == 2

@@ -415,6 +415,17 @@ def estimate_nads(args):
           f"({args.method}, {args.networks} networks)")
 
 
+def sbatch_word(text):
+    """`text` as one argument of an `#SBATCH` line: sbatch splits the line at whitespace, groups
+    quoted text, reads a backslash as an escape and an unquoted # as a comment (Slurm's
+    `_get_argument`), so such text is double-quoted with `\\` and `\"` escaped (the value only, after
+    an option's `--name=`)."""
+    if not re.search(r"[\s\"'\\#]", text):
+        return text
+    name, value = re.fullmatch(r"(--[A-Za-z][\w-]*=)?(.*)", text, re.S).groups()
+    return (name or "") + '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def slurm_scripts(args):
     """`(array, collector)`: the sbatch scripts of `nadcore submit`, every value checked as for `run`.
 
@@ -439,9 +450,10 @@ def slurm_scripts(args):
     given = "".join(f" -p {k} {shlex.quote(v)}" for k, v in args.parameter if k not in ("scale", "device"))
     run = (f"{nadcore} run {notebook.stem} --scale {values['scale']} --device {values['device']} --no-progress "
            f"--out {shlex.quote(str(out))}{' --force' if args.force else ''}{given}")
-    extra = "".join(f"#SBATCH {a}\n" for a in shlex.split(args.sbatch or ""))
+    extra = "".join(f"#SBATCH {sbatch_word(a)}\n" for a in shlex.split(args.sbatch or ""))
+    logs = str(out).replace("%", "%%")     # % starts one of sbatch's filename patterns (%j, %A); %% is a %
     head = lambda name, log: (f"#!/bin/bash\n#SBATCH --job-name=nadbook-{notebook.stem}-{name}\n"
-                              f"#SBATCH --output={out}/slurm-{log}.out\n{extra}")
+                              f"#SBATCH {sbatch_word(f'--output={logs}/slurm-{log}.out')}\n{extra}")
     cd = f"cd {shlex.quote(str(folder.parent))}\n"
     array = (head("shards", "%A_%a") + f"#SBATCH --array=0-{args.shards - 1}\n" + cd
              + f'{run} -p shard "$SLURM_ARRAY_TASK_ID" -p num_shards {args.shards}\n')
