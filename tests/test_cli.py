@@ -1,4 +1,5 @@
 import ast
+import json
 import os
 import subprocess
 import sys
@@ -568,3 +569,29 @@ def test_submit_quotes_the_sbatch_lines(tiny_book, tmp_path, capsys):
     folder = str(out.resolve()).replace("%", "%%")
     assert f"--output={folder}/slurm-%A_%a.out" in parsed and f"--output={folder}/slurm-%j.out" in parsed
     assert parsed.count("--comment=two words") == 2 and parsed.count("--partition=gpu") == 2
+
+
+def test_nads_checks_every_value_before_torch_loads(tmp_path):
+    """Issue 41 item 10: --step, --batch-size, --arch and --method were checked by the library, after
+    torch loaded (40-53 s on a loaded machine); the cost check imported torch too (through plan)."""
+    out = str(tmp_path / "x.npz")
+    cases = [["--arch", "foo"], ["--method", "magic"], ["--step", "0"], ["--step", "1e-50"], ["--step", "nan"],
+             ["--step", "1e39"], ["--batch-size", "0"], ["--batch-size", "5000"], ["--networks", "1000000000"]]
+    code = ("import sys, json; from nadcore import cli; base = ['nads', '--arch', 'lenet', '--networks', '4', "
+            f"'--out', {out!r}]; cases = json.loads(sys.argv[1]); "
+            "print(json.dumps([[cli.main(base + c), 'torch' in sys.modules] for c in cases]))")
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(cases)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == [[2, False]] * len(cases), done.stderr
+    errors = error_lines(done.stderr)
+    assert len(errors) == len(cases)
+    for (option, _), line in zip([c if c[0] != "--networks" else c for c in cases], errors):
+        assert f"{option} must be" in line, line
+
+
+def test_the_cli_knows_the_library_names_without_torch():
+    """The names and bounds `nadcore nads` checks before torch loads are the library's."""
+    from nadcore import catalog, models, nads
+
+    assert catalog.ARCHS == tuple(models.names())
+    assert catalog.NAD_METHODS == nads.METHODS and catalog.MAX_BATCH == nads.MAX_BATCH

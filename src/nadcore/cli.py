@@ -350,15 +350,32 @@ def protect_bundle(key, path, force, bundles=(BUNDLE,)):
 
 
 def nad_hours(arch, method, networks):
-    """The estimated hours of a NAD estimate on this machine's CPU (`plan.NAD_S`), or None if unknown."""
-    from nadcore.plan import NAD_S
+    """The estimated hours of a NAD estimate on this machine's CPU (`catalog.NAD_S`), or None if unknown."""
+    from nadcore.catalog import NAD_S
 
     each = NAD_S.get((arch, method))
     return None if each is None else each * networks / 3600
 
 
 def check_nad_args(args):
-    """Every value of `nadcore nads` checked before torch loads (messages name the option)."""
+    """Every value of `nadcore nads` checked before torch loads (messages name the option), against
+    `nadcore.catalog` (torch-free); only --device's presence on this machine is left to the library."""
+    import math
+
+    import numpy as np
+
+    from nadcore import catalog
+
+    if args.arch not in catalog.ARCHS:
+        raise fail("--arch", args.arch, f"one of {', '.join(catalog.ARCHS)}")
+    if args.method not in catalog.NAD_METHODS:
+        raise fail("--method", args.method, f"one of {', '.join(catalog.NAD_METHODS)}")
+    with np.errstate(over="ignore", under="ignore"):
+        step32 = np.float32(args.step)
+    if not (math.isfinite(args.step) and step32 > 0 and np.isfinite(step32)):
+        raise fail("--step", args.step, "a finite number > 0 in float32 (the secant step h; published: 100)")
+    if args.batch_size is not None and not 1 <= args.batch_size <= catalog.MAX_BATCH:
+        raise fail("--batch-size", args.batch_size, f"an integer in [1, {catalog.MAX_BATCH}] (networks at once)")
     if args.out is None and args.results_dir is None:
         raise fail("--out", None, "a FILE.npz path, or --results-dir where the chapters look for NADs")
     if args.out is not None:

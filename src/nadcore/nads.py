@@ -28,14 +28,14 @@ from torch import nn
 from torch.func import functional_call, grad, jacrev, stack_module_state, vmap
 from tqdm import tqdm
 
+from nadcore import catalog, store, sweeps, versions
 from nadcore import models as registry
-from nadcore import store, sweeps, versions
 from nadcore.device import autocast, check_precision, resolve
 from nadcore.seeds import check_seed, derive
 
-METHODS = ("secant", "autograd", "hessian")
+METHODS = catalog.NAD_METHODS
 HESSIAN_MAX_ENTRIES = 2e8
-MAX_BATCH = 1024   # networks evaluated at once (a batch is padded with copies to this size)
+MAX_BATCH = catalog.MAX_BATCH   # networks evaluated at once (a batch is padded with copies to this size)
 VMAP_MAX_PARAMS = 1_000_000   # on the CPU, larger networks' exact gradients go one at a time
 RESHAPES = (nn.Flatten, nn.Unflatten, nn.Identity)  # D x (number of parameters) of one mixed-derivative matrix
 
@@ -90,7 +90,7 @@ def _check_inputs(num_networks, method, step, input_shape, batch_size):
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; got {method!r}")
     if not (isinstance(step, (int, float, np.number)) and not isinstance(step, bool) and np.isfinite(step)
-            and np.float32(step) > 0 and np.isfinite(np.float32(step))):
+            and _in_float32(step)):
         raise ValueError(f"step must be a finite number > 0 in float32 (the secant step h; published: 100); "
                          f"got {step!r}")
     if not (isinstance(input_shape, (tuple, list)) and input_shape
@@ -99,6 +99,12 @@ def _check_inputs(num_networks, method, step, input_shape, batch_size):
     if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer))
                                    or not 1 <= batch_size <= MAX_BATCH):
         raise ValueError(f"batch_size must be an integer in [1, {MAX_BATCH}] or None (automatic); got {batch_size!r}")
+
+
+def _in_float32(x):
+    """True when `x` is > 0 and finite in float32 (no overflow warning for 1e39)."""
+    with np.errstate(over="ignore", under="ignore"):
+        return bool(np.float32(x) > 0 and np.isfinite(np.float32(x)))
 
 
 def _factory(model, input_shape, pooling=True):
