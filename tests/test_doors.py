@@ -148,3 +148,12 @@ def test_all_zero_gradients_say_so_and_name_what_to_change(kwargs, names):
     with pytest.raises(ValueError, match="gradients of networks 0..3 are all zero") as err:
         nads.estimate("logreg", 4, progress=False, **kwargs)
     assert names in str(err.value) and "same network twice" not in str(err.value)
+
+
+def test_a_nad_estimate_bounds_its_networks_before_building_chunks():
+    """Issue 41 item 6: `nads.estimate("logreg", 10**18)` raised MemoryError building chunk ranges."""
+    from nadcore import catalog
+
+    for n in (10 ** 18, catalog.MAX_NETWORKS + 1):
+        with pytest.raises(ValueError, match=r"^num_networks must be an integer in \[2, 10000000\]"):
+            nads.estimate("logreg", n, progress=False)

@@ -11,6 +11,12 @@ ARCHS = ("logreg", "mlp", "lenet", "vgg11", "vgg11_bn", "resnet18", "densenet121
          "resnet18_blur")
 NAD_METHODS = ("secant", "autograd", "hessian")
 MAX_BATCH = 1024   # networks evaluated at once (a batch is padded with copies to this size)
+# The most networks of one NAD estimate: its chunk list (~1 KB a chunk of 125 networks) stays under
+# ~100 MB; the paper's estimates use 10,000.
+MAX_NETWORKS = 10 ** 7
+# `nadcore nads` without --yes: at most this many networks for an (architecture, method) whose cost
+# is not measured (twice the paper's 10,000)
+UNPRICED_NETWORKS = 20_000
 
 # Seconds on the 2-core CPU (AVX-512) of the book's builds. Training: `train_cost` is TRAIN_S x
 # samples x epochs x 2; for a run with a training and a test set of n each, callers pass samples = 2 n

@@ -350,11 +350,15 @@ def protect_bundle(key, path, force, bundles=(BUNDLE,)):
 
 
 def nad_hours(arch, method, networks):
-    """The estimated hours of a NAD estimate on this machine's CPU (`catalog.NAD_S`), or None if unknown."""
+    """`(hours, bound)`: the estimated hours of a NAD estimate on this machine's CPU (`catalog.NAD_S`)
+    and whether they are a lower bound (the mixed Hessian: at least its exact gradient's cost), or
+    `(None, False)` where no cost is measured."""
     from nadcore.catalog import NAD_S
 
     each = NAD_S.get((arch, method))
-    return None if each is None else each * networks / 3600
+    if each is None and method == "hessian" and (arch, "autograd") in NAD_S:
+        return NAD_S[(arch, "autograd")] * networks / 3600, True
+    return (None, False) if each is None else (each * networks / 3600, False)
 
 
 def check_nad_args(args):
@@ -386,18 +390,22 @@ def check_nad_args(args):
         protect_bundle("--results-dir", args.results_dir, args.force)
     if not 0 <= args.seed <= MAX_SEED:
         raise fail("--seed", args.seed, "an integer in [0, 2^63)")
-    if args.networks < 2:
-        raise fail("--networks", args.networks, "an integer >= 2 (the covariance is mean-centred)")
+    if not 2 <= args.networks <= catalog.MAX_NETWORKS:
+        raise fail("--networks", args.networks, f"an integer in [2, {catalog.MAX_NETWORKS}] (the covariance is "
+                   "mean-centred)")
     if args.num_shards < 1:
         raise fail("--num-shards", args.num_shards, "an integer >= 1")
     if not 0 <= args.shard < args.num_shards:
         raise fail("--shard", args.shard, f"an integer in [0, {args.num_shards}) (--num-shards is {args.num_shards})")
     if args.num_shards > 1 and args.results_dir is None:
         raise fail("--results-dir", None, "the folder the shards share (set it with --num-shards > 1)")
-    hours = nad_hours(args.arch, args.method, args.networks)
+    hours, bound = nad_hours(args.arch, args.method, args.networks)
     if hours is not None and hours > NAD_HOURS and not args.yes:
-        raise fail("--networks", args.networks, f"what finishes within {NAD_HOURS} h here (this one: ~{hours:.0f} h "
-                   "on a 2-core CPU), or pass --yes to start it anyway")
+        raise fail("--networks", args.networks, f"what finishes within {NAD_HOURS} h here (this one: "
+                   f"{'over ' if bound else ''}~{hours:.0f} h on a 2-core CPU), or pass --yes to start it anyway")
+    if hours is None and args.networks > catalog.UNPRICED_NETWORKS and not args.yes:
+        raise fail("--networks", args.networks, f"at most {catalog.UNPRICED_NETWORKS} for {args.arch} "
+                   f"({args.method}), whose cost is not measured, or pass --yes to start it anyway")
 
 
 def estimate_nads(args):

@@ -85,8 +85,10 @@ class NADResult:
 # ----------------------------------------------------------------------------- checks
 
 def _check_inputs(num_networks, method, step, input_shape, batch_size):
-    if isinstance(num_networks, bool) or not isinstance(num_networks, (int, np.integer)) or num_networks < 2:
-        raise ValueError(f"num_networks must be an integer >= 2 (the covariance is mean-centred); got {num_networks!r}")
+    if (isinstance(num_networks, bool) or not isinstance(num_networks, (int, np.integer))
+            or not 2 <= num_networks <= catalog.MAX_NETWORKS):
+        raise ValueError(f"num_networks must be an integer in [2, {catalog.MAX_NETWORKS}] (the covariance is "
+                         f"mean-centred; catalog.MAX_NETWORKS bounds the chunk list); got {num_networks!r}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; got {method!r}")
     if not (isinstance(step, (int, float, np.number)) and not isinstance(step, bool) and np.isfinite(step)
