@@ -1,10 +1,10 @@
-"""The built HTML in headless Chromium: every page of `_toc.yml` renders its figures and math with
-no request outside localhost. Screenshots land in `_build/screenshots/` (CI artifacts)."""
+"""What a reader sees of each page of `_toc.yml` in headless Chromium: its figures and math render,
+it reads as a book (no raw markup, nothing cut off), a chapter's main page is short and its prose
+free of engineering. `tests/test_site.py` loads each page once and calls these checks; screenshots
+land in `_build/screenshots/` (CI artifacts)."""
 
 import nbformat
-import pytest
 from conftest import ROOT
-from test_book import toc_files
 
 SHOTS = ROOT / "_build" / "screenshots"
 BROKEN_IMAGES = "Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"
@@ -19,21 +19,18 @@ def expected_images(page_file):
     return sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
 
 
-@pytest.mark.browser
-@pytest.mark.parametrize("page_file", toc_files())
-def test_page_renders_offline(book_url, page, page_file):
-    response = page.goto(f"{book_url}{page_file}.html", wait_until="networkidle")
-    assert response is not None and response.ok, f"{page_file}.html is missing from the build"
-    page.wait_for_timeout(300)
+def check_renders(page, page_file):
+    """A loaded page of `_toc.yml` (`tests/test_site.py` loads each once): a full-page screenshot, every
+    image loaded, at least as many as its committed outputs hold, MathJax typeset, a title."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{page_file.split('/')[-1]}.png"), full_page=True)
-
     assert page.evaluate(BROKEN_IMAGES) == []
     rendered = page.evaluate("document.querySelectorAll('main img').length")
     assert rendered >= expected_images(page_file)
     if page.evaluate("document.querySelectorAll('main .math').length") > 0:
+        page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20000)
+        page.evaluate("async () => { await MathJax.startup.promise; }")
         page.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=20000)
-    assert page.external_requests == [], "the page needs requests outside localhost"
     assert page.locator("main h1").count() >= 1
 
 
@@ -47,6 +44,7 @@ PROSE = """() => {
 }"""
 CAPTIONS = "Array.from(document.querySelectorAll('main figcaption, main caption')).map(c => c.innerText.trim())"
 CUT_OFF = """Array.from(document.querySelectorAll('main pre, main .cell_output, main .output, main table, main img'))
+  .filter(e => e.checkVisibility())
   .filter(e => e.scrollWidth > e.clientWidth + 1 || e.getBoundingClientRect().right
                > document.querySelector('main').getBoundingClientRect().right + 1)
   .map(e => e.tagName + ': ' + (e.innerText || e.src || '').slice(0, 60))"""
@@ -92,15 +90,52 @@ def test_reader_defects_finds_what_a_reader_would_see():
     assert not reader_defects("Plain prose with numbers 0.56 and 51.1 %.", ["Fig. 1 Test accuracy."], [], ["a", "b"])
 
 
-@pytest.mark.browser
-@pytest.mark.parametrize("page_file", toc_files())
-def test_page_reads_as_a_book(book_url, page, page_file):
+def check_reads_as_a_book(page, page_file):
     """No raw LaTeX or markdown (the sidebar's chapter titles too), no ASCII math, no caption numbered
-    twice, no output cut off at the right edge of a 1280 px window, no reference listed twice."""
-    page.goto(f"{book_url}{page_file}.html", wait_until="networkidle")
-    page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20000)
-    page.evaluate("async () => { await MathJax.startup.promise; }")
+    twice, no output cut off at the right edge of a 1280 px window, no reference listed twice (in
+    what the page shows with its dropdowns closed)."""
     sidebar = page.evaluate("(document.querySelector('.bd-sidebar-primary') || {innerText: ''}).innerText")
     defects = reader_defects(page.evaluate(PROSE) + "\n" + sidebar, page.evaluate(CAPTIONS), page.evaluate(CUT_OFF),
                              page.evaluate(CITATIONS))
     assert defects == [], f"{page_file}:\n" + "\n".join(defects)
+
+
+# ----------------------------------------------------------------------------- a chapter's main page
+
+MAX_HEIGHT = 6400   # px at 1280 px wide with every dropdown closed: 8 screens of 1280x800
+CHAPTER = r"book/\d\d_"   # the chapters' main pages (the appendices and the results page are exempt)
+ENGINEERING = r"\b(?:bundles?|machines?|threads?|shards?|make (?:book|test|check|fashion|install|verify|pdf))\b"
+VISIBLE_PROSE = """() => {
+  const main = document.querySelector('main').cloneNode(true);
+  main.querySelectorAll('details, pre, code, .cell_input, .cell_output, mjx-container, .math, script, style, '
+    + 'nav, .headerlink').forEach(e => e.remove());
+  return main.innerText;
+}"""
+
+
+def engineering_words(text):
+    """The words of engineering in a chapter's prose (the results bundle, machines, threads, shards,
+    make targets), each once, sorted."""
+    import re
+
+    return sorted({m.group(0).lower() for m in re.finditer(ENGINEERING, text, flags=re.I)})
+
+
+def test_engineering_words_finds_plumbing_in_prose():
+    assert engineering_words("Stored in the results bundle; run make fashion on a machine") == [
+        "bundle", "machine", "make fashion"]
+    assert engineering_words("Two shards and 2 threads") == ["shards", "threads"]
+    assert engineering_words("We make a grid of machined parts; the bundled NADs") == []
+
+
+def check_chapter_page(page, page_file):
+    """A chapter's main page at most `MAX_HEIGHT` px tall with its dropdowns closed, and no engineering
+    in the prose a reader sees (dropdowns, code and outputs excepted)."""
+    import re
+
+    if not re.match(CHAPTER, page_file):
+        return
+    page.evaluate("document.querySelectorAll('details[open]').forEach(d => d.open = false)")
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height <= MAX_HEIGHT, f"{page_file} is {height} px tall ({height / 800:.1f} screens of 800 px)"
+    assert engineering_words(page.evaluate(VISIBLE_PROSE)) == [], page_file

@@ -15,6 +15,7 @@ from urllib.parse import unquote, urldefrag, urlparse
 import pytest
 from conftest import HTML, ROOT, _QuietHandler, build_book_from_committed_outputs
 from test_book import toc_files
+from test_browser import check_chapter_page, check_reads_as_a_book, check_renders
 
 SUB = "nadbook"
 PAGES = [*toc_files(), "genindex", "search"]
@@ -103,6 +104,15 @@ def test_figures_are_numbered_by_chapter(site):
             assert numbers and numbers == [f"Figure {int(chapter[1])}.{i} " for i in range(1, len(numbers) + 1)], page
 
 
+def test_references_are_listed_as_the_text_cites_them(site):
+    """The bibliography labels each entry "Author et al., year", as the text's author-year citations
+    read (book/_ext), with LaTeX accents decoded."""
+    html = (site / "book" / "references.html").read_text()
+    labels = re.findall(r'class="label"><span class="fn-bracket">\[</span>(.*?)<span', html)
+    assert labels and "Ortiz-Jiménez et al., 2020" in labels
+    assert all(re.fullmatch(r"[^{}\\]+(?: et al\.| and [^{}\\,]+)?, \d{4}", label) for label in labels), labels
+
+
 # ----------------------------------------------------------------------------- served under /nadbook/
 
 @pytest.fixture(scope="module")
@@ -153,7 +163,8 @@ STYLED = """() => ({
 @pytest.mark.parametrize("page_file", PAGES)
 def test_page_works_under_a_sub_path(sub_url, sub_page, page_file):
     """No request leaves `/nadbook/` or fails, the theme's stylesheets and scripts apply, no script
-    raises, no link points outside the sub-path, MathJax typesets."""
+    raises, no link points outside the sub-path, MathJax typesets; a page of `_toc.yml` also passes
+    the reader's checks of `tests/test_browser.py` (each page is loaded once by the suite)."""
     response = sub_page.goto(f"{sub_url}{page_file}.html", wait_until="networkidle")
     assert response is not None and response.ok
     if sub_page.evaluate("document.querySelectorAll('main .math').length") > 0:
@@ -167,6 +178,10 @@ def test_page_works_under_a_sub_path(sub_url, sub_page, page_file):
     assert state["sheets"] == [], "stylesheets that did not load"
     assert state["theme"] and state["script"] in ("light", "dark"), "the theme's stylesheet or script did not apply"
     assert state["links"] == [], "links that leave the sub-path"
+    if page_file in toc_files():       # what a reader sees (tests/test_browser.py), from this one load
+        check_renders(sub_page, page_file)
+        check_reads_as_a_book(sub_page, page_file)
+        check_chapter_page(sub_page, page_file)
 
 
 @pytest.mark.browser
