@@ -20,10 +20,8 @@ def expected_images(page_file):
 
 
 def check_renders(page, page_file):
-    """A loaded page of `_toc.yml` (`tests/test_site.py` loads each once): a full-page screenshot, every
-    image loaded, at least as many as its committed outputs hold, MathJax typeset, a title."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{page_file.split('/')[-1]}.png"), full_page=True)
+    """A loaded page of `_toc.yml` (`tests/test_site.py` loads each once): every image loaded, at least
+    as many as its committed outputs hold, MathJax typeset, a title."""
     assert page.evaluate(BROKEN_IMAGES) == []
     rendered = page.evaluate("document.querySelectorAll('main img').length")
     assert rendered >= expected_images(page_file)
@@ -34,14 +32,26 @@ def check_renders(page, page_file):
     assert page.locator("main h1").count() >= 1
 
 
+def save_screenshot(page, page_file):
+    """A full-page screenshot in `SHOTS`, taken after the checks: it resizes the window, and plotly's
+    figures lay themselves out again for a moment."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{page_file.split('/')[-1]}.png"), full_page=True)
+
+
 # ----------------------------------------------------------------------------- the page as a reader sees it
 
-PROSE = """() => {
+def text_without(selectors):
+    """JavaScript giving the text of the page's `main` with the elements `selectors` matches removed."""
+    return f"""() => {{
   const main = document.querySelector('main').cloneNode(true);
-  main.querySelectorAll('pre, code, mjx-container, .math, script, style, .highlight, .plotly-graph-div, '
-    + '.headerlink, .toggle-details, nav, .cell_input').forEach(e => e.remove());
+  main.querySelectorAll('{selectors}').forEach(e => e.remove());
   return main.innerText;
-}"""
+}}"""
+
+
+PROSE = text_without("pre, code, mjx-container, .math, script, style, .highlight, .plotly-graph-div, .headerlink, "
+                     ".toggle-details, nav, .cell_input")
 CAPTIONS = "Array.from(document.querySelectorAll('main figcaption, main caption')).map(c => c.innerText.trim())"
 CUT_OFF = """Array.from(document.querySelectorAll('main pre, main .cell_output, main .output, main table, main img'))
   .filter(e => e.checkVisibility())
@@ -105,12 +115,8 @@ def check_reads_as_a_book(page, page_file):
 MAX_HEIGHT = 6400   # px at 1280 px wide with every dropdown closed: 8 screens of 1280x800
 CHAPTER = r"book/\d\d_"   # the chapters' main pages (the appendices and the results page are exempt)
 ENGINEERING = r"\b(?:bundles?|machines?|threads?|shards?|make (?:book|test|check|fashion|install|verify|pdf))\b"
-VISIBLE_PROSE = """() => {
-  const main = document.querySelector('main').cloneNode(true);
-  main.querySelectorAll('details, pre, code, .cell_input, .cell_output, mjx-container, .math, script, style, '
-    + 'nav, .headerlink').forEach(e => e.remove());
-  return main.innerText;
-}"""
+VISIBLE_PROSE = text_without("details, pre, code, .cell_input, .cell_output, mjx-container, .math, script, style, "
+                             "nav, .headerlink")
 
 
 def engineering_words(text):

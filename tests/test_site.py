@@ -15,7 +15,7 @@ from urllib.parse import unquote, urldefrag, urlparse
 import pytest
 from conftest import HTML, ROOT, _QuietHandler, build_book_from_committed_outputs
 from test_book import toc_files
-from test_browser import check_chapter_page, check_reads_as_a_book, check_renders
+from test_browser import check_chapter_page, check_reads_as_a_book, check_renders, save_screenshot
 
 SUB = "nadbook"
 PAGES = [*toc_files(), "genindex", "search"]
@@ -182,6 +182,7 @@ def test_page_works_under_a_sub_path(sub_url, sub_page, page_file):
         check_renders(sub_page, page_file)
         check_reads_as_a_book(sub_page, page_file)
         check_chapter_page(sub_page, page_file)
+        save_screenshot(sub_page, page_file)
 
 
 @pytest.mark.browser
