@@ -463,6 +463,19 @@ def test_a_full_disk_is_one_line_naming_the_path(tmp_path, monkeypatch, when, ca
 LONG = ["a" * 300, "é" * 200]
 
 
+def _refused_paths(cases, tiny_book, capsys):
+    """Each `(key, argv)` of `cases` exits 2 with one line saying `key` must be a path we can write to
+    (`--book-dir` added to the chapter commands); returns the lines."""
+    lines = []
+    for key, argv in cases:
+        argv = argv + (["--book-dir", str(tiny_book)] if argv[0] != "nads" else [])
+        assert cli.main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and f"{key} must be a path we can write to" in err, err
+        lines.append(err)
+    return lines
+
+
 @pytest.mark.parametrize("name", LONG, ids=["ascii", "utf8"])
 def test_a_path_part_over_255_bytes_is_one_line_naming_the_parameter(tiny_book, tmp_path, name, monkeypatch, capsys):
     """Issue 41 item 4: `Path.exists()` raised `OSError: [Errno 36]` from `check_folder`."""
@@ -470,17 +483,14 @@ def test_a_path_part_over_255_bytes_is_one_line_naming_the_parameter(tiny_book, 
 
     monkeypatch.setattr(nads, "estimate", lambda *a, **kw: pytest.fail("estimated"))
     long = str(tmp_path / name)
-    for key, argv in [("--results-dir", ["nads", "--arch", "logreg", "--networks", "4", "--results-dir", long]),
-                      ("--out", ["nads", "--arch", "logreg", "--networks", "4", "--out", long + ".npz"]),
-                      ("--out", ["nads", "--arch", "logreg", "--networks", "4", "--out", long + "/x.npz"]),
-                      ("results_dir", ["run", "01_tiny", "-p", "results_dir", long, "--out", str(tmp_path / "runs")]),
-                      ("results_dir", ["plan", "01_tiny", "-p", "results_dir", long]),
-                      ("data_root", ["plan", "01_tiny", "-p", "data_root", long + "/data"]),
-                      ("--out", ["run", "01_tiny", "--out", long])]:
-        argv += ["--book-dir", str(tiny_book)] if argv[0] != "nads" else []
-        assert cli.main(argv) == 2, argv
-        err = capsys.readouterr().err.strip()
-        assert len(err.splitlines()) == 1 and f"{key} must be a path we can write to" in err, err
+    cases = [("--results-dir", ["nads", "--arch", "logreg", "--networks", "4", "--results-dir", long]),
+             ("--out", ["nads", "--arch", "logreg", "--networks", "4", "--out", long + ".npz"]),
+             ("--out", ["nads", "--arch", "logreg", "--networks", "4", "--out", long + "/x.npz"]),
+             ("results_dir", ["run", "01_tiny", "-p", "results_dir", long, "--out", str(tmp_path / "runs")]),
+             ("results_dir", ["plan", "01_tiny", "-p", "results_dir", long]),
+             ("data_root", ["plan", "01_tiny", "-p", "data_root", long + "/data"]),
+             ("--out", ["run", "01_tiny", "--out", long])]
+    for err in _refused_paths(cases, tiny_book, capsys):
         assert "File name too long" in err
     assert notebooks(tmp_path) == ["01_tiny.ipynb"]
 
@@ -492,16 +502,13 @@ def test_a_symlink_loop_is_refused_as_a_folder(tiny_book, tmp_path, monkeypatch,
     monkeypatch.setattr(nads, "estimate", lambda *a, **kw: pytest.fail("estimated"))
     (tmp_path / "loop").symlink_to("loop")
     loop = str(tmp_path / "loop")
-    for key, argv in [("--results-dir", ["nads", "--arch", "logreg", "--networks", "4", "--results-dir", loop]),
-                      ("--results-dir", ["nads", "--arch", "logreg", "--networks", "4", "--results-dir", loop + "/r"]),
-                      ("--out", ["nads", "--arch", "logreg", "--networks", "4", "--out", loop + "/x.npz"]),
-                      ("results_dir", ["plan", "01_tiny", "-p", "results_dir", loop]),
-                      ("results_dir", ["run", "01_tiny", "-p", "results_dir", loop, "--out", str(tmp_path / "runs")]),
-                      ("--out", ["run", "01_tiny", "--out", loop])]:
-        argv += ["--book-dir", str(tiny_book)] if argv[0] != "nads" else []
-        assert cli.main(argv) == 2, argv
-        err = capsys.readouterr().err.strip()
-        assert len(err.splitlines()) == 1 and f"{key} must be a path we can write to" in err, err
+    cases = [("--results-dir", ["nads", "--arch", "logreg", "--networks", "4", "--results-dir", loop]),
+             ("--results-dir", ["nads", "--arch", "logreg", "--networks", "4", "--results-dir", loop + "/r"]),
+             ("--out", ["nads", "--arch", "logreg", "--networks", "4", "--out", loop + "/x.npz"]),
+             ("results_dir", ["plan", "01_tiny", "-p", "results_dir", loop]),
+             ("results_dir", ["run", "01_tiny", "-p", "results_dir", loop, "--out", str(tmp_path / "runs")]),
+             ("--out", ["run", "01_tiny", "--out", loop])]
+    for err in _refused_paths(cases, tiny_book, capsys):
         assert "symbolic links" in err
     assert notebooks(tmp_path) == ["01_tiny.ipynb"]
 
