@@ -135,25 +135,21 @@ def test_the_start_of_a_random_stored_fig1_cell_replays_bitwise(rng, record_thre
 
 
 def recompute_fig6_index(rng, record_threads, tmp_path):
-    """A Fig. 6 cell at the published sigma, or at the sigma study's best one once that is stored."""
-    best = bundle.fig6_comparison()["best_sigma"]
-    runs = [s for s in dict.fromkeys((None, best)) if bundle.load_fig6(sigma=s)]
-    if not runs:
+    """A LeNet Fig. 6 cell: at the published sigma or the sigma study's best, along its secant or its
+    exact-gradient NADs, of any seed (`bundle.FIG6_NADS`; LeNet's secant seed 0 is `fig6` / `fig6_sigma`)."""
+    names = [n for n, (item, *_) in bundle.FIG6_NADS.items() if item == "fig6" and bundle.load_fig6(name=n)]
+    if not names:
         pytest.skip("the bundle holds no Fig. 6 cell yet")
-    sigma = rng.choice(runs)
-    arch, indices, settings = bundle.fig6_item(sigma)
-    stored = bundle.load_fig6(sigma=sigma)
+    name = rng.choice(names)
+    arch, _, settings = bundle.fig6_item(name=name)
+    stored, records = bundle.load_fig6(name=name), bundle.fig6_records(name=name)
     index = rng.choice(sorted(stored))
-    basis = bundle.load_nad(arch)
-    found = sweeps.stored(f"fig6_{arch}", [{"index": index}], ch3_nads.fig6_settings(arch, basis, settings, "cpu"),
-                          bundle.BUNDLE / "nads")
-    record = found[0].record
-    record_threads(record)
-    print(f"recomputing Fig. 6 at NAD index {index}, sigma {settings['sigma']:g}")
+    record_threads(records[index])
+    print(f"recomputing {name} at NAD index {index}")
     kw = {k: v for k, v in settings.items() if k != "seed"}
-    fresh = ch3_nads.accuracy_on_nads(arch, basis, [index], seed=settings["seed"], device="cpu", progress=False,
-                                      **kw)[0]
-    if bundle.machine_of(record) == store.machine():
+    fresh = ch3_nads.accuracy_on_nads(arch, bundle.load_nad(arch, bundle.fig6_method(name)), [index],
+                                      seed=settings["seed"], device="cpu", progress=False, **kw)[0]
+    if bundle.machine_of(records[index]) == store.machine():
         assert fresh == stored[index]
     else:
         assert abs(fresh - stored[index]) < 10
@@ -791,7 +787,9 @@ def test_vgg11_fig6_along_its_exact_gradient_nads_and_more_seeds_is_a_gpu_item(t
     arch, indices, settings = bundle.fig6_item(name="fig6_vgg11")
     assert list(bundle.FIG6_NADS)[:2] == ["fig6_vgg11_autograd_seed0", "fig6_vgg11_secant_seed0"]   # the GPU's order
     keys = {store.key(ch3_nads.fig6_settings(arch, bundle.load_nad("vgg11"), settings, "cpu"))}
-    for name, (item, method, r) in bundle.FIG6_NADS.items():
+    gpu = {name: v for name, v in bundle.FIG6_NADS.items() if v[0] == "fig6_vgg11"}
+    assert len(gpu) == 6 and all(v[3] is None for v in gpu.values())
+    for name, (item, method, r, _) in gpu.items():
         a, i, s = bundle.fig6_item(name=name)
         assert (item, a, i) == ("fig6_vgg11", arch, indices) and bundle.fig6_method(name) == method
         assert s == {**settings, "seed": bundle.seeds.replicate(bundle.SEED, r)}
@@ -800,11 +798,31 @@ def test_vgg11_fig6_along_its_exact_gradient_nads_and_more_seeds_is_a_gpu_item(t
         assert bundle.load_fig6(tmp_path, name=name) == {} and bundle.fig6_records(tmp_path, name=name) == {}
         assert bundle.status(name, tmp_path).endswith("computes the rest (float32, on a CUDA GPU)")
         assert set(bundle.fig6_records(name=name)) == set(bundle.load_fig6(name=name))   # the committed cells
-    assert len(keys) == 1 + len(bundle.FIG6_NADS)      # no cell of one is a cell of another
+    assert len(keys) == 1 + len(gpu)      # no cell of one is a cell of another
     assert bundle.fig6_method("fig6_vgg11") == "secant" and list(bundle.fig6_comparison(tmp_path)["deep"]) == ["vgg11"]
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(ValueError, match=r"^item fig6_vgg11_autograd_seed0 is computed on a CUDA GPU \(float32\)"):
         bundle.compute("fig6_vgg11_autograd_seed0", tmp_path, tmp_path / "scratch", progress=False)
+
+
+def test_lenet_fig6_along_both_estimates_at_two_sigmas_is_a_cpu_item(tmp_path):
+    """Issue 42: LeNet's Fig. 6 along its exact-gradient and its secant NADs, seeds 0-2, at the sigma
+    study's best and at the caption's sigma, on this CPU; secant seed 0 is the `fig6_sigma` / `fig6` item."""
+    assert bundle.FIG6_CAPTION == presets.preset("nads", "paper")["fig6"]["sigma"]
+    lenet = {name: v for name, v in bundle.FIG6_NADS.items() if v[0] == "fig6"}
+    assert len(lenet) == 12 and {v[3] for v in lenet.values()} == {bundle.DEEP_SIGMA, bundle.FIG6_CAPTION}
+    keys = set()
+    for name, (item, method, r, sigma) in lenet.items():
+        arch, indices, s = bundle.fig6_item(name=name)
+        base = bundle.fig6_item(sigma)[2]
+        assert (arch, indices) == bundle.fig6_item()[:2] and s == {**base, "seed": bundle.seeds.replicate(bundle.SEED, r)}
+        assert bundle.item_device(name) == "cpu" and name in bundle.ITEMS and bundle.fig6_method(name) == method
+        assert bundle.fig6_runs("fig6", method, sigma)[r] == name
+        keys.add(store.key(ch3_nads.fig6_settings(arch, bundle.load_nad(arch, method), s, "cpu")))
+        if (method, r) == ("secant", 0):
+            assert bundle.load_fig6(name=name) == bundle.load_fig6(sigma=sigma)
+        assert bundle.load_fig6(tmp_path, name=name) == {}
+    assert len(keys) == 12
 
 
 def test_secant_convergence_reads_the_estimates_chunks(tmp_path):
@@ -842,7 +860,7 @@ def test_a_random_stored_vgg11_cell_recomputes_bitwise(rng, record_threads, repl
                                                        only=bundle.TRAIN_PRECISION["cells"])
         cells += stored_cells(table, records)
     if replay is None:
-        for name in (*bundle.DEEP_FIG6, *bundle.FIG6_NADS):
+        for name in (*bundle.DEEP_FIG6, *(n for n, (item, *_) in bundle.FIG6_NADS.items() if item in bundle.DEEP_FIG6)):
             arch, records = bundle.fig6_item(name=name)[0], bundle.fig6_records(name=name)
             cells += [(name, arch, index, {"test_acc": acc}, records[index])
                       for index, acc in bundle.load_fig6(name=name).items()]

@@ -165,7 +165,8 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, required=True, help="time for everything before packing")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--bundle", type=Path, default=Path("gpu_bundle"), help="bundle folder to fill (new)")
-    parser.add_argument("--train", nargs="+", choices=[*bundle.DEEP_FIG1, *bundle.DEEP_FIG6, *bundle.FIG6_NADS],
+    parser.add_argument("--train", nargs="+", choices=[*bundle.DEEP_FIG1, *bundle.DEEP_FIG6,
+                                                   *(n for n in bundle.FIG6_NADS if bundle.item_device(n) == "cuda")],
                         help="train these items' cells instead of the NAD chunks")
     args = parser.parse_args(argv)
     if DEVICE == "cuda" and not torch.cuda.is_available():

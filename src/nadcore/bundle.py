@@ -50,9 +50,16 @@ DEEP_SIGMA = 1.5
 # exact-gradient NADs of Eq. 4 ("autograd") share almost nothing with them: each `DEEP_FIG6` item again
 # along either, on a CUDA GPU, with seeds 0-2 (`ch1_fourier.replicate_settings`; secant seed 0 is the
 # item itself on the GPU). `{name: (DEEP_FIG6 item, NAD method, replicate)}`, in the order a GPU trains them.
-FIG6_NADS = {f"{item}_{method}_seed{r}": (item, method, r) for item in DEEP_FIG6 for r in range(3)
-             for method in ("autograd", "secant")}
-DEEP_DEVICE = {"fig1_vgg11": "cuda", "fig6_vgg11": DEVICE, **dict.fromkeys(FIG6_NADS, "cuda")}
+# LeNet's too, on this CPU, at the sigma study's best (`DEEP_SIGMA`) and at the caption's: `{name: (item,
+# method, replicate, sigma)}` (sigma None: the item's own); LeNet's secant seed 0 at a sigma is the cells of
+# its `fig6` (caption) or `fig6_sigma` (best) item.
+FIG6_CAPTION = 3.0   # Fig. 6's caption (`presets` "nads" paper: the published settings; a test holds them equal)
+FIG6_NADS = {**{f"{item}_{method}_seed{r}": (item, method, r, None) for item in DEEP_FIG6 for r in range(3)
+                for method in ("autograd", "secant")},
+             **{f"fig6_lenet_sigma{sigma:g}_{method}_seed{r}": ("fig6", method, r, sigma)
+                for sigma in (DEEP_SIGMA, FIG6_CAPTION) for r in range(3) for method in ("autograd", "secant")}}
+DEEP_DEVICE = {"fig1_vgg11": "cuda", "fig6_vgg11": DEVICE,
+               **{name: "cuda" for name, (item, *_) in FIG6_NADS.items() if item in DEEP_FIG6}}
 
 
 # ----------------------------------------------------------------------------- the machine
@@ -423,10 +430,10 @@ def fig6_item(sigma=None, name="fig6"):
     """`(arch, indices, settings)` of Fig. 6 at the published settings, on our NADs (at noise `sigma`
     instead of the published one if given: the sigma study's best). `name` "fig6" is LeNet's; a
     `DEEP_FIG6` name is the network and max_lr of `DEEP_TRAIN` at its indices and `DEEP_SIGMA`, on
-    `nads_of(arch)`; a `FIG6_NADS` name is its `DEEP_FIG6` item's, with the seed of its replicate."""
+    `nads_of(arch)`; a `FIG6_NADS` name is its item's at its sigma, with the seed of its replicate."""
     if name in FIG6_NADS:
-        item, _, r = FIG6_NADS[name]
-        arch, indices, settings = fig6_item(name=item)
+        item, _, r, sigma = FIG6_NADS[name]
+        arch, indices, settings = fig6_item(sigma, name=item)
         return arch, indices, ch1_fourier.replicate_settings(settings, r)
     p = presets.preset("nads", "paper")
     settings = {**p["fig6"], "seed": SEED}
@@ -461,13 +468,18 @@ def load_fig6(bundle_dir=BUNDLE, sigma=None, name="fig6"):
                                only_stored=True)
 
 
-def fig6_by_method(item="fig6_vgg11", bundle_dir=BUNDLE):
-    """`{method: {index: (mean, std)}}` over the seeds of `item`'s runs along its secant and its
-    exact-gradient NADs (`FIG6_NADS`), at the indices every seed holds (std with ddof 1); a method
+def fig6_runs(item, method, sigma=None):
+    """The `FIG6_NADS` names of `item`'s runs along the NADs of `method` at `sigma`, in seed order."""
+    return [name for name, (i, m, _, s) in FIG6_NADS.items() if (i, m, s) == (item, method, sigma)]
+
+
+def fig6_by_method(item="fig6_vgg11", bundle_dir=BUNDLE, sigma=None):
+    """`{method: {index: (mean, std)}}` over the seeds of `item`'s runs (`fig6_runs`) at `sigma` along
+    its secant and its exact-gradient NADs, at the indices every seed holds (std with ddof 1); a method
     without stored runs is left out."""
     out = {}
     for method in ("secant", "autograd"):
-        runs = [load_fig6(bundle_dir, name=name) for name, (i, m, _) in FIG6_NADS.items() if i == item and m == method]
+        runs = [load_fig6(bundle_dir, name=name) for name in fig6_runs(item, method, sigma)]
         runs = [r for r in runs if r]
         if runs:
             common = sorted(set.intersection(*(set(r) for r in runs)))
@@ -866,12 +878,13 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
         _sigma_runs_compute(_sigma_runs(load_sigma_study(bundle_dir)[0]), bundle_dir, progress)
         return sigma_study(bundle_dir)
     if item in DEEP_FIG6 or item in FIG6_NADS:
-        _check_device(item, DEEP_DEVICE[item])
+        device = item_device(item)
+        _check_device(item, device)
         arch, indices, settings = fig6_item(name=item)
         basis = compute(f"nads_{nads_of(arch)}" + ("_autograd" if fig6_method(item) == "autograd" else ""),
                         bundle_dir, scratch, progress)
-        return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEEP_DEVICE[item],
-                                   batch=deep_batch(arch, DEEP_DEVICE[item]), progress=progress)
+        return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=device,
+                                   batch=deep_batch(arch, device), progress=progress)
     if item in ("fig6", "fig6_sigma"):
         sigma = None
         if item == "fig6_sigma":   # the single-seed grids first: they name the best sigma

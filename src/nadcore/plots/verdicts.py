@@ -706,7 +706,7 @@ def load(bundle_dir=bundle.BUNDLE):
 def fig6_runs(fig6_nads, item, method):
     """The stored runs `[{index: accuracy}, ...]` (one per seed) of `bundle.FIG6_NADS` for the
     `bundle.DEEP_FIG6` item `item` along the NADs of `method`."""
-    return [fig6_nads[name] for name, (i, m, _) in bundle.FIG6_NADS.items() if i == item and m == method]
+    return [fig6_nads[name] for name in bundle.fig6_runs(item, method)]
 
 
 def rows(results):
