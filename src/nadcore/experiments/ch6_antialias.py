@@ -222,8 +222,8 @@ def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compu
 
 def summary(results):
     """One row per variant of `chapter_results`: its Fig. 1 spread, the Spearman rho with Theorem 1
-    for the first pooling (rho1) and both (rho2) (blurred variants), lambda_2 / lambda_1 and
-    lambda_64 / lambda_1 of its NADs, the N vs 2N
+    for the first pooling (rho1) and both (rho2) (blurred variants), lambda_1 / lambda_0 (`lam2`, of the first two) and
+    lambda_64 / lambda_0 of its NADs (indices from 0), the N vs 2N
     overlap of the leading 16 NADs at the largest N, Fig. 6 at the first and last index, and the
     mean accuracy in each of `BANDS` (`band_low`, `band_eight`, `band_high`)."""
     rows = []
@@ -235,7 +235,7 @@ def summary(results):
         rows.append(dict(variant=v, cells=s["cells"], mean=s["mean"], std=s["std"], min=s["min"], max=s["max"],
                          rho1=results["agreement"].get(1, {}).get(v, np.nan),
                          rho2=results["agreement"].get(2, {}).get(v, np.nan),
-                         lam2=np.nan if lam is None else float(lam[1]), lam64=np.nan if lam is None else float(lam[63]),
+                         lam2=np.nan if lam is None else float(lam[1]), lam64=np.nan if lam is None else float(lam[64]),
                          overlap16=float(conv["overlap"][-1][ks.index(16)]) if 16 in ks else np.nan,
                          fig6_first=f6[min(f6)] if f6 else np.nan, fig6_last=f6[max(f6)] if f6 else np.nan,
                          **{f"band_{k}": m for k, m in band_means(results["fig1"][v]).items()}))

@@ -100,7 +100,7 @@ def _rank(res):
 
 
 def spectra(results):
-    """The NADs' normalised covariance eigenvalues lambda_i / lambda_1 against the NAD index, per
+    """The NADs' normalised covariance eigenvalues lambda_i / lambda_0 against the NAD index, per
     variant (`{variant: NADResult | None}`), up to the covariance's rank (the number of networks)."""
     fig, ax = style.figure(width=0.85, height=3.9)
     for v, res in _stored(results).items():
@@ -108,7 +108,7 @@ def spectra(results):
         kw = {k: x for k, x in STYLE.get(v, {}).items() if k in ("color", "ls", "zorder")}
         ax.semilogy(np.arange(len(vals)), vals, label=SHORT.get(v, v), lw=1.4, **kw)
     ax.set_xlabel("NAD index $i$")
-    ax.set_ylabel(r"$\lambda_i / \lambda_1$")
+    ax.set_ylabel(r"$\lambda_i / \lambda_0$")
     _legend(fig)
     return fig
 
@@ -145,8 +145,8 @@ def first_nads(results, show=3):
             eng = row[show + i].imshow(energy[v][i], cmap="magma", norm=norm)
         row[0].set_ylabel(SHORT.get(v, v).replace("MaxBlurPool", "MaxBlur-\nPool"))
     for i in range(show):
-        axes[0, i].set_title(f"$u_{{{i + 1}}}$")
-        axes[0, show + i].set_title(f"$|\\hat u_{{{i + 1}}}|^2$")
+        axes[0, i].set_title(f"$u_{{{i}}}$")
+        axes[0, show + i].set_title(f"$|\\hat u_{{{i}}}|^2$")
     for ax in axes.flat:
         ax.set_xticks([])
         ax.set_yticks([])
@@ -208,10 +208,10 @@ def _fmt(x, digits=1):
 def summary_table(results):
     """`ch6_antialias.summary` of `results` as a table that fits the page: one row per variant
     (`SHORT` names); Fig. 1's mean, std and band means (`ch6_antialias.BANDS`), Spearman's rho of
-    Theorem 1 for both poolings, lambda_64 / lambda_1, the N vs 2N overlap of the leading 16
+    Theorem 1 for both poolings, lambda_64 / lambda_0, the N vs 2N overlap of the leading 16
     NADs, and Fig. 6 at the first and last NAD index."""
     first, last = results["settings"]["indices"][0], results["settings"]["indices"][-1]
-    columns = ("variant", "mean", "std", "|k|≤4", "k=8", "other", "ρ₂", "λ₆₄/λ₁", "overlap",
+    columns = ("variant", "mean", "std", "|k|≤4", "k=8", "other", "ρ₂", "λ₆₄/λ₀", "overlap",
                f"NAD {first}", f"NAD {last}")
     rows = [(SHORT.get(r["variant"], r["variant"]), _fmt(r["mean"]), _fmt(r["std"]), _fmt(r["band_low"]),
              _fmt(r["band_eight"]), _fmt(r["band_high"]), _fmt(r["rho2"], 2), _fmt(r["lam64"], 3),
@@ -248,7 +248,7 @@ def verdict(results):
             f"near chance", recipe),
         "The prefilter orders the NADs": (
             "Linear model (Sec. 2.2, Eq. 4): NADs sorted by the prefilter's energy",
-            f"Smoother filter, steeper spectrum: λ₆₄/λ₁ = {n['max_lam64']:.3f} (max pool), "
+            f"Smoother filter, steeper spectrum: λ₆₄/λ₀ = {n['max_lam64']:.3f} (max pool), "
             f"{n['avg_lam64']:.3f} (avg), {n['blur3_lam64']:.3f}, {n['blur5_lam64']:.4f} (BlurPool-3, -5)",
             networks),
     })

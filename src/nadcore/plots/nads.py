@@ -100,8 +100,8 @@ def fig5(results, show=3, width=0.97):
             ie = eng[r, i].imshow(np.clip(e, ENERGY.vmin, None), cmap="magma", norm=ENERGY)
         pix[r, 0].set_ylabel(label, rotation=0, ha="right", va="center", fontsize=9)
     for i in range(show):
-        pix[0, i].set_title(f"$u_{{{i + 1}}}$")
-        eng[0, i].set_title(f"$|\\hat u_{{{i + 1}}}|^2$")
+        pix[0, i].set_title(f"$u_{{{i}}}$")
+        eng[0, i].set_title(f"$|\\hat u_{{{i}}}|^2$")
     for ax in (*pix.flat, *eng.flat):
         ax.set_xticks([])
         ax.set_yticks([])
@@ -118,13 +118,13 @@ def _top(res):
 
 
 def _spectrum(ax, res, **kw):
-    """lambda_i / lambda_1 up to the rank of the estimate (`_top`), its end marked when cut."""
+    """lambda_i / lambda_0 against i = 0, 1, ... up to the rank of the estimate (`_top`), its end marked when cut."""
     vals = np.asarray(res.eigenvalues, dtype=np.float64)
     top = _top(res)
     ratio = vals[:top] / vals[0]
-    line, = ax.semilogy(np.arange(1, top + 1), ratio, **kw)
+    line, = ax.semilogy(np.arange(top), ratio, **kw)
     if top < len(vals):                                   # the covariance of N networks ends at N - 1
-        ax.plot(top, ratio[-1], "|", color=line.get_color(), ms=10, mew=2)
+        ax.plot(top - 1, ratio[-1], "|", color=line.get_color(), ms=10, mew=2)
     return ratio
 
 
@@ -140,7 +140,7 @@ def _limit_note(res):
 
 
 def spectra(results, styles=None, width=0.8, height=3.2):
-    """Normalised eigenvalues lambda_i / lambda_1 against the NAD index, one curve per
+    """Normalised eigenvalues lambda_i / lambda_0 against the NAD index i (from 0), one curve per
     `{label: NADResult}` (`styles`: `{label: line kwargs}`), drawn up to the rank of the sample
     covariance, at most min(N - 1, D): past it the eigenvalues are rounding noise (a `|` marks the end)."""
     fig, ax = style.figure(width=width, height=height)
@@ -150,7 +150,7 @@ def spectra(results, styles=None, width=0.8, height=3.2):
         lows.append(_spectrum(ax, res, label=label + _limit_note(res), **kw).min())
     _log_axis(ax, lows)
     ax.set_xlabel("NAD index $i$")
-    ax.set_ylabel(r"$\lambda_i / \lambda_1$")
+    ax.set_ylabel(r"$\lambda_i / \lambda_0$")
     ax.legend(fontsize=9)
     return fig
 
@@ -177,7 +177,7 @@ def spectra_by_arch(results, ncols=3):
         lows = [_spectrum(ax, r, **curve_style(r)).min() for r in results.values() if r.settings["arch"] == arch]
         _log_axis(ax, lows)
         ax.set_title(style.LABELS.get(arch, arch))
-    _label_panels(axes, len(archs), "NAD index $i$", r"$\lambda_i / \lambda_1$")
+    _label_panels(axes, len(archs), "NAD index $i$", r"$\lambda_i / \lambda_0$")
     methods = list(dict.fromkeys(r.settings["method"] for r in results.values() if not is_published(r)))
     handles = [Line2D([], [], color="0.3", ls=DASHES.get(m, "-"), lw=1.8, label=f"ours, {METHODS.get(m, m)}")
                for m in methods]
@@ -277,9 +277,9 @@ def fig6(indices, accuracy, eigenvalues, name=""):
     """Fig. 6: test accuracy on D(u_i) (brown) and normalised eigenvalues (green) against the NAD index."""
     fig, ax = style.figure(width=0.8, height=3.2)
     vals = np.clip(np.asarray(eigenvalues), 0, None)
-    ax.plot(np.arange(len(vals)), vals / vals[0], color=GREEN, label=r"$\lambda_i / \lambda_1$")
+    ax.plot(np.arange(len(vals)), vals / vals[0], color=GREEN, label=r"$\lambda_i / \lambda_0$")
     ax.set_xlabel("NAD index $i$")
-    ax.set_ylabel(r"$\lambda_i / \lambda_1$", color=GREEN)
+    ax.set_ylabel(r"$\lambda_i / \lambda_0$", color=GREEN)
     ax.set_ylim(0, 1.05)
     acc = ax.twinx()
     acc.spines["right"].set_visible(True)
@@ -298,7 +298,7 @@ def fig6_compare(ours, curves, more=None, label="ours (our NADs)"):
     """Fig. 6 of each architecture of `curves` (`{arch: published.fig6(arch)}`), one panel each:
     the published accuracies on D(u_i) (line, only the indices the authors trained), ours where
     measured (`{arch: {index: accuracy}}`, black points, `label` in the legend) and the published
-    lambda_i / lambda_1 (singular values squared; green, right axis). `more` adds other runs of ours,
+    lambda_i / lambda_0 (singular values squared; green, right axis). `more` adds other runs of ours,
     `{label: {arch: {index: accuracy}}}` (e.g. another noise level), as open markers filled white."""
     archs = list(curves)
     ncols = 2 if len(archs) > 1 else 1
@@ -312,7 +312,7 @@ def fig6_compare(ours, curves, more=None, label="ours (our NADs)"):
         eig.set_ylim(0, 1.05)
         eig.spines["right"].set_visible(True)
         if j % ncols == ncols - 1:
-            eig.set_ylabel(r"$\lambda_i / \lambda_1$", color=GREEN)
+            eig.set_ylabel(r"$\lambda_i / \lambda_0$", color=GREEN)
         else:
             eig.set_yticklabels([])
         ax.set_zorder(eig.get_zorder() + 1)
@@ -331,7 +331,7 @@ def fig6_compare(ours, curves, more=None, label="ours (our NADs)"):
     _label_panels(axes, len(archs), "NAD index $i$", "test accuracy (%)")
     handles = [Line2D([], [], color=BROWN, lw=1.5, label="published (their NADs)"),
                Line2D([], [], color="k", marker="o", ls="", ms=3.5, label=label),
-               Line2D([], [], color=GREEN, lw=1, label=r"published $\lambda_i / \lambda_1$")]
+               Line2D([], [], color=GREEN, lw=1, label=r"published $\lambda_i / \lambda_0$")]
     handles[2:2] = [Line2D([], [], color="k", marker=m, mfc="white", ls="", ms=5, label=name)
                     for (name, _), m in zip((more or {}).items(), MORE_MARKERS)]
     fig.legend(handles=handles, loc="outside lower center", ncols=min(3, len(handles)), fontsize=9)

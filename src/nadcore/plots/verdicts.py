@@ -37,10 +37,10 @@ LEARNED = 90.0          # %: a network that reaches this test accuracy has learn
 OVERLAP_KS = (1, 4, 16, 64)   # leading-k subspaces compared with the published NADs
 OVERLAP_CHECK = (4, 16, 64)   # ... those that decide (k = 1 is a single direction: FIRST_GAP)
 OVERLAP_MIN = 0.8       # overlap (mean cos^2 of the principal angles) of two NAD bases that agree
-FIRST_GAP = 0.9         # lambda_2 / lambda_1 above this: the first two NADs are not told apart
-SPECTRUM_INDEX = 100    # spectra are compared at lambda_100 / lambda_1 ...
+FIRST_GAP = 0.9         # lambda_1 / lambda_0 above this: the first two NADs are not told apart
+SPECTRUM_INDEX = 100    # spectra are compared at lambda_100 / lambda_0 (indices from 0) ...
 SPECTRUM_RTOL = 0.1     # ... and agree within this relative difference
-ISOTROPY_MIN = 0.9      # isotropic: lambda_min / lambda_1 at least this x the Marchenko-Pastur edge
+ISOTROPY_MIN = 0.9      # isotropic: lambda_min / lambda_0 at least this x the Marchenko-Pastur edge
 LOW_BAND = 4            # Fig. 5: the energy share at max(|kx|, |ky|) <= this (`ch3_nads.low_frequency_share`)
 LOW_SHARE_TOL = 0.05    # ... agrees with the published NADs' within this
 THEORY_Z = 4.0          # Theorem 1: simulations within this many standard errors of a formula confirm it
@@ -57,9 +57,9 @@ THRESHOLDS = (
     f"Fig. 1 grids agree when their mean |difference| is at most {GRID_MAD:g} points, Fig. 6 curves at most "
     f"{CURVE_MAD:g}. An accuracy within {CHANCE_MARGIN:g} points of {CHANCE:g} % is chance, one of {LEARNED:g} % or "
     f"more a learnt task. Two NAD bases agree when their leading k-subspaces overlap by {OVERLAP_MIN:g} or more at "
-    f"k = {', '.join(map(str, OVERLAP_CHECK))} (and k = 1 unless λ₂/λ₁ > {FIRST_GAP:g}) and "
-    f"λ{''.join('₀₁₂₃₄₅₆₇₈₉'[int(d)] for d in str(SPECTRUM_INDEX))}/λ₁ within {SPECTRUM_RTOL:.0%}; a spectrum is "
-    f"isotropic when its smallest λᵢ/λ₁ is at least {ISOTROPY_MIN:g} of the Marchenko-Pastur edge; Fig. 5's "
+    f"k = {', '.join(map(str, OVERLAP_CHECK))} (and k = 1 unless λ₁/λ₀ > {FIRST_GAP:g}) and "
+    f"λ{''.join('₀₁₂₃₄₅₆₇₈₉'[int(d)] for d in str(SPECTRUM_INDEX))}/λ₀ within {SPECTRUM_RTOL:.0%}; a spectrum is "
+    f"isotropic when its smallest λᵢ/λ₀ is at least {ISOTROPY_MIN:g} of the Marchenko-Pastur edge; Fig. 5's "
     f"energy shares at max(|kx|, |ky|) ≤ {LOW_BAND} agree within {LOW_SHARE_TOL * 100:g} points. Theorem 1 holds "
     f"when every simulation lies within {THEORY_Z:g} standard errors, Lemma 1 within {HESSIAN_TOL:.0%} of the "
     f"largest entry. Fig. 4b needs a rank correlation of at least {RANK_MIN:g} (in magnitude), Fig. 2 one of "
@@ -71,7 +71,7 @@ THRESHOLDS = (
 
 NOTATION = (
     "|Δ|: the mean absolute difference from the published grid or curve, in points; ρ: Spearman's rank "
-    "correlation; n: training samples; λᵢ: the i-th largest eigenvalue of the gradient covariance; overlap: of the "
+    "correlation; n: training samples; λᵢ: the eigenvalues of the gradient covariance, λ₀ the largest; overlap: of the "
     f"leading k-dimensional NAD subspaces at k = {', '.join(map(str, OVERLAP_KS))} (the mean squared cosine of the "
     "principal angles: 1 for the same subspace, k/1024 for random ones); NAD indices count from 0, as in the "
     "published Fig. 6 data.")
@@ -381,25 +381,25 @@ def _networks(result):
 
 def nads_isotropic(arch, ours, pub, overlaps):
     """The NADs of a linear model (`ours`, `pub`: `NADResult`s; `overlaps` at `OVERLAP_KS`): both spectra
-    isotropic (lambda_min / lambda_1 at least `ISOTROPY_MIN` of the Marchenko-Pastur edge), so any basis
+    isotropic (lambda_min / lambda_0 at least `ISOTROPY_MIN` of the Marchenko-Pastur edge), so any basis
     is an eigenbasis and the overlap with the published NADs is at chance."""
     edge = marchenko_pastur_edge(ours.settings["num_networks"], ours.nads.shape[1])
     last = lambda lam: float(np.clip(lam, 0, None)[-1] / lam[0])   # noqa: E731
     v = {"ours": last(ours.eigenvalues), "published": last(pub.eigenvalues), "edge": edge,
          "overlaps": [float(x) for x in overlaps]}
     k = OVERLAP_KS[-1]
-    return Row(f"NADs of {_name(arch)}", "isotropic", f"λₘᵢₙ/λ₁ = {v['published']:.3f}",
-               f"λₘᵢₙ/λ₁ = {v['ours']:.3f} (isotropic: {edge:.3f}); overlap at k = {k}: {overlaps[-1]:.2f}, chance",
+    return Row(f"NADs of {_name(arch)}", "isotropic", f"λₘᵢₙ/λ₀ = {v['published']:.3f}",
+               f"λₘᵢₙ/λ₀ = {v['ours']:.3f} (isotropic: {edge:.3f}); overlap at k = {k}: {overlaps[-1]:.2f}, chance",
                _networks(ours), *_verdict(min(v["ours"], v["published"]) >= ISOTROPY_MIN * edge, "not flat"),
                ("ch3-spectra-bundle",), values=v)
 
 
 def nads_row(arch, ours, pub, overlaps):
     """Our secant NADs of `arch` beside the published ones (`NADResult`s): their leading subspaces
-    (`overlaps` at `OVERLAP_KS`) and spectra (lambda_`SPECTRUM_INDEX` / lambda_1). With a difference when
+    (`overlaps` at `OVERLAP_KS`) and spectra (lambda_`SPECTRUM_INDEX` / lambda_0). With a difference when
     only the first NAD differs and its eigenvalue has a close neighbour (`FIRST_GAP`)."""
     ov = dict(zip(OVERLAP_KS, (float(x) for x in overlaps)))
-    i, lam = SPECTRUM_INDEX - 1, f"λ{_sub(SPECTRUM_INDEX)}/λ₁"
+    i, lam = SPECTRUM_INDEX, f"λ{_sub(SPECTRUM_INDEX)}/λ₀"
     v = {"overlaps": ov, "ours": float(ours.eigenvalues[i] / ours.eigenvalues[0]),
          "published": float(pub.eigenvalues[i] / pub.eigenvalues[0]),
          "lambda2": float(ours.eigenvalues[1] / ours.eigenvalues[0])}
@@ -409,7 +409,7 @@ def nads_row(arch, ours, pub, overlaps):
     elif ov[1] >= OVERLAP_MIN:
         verdict, reason = REPRODUCED, ""
     elif v["lambda2"] > FIRST_GAP:
-        verdict, reason = DIFFERENCE, f"the first two NADs trade places (λ₂/λ₁ = {v['lambda2']:.3f})"
+        verdict, reason = DIFFERENCE, f"the first two NADs trade places (λ₁/λ₀ = {v['lambda2']:.3f})"
     else:
         verdict, reason = NOT_REPRODUCED, f"the first NAD differs (overlap {ov[1]:.2f})"
     return Row(f"NADs of {_name(arch)}", "a signature of the network", f"{lam} = {v['published']:.2g}",
