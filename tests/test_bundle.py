@@ -812,10 +812,11 @@ def test_lenet_fig6_along_both_estimates_at_two_sigmas_is_a_cpu_item(tmp_path):
     lenet = {name: v for name, v in bundle.FIG6_NADS.items() if v[0] == "fig6"}
     assert len(lenet) == 12 and {v[3] for v in lenet.values()} == {bundle.DEEP_SIGMA, bundle.FIG6_CAPTION}
     keys = set()
-    for name, (item, method, r, sigma) in lenet.items():
+    for name, (_, method, r, sigma) in lenet.items():
         arch, indices, s = bundle.fig6_item(name=name)
         base = bundle.fig6_item(sigma)[2]
-        assert (arch, indices) == bundle.fig6_item()[:2] and s == {**base, "seed": bundle.seeds.replicate(bundle.SEED, r)}
+        assert (arch, indices) == bundle.fig6_item()[:2]
+        assert s == {**base, "seed": bundle.seeds.replicate(bundle.SEED, r)}
         assert bundle.item_device(name) == "cpu" and name in bundle.ITEMS and bundle.fig6_method(name) == method
         assert bundle.fig6_runs("fig6", method, sigma)[r] == name
         keys.add(store.key(ch3_nads.fig6_settings(arch, bundle.load_nad(arch, method), s, "cpu")))
