@@ -53,3 +53,78 @@ def test_plan_counts_every_seed_of_fig1(tmp_path):
     assert sum(it.cost_s for it in three.items) > sum(it.cost_s for it in one.items)
     with pytest.raises(ValueError, match="num_seeds must be an integer >= 1"):
         plan.chapter_plan("01_fourier", "smoke", num_seeds=0)
+
+
+def _item(chapter, name, results, scale="smoke", seed=0):
+    return next(it for it in plan.chapter_plan(chapter, scale, seed=seed, results_dir=results).items
+                if it.name == name)
+
+
+def test_plan_counts_pooling_results_only_when_their_records_match(tmp_path, monkeypatch):
+    """Chapter 2 stores its results through `ch2_pooling.chapter_results` (the heavy computations are
+    replaced here by instant ones: the files, names and records are the chapter's own). A plan counts
+    them only for the scale and seed they were made with, and never a corrupted file (issue 41 item 2)."""
+    from nadcore import pooling
+    from nadcore.experiments import ch2_pooling
+
+    monkeypatch.setattr(pooling, "loss_curves", lambda *a, **k: np.zeros((4, 3, 5)))
+    monkeypatch.setattr(pooling, "theorem1_check", lambda *a, **k: {"theory": np.zeros(3)})
+    monkeypatch.setattr(pooling, "lemma1_check", lambda *a, **k: {"theory": np.zeros((2, 2))})
+    ch2_pooling.chapter_results(presets.preset("pooling", "smoke"), seed=0, results_dir=tmp_path, progress=False)
+    stored = lambda **kw: [(it.stored, it.count) for it in plan.chapter_plan("02_pooling", results_dir=tmp_path,
+                                                                               **kw).items]
+    assert stored(scale="smoke", seed=0) == [(1, 1), (2, 2)]
+    assert stored(scale="smoke", seed=7) == [(0, 1), (0, 2)]        # a run with seed 7 recomputes everything
+    assert stored(scale="paper", seed=0) == [(0, 1), (0, 2)]
+    fig4b = next((tmp_path / "pooling").glob("fig4b_*.npz"))
+    fig4b.write_bytes(fig4b.read_bytes()[:200])                       # cut: unreadable
+    assert stored(scale="smoke", seed=0) == [(0, 1), (2, 2)]
+    assert "upper bound" not in plan.chapter_plan("02_pooling", "smoke", results_dir=tmp_path).summary()
+
+
+def test_plan_counts_underspec_cells_by_their_records_as_an_upper_bound(tmp_path, monkeypatch):
+    """Chapter 5's cells are stored by `pair_grid` (training replaced by an instant stand-in): a plan
+    counts the cells whose records agree with the run's settings, not the files in the folder, and
+    says the count is an upper bound (the records also fingerprint the NADs, which a plan does not load)."""
+    from nadcore.experiments import ch5_underspec as underspec
+
+    def cells(arch, nads, settings, group, device="cpu"):
+        r = settings["resolution"]
+        return [{"accuracy": np.zeros(3), "train_accuracy": np.zeros(()), "section": np.zeros((r, r))}
+                for _ in group]
+
+    monkeypatch.setattr(underspec, "pair_cells", cells)
+    P = underspec.chapter_settings("smoke", 0)
+    nads = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
+    assert underspec.pair_grid("lenet", nads, P["pairs"], tmp_path, device="cpu", progress=False) is not None
+    folder = tmp_path / "underspec_pairs_lenet"
+    files = sorted(folder.glob("*.npz"))
+    item = _item("05_underspecification", "fig2 lenet", tmp_path)
+    assert (item.stored, item.count) == (len(files), len(files)) and item.stored_upper_bound
+    assert "stored (upper bound)" in plan.chapter_plan("05_underspecification", "smoke", results_dir=tmp_path).summary()
+    assert _item("05_underspecification", "fig2 lenet", tmp_path, seed=7).stored == 0
+    assert _item("05_underspecification", "fig2 mlp", tmp_path).stored == 0   # another arch's folder is empty
+    files[0].write_bytes(b"not a zip")
+    (folder / "copy.npz").write_bytes(files[1].read_bytes())                  # a second file of one cell
+    assert _item("05_underspecification", "fig2 lenet", tmp_path).stored == len(files) - 1
+
+
+def test_plan_counts_chapter4_runs_by_their_records(tmp_path, monkeypatch):
+    """Chapter 4's runs (`poisoning_curve`, training replaced by an instant stand-in) count for their
+    architecture, seed and recipe only, as an upper bound."""
+    import torch
+
+    from nadcore.experiments import ch4_cifar10
+
+    monkeypatch.setattr(ch4_cifar10, "poisoning_run", lambda *a, **k: {
+        "train_acc": np.float64(1), "test_acc": np.float64(1), "follow_rate": np.float64(0)})
+    p = presets.preset("cifar10", "smoke")
+    x = torch.zeros(4, 3, 32, 32)
+    y = torch.arange(4)
+    nads = torch.eye(1024)
+    ch4_cifar10.poisoning_curve(p["arch"], (x, y), (x, y), nads, p["indices"][:3], p["eps"], [0.0] * 3, [1.0] * 3,
+                                p["recipe"], device="cpu", seed=0, results_dir=tmp_path, progress=False)
+    item = _item("04_cifar10", f"fig7 {p['arch']}", tmp_path)
+    assert (item.stored, item.count, item.stored_upper_bound) == (4, len(p["indices"]) + 1, True)
+    assert _item("04_cifar10", f"fig7 {p['arch']}", tmp_path, seed=7).stored == 0
+    assert _item("04_cifar10", f"fig7 {p['arch']}", tmp_path, scale="medium").stored == 0

@@ -4,15 +4,20 @@
 same library functions (sweep cells and settings, `ch3_nads.resolve_request`), without computing
 anything, so a preset that does not resolve fails here in seconds. Costs are rough: unit
 costs measured on the 2-core CPU this book is built on (none is known for other devices).
+
+A result counts as stored only when its file is readable and its record holds the settings a run
+would compute with (read from the record, never guessed from the file name). Where those settings
+name data or NADs the plan does not load (Chapters 4 and 5 fingerprint them), a record counts when
+it agrees on every other setting: that count is an upper bound, and the plan says so.
 """
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nadcore import fourier, nads, presets, store, sweeps
+from nadcore import fourier, nads, presets, store, sweeps, versions
 from nadcore.catalog import NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED, TRAIN_S
 from nadcore.device import resolve
-from nadcore.experiments import ch1_fourier, ch3_nads, ch5_underspec, ch6_antialias, ch7_zoo
+from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
 
 # The unit costs (TRAIN_S, NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED) live in `catalog`, which the CLI reads
 # before torch loads.
@@ -31,13 +36,17 @@ CHAPTERS = ("01_fourier", "02_pooling", "03_nads", "04_cifar10", "05_underspecif
 
 @dataclass
 class Item:
-    """One thing a chapter computes: `count` units (cells, networks, runs), `stored` of them done."""
+    """One thing a chapter computes: `count` units (cells, networks, runs), `stored` of them done;
+    `stored_upper_bound`: `stored` counts records that agree on the settings the plan knows (the cost
+    of the rest is then a lower bound); `cost_upper_bound`: `seconds_each` is an upper bound."""
     chapter: str
     name: str
     what: str
     count: int
     stored: int
     seconds_each: float | None = None
+    stored_upper_bound: bool = False
+    cost_upper_bound: bool = False
 
     @property
     def cost_s(self):
@@ -56,11 +65,18 @@ class Plan:
         lines = [f"plan of {self.chapter} at scale {self.scale!r} on {self.device}:"]
         for it in self.items:
             cost = "cost unknown on this device" if it.cost_s is None else f"~{duration(it.cost_s)}"
-            lines.append(f"  {it.name:<22} {it.stored:>6}/{it.count:<6} stored  {cost:<26} {it.what}")
+            if it.cost_s is not None and it.cost_s > 0 and (it.stored_upper_bound or it.cost_upper_bound):
+                cost += " (lower bound)" if it.stored_upper_bound else " (upper bound)"
+            stored = "stored (upper bound)" if it.stored_upper_bound else "stored"
+            lines.append(f"  {it.name:<22} {it.stored:>6}/{it.count:<6} {stored:<20}  {cost:<26} {it.what}")
         known = [it.cost_s for it in self.items if it.cost_s is not None]
         unknown = sum(it.cost_s is None and it.stored < it.count for it in self.items)
+        bounds = [what for what, flag in (("stored counts are upper bounds", "stored_upper_bound"),
+                                          ("unit costs are upper bounds", "cost_upper_bound"))
+                  if any(getattr(it, flag) for it in self.items)]
         lines.append(f"  total still to compute: ~{duration(sum(known))}"
-                     + (f" (+ {unknown} items without a cost estimate)" if unknown else ""))
+                     + (f" (+ {unknown} items without a cost estimate)" if unknown else "")
+                     + (f"; {' and '.join(bounds)} where marked" if bounds else ""))
         return "\n".join(lines)
 
 
@@ -125,7 +141,7 @@ def _fourier(scale, seed, results, dev, num_seeds=1, overrides=None):
 
 def _pooling(scale, seed, results, dev):
     cfg = presets.preset("pooling", scale)
-    found = lambda *parts: sum(any((results / "pooling").glob(f"{p}_*.npz")) for p in parts)
+    found = lambda *parts: sum(_pooling_stored(cfg, seed, results, part) for part in parts)
     # CPU costs measured at the paper preset (2 cores): 2.8e-4 s per linear-model step, Theorem 1's
     # simulation 24 s for 60 l x 200,000 test samples of D = 128 (Lemma 1's Hessians: seconds)
     return [Item("02_pooling", "fig4b", f"linear model of pooling, {len(cfg['train_ls'])} l x "
@@ -135,6 +151,16 @@ def _pooling(scale, seed, results, dev):
                  f"{cfg['sim_n_train'] + cfg['sim_n_test']} samples; Hessians of {cfg['hess_n']} samples",
                  2, found("theorem1", "lemma1"),
                  2e-8 * len(cfg["sim_ls"]) * cfg["sim_n_test"] * cfg["sim_D"] if _cpu(dev) else None)]
+
+
+def _pooling_stored(cfg, seed, results, part):
+    """Whether the chapter would read `part` of its results from `results` (its record holds the
+    settings of `cfg` and `seed`), through the chapter's own reader, which computes nothing."""
+    try:
+        ch2_pooling.chapter_results(cfg, seed=seed, results_dir=results, compute=False, parts=(part,))
+    except (FileNotFoundError, store.StoreError):
+        return False
+    return True
 
 
 def _nad_item(chapter, arch, request, results, dev):
@@ -175,14 +201,21 @@ def _cifar(scale, seed, results, dev):
                        results, dev) for a in dict.fromkeys([p["arch"], *p["flip_archs"]])]
     samples = 1797 if p["dataset"] == "digits" else 60000
     r = p["recipe"]
-    found = len(list((results / "cifar10").glob("poison-*.npz")))
+    recipe = {k: r[k] for k in ch4_cifar10.RECIPE_KEYS}
+    # the runs' settings also fingerprint the data and the NADs, which a plan does not load: upper bounds
+    stamp = lambda settings: versions.stamp(settings, "cifar_run")
+    runs = [stamp({"arch": p["arch"], "eps": p["eps"], "recipe": recipe, "seed": seed, "index": i})
+            for i in [-1, *p["indices"]]]
     items.append(Item("04_cifar10", f"fig7 {p['arch']}", f"{p['dataset']}: {len(p['indices']) + 1} trainings, "
-                      f"{r['epochs']} epochs", len(p["indices"]) + 1, min(found, len(p["indices"]) + 1),
-                      train_cost(dev, p["arch"], samples, r["epochs"])))
+                      f"{r['epochs']} epochs", len(runs),
+                      _records_agreeing(results / "cifar10", f"poison-{p['arch']}-*.npz", runs),
+                      train_cost(dev, p["arch"], samples, r["epochs"]), stored_upper_bound=True))
     for arch in p["flip_archs"]:
-        found = len(list((results / "cifar10").glob(f"flip-{arch}-*.npz")))
+        runs = [stamp({"arch": arch, "kind": kind, "recipe": recipe, "seed": seed}) for kind in ("original", "flipped")]
+        found = sum(_records_agreeing(results / "cifar10", f"flip-{arch}-{kind}-*.npz", [run])
+                    for kind, run in zip(("original", "flipped"), runs))
         items.append(Item("04_cifar10", f"fig8 {arch}", f"{p['dataset']}: plain and flipped, {r['epochs']} epochs",
-                          2, min(found, 2), train_cost(dev, arch, samples, r["epochs"])))
+                          2, found, train_cost(dev, arch, samples, r["epochs"]), stored_upper_bound=True))
     return items
 
 
@@ -192,19 +225,28 @@ def _underspec(scale, seed, results, dev, overrides=None):
     items = [_nad_item("05_underspecification", a, ch3_nads.resolve_request(a, scale, seed=seed, **P["nads"]),
                        results, dev) for a in archs]
     pairs, ood = P["pairs"], P["ood"]
+    # the cells' settings also fingerprint the NADs, which a plan does not load: upper bounds
+    cell = lambda c, shared: {"cell": c, "settings": versions.stamp(shared, "underspec_cell")}
     for arch in pairs["archs"]:
-        n = len(pairs["seeds"]) * len(pairs["indices"]) ** 2
+        shared = {"arch": arch, "recipe": pairs["recipe"][arch],
+                  **{k: pairs[k] for k in ("n_train", "n_test", "sigma", "eps1", "eps2", "extent", "resolution")}}
+        cells = [cell({"i": i, "j": j, "seed": s}, shared)
+                 for s in pairs["seeds"] for i in pairs["indices"] for j in pairs["indices"]]
         items.append(Item("05_underspecification", f"fig2 {arch}", f"D(v_i)+D(v_j) pairs, n={pairs['n_train']}, "
-                          f"{pairs['recipe'][arch]['epochs']} epochs", n,
-                          _stored_files(results, f"underspec_pairs_{arch}", n),
-                          train_cost(dev, arch, 2 * pairs["n_train"], pairs["recipe"][arch]["epochs"])))
+                          f"{pairs['recipe'][arch]['epochs']} epochs", len(cells),
+                          _records_agreeing(results / f"underspec_pairs_{arch}", "*.npz", cells),
+                          train_cost(dev, arch, 2 * pairs["n_train"], pairs["recipe"][arch]["epochs"]),
+                          stored_upper_bound=True))
     samples = 1797 if ood["dataset"] == "digits" else (ood["limit"] or 60000)
     for arch in ood["archs"]:
-        n = len(ood["seeds"]) * len(ood["indices"])
+        sigma = ood["sigma"][arch] if isinstance(ood["sigma"], dict) else ood["sigma"]
+        shared = {"arch": arch, "recipe": ood["recipe"][arch], "sigma": float(sigma),
+                  **{k: ood[k] for k in ("dataset", "limit", "eps")}}
+        cells = [cell({"k": k, "seed": s}, shared) for s in ood["seeds"] for k in ood["indices"]]
         items.append(Item("05_underspecification", f"fig3 {arch}", f"{ood['dataset']} + D(v_k), "
-                          f"{ood['recipe'][arch]['epochs']} epochs", n,
-                          _stored_files(results, f"underspec_ood_{arch}", n),
-                          train_cost(dev, arch, samples, ood["recipe"][arch]["epochs"])))
+                          f"{ood['recipe'][arch]['epochs']} epochs", len(cells),
+                          _records_agreeing(results / f"underspec_ood_{arch}", "*.npz", cells),
+                          train_cost(dev, arch, samples, ood["recipe"][arch]["epochs"]), stored_upper_bound=True))
     return items
 
 
@@ -249,7 +291,8 @@ def _zoo(scale, seed, results, dev):
         items.append(Item("07_zoo", f"NADs {arch} secant", f"secant, {n} networks, {cfg['secant_precision']}",
                           n, n if basis is not None else 0,
                           nad_seconds(arch, "secant", cfg["secant_precision"], cfg["secant_compiled"]) if _cpu(dev)
-                          else None))
+                          else None, cost_upper_bound=bool(cfg["secant_compiled"])
+                          and cfg["secant_precision"] != "bfloat16"))
         if arch in cfg["fig6_archs"]:
             f6, count = cfg["fig6"], len(cfg["fig6_indices"])
             done = 0 if basis is None else len(ch7_zoo.fig6(arch, basis, cfg, seed, results, dev, compute=False))
@@ -259,9 +302,28 @@ def _zoo(scale, seed, results, dev):
     return items
 
 
-def _stored_files(results, name, most):
-    """Cells stored in a sweep folder (any settings: an upper bound on what will be reused)."""
-    return min(most, len(list((results / name).glob("*.npz"))))
+def _agrees(stored, wanted):
+    """True when `stored` has every key of `wanted` with the same value (dicts compared key by key, so
+    `stored` may hold more: the fingerprints a plan does not compute, a recipe's defaults)."""
+    if isinstance(wanted, dict):
+        return isinstance(stored, dict) and all(k in stored and _agrees(stored[k], v) for k, v in wanted.items())
+    return stored == wanted
+
+
+def _records_agreeing(folder, pattern, wanted):
+    """How many of the settings `wanted` (partial: what a plan knows) some readable result in `folder`
+    (files matching `pattern`) was made with: an upper bound on the results a run will reuse, never
+    counting a corrupted file, one made with other settings, or one result twice."""
+    wanted = [store.canonical(w) for w in wanted]
+    hit = [False] * len(wanted)
+    for path in sorted(Path(folder).glob(pattern)) if Path(folder).is_dir() else []:
+        try:
+            settings = store.load(path).record["settings"]
+        except (OSError, store.StoreError):
+            continue
+        for i, w in enumerate(wanted):
+            hit[i] = hit[i] or _agrees(settings, w)
+    return sum(hit)
 
 
 PLANNERS = {"01_fourier": _fourier, "02_pooling": _pooling, "03_nads": _nads, "04_cifar10": _cifar,
