@@ -184,3 +184,65 @@ def test_every_malformed_weights_record_is_a_store_error(tmp_path, payload):
     torch.save(payload(torch.load(path, weights_only=True)), path)
     with pytest.raises(store.StoreError, match="m.pt"):
         store.load_weights(path, {"arch": "linear"})
+
+
+def _rebuild(path, change_arrays=lambda a: a, change_record=lambda r: r):
+    """Write `path` again as a plain npz: its arrays changed by `change_arrays`, its record by `change_record`."""
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files if k != "__record__"}
+        record = json.loads(data["__record__"].tobytes().decode())
+    blob = np.frombuffer(json.dumps(change_record(record)).encode(), dtype=np.uint8)
+    np.savez(path, **change_arrays(arrays), __record__=blob)
+
+
+def test_records_hold_a_content_hash_of_each_array(tmp_path):
+    path = tmp_path / "r.npz"
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    record = store.save(path, {"a": a, "t": torch.ones(2)}, {"seed": 0}).record
+    assert record["arrays"]["a"] == {"shape": [2, 3], "dtype": "float32", "sha256": store.content_hash(a)}
+    assert store.content_hash(a) != store.content_hash(a.reshape(3, 2))          # shape counts
+    assert store.content_hash(a) != store.content_hash(a.view(np.int32))         # dtype counts
+    assert store.content_hash(a) == store.content_hash(np.asfortranarray(a))     # layout does not
+    assert store.load(path, {"seed": 0}).record == record
+
+
+@pytest.mark.parametrize("edit", [lambda a: a + 1, lambda a: a[::-1].copy(), lambda a: a.astype(np.float32) * 0])
+def test_rebuilt_npz_with_other_values_under_its_record_is_refused(tmp_path, edit):
+    """Issue 41 ("Also"): an .npz rebuilt with other array values under its original record loaded
+    silently (shape and dtype kept, so the old checks passed)."""
+    path = tmp_path / "r.npz"
+    store.save(path, {"a": np.arange(1.0, 5.0), "b": np.zeros(2)}, {"seed": 0})
+    _rebuild(path, lambda arrays: {**arrays, "a": edit(arrays["a"]).astype(np.float64)})
+    with pytest.raises(store.StoreError, match=r"r\.npz: array 'a' does not match the content hash.*delete it"):
+        store.load(path, {"seed": 0})
+    assert not store.matches(path, {"seed": 0})
+
+
+def test_files_without_hashes_still_load_and_can_be_given_them(tmp_path):
+    path = tmp_path / "r.npz"
+    a = np.linspace(0, 1, 7).astype(np.float16)
+    store.save(path, {"a": a, "b": np.arange(3)}, {"seed": 2}, device="cpu")
+    unhash = lambda r: {**r, "arrays": {k: {"shape": m["shape"], "dtype": m["dtype"]} for k, m in r["arrays"].items()}}
+    _rebuild(path, change_record=unhash)
+    old = store.load(path, {"seed": 2})                       # written before the hash existed: loads
+    assert "sha256" not in old.record["arrays"]["a"]
+    record = store.add_content_hash(path, "content hashes added")
+    new = store.load(path, {"seed": 2})
+    assert new.record == record and record["hashed"] == "content hashes added"
+    assert {k: v for k, v in record.items() if k not in ("arrays", "hashed")} == \
+        {k: v for k, v in old.record.items() if k != "arrays"}                # settings and the rest unchanged
+    assert record["arrays"]["a"]["sha256"] == store.content_hash(a)
+    for k in ("a", "b"):
+        assert new[k].dtype == old[k].dtype and new[k].tobytes() == old[k].tobytes()
+    assert store.add_content_hash(path) is None               # already hashed: not rewritten
+    _rebuild(path, lambda arrays: {**arrays, "b": arrays["b"] + 1})
+    with pytest.raises(store.StoreError, match="'b' does not match the content hash"):
+        store.load(path)
+
+
+def test_a_hash_that_is_not_a_string_is_a_malformed_record(tmp_path):
+    path = tmp_path / "r.npz"
+    store.save(path, {"a": np.zeros(3)}, {"seed": 0})
+    _rebuild(path, change_record=lambda r: {**r, "arrays": {"a": {**r["arrays"]["a"], "sha256": 5}}})
+    with pytest.raises(store.StoreError, match="malformed record"):
+        store.load(path)

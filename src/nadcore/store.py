@@ -4,6 +4,9 @@ A result is one `.npz` file holding the arrays and a `__record__` entry: the JSO
 settings, the library version, the seed, the device and the duration. Files are read with
 `allow_pickle=False`; network weights go to `.pt` files read with `weights_only=True`.
 A truncated or foreign file raises `StoreError` naming the file, never a silent wrong result.
+The record holds each array's shape, dtype and content hash (`content_hash`), checked on load,
+so an array rebuilt with other values under its original record is refused too (files written
+before the hash existed load without that check; `add_content_hash` gives them one).
 """
 
 import functools
@@ -65,6 +68,18 @@ def fingerprint(*arrays):
     for a in arrays:
         h.update(np.ascontiguousarray(_numpy(a)).tobytes())
     return h.hexdigest()[:16]
+
+
+def content_hash(array):
+    """The sha256 (hex) of an array's dtype, shape and bytes: the `sha256` of its entry in a record."""
+    a = np.ascontiguousarray(array)
+    h = hashlib.sha256(json.dumps({"dtype": a.dtype.str, "shape": list(a.shape)}, sort_keys=True).encode())
+    h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _array_meta(array):
+    return {"shape": list(array.shape), "dtype": str(array.dtype), "sha256": content_hash(array)}
 
 
 def _jsonable(obj):
@@ -203,7 +218,7 @@ def make_record(settings, *, device=None, duration=None, arrays=None, seed=None)
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     if arrays is not None:
-        record["arrays"] = {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in arrays.items()}
+        record["arrays"] = {k: _array_meta(_numpy(v)) for k, v in arrays.items()}
     return record
 
 
@@ -232,6 +247,25 @@ def amend_record(path, note, **fields):
         raise ValueError(f"amend_record only fills missing fields other than settings; {path} has {sorted(fields)}")
     record = {**res.record, **fields, "amended": note}
     _write(path, res.arrays, record)
+    return record
+
+
+def add_content_hash(path, note="content hashes of the arrays added to the record (arrays and settings "
+                     "unchanged)"):
+    """Give the record of the result at `path` the content hash of each of its arrays, for a file
+    written before `save` stored them: arrays, settings and every other field stay as they are, and
+    `note` is kept under "hashed". Returns the new record, or None when every array has its hash already
+    (nothing is rewritten). The rewritten file is read back, so its arrays are checked against the hashes."""
+    res = load(path)
+    metas = res.record["arrays"]
+    if set(metas) == set(res.arrays) and all("sha256" in m for m in metas.values()):
+        return None
+    record = {**res.record, "arrays": {k: {**metas.get(k, {}), **_array_meta(a)} for k, a in res.arrays.items()},
+              "hashed": note}
+    _write(path, res.arrays, record)
+    again = load(path)
+    if again.record != record:
+        raise StoreError(f"{path}: the rewritten record differs from the one written")
     return record
 
 
@@ -276,7 +310,8 @@ def _check_settings(path, record, settings):
 
 def _check_record(path, record, arrays):
     """Raise StoreError unless `record` has the shape `make_record` gives (a dict of the format, with
-    settings and an `arrays` dict of `{name: {"shape": [...], "dtype": "..."}}`) and `arrays` match it."""
+    settings and an `arrays` dict of `{name: {"shape": [...], "dtype": "...", "sha256": "..."}}`, the hash
+    optional for files written before it existed) and `arrays` match it, values included where hashed."""
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         raise StoreError(f"{path} is not a nadcore result "
                          f"(format {record.get('format') if isinstance(record, dict) else None!r}, "
@@ -284,14 +319,17 @@ def _check_record(path, record, arrays):
     metas = record.get("arrays")
     if "settings" not in record or not isinstance(metas, dict) or not all(
             isinstance(m, dict) and isinstance(m.get("shape"), list) and isinstance(m.get("dtype"), str)
-            for m in metas.values()):
+            and isinstance(m.get("sha256", ""), str) for m in metas.values()):
         raise StoreError(f"{path} has a malformed record (it needs settings and arrays as "
-                         '{name: {"shape": [...], "dtype": "..."}}); delete it to recompute')
+                         '{name: {"shape": [...], "dtype": "...", "sha256": "..."}}); delete it to recompute')
     for name, meta in metas.items():
         arr = arrays.get(name)
         if arr is None or list(arr.shape) != meta["shape"] or str(arr.dtype) != meta["dtype"]:
             raise StoreError(f"{path}: array {name!r} is missing or differs from its record; "
                              "delete the file to recompute")
+        if "sha256" in meta and content_hash(arr) != meta["sha256"]:
+            raise StoreError(f"{path}: array {name!r} does not match the content hash in its record "
+                             "(its values were changed after it was written); delete it to recompute")
 
 
 def matches(path, settings):
