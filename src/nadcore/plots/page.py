@@ -7,6 +7,7 @@ not show at its scale and the command that computes it.
 """
 
 import html
+import re
 
 import pandas as pd
 from IPython.display import HTML
@@ -15,9 +16,46 @@ VERDICT_COLUMNS = ("The paper reports", "This book measures", "Scale")
 pd.set_option("display.max_colwidth", None)   # the pages show table cells whole (pandas cuts them at 50 characters)
 
 
+class Table(pd.DataFrame):
+    """A DataFrame whose HTML has one header row: the names of the row labels head their columns on the
+    row of the column names. (Pandas writes them on a second header row of their own, empty but for
+    them, which every page's table showed.) Everything else is pandas': `index.names`, `to_string`,
+    `reset_index`, `.style` and the like are unchanged."""
+
+    @property
+    def _constructor(self):
+        return Table
+
+    def _repr_html_(self):
+        return one_header_row(self)
+
+
+def one_header_row(df):
+    """The notebook HTML of DataFrame `df` with its index names, if any, on the columns' header row (in
+    its first, otherwise empty cells) rather than on a header row of their own."""
+    names = list(df.index.names)
+    plain = pd.DataFrame(df)
+    if all(n is None for n in names) or df.columns.nlevels > 1 or df.columns.name is not None:
+        return pd.DataFrame._repr_html_(plain)
+    text = pd.DataFrame._repr_html_(plain.rename_axis(index=[None] * len(names)))
+    if text is None:                       # pandas' display.notebook_repr_html is off
+        return None
+    head = re.search(r"<thead>\s*<tr[^>]*>", text)
+    corner = re.compile(r"\s*<th></th>")
+    pos, cells = head.end(), []
+    for name in names:                     # the row labels' cells, empty, open the header row
+        cell = corner.match(text, pos)
+        if cell is None:
+            return pd.DataFrame._repr_html_(plain)
+        cells.append(cell.group().replace("<th></th>", f"<th>{html.escape('' if name is None else str(name))}</th>"))
+        pos = cell.end()
+    return text[:head.end()] + "".join(cells) + text[pos:]
+
+
 def table(rows, columns, index=None):
-    """A DataFrame of `rows` (sequences) under `columns`; `index` names the column shown as row labels."""
-    df = pd.DataFrame([list(r) for r in rows], columns=list(columns))
+    """A `Table` (a DataFrame) of `rows` (sequences) under `columns`; `index` names the column (or columns)
+    shown as row labels. Its HTML has one header row, the row labels' names on it."""
+    df = Table([list(r) for r in rows], columns=list(columns))
     return df.set_index(index) if index is not None else df
 
 
