@@ -937,3 +937,22 @@ def test_fig6_by_method_averages_the_seeds_of_each_estimator(tmp_path):
             assert mean == pytest.approx(np.mean(values)) and std == pytest.approx(np.std(values, ddof=1))
     secant, exact = both["secant"], both["autograd"]
     assert secant[0][0] > 99 and max(m for m, _ in exact.values()) < 53   # the first NAD learnt only along the secant's
+
+
+def test_fig3_and_chapter6_again_at_the_sigma_studys_best(tmp_path):
+    """Review of issue 38: at the caption's sigma our LeNet is near chance on most of Fig. 1, too weak to
+    compare Fig. 3 or the prefilters; both again at `DEEP_SIGMA`, as items of their own (same sweeps,
+    settings differing in sigma only; Chapter 6's NADs are its `antialias` item's)."""
+    archs, grid, s3, pooling = bundle.fourier_item("fig3")
+    a, g, s, p = bundle.fourier_item("fig3_sigma")
+    assert (a, g.freqs, p) == (archs, grid.freqs, pooling) and s == {**s3, "sigma": bundle.DEEP_SIGMA}
+    assert bundle._sweep_name("fig3_sigma") == "fig3" and {"fig3_sigma", "antialias_sigma"} <= set(bundle.ITEMS)
+    assert bundle.status("fig3_sigma", tmp_path).startswith("fig3_sigma (lenet): 0 of 25 cells stored; ")
+    best, caption = bundle.load_antialias(best_sigma=True), bundle.load_antialias()
+    assert best["settings"]["fig1"]["sigma"] == best["settings"]["fig6"]["sigma"] == bundle.DEEP_SIGMA
+    assert caption["settings"]["fig1"]["sigma"] == caption["settings"]["fig6"]["sigma"] == bundle.FIG6_CAPTION
+    study = bundle.load_sigma_study()[0][bundle.DEEP_SIGMA][0]                          # Fig. 1's cells at 1.5
+    assert best["fig1"]["max"] and all(study[c] == acc for c, acc in best["fig1"]["max"].items())
+    assert all(best["nads"][v] is caption["nads"][v] or best["nads"][v].settings == caption["nads"][v].settings
+               for v in best["variants"])
+    assert not bundle._complete("antialias_sigma", tmp_path)

@@ -84,9 +84,10 @@ def _note_machine(bundle_dir):
 # ----------------------------------------------------------------------------- Chapter 1
 
 def fourier_item(name):
-    """`(archs, grid, settings, pooling)` of the Chapter 1 item `name` ("fig1", "fig2", "fig3", or a
-    deep network's Fig. 1 subset of `DEEP_FIG1`: Fig. 1's sweep and settings, the network and
-    max_lr of `DEEP_TRAIN`, the noise `DEEP_SIGMA`, on its `DEEP_DEVICE`)."""
+    """`(archs, grid, settings, pooling)` of the Chapter 1 item `name` ("fig1", "fig2", "fig3",
+    "fig3_sigma": Fig. 3 at `DEEP_SIGMA`, the sigma study's best, or a deep network's Fig. 1 subset of
+    `DEEP_FIG1`: Fig. 1's sweep and settings, the network and max_lr of `DEEP_TRAIN`, the noise
+    `DEEP_SIGMA`, on its `DEEP_DEVICE`)."""
     p = presets.preset("fourier", "paper")
     settings = ch1_fourier.sweep_settings(p, SEED, DEVICE)
     if name == "fig1":
@@ -100,9 +101,10 @@ def fourier_item(name):
         q = p["fig2"]
         return CPU_ARCHS, fourier.make_grid(q["grid"]), {**settings, "n": q["n"], "sigma": q["sigma"],
                                                          "epochs": q["epochs"]}, True
-    if name == "fig3":
-        return ("lenet",), fourier.make_grid(FIG3_GRID), settings, False
-    raise ValueError(f"name must be one of fig1, fig2, fig3, {', '.join(DEEP_FIG1)}; got {name!r}")
+    if name in ("fig3", "fig3_sigma"):
+        sigma = DEEP_SIGMA if name == "fig3_sigma" else settings["sigma"]
+        return ("lenet",), fourier.make_grid(FIG3_GRID), {**settings, "sigma": sigma}, False
+    raise ValueError(f"name must be one of fig1, fig2, fig3, fig3_sigma, {', '.join(DEEP_FIG1)}; got {name!r}")
 
 
 # Training in bfloat16 (issue 23): before any deep network's Fig. 1 or Fig. 6 cell is trained in
@@ -173,7 +175,7 @@ def train_precision_verdict(runs):
 
 def _sweep_name(name):
     """The sweep that stores the cells of Chapter 1 item `name` (`DEEP_FIG1`'s: Fig. 1's)."""
-    return "fig1" if name in DEEP_FIG1 else name
+    return "fig1" if name in DEEP_FIG1 else "fig3" if name == "fig3_sigma" else name
 
 
 def load_fourier(name, bundle_dir=BUNDLE):
@@ -475,12 +477,12 @@ def fig6_runs(item, method, sigma=None):
 
 def fig6_by_method(item="fig6_vgg11", bundle_dir=BUNDLE, sigma=None):
     """`{method: {index: (mean, std)}}` over the seeds of `item`'s runs (`fig6_runs`) at `sigma` along
-    its secant and its exact-gradient NADs, at the indices every seed holds (std with ddof 1); a method
-    without stored runs is left out."""
+    its secant and its exact-gradient NADs, at the indices every seed holds (std with ddof 1); a run
+    counts once all its indices are stored, a method without such runs is left out."""
     out = {}
     for method in ("secant", "autograd"):
         runs = [load_fig6(bundle_dir, name=name) for name in fig6_runs(item, method, sigma)]
-        runs = [r for r in runs if r]
+        runs = [r for r in runs if r and len(r) == len(fig6_item(name=item)[1])]
         if runs:
             common = sorted(set.intersection(*(set(r) for r in runs)))
             out[method] = {k: (float(np.mean([r[k] for r in runs])),
@@ -629,10 +631,17 @@ def underspec(figure, arch, bundle_dir=BUNDLE, compute=False, progress=True, dat
     return ch5_underspec.ood_grid(arch, basis, underspec_item("ood", dataset), bundle_dir, data_root, **run)
 
 
-def load_antialias(bundle_dir=BUNDLE):
-    """Chapter 6 at the published settings (`ch6_antialias.chapter_results`, computing nothing): the
-    max-pooling Fig. 1 cells are Fig. 1's own; pieces not stored yet are None or empty."""
-    return ch6_antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, compute=False)
+# Chapter 6 again at the sigma study's best (`DEEP_SIGMA`): at the caption's 3 our max-pooling LeNet is
+# near chance on most of the grid, too weak a signal to tell the prefilters apart. Same NADs.
+ANTIALIAS_SIGMA = {"fourier": {"sigma": DEEP_SIGMA}, "nads": {"fig6": {"sigma": DEEP_SIGMA}}}
+
+
+def load_antialias(bundle_dir=BUNDLE, best_sigma=False):
+    """Chapter 6 at the published settings (`ch6_antialias.chapter_results`, computing nothing), or at
+    the sigma study's best with `best_sigma` (`ANTIALIAS_SIGMA`): the max-pooling Fig. 1 cells are
+    Fig. 1's own; pieces not stored yet are None or empty."""
+    return ch6_antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, compute=False,
+                                         overrides=ANTIALIAS_SIGMA if best_sigma else None)
 
 
 def antialias_gaps(bundle_dir=BUNDLE):
@@ -715,7 +724,7 @@ def status(item, bundle_dir=BUNDLE):
     """One line: how much of a bundle item is stored, and the command (and rough CPU cost) for the rest."""
     from nadcore import plan
 
-    if item in ("fig1", "fig2", "fig3", *DEEP_FIG1):
+    if item in ("fig1", "fig2", "fig3", "fig3_sigma", *DEEP_FIG1):
         done, total, left = fourier_remaining(item, bundle_dir)
         cells = range(total)
         head = f"{item} ({', '.join(fourier_item(item)[0])}): {done} of {total} cells stored"
@@ -806,6 +815,10 @@ def _complete(item, bundle_dir):
         return cifar(bundle_dir, progress=False, dataset="fashion" if item == "cifar_fashion" else "digits") is not None
     if item == "antialias":
         return antialias_gaps(bundle_dir) is None
+    if item == "antialias_sigma":
+        r = load_antialias(bundle_dir, best_sigma=True)
+        return (all(len(r["fig1"][v]) == len(r["grid"].half()) for v in r["variants"])
+                and all(len(r["fig6"][v]) == len(r["settings"]["indices"]) for v in r["variants"]))
     if item == "precision":
         return load_precision(bundle_dir) is not None
     if item == "train_precision":
@@ -843,15 +856,15 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
                                          batch=deep_batch(archs[0], DEEP_DEVICE[item]), progress=progress,
                                          only=None if r == 0 else TRAIN_PRECISION["cells"])
         return load_fourier(item, bundle_dir)
-    if item in ("fig1", "fig2", "fig3"):
+    if item in ("fig1", "fig2", "fig3", "fig3_sigma"):
         archs, grid, settings, pooling = fourier_item(item)
         coarse = fourier.Grid(tuple(k for k in grid.freqs if k % 4 == 0 and abs(k) <= 12), grid.size)
         for arch in archs:   # every 4th frequency first, so a stopped run leaves an even coverage
             # one stack at a time: stored as it ends
             batch = stacked.registry_chunk_size(arch, pooling, settings["batch_size"], DEVICE)
             for g in (coarse, grid):
-                ch1_fourier.sweep_directions([arch], g, settings, bundle_dir / "fourier", pooling, name=item,
-                                             batch=batch, progress=progress)
+                ch1_fourier.sweep_directions([arch], g, settings, bundle_dir / "fourier", pooling,
+                                             name=_sweep_name(item), batch=batch, progress=progress)
         return load_fourier(item, bundle_dir)
     if item.startswith("nads_"):
         arch, method = _nad_item_parts(item)
@@ -909,6 +922,11 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
             ch6_antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, parts=(part,),
                                           scratch=scratch, compact=True)
         return load_antialias(bundle_dir)
+    if item == "antialias_sigma":   # the NADs are the `antialias` item's
+        for part in ("fig1", "fig6"):
+            ch6_antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, parts=(part,),
+                                          scratch=scratch, compact=True, overrides=ANTIALIAS_SIGMA)
+        return load_antialias(bundle_dir, best_sigma=True)
     if item == "zoo":
         return load_zoo(bundle_dir, compute=True, progress=progress, scratch=scratch)
     if item == "pooling":
@@ -958,7 +976,8 @@ ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_au
          *DEEP_FIG1, *FIG6_NADS, "nads_resnet18",
          "nads_densenet121",
          "cifar_fashion", "underspec_ood_fashion",
-         *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo")
+         *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo",
+         "fig3_sigma", "antialias_sigma")
 
 
 USAGE = f"""usage: python -m nadcore.bundle [status | all | ITEM ...]
