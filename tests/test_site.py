@@ -95,13 +95,19 @@ def test_every_reference_of_the_site_resolves(site):
 
 
 def test_figures_are_numbered_by_chapter(site):
-    """Each chapter numbers its figures "Figure <chapter>.1", ".2", ... in page order (book/_ext), so a
-    book figure never reads like one of the papers' "Fig. 1" to "Fig. 6"."""
+    """Each chapter numbers its figures "Figure <chapter>.1", ".2", ... in page order (book/_ext), an
+    appendix "Figure A.1", ..., so a book figure never reads like one of the papers' "Fig. 1" to "Fig. 8"."""
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    from nadbook_sphinx import APPENDICES
+
     for page in toc_files():
         chapter = re.match(r"(?:.*/)?(\d+)_", page)
+        prefix = int(chapter[1]) if chapter else APPENDICES.get(page.rsplit("/", 1)[-1])
         numbers = re.findall(r'class="caption-number">([^<]*)<', (site / f"{page}.html").read_text())
-        if chapter:
-            assert numbers and numbers == [f"Figure {int(chapter[1])}.{i} " for i in range(1, len(numbers) + 1)], page
+        if prefix is not None:
+            assert numbers and numbers == [f"Figure {prefix}.{i} " for i in range(1, len(numbers) + 1)], page
+        else:
+            assert not numbers, f"{page} numbers figures that read like the papers' ({numbers[:2]})"
 
 
 def test_references_are_listed_as_the_text_cites_them(site):
@@ -183,6 +189,38 @@ def test_page_works_under_a_sub_path(sub_url, sub_page, page_file):
         check_reads_as_a_book(sub_page, page_file)
         check_chapter_page(sub_page, page_file)
         save_screenshot(sub_page, page_file)
+
+
+def hidden_cited_figures():
+    """`(page, label)` of each figure that a chapter's visible prose cites ({numref}) while the figure sits
+    in a hidden cell output (`hide-output` / `hide-cell`)."""
+    import nbformat
+
+    found = []
+    for page in toc_files():
+        path = ROOT / f"{page}.ipynb"
+        if not path.exists():
+            continue
+        nb = nbformat.read(path, as_version=4)
+        hidden = {c.metadata.get("mystnb", {}).get("figure", {}).get("name") for c in nb.cells
+                  if {"hide-output", "hide-cell"} & set(c.metadata.get("tags", []))} - {None}
+        prose = " ".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        found += [(page, label) for label in sorted(hidden) if f"`{label}`" in prose]
+    return found
+
+
+@pytest.mark.browser
+def test_a_link_to_a_hidden_figure_opens_it(sub_url, sub_page):
+    """A {numref} link to a figure in a hidden cell output (closed by default) opens it (book/_ext's
+    `nadbook.js`), so every cited figure is one click away."""
+    cited = hidden_cited_figures()
+    assert cited, "no chapter cites a hidden figure: pick another test"
+    page, label = cited[0]
+    sub_page.goto(f"{sub_url}{page}.html", wait_until="networkidle")
+    visible = f"document.getElementById('{label}').checkVisibility()"
+    assert not sub_page.evaluate(visible), f"{label} on {page} is not hidden by default"
+    sub_page.goto(f"{sub_url}{page}.html#{label}", wait_until="networkidle")
+    sub_page.wait_for_function(visible, timeout=10000)
 
 
 @pytest.mark.browser

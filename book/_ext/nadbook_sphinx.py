@@ -2,7 +2,8 @@
 figures by chapter (`number_by_chapter`).
 
 Readers offline, and the browser test with the network off, must see rendered math and
-interactive figures, so nothing is loaded from a CDN:
+interactive figures, so nothing is loaded from a CDN (and `nadbook.js`, `SCRIPT`, opens the closed
+dropdown or hidden output that holds a linked figure):
 - MathJax 3 comes from the `django-static-mathjax` package and is copied to `_static/mathjax`.
 - Plotly comes from the installed `plotly` package (`package_data/plotly.min.js`), is copied to
   `_static/plotly.min.js` and loaded by every page, so the static gamma(l) explorer
@@ -23,6 +24,21 @@ CSS = "nadbook.css"
 # Numbers glued into prose read as prose (myst-nb sets them in bold).
 # Tables' column headings sit over their text, to the left (pandas aligns them right).
 STYLE = "span.pasted-text { font-weight: inherit; }\ntable.dataframe thead th { text-align: left; }\n"
+# A link to a figure inside a closed dropdown or a hidden cell output opens it (every enclosing <details>).
+JS = "nadbook.js"
+SCRIPT = """function nadbookOpenTarget() {
+  const id = decodeURIComponent(window.location.hash.slice(1));
+  const target = id && document.getElementById(id);
+  if (!target) return;
+  let opened = false;
+  for (let p = target.parentElement; p; p = p.parentElement) {
+    if (p.tagName === "DETAILS" && !p.open) { p.open = true; opened = true; }
+  }
+  if (opened) target.scrollIntoView();
+}
+window.addEventListener("hashchange", nadbookOpenTarget);
+document.addEventListener("DOMContentLoaded", nadbookOpenTarget);
+"""
 
 
 def _mathjax_source():
@@ -45,15 +61,20 @@ def _use_local_mathjax(app, config):
     config.mathjax_path = f"{MATHJAX_DIR}/tex-mml-chtml.js"
 
 
+APPENDICES = {"nads_in_practice": "A"}   # appendix pages: "Figure A.3"
+
+
 def number_by_chapter(app, env):
     """Number each chapter's figures and tables 1, 2, ... after its own number ("Figure 3.7" is the 7th
-    figure of `book/03_nads`), so that they read apart from the papers' "Fig. 1" to "Fig. 6". Sphinx
-    numbers them through the whole book; this runs after it, on every build."""
+    figure of `book/03_nads`; an appendix's after its letter, `APPENDICES`), so that they read apart
+    from the papers' "Fig. 1" to "Fig. 8". Sphinx numbers them through the whole book; this runs after
+    it, on every build."""
     for docname, kinds in env.toc_fignumbers.items():
         chapter = re.match(r"(?:.*/)?(\d+)_", docname)
+        prefix = int(chapter[1]) if chapter else APPENDICES.get(docname.rsplit("/", 1)[-1])
         for numbers in kinds.values():
             order = sorted(numbers, key=numbers.get)
-            numbers.update({fig: (int(chapter[1]), i + 1) if chapter else (i + 1,) for i, fig in enumerate(order)})
+            numbers.update({fig: (i + 1,) if prefix is None else (prefix, i + 1) for i, fig in enumerate(order)})
     return []
 
 
@@ -66,6 +87,7 @@ def copy_assets(app, exception):
         shutil.copytree(_mathjax_source(), static / MATHJAX_DIR, dirs_exist_ok=True)
     shutil.copyfile(plotly_js_path(), static / PLOTLY_JS)
     (static / CSS).write_text(STYLE)
+    (static / JS).write_text(SCRIPT)
 
 
 def _author_year_style():
@@ -97,6 +119,7 @@ def setup(app):
     plotly_js_path()  # fail early, at configuration time, if plotly is not installed
     app.add_js_file(PLOTLY_JS, priority=200)  # before require.js and the page's own scripts
     app.add_css_file(CSS, priority=900)       # after myst-nb's stylesheet
+    app.add_js_file(JS)
     app.connect("config-inited", _use_local_mathjax)
     app.connect("env-get-updated", number_by_chapter, priority=900)  # after Sphinx's own numbering (500)
     app.set_html_assets_policy("always")   # MathJax on every page: the sidebar's chapter titles hold math

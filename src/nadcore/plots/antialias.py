@@ -42,7 +42,7 @@ def _heat(ax, image, grid, title=None):
     ax.set_xticks(ticks)
     ax.set_yticks(ticks)
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize=9)
     return im
 
 
@@ -51,12 +51,13 @@ def _shape(n):
     return rows, -(-n // rows)
 
 
-def fig1_variants(fig1, grid, variants=None):
+def fig1_variants(fig1, grid, variants=None, width=0.97):
     """One Fig. 1 panel per variant (`{variant: {cell: test accuracy}}`, `SHORT` names and the
-    grid's mean in the titles), one colour scale 50-100%; grey where a variant has no stored cell."""
+    grid's mean in the titles), one colour scale 50-100%; grey where a variant has no stored cell.
+    `width`: a fraction of the column (the height follows)."""
     variants = [v for v in (variants or fig1) if v in fig1]
     rows, cols = _shape(max(1, len(variants)))
-    fig, axes = style.figure(rows, cols, width=0.97, height=1.75 * rows + 0.2, squeeze=False)
+    fig, axes = style.figure(rows, cols, width=width, height=(1.75 * rows + 0.2) * width / 0.97, squeeze=False)
     im = None
     for ax, v in zip(axes.flat, variants):
         acc = fig1[v]
@@ -73,18 +74,20 @@ def fig1_variants(fig1, grid, variants=None):
     return fig
 
 
-def theory_beside(measured, theory, agreement, grid):
+def theory_beside(measured, theory, agreement, grid, width=0.9):
     """For each linear variant (a row): Theorem 1's Bayes accuracy after its first pooling, after
     both poolings (`theory[1]`, `theory[2]`), and the measured Fig. 1 grid, with Spearman's rank
-    correlation of each prediction with the measurement in the titles; one colour scale."""
+    correlation of each prediction with the measurement in the titles; one colour scale. `width`: a
+    fraction of the column (the height follows)."""
     variants = list(theory[1])
-    fig, axes = style.figure(len(variants), 3, width=0.9, height=1.9 * len(variants) + 0.3, squeeze=False)
+    fig, axes = style.figure(len(variants), 3, width=width, height=(1.9 * len(variants) + 0.3) * width / 0.9,
+                             squeeze=False)
     for r, (row, v) in enumerate(zip(axes, variants)):
-        for ax, stages, what in ((row[0], 1, "first pooling ($S$=2)"), (row[1], 2, "both poolings ($S$=4)")):
+        for ax, stages, what in ((row[0], 1, "first pooling\n($S$=2)"), (row[1], 2, "both poolings\n($S$=4)")):
             rho = agreement[stages].get(v, float("nan"))
             head = f"{what}\n" if r == 0 else ""
             im = _heat(ax, grid.image(theory[stages][v]), grid, f"{head}$\\rho$ = {rho:.2f}")
-        _heat(row[2], grid.image(measured.get(v, {})), grid, "measured" if r == 0 else None)
+        _heat(row[2], grid.image(measured.get(v, {})), grid, "measured\n" if r == 0 else None)
         row[0].set_ylabel(f"{SHORT.get(v, v)}\n$k_y$")
     for ax in axes[-1]:
         ax.set_xlabel("$k_x$")
@@ -99,24 +102,40 @@ def _rank(res):
     return vals[:np.count_nonzero(vals > 1e-12)]
 
 
-def spectra(results):
+def spectra(results, ax=None):
     """The NADs' normalised covariance eigenvalues lambda_i / lambda_0 against the NAD index, per
-    variant (`{variant: NADResult | None}`), up to the covariance's rank (the number of networks)."""
-    fig, ax = style.figure(width=0.85, height=3.9)
+    variant (`{variant: NADResult | None}`), up to the covariance's rank (the number of networks);
+    on `ax` if given (no legend then: the caller's)."""
+    fig, ax = style.figure(width=0.85, height=3.9) if ax is None else (None, ax)
     for v, res in _stored(results).items():
         vals = _rank(res)
         kw = {k: x for k, x in STYLE.get(v, {}).items() if k in ("color", "ls", "zorder")}
         ax.semilogy(np.arange(len(vals)), vals, label=SHORT.get(v, v), lw=1.4, **kw)
     ax.set_xlabel("NAD index $i$")
     ax.set_ylabel(r"$\lambda_i / \lambda_0$")
+    if fig is not None:
+        _legend(fig)
+    return fig
+
+
+def spectra_and_fig6(results, fig6, width=0.97):
+    """`spectra` (left) and `fig6_variants` (right) side by side, one legend of the variants below."""
+    fig, (left, right) = style.figure(1, 2, width=width, height=3.4 * width / 0.97)
+    spectra(results, ax=left)
+    fig6_variants(fig6, ax=right)
     _legend(fig)
     return fig
 
 
 def _legend(fig):
-    """One legend of the variants below the axes, where it hides no curve (none without curves)."""
-    if any(ax.get_legend_handles_labels()[0] for ax in fig.axes):
-        fig.legend(loc="outside lower center", ncol=4)
+    """One legend of the variants below the axes, where it hides no curve (none without curves): each
+    label once, from whichever panel draws it."""
+    found = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            found.setdefault(label, handle)
+    if found:
+        fig.legend(list(found.values()), list(found), loc="outside lower center", ncol=4)
 
 
 def _stored(results):
@@ -183,10 +202,10 @@ def convergence(conv):
     return fig
 
 
-def fig6_variants(fig6):
+def fig6_variants(fig6, ax=None):
     """Test accuracy on D(u_i) against the NAD index i, one curve per variant (its own NADs), on a
-    symmetric-log axis ticked at the measured indices."""
-    fig, ax = style.figure(width=0.85, height=3.9)
+    symmetric-log axis ticked at the measured indices; on `ax` if given (no legend then)."""
+    fig, ax = style.figure(width=0.85, height=3.9) if ax is None else (None, ax)
     indices = sorted({i for acc in fig6.values() for i in acc})
     for v, acc in fig6.items():
         if acc:
@@ -197,7 +216,8 @@ def fig6_variants(fig6):
     ax.set_ylim(45, 102)
     ax.set_xlabel("NAD index $i$")
     ax.set_ylabel(r"accuracy on $\mathcal{D}(u_i)$ (%)")
-    _legend(fig)
+    if fig is not None:
+        _legend(fig)
     return fig
 
 

@@ -85,8 +85,8 @@ def fig5(results, show=3, width=0.97):
     """The first `show` NADs of each estimate (`{row label: NADResult}`), one row each: pixels
     (scaled to max |pixel| = 1, one colour scale) and Fourier energy (share per frequency, zero
     frequency at the centre, one log colour scale)."""
-    rows, cell = len(results), 0.9
-    fig = style.figure(width=width, height=cell * rows + 1.1)[0]
+    rows, scale = len(results), width / 0.97          # panel size follows the width
+    fig = style.figure(width=width, height=(0.9 * rows + 1.1) * scale)[0]
     fig.clf()
     left, right = fig.subfigures(1, 2, wspace=0.02, width_ratios=[1.4, 1])
     pix = left.subplots(rows, show, squeeze=False)
@@ -166,13 +166,14 @@ def _label_panels(axes, used, xlabel, ylabel):
         ax.set_ylabel(ylabel)
 
 
-def spectra_by_arch(results, ncols=3):
+def spectra_by_arch(results, ncols=3, width=0.97):
     """One panel per architecture (`settings["arch"]`) of `{label: NADResult}`: our estimates and
     the published ones (eigenvalues: singular values squared, `published.spectrum`), up to the rank
-    limit (see `spectra`)."""
+    limit (see `spectra`); `width` a fraction of the column (the height follows)."""
     archs = list(dict.fromkeys(r.settings["arch"] for r in results.values()))
     nrows = -(-len(archs) // ncols)
-    fig, axes = style.figure(nrows, ncols, width=0.97, height=2.3 * nrows + 0.7, sharex=True, squeeze=False)
+    fig, axes = style.figure(nrows, ncols, width=width, height=(2.3 * nrows + 0.7) * width / 0.97, sharex=True,
+                             squeeze=False)
     for ax, arch in zip(axes.flat, archs):
         lows = [_spectrum(ax, r, **curve_style(r)).min() for r in results.values() if r.settings["arch"] == arch]
         _log_axis(ax, lows)
@@ -187,10 +188,11 @@ def spectra_by_arch(results, ncols=3):
     return fig
 
 
-def overlaps(curves, ks, dim=1024, title=None, styles=None):
+def overlaps(curves, ks, dim=1024, title=None, styles=None, width=0.8):
     """Subspace overlap against k for each labelled curve (`{label: overlaps}`, `styles`:
-    `{label: line kwargs}`), with the chance level k/D."""
-    fig, ax = style.figure(width=0.8, height=3.2 + 0.25 * ((len(curves) + 2) // 2), layout="constrained")
+    `{label: line kwargs}`), with the chance level k/D; `width` a fraction of the column."""
+    fig, ax = style.figure(width=width, height=(3.2 + 0.25 * ((len(curves) + 2) // 2)) * width / 0.8,
+                           layout="constrained")
     for label, values in curves.items():
         ax.plot(ks, values, **{"marker": "o", "ms": 4, **(styles or {}).get(label, {})}, label=label)
     ax.plot(ks, np.asarray(ks) / dim, "k:", label="random subspaces ($k/D$)")
@@ -204,7 +206,7 @@ def overlaps(curves, ks, dim=1024, title=None, styles=None):
     return fig
 
 
-def overlaps_published(overlap, ks, dim=1024):
+def overlaps_published(overlap, ks, dim=1024, width=0.8):
     """`overlaps` of our estimates with the published NADs, `{(arch, method): values}`
     (`bundle.nad_overlaps`), in the architectures' colours, dotted for the exact gradient."""
     curves, styles = {}, {}
@@ -212,7 +214,7 @@ def overlaps_published(overlap, ks, dim=1024):
         label = f"{style.LABELS.get(arch, arch)}, ours ({METHODS.get(method, method)})"
         curves[label] = values
         styles[label] = dict(color=style.COLORS.get(arch), ls=DASHES.get(method, "-"))
-    return overlaps(curves, ks, dim, styles=styles)
+    return overlaps(curves, ks, dim, styles=styles, width=width)
 
 
 def secant_vs_exact(pairs, ks, dim=1024):
@@ -294,17 +296,31 @@ def fig6(indices, accuracy, eigenvalues, name=""):
 MORE_MARKERS = ("s", "^", "D")   # fig6_compare's other runs of ours
 
 
-def fig6_compare(ours, curves, more=None, label="ours (our NADs)"):
+def _points(ax, acc, marker, **kw):
+    """`{index: accuracy}` as points, or `{index: (mean, std)}` (seeds) as points with +-1 std bars."""
+    if not acc:
+        return
+    idx = sorted(acc)
+    vals = np.array([acc[i] for i in idx], dtype=float)
+    if vals.ndim == 1:
+        ax.plot(idx, vals, marker, ls="", **kw)
+    else:
+        ax.errorbar(idx, vals[:, 0], yerr=vals[:, 1], fmt=marker, capsize=2, elinewidth=0.8, **kw)
+
+
+def fig6_compare(ours, curves, more=None, label="ours (our NADs)", width=0.97):
     """Fig. 6 of each architecture of `curves` (`{arch: published.fig6(arch)}`), one panel each:
     the published accuracies on D(u_i) (line, only the indices the authors trained), ours where
-    measured (`{arch: {index: accuracy}}`, black points, `label` in the legend) and the published
+    measured (`{arch: {index: accuracy}}`, or `{index: (mean, std)}` over seeds, drawn with +-1 std
+    bars; black points, `label` in the legend) and the published
     lambda_i / lambda_0 (singular values squared; green, right axis). `more` adds other runs of ours,
-    `{label: {arch: {index: accuracy}}}` (e.g. another noise level), as open markers filled white."""
+    `{label: {arch: {index: accuracy}}}` (e.g. another noise level), as open markers filled white;
+    `width` a fraction of the column (the height follows)."""
     archs = list(curves)
     ncols = 2 if len(archs) > 1 else 1
     nrows = -(-len(archs) // ncols)
-    fig, axes = style.figure(nrows, ncols, width=0.97, height=2.4 * nrows + 0.6, sharex=True, sharey=True,
-                             squeeze=False)
+    fig, axes = style.figure(nrows, ncols, width=width, height=(2.4 * nrows + 0.6) * width / 0.97, sharex=True,
+                             sharey=True, squeeze=False)
     for j, (ax, arch) in enumerate(zip(axes.flat, archs)):
         c, m = curves[arch], curves[arch]["measured"]
         eig = ax.twinx()
@@ -318,14 +334,9 @@ def fig6_compare(ours, curves, more=None, label="ours (our NADs)"):
         ax.set_zorder(eig.get_zorder() + 1)
         ax.patch.set_visible(False)
         ax.plot(c["index"][m], c["accuracy"][m], "-", color=BROWN, lw=1.5)
-        mine = ours.get(arch, {})
-        if mine:
-            idx = sorted(mine)
-            ax.plot(idx, [mine[i] for i in idx], "o", color="k", ms=3.5, zorder=3)
+        _points(ax, ours.get(arch, {}), "o", color="k", ms=3.5, zorder=3)
         for (_, runs), marker in zip((more or {}).items(), MORE_MARKERS):
-            if runs.get(arch):
-                idx = sorted(runs[arch])
-                ax.plot(idx, [runs[arch][i] for i in idx], marker, mfc="white", color="k", ms=5, zorder=3)
+            _points(ax, runs.get(arch, {}), marker, mfc="white", color="k", ms=5, zorder=3)
         ax.set_title(style.LABELS.get(arch, arch))
         ax.set_ylim(45, 102)
     _label_panels(axes, len(archs), "NAD index $i$", "test accuracy (%)")
@@ -335,6 +346,34 @@ def fig6_compare(ours, curves, more=None, label="ours (our NADs)"):
     handles[2:2] = [Line2D([], [], color="k", marker=m, mfc="white", ls="", ms=5, label=name)
                     for (name, _), m in zip((more or {}).items(), MORE_MARKERS)]
     fig.legend(handles=handles, loc="outside lower center", ncols=min(3, len(handles)), fontsize=9)
+    return fig
+
+
+ESTIMATE_MARKERS = {"secant": dict(marker="o", mfc="k"), "autograd": dict(marker="s", mfc="white")}
+
+
+def fig6_estimates(panels, curves, width=0.97):
+    """Fig. 6 along two NAD estimates: one panel per `{title: (arch, {method: {index: (mean, std)}})}`
+    (`bundle.fig6_by_method`; methods "secant" and "autograd", the exact gradient), the seeds' mean
+    with +-1 std bars beside the published curve of `arch` (`curves`, `published.fig6`); `width` a
+    fraction of the column (the height follows)."""
+    ncols = min(3, len(panels))
+    nrows = -(-len(panels) // ncols)
+    fig, axes = style.figure(nrows, ncols, width=width, height=(2.4 * nrows + 0.7) * width / 0.97, sharex=True,
+                             sharey=True, squeeze=False)
+    for ax, (title, (arch, by_method)) in zip(axes.flat, panels.items()):
+        c, m = curves[arch], curves[arch]["measured"]
+        ax.plot(c["index"][m], c["accuracy"][m], "-", color=BROWN, lw=1.5)
+        for method, kw in ESTIMATE_MARKERS.items():
+            _points(ax, by_method.get(method, {}), kw["marker"], mfc=kw["mfc"], color="k", ms=4, zorder=3)
+        ax.axhline(50, color="0.6", lw=0.8, ls=":")
+        ax.set_title(title)
+        ax.set_ylim(40, 102)
+    _label_panels(axes, len(panels), "NAD index $i$", "test accuracy (%)")
+    handles = [Line2D([], [], color=BROWN, lw=1.5, label="published (their NADs)"),
+               *(Line2D([], [], color="k", ls="", ms=4, label=f"ours, along {METHODS.get(k, k)} NADs", **kw)
+                 for k, kw in ESTIMATE_MARKERS.items())]
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9)
     return fig
 
 
