@@ -609,3 +609,39 @@ def test_the_cli_knows_the_library_names_without_torch():
 
     assert catalog.ARCHS == tuple(models.names())
     assert catalog.NAD_METHODS == nads.METHODS and catalog.MAX_BATCH == nads.MAX_BATCH
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig, what", [("SIGTERM", "terminated (SIGTERM)"), ("SIGINT", "interrupted (Ctrl-C)")])
+def test_a_run_stopped_by_a_signal_ends_with_one_line(tmp_path, sig, what):
+    """Issue 41 item 12: SIGTERM (a batch system's time limit) on `nadcore run` while a cell runs printed
+    the kernel's ~20-line ZMQError traceback before the one-line error; now the kernel is killed, quietly.
+    The signal goes to the whole process group, as SLURM and a terminal's Ctrl-C send it."""
+    import signal
+    import time
+
+    book = tmp_path / "book"
+    book.mkdir()
+    started = tmp_path / "started"
+    write_chapter(book, "01_sleeps", f"import pathlib, time\npathlib.Path({str(started)!r}).write_text('1')\n"
+                                     "time.sleep(300)")
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen([NADCORE, "run", "01_sleeps", "--device", "cpu", "--book-dir", str(book), "--out",
+                             str(runs), "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert started.exists(), "the kernel never ran the cell"
+        os.killpg(proc.pid, getattr(signal, sig))
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err and "ZMQError" not in err, err
+    assert error_lines(err) == [f"nadcore: error: 01_sleeps failed: KeyboardInterrupt: {what}; "
+                                f"notebook: {runs / '01_sleeps-smoke-FAILED.ipynb'}"]
+    assert err.rstrip().splitlines()[-1] == error_lines(err)[0]
+    assert notebooks(runs) == ["01_sleeps-smoke-FAILED.ipynb"]

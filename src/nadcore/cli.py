@@ -8,6 +8,7 @@ import re
 import signal
 import stat
 import sys
+import threading
 from pathlib import Path
 
 from nadcore import __version__
@@ -266,19 +267,36 @@ def describe(err):
 
 @contextlib.contextmanager
 def sigterm_interrupts():
-    """SIGTERM (a batch system's time limit) raises KeyboardInterrupt, so the run is marked failed."""
+    """SIGTERM (a batch system's time limit) and Ctrl-C raise KeyboardInterrupt, so the run is marked
+    failed; yields an Event set when either came, so the kernel is then killed (`kernel_manager`)."""
+    stopping = threading.Event()
+
     def stop(signum, frame):
-        raise KeyboardInterrupt("terminated (SIGTERM)")
+        stopping.set()
+        raise KeyboardInterrupt("terminated (SIGTERM)" if signum == signal.SIGTERM else "interrupted (Ctrl-C)")
 
     try:
-        old = signal.signal(signal.SIGTERM, stop)
+        old = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     except ValueError:                     # not the main thread
-        old = None
+        old = {}
     try:
-        yield
+        yield stopping
     finally:
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def kernel_manager(stopping):
+    """The kernel manager papermill runs a chapter's kernel with: jupyter_client's, except that once
+    `stopping` is set the kernel is killed, not asked to shut down: a kernel asked while it runs a cell
+    prints a ~20-line ZMQError traceback (its sockets close before its reply is sent) after our one line."""
+    from jupyter_client import AsyncKernelManager
+
+    class KernelManager(AsyncKernelManager):
+        async def shutdown_kernel(self, now=False, restart=False):
+            return await super().shutdown_kernel(now=now or stopping.is_set(), restart=restart)
+
+    return KernelManager
 
 
 def announce(notebook, folder, values, final, running):
@@ -306,9 +324,10 @@ def run_chapter(args):
     announce(notebook, folder, values, final, running)
     out.mkdir(parents=True, exist_ok=True)
     try:
-        with sigterm_interrupts():
+        with sigterm_interrupts() as stopping:
             pm.execute_notebook(str(notebook), str(running), parameters=params, cwd=str(folder),
-                                progress_bar=not args.no_progress, request_save_on_cell_execute=True)
+                                progress_bar=not args.no_progress, request_save_on_cell_execute=True,
+                                kernel_manager_class=kernel_manager(stopping))
     except (Exception, KeyboardInterrupt) as err:
         kept = running.replace(failed) if running.exists() else "none written"
         raise RunFailed(f"{notebook.stem} failed: {describe(err)}; notebook: {kept}") from None
