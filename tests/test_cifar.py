@@ -246,6 +246,30 @@ def test_figures():
     left, right = plots.reviewers_test(rows).axes
     assert len(left.lines) == 4 and "changed" in left.get_ylabel()
     assert "x' - x" in right.get_ylabel() and "accuracy" not in right.get_ylabel()   # the edit's size
+    # series that coincide (every row is 1.0 here) stay visible: each (mode, where) has its own marker
+    # or fill, and the first NADs' small filled markers are drawn over the last NADs' large open ones
+    looks = {(ln.get_marker(), ln.get_markerfacecolor() == "none", ln.get_markersize()) for ln in left.lines}
+    assert len(looks) == 4
+    first = [ln for ln in left.lines if "first" in ln.get_label()]
+    last = [ln for ln in left.lines if "last" in ln.get_label()]
+    assert min(ln.get_zorder() for ln in first) > max(ln.get_zorder() for ln in last)
+    assert max(ln.get_markersize() for ln in first) < min(ln.get_markersize() for ln in last)
+    # the published Figs. 7 and 8 beside ours, on the same axes
+    fashion = {**curve, "test_acc": np.array([85.0, 45, 80, 86])}
+    left, right = plots.fig7_beside_published({"digits": curve, "Fashion-MNIST": fashion}).axes
+    assert left.get_title() == "published (ResNet-18, CIFAR-10)" and right.get_title() == "ours (LeNet, stand-ins)"
+    assert left.get_xlabel() == right.get_xlabel() == "NAD index $i$ of the carrier"
+    assert left.get_xscale() == right.get_xscale() == "symlog" and left.get_ylim() == right.get_ylim()
+    np.testing.assert_array_equal(left.lines[0].get_xdata(), published.fig7()["index"])    # every published carrier
+    assert [ln.get_label() for ln in right.lines if not ln.get_label().startswith("_")][:2] == [
+        "digits: accuracy", "digits: follow a wrong carrier"]
+    flips = {"digits": {"arch": ["lenet", "logreg"], "original": np.array([95.0, 96]), "flipped": np.array([80.0, 96])}}
+    left, right = plots.fig8_beside_published(flips).axes
+    assert left.get_title() == "published (CIFAR-10)" and right.get_title() == "ours (stand-ins)"
+    assert [t.get_text() for t in left.get_xticklabels()] == ["LeNet", "VGG-11", "ResNet-18", "DenseNet-121"]
+    assert [b.get_height() for b in left.patches[:4]] == [o for o, _ in published.FIG8.values()]
+    assert [t.get_text() for t in right.get_xticklabels()] == ["LeNet", "LogReg"] and len(right.patches) == 4
+    assert "digits" in [t.get_text() for t in right.texts] and left.get_ylim() == right.get_ylim()
 
 
 def test_first_of_each_class_and_the_reviewers_table():
@@ -277,33 +301,69 @@ def test_published_figs_7_and_8():
 def test_tables_put_the_papers_numbers_beside_ours():
     curve = {"index": np.array([-1, 0, 4, 1022]), "test_acc": np.array([96.2, 46.2, 94.9, 95.6])}
     table = plots.curve_table({"ours": curve})
-    assert list(table.index) == ["none", "0", "4", "1022"]
-    assert table["paper: ResNet-18, CIFAR-10"].tolist() == ["89 (Fig. 8)", "17.6", "–", "80.3 (i = 1020)"]
-    assert table["ours"].tolist() == ["96.2", "46.2", "94.9", "95.6"]
+    assert list(table.index) == ["none (clean)", "0", "1–9", "10–99", "100–499", "500–1023"]
+    paper = table[plots.PUBLISHED].tolist()
+    assert paper[:3] == ["89 (Fig. 8)", "17.6 (i = 0)", "no carrier here (every 10th index)"]
+    assert paper[3] == "33.3–68.2, mean 46.9 (9 carriers, i = 10–90)"      # the published carriers 10..90
+    assert table["ours"].tolist() == ["96.2", "46.2 (i = 0)", "94.9 (i = 4)", "no carrier here", "no carrier here",
+                                      "95.6 (i = 1022)"]
+    assert "–" not in table.to_numpy().ravel().tolist()                    # no dashes: every cell says something
     flip = {"arch": ["lenet", "logreg"], "original": np.array([96.2, 96.2]), "flipped": np.array([62.7, 96.9])}
     table = plots.flip_table({"ours": flip})
     assert table.loc["LeNet"].tolist() == ["69 → 48", "96.2 → 62.7"]
     assert table.loc["LogReg"].tolist() == ["–", "96.2 → 96.9"] and table.loc["VGG-11", "ours"] == "–"
     verdict = plots.verdict({"digits": (curve, flip, "smoke")}, "lenet")
-    assert list(verdict.columns) == ["The paper reports", "This book measures", "Scale"] and len(verdict) == 3
-    first, last, flipped = verdict["This book measures"]
+    assert list(verdict.columns) == ["The paper reports", "This book measures", "Scale"] and len(verdict) == 4
+    first, reach, last, flipped = verdict["This book measures"]
     assert "46.2 % at NAD 0" in first and "clean: 96.2 %" in first and "95.6 % at NAD 1022" in last
+    assert reach == "digits: NAD 0 (the others: 94.9–95.6 %)"                # 94.9 is 1.3 points under clean
+    assert "NADs 0–1020 (40 carriers)" in verdict.iloc[1, 0] and "80 % at 1020" in verdict.iloc[1, 0]
     assert "LeNet 96.2 → 62.7 %" in flipped and "18 % with the carrier at NAD 0" in verdict.iloc[0, 0]
-    assert first.startswith("LeNet, digits: ") and verdict["Scale"].tolist() == ["smoke"] * 3
+    assert first.startswith("LeNet, digits: ") and verdict["Scale"].tolist() == ["smoke"] * 4
+    assert plots.verdict({"digits": (curve, flip, "smoke")}, "lenet", margin=1.0).iloc[1, 1] == (
+        "digits: NADs 0–4 (2 carriers) (the others: 95.6 %)")             # 95.6 is 0.6 points under clean
 
 
 def test_the_tables_and_verdict_name_the_dataset_of_every_number():
     digits = {"index": np.array([-1, 0, 1, 1022]), "test_acc": np.array([97.0, 15.0, 96.0, 97.5])}
     fashion = {"index": np.array([-1, 0, 2, 1022]), "test_acc": np.array([88.0, 40.0, 87.0, 88.5])}
     table = plots.curve_table({"digits": digits, "Fashion-MNIST": fashion})
-    assert list(table.index) == ["none", "0", "1", "2", "1022"]                 # every curve's carriers
-    assert table.loc["1"].tolist()[1:] == ["96.0", "–"] and table.loc["2"].tolist()[1:] == ["–", "87.0"]
+    assert table.loc["1–9"].tolist()[1:] == ["96.0 (i = 1)", "87.0 (i = 2)"]    # every curve's carriers
     flip = {"arch": ["lenet"], "original": np.array([88.0]), "flipped": np.array([80.5])}
     verdict = plots.verdict({"digits": (digits, flip, "bundle"), "Fashion-MNIST": (fashion, flip, "4 epochs")},
                             "lenet")
-    first, last, flipped = verdict["This book measures"]
+    first, reach, last, flipped = verdict["This book measures"]
     assert first == ("LeNet, digits: 15.0 % at NAD 0 (clean: 97.0 %); "
                      "LeNet, Fashion-MNIST: 40.0 % at NAD 0 (clean: 88.0 %)")
+    assert reach.startswith("digits: NAD 0 (the others: 96.0–97.5 %); Fashion-MNIST: NAD 0")
     assert last == "digits: 97.5 % at NAD 1022; Fashion-MNIST: 88.5 % at NAD 1022"
     assert flipped.endswith("Fashion-MNIST: LeNet 88.0 → 80.5 %")
     assert verdict["Scale"].iloc[0] == "digits: bundle; Fashion-MNIST: 4 epochs"
+
+
+# ----------------------------------------------------------------------------- readings of Fig. 7
+
+def test_carrier_reading_finds_where_the_hijack_reaches():
+    curve = {"index": np.array([-1, 0, 2, 8, 32, 1022]), "test_acc": np.array([88.0, 41.4, 71.5, 85.4, 88.1, 87.0])}
+    r = ch4_cifar10.carrier_reading(curve)                           # 2 points under clean: below 86.0
+    assert r["clean"] == 88.0 and r["indices"] == [0, 2, 8, 32, 1022]
+    assert r["hijacked"] == [0, 2, 8] and r["ignored"] == [32, 1022] and r["reach"] == 8 and r["prefix"]
+    assert r["hijacked_range"] == (41.4, 85.4) and r["ignored_range"] == (87.0, 88.1)
+    assert r["first"] == (0, 41.4) and r["last"] == (1022, 87.0)
+    r = ch4_cifar10.carrier_reading(curve, margin=0.5)               # now NAD 1022 (1 point under) counts
+    assert r["hijacked"] == [0, 2, 8, 1022] and not r["prefix"] and r["reach"] == 1022
+    clean = ch4_cifar10.carrier_reading({"index": [-1, 5], "test_acc": [90.0, 89.0]})
+    assert clean["hijacked"] == [] and clean["reach"] is None and clean["hijacked_range"] is None and clean["prefix"]
+    with pytest.raises(ValueError, match="clean network"):
+        ch4_cifar10.carrier_reading({"index": [0, 5], "test_acc": [40.0, 89.0]})
+    with pytest.raises(ValueError, match="margin must be"):
+        ch4_cifar10.carrier_reading(curve, margin=-1)
+
+
+def test_the_published_fig7_as_a_curve():
+    paper = ch4_cifar10.published_curve()
+    assert paper["index"][0] == -1 and paper["test_acc"][0] == published.fig8("resnet18")[0]   # clean: Fig. 8's
+    np.testing.assert_array_equal(paper["index"][1:], published.fig7()["index"])
+    r = ch4_cifar10.carrier_reading(paper)
+    assert r["first"] == (0, 17.6) and r["last"] == (1020, 80.3)
+    assert r["ignored"] == [] and r["reach"] == 1020       # every published carrier costs more than 2 points

@@ -192,3 +192,44 @@ def reviewers_test(model, x, y, nads, mean, std, ks=(2,), modes=EDIT_MODES, size
                              "relative": (delta / x.flatten(1).norm(dim=1).clamp_min(1e-12)).mean().item()})
     return rows
 
+
+
+# ----------------------------------------------------------------------------- readings of Fig. 7
+
+HIJACK_MARGIN = 2.0   # points of test accuracy under the clean network's that count as a hijacked training
+
+
+def published_curve():
+    """The paper's Fig. 7 (ResNet-18, CIFAR-10; `published.fig7`) as a curve of `poisoning_curve`'s form:
+    `index` (-1: the clean network, whose accuracy Fig. 7 does not give: Fig. 8's, 89 %) and `test_acc`;
+    no `follow_rate` (nan), which the paper does not report."""
+    from nadcore import published
+
+    paper = published.fig7()
+    index = np.concatenate([[-1], paper["index"]]).astype(np.int64)
+    acc = np.concatenate([[published.fig8("resnet18")[0]], paper["accuracy"]]).astype(np.float64)
+    return {"index": index, "test_acc": acc, "follow_rate": np.full(len(index), np.nan)}
+
+
+def carrier_reading(curve, margin=HIJACK_MARGIN):
+    """What a Fig. 7 curve (`poisoning_curve`'s dict, the clean network at index -1) shows: which carrier
+    indices hijack training (test accuracy more than `margin` points under the clean network's) and which
+    are ignored (the others). Returns `clean`, `indices` (the carriers, ascending), `hijacked` and
+    `ignored` (lists of indices), `first` and `last` (`(index, accuracy)` of the first and last carrier),
+    `ignored_range` and `hijacked_range` (`(min, max)` accuracy, None when the list is empty), `reach`
+    (the largest hijacked index, None when none is) and `prefix` (whether the hijacked indices are
+    exactly the first ones: one band of first NADs, then none)."""
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin >= 0:
+        raise ValueError(f"margin must be a number >= 0 (points of accuracy); got {margin!r}")
+    acc = dict(zip(np.asarray(curve["index"]).tolist(), np.asarray(curve["test_acc"], dtype=float).tolist()))
+    if -1 not in acc or len(acc) < 2:
+        raise ValueError("curve must hold the clean network (index -1) and at least one carrier index")
+    clean = acc.pop(-1)
+    indices = sorted(acc)
+    hijacked = [i for i in indices if acc[i] < clean - margin]
+    ignored = [i for i in indices if i not in hijacked]
+    span = lambda ids: (min(acc[i] for i in ids), max(acc[i] for i in ids)) if ids else None
+    return {"clean": clean, "indices": indices, "hijacked": hijacked, "ignored": ignored,
+            "first": (indices[0], acc[indices[0]]), "last": (indices[-1], acc[indices[-1]]),
+            "ignored_range": span(ignored), "hijacked_range": span(hijacked),
+            "reach": max(hijacked) if hijacked else None, "prefix": hijacked == indices[:len(hijacked)]}

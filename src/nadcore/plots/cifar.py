@@ -90,14 +90,15 @@ def fig7(curve, arch="", ax=None):
     return ax.figure
 
 
-def fig8(result, ax=None):
-    """Fig. 8: test accuracy on the original and the NAD-flipped data, one pair of bars per network."""
+def fig8(result, ax=None, fmt="%.1f", fontsize=9):
+    """Fig. 8: test accuracy on the original and the NAD-flipped data, one pair of bars per network
+    (named by `style.LABELS`, or as given), each bar's value printed on it with `fmt`."""
     if ax is None:
         _, ax = style.figure(width=0.3 + 0.2 * len(result["arch"]), height=3.0)
     pos = np.arange(len(result["arch"]))
     for shift, kind, colour in ((-0.2, "original", "C0"), (0.2, "flipped", "C1")):
         bars = ax.bar(pos + shift, result[kind], 0.4, label=kind, color=colour)
-        ax.bar_label(bars, fmt="%.1f", fontsize=9)
+        ax.bar_label(bars, fmt=fmt, fontsize=fontsize)
     ax.set_xticks(pos, [_label(a) for a in result["arch"]])
     ax.set_ylabel("test accuracy (%)")
     ax.set_ylim(0, 118)
@@ -105,15 +106,25 @@ def fig8(result, ax=None):
     return ax.figure
 
 
+MARKERS = {"remove": "o", "flip": "s", "shift": "^"}
+
+
 def reviewers_test(rows):
     """The reviewers' test: % of predictions changed (left) and the mean pixel norm of the edit
-    `||x' - x||_2` (right) against the number `k` of first or last NADs edited, for each mode."""
+    `||x' - x||_2` (right) against the number `k` of first or last NADs edited, for each mode.
+
+    Every series stays visible where two coincide (the shifts have the same norm on the first and the
+    last NADs; the edits of the last NADs change about no prediction): each mode has its own marker,
+    the first NADs' filled and small, drawn over the last NADs' open and large."""
     fig, (left, right) = style.figure(1, 2, width=0.98, height=3.2)
     for where, mode in sorted({(r["where"], r["mode"]) for r in rows}):
         sel = sorted((r for r in rows if r["where"] == where and r["mode"] == mode), key=lambda r: r["k"])
         ks = [r["k"] for r in sel]
-        kw = dict(color="C0" if where == "first" else "C3", ls=LINES.get(mode, "-."), marker="o",
-                  label=f"{mode}, {where} $k$ NADs")
+        first = where == "first"
+        colour = "C0" if first else "C3"
+        kw = dict(color=colour, ls=LINES.get(mode, "-."), marker=MARKERS.get(mode, "D"),
+                  markersize=5 if first else 9, markerfacecolor=colour if first else "none",
+                  markeredgewidth=1.4, zorder=3 if first else 2, label=f"{mode}, {where} $k$ NADs")
         left.plot(ks, [r["changed"] for r in sel], **kw)
         right.plot(ks, [r["norm"] for r in sel], **kw)
     for ax in (left, right):
@@ -140,27 +151,118 @@ def reviewers_table(rows):
                             "‖x′ − x‖, first NADs", "‖x′ − x‖, last NADs"), index=["k", "edit"])
 
 
-def _published_fig7(index):
-    """The published Fig. 7 value at `index` as text (its carriers are every 10th index up to 1020,
-    which stands for the indices past it), or a dash."""
-    fig = published.FIG7_RESNET18
-    if index in fig:
-        return f"{fig[index]:.1f}"
-    return f"{fig[max(fig)]:.1f} (i = {max(fig)})" if index > max(fig) else "–"
+# Fig. 7's carrier indices in bands: the paper's carriers sit every 10th index (0, 10, ..., 1020),
+# ours at 0, 1, 2, 4, 8, 32, 128, 512, 1022; the two share NAD 0 alone, so the table compares bands.
+BANDS = ((0, 0), (1, 9), (10, 99), (100, 499), (500, 1023))
+PUBLISHED = "published: ResNet-18, CIFAR-10"
 
 
-def curve_table(curves, clean_paper=None):
-    """Fig. 7's numbers: clean test accuracy (%) per carrier index, the paper's ResNet-18 on CIFAR-10
-    (`published.FIG7_RESNET18`; the clean row from Fig. 8) beside our `curves` (`{column: curve}`),
-    one row per carrier index of any curve ("–" where a curve has none)."""
-    clean_paper = published.fig8("resnet18")[0] if clean_paper is None else clean_paper
-    accs = [dict(zip(np.asarray(c["index"]).tolist(), np.asarray(c["test_acc"]).tolist())) for c in curves.values()]
-    rows = []
-    for i in sorted({i for acc in accs for i in acc}):
-        ours = [f"{acc[i]:.1f}" if i in acc else "–" for acc in accs]
-        paper = f"{clean_paper:.0f} (Fig. 8)" if i < 0 else _published_fig7(int(i))
-        rows.append(("none" if i < 0 else str(int(i)), paper, *ours))
-    return page.table(rows, ("carrier at NAD", "paper: ResNet-18, CIFAR-10", *curves), index="carrier at NAD")
+def _band(acc, lo, hi, empty):
+    """The accuracies of `acc` (`{index: %}`) at the carriers in `lo..hi`, as a table cell."""
+    ids = [i for i in sorted(acc) if lo <= i <= hi]
+    if not ids:
+        return empty
+    vals = [acc[i] for i in ids]
+    if len(ids) <= 4:
+        return ", ".join(f"{v:.1f}" for v in vals) + f" (i = {', '.join(map(str, ids))})"
+    return (f"{min(vals):.1f}–{max(vals):.1f}, mean {np.mean(vals):.1f} "
+            f"({len(ids)} carriers, i = {ids[0]}–{ids[-1]})")
+
+
+def curve_table(curves, bands=BANDS):
+    """Fig. 7's numbers by bands of carrier index (`bands`, inclusive `(lo, hi)` pairs): clean test
+    accuracy (%), the paper's ResNet-18 on CIFAR-10 (`ch4_cifar10.published_curve`; its clean network
+    from Fig. 8) beside our `curves` (`{column: poisoning_curve dict}`). A cell lists the accuracies of
+    a curve's carriers in the band (their range and mean past four) with their indices, or says that the
+    curve has no carrier there."""
+    from nadcore.experiments.ch4_cifar10 import published_curve
+
+    columns = {PUBLISHED: published_curve(), **curves}
+    accs = {c: dict(zip(np.asarray(v["index"]).tolist(), np.asarray(v["test_acc"], dtype=float).tolist()))
+            for c, v in columns.items()}
+    empty = {c: "no carrier here (every 10th index)" if c == PUBLISHED else "no carrier here" for c in columns}
+    rows = [("none (clean)", *(f"{a[-1]:.0f} (Fig. 8)" if c == PUBLISHED else f"{a[-1]:.1f}"
+                              for c, a in accs.items()))]
+    rows += [(str(lo) if lo == hi else f"{lo}–{hi}",
+              *(_band({i: v for i, v in a.items() if i >= 0}, lo, hi, empty[c]) for c, a in accs.items()))
+             for lo, hi in bands]
+    return page.table(rows, ("carrier at NADs", *columns), index="carrier at NADs")
+
+
+def _fig7_axes(ax, top_index):
+    ax.set_xscale("symlog", linthresh=1, linscale=0.5)
+    ticks = [t for t in (0, 1, 10, 100, 1000) if t <= top_index]
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
+    ax.set_xlim(-0.3, top_index * 1.6)
+    ax.set_xlabel("NAD index $i$ of the carrier")
+    ax.set_ylim(-3, 103)
+
+
+def fig7_beside_published(curves, arch="lenet"):
+    """Fig. 7, the published one beside ours, on the same axes (clean test accuracy against the NAD index
+    of the carrier, a symmetric log scale): left, the paper's ResNet-18 on CIFAR-10
+    (`ch4_cifar10.published_curve`, its clean network from Fig. 8, dashed); right, our `arch` on each
+    stand-in of `curves` (`{dataset name: poisoning_curve dict}`), its clean network dashed and the share
+    of test images that follow another class's carrier dotted."""
+    from nadcore.experiments.ch4_cifar10 import published_curve
+
+    paper = published_curve()
+    top = max(int(np.max(c["index"])) for c in [paper, *curves.values()])
+    fig, (left, right) = style.figure(1, 2, width=0.98, height=2.9, sharey=True)
+    pois = paper["index"] >= 0
+    left.plot(paper["index"][pois], paper["test_acc"][pois], "o", color=style.COLORS["resnet18"], markersize=4,
+              label="clean test accuracy")
+    left.axhline(paper["test_acc"][~pois][0], ls="--", color="gray", label="trained without carrier (Fig. 8)")
+    left.set_title("published (ResNet-18, CIFAR-10)")
+    left.set_ylabel("accuracy (%)")
+    left.legend(loc="lower right")
+    for (name, curve), colour, marker in zip(curves.items(), ("C0", "C1", "C2", "C4"), "osD^"):
+        idx = np.asarray(curve["index"])
+        on = idx >= 0
+        acc = np.asarray(curve["test_acc"], dtype=float)
+        right.plot(idx[on], acc[on], marker=marker, ls="-", color=colour, markersize=5, label=f"{name}: accuracy")
+        follow = np.asarray(curve.get("follow_rate", np.full(len(idx), np.nan)), dtype=float)[on]
+        if np.isfinite(follow).any():
+            right.plot(idx[on], follow, marker=marker, ls=":", color=colour, markersize=5, markerfacecolor="none",
+                       label=f"{name}: follow a wrong carrier")
+        if (~on).any():
+            right.axhline(acc[~on][0], ls="--", color=colour, lw=1, alpha=0.8)
+    right.plot([], [], ls="--", color="gray", lw=1, label="trained without carrier")
+    right.set_title(f"ours ({_label(arch)}, stand-ins)")
+    right.legend(loc="center right", bbox_to_anchor=(1, 0.45), fontsize=7.5, handlelength=1.8)
+    for ax in (left, right):
+        _fig7_axes(ax, top)
+    return fig
+
+
+def fig8_beside_published(flips):
+    """Fig. 8, the published one beside ours: test accuracy (%) on the original and on the NAD-flipped
+    data, one pair of bars per network; left, the paper's four CNNs on CIFAR-10 (`published.FIG8`);
+    right, ours on each stand-in of `flips` (`{dataset name: flip_experiment result}`), the bars named
+    by network and dataset. Both panels share the accuracy axis."""
+    paper = {"arch": list(published.FIG8), "original": [o for o, _ in published.FIG8.values()],
+             "flipped": [f for _, f in published.FIG8.values()]}
+    names = [(d, _label(a), o, f) for d, r in flips.items() for a, o, f in zip(r["arch"], r["original"], r["flipped"])]
+    ours = {"arch": [a for _, a, _, _ in names], "original": [o for _, _, o, _ in names],
+            "flipped": [f for _, _, _, f in names]}
+    fig, (left, right) = style.figure(1, 2, width=0.98, height=3.0, sharey=True)
+    fig8(paper, ax=left, fmt="%.0f", fontsize=8)
+    fig8(ours, ax=right, fontsize=7.5)
+    for ax in (left, right):
+        ax.tick_params(axis="x", labelsize=8)
+    for d in flips:                            # the dataset under its networks' bars
+        at = [j for j, n in enumerate(names) if n[0] == d]
+        right.annotate(d, (np.mean(at), 0), xycoords=("data", "axes fraction"), xytext=(0, -24),
+                       textcoords="offset points", ha="center", va="top", fontsize=9)
+        if at[0] > 0:
+            right.axvline(at[0] - 0.5, color="0.8", lw=0.8)
+    left.set_title("published (CIFAR-10)")
+    right.set_title("ours (stand-ins)")
+    right.set_ylabel("")
+    right.get_legend().remove()
+    left.set_ylim(0, 125)
+    return fig
 
 
 def flip_table(flips):
@@ -173,28 +275,52 @@ def flip_table(flips):
     return page.table(rows, ("network", "paper: CIFAR-10", *flips), index="network")
 
 
-def verdict(runs, arch):
-    """The chapter's "paper vs this book" table: Fig. 7's first and last carriers and Fig. 8's flip,
-    the paper's numbers (CIFAR-10) beside ours. `runs` maps the name of each dataset we ran (as the
-    page writes it, e.g. "digits", "Fashion-MNIST") to `(curve, flip, scale)` (`curve` of `arch`,
-    measured at `scale`); every cell of ours names the dataset of each number."""
-    paper = published.fig7()
-    first, last, flips, scales = [], [], [], []
+def _reach(reading):
+    """Where a `carrier_reading` finds the hijack, in words."""
+    h, ign = reading["hijacked"], reading["ignored"]
+    if not h:
+        return "no carrier index"
+    where = f"NAD {h[0]}" if len(h) == 1 else f"NADs {h[0]}–{h[-1]} ({len(h)} carriers)" if reading["prefix"] \
+        else "NADs " + ", ".join(map(str, h))
+    if ign:
+        lo, hi = reading["ignored_range"]
+        where += f" (the others: {lo:.1f} %)" if f"{lo:.1f}" == f"{hi:.1f}" else f" (the others: {lo:.1f}–{hi:.1f} %)"
+    return where
+
+
+def verdict(runs, arch, margin=None):
+    """The chapter's "paper vs this book" table: Fig. 7's first carrier, how far the hijack reaches
+    (carriers more than `margin` points under the clean network, `ch4_cifar10.carrier_reading`), its
+    last carrier, and Fig. 8's flip; the paper's numbers (CIFAR-10) beside ours. `runs` maps the name
+    of each dataset we ran (as the page writes it, e.g. "digits", "Fashion-MNIST") to
+    `(curve, flip, scale)` (`curve` of `arch`, measured at `scale`); every cell of ours names the
+    dataset of each number."""
+    from nadcore.experiments.ch4_cifar10 import HIJACK_MARGIN, carrier_reading, published_curve
+
+    margin = HIJACK_MARGIN if margin is None else margin
+    paper = carrier_reading(published_curve(), margin)
+    first, reach, last, flips, scales = [], [], [], [], []
     for name, (curve, flip, scale) in runs.items():
-        acc = dict(zip(np.asarray(curve["index"]).tolist(), np.asarray(curve["test_acc"]).tolist()))
-        i0, i1 = min(i for i in acc if i >= 0), max(acc)
-        first.append(f"{_label(arch)}, {name}: {acc[i0]:.1f} % at NAD {i0} (clean: {acc[-1]:.1f} %)")
-        last.append(f"{name}: {acc[i1]:.1f} % at NAD {i1}")
+        r = carrier_reading(curve, margin)
+        (i0, a0), (i1, a1) = r["first"], r["last"]
+        first.append(f"{_label(arch)}, {name}: {a0:.1f} % at NAD {i0} (clean: {r['clean']:.1f} %)")
+        reach.append(f"{name}: {_reach(r)}")
+        last.append(f"{name}: {a1:.1f} % at NAD {i1}")
         flips.append(f"{name}: " + ", ".join(f"{_label(a)} {o:.1f} → {f:.1f} %"
                                              for a, o, f in zip(flip["arch"], flip["original"], flip["flipped"])))
         scales.append(f"{name}: {scale}" if len(runs) > 1 else scale)
     scale = "; ".join(scales)
+    (p0, a0), (p1, a1) = paper["first"], paper["last"]
+    lo, hi = paper["hijacked_range"] or (float("nan"), float("nan"))
     return page.verdict({
         "A carrier on the first NADs hijacks training (Fig. 7)": (
-            f"ResNet-18, CIFAR-10: {paper['accuracy'][0]:.0f} % with the carrier at NAD {paper['index'][0]} "
-            f"(clean: {published.fig8('resnet18')[0]:.0f} %)", "; ".join(first), scale),
+            f"ResNet-18, CIFAR-10: {a0:.0f} % with the carrier at NAD {p0} (clean: {paper['clean']:.0f} %)",
+            "; ".join(first), scale),
+        f"How far the hijack reaches: carriers more than {margin:g} points under clean (Fig. 7)": (
+            f"{_reach(paper)}, {lo:.0f}–{hi:.0f} %: from {a0:.0f} % at NAD {p0} to {a1:.0f} % at {p1}",
+            "; ".join(reach), scale),
         "A carrier on the last NADs is ignored (Fig. 7)": (
-            f"{paper['accuracy'][-1]:.0f} % at NAD {paper['index'][-1]}", "; ".join(last), scale),
+            f"{a1:.0f} % at NAD {p1}, {paper['clean'] - a1:.0f} points under clean", "; ".join(last), scale),
         "Flipping the data in the NAD basis costs accuracy (Fig. 8)": (
             ", ".join(f"{_label(a)} {o:.0f} → {f:.0f} %" for a, (o, f) in published.FIG8.items()), "; ".join(flips),
             scale),
