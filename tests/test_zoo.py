@@ -215,6 +215,57 @@ def test_isotropic_shares_match_monte_carlo():
     assert 0.99 * 1024 / (1 + gamma) < measures["effective_rank"] < 1024 and lam[0] >= lam[-1]
 
 
+def _estimate_of(gradients, **settings):
+    """A `NADResult` of the sample covariance of `gradients` (N, 1024), with the settings of a stored one."""
+    G = gradients - gradients.mean(0)
+    lam, vec = np.linalg.eigh(G.T @ G / (len(G) - 1))
+    base = {"arch": "test", "method": "autograd", "num_networks": len(G), "seed": 0, "input_shape": [1, 32, 32],
+            "eval_point": "randn(seed=0)"}
+    return nads.NADResult(lam[::-1].copy(), vec[:, ::-1].T.copy(), {**base, **settings})
+
+
+def test_patch_reading_finds_gradients_orthogonal_to_x0_on_each_patch():
+    """Gradients orthogonal to x0 on each 4x4 patch (a LayerNorm after a bias-free patchify stem) have
+    rank D - 64, with x0's 64 patches in the null space; scaling one patch's gradients puts the first
+    NADs there. Unconstrained gradients have a full spectrum and nothing in a null space."""
+    from nadcore.experiments import ch7_zoo
+
+    x0 = nads.eval_point_for(0, (1, 32, 32)).numpy().astype(np.float64).reshape(32, 32)
+    G = np.random.default_rng(0).standard_normal((3000, 8, 4, 8, 4))
+    tiles = x0.reshape(8, 4, 8, 4)
+    dots = (G * tiles).sum((2, 4), keepdims=True) / (tiles ** 2).sum((1, 3), keepdims=True)
+    G = G - dots * tiles                                 # orthogonal to x0 on every patch
+    G[:, 5, :, 2] *= 4.0                                 # the patch (5, 2) four times stronger
+    reading = ch7_zoo.patch_reading(_estimate_of(G.reshape(3000, 1024)))
+    assert reading["rank"] == 1024 - 64 and reading["tiles"] == 64 and reading["null"] > 0.999
+    assert reading["tile0"] == (5, 2) and reading["peak0"] > 0.9
+    assert reading["norm0"] == pytest.approx(np.linalg.norm(tiles[5, :, 2]) / np.median(
+        np.linalg.norm(tiles.transpose(0, 2, 1, 3).reshape(64, 16), axis=1)))
+    free = ch7_zoo.patch_reading(_estimate_of(np.random.default_rng(1).standard_normal((3000, 1024))))
+    assert free["rank"] == 1024 and free["null"] == 0 and free["peak0"] < 0.2
+    with pytest.raises(ValueError, match="patch must divide the image size 32; got 5"):
+        ch7_zoo.patch_reading(_estimate_of(G.reshape(3000, 1024)), patch=5)
+    with pytest.raises(ValueError, match="eval_point must be the seed's randn"):
+        ch7_zoo.eval_point(_estimate_of(G.reshape(3000, 1024), eval_point="given"))
+
+
+def test_convnext_gradient_is_orthogonal_to_x0_on_each_stem_patch():
+    """Why ConvNeXt's exact-gradient NADs have rank 960 = 1,024 - 64: at initialisation its output does
+    not change when one 4x4 patch of the input is scaled (a bias-free stem, then a LayerNorm), so its
+    input gradient is orthogonal to x0 on each patch. The Mixer's patch embedding feeds its residual
+    stream unnormalised: random cosines."""
+    x0 = nads.eval_point_for(0, (1, 32, 32))
+    cosines = {}
+    for name in ("convnext", "mixer"):
+        net = nads._network(nads._factory(name, (1, 32, 32))[0], 0, 0, torch.device("cpu"))
+        x = x0[None].clone().requires_grad_()
+        net(x).sum().backward()
+        g = x.grad[0, 0].double().numpy().reshape(8, 4, 8, 4)
+        t = x0[0].double().numpy().reshape(8, 4, 8, 4)
+        cosines[name] = np.abs((g * t).sum((1, 3))) / np.sqrt((g ** 2).sum((1, 3)) * (t ** 2).sum((1, 3)))
+    assert cosines["convnext"].max() < 1e-5 and cosines["mixer"].max() > 0.2
+
+
 @pytest.fixture
 def zoo_tiny(monkeypatch):
     from nadcore import presets
@@ -244,6 +295,9 @@ def test_chapter_7_computes_stores_and_reads_back(zoo_tiny, tmp_path):
     assert numbers["vit_top"] == out["isotropy"]["vit"]["top"]
     assert numbers["vit_conv4"] == out["convergence"]["vit"]["overlap"][-1][1]
     assert numbers["isotropic_top"] == out["isotropic"]["top"]
+    lam = again["nads"]["vit"].eigenvalues                      # top = 4: lambda_3 and lambda_4 over lambda_0
+    assert numbers["vit_lam3"] == lam[3] / lam[0] and numbers["vit_lam4"] == lam[4] / lam[0]
+    assert numbers["networks"] == numbers["vit_networks"] == 30 and "secant_networks" not in numbers
     assert ch7_zoo.chapter_results("smoke", 0, tmp_path / "empty", "cpu", compute=False)["nads"] == {"lenet": None,
                                                                                                       "vit": None}
     # the chapter's figures and table from the same results (conftest checks every figure is readable)
@@ -255,6 +309,7 @@ def test_chapter_7_computes_stores_and_reads_back(zoo_tiny, tmp_path):
                                                                                            "isotropic gradients"]
     table = figs.isotropy_table(again)
     assert list(table.index) == ["LeNet", "ViT", "isotropic gradients"]
+    assert table.index.name == "network (exact gradient, N = 30)"
     assert table.loc["ViT", "variance in first 4 (%)"] == round(100 * numbers["vit_top"], 1)
     assert table.loc["ViT", "N vs 2N, k=4"] == f"{numbers['vit_conv4']:.2f}"
     assert len(nad_figs.fig5(figs.gallery_rows(again), show=2).axes) == 10      # 2 rows x 2 x 2 + colour bars
@@ -298,7 +353,22 @@ def test_the_reading_of_chapter_7_matches_the_bundle(zoo_paper):
     assert min(every, key=lambda a: n[f"{a}_effective_rank"]) == "vit"
     densenet = bundle.load_nad("densenet121", "autograd")
     assert densenet is None or ch7_zoo.effective_rank(densenet.eigenvalues) > 2 * n["vit_effective_rank"]
-    assert n["vit_conv16"] > 0.99 and n["vit_conv1"] < 0.5 and n["vit_lam16"] > 0.5 > 0.1 > n["vit_lam17"]
+    assert n["vit_conv16"] > 0.99 and n["vit_conv1"] < 0.5 and n["vit_lam15"] > 0.5 > 0.1 > n["vit_lam16"]
+    lam = np.asarray(zoo_paper["nads"]["vit"].eigenvalues, dtype=np.float64)   # indices from 0: u_0 .. u_15
+    assert n["vit_lam15"] == lam[15] / lam[0] and n["vit_lam16"] == lam[16] / lam[0]
+    # every count from the stored settings: the exact gradient of 10,000 networks each
+    assert n["networks"] == 10000 and all(n[f"{a}_networks"] == 10000 for a in every)
+    # ConvNeXt's effective rank is VGG-11's to within 0.1, from two different spectra (no mixed-up key)
+    convnext, vgg11 = zoo_paper["nads"]["convnext"], zoo_paper["nads"]["vgg11"]
+    assert (convnext.settings["arch"], vgg11.settings["arch"]) == ("convnext", "vgg11")
+    assert n["convnext_effective_rank"] == ch7_zoo.effective_rank(convnext.eigenvalues)
+    assert n["vgg11_effective_rank"] == ch7_zoo.effective_rank(vgg11.eigenvalues)
+    assert abs(n["convnext_effective_rank"] - n["vgg11_effective_rank"]) < 0.5
+    assert abs(n["convnext_lam15"] - n["vgg11_lam15"]) > 0.1 and n["vgg11_rank"] == 1024
+    # ... and its spectrum ends at 1,024 - 64: x0 on each stem patch is in the null space; u_1 on its weakest patch
+    patches = ch7_zoo.patch_reading(convnext)
+    assert patches["rank"] == n["convnext_rank"] == 1024 - patches["tiles"] == 960 and patches["null"] > 0.999
+    assert patches["peak1"] > 0.8 and patches["norm1"] < 0.6
     assert all(n[f"{a}_conv16"] < 0.6 for a in ("convnext", "vgg11", "mlp"))
     assert n["vit_top"] > 0.9 and n["vit_harmonic4"] > 0.9 and n["isotropic_harmonic4"] < 0.02
     # the Mixer: a spectrum as flat as the MLP's, but its first NADs on the patch grid, more than the ViT's
@@ -327,6 +397,10 @@ def test_the_secant_and_fig6_reading_of_chapter_7_matches_the_bundle(zoo_paper):
         pytest.skip("the bundle holds no secant NADs of the ViT yet")
     # the ViT: the secant finds the exact gradient's block of 16 patch patterns, not its single directions
     assert n["vit_secant16"] > 0.85 and n["vit_secant1"] < 0.5
+    assert n["secant_networks"] == n["vit_secant_networks"] == secant["vit"].settings["num_networks"] == 1000
+    if secant.get("convnext") is not None:   # the secant's step reaches past the LayerNorm: no null space, no blob
+        patches = ch7_zoo.patch_reading(secant["convnext"])
+        assert patches["rank"] == n["secant_networks"] - 1 and patches["peak1"] < 0.1
     assert n["vit_secant_top"] > 0.95 and n["vit_secant_harmonic4"] > 0.95
     assert n["lenet_secant16"] < 0.1                                     # LeNet: two different bases
     if secant.get("convnext") is not None:   # as isotropic as isotropic gradients: nothing to share

@@ -86,6 +86,47 @@ def isotropic_reference(num_networks, k=16, input_shape=(1, 32, 32), seed=0):
     return _measures(lam, vec[:, :k].T.reshape(k, *input_shape), k), lam
 
 
+def eval_point(result):
+    """The evaluation point x0 of a stored estimate (`nads.eval_point_for` of its settings' seed), as an
+    array of its input shape."""
+    s = result.settings
+    if s.get("eval_point") != f"randn(seed={s['seed']})":
+        raise ValueError(f"eval_point must be the seed's randn(seed={s['seed']}) to be recovered; got "
+                         f"{s.get('eval_point')!r}")
+    return nads.eval_point_for(s["seed"], s["input_shape"]).numpy().astype(np.float64)
+
+
+def patch_reading(result, patch=4, count=3):
+    """How an estimate sits on the `patch` x `patch` tiles of its evaluation point x0 (`eval_point`), the
+    tiles a patchify stem reads. A LayerNorm right after a stem without bias (ConvNeXt's at
+    initialisation) does not change when a tile of the input is scaled, so every gradient is orthogonal to
+    x0 restricted to each tile, and it grows as 1 / |x0 on the tile|. Returns `rank` (`ch3_nads.numerical_rank`),
+    `tiles` (their number), `null` (mean over the tiles of the share of x0 on a tile, normalised, past the
+    rank: 1 when every gradient is orthogonal to each, 0 for a full spectrum), and for j < `count`:
+    `peak{j}` (the largest share of u_j's energy on one tile), `tile{j}` (its (row, column)) and
+    `norm{j}` (the norm of x0 on that tile over the median tile's)."""
+    x0 = eval_point(result)
+    size = x0.shape[-1]
+    if patch < 1 or size % patch:
+        raise ValueError(f"patch must divide the image size {size}; got {patch!r}")
+    g = size // patch
+    tiled = lambda a: a.reshape(-1, g, patch, g, patch)       # (C, rows, patch, columns, patch)
+    masks = np.kron(np.eye(g * g).reshape(g * g, g, g), np.ones((patch, patch)))      # (tiles, size, size)
+    P = (masks[:, None] * x0.reshape(-1, size, size)[None]).reshape(g * g, -1)
+    P /= np.linalg.norm(P, axis=1, keepdims=True)
+    rank = ch3_nads.numerical_rank(result.eigenvalues)
+    U = np.asarray(result.nads, dtype=np.float64)
+    null = 1.0 - np.sum((P @ U[:rank].T) ** 2, axis=1)         # the share past the rank (U is orthonormal)
+    norms = np.sqrt((tiled(x0) ** 2).sum((0, 2, 4)))
+    out = {"rank": rank, "tiles": g * g, "null": float(np.clip(np.mean(null), 0, 1))}   # float16 NADs: +-1e-6
+    for j, u in enumerate(result.images(count)):
+        energy = (tiled(np.asarray(u, dtype=np.float64)) ** 2).sum((0, 2, 4))
+        at = np.unravel_index(int(energy.argmax()), energy.shape)
+        out.update({f"peak{j}": float(energy[at] / energy.sum()), f"tile{j}": tuple(int(i) for i in at),
+                    f"norm{j}": float(norms[at] / np.median(norms))})
+    return out
+
+
 def nad_settings(arch, cfg, seed, method=None):
     """The settings of the stored NADs of `arch` (`nads.nad_settings`): `cfg["method"]` from
     `cfg["num_networks"]` networks, or the secant from `cfg["secant_networks"]` in `cfg["secant_precision"]`
@@ -207,20 +248,33 @@ def secant_isotropy(results):
     return out
 
 
+def _count(estimates):
+    """The one number of networks of `estimates` (NADResults or None), else None."""
+    counts = {int(r.settings["num_networks"]) for r in estimates if r is not None}
+    return counts.pop() if len(counts) == 1 else None
+
+
 def key_numbers(results):
     """The chapter's numbers by name, unrounded, for the prose (myst-nb `glue`): `{arch}_{measure}` of
-    every `isotropy`, `isotropic_{measure}`, `{arch}_lam{top}` and `{arch}_lam{top + 1}` (lambda_i /
-    lambda_1 at the edge of the first `top` NADs), `{arch}_conv{k}` (N vs 2N overlap of the leading k
-    NADs at the largest N), `{arch}_secant{k}` (secant against exact gradient) and
-    `{arch}_secant_{measure}` (`secant_isotropy`, `isotropic_secant_{measure}` its reference) and
-    `{arch}_fig6_{index}` (Fig. 6's test accuracy, %)."""
+    every `isotropy`, `isotropic_{measure}`, `{arch}_lam{top - 1}` and `{arch}_lam{top}` (lambda_i /
+    lambda_0 at the edge of the first `top` NADs u_0 .. u_{top - 1}, indices from 0), `{arch}_rank` (the
+    numerical rank of the estimate, `ch3_nads.numerical_rank`), `{arch}_networks` and
+    `{arch}_secant_networks` (N of the stored estimates' settings; `networks` and `secant_networks`
+    when all share one), `{arch}_conv{k}` (N vs 2N overlap of the leading k NADs at the largest N),
+    `{arch}_secant{k}` (secant against exact gradient) and `{arch}_secant_{measure}` (`secant_isotropy`,
+    `isotropic_secant_{measure}` its reference) and `{arch}_fig6_{index}` (Fig. 6's test accuracy, %)."""
     out = {f"isotropic_{m}": v for m, v in results["isotropic"].items()}
     k = results["settings"]["top"]
+    for key, estimates in (("networks", results["nads"]), ("secant_networks", results["secant"])):
+        out.update({(f"{a}_{key}"): int(r.settings["num_networks"]) for a, r in estimates.items() if r is not None})
+        if _count(estimates.values()) is not None:
+            out[key] = _count(estimates.values())
     for arch, iso in results["isotropy"].items():
         out.update({f"{arch}_{m}": v for m, v in (iso or {}).items()})
-        if iso is not None:      # lambda_k / lambda_1 and lambda_{k+1} / lambda_1: the edge of the first k
+        if iso is not None:      # lambda_{k-1} / lambda_0 and lambda_k / lambda_0: the edge of u_0 .. u_{k-1}
             lam = np.asarray(results["nads"][arch].eigenvalues, dtype=np.float64)
-            out.update({f"{arch}_lam{j}": float(lam[j - 1] / lam[0]) for j in (k, k + 1)})
+            out.update({f"{arch}_lam{j}": float(lam[j] / lam[0]) for j in (k - 1, k)})
+            out[f"{arch}_rank"] = ch3_nads.numerical_rank(lam)
         conv = results["convergence"].get(arch)
         if conv is not None:
             out.update({f"{arch}_conv{kk}": float(conv["overlap"][-1][j]) for j, kk in enumerate(conv["ks"])})

@@ -11,7 +11,16 @@ import numpy as np
 from nadcore.experiments import ch7_zoo
 from nadcore.fourier import fourier_energy
 from nadcore.plots import page, style
-from nadcore.plots.nads import ENERGY, _label_panels, _log_axis, _spectrum, convergence_panels, describe, overlaps
+from nadcore.plots.nads import (
+    ENERGY,
+    METHODS,
+    _label_panels,
+    _log_axis,
+    _spectrum,
+    convergence_panels,
+    describe,
+    overlaps,
+)
 
 ISOTROPIC = dict(color="k", ls=":", lw=1.5)
 
@@ -124,9 +133,9 @@ def _extent(size):
 
 
 def spectra(results):
-    """lambda_i / lambda_1 of every estimate (up to its rank, see `plots.nads.spectra`), in the
-    architectures' colours (the new ones solid, the references dashed), beside the sample covariance
-    of as many isotropic gradients (black dotted)."""
+    """lambda_i / lambda_0 against i = 0, 1, ... of every estimate (up to its rank, see `plots.nads.spectra`),
+    in the architectures' colours (the new ones solid, the references dashed), beside the sample
+    covariance of as many isotropic gradients (black dotted); the legend to the right of the axes."""
     fig, ax = style.figure(width=0.97, height=3.6)
     lows = []
     for arch in every(results):
@@ -134,11 +143,12 @@ def spectra(results):
         lows.append(_spectrum(ax, results["nads"][arch], color=style.COLORS.get(arch), ls=ls, lw=2,
                               label=label(arch)).min())
     iso = np.asarray(results["isotropic_spectrum"])
-    ax.semilogy(np.arange(1, len(iso) + 1), iso / iso[0], label="isotropic gradients", **ISOTROPIC)
+    ax.semilogy(np.arange(len(iso)), iso / iso[0], label="isotropic gradients", **ISOTROPIC)
     _log_axis(ax, lows)
+    ax.set_xlim(-10, len(iso) + 10)
     ax.set_xlabel("NAD index $i$")
-    ax.set_ylabel(r"$\lambda_i / \lambda_1$")
-    ax.legend(fontsize=9, ncols=2, loc="lower left")
+    ax.set_ylabel(r"$\lambda_i / \lambda_0$")
+    ax.legend(fontsize=9, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)   # off every curve
     return fig
 
 
@@ -148,16 +158,23 @@ COLUMNS = {"effective_rank": "effective rank", "top": "variance in first {k} (%)
 
 def isotropy_table(results):
     """One row per architecture (and the isotropic reference): `ch7_zoo.isotropy`'s measures in %
-    (the effective rank of 1,024) and the N vs 2N overlap of the first k NADs at the largest N."""
+    (the effective rank of 1,024) and the N vs 2N overlap of the first k NADs at the largest N; the
+    header of the row labels names the estimate and its N (the stored settings')."""
     k = results["settings"]["top"]
     rows = []
+    stored = [results["nads"][a].settings for a in every(results)]
+    methods, counts = {s["method"] for s in stored}, {int(s["num_networks"]) for s in stored}
+    name = "network"
+    if len(methods) == 1 and len(counts) == 1:
+        method, n = methods.pop(), counts.pop()
+        name = f"network ({METHODS.get(method, method)}, N = {n:,})"
     for arch in every(results):
         iso, conv = results["isotropy"][arch], results["convergence"].get(arch)
         ks = [] if conv is None else list(conv["ks"])
         overlap = float(conv["overlap"][-1][ks.index(k)]) if k in ks else np.nan
         rows.append([label(arch), *_cells(iso), f"{overlap:.2f}"])
     rows.append(["isotropic gradients", *_cells(results["isotropic"]), ""])
-    return page.table(rows, ["network", *(c.format(k=k) for c in COLUMNS.values())], index="network")
+    return page.table(rows, [name, *(c.format(k=k) for c in COLUMNS.values())], index=name)
 
 
 def secant_table(results):
