@@ -367,3 +367,21 @@ def test_the_published_fig7_as_a_curve():
     r = ch4_cifar10.carrier_reading(paper)
     assert r["first"] == (0, 17.6) and r["last"] == (1020, 80.3)
     assert r["ignored"] == [] and r["reach"] == 1020       # every published carrier costs more than 2 points
+
+
+def test_fig7_verdict_says_where_the_stand_ins_follow_the_paper():
+    paper = ch4_cifar10.carrier_reading(ch4_cifar10.published_curve())
+    digits = ch4_cifar10.carrier_reading({"index": [-1, 0, 1, 1022], "test_acc": [96.2, 46.2, 95.6, 95.6]})
+    fashion = ch4_cifar10.carrier_reading({"index": [-1, 0, 2, 8, 32], "test_acc": [88.0, 41.4, 71.5, 85.4, 88.1]})
+    v = ch4_cifar10.fig7_verdict({"the digits": digits, "Fashion-MNIST": fashion}, paper)
+    assert v["first"] and not v["reach"]                   # NAD 0 as in the paper; not the paper's reach
+    assert v["text"] == ("a carrier on NAD 0 hijacks training in the paper and on the digits and Fashion-MNIST; "
+                         "its reach is not reproduced: in the paper every carrier up to NAD 1020, "
+                         "here on the digits NAD 0 only, on Fashion-MNIST NADs 0–8")
+    wide = ch4_cifar10.carrier_reading({"index": [-1, 0, 512, 1022], "test_acc": [90.0, 20.0, 60.0, 80.0]})
+    assert ch4_cifar10.fig7_verdict({"x": wide}, paper)["reach"]
+    none = ch4_cifar10.carrier_reading({"index": [-1, 0], "test_acc": [90.0, 89.0]})
+    v = ch4_cifar10.fig7_verdict({"x": none}, paper)
+    assert not v["first"] and v["text"].startswith("a carrier on NAD 0 does not hijack")
+    with pytest.raises(ValueError, match="ours must hold"):
+        ch4_cifar10.fig7_verdict({}, paper)

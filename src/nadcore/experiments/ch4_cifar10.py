@@ -233,3 +233,34 @@ def carrier_reading(curve, margin=HIJACK_MARGIN):
             "first": (indices[0], acc[indices[0]]), "last": (indices[-1], acc[indices[-1]]),
             "ignored_range": span(ignored), "hijacked_range": span(hijacked),
             "reach": max(hijacked) if hijacked else None, "prefix": hijacked == indices[:len(hijacked)]}
+
+
+
+
+def _hijack_reach(reading):
+    """Which carriers hijack training in a `carrier_reading`, in words."""
+    h = reading["hijacked"]
+    if not h:
+        return "no carrier"
+    if h == reading["indices"] and len(h) > 1:
+        return f"every carrier up to NAD {h[-1]}"
+    if len(h) == 1:
+        return f"NAD {h[0]} only"
+    return f"NADs {h[0]}–{h[-1]}" if reading["prefix"] else "NADs " + ", ".join(map(str, h))
+
+
+def fig7_verdict(ours, paper):
+    """Fig. 7 on our stand-ins against the paper's, from `carrier_reading`s: `ours` (`{dataset name:
+    reading}`) and `paper` (of `published_curve`). Returns `first` (NAD 0 hijacks training in the paper
+    and on every stand-in), `reach` (every carrier of ours up to the paper's reach hijacks training too,
+    as the paper's do) and `text`, one sentence that says both, with the indices."""
+    if not ours:
+        raise ValueError("ours must hold the reading of at least one stand-in")
+    first = 0 in paper["hijacked"] and all(0 in r["hijacked"] for r in ours.values())
+    top = paper["reach"] if paper["reach"] is not None else -1
+    reach = all(i in r["hijacked"] for r in ours.values() for i in r["indices"] if i <= top)
+    start = ("a carrier on NAD 0 hijacks training in the paper and on " + " and ".join(ours)) if first else \
+        "a carrier on NAD 0 does not hijack training on every stand-in"
+    here = ", ".join(f"on {name} {_hijack_reach(r)}" for name, r in ours.items())
+    tail = f"its reach is {'' if reach else 'not '}reproduced: in the paper {_hijack_reach(paper)}, here {here}"
+    return {"first": first, "reach": reach, "text": f"{start}; {tail}"}
