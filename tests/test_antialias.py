@@ -123,8 +123,12 @@ def test_chapter_results_compute_store_and_read_back(tiny, tmp_path):
     assert len(curves) == 3 and list(curves[0].get_ydata()) == list(again["convergence"]["max"]["overlap"][-1])
     spectra = figs.spectra(again["nads"]).axes[0].get_lines()
     assert [len(line.get_xdata()) for line in spectra] == [29, 29]     # the rank of 30 networks' covariance
+    both = figs.spectra_and_fig6(again["nads"], again["fig6"])      # the page's: side by side, one legend
+    assert [len(ax.get_lines()) for ax in both.axes] == [2, 2] and len(both.legends) == 1
+    assert [t.get_text() for t in both.legends[0].get_texts()] == [figs.SHORT["max"], figs.SHORT["blur3"]]
     fig = figs.first_nads(again["nads"], 2)
     assert len([ax for ax in fig.axes if ax.images]) == 8 and len(fig.axes) == 10    # + two colour scales
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["$u_{0}$", "$u_{1}$"]          # indices from 0
     table = figs.summary_table(again)
     assert list(table.index) == [figs.SHORT["max"], figs.SHORT["blur3"]] and table.shape[1] == 10
     assert table.loc[figs.SHORT["blur3"], "mean"] == f"{rows[1]['mean']:.1f}" and table.columns[-1] == "NAD 500"

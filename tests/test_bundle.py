@@ -421,6 +421,13 @@ def test_comparison_figures_plot_the_difference():
     extra = [ax for ax in fig.axes if ax.get_title() == "LeNet"][0].lines[2]
     assert list(extra.get_ydata()) == [100.0, 90.0] and extra.get_marker() == "s"
     assert {"ours at σ = 2", "ours at σ = 3"} <= {t.get_text() for t in fig.legends[0].get_texts()}
+    panels = {"LeNet, σ = 1.5": ("lenet", {"secant": {0: (99.0, 0.5), 32: (80.0, 2.0)}, "autograd": {0: (60.0, 1.0)}}),
+              "VGG-11": ("vgg11", {"secant": {0: (100.0, 0.0)}})}
+    fig = nad_plots.fig6_estimates(panels, curves)      # along both NAD estimates, seeds' mean +- std
+    lenet = [ax for ax in fig.axes if ax.get_title() == "LeNet, σ = 1.5"][0]
+    bars = [c for c in lenet.containers if c.has_yerr]
+    assert len(bars) == 2 and list(bars[0].lines[0].get_ydata()) == [99.0, 80.0]
+    assert bars[1].lines[0].get_markerfacecolor() == "white" and len(fig.legends[0].get_texts()) == 3
     sigma_fig = figs.sigma_study(bundle.sigma_study(boots=50))           # whatever the bundle holds so far
     assert sigma_fig.axes[0].get_ylabel() == "Spearman with published"
 
