@@ -123,6 +123,7 @@ def spectra_and_fig6(results, fig6, width=0.97):
     fig, (left, right) = style.figure(1, 2, width=width, height=3.4 * width / 0.97)
     spectra(results, ax=left)
     fig6_variants(fig6, ax=right)
+    right.tick_params(axis="x", labelrotation=45)   # 512 and 1023 sit close on the symlog axis
     _legend(fig)
     return fig
 
