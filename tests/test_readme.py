@@ -53,6 +53,22 @@ def test_readme_names_the_make_targets_and_links_the_running_page_and_contributi
     assert "book/running.md" in text and "CONTRIBUTING.md" in text
 
 
+def test_every_promise_of_the_readme_names_tests_that_exist():
+    """The README's "Promises the tests keep" name their tests as `tests/FILE.py::test_name` (later ones
+    in a list as `::test_name`, of the same file): each exists."""
+    text = README.read_text()
+    promises = text[text.index("## Promises the tests keep"):]
+    promises = promises[:promises.find("\n## ", 1) if "\n## " in promises[1:] else len(promises)]
+    named, file = [], None
+    for path, name in re.findall(r"`(?:(tests/\w+\.py))?::(\w+)`", promises):
+        file = path or file
+        named.append((file, name))
+    assert len(named) >= 5 and all(f for f, _ in named)
+    for path, name in named:
+        source = (ROOT / path).read_text()
+        assert re.search(rf"^def {name}\(", source, flags=re.M), f"README promises {path}::{name}, which does not exist"
+
+
 def test_readme_example_calls_the_current_api():
     """Every `module.function(...)` of the example exists in nadcore and accepts the arguments given."""
     tree = ast.parse(blocks(README, "python")[0])
