@@ -69,6 +69,15 @@ def test_every_promise_of_the_readme_names_tests_that_exist():
         assert re.search(rf"^def {name}\(", source, flags=re.M), f"README promises {path}::{name}, which does not exist"
 
 
+def test_make_book_installs_what_the_pages_read_before_make_test_does():
+    """Issue 41 item 0: the README's first command, `make book`, installs what the pages read (Chapters
+    4-5 find their stored Fashion-MNIST results by the data's fingerprint), not only `make test`, so a
+    fresh machine's book holds every figure of the committed one."""
+    rules = dict(re.findall(r"^([a-z]+):([^#\n]*)", (ROOT / "Makefile").read_text(), flags=re.M))
+    assert {"install", "fashion"} <= set(rules["book"].split())
+    assert {"install", "fashion"} <= set(rules["test"].split())
+
+
 def test_readme_example_calls_the_current_api():
     """Every `module.function(...)` of the example exists in nadcore and accepts the arguments given."""
     tree = ast.parse(blocks(README, "python")[0])
