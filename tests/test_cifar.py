@@ -265,8 +265,9 @@ def test_figures():
         "digits: accuracy", "digits: follow a wrong carrier"]
     flips = {"digits": {"arch": ["lenet", "logreg"], "original": np.array([95.0, 96]), "flipped": np.array([80.0, 96])}}
     left, right = plots.fig8_beside_published(flips).axes
-    assert left.get_title() == "published (CIFAR-10)" and right.get_title() == "ours (stand-ins)"
-    assert [t.get_text() for t in left.get_xticklabels()] == ["LeNet", "VGG-11", "ResNet-18", "DenseNet-121"]
+    assert left.get_title() == "published (four CNNs, CIFAR-10)"
+    assert right.get_title() == "ours (LeNet, LogReg; stand-ins)"
+    assert [t.get_text() for t in left.get_xticklabels()] == ["LeNet", "VGG-11", "ResNet-18", "DenseNet-\n121"]
     assert [b.get_height() for b in left.patches[:4]] == [o for o, _ in published.FIG8.values()]
     assert [t.get_text() for t in right.get_xticklabels()] == ["LeNet", "LogReg"] and len(right.patches) == 4
     assert "digits" in [t.get_text() for t in right.texts] and left.get_ylim() == right.get_ylim()

@@ -209,7 +209,7 @@ def fig7_beside_published(curves, arch="lenet"):
 
     paper = published_curve()
     top = max(int(np.max(c["index"])) for c in [paper, *curves.values()])
-    fig, (left, right) = style.figure(1, 2, width=0.98, height=2.9, sharey=True)
+    fig, (left, right) = style.figure(1, 2, width=0.98, height=2.7, sharey=True)
     pois = paper["index"] >= 0
     left.plot(paper["index"][pois], paper["test_acc"][pois], "o", color=style.COLORS["resnet18"], markersize=4,
               label="clean test accuracy")
@@ -246,19 +246,20 @@ def fig8_beside_published(flips):
     names = [(d, _label(a), o, f) for d, r in flips.items() for a, o, f in zip(r["arch"], r["original"], r["flipped"])]
     ours = {"arch": [a for _, a, _, _ in names], "original": [o for _, _, o, _ in names],
             "flipped": [f for _, _, _, f in names]}
-    fig, (left, right) = style.figure(1, 2, width=0.98, height=3.0, sharey=True)
+    fig, (left, right) = style.figure(1, 2, width=0.98, height=2.8, sharey=True)
     fig8(paper, ax=left, fmt="%.0f", fontsize=8)
     fig8(ours, ax=right, fontsize=7.5)
-    for ax in (left, right):
-        ax.tick_params(axis="x", labelsize=8)
+    for ax in (left, right):                   # long names over two lines ("DenseNet-\n121")
+        ax.set_xticks(ax.get_xticks(), [t.get_text().replace("-", "-\n", 1) if len(t.get_text()) > 9 else t.get_text()
+                                        for t in ax.get_xticklabels()], fontsize=8)
     for d in flips:                            # the dataset under its networks' bars
         at = [j for j, n in enumerate(names) if n[0] == d]
         right.annotate(d, (np.mean(at), 0), xycoords=("data", "axes fraction"), xytext=(0, -24),
                        textcoords="offset points", ha="center", va="top", fontsize=9)
         if at[0] > 0:
             right.axvline(at[0] - 0.5, color="0.8", lw=0.8)
-    left.set_title("published (CIFAR-10)")
-    right.set_title("ours (stand-ins)")
+    left.set_title("published (four CNNs, CIFAR-10)")
+    right.set_title("ours (LeNet, LogReg; stand-ins)")
     right.set_ylabel("")
     right.get_legend().remove()
     left.set_ylim(0, 125)
