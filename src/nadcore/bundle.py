@@ -428,6 +428,61 @@ def _precision_compute(progress):
     return {**out, **{f"overlap_{m}": v for m, v in ov.items()}}
 
 
+# Which step makes the secant NADs the published ones (issue 42)? LeNet's secant NADs at each step h of
+# the dial from `networks` networks, their N vs 2N overlap (N = `conv`, from the same chunks), stored with
+# the leading `rows` NADs (what the overlaps at `ks` and Fig. 6 read); Fig. 6 at `fig6_indices` along each
+# at `DEEP_SIGMA` (where LeNet learns its first NADs).
+SECANT_DIAL = {"arch": "lenet", "steps": (0.01, 1.0, 10.0, 100.0, 1000.0), "networks": 3000, "conv": 1000,
+               "ks": (1, 4, 16, 64), "rows": 128, "fig6_indices": (0, 16, 64)}
+
+
+def dial_settings(step):
+    """The stored settings of the secant dial's NADs at step `step` (`SECANT_DIAL`)."""
+    d = SECANT_DIAL
+    return {**nads.nad_settings(d["arch"], d["networks"], "secant", step=step, seed=SEED), "rows": d["rows"]}
+
+
+def _dial_conv_path(step, bundle_dir):
+    settings = {**dial_settings(step), "conv": SECANT_DIAL["conv"], "ks": list(SECANT_DIAL["ks"])}
+    return Path(bundle_dir) / "nads" / f"dial_conv_{store.key(settings)}.npz", settings
+
+
+def load_secant_dial(bundle_dir=BUNDLE):
+    """`{step: {"nads": NADResult | None, "conv": {k: N vs 2N overlap} | None, "fig6": {index: accuracy}}}`
+    of `SECANT_DIAL`, what is stored (nothing computed)."""
+    d, out = SECANT_DIAL, {}
+    for h in d["steps"]:
+        path = nads.result_path(d["arch"], dial_settings(h), bundle_dir)
+        res = nads.NADResult.load(path, dial_settings(h)) if store.matches(path, dial_settings(h)) else None
+        cpath, csettings = _dial_conv_path(h, bundle_dir)
+        conv = (dict(zip(d["ks"], store.load(cpath, csettings)["overlap"][0].tolist()))
+                if store.matches(cpath, csettings) else None)
+        fig6 = {} if res is None else ch3_nads.fig6_sweep(d["arch"], res, d["fig6_indices"], fig6_item(DEEP_SIGMA)[2],
+                                                          Path(bundle_dir) / "nads", device=DEVICE, only_stored=True)
+        out[h] = {"nads": res, "conv": conv, "fig6": fig6}
+    return out
+
+
+def _dial_compute(bundle_dir, scratch, progress):
+    """Compute (or finish) `SECANT_DIAL`, one step at a time: NADs, their N vs 2N overlap, Fig. 6."""
+    d = SECANT_DIAL
+    for h in d["steps"]:
+        path = nads.result_path(d["arch"], dial_settings(h), bundle_dir)
+        if not store.matches(path, dial_settings(h)):
+            res = nads.estimate(d["arch"], d["networks"], step=h, seed=SEED, device=DEVICE, results_dir=scratch,
+                                progress=progress)
+            nads.NADResult(res.eigenvalues, res.nads[:d["rows"]], dial_settings(h), res.record, res.chunks).save(
+                path, compact=True)
+        cpath, csettings = _dial_conv_path(h, bundle_dir)
+        store.cached(cpath, csettings, lambda: nads.convergence(d["arch"], [d["conv"]], ks=d["ks"], step=h, seed=SEED,
+                                                                device=DEVICE, results_dir=scratch, progress=progress),
+                     device=DEVICE)
+        ch3_nads.fig6_sweep(d["arch"], nads.NADResult.load(path, dial_settings(h)), d["fig6_indices"],
+                            fig6_item(DEEP_SIGMA)[2], bundle_dir / "nads", device=DEVICE,
+                            batch=deep_batch(d["arch"], DEVICE), progress=progress)
+    return load_secant_dial(bundle_dir)
+
+
 def fig6_item(sigma=None, name="fig6"):
     """`(arch, indices, settings)` of Fig. 6 at the published settings, on our NADs (at noise `sigma`
     instead of the published one if given: the sigma study's best). `name` "fig6" is LeNet's; a
@@ -815,6 +870,9 @@ def _complete(item, bundle_dir):
         return cifar(bundle_dir, progress=False, dataset="fashion" if item == "cifar_fashion" else "digits") is not None
     if item == "antialias":
         return antialias_gaps(bundle_dir) is None
+    if item == "secant_dial":
+        return all(v["nads"] is not None and v["conv"] is not None
+                   and len(v["fig6"]) == len(SECANT_DIAL["fig6_indices"]) for v in load_secant_dial(bundle_dir).values())
     if item == "antialias_sigma":
         r = load_antialias(bundle_dir, best_sigma=True)
         return (all(len(r["fig1"][v]) == len(r["grid"].half()) for v in r["variants"])
@@ -922,6 +980,8 @@ def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
             ch6_antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, parts=(part,),
                                           scratch=scratch, compact=True)
         return load_antialias(bundle_dir)
+    if item == "secant_dial":
+        return _dial_compute(bundle_dir, scratch, progress)
     if item == "antialias_sigma":   # the NADs are the `antialias` item's
         for part in ("fig1", "fig6"):
             ch6_antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, parts=(part,),
@@ -977,7 +1037,7 @@ ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_au
          "nads_densenet121",
          "cifar_fashion", "underspec_ood_fashion",
          *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo",
-         "fig3_sigma", "antialias_sigma")
+         "fig3_sigma", "antialias_sigma", "secant_dial")
 
 
 USAGE = f"""usage: python -m nadcore.bundle [status | all | ITEM ...]
