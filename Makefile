@@ -4,7 +4,9 @@ SHELL := /bin/bash
 VENV := .venv
 UV_VERSION := 0.13.9
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
-export UV_LINK_MODE ?= copy
+# uv links the environment's files from its cache (a fresh clone's install: seconds, not a minute of copying);
+# where the cache is on another filesystem uv copies them (UV_LINK_MODE=copy says so up front)
+export UV_LINK_MODE ?= hardlink
 
 .PHONY: install book pdf check test verify browser slurm fashion compiler lint benchmarks bundle clean lock
 
