@@ -164,6 +164,7 @@ def test_cifar_rows_on_the_results():
     f7, f8 = v.fig7(stand_in["curve"], 15), v.fig8(stand_in["flip"], 15)
     assert f7.verdict == f8.verdict == v.NOT_COMPUTED and f7.values["same"] and f8.values["same"]
     assert f7.values["first"] == approx(46.2) and f8.values["runs"]["lenet"] == (approx(96.2), approx(62.7))
+    assert not f7.values["reach"] and "does not reach as far" in f7.reason   # NAD 1 on is ignored on the digits
 
 
 def test_follow_up_rows_on_the_results(pairs):

@@ -17,7 +17,7 @@ import numpy as np
 from scipy import stats
 
 from nadcore import bundle, fourier, pooling, presets, published
-from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch5_underspec
+from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec
 from nadcore.plots.style import LABELS
 
 # ----------------------------------------------------------------------------- verdicts and thresholds
@@ -551,12 +551,18 @@ def fig7(curve, epochs):
     clean, first, last = acc[-1], min(i for i in acc if i >= 0), max(acc)
     paper = published.fig7()
     same = clean - acc[first] >= HIJACK_DROP and clean - acc[last] <= CHANCE_MARGIN
+    # how far up the NAD indices the hijack reaches (`ch4_cifar10.fig7_verdict`), beside the paper's
+    reach = ch4_cifar10.fig7_verdict({"the digits": ch4_cifar10.carrier_reading(curve)},
+                                     ch4_cifar10.carrier_reading(ch4_cifar10.published_curve()))["reach"]
+    reason = ("CIFAR-10 and a GPU; on the stand-in " + ("the first NAD hijacks training, the last is ignored"
+                                                        if same else "the first NAD does not hijack training")
+              + ("" if reach or not same else ", but the hijack does not reach as far up the indices as the paper's"))
     return Row("Fig. 7", "a carrier on the first NADs hijacks training, on the last it is ignored",
                f"ResNet-18: {_pct(paper['accuracy'][0])} at NAD {paper['index'][0]}, {_pct(paper['accuracy'][-1])} "
                f"at {paper['index'][-1]} (clean {published.fig8('resnet18')[0]:.0f})",
                f"{_pct(acc[first])} at NAD {first}, {_pct(acc[last])} at {last} (clean {clean:.1f})",
-               f"{STAND_IN}, {epochs} epochs", NOT_COMPUTED, _stand_in(same), ("ch4-fig7-bundle",),
-               values={"first": acc[first], "last": acc[last], "clean": clean, "same": same})
+               f"{STAND_IN}, {epochs} epochs", NOT_COMPUTED, reason, ("ch4-fig7-bundle",),
+               values={"first": acc[first], "last": acc[last], "clean": clean, "same": same, "reach": reach})
 
 
 def fig8(flip, epochs, control="logreg"):
