@@ -483,14 +483,14 @@ def test_the_sigma_study_reads_complete_grids_and_names_the_best_sigma(tmp_path)
     sigmas = bundle.SIGMA_STUDY["sigmas"]
     assert bundle._sigma_runs({})[:len(sigmas)] == [(s, 0) for s in bundle.SIGMA_STUDY["order"]]
     assert sorted(bundle.SIGMA_STUDY["order"]) == sorted(sigmas)
-    offsets = {1.5: 9.0, 2.0: 4.0, 2.5: -1.0, 3.0: -6.0}    # 2.5 is the closest to the published grid
+    offsets = {1.0: 14.0, 1.25: 11.0, 1.5: 9.0, 2.0: 4.0, 2.5: -1.0, 3.0: -6.0}    # 2.5: the closest
     for sigma in sigmas[:-1]:
         fake_sigma_grid(tmp_path, sigma, 0, offsets[sigma])
     fake_sigma_grid(tmp_path, 3.0, 0, offsets[3.0], cells=100)     # not complete: not counted
     grids, records = bundle.load_sigma_study(tmp_path)
-    assert sorted(grids) == [1.5, 2.0, 2.5] and len(records) == 3 * 130
+    assert sorted(grids) == [1.0, 1.25, 1.5, 2.0, 2.5] and len(records) == 5 * 130
     assert bundle.best_sigma(grids) == 2.5
-    assert bundle.status("sigma", tmp_path).startswith("sigma (lenet, sigma 1.5, 2, 2.5, 3): 3 of 8 Fig. 1 grids")
+    assert bundle.status("sigma", tmp_path).startswith("sigma (lenet, sigma 1, 1.25, 1.5, 2, 2.5, 3): 5 of 10 Fig. 1 grids")
     assert "best sigma: not known yet" in bundle.status("fig6_sigma", tmp_path)
     fake_sigma_grid(tmp_path, 3.0, 0, offsets[3.0])
     for r in (1, 2):
