@@ -378,6 +378,8 @@ def test_fig6_exact_flips_when_the_first_nad_is_learnt():
     assert chance.verdict == v.NOT_REPRODUCED and chance.values["chance_everywhere"]
     partway = v.fig6_exact([{0: 80.0, 16: 50.0}], secant, curve, "vgg11")
     assert partway.verdict == v.NOT_REPRODUCED and not partway.values["chance_everywhere"]
+    lenet = v.fig6_exact([{0: v.LEARNED, 16: 60.0}], secant, curve, "lenet", 1.5)   # LeNet's rows name their sigma
+    assert lenet.verdict == v.REPRODUCED and "σ = 1.5" in lenet.item and lenet.scale == "σ = 1.5, 1 seed"
 
 
 def test_stand_ins_of_figs_7_and_8_flip_their_agreement():

@@ -507,10 +507,11 @@ def fig6_deep(runs, curve, arch, settings, caption):
                verdict, reason, ("ch3-fig6-bundle", *_vgg11_nads_figure(arch)), values=v)
 
 
-def fig6_exact(exact_runs, secant_runs, curve, arch):
+def fig6_exact(exact_runs, secant_runs, curve, arch, sigma=None):
     """Fig. 6 along the NADs of the paper's definition (exact gradient) beside along our secant NADs (the
     seeds' runs of each) and the published curve: reproduced when the network learns the first
-    exact-gradient NAD (`LEARNED`) as it learns the first published one."""
+    exact-gradient NAD (`LEARNED`) as it learns the first published one. `sigma`: the noise level, named
+    in the row (LeNet's rows, at two noise levels)."""
     exact, secant = seed_mean(exact_runs), seed_mean(secant_runs)
     first = min(exact)
     pub = ch3_nads.fig6_rows({first: 0.0}, curve)[0][2]
@@ -527,11 +528,12 @@ def fig6_exact(exact_runs, secant_runs, curve, arch):
                      else f"reaches only {_pct(exact[first])} at NAD {first} (")
                   + f", {len(exact_runs)} seeds); along the secant NADs it learns the first ones "
                   f"({_pct(secant[first])} at NAD {first}): the secant NADs predict what it learns.")
-    return Row(f"Fig. 6 along exact-gradient NADs ({_name(arch)})", "NADs predict what a network learns",
+    at = "" if sigma is None else f", σ = {sigma:g}"
+    return Row(f"Fig. 6 along exact-gradient NADs ({_name(arch)}{at})", "NADs predict what a network learns",
                f"{_pct(pub)} at NAD {first} (secant NADs)",
                f"{_nums(exact.values())} % at NAD {_nums(exact, 'd')}; secant: {_pct(secant[first])} at NAD {first}",
-               f"as above, {len(exact_runs)} seeds", verdict, reason,
-               _vgg11_nads_figure(arch) or ("ch3-fig6-bundle",), detail=detail, values=v)
+               f"{'as above' if sigma is None else at[2:]}, {len(exact_runs)} seed{'s' * (len(exact_runs) > 1)}",
+               verdict, reason, ("ch3-fig6-vgg11-nads",), detail=detail, values=v)
 
 
 # ----------------------------------------------------------------------------- Figs. 7-8 (CIFAR-10)
@@ -709,10 +711,11 @@ def load(bundle_dir=bundle.BUNDLE):
         pairs={a: bundle.underspec("pairs", a, bundle_dir, progress=False) for a in bundle.UNDERSPEC_ARCHS})
 
 
-def fig6_runs(fig6_nads, item, method):
-    """The stored runs `[{index: accuracy}, ...]` (one per seed) of `bundle.FIG6_NADS` for the
-    `bundle.DEEP_FIG6` item `item` along the NADs of `method`."""
-    return [fig6_nads[name] for name in bundle.fig6_runs(item, method)]
+def fig6_runs(fig6_nads, item, method, sigma=None):
+    """The complete stored runs `[{index: accuracy}, ...]` (one per seed) of `bundle.FIG6_NADS` for the item
+    `item` along the NADs of `method` at `sigma` (None: the item's own)."""
+    whole = len(bundle.fig6_item(name=item)[1])
+    return [fig6_nads[n] for n in bundle.fig6_runs(item, method, sigma) if len(fig6_nads[n]) == whole]
 
 
 def rows(results):
@@ -742,6 +745,10 @@ def rows(results):
         secant = fig6_runs(results["fig6_nads"], item, "secant")
         out.append(fig6_deep(secant, f6["curves"][arch], arch, bundle.fig6_item(name=item)[2], f6["settings"]["sigma"]))
         out.append(fig6_exact(fig6_runs(results["fig6_nads"], item, "autograd"), secant, f6["curves"][arch], arch))
+    for sigma in (bundle.DEEP_SIGMA, bundle.FIG6_CAPTION):      # LeNet along both estimates, once stored
+        exact, secant = (fig6_runs(results["fig6_nads"], "fig6", m, sigma) for m in ("autograd", "secant"))
+        if exact and secant:
+            out.append(fig6_exact(exact, secant, f6["curves"]["lenet"], "lenet", sigma))
     epochs = bundle.cifar_item()["recipe"]["epochs"]
     out += [fig7(results["cifar"]["curve"], epochs), fig8(results["cifar"]["flip"], epochs)]
     pairs = bundle.underspec_item("pairs")
