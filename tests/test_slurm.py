@@ -1,9 +1,15 @@
 """The cluster recipe of book/running.md on a real SLURM: a single-node cluster started for the test (root only).
 
-`nadcore submit` writes and submits an array of shards and an `afterok` collector; the collected
-results must be bitwise those of one uninterrupted process, a killed array task must resume
-without recomputing finished cells, and a NAD estimate split in two shards must merge to the
-single-process estimate. The chapters run on grids of a few cells (`TINY`, through their
+`nadcore submit` writes and submits an array of shards and an `afterok` collector (Chapter 1); the
+collected results must be bitwise those of one uninterrupted process, a killed array task must
+resume without recomputing finished cells, and a NAD estimate split in two shards must merge to
+the single-process estimate. Chapters 5 and 6 shard through the same code (`sweeps.sweep`, the
+CLI's scripts): each is run whole in one process by `nadcore run` (its smoke checks at the tiny
+scale), its scripts are checked with `--dry-run`, and its two shards and collector are computed
+in this process by the functions its notebook calls, bitwise equal to that run. A notebook
+execution costs about 45 s before it computes anything (kernel, imports, the stored results'
+figures), so those two chapters' six shard and collector notebooks, which would prove nothing
+Chapter 1's do not, are left out. The chapters run on grids of a few cells (`TINY`, through their
 `overrides` parameter), all at once. The fixture starts munged, slurmctld and slurmd from Debian's
 packages (`tools/ensure-slurm.sh` installs them) and stops them by their process ids.
 """
@@ -24,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from conftest import ROOT
 
 from nadcore import cli, nads, store
@@ -31,6 +38,11 @@ from nadcore import cli, nads, store
 NADCORE = str(Path(sys.executable).with_name("nadcore"))
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo")
 SHARDING = ("01_fourier", "05_underspecification", "06_antialias")   # the chapters that take a shard
+ON_SLURM = "01_fourier"   # the chapter whose shards and collector run on the cluster (the others: in process)
+# The folders of a results_dir that hold the sharded cells (Chapter 6 shards its Fig. 1 only; its collector
+# estimates the NADs and computes Fig. 6)
+SHARDED = {"05_underspecification": ("underspec_pairs_lenet", "underspec_pairs_mlp", "underspec_ood_lenet",
+                                     "underspec_ood_mlp"), "06_antialias": ("fourier",)}
 
 pytestmark = pytest.mark.slurm
 
@@ -179,6 +191,30 @@ TINY = {
 }
 
 
+def _in_process(chapter, results_dir, shard, num_shards):
+    """What `chapter`'s notebook computes and stores at the tiny scale, through the same library calls
+    (its parameters cell: seed 0, device "cpu", `TINY` as its overrides; its data_root `../data`)."""
+    if chapter == "05_underspecification":
+        from nadcore.experiments import ch5_underspec as underspec
+        from nadcore.experiments.ch3_nads import load_nads
+
+        P = underspec.chapter_settings("smoke", 0, TINY[chapter])
+        archs = sorted(set(P["pairs"]["archs"]) | set(P["ood"]["archs"]))
+        found = {a: load_nads(a, results_dir, scale="smoke", device="cpu", progress=False, **P["nads"]) for a in archs}
+        run = dict(device="cpu", shard=shard, num_shards=num_shards, progress=False)
+        for a in P["pairs"]["archs"]:
+            underspec.pair_grid(a, found[a], P["pairs"], results_dir, **run)
+        for a in P["ood"]["archs"]:
+            underspec.ood_grid(a, found[a], P["ood"], results_dir, ROOT / "data", **run)
+    elif chapter == "06_antialias":
+        from nadcore.experiments import ch6_antialias as antialias
+
+        antialias.chapter_results("smoke", 0, results_dir, "cpu", progress=False, shard=shard, num_shards=num_shards,
+                                  overrides=TINY[chapter])
+    else:
+        raise ValueError(f"chapter must be 05_underspecification or 06_antialias; got {chapter!r}")
+
+
 @dataclass
 class Recipe:
     """One chapter's run of the cluster recipe: its folder, its jobs, and the one-process run beside them."""
@@ -187,6 +223,7 @@ class Recipe:
     jobs: tuple = ()                              # (array, collector)
     alone: subprocess.Popen | None = None
     kept: dict = field(default_factory=dict)     # {stored cell: mtime} when Chapter 1's array was killed
+    collected: set = field(default_factory=set)  # the in-process shards' stored cells before their collector ran
 
     shared = property(lambda self: self.folder / "shared")
     runs = property(lambda self: self.folder / "runs")
@@ -203,6 +240,32 @@ class Recipe:
         assert done.returncode == 0, done.stderr
         self.jobs = (done.stdout.split("array job ")[1].split()[0], done.stdout.split("collector ")[1].split()[0])
 
+    def dry_run(self):
+        """The scripts `nadcore submit --dry-run` prints: those submitted (Chapter 1), else an array of
+        two shards of this chapter and its collector."""
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            assert cli.main(["submit", *self.args(self.shared, self.runs), "--shards", "2", "--dry-run"]) == 0
+        if self.jobs:
+            for part in ("shards", "collect"):
+                script = self.runs / f"{self.chapter}-smoke-{part}.sbatch"
+                assert f"# {script.name}\n{script.read_text()}" in printed.getvalue()
+            return
+        array, collector = printed.getvalue().split(f"# {self.chapter}-smoke-collect.sbatch\n")
+        assert "#SBATCH --array=0-1\n" in array and '-p shard "$SLURM_ARRAY_TASK_ID" -p num_shards 2\n' in array
+        assert f"nadcore run {self.chapter} --scale smoke --device cpu" in collector and "-p shard" not in collector
+
+    def shards_in_process(self):
+        """Shards 0 and 1 of 2 into `shared`, then the collector (one shard of one) over them."""
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)              # as the cluster's tasks and the one-process run
+        try:
+            for shard in (0, 1):
+                _in_process(self.chapter, self.shared, shard, 2)
+            self.collected = set(self.shared.rglob("*.npz"))
+            _in_process(self.chapter, self.shared, 0, 1)
+        finally:
+            torch.set_num_threads(threads)
+
     def run_alone(self, env):
         """`nadcore run`: the whole chapter in one process, into a results folder of its own (returns when done)."""
         argv = [NADCORE, "run", *self.args(self.folder / "alone", self.folder / "alone-runs"), "--no-progress"]
@@ -216,9 +279,11 @@ class Recipe:
 
 @pytest.fixture(scope="module")
 def recipes(slurm, tmp_path_factory, request):
-    """`{chapter: Recipe}` of the sharding chapters this session tests, all submitted at once (the partition
-    oversubscribes the node), each also run whole in one process meanwhile; Chapter 1's array is killed once
-    its first cells are stored, and submitted again. Returns when every job and process has ended."""
+    """`{chapter: Recipe}` of the sharding chapters this session tests. Chapter 1 is submitted (array
+    and collector; the partition oversubscribes the node), its array killed once its first cells are
+    stored and submitted again; meanwhile each chapter runs whole in one process, one at a time, and
+    this process computes the other chapters' shards and collectors. Returns when every job and
+    process has ended."""
     tested = {item.callspec.params.get("chapter") for item in request.session.items
               if getattr(item, "module", None) is request.module and hasattr(item, "callspec")}
     recipes = {c: Recipe(c, tmp_path_factory.mktemp(c)) for c in SHARDING if c in tested}
@@ -227,26 +292,26 @@ def recipes(slurm, tmp_path_factory, request):
     env = {**slurm, "OMP_NUM_THREADS": "1"}
     stop = threading.Event()
     try:
+        if ON_SLURM in recipes:
+            recipes[ON_SLURM].submit(env)
         for r in recipes.values():
-            r.submit(env)
-            with contextlib.redirect_stdout(io.StringIO()) as printed:
-                assert cli.main(["submit", *r.args(r.shared, r.runs), "--shards", "2", "--dry-run"]) == 0
-            for part in ("shards", "collect"):          # the scripts --dry-run prints are the ones submitted
-                script = r.runs / f"{r.chapter}-smoke-{part}.sbatch"
-                assert f"# {script.name}\n{script.read_text()}" in printed.getvalue()
+            r.dry_run()
         # one process at a time beside at most SHARE tasks per core: a dozen kernels at once (~1 GB each)
         # beside pytest and the browser tests' Chromium could exhaust the memory of a 24 GB machine
         alone = threading.Thread(target=lambda: [r.run_alone(env) for r in recipes.values() if not stop.is_set()],
                                  daemon=True)
         alone.start()
-        if "01_fourier" in recipes:
-            r = recipes["01_fourier"]
+        if ON_SLURM in recipes:
+            r = recipes[ON_SLURM]
             _wait(lambda: any(r.shared.rglob("*.npz")), 600, "Chapter 1's first stored cells")
             # killed midway (scancel fails on a job that has just ended: the resubmission then recomputes nothing)
             subprocess.run(["scancel", *r.jobs], env=env)
             _wait(lambda: all(_ended(env, job) for job in r.jobs), 120, "the cancelled jobs")
             r.kept = {p: p.stat().st_mtime_ns for p in r.shared.rglob("*.npz")}
             r.submit(env)                                                         # and submitted again
+        for r in recipes.values():
+            if r.chapter != ON_SLURM:
+                r.shards_in_process()
         _wait(lambda: all(r.ended(env) for r in recipes.values()), 1200, "every chapter's jobs")
     finally:
         stop.set()
@@ -259,18 +324,25 @@ def recipes(slurm, tmp_path_factory, request):
 
 @pytest.mark.parametrize("chapter", SHARDING)
 def test_the_cluster_recipe_collects_what_one_process_computes(recipes, chapter):
-    """Array + afterok collector, bitwise equal to one process; Chapter 1's array was killed midway and
-    submitted again: finished cells are not recomputed, the others are computed."""
+    """Chapter 1: array + afterok collector, bitwise equal to one process; its array was killed midway
+    and submitted again: finished cells are not recomputed, the others are computed. Chapters 5 and 6:
+    their shards and collector (computed in process), bitwise equal to their one-process run, whose
+    notebook ran its smoke checks at the tiny scale."""
     r = recipes[chapter]
     for log in sorted(r.runs.glob("slurm-*.out")):       # shown by pytest when the test fails
         print(f"--- {log.name}\n{log.read_text()[-1500:]}")
-    log = r.runs / f"slurm-{r.jobs[1]}.out"
-    assert (r.runs / f"{chapter}-smoke.ipynb").exists(), log.read_text()[-2000:] if log.exists() else "no log"
-    assert {p.name for p in r.runs.glob(f"{chapter}-smoke-shard*of2.ipynb")} == {
-        f"{chapter}-smoke-shard0of2.ipynb", f"{chapter}-smoke-shard1of2.ipynb"}
-    if chapter == "01_fourier":
+    assert r.alone.returncode == 0, (r.folder / "alone.log").read_text()[-2000:]
+    assert (r.folder / "alone-runs" / f"{chapter}-smoke.ipynb").exists()
+    if chapter == ON_SLURM:
+        log = r.runs / f"slurm-{r.jobs[1]}.out"
+        assert (r.runs / f"{chapter}-smoke.ipynb").exists(), log.read_text()[-2000:] if log.exists() else "no log"
+        assert {p.name for p in r.runs.glob(f"{chapter}-smoke-shard*of2.ipynb")} == {
+            f"{chapter}-smoke-shard0of2.ipynb", f"{chapter}-smoke-shard1of2.ipynb"}
         assert r.kept, "the array was killed before it stored a cell"
         assert all(p.stat().st_mtime_ns == t for p, t in r.kept.items()), "a finished cell was recomputed"
         assert set(r.kept) < set(r.shared.rglob("*.npz")), "the array was killed after it had stored every cell"
-    assert r.alone.returncode == 0, (r.folder / "alone.log").read_text()[-2000:]
+    else:   # the shards stored every sharded cell: the collector computed none of them
+        sharded = lambda p: p.relative_to(r.shared).parts[0] in SHARDED[chapter]
+        assert len([p for p in r.collected if sharded(p)]) > 2, "the shards stored no grid"
+        assert [p for p in set(r.shared.rglob("*.npz")) - r.collected if sharded(p)] == []
     _assert_bitwise_equal(r.shared, r.folder / "alone", threads=1)
