@@ -20,6 +20,7 @@ from nadcore.plots.nads import (
     convergence_panels,
     describe,
     overlaps,
+    records_table,
 )
 
 ISOTROPIC = dict(color="k", ls=":", lw=1.5)
@@ -101,7 +102,7 @@ def secant_overlaps(results):
     if not agree:
         return None
     return overlaps({label(a): v for a, v in agree.items()}, results["settings"]["conv_ks"],
-                    styles={label(a): dict(color=style.COLORS.get(a)) for a in agree})
+                    styles={label(a): dict(color=style.COLORS.get(a)) for a in agree}, width=0.65)
 
 
 def fig6(results):
@@ -136,7 +137,7 @@ def spectra(results):
     """lambda_i / lambda_0 against i = 0, 1, ... of every estimate (up to its rank, see `plots.nads.spectra`),
     in the architectures' colours (the new ones solid, the references dashed), beside the sample
     covariance of as many isotropic gradients (black dotted); the legend to the right of the axes."""
-    fig, ax = style.figure(width=0.97, height=3.6)
+    fig, ax = style.figure(width=0.97, height=3.1)
     lows = []
     for arch in every(results):
         ls = "-" if arch in results["archs"] else "--"
@@ -210,4 +211,16 @@ def verdict(results):
     """The chapter's opening table: each question, what we expected, what we measure, and whether
     it came out as expected (`ch7_zoo.verdict`)."""
     rows = [[q, e, m, "yes" if ok else "no"] for q, e, m, ok in ch7_zoo.verdict(results).values()]
-    return page.table(rows, ["Question", "We expected", "We measure", "As expected?"], index="Question")
+    columns = ["Question", "We expected", "We measure (exact gradient)", "As expected?"]
+    return page.table(rows, columns, index="Question")
+
+
+def records(results):
+    """How each estimate the chapter shows was computed (`plots.nads.records_table`): per network of
+    `every`, its exact gradient (`results["nads"]`), then its secant (`results["secant"]`) where stored."""
+    shown = {}
+    for arch in every(results):
+        shown[(arch, "autograd")] = results["nads"][arch]
+        if results["secant"].get(arch) is not None:
+            shown[(arch, "secant")] = results["secant"][arch]
+    return records_table(shown)
