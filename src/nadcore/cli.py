@@ -389,8 +389,19 @@ def check_nad_args(args):
 
     from nadcore import catalog
 
-    if args.arch not in catalog.ARCHS:
+    if (args.arch is None) == (args.model is None):
+        raise fail("--arch", args.arch, "given, or --model instead (one of the two): a registry name, or "
+                   "--model module:callable / timm:NAME") if args.arch is None else \
+            fail("--model", args.model, f"given alone (--arch {args.arch} is given too)")
+    if args.arch is not None and args.arch not in catalog.ARCHS:
         raise fail("--arch", args.arch, f"one of {', '.join(catalog.ARCHS)}")
+    if args.model is not None and not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.-]*", args.model):
+        raise fail("--model", args.model, "module:callable (an importable class or factory) or timm:NAME")
+    if args.name is not None and (args.arch is not None or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}",
+                                                                           args.name)):
+        raise fail("--name", args.name, "given with --model only" if args.arch is not None else
+                   "a file-name-safe name (letters, digits, _ . + -)")
+    args.input_shape = parse_shape(args.input_shape)
     if args.method not in catalog.NAD_METHODS:
         raise fail("--method", args.method, f"one of {', '.join(catalog.NAD_METHODS)}")
     with np.errstate(over="ignore", under="ignore"):
@@ -423,23 +434,49 @@ def check_nad_args(args):
         raise fail("--networks", args.networks, f"what finishes within {NAD_HOURS} h here (this one: "
                    f"{'over ' if bound else ''}~{hours:.0f} h on a 2-core CPU), or pass --yes to start it anyway")
     if hours is None and args.networks > catalog.UNPRICED_NETWORKS and not args.yes:
-        raise fail("--networks", args.networks, f"at most {catalog.UNPRICED_NETWORKS} for {args.arch} "
+        raise fail("--networks", args.networks, f"at most {catalog.UNPRICED_NETWORKS} for {args.arch or args.model} "
                    f"({args.method}), whose cost is not measured, or pass --yes to start it anyway")
+
+
+def parse_shape(text):
+    """`--input-shape C,H,W` as a tuple of positive ints (one to three of them)."""
+    parts = str(text).replace(" ", "").split(",")
+    if not 1 <= len(parts) <= 3 or not all(DECIMAL.fullmatch(p) and int(p) >= 1 for p in parts):
+        raise fail("--input-shape", text, "C,H,W: up to three positive integers such as 3,32,32")
+    return tuple(int(p) for p in parts)
+
+
+def option_error(err):
+    """A library ValueError about `model`, `name` or `input_shape` as the option's UsageError."""
+    text = str(err)
+    for key, option in (("model", "--model"), ("name", "--name"), ("input_shape", "--input-shape")):
+        if text.startswith(f"{key} must"):
+            return UsageError(option + text[len(key):])
+    return UsageError(text)
 
 
 def estimate_nads(args):
     """`nadcore nads`: chunks stored in --results-dir as they finish (a rerun resumes), the NADs
-    under the name the chapters read (`nads.result_path`) and/or in --out."""
+    under the name the chapters read (`nads.result_path`) and/or in --out; then how far to trust them."""
     check_nad_args(args)                   # before torch is even imported
     from nadcore import nads
 
     chunks = args.results_dir or Path(args.out).parent   # chunks are written as they finish: a rerun resumes
     try:
-        result = nads.estimate(args.arch, args.networks, method=args.method, step=args.step, device=args.device,
-                               seed=args.seed, batch_size=args.batch_size, results_dir=chunks,
-                               progress=not args.no_progress, shard=args.shard, num_shards=args.num_shards)
+        model = args.arch
+        if args.model is not None:       # imported (or timm's name checked) before any network is built
+            model = nads.model_factory(args.model, args.input_shape)
+        name = args.arch or args.name or model.default_name
+        import warnings
+
+        with warnings.catch_warnings():   # printed below with the result, as one line
+            warnings.simplefilter("ignore", nads.NADTrustWarning)
+            result = nads.estimate(model, args.networks, method=args.method, step=args.step, device=args.device,
+                                   seed=args.seed, batch_size=args.batch_size, results_dir=chunks,
+                                   progress=not args.no_progress, shard=args.shard, num_shards=args.num_shards,
+                                   input_shape=args.input_shape, name=None if args.arch else name)
     except ValueError as err:
-        raise UsageError(str(err)) from None
+        raise option_error(err) from None
     except OSError as err:                 # a full disk, a folder gone: the finished chunks stay
         raise PathError(f"nads stopped: {os_line(err)}; finished chunks are kept in {Path(chunks) / 'nad_chunks'}") \
             from None
@@ -447,7 +484,7 @@ def estimate_nads(args):
         print(f"shard {args.shard} of {args.num_shards}: its chunks are stored in {Path(chunks) / 'nad_chunks'}; "
               "the NADs are merged by the run that finds every chunk stored (rerun without --shard to merge)")
         return
-    written = [nads.result_path(args.arch, result.settings, args.results_dir)] if args.results_dir else []
+    written = [nads.result_path(name, result.settings, args.results_dir)] if args.results_dir else []
     written += [Path(args.out)] if args.out else []
     for path in written:
         try:
@@ -455,8 +492,13 @@ def estimate_nads(args):
         except OSError as err:             # a full disk: no temporary file is left, the chunks stay
             raise PathError(f"could not write {path} ({os_line(err)}); finished chunks are kept in "
                             f"{Path(chunks) / 'nad_chunks'} (a rerun only merges them)") from None
-    print(f"wrote {', '.join(map(str, written))}: {len(result.eigenvalues)} NADs of {args.arch} "
+    print(f"wrote {', '.join(map(str, written))}: {len(result.eigenvalues)} NADs of {name} "
           f"({args.method}, {args.networks} networks)")
+    trust = result.trust()
+    print(trust.summary())
+    if trust.available and not trust.leading_above_chance:
+        print(f"nadcore: warning: the leading NADs of {name} are not above chance: use more --networks",
+              file=sys.stderr)
 
 
 def sbatch_word(text):
@@ -576,7 +618,12 @@ def parser():
     ls.set_defaults(func=list_chapters)
 
     nad = sub.add_parser("nads", help="estimate the NADs of an architecture and save them to an .npz file")
-    nad.add_argument("--arch", required=True, help="a registry name (see nadcore.models.names())")
+    nad.add_argument("--arch", help="a registry name (see nadcore.models.names()); or --model")
+    nad.add_argument("--model", help="your own network: module:callable (an importable class or zero-argument "
+                     "factory; the current folder is on the path) or timm:NAME (any timm model, one output)")
+    nad.add_argument("--input-shape", default="1,32,32", help="C,H,W of the input (default 1,32,32)")
+    nad.add_argument("--name", help="the name --model's result is stored under (default: the callable's "
+                     "qualified name, or NAME of timm:NAME)")
     nad.add_argument("--networks", type=int, required=True, help="number of random networks (the paper: 10000)")
     nad.add_argument("--method", default="secant", help="secant (published, default), autograd or hessian")
     nad.add_argument("--step", type=float, default=100.0, help="secant step h (default 100, as published)")

@@ -18,7 +18,12 @@ interrupted and resumed (same device and thread count), and memory does not grow
 
 import copy
 import hashlib
+import importlib
+import os
+import re
+import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +56,7 @@ class NADResult:
     settings: dict
     record: dict = field(default_factory=dict)
     chunks: dict = field(default_factory=dict)   # `ranges` (C, 2), `digests`, `traces`, `machines` (C,)
+    split_half: dict | None = None   # `ks`, `overlap`, `networks` (two halves): computed by `estimate`
 
     def __len__(self):
         return len(self.eigenvalues)
@@ -66,6 +72,8 @@ class NADResult:
         `device` default to those of the `estimate` that made the result."""
         arrays = {"eigenvalues": self.eigenvalues, "nads": self.nads.astype(np.float16 if compact else np.float32)}
         arrays.update({f"chunk_{k}": v for k, v in self.chunks.items()})
+        if self.split_half is not None:
+            arrays.update({f"split_half_{k}": np.asarray(v) for k, v in self.split_half.items()})
         duration = self.record.get("duration_s") if duration is None else duration
         device = self.record.get("device") if device is None else device
         self.record = store.save(path, arrays, self.settings, duration=duration, device=device).record
@@ -79,7 +87,82 @@ class NADResult:
             if name not in res.arrays:
                 raise store.StoreError(f"{path} holds no {name!r} array: it is not a NAD result")
         chunks = {k[len("chunk_"):]: v for k, v in res.arrays.items() if k.startswith("chunk_")}
-        return cls(res["eigenvalues"], res["nads"].astype(np.float32), res.settings, res.record, chunks)
+        half = {k[len("split_half_"):]: v for k, v in res.arrays.items() if k.startswith("split_half_")} or None
+        return cls(res["eigenvalues"], res["nads"].astype(np.float32), res.settings, res.record, chunks, half)
+
+    def trust(self):
+        """How far to trust the leading NADs: a `Trust` of the split-half subspace overlaps at
+        k = 1, 4, 16 (the NADs of the even- and of the odd-numbered networks of this estimate,
+        computed by `estimate` from the chunks it merged: no extra networks) beside chance, k / D.
+        Results stored before these overlaps were kept say "not available"."""
+        D = int(self.nads.shape[1])
+        if self.split_half is None:
+            return Trust(D, None, None, None)
+        h = self.split_half
+        return Trust(D, np.asarray(h["ks"]), np.asarray(h["overlap"], dtype=np.float64), np.asarray(h["networks"]))
+
+
+TRUST_KS = (1, 4, 16)
+TRUST_SIGMAS = 5   # "above chance": at least twice chance (k / D) and this many standard deviations above it
+TRUST_WEAK = 0.5   # above chance but below this overlap: the halves agree weakly
+
+
+@dataclass
+class Trust:
+    """Split-half subspace overlaps of a NAD estimate (`NADResult.trust`).
+
+    `overlap[j]` is the overlap (`subspace_overlap`) of the leading `ks[j]` NADs of two disjoint
+    halves of the estimate's networks (even and odd indices; `networks`: their sizes); `chance` is
+    k / D, the mean overlap of random subspaces. The overlap at k is *above chance* when it exceeds
+    chance by `margin(k)` = max(k / D, TRUST_SIGMAS sqrt(2) / D): it is at least twice chance and
+    five standard deviations of the overlap of random subspaces above it (their standard deviation
+    is about sqrt(2) / D for k << D, measured 0.92-1.03 sqrt(2) / D at D = 64 and 1,024, k = 1, 4,
+    16). Above chance but under TRUST_WEAK (0.5) the halves agree weakly: more networks would move
+    the NADs. The full estimate (both halves) is closer to the exact NADs than either half."""
+
+    D: int
+    ks: np.ndarray | None
+    overlap: np.ndarray | None
+    networks: np.ndarray | None
+
+    @property
+    def available(self):
+        return self.overlap is not None
+
+    @property
+    def chance(self):
+        return None if self.ks is None else self.ks / self.D
+
+    def margin(self, k):
+        return max(k / self.D, TRUST_SIGMAS * np.sqrt(2) / self.D)
+
+    @property
+    def above(self):
+        """Per k, whether the split-half overlap is above chance (by `margin`)."""
+        if not self.available:
+            return None
+        return np.array([o >= k / self.D + self.margin(k) for k, o in zip(self.ks, self.overlap)])
+
+    @property
+    def leading_above_chance(self):
+        """True when the leading NAD (the smallest k) is above chance; None when not available."""
+        return None if not self.available else bool(self.above[0])
+
+    def summary(self):
+        """One line: the overlaps beside chance, and a verdict."""
+        if not self.available:
+            return "split-half overlap: not available (a result stored before it was kept)"
+        cells = ", ".join(f"k={k}: {o:.3f} (chance {k / self.D:.3f})" for k, o in zip(self.ks, self.overlap))
+        n = "/".join(str(int(x)) for x in self.networks)
+        above = self.above
+        weak = [int(k) for k, o in zip(self.ks, self.overlap) if o < TRUST_WEAK]
+        verdict = (("above chance at every k" + (f" (weakly at k={', '.join(map(str, weak))}: overlap < "
+                                                 f"{TRUST_WEAK}, more networks would move them)" if weak else ""))
+                   if above.all() else
+                   "NOT above chance at any k: sampling noise, use more networks" if not above.any() else
+                   f"above chance up to k={int(self.ks[np.flatnonzero(~above)[0] - 1])} only"
+                   if above[0] else "the leading NAD is NOT above chance: use more networks")
+        return f"split-half overlap ({n} networks): {cells}; {verdict}"
 
 
 # ----------------------------------------------------------------------------- checks
@@ -109,12 +192,20 @@ def _in_float32(x):
         return bool(np.float32(x) > 0 and np.isfinite(np.float32(x)))
 
 
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")   # a result's name: a file name everywhere
+SPEC = re.compile(r"([A-Za-z_][\w.]*):([A-Za-z_][\w.-]*)")  # module:callable, timm:NAME
+
+
 def _factory(model, input_shape, pooling=True):
-    """A zero-argument callable returning a fresh network with one output, and its name."""
+    """A zero-argument callable returning a fresh network with one output, and its name (None for
+    a factory without a usable name: a lambda)."""
+    if isinstance(model, str) and ":" in model:
+        factory = model_factory(model, input_shape)
+        return factory, factory.default_name
     if isinstance(model, str):
         if model not in registry.names():
-            raise ValueError(f"model must be one of {', '.join(registry.names())} or a zero-argument factory; "
-                             f"got {model!r}")
+            raise ValueError(f"model must be one of {', '.join(registry.names())}, \"module:callable\", "
+                             f"\"timm:NAME\" or a zero-argument factory; got {model!r}")
         channels = input_shape[0] if len(input_shape) == 3 else 1
         registry.check_pooling(model, pooling)
         return (lambda: registry.build(model, in_channels=channels, num_classes=1, pooling=pooling)), model
@@ -123,7 +214,137 @@ def _factory(model, input_shape, pooling=True):
     if isinstance(model, nn.Module) or not callable(model):
         raise ValueError("model must be a registry name or a zero-argument factory returning a fresh nn.Module "
                          f"(e.g. `lambda: MyNet()`), not {type(model).__name__}")
-    return model, getattr(model, "__qualname__", type(model).__name__)
+    name = getattr(model, "default_name", getattr(model, "__qualname__", type(model).__name__))
+    return model, (name if NAME.fullmatch(name) else None)
+
+
+def model_factory(spec, input_shape=(1, 32, 32)):
+    """A zero-argument factory of fresh networks for `spec`, checked before any network is built:
+
+    - `"module:callable"`: an importable class or factory (the current folder on `sys.path`, as
+      `python` puts it there), called with no argument;
+    - `"timm:NAME"`: any timm model, `timm.create_model(NAME, num_classes=1, in_chans=C,
+      img_size=(H, W) where the model takes one)` for `input_shape = (C, H, W)`.
+
+    The factory's `source` is `spec`, its `default_name` the callable's qualified name or NAME.
+    Raises a one-line ValueError naming `model` (or `input_shape`)."""
+    m = SPEC.fullmatch(spec) if isinstance(spec, str) else None
+    if m is None:
+        raise ValueError(f"model must be \"module:callable\" or \"timm:NAME\" (or a registry name); got {spec!r}")
+    module, attr = m.groups()
+    if module == "timm":
+        return _timm_factory(attr, input_shape)
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())   # as `python` does: the current folder's modules import
+    try:
+        obj = importlib.import_module(module)
+    except Exception as err:   # a module that does not import: ImportError or whatever it raised
+        raise ValueError(f"model must be an importable module:callable (module {module!r} does not import: "
+                         f"{type(err).__name__}: {_first_line(err)}); got {spec!r}") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"model must be an importable module:callable ({getattr(obj, '__name__', module)!r} "
+                             f"has no attribute {part!r}); got {spec!r}")
+        obj = getattr(obj, part)
+    if isinstance(obj, nn.Module) or not callable(obj):
+        raise ValueError(f"model must name a class or zero-argument factory returning a fresh nn.Module (not "
+                         f"{type(obj).__name__}); got {spec!r}")
+
+    def factory():
+        return obj()
+
+    factory.source, factory.default_name = spec, attr.split(".")[-1] if NAME.fullmatch(attr) is None else attr
+    factory.__qualname__ = attr
+    return factory
+
+
+def _timm_factory(name, input_shape):
+    spec = f"timm:{name}"
+    try:
+        import timm
+    except ImportError as err:
+        raise ValueError(f"model must be a model of an installed timm (pip install timm: {_first_line(err)}); "
+                         f"got {spec!r}") from None
+    if not timm.is_model(name):
+        import difflib
+
+        close = difflib.get_close_matches(name, timm.list_models(), n=3)
+        raise ValueError(f"model must be a timm model name (timm {timm.__version__} has no {name!r}"
+                         + (f"; close: {', '.join(close)}" if close else "") + f"); got {spec!r}")
+    if len(input_shape) != 3:
+        raise ValueError(f"input_shape must be (C, H, W) for a timm model; got {tuple(input_shape)!r}")
+    C, H, W = input_shape
+    kwargs = {"num_classes": 1, "in_chans": C}
+    sized = {**kwargs, "img_size": H if H == W else (H, W)}
+    with torch.random.fork_rng(devices=[]), torch.device("meta"):   # which arguments it takes: no weights made
+        try:
+            timm.create_model(name, **sized)
+            kwargs = sized
+        except TypeError as err:
+            if "img_size" not in str(err):
+                raise ValueError(f"model must be a timm model buildable with num_classes=1, in_chans={C} "
+                                 f"({type(err).__name__}: {_first_line(err)}); got {spec!r}") from None
+        except Exception:   # noqa: BLE001 - a model that cannot be built on the meta device: try it for real
+            kwargs = sized
+
+    def factory():
+        return timm.create_model(name, **kwargs)
+
+    factory.source, factory.default_name = spec, name
+    factory.__qualname__ = f"timm.create_model({name!r})"
+    return factory
+
+
+def _first_line(err):
+    return (str(err).strip().splitlines() or [""])[0]
+
+
+def _is_lazy(net):
+    return any(nn.parameter.is_lazy(p) for p in net.parameters()) or any(
+        nn.parameter.is_lazy(b) for b in net.buffers())
+
+
+def _forward_checked(net, x0):
+    """`net(x0[None])` (no gradient, eval mode, mode restored); a shape mismatch is a one-line
+    ValueError naming `input_shape` and the shape tried."""
+    was = net.training
+    net.eval()
+    try:
+        with torch.no_grad():
+            return net(x0[None])
+    except (RuntimeError, ValueError, TypeError, IndexError, AssertionError) as err:
+        raise ValueError(f"input_shape must be the model's input shape (C, H, W): a batch of shape "
+                         f"{(1, *x0.shape)} (input_shape {tuple(x0.shape)}) failed in its forward pass "
+                         f"({type(err).__name__}: {_first_line(err)})") from None
+    finally:
+        net.train(was)
+
+
+def _materialising(factory, x0):
+    """`factory` whose networks with lazy modules (`nn.LazyLinear`, ...) are materialised by one
+    forward pass at `x0` (CPU) as they are built, in the caller's seeded random state."""
+    def build():
+        net = factory()
+        if isinstance(net, nn.Module) and _is_lazy(net):
+            _forward_checked(net, x0)
+        return net
+
+    return build
+
+
+def _describe(factory, seed, index, x0, source):
+    """Build network `index` (seeded as in the estimate) and check it before any chunk: it is an
+    `nn.Module`, takes `x0` (a shape mismatch names `input_shape`), and has one output. Returns
+    the model's description for the settings of a non-registry model (None for a registry name)."""
+    net = _network(factory, seed, index, torch.device("cpu"))
+    out = _forward_checked(net, x0)
+    if out.numel() != 1:
+        raise ValueError(f"model must have ONE output (build it with num_classes=1); got output shape "
+                         f"{tuple(out.shape)}")
+    if source is None:
+        return None
+    return {"source": source, "structure": hashlib.sha256(repr(net).encode()).hexdigest()[:12],
+            "parameters": int(sum(p.numel() for p in net.parameters()))}
 
 
 def eval_point_for(seed, input_shape):
@@ -494,12 +715,19 @@ def _with_pooling(settings, pooling):
 
 
 def chunk_settings(name, method, step, seed, input_shape, eval_desc, batch, dev, pooling=True, precision="float32",
-                   compiled=False):
-    """What a stored chunk of networks depends on (its range is the sweep cell)."""
-    return _with_compiled(versions.stamp(_with_pooling(
+                   compiled=False, model=None):
+    """What a stored chunk of networks depends on (its range is the sweep cell); `model`: the
+    description of a network that is not a registry name (absent for those: keys unchanged)."""
+    return _with_model(_with_compiled(versions.stamp(_with_pooling(
         {"arch": name, "method": method, "step": float(step) if method == "secant" else None,
          "input_shape": list(input_shape), "seed": int(seed), "eval_point": eval_desc, "batch": int(batch),
-         "device": dev.type}, pooling), "nad_chunk", precision), compiled)
+         "device": dev.type}, pooling), "nad_chunk", precision), compiled), model)
+
+
+def _with_model(settings, model):
+    """`settings` with the `model` description of a factory's network (its source, a digest of its
+    structure and its parameter count), absent for registry names."""
+    return settings if model is None else {**settings, "model": model}
 
 
 def _with_compiled(settings, compiled):
@@ -509,16 +737,23 @@ def _with_compiled(settings, compiled):
 
 def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, input_shape=(1, 32, 32),
              device="auto", seed=0, batch_size=None, first=0, results_dir=None, progress=True, pooling=True,
-             precision="float32", shard=0, num_shards=1, compiled=False):
+             precision="float32", shard=0, num_shards=1, compiled=False, name=None):
     """Estimate the NADs of `model` from networks `first .. first + num_networks - 1`.
 
-    model: a registry name (built with one output and `pooling`, see `models.build`) or a
-    zero-argument factory returning a fresh,
-    randomly initialised `nn.Module` with one output. Network `i` is initialised from
-    `network_seed(seed, i)`. Networks go in chunks (`chunk_ranges`), `batch_size` at a time;
-    with `results_dir` (registry names only) each chunk is stored in `results_dir/nad_chunks/`
-    as it finishes, so an interrupted estimate resumes and estimates that share networks (N vs
-    2N) share chunks. `step` is the secant's h (ignored otherwise); `precision` ("float32" or
+    model: a registry name (built with one output and `pooling`, see `models.build`),
+    `"module:callable"` or `"timm:NAME"` (`model_factory`), or a zero-argument factory returning
+    a fresh, randomly initialised `nn.Module` with one output (lazy modules are materialised by
+    one forward pass at x0 as each network is built). Network `i` is initialised from
+    `network_seed(seed, i)`. Before any chunk, network `first` is built and run once: a model
+    that does not take `input_shape` or has more than one output is refused in one line.
+    `name`: what a result of a factory is stored under (its settings' `arch`; default: the
+    factory's qualified name, or NAME of "timm:NAME"); the settings of a model that is not a
+    registry name also hold its description (`model`: source, a digest of its structure,
+    parameter count). Networks go in chunks (`chunk_ranges`), `batch_size` at a time;
+    with `results_dir` (a registry name, or any model with a name) each chunk is stored in
+    `results_dir/nad_chunks/` as it finishes, so an interrupted estimate resumes and estimates
+    that share networks (N vs 2N) share chunks. Every result carries its split-half overlaps
+    (`NADResult.trust`), and a warning says when its leading NAD is not above chance. `step` is the secant's h (ignored otherwise); `precision` ("float32" or
     "bfloat16", secant only) is stored in the settings, and so is `compiled` (secant only: through
     `torch.compile`, `compiled_secant_gradient`). Returns a `NADResult`.
 
@@ -537,14 +772,27 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
                          f"{method!r}")
     if isinstance(first, bool) or not isinstance(first, (int, np.integer)) or first < 0:
         raise ValueError(f"first must be an integer >= 0 (the index of the first network); got {first!r}")
-    factory, name = _factory(model, input_shape, pooling)
+    registered = isinstance(model, str) and model in registry.names()
+    if name is not None and (not isinstance(name, str) or not NAME.fullmatch(name)):
+        raise ValueError(f"name must be a file-name-safe string such as \"mynet\" (letters, digits, _ . + -); "
+                         f"got {name!r}")
+    if registered and name not in (None, model):
+        raise ValueError(f"name applies to factories, \"module:callable\" and \"timm:NAME\"; a registry "
+                         f"architecture is stored under its own name ({model!r}); got {name!r}")
+    factory, default = _factory(model, input_shape, pooling)
+    name = name or default
     if num_shards != 1 and results_dir is None:
         raise ValueError("num_shards > 1 needs a results_dir that the shards share (they store chunks there)")
-    if results_dir is not None and not isinstance(model, str):
-        raise ValueError("results_dir stores chunks by architecture name: pass a registry name as model, "
-                         "or results_dir=None for a factory")
+    if results_dir is not None and name is None:
+        raise ValueError("results_dir stores chunks and the result under a name: pass name=\"mynet\" with a "
+                         "factory (or results_dir=None)")
     dev = resolve(device)
     x0_cpu, eval_desc = _eval_point(eval_point, seed, input_shape)
+    factory = _materialising(factory, x0_cpu)
+    source = None if registered else model if isinstance(model, str) else getattr(model, "source", None) or (
+        f"{getattr(model, '__module__', '?')}:{getattr(model, '__qualname__', type(model).__name__)}")
+    model_desc = _describe(factory, seed, int(first), x0_cpu, source)   # before any chunk: shape, one output
+    name = name or "factory"
     x0 = x0_cpu.to(dev)
     batch = batch_size or _default_batch(method, dev)
     start = time.perf_counter()
@@ -553,41 +801,117 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
                                           compiled) for c in cells]
     cells = [{"start": a, "stop": b} for a, b in ranges]
     durations, digests, traces, machines = [], [], [], []
+    halves = _Halves(method)
     if results_dir is None:
         machines = [store.machine(dev)] * len(cells)
-        chunks = (moments(compute([c])[0]) for c in tqdm(cells, desc=f"NADs {name} ({method})", disable=not progress))
+        chunks = (halves.moments(compute([c])[0], c["start"])
+                  for c in tqdm(cells, desc=f"NADs {name} ({method})", disable=not progress))
     else:
         settings = chunk_settings(name, method, step, seed, input_shape, eval_desc, batch, dev, pooling, precision,
-                                  compiled)
+                                  compiled, model_desc)
         paths = sweeps.sweep("nad_chunks", cells, compute, settings, Path(results_dir), progress=progress, load=False,
                              shard=shard, num_shards=num_shards)
         if num_shards != 1:
             if sweeps.missing("nad_chunks", cells, settings, Path(results_dir)):
                 return None
             paths = [sweeps.cell_path("nad_chunks", c, settings, Path(results_dir)) for c in cells]
-        chunks = _read_chunks(paths, cells, settings, durations, machines)
+        chunks = _read_chunks(paths, cells, settings, durations, machines, halves)
     covariance = merge(_fingerprinted(chunks, digests, traces), method)   # one chunk in memory at a time
     vals, rows = eig_decreasing(covariance)
-    settings = {**nad_settings(name, num_networks, method, step, seed, input_shape, pooling, precision, compiled),
-                "eval_point": eval_desc}
+    settings = _with_model({**nad_settings(name, num_networks, method, step, seed, input_shape, pooling, precision,
+                                           compiled), "eval_point": eval_desc}, model_desc)
     if first:
         settings["first"] = int(first)
     duration = sum(durations) if results_dir is not None else time.perf_counter() - start  # compute, resumed or not
     chunks = {"ranges": np.array(ranges), "digests": np.array(digests), "traces": np.array(traces),
               "machines": np.array(machines)}   # a resumed run's chunks may come from several CPUs
-    result = NADResult(vals, rows.astype(np.float32), settings, chunks=chunks)
+    result = NADResult(vals, rows.astype(np.float32), settings, chunks=chunks, split_half=halves.overlaps())
     result.record = {"device": str(dev), "duration_s": round(duration, 3)}
+    trust = result.trust()
+    if trust.available and not trust.leading_above_chance:
+        warnings.warn(f"the leading NADs of {name} from {num_networks} networks are not above chance: "
+                      f"{trust.summary()}", NADTrustWarning, stacklevel=2)
     return result
 
 
-def _read_chunks(paths, cells, settings, durations, machines):
+class NADTrustWarning(UserWarning):
+    """An estimate whose leading NADs are not above chance (`Trust`): too few networks."""
+
+
+class _Halves:
+    """The moments of the two halves of an estimate's networks (even and odd indices; for the mixed
+    Hessian, whose chunks keep only sums, alternate chunks), merged as the chunks pass."""
+
+    def __init__(self, method):
+        self.method, self.parts, self.index = method, ([], []), 0
+
+    def moments(self, chunk, start):
+        """`moments(chunk)`, the chunk's halves kept aside (merged into one running sum each)."""
+        if "m2" in chunk:
+            self._add(self.index % 2, moments(chunk))
+        else:
+            G = np.asarray(chunk["gradients"])
+            for half in (0, 1):
+                rows = G[(half - start) % 2::2]
+                if len(rows):
+                    self._add(half, moments({"gradients": rows}))
+        self.index += 1
+        return moments(chunk)
+
+    def _add(self, half, m):
+        part = self.parts[half]
+        part.append(m)
+        if len(part) > 1:   # one running sum in memory per half
+            part[:] = [_merged_moments(part, self.method)]
+
+    def overlaps(self, ks=TRUST_KS):
+        """`{"ks", "overlap", "networks"}` of the two halves' leading NADs at the `ks` under both
+        halves' rank and D, or None when a half is missing or too small (a mixed Hessian of one
+        chunk, fewer than 4 networks)."""
+        if not all(self.parts):
+            return None
+        counts = [int(p[0]["count"]) for p in self.parts]
+        if min(counts) < 2:
+            return None
+        covs = [merge(p, self.method) for p in self.parts]
+        D = len(covs[0])
+        ks = [k for k in ks if k < D and k < min(counts)]   # within both halves' rank (n - 1 for a covariance)
+        if not ks:
+            return None
+        tops = [_leading(c, max(ks)) for c in covs]
+        return {"ks": np.array(ks), "overlap": subspace_overlaps(tops[0], tops[1], ks), "networks": np.array(counts)}
+
+
+def _merged_moments(parts, method):
+    """The `moments` of `parts` merged (Chan et al.'s update, as `merge`), as one part."""
+    n, mean, m2 = 0, 0.0, 0.0
+    for c in parts:
+        nb = int(c["count"])
+        delta = c["mean"] - mean
+        total = n + nb
+        mean = mean + delta * (nb / total)
+        m2 = m2 + c["m2"] + (0.0 if method == "hessian" else np.outer(delta, delta) * (n * nb / total))
+        n = total
+    return {"count": np.int64(n), "mean": np.asarray(mean, dtype=np.float64) * np.ones(len(m2)), "m2": m2}
+
+
+def _leading(matrix, k):
+    """The leading `k` eigenvectors (rows, decreasing eigenvalue) of a symmetric matrix."""
+    from scipy.linalg import eigh
+
+    D = len(matrix)
+    vals, vecs = eigh((matrix + matrix.T) / 2, subset_by_index=[D - k, D - 1])
+    return vecs[:, ::-1].T
+
+
+def _read_chunks(paths, cells, settings, durations, machines, halves):
     """The stored chunks' moments, read one at a time (their compute time appended to `durations`,
-    the CPU or GPU that computed them to `machines`)."""
+    the CPU or GPU that computed them to `machines`; their halves kept by `halves`)."""
     for path, cell in zip(paths, cells):
         r = store.load(path, sweeps.cell_settings(cell, settings))
         durations.append(r.record["duration_s"] or 0.0)
         machines.append(r.record.get("machine") or "unknown")
-        yield moments(r.arrays)
+        yield halves.moments(r.arrays, cell["start"])
 
 
 def _fingerprinted(chunks, digests, traces):
