@@ -33,14 +33,14 @@ def main(argv=None):
     sets = datasets(args.networks, args.n, device)
     torch.manual_seed(0)
     nets = [models.build(args.arch) for _ in range(args.networks)]
-    recipe = dict(epochs=args.epochs, max_lr=0.5, device=device, seeds=range(args.networks))
+    recipe = train.Recipe(epochs=args.epochs, max_lr=0.5)
     chunk = stacked.chunk_size(nets[0], (1, 32, 32), 128, device)
     print(f"{args.arch} on {device} ({torch.get_num_threads()} threads): stacks of {chunk}, n={args.n}, "
           f"{args.epochs} epoch(s), best of {args.repeats}")
     for label, count in ((f"{args.networks} networks", args.networks), ("1 network alone", 1)):
         def run(pad, count=count):
-            return train.fit_many([copy.deepcopy(m) for m in nets[:count]], sets[:count],
-                                  **{**recipe, "seeds": range(count)}, pad=pad)
+            return train.fit_many([copy.deepcopy(m) for m in nets[:count]], sets[:count], recipe,
+                                  device=device, seeds=range(count), pad=pad)
         best = {True: float("inf"), False: float("inf")}
         for _ in range(args.repeats):
             for pad in (False, True):

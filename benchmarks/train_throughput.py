@@ -51,19 +51,19 @@ def main(argv=None):
     sets = datasets(args.networks, args.n, device)
     torch.manual_seed(0)
     nets = [models.build(args.arch) for _ in range(args.networks)]
-    recipe = dict(epochs=args.epochs, max_lr=args.max_lr, device=device)
+    recipe, on = train.Recipe(epochs=args.epochs, max_lr=args.max_lr), dict(device=device)
 
     warm = [copy.deepcopy(nets[0]) for _ in range(2)]  # first-call costs (imports, kernel selection)
     small = [((x[:256], y[:256]), t) for (x, y), t in sets[:2]]
-    train.fit(warm[0], *small[0], **recipe)
-    train.fit_many(warm, small, **recipe)
+    train.fit(warm[0], small[0], recipe, **on)
+    train.fit_many(warm, small, recipe, **on)
 
     def one_by_one():  # fresh copies each run: both train the same initial networks in place
-        return [train.fit(copy.deepcopy(m), *d, seed=i, **recipe) for i, (m, d) in enumerate(zip(nets, sets))]
+        return [train.fit(copy.deepcopy(m), d, recipe, seed=i, **on) for i, (m, d) in enumerate(zip(nets, sets))]
 
     def batched():
-        return train.fit_many([copy.deepcopy(m) for m in nets], sets, seeds=range(len(nets)), chunk=args.chunk,
-                              **recipe)
+        return train.fit_many([copy.deepcopy(m) for m in nets], sets, recipe, seeds=range(len(nets)), chunk=args.chunk,
+                              **on)
 
     t_seq, t_bat = float("inf"), float("inf")
     for _ in range(args.repeats):  # alternate, so slow spells of a shared machine hit both

@@ -69,7 +69,7 @@ def test_unbounded_batches_and_stacks_are_refused_before_work():
         nads.estimate("logreg", 2, method="autograd", batch_size=10 ** 9, progress=False)
     xy = (torch.randn(4, 1, 32, 32), torch.tensor([0, 1, 0, 1]))
     with pytest.raises(ValueError, match=f"^chunk must be an integer in \\[1, {train.MAX_CHUNK}\\]"):
-        train.fit_many([build("logreg")], [(xy, xy)], 1, 0.1, chunk=10 ** 6)
+        train.fit_many([build("logreg")], [(xy, xy)], train.Recipe(1, 0.1), chunk=10 ** 6)
 
 
 def test_training_inputs_must_be_finite():
@@ -77,7 +77,7 @@ def test_training_inputs_must_be_finite():
     x[1, 0, 0, 0] = float("nan")
     y = torch.tensor([0, 1, 0, 1])
     with pytest.raises(ValueError, match="^train: x must hold finite numbers"):
-        train.fit(build("logreg"), (x, y), (x.nan_to_num(), y), 1, 0.1, device="cpu")
+        train.fit(build("logreg"), ((x, y), (x.nan_to_num(), y)), train.Recipe(1, 0.1), device="cpu")
 
 
 def test_a_nad_estimate_holds_one_stored_chunk_at_a_time(tmp_path, monkeypatch):

@@ -32,7 +32,7 @@ def lenet_runs(seeds, pooling, n=256):
                          data.directional_dataset(v, n, 0.75, 1.0, seed=2 * s + 1)))
         torch.manual_seed(s)
         nets.append(models.build("lenet", pooling=pooling))
-    out = train.fit_many(nets, datasets, epochs=1, max_lr=0.5, batch_size=64, seeds=seeds, device="cpu")
+    out = train.fit_many(nets, datasets, train.Recipe(epochs=1, max_lr=0.5, batch_size=64), seeds=seeds, device="cpu")
     return [np.concatenate([o["loss_history"], [o["test_acc"], o["train_acc"]]]) for o in out]
 
 

@@ -85,3 +85,28 @@ def test_chunk_size_keeps_every_step_tensor_under_budget():
     assert stacked.registry_chunk_size("lenet") == 6                        # the same, by registry name
     assert stacked.registry_chunk_size("lenet", pooling=False) == stacked.chunk_size(
         models.build("lenet", pooling=False), (1, 32, 32), 128) == 3
+
+
+def test_a_stack_is_a_module_of_its_networks():
+    nets = copies(lambda: models.build("lenet"))
+    stack = stacked.Stack(nets)
+    assert len(stack) == 3 and list(stack.params) == [n for n, _ in nets[0].named_parameters()]
+    assert [tuple(p.shape) for p in stack.parameters()] == [(3, *p.shape) for p in nets[0].parameters()]
+    x = torch.randn(3, 5, 1, 32, 32)
+    out = stack(x)
+    for j, net in enumerate(nets):
+        torch.testing.assert_close(out[j], net(x[j]), **TOL)
+    with torch.no_grad():
+        for p in stack.parameters():
+            p[1].zero_()
+    stack.write_back()                                        # network 1's slices were zeroed, the others kept
+    assert all(not p.any() for p in nets[1].parameters()) and all(p.any() for p in nets[0].parameters())
+
+
+def test_a_stack_refuses_networks_it_cannot_stack():
+    with pytest.raises(ValueError, match="^networks must be a non-empty list of torch modules$"):
+        stacked.Stack([])
+    with pytest.raises(ValueError, match="^networks must share one architecture"):
+        stacked.Stack([models.build("lenet"), models.build("logreg")])
+    with pytest.raises(ValueError, match="^networks must have no buffers"):
+        stacked.Stack([nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2)) for _ in range(2)])

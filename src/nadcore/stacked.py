@@ -1,9 +1,10 @@
 """Networks of one architecture stacked along a leading axis and run as one network.
 
-`forward(model)` returns `f(params, x)`: `params` holds the parameters of k copies of `model`
-stacked by `torch.func.stack_module_state` (name -> tensor of shape (k, ...)), `x` has shape
-(k, B, C, H, W) and network j sees `x[j]`; `f` returns the (k, B, classes) logits of every network
-on its own batch. Feed-forward chains of Conv2d, Linear, ReLU, Flatten and the pooling layers
+`Stack(networks)` is k networks of one architecture as one module: its parameters are theirs
+stacked along a leading axis (`torch.func.stack_module_state`), `stack(x)` takes `x` of shape
+(k, B, C, H, W), network j seeing `x[j]`, and returns the (k, B, classes) logits of every network on
+its own batch; `train.fit` trains it as it trains one network. Underneath, `forward(model)` returns
+`f(params, x)` with `params` the stacked parameters (name -> tensor of shape (k, ...)). Feed-forward chains of Conv2d, Linear, ReLU, Flatten and the pooling layers
 MaxPool2d, AvgPool2d and `models.BlurPool2d` (LogReg, MLP, LeNet and its pooling variants, or any
 `nn.Sequential` of those) run as grouped convolutions in channels-last
 layout and batched matrix products (on a 2-core CPU about 2x faster for LogReg and 3x for LeNet
@@ -16,7 +17,7 @@ import copy
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.func import functional_call, vmap
+from torch.func import functional_call, stack_module_state, vmap
 
 from nadcore import models
 
@@ -67,6 +68,50 @@ def forward(model):
         base = copy.deepcopy(model).to("meta")
         return vmap(lambda p, xb: functional_call(base, p, (xb,)))
     return lambda params, x: _run(layers, params, x)
+
+
+class Stack(nn.Module):
+    """k networks of one architecture without buffers or dropout (`train.vmappable`) as one module:
+    `stack(x)` maps (k, B, ...) inputs to (k, B, classes) logits (see the module). Its parameters
+    are copies of the networks' stacked along a leading axis, in the order of `named_parameters`
+    (`params` names them); `write_back` copies them into the networks (`train.fit` does, after
+    training)."""
+
+    def __init__(self, networks):
+        super().__init__()
+        networks = list(networks)
+        if not networks or not all(isinstance(m, nn.Module) for m in networks):
+            raise ValueError("networks must be a non-empty list of torch modules")
+        first = [(n, tuple(p.shape)) for n, p in networks[0].named_parameters()]
+        if any(type(m) is not type(networks[0]) or [(n, tuple(p.shape)) for n, p in m.named_parameters()] != first
+               for m in networks):
+            raise ValueError("networks must share one architecture (type and parameter shapes)")
+        if next(networks[0].buffers(), None) is not None:
+            raise ValueError("networks must have no buffers (BatchNorm statistics) to be stacked")
+        params, _ = stack_module_state(networks)
+        self.names = list(params)
+        self.weights = nn.ParameterList([nn.Parameter(p) for p in params.values()])
+        self.networks = networks                                  # a plain list: not submodules
+        self._logits = forward(networks[0])
+
+    def __len__(self):
+        return len(self.networks)
+
+    @property
+    def params(self):
+        """The stacked parameters by the networks' parameter names, each (k, ...)."""
+        return dict(zip(self.names, self.weights))
+
+    def forward(self, x):
+        return self._logits(self.params, x)
+
+    @torch.no_grad()
+    def write_back(self):
+        """Copy network j's slice of the stacked parameters into `networks[j]`, for every j."""
+        params = self.params
+        for j, m in enumerate(self.networks):
+            for name, p in m.named_parameters():
+                p.copy_(params[name][j])
 
 
 def _grouped(x):

@@ -1,25 +1,24 @@
 """The SGD recipe of the linearly separable experiments, for one network or many at once.
 
-`fit` trains one network with the authors' recipe: two logits and cross-entropy, SGD whose
-learning rate decays linearly from `max_lr` to 0 and is updated every batch, gradient-norm
-clipping at 0.5, batches of 128, raw inputs (the authors' `TransformLayer(0, 1)` is the
-identity; `normalize=True` standardises each channel with the training set's statistics
-instead). `fit_many` trains many independent small
-networks at once, their parameters stacked by `torch.func.stack_module_state` and run by
-`nadcore.stacked` (grouped convolutions and batched matrix products, or `vmap`), the same
-recipe per network: its own data, its own shuffling, its own clipping.
+A `Recipe` is the one description of a recipe (presets' `Sgd` entries are read as one): by default
+the authors', two logits and cross-entropy, SGD whose learning rate decays linearly from `max_lr`
+to 0 and is updated every batch, gradient-norm clipping at 0.5, batches of 128, raw inputs (the
+authors' `TransformLayer(0, 1)` is the identity; `normalize=True` standardises each channel with
+the training set's statistics instead). `fit(model, data, recipe, seed=..., device=...)` is the one
+training loop: `model` is a network or a `stacked.Stack` of many independent small networks run as
+one module (grouped convolutions and batched matrix products, or `vmap`), the same recipe per
+network: its own data, its own shuffling, its own clipping. `fit_many` groups networks into stacks
+(or trains them one by one when they cannot be stacked) and calls `fit`.
 """
 
 import copy
-import functools
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.func import stack_module_state
 from tqdm import tqdm
 
 from nadcore import stacked
@@ -123,10 +122,6 @@ class Recipe:
                 kw[k] = value
         return cls(**kw)
 
-    def kwargs(self):
-        """The keyword arguments of `fit` and `fit_many`."""
-        return asdict(self)
-
 
 # --------------------------------------------------------------------------- normalisation, evaluation
 
@@ -157,15 +152,14 @@ def predict(model, x, mean=None, std=None, device="auto", batch_size=1000):
     """Predicted classes of `model` on `x`: the one evaluation loop of the library.
 
     `model` is a network (put in eval mode, restored after; `x` of shape (n, ...); returns (n,) on
-    the CPU) or a stack `(logits, params)` from `stacked.forward` and its stacked parameters (`x`
-    holds each network's own inputs, (k, n, ...) or a list of k tensors; returns (k, n) on the
-    parameters' device; a batch holds about `batch_size` images over all k networks). A network
-    trained with `normalize=True` expects normalised inputs: pass the `mean` and `std` that `fit`
-    returned (one per network for a stack) and each batch is normalised with them first."""
-    if isinstance(model, tuple):
-        logits, params = model
-        k, n, dev = len(x), len(x[0]), params[next(iter(params))].device
-        forward = functools.partial(logits, params)
+    the CPU) or a `stacked.Stack` of k networks (`x` holds each network's own inputs, (k, n, ...) or
+    a list of k tensors; returns (k, n) on the stack's device; a batch holds about `batch_size`
+    images over all k networks). A network trained with `normalize=True` expects normalised
+    inputs: pass the `mean` and `std` that `fit` returned (one per network for a stack) and each
+    batch is normalised with them first."""
+    if isinstance(model, stacked.Stack):
+        k, n, dev = len(x), len(x[0]), next(model.parameters()).device
+        forward = model
         take = lambda a, b: x[:, a:b] if torch.is_tensor(x) else torch.stack([xj[a:b] for xj in x]).to(dev)
         if mean is not None:
             shape = (k,) + (1,) * (x[0].dim() - len(mean[0].shape)) + tuple(mean[0].shape)   # (k, 1, C, 1, ...)
@@ -182,7 +176,7 @@ def predict(model, x, mean=None, std=None, device="auto", batch_size=1000):
         if mean is not None:
             xb = (xb - mean.to(xb)) / std.to(xb)
         out.append(forward(xb).argmax(-1))
-    if isinstance(model, tuple):
+    if isinstance(model, stacked.Stack):
         return torch.cat(out, 1)
     model.train(was_training)
     return torch.cat(out).cpu()
@@ -190,8 +184,8 @@ def predict(model, x, mean=None, std=None, device="auto", batch_size=1000):
 
 def accuracy(model, x, y, device="auto", batch_size=1000, mean=None, std=None):
     """Accuracy of `model` on `(x, y)` in percent (`predict`, with the same `mean` and `std`); for a
-    stack `(logits, params)`, the list of each network's accuracy on its own `(x[j], y[j])`."""
-    if isinstance(model, tuple):
+    `stacked.Stack`, the list of each network's accuracy on its own `(x[j], y[j])`."""
+    if isinstance(model, stacked.Stack):
         y = y if torch.is_tensor(y) else torch.stack(list(y))
         pred = predict(model, x, mean, std, device, batch_size)
         return (100.0 * (pred == y.to(pred.device)).sum(1) / len(x[0])).tolist()
@@ -213,76 +207,189 @@ def iterations_to_loss(loss_history, threshold, window=1):
     return int(below[0] + window) if len(below) else len(loss) + 1
 
 
-# --------------------------------------------------------------------------- one network
+# --------------------------------------------------------------------------- the training loop
 
-def fit(model, train, test, epochs, max_lr, momentum=0.0, weight_decay=0.0, batch_size=128,
-        device="auto", seed=0, clip=0.5, normalize=False, schedule="linear", precision="float32", progress=False,
-        stop_after=None):
-    """Train `model` (already initialised) on `train = (x, y)` with the published SGD recipe.
+def as_recipe(recipe):
+    """`recipe` as a `Recipe`: a `Recipe` as it is, a dict of its fields checked (`Recipe.from_settings`,
+    strict: no other keys)."""
+    if isinstance(recipe, Recipe):
+        return recipe
+    if isinstance(recipe, dict):
+        return Recipe.from_settings(recipe, strict=True)
+    raise ValueError(f"recipe must be a train.Recipe or a dict of its fields; got {type(recipe).__name__}")
 
-    `seed` drives the shuffling only (a fresh `torch.Generator` on the CPU, one permutation per
-    epoch; the last batch of an epoch may be smaller). The model is trained in place on `device`
-    (`precision="bfloat16"`: under bfloat16 autocast, in channels-last memory, see `Recipe`).
-    Returns a dict: `train_acc`, `test_acc` (percent, after training, eval mode),
-    `loss_history` (the batch loss of every iteration, numpy float32), `iterations`, `lr`
+
+def fit(model, data, recipe, *, seed=0, device="auto", progress=False, stop_after=None):
+    """Train `model` (already initialised, in place) on `data = ((x_train, y_train), (x_test, y_test))`
+    with `recipe` (a `Recipe`, or a dict of its fields): the one SGD loop of the library.
+
+    `model` is a network, or a `stacked.Stack` of k networks of one architecture trained as one:
+    then `data` holds each network's own pair of sets (a list of k), `seed` is one seed per network
+    (or one for all), and each network gets the recipe on its own: its own input statistics, its
+    own shuffling, its own gradient clipping (the networks are independent; the weights are
+    written back into them). `seed` drives the shuffling only (a fresh `torch.Generator` on the CPU,
+    one permutation per epoch; the last batch of an epoch may be smaller). The training runs on
+    `device` (`precision="bfloat16"`: under bfloat16 autocast; one network with convolutions in
+    channels-last memory, see `Recipe`).
+    Returns a dict (a list of k for a stack): `train_acc`, `test_acc` (percent, after training, eval
+    mode), `loss_history` (the batch loss of every iteration, numpy float32), `iterations`, `lr`
     (the rate of every iteration) and the `mean`, `std` used to normalise the inputs.
     `stop_after=k` trains the first k steps of that run only (same schedule; a replay of a stored
     run's start): `loss_history` then holds k losses, and the accuracies are None (not evaluated).
     """
-    _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, schedule, precision)
+    recipe = as_recipe(recipe)
     _check_stop_after(stop_after)
-    _check_pair(train, "train")
-    _check_pair(test, "test")
+    if isinstance(model, stacked.Stack):
+        data = list(data)
+        seeds = [seed] * len(model) if isinstance(seed, (int, np.integer)) else list(seed)
+        if len(data) != len(model) or len(seeds) != len(model):
+            raise ValueError(f"data and seed must give one pair of sets and one seed per network of the stack "
+                             f"({len(model)}); got {len(data)} and {len(seeds)}")
+        for j, d in enumerate(data):
+            _check_data(d, f"data[{j}] ")
+        return _train(model, data, recipe, seeds, device, progress, stop_after)
+    _check_data(data)
+    return _train(model, data, recipe, seed, device, progress, stop_after)
+
+
+def _check_data(data, where=""):
+    if not (isinstance(data, (tuple, list)) and len(data) == 2):
+        raise ValueError(f"{where or 'data '}must be ((x_train, y_train), (x_test, y_test))")
+    _check_pair(data[0], f"{where}train")
+    _check_pair(data[1], f"{where}test")
+
+
+def _train(model, data, recipe, seed, device, progress, stop_after):
+    """`fit` on checked arguments."""
     dev = resolve(device)
-    x, y = train[0].to(dev), train[1].to(dev)
-    if normalize:
-        x, mean, std = standardize(x)
-    else:
-        mean, std = torch.zeros((), device=dev), torch.ones((), device=dev)
-    model.to(dev).train()
-    if precision != "float32" and any(p.dim() == 4 for p in model.parameters()):
-        model.to(memory_format=torch.channels_last)
+    run = (_Stacked if isinstance(model, stacked.Stack) else _Single)(model, data, seed, dev, recipe)
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.SGD(params, lr=max_lr, momentum=momentum, weight_decay=weight_decay)
-    batches = _batches(len(x), batch_size)
-    lrs = lr_schedule(max_lr, epochs * len(batches), schedule)
-    losses = torch.empty(len(lrs), device=dev)
-    gen = torch.Generator().manual_seed(int(seed))
+    opt = torch.optim.SGD(params, lr=recipe.max_lr, momentum=recipe.momentum, weight_decay=recipe.weight_decay)
+    batches = _batches(run.n, recipe.batch_size)
+    lrs = lr_schedule(recipe.max_lr, recipe.epochs * len(batches), recipe.schedule)
+    losses = torch.empty(len(lrs), *run.width, device=dev)
     step, stop = 0, len(lrs) if stop_after is None else min(stop_after, len(lrs))
-    for _ in tqdm(range(epochs), desc="fit", disable=not progress, leave=False):
-        perm = torch.randperm(len(x), generator=gen).to(dev)
+    for _ in tqdm(range(recipe.epochs), desc="fit", disable=not progress, leave=False):
+        order = run.shuffle()
         for a, b in batches[:stop - step]:
-            idx = perm[a:b]
-            with autocast(dev, precision):
-                loss = F.cross_entropy(model(x[idx]), y[idx])
+            loss = run.loss(order, a, b)                          # () or (k,): each network's mean loss
             opt.zero_grad(set_to_none=True)
-            loss.backward()
-            if clip is not None:
-                nn.utils.clip_grad_norm_(params, clip)
+            loss.sum().backward()                                 # the networks of a stack are independent
+            if recipe.clip is not None:
+                run.clip(params, recipe.clip)
             opt.param_groups[0]["lr"] = float(lrs[step])
             opt.step()
             losses[step] = loss.detach()
             step += 1
-    train_acc = test_acc = None                                  # a replay (`stop_after`) is not evaluated
-    if stop_after is None:
-        with autocast(dev, precision):
-            train_acc, test_acc = accuracy(model, x, y, dev), accuracy(model, test[0], test[1], dev, mean=mean, std=std)
-    return {
-        "train_acc": train_acc,
-        "test_acc": test_acc,
-        "loss_history": losses[:step].cpu().numpy(),
-        "iterations": step,
-        "lr": lrs,
-        "mean": mean.cpu(),
-        "std": std.cpu(),
-    }
+    return run.results(losses[:step].cpu().numpy(), step, lrs, evaluate=stop_after is None)
+
+
+def _result(train_acc, test_acc, losses, step, lrs, mean, std):
+    return {"train_acc": train_acc, "test_acc": test_acc, "loss_history": losses, "iterations": step, "lr": lrs,
+            "mean": mean.cpu(), "std": std.cpu()}
+
+
+class _Single:
+    """One network's side of `fit`: its data on the device (normalised), its batches, its clipping."""
+
+    def __init__(self, model, data, seed, dev, recipe):
+        (train, self.test), self.model, self.dev, self.recipe = data, model, dev, recipe
+        x, self.y = train[0].to(dev), train[1].to(dev)
+        if recipe.normalize:
+            x, self.mean, self.std = standardize(x)
+        else:
+            self.mean, self.std = torch.zeros((), device=dev), torch.ones((), device=dev)
+        self.x, self.n, self.width = x, len(x), ()
+        model.to(dev).train()
+        if recipe.precision != "float32" and any(p.dim() == 4 for p in model.parameters()):
+            model.to(memory_format=torch.channels_last)
+        self.gen = torch.Generator().manual_seed(int(seed))
+
+    def shuffle(self):
+        return torch.randperm(self.n, generator=self.gen).to(self.dev)
+
+    def loss(self, perm, a, b):
+        idx = perm[a:b]
+        with autocast(self.dev, self.recipe.precision):
+            return F.cross_entropy(self.model(self.x[idx]), self.y[idx])
+
+    @staticmethod
+    def clip(params, max_norm):
+        nn.utils.clip_grad_norm_(params, max_norm)
+
+    def results(self, losses, step, lrs, evaluate):
+        train_acc = test_acc = None                              # a replay (`stop_after`) is not evaluated
+        if evaluate:
+            with autocast(self.dev, self.recipe.precision):
+                train_acc = accuracy(self.model, self.x, self.y, self.dev)
+                test_acc = accuracy(self.model, *self.test, self.dev, mean=self.mean, std=self.std)
+        return _result(train_acc, test_acc, losses, step, lrs, self.mean, self.std)
+
+
+class _Stacked:
+    """A stack's side of `fit`: each network's data normalised on its own, each network's batch drawn
+    from its own permutation, each network's gradient clipped on its own."""
+
+    def __init__(self, stack, data, seeds, dev, recipe):
+        self.stack, self.data, self.dev, self.recipe = stack, data, dev, recipe
+        k = len(stack)
+        x0 = data[0][0][0]
+        x = torch.empty((k, *x0.shape), dtype=x0.dtype, device=dev)                  # (k, n, C, ...)
+        self.y = torch.stack([d[0][1] for d in data]).to(dev)                        # (k, n)
+        self.mean, self.std = [], []
+        for j, ((xj, _), _) in enumerate(data):                   # normalised per network, as one network
+            if recipe.normalize:
+                _, m, s = standardize(xj.to(dev), out=x[j])
+            else:
+                m, s = torch.zeros((), device=dev), torch.ones((), device=dev)
+                x[j].copy_(xj)
+            self.mean.append(m)
+            self.std.append(s)
+        for m in stack.networks:
+            m.to(dev).train()
+        stack.to(dev).train()
+        self.x, self.n, self.width = x, x.shape[1], (k,)
+        self.gens = [torch.Generator().manual_seed(s) for s in seeds]
+        # network j's sample i at row j * n + i (2-D rows: index_select copies them ~4x faster than
+        # (n, C, H, W) slices)
+        self.flat_x, self.flat_y = x.view(k * self.n, -1), self.y.flatten()
+        self.offsets = torch.arange(k, device=dev)[:, None] * self.n
+
+    def shuffle(self):
+        return torch.stack([torch.randperm(self.n, generator=g) for g in self.gens]).to(self.dev) + self.offsets
+
+    def loss(self, perm, a, b):
+        k, rows = len(self.stack), perm[:, a:b].flatten()
+        xb = self.flat_x.index_select(0, rows).view(k, b - a, *self.x.shape[2:])
+        yb = self.flat_y.index_select(0, rows).view(k, b - a)
+        with autocast(self.dev, self.recipe.precision):
+            out = self.stack(xb)
+        return F.cross_entropy(out.float().flatten(0, 1), yb.flatten(), reduction="none").view(k, -1).mean(1)
+
+    @staticmethod
+    def clip(params, max_norm):
+        _clip_per_network(params, max_norm)
+
+    def results(self, losses, step, lrs, evaluate):
+        k = len(self.stack)
+        with torch.no_grad():
+            self.stack.write_back()
+            train_acc = test_acc = [None] * k                    # a replay (`stop_after`) is not evaluated
+            # about 1024 images per call: large activations cost page faults on a CPU
+            with autocast(self.dev, self.recipe.precision):
+                if evaluate:
+                    train_acc = accuracy(self.stack, self.x, self.y, batch_size=1024)
+                    test_acc = accuracy(self.stack, *zip(*(d[1] for d in self.data)), batch_size=1024,
+                                        mean=self.mean, std=self.std)
+        return [_result(train_acc[j], test_acc[j], losses[:, j].copy(), step, lrs, self.mean[j], self.std[j])
+                for j in range(k)]
 
 
 # --------------------------------------------------------------------------- many networks
 
 def vmappable(model):
     """True when `model` has no buffers (BatchNorm statistics) and no dropout, so `fit_many` can
-    train copies of it stacked (`nadcore.stacked.forward`)."""
+    train copies of it stacked (`nadcore.stacked.Stack`)."""
     has_dropout = any(isinstance(m, nn.modules.dropout._DropoutNd) for m in model.modules())
     return not has_dropout and next(model.buffers(), None) is None
 
@@ -291,18 +398,17 @@ def _signature(model):
     return type(model).__name__, tuple((n, tuple(p.shape)) for n, p in model.named_parameters())
 
 
-def fit_many(models, datasets, epochs, max_lr, momentum=0.0, weight_decay=0.0, batch_size=128,
-             device="auto", seed=0, seeds=None, clip=0.5, normalize=False, schedule="linear",
-             precision="float32", chunk=None, pad=True, progress=False, stop_after=None):
-    """Train network `i` on `datasets[i] = ((x_tr, y_tr), (x_te, y_te))`, all at once.
+def fit_many(models, datasets, recipe, *, seed=0, seeds=None, device="auto", chunk=None, pad=True, progress=False,
+             stop_after=None):
+    """Train network `i` on `datasets[i] = ((x_tr, y_tr), (x_te, y_te))` with `recipe`, all at once.
 
     Numerically the recipe of `fit` per network (up to float rounding of the batched kernels):
     its own input statistics, its own shuffling from `seeds[i]`, its own gradient clipping.
     `seeds=None` gives every network `seed`, so a network's numbers do not depend on which
     other networks share its batch. Networks of one architecture without buffers or dropout
-    (`vmappable`) are stacked and trained `chunk` at a time as one network
-    (`nadcore.stacked.forward`; `chunk=None` picks `stacked.chunk_size`); the others
-    (BatchNorm, dropout) fall back to `fit`, one after another. Models are trained in place.
+    (`vmappable`) are trained `chunk` at a time as one `stacked.Stack` (`chunk=None` picks
+    `stacked.chunk_size`); the others (BatchNorm, dropout) one after another. Models are trained
+    in place.
 
     Batch invariance: the kernels of a stack of k networks round differently for different k
     (measured: LeNet loss histories differ by 6e-8 between stacks of 3 and 6, enough for a
@@ -312,6 +418,7 @@ def fit_many(models, datasets, epochs, max_lr, momentum=0.0, weight_decay=0.0, b
     (same device and thread count). `pad=False` skips the copies (faster for a lone network).
     `stop_after` as in `fit`. Returns the list of `fit` dicts, in the order of `models`.
     """
+    recipe = as_recipe(recipe)
     models, datasets = list(models), list(datasets)
     if len(models) != len(datasets):
         raise ValueError(f"models and datasets must have the same length; got {len(models)} and {len(datasets)}")
@@ -320,16 +427,9 @@ def fit_many(models, datasets, epochs, max_lr, momentum=0.0, weight_decay=0.0, b
         raise ValueError(f"seeds must hold one seed per model ({len(models)}); got {len(seeds)}")
     if chunk is not None and not (isinstance(chunk, (int, np.integer)) and 1 <= chunk <= MAX_CHUNK):
         raise ValueError(f"chunk must be an integer in [1, {MAX_CHUNK}] or None (automatic); got {chunk!r}")
-    _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, schedule, precision)
     _check_stop_after(stop_after)
     for i, data in enumerate(datasets):
-        if not (isinstance(data, (tuple, list)) and len(data) == 2):
-            raise ValueError(f"datasets[{i}] must be ((x_train, y_train), (x_test, y_test))")
-        _check_pair(data[0], f"datasets[{i}] train")
-        _check_pair(data[1], f"datasets[{i}] test")
-    recipe = dict(epochs=epochs, max_lr=max_lr, momentum=momentum, weight_decay=weight_decay,
-                  batch_size=batch_size, device=device, clip=clip, normalize=normalize, schedule=schedule,
-                  precision=precision, stop_after=stop_after)
+        _check_data(data, f"datasets[{i}] ")
     groups = {}
     for i, (model, data) in enumerate(zip(models, datasets)):
         if vmappable(model):
@@ -342,94 +442,21 @@ def fit_many(models, datasets, epochs, max_lr, momentum=0.0, weight_decay=0.0, b
     for gkey, members in groups.items():
         x0 = datasets[members[0]][0][0]
         size = 1 if gkey[0] == "fit" else chunk or stacked.chunk_size(
-            models[members[0]], x0.shape[1:], min(batch_size, len(x0)), resolve(device))
+            models[members[0]], x0.shape[1:], min(recipe.batch_size, len(x0)), resolve(device))
         for c in range(0, len(members), size):
             part = members[c:c + size]
             if gkey[0] == "fit":
-                out = [fit(models[i], *datasets[i], seed=seeds[i], **recipe) for i in part]
+                out = [_train(models[i], datasets[i], recipe, seeds[i], device, False, stop_after) for i in part]
             else:
                 filler = [part[-1]] * (size - len(part) if pad else 0)
                 nets = [models[i] for i in part] + [copy.deepcopy(models[i]) for i in filler]
-                out = _fit_stacked(nets, [datasets[i] for i in part + filler],
-                                   [seeds[i] for i in part + filler], **recipe)[:len(part)]
+                out = _train(stacked.Stack(nets), [datasets[i] for i in part + filler], recipe,
+                             [seeds[i] for i in part + filler], device, False, stop_after)[:len(part)]
             for i, r in zip(part, out):
                 results[i] = r
             bar.update(len(part))
     bar.close()
     return results
-
-
-def _fit_stacked(models, datasets, seeds, epochs, max_lr, momentum, weight_decay, batch_size,
-                 device, clip, normalize, schedule, precision, stop_after):
-    """`fit` for networks of one vmappable architecture, stacked along a leading network axis."""
-    dev = resolve(device)
-    k = len(models)
-    x = torch.empty((k, *datasets[0][0][0].shape), dtype=datasets[0][0][0].dtype, device=dev)  # (k, n, C, ...)
-    y = torch.stack([d[0][1] for d in datasets]).to(dev)          # (k, n)
-    mean, std = [], []
-    for j, ((xj, _), _) in enumerate(datasets):                   # normalised per network, as in `fit`
-        if normalize:
-            _, m, s = standardize(xj.to(dev), out=x[j])
-        else:
-            m, s = torch.zeros((), device=dev), torch.ones((), device=dev)
-            x[j].copy_(xj)
-        mean.append(m)
-        std.append(s)
-    for m in models:
-        m.to(dev).train()
-    params, _ = stack_module_state(models)                        # leaves, (k, ...) each
-    logits = stacked.forward(models[0])                           # (params, (k, B, ...)) -> (k, B, classes)
-
-    def batched_loss(p, xb, yb):                                  # (k,): each network's mean loss
-        with autocast(dev, precision):
-            out = logits(p, xb)
-        return F.cross_entropy(out.float().flatten(0, 1), yb.flatten(), reduction="none").view(k, -1).mean(1)
-    plist = list(params.values())
-    opt = torch.optim.SGD(plist, lr=max_lr, momentum=momentum, weight_decay=weight_decay)
-    n = x.shape[1]
-    batches = _batches(n, batch_size)
-    lrs = lr_schedule(max_lr, epochs * len(batches), schedule)
-    losses = torch.empty(len(lrs), k, device=dev)
-    gens = [torch.Generator().manual_seed(s) for s in seeds]
-    flat_x, flat_y = x.view(k * n, -1), y.flatten()               # network j's sample i at row j * n + i
-    # (2-D rows: index_select copies them ~4x faster than (n, C, H, W) slices)
-    offsets = torch.arange(k, device=dev)[:, None] * n
-    step, stop = 0, len(lrs) if stop_after is None else min(stop_after, len(lrs))
-    for _ in range(epochs):
-        perm = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(dev) + offsets
-        for a, b in batches[:stop - step]:
-            rows = perm[:, a:b].flatten()
-            xb = flat_x.index_select(0, rows).view(k, b - a, *x.shape[2:])
-            loss = batched_loss(params, xb, flat_y.index_select(0, rows).view(k, b - a))   # (k,)
-            opt.zero_grad(set_to_none=True)
-            loss.sum().backward()                                     # networks are independent
-            if clip is not None:
-                _clip_per_network(plist, clip)
-            opt.param_groups[0]["lr"] = float(lrs[step])
-            opt.step()
-            losses[step] = loss.detach()
-            step += 1
-    with torch.no_grad():
-        for j, m in enumerate(models):                                # write the weights back
-            for name, p in m.named_parameters():
-                p.copy_(params[name][j])
-        train_acc = test_acc = [None] * k                        # a replay (`stop_after`) is not evaluated
-        # about 1024 images per call: large activations cost page faults on a CPU
-        with autocast(dev, precision):
-            if stop_after is None:
-                train_acc = accuracy((logits, params), x, y, batch_size=1024)
-                test_acc = accuracy((logits, params), *zip(*(d[1] for d in datasets)), batch_size=1024,
-                                    mean=mean, std=std)
-    losses = losses[:step].cpu().numpy()
-    return [{
-        "train_acc": train_acc[j],
-        "test_acc": test_acc[j],
-        "loss_history": losses[:, j].copy(),
-        "iterations": step,
-        "lr": lrs,
-        "mean": mean[j].cpu(),
-        "std": std[j].cpu(),
-    } for j, (m, d) in enumerate(zip(models, datasets))]
 
 
 @torch.no_grad()

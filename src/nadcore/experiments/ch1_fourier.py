@@ -35,7 +35,7 @@ def train_directions(arch, cells, settings, pooling=True, stop_after=None):
                               for seed in (st.train, st.test)))
         torch.manual_seed(st.init)
         nets.append(models.build(arch, pooling=pooling))
-    out = train.fit_many(nets, datasets, **recipe.kwargs(), device=s["device"], seeds=[st.shuffle for st in streams],
+    out = train.fit_many(nets, datasets, recipe, device=s["device"], seeds=[st.shuffle for st in streams],
                          stop_after=stop_after)
     return [{k: np.asarray(r[k]) for k in ("train_acc", "test_acc", "loss_history") if r[k] is not None}
             for r in out]

@@ -84,7 +84,7 @@ def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20
         torch.manual_seed(st.init)
         nets.append(registry.build(arch, in_channels=1, num_classes=2, pooling=pooling))
         fit_seeds.append(st.shuffle)
-    out = fit_many(nets, datasets, **recipe.kwargs(), device=device, seeds=fit_seeds, progress=progress)
+    out = fit_many(nets, datasets, recipe, device=device, seeds=fit_seeds, progress=progress)
     return np.array([r["test_acc"] for r in out])
 
 

@@ -36,7 +36,7 @@ def train_network(arch, train, test, recipe, device="auto", seed=0, progress=Fal
     st = seeds.streams(seed)
     torch.manual_seed(st.init)
     model = build(arch, in_channels=train[0].shape[1], num_classes=10)
-    out = fit(model, train, test, **Recipe.from_settings(_recipe(recipe)).kwargs(), device=device, seed=st.shuffle,
+    out = fit(model, (train, test), Recipe.from_settings(_recipe(recipe)), device=device, seed=st.shuffle,
               progress=progress)
     return model, out
 

@@ -201,7 +201,7 @@ def _fit(nets, datasets, seeds, recipe, device):
     the network); inputs standardised per channel unless the recipe says `normalize: False` (the
     follow-up does not say; the images channel needs it, and at the smoke scale's sigma = 0.1 LeNet
     learns nothing from raw inputs in 8 epochs)."""
-    return train.fit_many(nets, datasets, seeds=seeds, device=device, **train.Recipe.from_settings(recipe).kwargs())
+    return train.fit_many(nets, datasets, train.Recipe.from_settings(recipe), seeds=seeds, device=device)
 
 
 def _run(name, cells, compute, settings, results_dir, batch, shard, num_shards, progress, only_stored=False,
