@@ -246,3 +246,23 @@ def test_a_hash_that_is_not_a_string_is_a_malformed_record(tmp_path):
     _rebuild(path, change_record=lambda r: {**r, "arrays": {"a": {**r["arrays"]["a"], "sha256": 5}}})
     with pytest.raises(store.StoreError, match="malformed record"):
         store.load(path)
+
+
+def test_a_record_names_the_versions_of_the_libraries_that_decide_it(tmp_path):
+    """torch always; timm where the settings name a network built from timm's classes, at any depth
+    (a sweep cell's inner settings); the key stays the settings' alone."""
+    import timm
+
+    torch_version = torch.__version__.split("+")[0]
+    assert store.make_record({"arch": "lenet", "n": 3})["versions"] == {"torch": torch_version}
+    cell = {"cell": {"index": 0}, "settings": {"arch": "vit", "n": 3}}
+    assert store.make_record(cell)["versions"] == {"torch": torch_version, "timm": timm.__version__}
+    assert store.library_versions({"archs": ["lenet", "mixer"]})["timm"] == timm.__version__
+    assert store.library_versions({"arch": "not-a-network"}) == {"torch": torch_version}
+    by_source = {"arch": "mynet", "model": {"source": "timm:resnet18", "parameters": 10}}      # nads.estimate's
+    assert store.library_versions(by_source) == {"torch": torch_version, "timm": timm.__version__}
+    own = {"model": {"source": "my_local_module:build"}, "other": {"model": {"source": "numpy.random:default_rng"}}}
+    assert store.library_versions(own) == {"torch": torch_version, "numpy": np.__version__}   # no own module's
+    res = store.save(tmp_path / "r.npz", {"a": np.zeros(2)}, cell)
+    assert store.load(tmp_path / "r.npz").record["versions"] == res.record["versions"]
+    assert store.key(res.record["settings"]) == store.key(cell)                 # not part of the key

@@ -327,6 +327,15 @@ CONFIGS = {  # `config` of the registry's own networks that are not a class with
 }
 
 
+def libraries(name):
+    """The libraries besides torch whose code decides the numbers of a freshly built `name` network
+    (timm's classes and initialisation for `zoo`'s; none for the others): `store.make_record` names
+    their versions in every record whose settings name `name`."""
+    if name not in REGISTRY:
+        raise ValueError(f"name must be one of {', '.join(names())}; got {name!r}")
+    return ("timm",) if name in zoo.CONFIGS else ()
+
+
 def _positive_int(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive int; got {value!r}")

@@ -201,14 +201,16 @@ def _seed(settings):
 
 def make_record(settings, *, device=None, duration=None, arrays=None, seed=None):
     """The JSON record of a result: its settings, and at the top level the seed, the library and
-    torch versions, the git commit of the code, the device, its thread count and the machine
-    (bitwise results need all three), the duration in seconds and the time it was made."""
+    torch versions, `versions` (those of the libraries that decide its numbers: `library_versions`),
+    the git commit of the code, the device, its thread count and the machine (bitwise results need
+    all three), the duration in seconds and the time it was made. Only `settings` make its key."""
     settings = canonical(settings)
     record = {
         "format": FORMAT,
         "settings": settings,
         "nadcore_version": __version__,
         "torch_version": torch.__version__.split("+")[0],
+        "versions": library_versions(settings),
         "commit": commit(),
         "seed": _seed(settings) if seed is None else int(seed),
         "device": None if device is None else str(device),
@@ -220,6 +222,48 @@ def make_record(settings, *, device=None, duration=None, arrays=None, seed=None)
     if arrays is not None:
         record["arrays"] = {k: _array_meta(_numpy(v)) for k, v in arrays.items()}
     return record
+
+
+def library_versions(settings):
+    """`{library: version}` of the libraries whose code decides the numbers of a result with `settings`:
+    torch always; those of every registry architecture the settings name under `arch` or `archs`, at
+    any depth (`models.libraries`: timm for the networks of `nadcore.zoo`); and for a model given by
+    its `source` (`nads.estimate`'s "timm:NAME" or "module:callable"), timm or the installed
+    distribution of the module's top-level package (none for a module of one's own)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from nadcore import models
+
+    out = {"torch": torch.__version__.split("+")[0]}
+    archs, packages = _named(settings)
+    libs = {lib for arch in archs for lib in models.libraries(arch)} | (packages - {"torch", "nadcore"})
+    for lib in sorted(libs):
+        try:
+            out[lib] = version(lib)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def _named(value):
+    """The registry architectures (under `arch`, `archs`) and the packages of model sources (a `source`
+    "package.module:callable" under `model`) that `value` (settings: dicts and lists) names."""
+    from nadcore import models
+
+    archs, packages = set(), set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            named = [v] if k == "arch" else v if k == "archs" and isinstance(v, list) else []
+            archs |= {a for a in named if isinstance(a, str) and a in models.REGISTRY}
+            if k == "model" and isinstance(v, dict) and isinstance(v.get("source"), str) and ":" in v["source"]:
+                packages.add(v["source"].split(":", 1)[0].split(".", 1)[0])
+            a, p = _named(v)
+            archs, packages = archs | a, packages | p
+    elif isinstance(value, list):
+        for v in value:
+            a, p = _named(v)
+            archs, packages = archs | a, packages | p
+    return archs, packages
 
 
 def save(path, arrays, settings, *, device=None, duration=None):
