@@ -490,7 +490,8 @@ def test_the_sigma_study_reads_complete_grids_and_names_the_best_sigma(tmp_path)
     grids, records = bundle.load_sigma_study(tmp_path)
     assert sorted(grids) == [1.0, 1.25, 1.5, 2.0, 2.5] and len(records) == 5 * 130
     assert bundle.best_sigma(grids) == 2.5
-    assert bundle.status("sigma", tmp_path).startswith("sigma (lenet, sigma 1, 1.25, 1.5, 2, 2.5, 3): 5 of 10 Fig. 1 grids")
+    assert bundle.status("sigma", tmp_path).startswith(
+        "sigma (lenet, sigma 1, 1.25, 1.5, 2, 2.5, 3): 5 of 10 Fig. 1 grids")
     assert "best sigma: not known yet" in bundle.status("fig6_sigma", tmp_path)
     fake_sigma_grid(tmp_path, 3.0, 0, offsets[3.0])
     for r in (1, 2):
