@@ -4,12 +4,12 @@
 stacked along a leading axis (`torch.func.stack_module_state`), `stack(x)` takes `x` of shape
 (k, B, C, H, W), network j seeing `x[j]`, and returns the (k, B, classes) logits of every network on
 its own batch; `train.fit` trains it as it trains one network. Underneath, `forward(model)` returns
-`f(params, x)` with `params` the stacked parameters (name -> tensor of shape (k, ...)). Feed-forward chains of Conv2d, Linear, ReLU, Flatten and the pooling layers
-MaxPool2d, AvgPool2d and `models.BlurPool2d` (LogReg, MLP, LeNet and its pooling variants, or any
-`nn.Sequential` of those) run as grouped convolutions in channels-last
-layout and batched matrix products (on a 2-core CPU about 2x faster for LogReg and 3x for LeNet
-than `torch.func.vmap`'s batching of the same layers); every other network without buffers or
-dropout goes through `vmap(functional_call)`.
+`f(params, x)` with `params` the stacked parameters (name -> tensor of shape (k, ...)).
+Feed-forward chains of Conv2d, Linear, ReLU, Flatten and the pooling layers MaxPool2d, AvgPool2d
+and `models.BlurPool2d` (LogReg, MLP, LeNet and its pooling variants, or any `nn.Sequential` of
+those) run as grouped convolutions in channels-last layout and batched matrix products (on a 2-core
+CPU about 2x faster for LogReg and 3x for LeNet than `torch.func.vmap`'s batching of the same
+layers); every other network without buffers or dropout goes through `vmap(functional_call)`.
 """
 
 import copy
