@@ -348,3 +348,145 @@ def test_compiled_secant_is_the_secant_through_torch_compile():
     assert "compiled" not in nads.nad_settings("lenet", 4)     # the eager secant's keys are unchanged
     with pytest.raises(ValueError, match="^compiled must be True \\(method 'secant' only\\) or False; got True"):
         nads.estimate("lenet", 4, method="autograd", compiled=True, progress=False)
+
+
+# ----------------------------------------------------------------------------- your own model (issue 40)
+
+class LazyCNN(nn.Sequential):
+    """A network whose last layer is lazy: its input size is known after one forward pass."""
+
+    def __init__(self):
+        super().__init__(nn.Conv2d(1, 3, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(1))
+
+
+def rgb_cnn():
+    return nn.Sequential(nn.Conv2d(3, 2, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2, 1))
+
+
+def test_a_named_factory_is_stored_with_its_description_and_resumes(tmp_path):
+    """Item 1: results_dir was refused for factories; with a name the result is stored and resumable."""
+    kw = dict(input_shape=(1, 8, 8), progress=False, results_dir=tmp_path, method="autograd")
+    with pytest.raises(ValueError, match='results_dir stores chunks and the result under a name: pass name='):
+        nads.estimate(lambda: small_cnn(), 130, **kw)
+    with pytest.raises(ValueError, match="name must be a file-name-safe string"):
+        nads.estimate(small_cnn, 130, name="my net", **kw)
+    with pytest.raises(ValueError, match="a registry architecture is stored under its own name"):
+        nads.estimate("lenet", 130, name="mine", **kw)
+    first = nads.estimate(small_cnn, 130, name="mynet", **kw)
+    assert first.settings["arch"] == "mynet"
+    model = first.settings["model"]
+    assert model["source"] == "test_nads:small_cnn" and model["parameters"] == 3 * 9 + 3 + 27 + 1
+    chunks = sorted((tmp_path / "nad_chunks").glob("*.npz"))
+    assert len(chunks) == 2 and all(store.load(c).record["settings"]["settings"]["model"] == model for c in chunks)
+    path = nads.result_path("mynet", first.settings, tmp_path)
+    first.save(path)
+    assert path.name.startswith("mynet_")
+    chunks[1].unlink()                                           # a killed run: one chunk lost
+    kept = chunks[0].stat().st_mtime_ns
+    again = nads.estimate(small_cnn, 130, name="mynet", **kw)
+    assert chunks[0].stat().st_mtime_ns == kept and chunks[1].exists()
+    np.testing.assert_array_equal(again.eigenvalues, first.eigenvalues)
+    assert again.settings == first.settings and store.key(again.settings) == store.key(first.settings)
+    # another network under the same name shares no chunk: its description differs
+    other = nads.estimate(linear_cnn, 130, name="mynet", **kw)
+    assert other.settings["model"]["structure"] != model["structure"]
+    assert len(list((tmp_path / "nad_chunks").glob("*.npz"))) == 4
+
+
+def test_registry_settings_and_keys_are_unchanged():
+    """Item 1 adds `model` to a factory's settings only: a registry estimate's key is the one stored."""
+    res = nads.estimate("logreg", 3, method="autograd", progress=False)
+    assert "model" not in res.settings and store.key(res.settings) == store.key(nads.nad_settings("logreg", 3,
+                                                                                                    "autograd"))
+
+
+def test_lazy_modules_are_materialised_by_one_forward_pass():
+    """Item 7: nn.LazyLinear failed with torch's "uninitialized parameter"."""
+    kw = dict(input_shape=(1, 8, 8), progress=False, method="autograd")
+    res = nads.estimate(LazyCNN, 6, **kw)
+    assert res.settings["model"]["parameters"] == 3 * 9 + 3 + 3 * 36 + 1
+    np.testing.assert_array_equal(nads.estimate(LazyCNN, 6, **kw).eigenvalues, res.eigenvalues)  # seeded
+    a, b = (nads._network(nads._materialising(LazyCNN, torch.zeros(1, 8, 8)), 0, i, torch.device("cpu"))
+            for i in (0, 1))
+    assert not torch.equal(a[3].weight, b[3].weight)            # each network its own lazy weights
+
+
+@pytest.mark.parametrize("model, shape", [(rgb_cnn, (1, 32, 32)), (LazyCNN, (3, 8, 8))])
+def test_a_shape_mismatch_names_input_shape_and_the_shape_tried(model, shape):
+    """Item 7: a 3-channel model with the default input shape gave torch's convolution error."""
+    with pytest.raises(ValueError) as err:
+        nads.estimate(model, 4, input_shape=shape, progress=False)
+    text = str(err.value)
+    assert text.startswith("input_shape must be") and f"{(1, *shape)}" in text and len(text.splitlines()) == 1
+
+
+@pytest.mark.parametrize("spec, why", [
+    ("no_such_module_xyz:Net", "module 'no_such_module_xyz' does not import: ModuleNotFoundError"),
+    ("test_nads:NoSuchNet", "'test_nads' has no attribute 'NoSuchNet'"),
+    ("test_nads:M_PRE", "model must name a class or zero-argument factory"),
+    ("timm:convnext_atoo", "timm model name (timm"),
+    ("convnext", 'model must be "module:callable" or "timm:NAME"'),
+])
+def test_model_specs_that_cannot_work_are_refused_before_a_network_is_built(spec, why):
+    with pytest.raises(ValueError, match="^model must") as err:
+        nads.model_factory(spec, (1, 8, 8))
+    assert why in str(err.value) and len(str(err.value).splitlines()) == 1
+
+
+def test_module_callable_and_timm_specs_build_one_output_networks():
+    """Item 1: `module:callable` imports as python does; `timm:NAME` is built for the input shape."""
+    factory = nads.model_factory("test_nads:LazyCNN", (1, 8, 8))
+    assert factory.source == "test_nads:LazyCNN" and factory.default_name == "LazyCNN"
+    res = nads.estimate("test_nads:LazyCNN", 4, input_shape=(1, 8, 8), method="autograd", progress=False)
+    assert res.settings["arch"] == "LazyCNN" and res.settings["model"]["source"] == "test_nads:LazyCNN"
+    pytest.importorskip("timm")
+    vit = nads.model_factory("timm:vit_tiny_patch16_224", (3, 32, 32))()       # takes img_size: 4 patches
+    assert vit(torch.zeros(2, 3, 32, 32)).shape == (2, 1)
+    res = nads.estimate("timm:convnext_atto", 3, input_shape=(3, 32, 32), method="autograd", progress=False)
+    assert res.settings["arch"] == "convnext_atto" and res.nads.shape == (3072, 3072)
+
+
+# ----------------------------------------------------------------------------- how far to trust it (issue 40 item 2)
+
+def test_split_half_overlaps_are_those_of_the_even_and_odd_networks():
+    """The stored overlaps are the subspace overlaps of the NADs of networks 0, 2, 4, ... and 1, 3, 5, ..."""
+    kw = dict(input_shape=(1, 8, 8), progress=False, method="autograd", seed=1)
+    res = nads.estimate(small_cnn, 140, **kw)                    # two chunks: 125 + 15, split within each
+    G = nads.chunk_arrays(small_cnn, "autograd", 100.0, nads.eval_point_for(1, (1, 8, 8)), 1, 0, 140, 32)["gradients"]
+    halves = [nads.eig_decreasing(np.cov(G[h::2].astype(np.float64), rowvar=False))[1] for h in (0, 1)]
+    trust = res.trust()
+    assert list(trust.ks) == [1, 4, 16] and list(trust.networks) == [70, 70]
+    np.testing.assert_allclose(trust.overlap, nads.subspace_overlaps(*halves, [1, 4, 16]), atol=1e-6)
+    np.testing.assert_allclose(trust.chance, [1 / 64, 4 / 64, 16 / 64])
+
+
+def test_an_isotropic_model_warns_that_its_nads_are_not_above_chance():
+    """A linear model's gradient is its weight, drawn isotropically: its NADs are noise at any N."""
+    with pytest.warns(nads.NADTrustWarning, match="not above chance"):
+        res = nads.estimate(lambda: nn.Sequential(nn.Flatten(), nn.Linear(64, 1)), 200, method="autograd",
+                            input_shape=(1, 8, 8), progress=False)
+    trust = res.trust()
+    assert trust.available and not trust.above.any() and "NOT above chance" in trust.summary()
+    assert trust.margin(1) == pytest.approx(5 * np.sqrt(2) / 64)
+
+
+def test_lenet_at_40_networks_is_above_chance_and_says_how_weakly():
+    """The published (secant) estimate of LeNet: above chance at 40 networks, weakly (measured: 0.033,
+    0.034, 0.066 at k = 1, 4, 16; its exact-gradient NADs are at chance there: 0.000, 0.005, 0.027)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", nads.NADTrustWarning)
+        res = nads.estimate("lenet", 40, progress=False, device="cpu")
+    trust = res.trust()
+    assert trust.above.all() and np.all(trust.overlap >= 2 * trust.chance)
+    assert "above chance at every k (weakly" in trust.summary()
+
+
+def test_trust_round_trips_and_old_results_say_not_available(tmp_path):
+    res = nads.estimate(small_cnn, 12, input_shape=(1, 8, 8), progress=False, method="autograd")
+    back = nads.NADResult.load(res.save(tmp_path / "r.npz"))
+    np.testing.assert_array_equal(back.trust().overlap, res.trust().overlap)
+    assert list(res.trust().ks) == [1, 4]                        # halves of 6: rank 5, so no k = 16
+    old = nads.NADResult(res.eigenvalues, res.nads, res.settings)  # stored before issue 40
+    assert not old.trust().available and "not available" in old.trust().summary()
