@@ -645,3 +645,86 @@ def test_a_run_stopped_by_a_signal_ends_with_one_line(tmp_path, sig, what):
                                 f"notebook: {runs / '01_sleeps-smoke-FAILED.ipynb'}"]
     assert err.rstrip().splitlines()[-1] == error_lines(err)[0]
     assert notebooks(runs) == ["01_sleeps-smoke-FAILED.ipynb"]
+
+
+# ----------------------------------------------------------------------------- your own model (issue 40)
+
+OWN_MODEL = '''from torch import nn
+
+
+class StrideNet(nn.Sequential):
+    def __init__(self):
+        super().__init__(nn.Conv2d(1, 3, 3, stride=2), nn.ReLU(), nn.Flatten(), nn.LazyLinear(1))
+
+
+class RGBNet(nn.Sequential):
+    def __init__(self):
+        super().__init__(nn.Conv2d(3, 2, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2, 1))
+'''
+
+
+def test_nads_of_your_own_model_are_stored_under_its_name_trusted_and_resumed(tmp_path, monkeypatch, capsys):
+    """Item 1: `--model module:callable` (the current folder importable, as python does), `--input-shape`,
+    stored under the callable's name with its description; a killed run resumes from its chunks."""
+    from nadcore import store
+
+    (tmp_path / "mymod_issue40.py").write_text(OWN_MODEL)
+    monkeypatch.chdir(tmp_path)
+    argv = ["nads", "--model", "mymod_issue40:StrideNet", "--input-shape", "1,8,8", "--networks", "130",
+            "--method", "autograd", "--device", "cpu", "--results-dir", "res", "--no-progress"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "64 NADs of StrideNet (autograd, 130 networks)" in out and "split-half overlap (65/65 networks): k=1:" in out
+    stored, = (tmp_path / "res" / "nads").glob("StrideNet_*.npz")
+    settings = store.load(stored).settings
+    assert settings["model"]["source"] == "mymod_issue40:StrideNet" and settings["input_shape"] == [1, 8, 8]
+    chunks = sorted((tmp_path / "res" / "nad_chunks").glob("*.npz"))
+    chunks[1].unlink()
+    kept = chunks[0].stat().st_mtime_ns
+    assert cli.main(argv + ["--name", "stride"]) == 0           # another name: its own chunks and file
+    assert len(list((tmp_path / "res" / "nads").glob("stride_*.npz"))) == 1 and chunks[0].stat().st_mtime_ns == kept
+    assert cli.main(argv) == 0
+    assert chunks[0].stat().st_mtime_ns == kept and chunks[1].exists()
+
+
+@pytest.mark.parametrize("args, accepted", [
+    (["--model", "no_such_module_xyz:Net"], "--model must be an importable module:callable (module "
+                                            "'no_such_module_xyz' does not import"),
+    (["--model", "mymod_issue40:Nope"], "--model must be an importable module:callable ('mymod_issue40' has no "
+                                        "attribute 'Nope')"),
+    (["--model", "timm:convnext_atoo"], "--model must be a timm model name"),
+    (["--model", "StrideNet"], "--model must be module:callable"),
+    (["--model", "mymod_issue40:StrideNet", "--input-shape", "1,x,8"], "--input-shape must be C,H,W"),
+    (["--model", "mymod_issue40:StrideNet", "--input-shape", "0,8,8"], "--input-shape must be C,H,W"),
+    (["--model", "mymod_issue40:StrideNet", "--name", "my net"], "--name must be a file-name-safe name"),
+    (["--arch", "lenet", "--model", "mymod_issue40:StrideNet"], "--model must be given alone"),
+    ([], "--arch must be given, or --model instead"),
+])
+def test_nads_of_your_own_model_refuse_bad_input_in_one_line(tmp_path, monkeypatch, args, accepted, capsys):
+    from nadcore import nads
+
+    (tmp_path / "mymod_issue40.py").write_text(OWN_MODEL)
+    monkeypatch.chdir(tmp_path)
+    calls = []
+    monkeypatch.setattr(nads, "estimate", lambda *a, **kw: calls.append(a))
+    assert cli.main(["nads", *args, "--networks", "4", "--out", str(tmp_path / "x.npz")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and accepted in err and calls == []
+
+
+def test_nads_shape_mismatch_names_input_shape(tmp_path, monkeypatch, capsys):
+    """Item 7: a 3-channel model with the default input shape: one line naming --input-shape and the shape."""
+    (tmp_path / "mymod_issue40.py").write_text(OWN_MODEL)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["nads", "--model", "mymod_issue40:RGBNet", "--networks", "4", "--out", "x.npz"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--input-shape must be the model's input shape" in err
+    assert "(1, 1, 32, 32)" in err and not (tmp_path / "nad_chunks").exists()
+
+
+def test_nads_of_a_timm_model(tmp_path, capsys):
+    pytest.importorskip("timm")
+    assert cli.main(["nads", "--model", "timm:convnext_atto", "--input-shape", "3,32,32", "--networks", "3",
+                     "--method", "autograd", "--device", "cpu", "--out", str(tmp_path / "c.npz"),
+                     "--no-progress"]) == 0
+    assert "3072 NADs of convnext_atto" in capsys.readouterr().out
