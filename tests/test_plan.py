@@ -128,3 +128,61 @@ def test_plan_counts_chapter4_runs_by_their_records(tmp_path, monkeypatch):
     assert (item.stored, item.count, item.stored_upper_bound) == (4, len(p["indices"]) + 1, True)
     assert _item("04_cifar10", f"fig7 {p['arch']}", tmp_path, seed=7).stored == 0
     assert _item("04_cifar10", f"fig7 {p['arch']}", tmp_path, scale="medium").stored == 0
+
+
+# ----------------------------------------------------------------------------- issue 40 item 6
+
+BUNDLE = plan.BUNDLE
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+
+
+def test_a_gpu_plan_is_made_without_a_gpu_from_the_bundles_gpu_records(tmp_path, no_gpu):
+    """`--device cuda` was refused on a machine without a GPU, where a user plans before renting one."""
+    from nadcore import store
+
+    rates = plan.gpu_rates(BUNDLE)
+    records = [store.load(p).record for p in sorted(BUNDLE.glob("nads/densenet121_*.npz"))]
+    gpu, = [r for r in records if r["device"] == "cuda" and r["settings"]["method"] == "secant"]
+    each = gpu["duration_s"] / gpu["settings"]["num_networks"]
+    assert rates["nads"][("densenet121", "secant", "float32", False)] == pytest.approx(each)
+    assert "vgg11_bn" in rates["train"] and gpu["machine"] in rates["gpus"]
+    p = plan.chapter_plan("03_nads", "paper", device="cuda", results_dir=tmp_path, bundle_dir=BUNDLE)
+    assert p.device == "cuda" and p.rates.startswith("GPU rates from the bundle's GPU records: ")
+    dense, = [it for it in p.items if it.name == "NADs densenet121"]
+    assert dense.cost_s == pytest.approx(10000 * each)
+    lenet = [it for it in p.items if it.name == "NADs lenet"][0]
+    assert lenet.cost_s is None and lenet.in_bundle == lenet.count == 10000  # no GPU record of LeNet's NADs
+    text = p.summary()
+    assert "10000/10000  in the bundle" in text and f"-p results_dir {BUNDLE} reads them" in text
+    assert not any(tmp_path.iterdir())
+    with pytest.raises(ValueError, match="device"):
+        plan.chapter_plan("03_nads", "paper", device="gpu", results_dir=tmp_path)
+
+
+def test_a_plan_lists_estimates_of_the_same_network_under_other_settings(tmp_path):
+    from nadcore import nads
+
+    res = nads.estimate("logreg", 3, method="autograd", progress=False)
+    res.save(nads.result_path("logreg", res.settings, tmp_path))
+    p = plan.chapter_plan("03_nads", "paper", results_dir=tmp_path, bundle_dir=BUNDLE)
+    item, = [it for it in p.items if it.name == "NADs logreg"]
+    assert item.stored == 0 and any("method 'autograd', num_networks 3, step None" in o for o in item.others)
+    assert f"also stored: method 'autograd', num_networks 3, step None ({tmp_path}" in p.summary()
+
+
+def test_cli_plans_for_a_gpu_from_the_checkout(no_gpu, capsys):
+    """`nadcore plan 03_nads --scale paper --device cuda`, the README's example, run from the checkout:
+    the bundle beside the book is found and its GPU records price the items."""
+    from conftest import ROOT
+
+    from nadcore import cli
+
+    assert cli.main(["plan", "03_nads", "--scale", "paper", "--device", "cuda", "--book-dir", str(ROOT / "book")]) == 0
+    out = capsys.readouterr().out
+    assert "on cuda (GPU rates from the bundle's GPU records: NVIDIA" in out and "in the bundle" in out

@@ -100,11 +100,16 @@ def typed(key, text, default):
     return float(value) if kind is float else value
 
 
-def check_device(device):
-    """The `torch.device` of `device`; a UsageError unless it is accepted and present on this machine."""
+def check_device(device, present=True):
+    """The `torch.device` of `device`; a UsageError unless it is accepted and (`present`) present on this
+    machine; a plan (`present=False`) also takes "cuda" on a machine without a GPU (`plan.plan_device`)."""
     from nadcore.device import resolve
 
     try:
+        if not present:
+            from nadcore.plan import plan_device
+
+            return plan_device(device)
         return resolve(device)
     except ValueError as err:
         why = re.search(r"not available here \(([^)]*)\)", str(err))
@@ -172,7 +177,7 @@ def check_values(values, folder, writes=True, force=False):
         check_scale(values["scale"])
     except ValueError as err:
         raise UsageError(str(err)) from None
-    check_device(values["device"])
+    check_device(values["device"], present=writes)
     for key, low in (("seed", 0), ("num_seeds", 1), ("num_shards", 1)):
         if isinstance(values.get(key), int) and values[key] < low:
             raise fail(key, values[key])
@@ -233,13 +238,16 @@ def validate(args, writes=True):
 
 
 def summary(stem, values, folder):
-    """`nadcore.plan.chapter_plan(...).summary()` for these values (results_dir relative to `folder`)."""
+    """`nadcore.plan.chapter_plan(...).summary()` for these values (results_dir and bundle_dir relative
+    to `folder`; the bundle beside the book folder when the chapter declares none and one is there)."""
     from nadcore.plan import chapter_plan
 
     results = os.path.abspath(folder / values.get("results_dir", "../results"))
+    bundle = folder / values.get("bundle_dir", "../bundle")
     plan = chapter_plan(stem, values["scale"], seed=values.get("seed", 0), results_dir=results,
-                        device=str(check_device(values["device"])), num_seeds=values.get("num_seeds", 1),
-                        overrides=values.get("overrides"))
+                        device=str(check_device(values["device"], present=False)),
+                        num_seeds=values.get("num_seeds", 1), overrides=values.get("overrides"),
+                        bundle_dir=os.path.relpath(bundle) if bundle.is_dir() else None)
     return plan.summary()
 
 

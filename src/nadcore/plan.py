@@ -11,8 +11,13 @@ name data or NADs the plan does not load (Chapters 4 and 5 fingerprint them), a 
 it agrees on every other setting: that count is an upper bound, and the plan says so.
 """
 
+import functools
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
+import torch
 
 from nadcore import fourier, nads, presets, store, sweeps, versions
 from nadcore.catalog import NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED, TRAIN_S
@@ -20,7 +25,10 @@ from nadcore.device import resolve
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
 
 # The unit costs (TRAIN_S, NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED) live in `catalog`, which the CLI reads
-# before torch loads.
+# before torch loads. GPU costs come from the records of the items the bundle computed on a GPU (`gpu_rates`).
+BUNDLE = Path(__file__).resolve().parents[2] / "bundle"   # the committed bundle of a checkout
+SHOW_OTHERS = 3   # estimates under other settings listed per item
+_GPU = {}   # the GPU rates `chapter_plan` plans with (set while it runs)
 
 
 def nad_seconds(arch, method, precision="float32", compiled=False):
@@ -47,6 +55,8 @@ class Item:
     seconds_each: float | None = None
     stored_upper_bound: bool = False
     cost_upper_bound: bool = False
+    in_bundle: int = 0                                # of `count`, what the results bundle holds
+    others: list = field(default_factory=list)        # stored estimates of the same network, other settings
 
     @property
     def cost_s(self):
@@ -59,16 +69,25 @@ class Plan:
     scale: str
     device: str
     items: list = field(default_factory=list)
+    rates: str = ""            # where the unit costs come from
+    bundle: str | None = None  # the results bundle the stored counts were also read from
 
     def summary(self):
         """A table: item, what, stored / total, estimated cost of the rest on this device."""
-        lines = [f"plan of {self.chapter} at scale {self.scale!r} on {self.device}:"]
+        lines = [f"plan of {self.chapter} at scale {self.scale!r} on {self.device}"
+                 + (f" ({self.rates})" if self.rates else "") + ":"]
         for it in self.items:
             cost = "cost unknown on this device" if it.cost_s is None else f"~{duration(it.cost_s)}"
             if it.cost_s is not None and it.cost_s > 0 and (it.stored_upper_bound or it.cost_upper_bound):
                 cost += " (lower bound)" if it.stored_upper_bound else " (upper bound)"
             stored = "stored (upper bound)" if it.stored_upper_bound else "stored"
             lines.append(f"  {it.name:<22} {it.stored:>6}/{it.count:<6} {stored:<20}  {cost:<26} {it.what}")
+            if it.in_bundle > it.stored:
+                lines.append(f"  {'':<22} {it.in_bundle:>6}/{it.count:<6} in the bundle")
+            lines += [f"  {'':<22} also stored: {other}" for other in it.others[:SHOW_OTHERS]]
+            if len(it.others) > SHOW_OTHERS:
+                lines.append(f"  {'':<22} and {len(it.others) - SHOW_OTHERS} more estimates of it under other "
+                             f"settings (plan.other_estimates)")
         known = [it.cost_s for it in self.items if it.cost_s is not None]
         unknown = sum(it.cost_s is None and it.stored < it.count for it in self.items)
         bounds = [what for what, flag in (("stored counts are upper bounds", "stored_upper_bound"),
@@ -77,6 +96,10 @@ class Plan:
         lines.append(f"  total still to compute: ~{duration(sum(known))}"
                      + (f" (+ {unknown} items without a cost estimate)" if unknown else "")
                      + (f"; {' and '.join(bounds)} where marked" if bounds else ""))
+        held = sum(it.in_bundle > it.stored for it in self.items)
+        if held and self.bundle:
+            lines.append(f"  the results bundle ({self.bundle}) holds {held} of the items still to compute: "
+                         f"-p results_dir {self.bundle} reads them")
         return "\n".join(lines)
 
 
@@ -88,30 +111,142 @@ def duration(seconds):
 
 
 def _cpu(dev):
-    return resolve(dev).type == "cpu"
+    return torch.device(dev).type == "cpu"
+
+
+def plan_device(device):
+    """The `torch.device` a plan prices: `device` resolved where it is present, and "cuda" / "cuda:N"
+    also on a machine without a GPU (a plan computes nothing: it is made before renting one)."""
+    try:
+        return resolve(device)
+    except ValueError:
+        if isinstance(device, str) and device.split(":")[0] == "cuda":
+            try:
+                return torch.device(device)
+            except RuntimeError:
+                pass
+        raise
 
 
 def train_cost(dev, arch, samples, epochs, pooling=True):
-    """Rough seconds to train one `arch` on `samples` for `epochs` on `dev` (None off the CPU)."""
+    """Rough seconds to train one `arch` on `samples` for `epochs` on `dev` (on a GPU: the bundle's GPU
+    records, `gpu_rates`; None where none is known)."""
     key = arch if pooling else f"{arch}/nopool"
-    return TRAIN_S.get(key, TRAIN_S.get(arch)) * samples * epochs * 2 if _cpu(dev) else None  # x2: evaluation etc.
+    if not _cpu(dev):
+        rate = _GPU.get("train", {}).get(key) if torch.device(dev).type == "cuda" else None
+        return None if rate is None else rate * samples * epochs * 2
+    return TRAIN_S.get(key, TRAIN_S.get(arch)) * samples * epochs * 2  # x2: evaluation etc.
 
 
-def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu", num_seeds=1, overrides=None):
+def nad_cost(dev, arch, method, precision="float32", compiled=False):
+    """Rough seconds per network of a NAD estimate on `dev`: `nad_seconds` on the CPU, the bundle's GPU
+    records on a GPU (`gpu_rates`), else None."""
+    if _cpu(dev):
+        return nad_seconds(arch, method, precision, compiled)
+    if torch.device(dev).type != "cuda":
+        return None
+    return _GPU.get("nads", {}).get((arch, method, precision, bool(compiled)))
+
+
+def _record(path):
+    """The record of a stored result, read without its arrays (None: not a readable result)."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return json.loads(data[store.RECORD_KEY].tobytes().decode())
+    except (OSError, ValueError, KeyError, UnicodeDecodeError, EOFError):
+        return None
+
+
+@functools.lru_cache(maxsize=4)
+def gpu_rates(bundle_dir=BUNDLE):
+    """Unit costs on a GPU from the records of the items the bundle at `bundle_dir` computed on one
+    (their `duration_s`; medians): `nads` {(arch, method, precision, compiled): seconds per network}
+    from its NAD estimates, `train` {arch: seconds per sample and epoch, as `train_cost` counts them}
+    from its Fig. 1 and Fig. 6 cells, and `gpus`, the machines they name."""
+    nad, train, gpus = {}, {}, set()
+    bundle_dir = Path(bundle_dir)
+    for path in sorted(bundle_dir.glob("nads/*.npz")):
+        r = _record(path)
+        if not r or r.get("device") != "cuda" or not r.get("duration_s"):
+            continue
+        s = r["settings"]
+        if "num_networks" in s and "method" in s:
+            key = (s["arch"], s["method"], s.get("precision", "float32"), bool(s.get("compiled", False)))
+            nad.setdefault(key, []).append(r["duration_s"] / s["num_networks"])
+            gpus.add(r.get("machine") or "a GPU")
+    for path in sorted(bundle_dir.glob("fourier/fig1/*.npz")) + sorted(bundle_dir.glob("nads/fig6_*/*.npz")):
+        r = _record(path)
+        if not r or r.get("device") != "cuda" or not r.get("duration_s"):
+            continue
+        s, cell = r["settings"].get("settings", {}), r["settings"].get("cell", {})
+        arch, n = cell.get("arch", s.get("arch")), s.get("n", s.get("n_train"))
+        if arch and n and s.get("epochs") and cell.get("pooling", True):
+            train.setdefault(arch, []).append(r["duration_s"] / (2 * n * s["epochs"] * 2))
+            gpus.add(r.get("machine") or "a GPU")
+    median = lambda d: {k: float(np.median(v)) for k, v in d.items()}
+    return {"nads": median(nad), "train": median(train), "gpus": sorted(gpus)}
+
+
+def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu", num_seeds=1, overrides=None,
+                 bundle_dir=None):
     """The `Plan` of `chapter` (a notebook stem such as "01_fourier") at `scale`; `num_seeds` is
     Chapter 1's seeds per cell of Fig. 1 (`ch1_fourier.sweep_seeds`), `overrides` the changes to
-    the presets of a chapter that declares them (`presets.check_overrides`)."""
+    the presets of a chapter that declares them (`presets.check_overrides`).
+
+    `device` "cuda" is planned on any machine (`plan_device`), with GPU costs from the GPU records
+    of the bundle (`gpu_rates`). With `bundle_dir` (a results bundle), each item also says how much
+    of it the bundle holds, and NAD items list the estimates of the same network stored there or in
+    `results_dir` under other settings."""
     presets.check_scale(scale)
     if chapter not in CHAPTERS:
         raise ValueError(f"chapter must be one of {', '.join(CHAPTERS)}; got {chapter!r}")
     sweeps._check_int("num_seeds", num_seeds, 1)
-    dev = resolve(device)
+    dev = plan_device(device)
     plan = Plan(chapter, scale, str(dev))
     extra = {"num_seeds": num_seeds} if chapter == "01_fourier" else {}
     if overrides:
         extra["overrides"] = overrides
-    plan.items = PLANNERS[chapter](scale, int(seed), Path(results_dir), dev, **extra)
+    if dev.type == "cuda":
+        _GPU.update(gpu_rates(Path(bundle_dir) if bundle_dir is not None else BUNDLE))
+        plan.rates = ("GPU rates from the bundle's GPU records: " + ", ".join(_GPU["gpus"]) if _GPU["gpus"]
+                      else "no GPU records in the bundle: GPU costs unknown")
+    else:
+        plan.rates = "CPU rates measured on the 2-core CPU the book is built on" if dev.type == "cpu" else ""
+    folders = [Path(results_dir)] + ([Path(bundle_dir)] if bundle_dir is not None else [])
+    _OTHERS["folders"] = folders
+    try:
+        plan.items = PLANNERS[chapter](scale, int(seed), Path(results_dir), dev, **extra)
+        if bundle_dir is not None and Path(bundle_dir).is_dir() and Path(bundle_dir).resolve() != \
+                Path(results_dir).resolve():
+            plan.bundle = str(bundle_dir)
+            _OTHERS["folders"] = []
+            held = PLANNERS[chapter](scale, int(seed), Path(bundle_dir), dev, **extra)
+            for it, b in zip(plan.items, held):
+                it.in_bundle = b.stored
+    finally:
+        _GPU.clear()
+        _OTHERS.clear()
     return plan
+
+
+_OTHERS = {}   # the folders whose other NAD estimates `_nad_item` lists (set while `chapter_plan` runs)
+
+
+def other_estimates(arch, request, folders):
+    """Descriptions of the NAD estimates of `arch` stored in `folders` (`nads/ARCH_*.npz`) under settings
+    other than `request`: the settings that differ, and where."""
+    wanted = store.canonical(request)
+    out = []
+    for folder in folders:
+        for path in sorted(Path(folder).glob(f"nads/{arch}_*.npz")):
+            r = _record(path)
+            s = (r or {}).get("settings", {})
+            if s.get("arch") != arch or "num_networks" not in s or s == wanted:
+                continue
+            diff = [f"{k} {s.get(k, 'float32' if k == 'precision' else None)!r}"
+                    for k in sorted(set(s) | set(wanted)) if s.get(k) != wanted.get(k) and k != "version"]
+            out.append(f"{', '.join(diff) or 'another version'} ({path})")
+    return out
 
 
 # ----------------------------------------------------------------------------- per chapter
@@ -166,8 +301,9 @@ def _pooling_stored(cfg, seed, results, part):
 def _nad_item(chapter, arch, request, results, dev):
     n, method = request["num_networks"], request["method"]
     stored = ch3_nads.find_stored(arch, request, results) is not None
-    cost = NAD_S.get((arch, method)) if _cpu(dev) else None
-    return Item(chapter, f"NADs {arch}", f"{method}, {n} networks", n, n if stored else 0, cost)
+    cost = nad_cost(dev, arch, method)
+    others = [] if stored else other_estimates(arch, request, _OTHERS.get("folders", []))
+    return Item(chapter, f"NADs {arch}", f"{method}, {n} networks", n, n if stored else 0, cost, others=others)
 
 
 def _nads(scale, seed, results, dev):
@@ -182,7 +318,7 @@ def _nads(scale, seed, results, dev):
     chunk = nads.chunk_settings(arch, method, 100.0, seed, (1, 32, 32), f"randn(seed={seed})",
                                 nads._default_batch(method, dev), dev)
     todo = sweeps.missing("nad_chunks", cells, chunk, results)
-    cost = NAD_S.get((arch, method)) if _cpu(dev) else None
+    cost = nad_cost(dev, arch, method)
     items.append(Item("03_nads", f"convergence {arch}", f"{method}, N vs 2N for N in {p['conv_sizes']}: chunks of "
                       f"{nads.CHUNK} networks", len(cells), len(cells) - len(todo), cost and cost * nads.CHUNK))
     f6, arch = p["fig6"], p["fig6_arch"]
@@ -268,9 +404,8 @@ def _antialias(scale, seed, results, dev, overrides=None):
         stored = basis is not None
         done = 0 if basis is None else len(ch6_antialias.fig6(v, basis, cfg["fig6_indices"], s6, results, dev,
                                                           compute=False))
-        nad_cost = NAD_S.get(("lenet", method)) if _cpu(dev) else None
         items.append(Item("06_antialias", f"NADs {v}", f"{method}, {n} networks; N vs 2N for N in "
-                          f"{cfg['nads']['conv_sizes']}", n, n if stored else 0, nad_cost))
+                          f"{cfg['nads']['conv_sizes']}", n, n if stored else 0, nad_cost(dev, "lenet", method)))
         items.append(Item("06_antialias", f"fig6 {v}", f"D(u_i) for {len(cfg['fig6_indices'])} NAD indices, "
                           f"n={s6['n_train']}", len(cfg["fig6_indices"]), done,
                           train_cost(dev, "lenet", 2 * s6["n_train"], s6["epochs"], v != "none")))
@@ -284,20 +419,24 @@ def _zoo(scale, seed, results, dev):
         n, method = cfg["num_networks"], cfg["method"]
         stored = ch7_zoo.nad_estimate(arch, cfg, seed, results, dev, compute=False) is not None
         items.append(Item("07_zoo", f"NADs {arch}", f"{method}, {n} networks; N vs 2N for N in {cfg['conv_sizes']}",
-                          n, n if stored else 0, NAD_S.get((arch, method)) if _cpu(dev) else None))
+                          n, n if stored else 0, nad_cost(dev, arch, method)))
     for arch in ch7_zoo.secant_archs(cfg):
         n = cfg["secant_networks"]
         basis = ch7_zoo.nad_estimate(arch, cfg, seed, results, dev, compute=False, method="secant")
         items.append(Item("07_zoo", f"NADs {arch} secant", f"secant, {n} networks, {cfg['secant_precision']}",
                           n, n if basis is not None else 0,
-                          nad_seconds(arch, "secant", cfg["secant_precision"], cfg["secant_compiled"]) if _cpu(dev)
-                          else None, cost_upper_bound=bool(cfg["secant_compiled"])
+                          nad_cost(dev, arch, "secant", cfg["secant_precision"], cfg["secant_compiled"]),
+                          cost_upper_bound=_cpu(dev) and bool(cfg["secant_compiled"])
                           and cfg["secant_precision"] != "bfloat16"))
         if arch in cfg["fig6_archs"]:
             f6, count = cfg["fig6"], len(cfg["fig6_indices"])
-            done = 0 if basis is None else len(ch7_zoo.fig6(arch, basis, cfg, seed, results, dev, compute=False))
+            try:
+                done = 0 if basis is None else len(ch7_zoo.fig6(arch, basis, cfg, seed, results, dev, compute=False))
+                unseen = ""
+            except ValueError:   # its reader resolves the device: a GPU's cells are not counted off a GPU
+                done, unseen = 0, " (a GPU's stored cells are counted on a GPU only)"
             items.append(Item("07_zoo", f"fig6 {arch}", f"D(u_i) for {count} NAD indices, n={f6['n_train']} "
-                              f"sigma={f6['sigma']}", count, done,
+                              f"sigma={f6['sigma']}{unseen}", count, done,
                               train_cost(dev, arch, 2 * f6["n_train"], f6["epochs"])))
     return items
 
