@@ -350,6 +350,7 @@ def fig6_compare(ours, curves, more=None, label="ours (our NADs)", width=0.97):
 
 
 ESTIMATE_MARKERS = {"secant": dict(marker="o", mfc="k"), "autograd": dict(marker="s", mfc="white")}
+ALONG = {"secant": "secant", "autograd": "exact-gradient"}
 
 
 def fig6_estimates(panels, curves, width=0.97):
@@ -371,7 +372,7 @@ def fig6_estimates(panels, curves, width=0.97):
         ax.set_ylim(40, 102)
     _label_panels(axes, len(panels), "NAD index $i$", "test accuracy (%)")
     handles = [Line2D([], [], color=BROWN, lw=1.5, label="published (their NADs)"),
-               *(Line2D([], [], color="k", ls="", ms=4, label=f"ours, along {METHODS.get(k, k)} NADs", **kw)
+               *(Line2D([], [], color="k", ls="", ms=4, label=f"ours, along {ALONG[k]} NADs", **kw)
                  for k, kw in ESTIMATE_MARKERS.items())]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9)
     return fig
