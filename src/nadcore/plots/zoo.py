@@ -69,7 +69,7 @@ def energy_maps(results, k=None, ncols=4):
     k = k or results["settings"]["top"]
     archs = every(results)
     nrows = -(-len(archs) // ncols)
-    fig, axes = style.figure(nrows, ncols, width=0.97, height=1.95 * nrows + 0.8, squeeze=False)
+    fig, axes = style.figure(nrows, ncols, width=0.97, height=1.8 * nrows + 0.75, squeeze=False)
     for ax, arch in zip(axes.flat, archs):
         e = fourier_energy(np.asarray(results["nads"][arch].images(k), dtype=np.float64))
         e = (e / e.sum((-2, -1), keepdims=True)).mean(0)
@@ -112,7 +112,7 @@ def fig6(results):
     if not runs:
         return None
     cfg = results["settings"]
-    fig, ax = style.figure(width=0.8, height=3.2)
+    fig, ax = style.figure(width=0.8, height=2.8)
     where = {i: j for j, i in enumerate(cfg["fig6_indices"])}   # the indices evenly spaced, in order
     for arch, acc in runs.items():
         idx = sorted(acc)
@@ -124,7 +124,7 @@ def fig6(results):
     ax.set_ylim(45, 102)
     ax.set_xlabel("NAD index $i$ (secant NADs)")
     ax.set_ylabel("test accuracy (%)")
-    ax.legend(fontsize=9, ncols=2, loc="upper right")
+    ax.legend(fontsize=9, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)   # off every curve
     return fig
 
 
@@ -137,7 +137,7 @@ def spectra(results):
     """lambda_i / lambda_0 against i = 0, 1, ... of every estimate (up to its rank, see `plots.nads.spectra`),
     in the architectures' colours (the new ones solid, the references dashed), beside the sample
     covariance of as many isotropic gradients (black dotted); the legend to the right of the axes."""
-    fig, ax = style.figure(width=0.97, height=3.1)
+    fig, ax = style.figure(width=0.97, height=2.9)
     lows = []
     for arch in every(results):
         ls = "-" if arch in results["archs"] else "--"
