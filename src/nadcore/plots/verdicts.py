@@ -516,6 +516,7 @@ def fig6_exact(exact_runs, secant_runs, curve, arch, sigma=None):
     first = min(exact)
     pub = ch3_nads.fig6_rows({first: 0.0}, curve)[0][2]
     v = {"exact": exact, "secant": secant, "chance_everywhere": all(_chance(a) for a in exact.values())}
+    seeds = f"{len(exact_runs)} seed{'s' * (len(exact_runs) > 1)}"
     detail = ""
     if exact[first] >= LEARNED:
         verdict, reason = REPRODUCED, ""
@@ -524,15 +525,18 @@ def fig6_exact(exact_runs, secant_runs, curve, arch, sigma=None):
         reason = ("at chance everywhere: they do not predict what it learns" if v["chance_everywhere"]
                   else f"{_pct(exact[first])} at NAD {first}")
         detail = (f"Along the NADs of the paper's definition (exact gradient) {_name(arch)} "
-                  + (f"is at chance at every index ({_span(exact.values())} %" if v["chance_everywhere"]
-                     else f"reaches only {_pct(exact[first])} at NAD {first} (")
-                  + f", {len(exact_runs)} seeds); along the secant NADs it learns the first ones "
-                  f"({_pct(secant[first])} at NAD {first}): the secant NADs predict what it learns.")
+                  + (f"is at chance at every index ({_span(exact.values())} %, {seeds})" if v["chance_everywhere"]
+                     else f"reaches only {_pct(exact[first])} at NAD {first} ({_span(exact.values())} % at every "
+                          f"index, {seeds})")
+                  + f"; along the secant NADs it learns the first ones ({_pct(secant[first])} at NAD {first}): "
+                  "the secant NADs predict what it learns.")
     at = "" if sigma is None else f", σ = {sigma:g}"
+    where = (f"{_nums(exact.values())} % at NAD {_nums(exact, 'd')}" if len(exact) <= 6 else
+             f"{_span(exact.values())} % at all {len(exact)} indices ({first}–{max(exact)})")
     return Row(f"Fig. 6 along exact-gradient NADs ({_name(arch)}{at})", "NADs predict what a network learns",
                f"{_pct(pub)} at NAD {first} (secant NADs)",
-               f"{_nums(exact.values())} % at NAD {_nums(exact, 'd')}; secant: {_pct(secant[first])} at NAD {first}",
-               f"{'as above' if sigma is None else at[2:]}, {len(exact_runs)} seed{'s' * (len(exact_runs) > 1)}",
+               f"{where}; secant: {_pct(secant[first])} at NAD {first}",
+               f"{'as above' if sigma is None else at[2:]}, {seeds}",
                verdict, reason, ("ch3-fig6-vgg11-nads",), detail=detail, values=v)
 
 
