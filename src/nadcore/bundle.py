@@ -475,9 +475,9 @@ def _dial_compute(bundle_dir, scratch, progress):
             nads.NADResult(res.eigenvalues, res.nads[:d["rows"]], dial_settings(h), res.record, res.chunks).save(
                 path, compact=True)
         cpath, csettings = _dial_conv_path(h, bundle_dir)
-        store.cached(cpath, csettings, lambda: nads.convergence(d["arch"], [d["conv"]], ks=d["ks"], step=h, seed=SEED,
-                                                                device=DEVICE, results_dir=scratch, progress=progress),
-                     device=DEVICE)
+        store.cached(cpath, csettings, lambda h=h: nads.convergence(d["arch"], [d["conv"]], ks=d["ks"], step=h,
+                                                                    seed=SEED, device=DEVICE, results_dir=scratch,
+                                                                    progress=progress), device=DEVICE)
         ch3_nads.fig6_sweep(d["arch"], nads.NADResult.load(path, dial_settings(h)), d["fig6_indices"],
                             fig6_item(DEEP_SIGMA)[2], bundle_dir / "nads", device=DEVICE,
                             batch=deep_batch(d["arch"], DEVICE), progress=progress)
@@ -872,8 +872,8 @@ def _complete(item, bundle_dir):
     if item == "antialias":
         return antialias_gaps(bundle_dir) is None
     if item == "secant_dial":
-        return all(v["nads"] is not None and v["conv"] is not None
-                   and len(v["fig6"]) == len(SECANT_DIAL["fig6_indices"]) for v in load_secant_dial(bundle_dir).values())
+        return all(v["nads"] is not None and v["conv"] is not None and len(v["fig6"]) == len(SECANT_DIAL["fig6_indices"])
+                   for v in load_secant_dial(bundle_dir).values())
     if item == "antialias_sigma":
         r = load_antialias(bundle_dir, best_sigma=True)
         return (all(len(r["fig1"][v]) == len(r["grid"].half()) for v in r["variants"])
