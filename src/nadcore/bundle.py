@@ -872,7 +872,8 @@ def _complete(item, bundle_dir):
     if item == "antialias":
         return antialias_gaps(bundle_dir) is None
     if item == "secant_dial":
-        return all(v["nads"] is not None and v["conv"] is not None and len(v["fig6"]) == len(SECANT_DIAL["fig6_indices"])
+        whole = len(SECANT_DIAL["fig6_indices"])
+        return all(v["nads"] is not None and v["conv"] is not None and len(v["fig6"]) == whole
                    for v in load_secant_dial(bundle_dir).values())
     if item == "antialias_sigma":
         r = load_antialias(bundle_dir, best_sigma=True)
