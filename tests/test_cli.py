@@ -42,7 +42,8 @@ def fake_plan(monkeypatch):
     """A stand-in `nadcore.plan` recording each `chapter_plan` call; its summary is 'PLAN SUMMARY'."""
     calls = []
 
-    def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu", num_seeds=1, overrides=None):
+    def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu", num_seeds=1, overrides=None,
+                     bundle_dir=None):
         if chapter == "01_unplanned":
             raise ValueError("chapter must be one of 01_fourier, ...; got '01_unplanned'")
         calls.append(dict(chapter=chapter, scale=scale, seed=seed, results_dir=results_dir, device=device,

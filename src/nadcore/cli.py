@@ -106,12 +106,13 @@ def check_device(device, present=True):
     from nadcore.device import resolve
 
     try:
-        if not present:
-            from nadcore.plan import plan_device
-
-            return plan_device(device)
         return resolve(device)
     except ValueError as err:
+        if not present and isinstance(device, str) and device.split(":")[0] == "cuda":
+            import torch   # a plan of a GPU run, made before renting one (as `plan.plan_device`)
+
+            with contextlib.suppress(RuntimeError):
+                return torch.device(device)
         why = re.search(r"not available here \(([^)]*)\)", str(err))
         if not why:
             raise UsageError(str(err)) from None
