@@ -261,7 +261,7 @@ def test_spectra_stop_at_the_rank_limit_and_say_so():
     assert [len(ln.get_xdata()) for ln in curves] == [9, 64]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["few (rank 9)", "many"]
     end, = [ln for ln in ax.lines if ln.get_marker() == "|"]       # the truncated curve's end is marked
-    assert list(end.get_xdata()) == [9]
+    assert list(end.get_xdata()) == [8]                              # its 9th eigenvalue, lambda_8 (from 0)
     flat = fake("logreg", 1000)
     flat.eigenvalues[40:] = np.r_[0.0, -1e-18 * np.ones(23)]       # a true rank of 40 (e.g. a strided network)
     assert ch3_nads.numerical_rank(flat.eigenvalues) == 40

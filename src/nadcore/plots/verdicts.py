@@ -251,8 +251,9 @@ def fig2(iterations, limit, lenet_published, settings):
               f"LeNet's speed ranks as its accuracy: ρ {speed['spearman']:.2f}": speed["spearman"] >= SPEED_RHO}
     failed = [k for k, ok in checks.items() if not ok]
     return Row("Fig. 2", "iterations to a small loss depend on the direction", "maps",
-               f"LogReg: all {hit['logreg'][1]} in {_span(lr, 'd') if lr else '–'} iterations; LeNet: "
-               f"{hit['lenet'][0]} of {hit['lenet'][1]}, fastest where Fig. 1 is highest (ρ {speed['spearman']:.2f})",
+               f"LogReg: all {hit['logreg'][1]} directions in {_span(lr, 'd') if lr else '–'} iterations; LeNet: "
+               f"{hit['lenet'][0]} of {hit['lenet'][1]} directions within {limit}, fastest where Fig. 1 is highest "
+               f"(ρ {speed['spearman']:.2f})",
                f"σ = {settings['sigma']:g}, loss < {settings['threshold']:g} (the paper's is not stated)",
                *_verdict(not failed, "; ".join(failed)), ("ch1-fig2-bundle",),
                values={"logreg_reached": hit["logreg"], "lenet_reached": hit["lenet"], "logreg_spread": spread,
