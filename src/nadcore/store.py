@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from nadcore import __version__
+from nadcore import __version__, models
 
 FORMAT = "nadcore-result/1"
 RECORD_KEY = "__record__"
@@ -232,8 +232,6 @@ def library_versions(settings):
     distribution of the module's top-level package (none for a module of one's own)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from nadcore import models
-
     out = {"torch": torch.__version__.split("+")[0]}
     archs, packages = _named(settings)
     libs = {lib for arch in archs for lib in models.libraries(arch)} | (packages - {"torch", "nadcore"})
@@ -248,8 +246,6 @@ def library_versions(settings):
 def _named(value):
     """The registry architectures (under `arch`, `archs`) and the packages of model sources (a `source`
     "package.module:callable" under `model`) that `value` (settings: dicts and lists) names."""
-    from nadcore import models
-
     archs, packages = set(), set()
     if isinstance(value, dict):
         for k, v in value.items():

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from nadcore import seeds, store, versions
+from nadcore import published, seeds, store, versions
 from nadcore.cifar import EDIT_MODES, as_nads, channel_stats, edit_nads, nad_flip, normalise, poison
 from nadcore.device import resolve
 from nadcore.models import build
@@ -203,8 +203,6 @@ def published_curve():
     """The paper's Fig. 7 (ResNet-18, CIFAR-10; `published.fig7`) as a curve of `poisoning_curve`'s form:
     `index` (-1: the clean network, whose accuracy Fig. 7 does not give: Fig. 8's, 89 %) and `test_acc`;
     no `follow_rate` (nan), which the paper does not report."""
-    from nadcore import published
-
     paper = published.fig7()
     index = np.concatenate([[-1], paper["index"]]).astype(np.int64)
     acc = np.concatenate([[published.fig8("resnet18")[0]], paper["accuracy"]]).astype(np.float64)
