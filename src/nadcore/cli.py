@@ -109,7 +109,7 @@ def check_device(device, present=True):
         return resolve(device)
     except ValueError as err:
         if not present and isinstance(device, str) and device.split(":")[0] == "cuda":
-            import torch   # a plan of a GPU run, made before renting one (as `plan.plan_device`)
+            import torch  # a plan of a GPU run, made before renting one (as `plan.plan_device`)
 
             with contextlib.suppress(RuntimeError):
                 return torch.device(device)

@@ -753,8 +753,9 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     with `results_dir` (a registry name, or any model with a name) each chunk is stored in
     `results_dir/nad_chunks/` as it finishes, so an interrupted estimate resumes and estimates
     that share networks (N vs 2N) share chunks. Every result carries its split-half overlaps
-    (`NADResult.trust`), and a warning says when its leading NAD is not above chance. `step` is the secant's h (ignored otherwise); `precision` ("float32" or
-    "bfloat16", secant only) is stored in the settings, and so is `compiled` (secant only: through
+    (`NADResult.trust`), and a warning says when its leading NAD is not above chance. `step` is the
+    secant's h (ignored otherwise); `precision` ("float32" or "bfloat16", secant only) is stored in
+    the settings, and so is `compiled` (secant only: through
     `torch.compile`, `compiled_secant_gradient`). Returns a `NADResult`.
 
     Across machines: with `num_shards` > 1 and a `results_dir` they share, a call computes only
@@ -896,12 +897,10 @@ def _merged_moments(parts, method):
 
 
 def _leading(matrix, k):
-    """The leading `k` eigenvectors (rows, decreasing eigenvalue) of a symmetric matrix."""
-    from scipy.linalg import eigh
-
-    D = len(matrix)
-    vals, vecs = eigh((matrix + matrix.T) / 2, subset_by_index=[D - k, D - 1])
-    return vecs[:, ::-1].T
+    """The leading `k` eigenvectors (rows, decreasing eigenvalue) of a symmetric matrix, by the estimate's
+    own `eig_decreasing` (bitwise the same in every process: scipy's partial eigh was not, between a
+    sharded and a one-process run)."""
+    return eig_decreasing(matrix)[1][:k]
 
 
 def _read_chunks(paths, cells, settings, durations, machines, halves):
