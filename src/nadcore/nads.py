@@ -680,15 +680,9 @@ def chunk_moments(factory, method, step, x0, seed, start, stop, batch, precision
 
 def merge(chunks, method):
     """The covariance (or, for `"hessian"`, the mean Gram matrix) of the networks of all `chunks`,
-    merged in order (Chan et al.'s pairwise update, float64)."""
-    n, mean, m2 = 0, 0.0, 0.0
-    for c in chunks:
-        nb = int(c["count"])
-        delta = c["mean"] - mean
-        total = n + nb
-        mean = mean + delta * (nb / total)
-        m2 = m2 + c["m2"] + (0.0 if method == "hessian" else np.outer(delta, delta) * (n * nb / total))
-        n = total
+    merged in order (Chan et al.'s pairwise update, float64: `_merged_moments`)."""
+    merged = _merged_moments(chunks, method)
+    n, m2 = int(merged["count"]), merged["m2"]
     return m2 / n if method == "hessian" else m2 / (n - 1)
 
 
@@ -884,7 +878,8 @@ class _Halves:
 
 
 def _merged_moments(parts, method):
-    """The `moments` of `parts` merged (Chan et al.'s update, as `merge`), as one part."""
+    """The `moments` of `parts` merged in order (Chan et al.'s pairwise update, float64), as one part
+    (`merge` divides its `m2`)."""
     n, mean, m2 = 0, 0.0, 0.0
     for c in parts:
         nb = int(c["count"])
