@@ -972,6 +972,7 @@ def test_fig3_and_chapter6_again_at_the_sigma_studys_best(tmp_path):
     assert not bundle._complete("antialias_sigma", tmp_path)
 
 
+@pytest.mark.slow   # 40-100 s of a 2-core CPU: two estimates, their convergence and Fig. 6
 def test_the_secant_dial_stores_nads_overlaps_and_fig6_per_step(tmp_path, monkeypatch):
     """Issue 42 item 2: LeNet's secant NADs at each step h of the dial, their N vs 2N overlap from the
     same chunks, the leading rows stored, Fig. 6 along each; resumable and read back as computed."""
