@@ -187,6 +187,61 @@ def test_fig2_counts_and_greys_the_cells_that_never_reach_the_threshold():
     assert fig.legends[0].get_texts()[0].get_text() == "not below 0.3 in 3 iterations"
 
 
+def test_fig2_speed_draws_the_map_beside_speed_against_accuracy_with_the_control_as_a_band():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from nadcore.plots import fourier as figs
+    from nadcore.plots import style
+
+    grid = coarse_grid(8)
+    cells = grid.half()
+    accuracy = {c: 50.0 + 5 * i for i, c in enumerate(cells)}
+    lenet = {c: (40 if i % 2 else 500) for i, c in enumerate(cells)}          # 500 > limit: never
+    iters = {"lenet": lenet, "logreg": {c: 10 + i % 3 for i, c in enumerate(cells)}}
+    fig = figs.fig2_speed(iters, grid, 0.05, 100, accuracy)
+    left, right = [ax for ax in fig.axes if ax.get_title()]
+    shown, grey = left.images
+    img = grid.image(lenet)
+    np.testing.assert_array_equal(shown.get_array().filled(np.nan), np.where(img <= 100, img, np.nan))
+    np.testing.assert_array_equal(np.isfinite(grey.get_array().filled(np.nan)), img > 100)   # grey: never
+    dots, triangles = right.lines[0], right.lines[1]
+    fitted = [c for c in sorted(cells) if lenet[c] <= 100]
+    assert list(dots.get_xdata()) == [accuracy[c] for c in fitted] and set(dots.get_ydata()) == {40.0}
+    assert len(triangles.get_xdata()) == len(cells) - len(fitted) and triangles.get_markerfacecolor() == "none"
+    assert all(y > 100 for y in triangles.get_ydata())                      # above the run's end
+    assert all(t < 100 for t in right.get_yticks())                         # no count ticked past the end
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[0] == "not below 0.05 in 100 iterations"
+    assert f"LeNet: not within the run ({len(cells) - len(fitted)})" in labels
+    assert f"LogReg: all {len(cells)} directions, 10–12" in labels
+    style.check_readable(fig)
+    with pytest.raises(ValueError, match="accuracy must hold every direction"):
+        figs.fig2_speed(iters, grid, 0.05, 100, {cells[0]: 60.0})
+    with pytest.raises(ValueError, match="iterations must hold 'logreg'"):
+        figs.fig2_speed({"lenet": lenet}, grid, 0.05, 100, accuracy)
+
+
+def test_seed_mean_comparison_draws_the_seeds_mean_and_names_its_seeds():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from nadcore import published
+    from nadcore.plots import fourier as figs
+
+    pub = published.fig1("lenet")
+    grids = [{c: a - 1.0 for c, a in pub.items()}, {c: a - 3.0 for c, a in pub.items()}]
+    fig = figs.seed_mean_comparison(grids, pub, paper_grid(), "lenet", sigma=3.0)
+    title = fig._suptitle.get_text()
+    assert title == "LeNet: σ = 3, mean of 2 seeds: Spearman 1.00, mean |ours - published| 2.0 points"
+    np.testing.assert_allclose(fig.axes[0].images[0].get_array(), paper_grid().image(pub) - 2.0)
+    assert published.compare_seeds(grids, pub, boots=10)["mean_abs_difference"] == pytest.approx(2.0)
+    one = figs.seed_mean_comparison(grids[:1], pub, paper_grid(), "lenet")
+    assert one._suptitle.get_text().startswith("LeNet: one seed: Spearman 1.00")
+    with pytest.raises(ValueError, match="grids must hold at least one"):
+        figs.seed_mean_comparison([], pub, paper_grid(), "lenet")
+
+
 def test_fig2_speed_against_fig1_accuracy_ranks_unreached_directions_last():
     iters = {(0, 0): 10, (2, 0): 30, (4, 0): 101, (6, 0): 500}   # limit 100: two never reached
     fast = ch1_fourier.speed_and_accuracy(iters, 100, {(0, 0): 90.0, (2, 0): 70.0, (4, 0): 60.0, (6, 0): 50.0})

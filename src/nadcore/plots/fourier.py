@@ -9,6 +9,7 @@ from matplotlib.colors import ListedColormap, LogNorm
 from matplotlib.patches import Patch
 from matplotlib.ticker import LogLocator, NullFormatter, StrMethodFormatter
 
+from nadcore import published
 from nadcore.fourier import fourier_direction, is_self_conjugate
 from nadcore.plots import style
 
@@ -52,6 +53,26 @@ def fig1_accuracy(accuracies, grid, title=None):
     return fig
 
 
+def _iteration_norm(images, limit):
+    """The cells each run fitted within `limit` iterations (the others NaN) and one log colour scale for them."""
+    reached = {n: np.where(img <= limit, img, np.nan) if limit else img for n, img in images.items()}
+    finite = np.concatenate([img[np.isfinite(img)].ravel() for img in reached.values()])
+    low = max(float(finite.min()), 1.0) if finite.size else 1.0
+    norm = LogNorm(vmin=low, vmax=max(float(finite.max()) if finite.size else 2.0, 2 * low))
+    return reached, norm
+
+
+def _iteration_ticks(cbar):
+    cbar.ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+    cbar.ax.yaxis.set_major_formatter(StrMethodFormatter("{x:.0f}"))
+    cbar.ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _grey_unreached(ax, img, grid, limit):
+    ax.imshow(np.where(img > limit, 1.0, np.nan), extent=_extent(grid), cmap=ListedColormap([NOT_REACHED]),
+              interpolation="nearest")
+
+
 def fig2_iterations(iterations, grid, threshold, limit=None, title=None):
     """Fig. 2: SGD iterations until the training loss falls below `threshold`, per direction (log scale).
 
@@ -59,20 +80,71 @@ def fig2_iterations(iterations, grid, threshold, limit=None, title=None):
     the run: the loss never fell below the threshold) are grey, with a legend entry.
     """
     images = {name: grid.image(values) for name, values in iterations.items()}
-    reached = {n: np.where(img <= limit, img, np.nan) if limit else img for n, img in images.items()}
-    finite = np.concatenate([img[np.isfinite(img)].ravel() for img in reached.values()])
-    low = max(float(finite.min()), 1.0) if finite.size else 1.0
-    norm = LogNorm(vmin=low, vmax=max(float(finite.max()) if finite.size else 2.0, 2 * low))
+    reached, norm = _iteration_norm(images, limit)
     fig, axes, cbar = _panels(reached, grid, "iterations", title, cmap="magma", norm=norm)
-    cbar.ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
-    cbar.ax.yaxis.set_major_formatter(StrMethodFormatter("{x:.0f}"))
-    cbar.ax.yaxis.set_minor_formatter(NullFormatter())
+    _iteration_ticks(cbar)
     if limit:
-        grey = ListedColormap([NOT_REACHED])
         for ax, img in zip(axes, images.values()):
-            ax.imshow(np.where(img > limit, 1.0, np.nan), extent=_extent(grid), cmap=grey, interpolation="nearest")
+            _grey_unreached(ax, img, grid, limit)
         fig.legend(handles=[Patch(color=NOT_REACHED, label=f"not below {threshold:g} in {limit} iterations")],
                    loc="outside lower center", frameon=False)
+    return fig
+
+
+def fig2_speed(iterations, grid, threshold, limit, accuracy, arch="lenet", control="logreg",
+               accuracy_label="Fig. 1 test accuracy (%)"):
+    """Fig. 2 for `arch` and what it shows. Left: its SGD iterations until the training loss falls below
+    `threshold`, per direction (`fig2_iterations`' map; grey: not within the run's `limit` iterations).
+    Right: the same iterations against the test accuracy of the same direction in Fig. 1 (`accuracy`,
+    `{(kx, ky): %}`, e.g. the published grid): fitted directions as dots, the others as open triangles at
+    the run's end; the `control` network's iterations (every direction, whatever its accuracy) as a band.
+
+    `iterations`: `{architecture: {(kx, ky): iterations}}` (`ch1_fourier.iterations_to_loss`) holding
+    `arch` and `control`."""
+    for name in (arch, control):
+        if name not in iterations:
+            raise ValueError(f"iterations must hold {name!r}; got {sorted(iterations)}")
+    cells = sorted(iterations[arch])
+    missing = [c for c in cells if c not in accuracy]
+    if missing:
+        raise ValueError(f"accuracy must hold every direction of iterations[{arch!r}]; missing {missing[:3]}")
+    img = grid.image(iterations[arch])
+    reached, norm = _iteration_norm({arch: img}, limit)
+    fig, (left, right) = style.figure(1, 2, width=0.97, height=2.6, layout="constrained",
+                                      gridspec_kw={"width_ratios": (1, 1.25)})
+    im = left.imshow(reached[arch], extent=_extent(grid), interpolation="nearest", cmap="magma", norm=norm)
+    _grey_unreached(left, img, grid, limit)
+    _frequency_axes(left, grid)
+    left.set_title(f"{LABELS.get(arch, arch)}: iterations")
+    _iteration_ticks(fig.colorbar(im, ax=left, shrink=0.9))
+    its = np.array([iterations[arch][c] for c in cells], dtype=float)
+    acc = np.array([accuracy[c] for c in cells], dtype=float)
+    hit = its <= limit
+    color = style.COLORS.get(arch, "k")
+    right.plot(acc[hit], its[hit], "o", ms=4, color=color, label=f"{LABELS.get(arch, arch)}: fitted ({hit.sum()})")
+    right.plot(acc[~hit], np.full((~hit).sum(), limit * 1.25), "^", ms=4, mfc="none", color=color,
+               label=f"{LABELS.get(arch, arch)}: not within the run ({(~hit).sum()})")
+    right.axhline(limit, color="0.6", ls=":", lw=1)
+    right.annotate(f"end of the run ({limit})", (1.0, limit), xycoords=("axes fraction", "data"),
+                   xytext=(0, -3), textcoords="offset points", ha="right", va="top", fontsize=9, color="0.4")
+    ctrl = [v for v in iterations[control].values() if v <= limit]
+    if ctrl:
+        span = f"{min(ctrl)}" if min(ctrl) == max(ctrl) else f"{min(ctrl)}–{max(ctrl)}"
+        right.axhspan(min(ctrl) / 1.08, max(ctrl) * 1.08, color=style.COLORS.get(control, "0.5"), alpha=0.35,
+                      label=f"{LABELS.get(control, control)}: all {len(ctrl)} directions, {span}")
+    right.set_yscale("log")
+    low = min(float(its[hit].min()) if hit.any() else limit, min(ctrl, default=limit))
+    right.set_ylim(low / 1.4, limit * 1.5)
+    right.set_yticks([t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
+                      if low / 1.4 <= t < limit])   # no tick above the run's end: the triangles are not counts
+    right.yaxis.set_major_formatter(StrMethodFormatter("{x:.0f}"))
+    right.yaxis.set_minor_formatter(NullFormatter())
+    right.set(xlabel=accuracy_label, ylabel=f"iterations to loss < {threshold:g}",
+              title="speed against accuracy")
+    handles, labels = right.get_legend_handles_labels()
+    handles.insert(0, Patch(color=NOT_REACHED))
+    labels.insert(0, f"not below {threshold:g} in {limit} iterations")
+    fig.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
     return fig
 
 
@@ -127,6 +199,23 @@ def fig1_comparison(comparison, grid, arch):
     rho = "undefined (a constant grid)" if s["spearman"] != s["spearman"] else f"{s['spearman']:.2f}"
     return compare_grids(grid.image(comparison["ours"]), grid.image(comparison["published"]), grid, arch,
                          stats=f"Spearman {rho}, mean |ours - published| {s['mean_abs_difference']:.1f} points")
+
+
+def seed_mean_comparison(grids, published_grid, grid, arch, sigma=None):
+    """`compare_grids` of the mean over seeds (`grids`: one `{(kx, ky): accuracy}` per seed, on the cells
+    every seed holds) against `published_grid` (`{(kx, ky): accuracy}`), with the noise level `sigma`,
+    the number of seeds, Spearman's rho and the mean |difference| of that mean in the title: the numbers
+    `published.compare_seeds` gives for the same grids."""
+    if not grids:
+        raise ValueError("grids must hold at least one seed's grid")
+    cells = set.intersection(*(set(g) for g in grids))
+    mean = {c: float(np.mean([g[c] for g in grids])) for c in cells}
+    s = published.compare_grids(mean, published_grid)
+    seeds = "one seed" if len(grids) == 1 else f"mean of {len(grids)} seeds"
+    head = (f"σ = {sigma:g}, " if sigma is not None else "") + seeds
+    return compare_grids(grid.image(mean), grid.image(published_grid), grid, arch,
+                         stats=f"{head}: Spearman {s['spearman']:.2f}, mean |ours - published| "
+                               f"{s['mean_abs_difference']:.1f} points")
 
 
 def sigma_study(study):
