@@ -490,3 +490,88 @@ def test_trust_round_trips_and_old_results_say_not_available(tmp_path):
     assert list(res.trust().ks) == [1, 4]                        # halves of 6: rank 5, so no k = 16
     old = nads.NADResult(res.eigenvalues, res.nads, res.settings)  # stored before issue 40
     assert not old.trust().available and "not available" in old.trust().summary()
+
+
+# ----------------------------------------------------------------------------- Chapter 3's readings
+
+def toy_curve():
+    """A published Fig. 6 curve measured at 0, 10 and 1022: 100 % down to 90 % at 10, then to 50 %."""
+    index = np.arange(1023)
+    measured = np.zeros(1023, bool)
+    measured[[0, 10, 1022]] = True
+    return {"index": index, "accuracy": np.interp(index, [0, 10, 1022], [100, 90, 50]), "measured": measured}
+
+
+def test_complete_runs_and_seed_spread_count_a_seed_once_every_index_is_stored():
+    runs = [{0: 99.0, 16: 90.0}, {0: 97.0, 16: 92.0}, {0: 98.0}, {}]
+    assert ch3_nads.complete_runs(runs, [0, 16]) == runs[:2]
+    assert ch3_nads.complete_runs(runs, [0]) == runs[:3]
+    spread = ch3_nads.seed_spread(runs[:2])
+    assert spread[0] == pytest.approx((98.0, np.sqrt(2.0))) and spread[16] == pytest.approx((91.0, np.sqrt(2.0)))
+    assert ch3_nads.seed_spread(runs[:3]) == {0: pytest.approx((98.0, 1.0))}      # the indices all runs hold
+    assert ch3_nads.seed_spread([{5: 60.0}]) == {5: (60.0, 0.0)}                  # one seed: no spread
+    with pytest.raises(ValueError, match="runs must hold"):
+        ch3_nads.seed_spread([])
+
+
+def test_curve_difference_is_signed_and_skips_indices_past_the_published_curve():
+    d = ch3_nads.curve_difference({0: 90.0, 10: 100.0, 2000: 0.0}, toy_curve())
+    assert d == {"mad": pytest.approx(10.0), "below": pytest.approx(0.0)}
+    assert ch3_nads.curve_difference({0: 95.0, 10: 85.0}, toy_curve())["below"] == pytest.approx(5.0)
+    with pytest.raises(ValueError, match="ours must hold"):
+        ch3_nads.curve_difference({2000: 50.0}, toy_curve())
+
+
+def lenet_f6(ours, best, best_sigma=1.5):
+    return {"ours": ours, "published": toy_curve(), "ours_best": best, "best_sigma": best_sigma,
+            "settings": {"sigma": 3.0}, "curves": {"lenet": toy_curve()}}
+
+
+def test_fig6_numbers_and_reading_say_how_our_curve_stands_to_the_published_one():
+    pub = {i: float(toy_curve()["accuracy"][i]) for i in (0, 5, 10, 500, 1022)}
+    shifted = lambda d: {i: a - d for i, a in pub.items()}   # noqa: E731
+    f6 = lenet_f6(shifted(20.0), shifted(8.0))
+    got = ch3_nads.fig6_numbers(f6, shown=(0, 10))
+    assert got["fig6_ours_10"] == 70.0 and got["fig6_published_10"] == 90.0 and got["fig6_best_10"] == 82.0
+    assert got["fig6_chance_lenet"] == 1022 and got["fig6_chance_ours"] == 500    # 70.6 - 20 is chance
+    text = ch3_nads.fig6_lenet_reading(f6, tolerance=5.0, at=500, best_at=10)
+    assert "falls faster than the published one (50.6 % at NAD 500 against 70.6 %)" in text
+    assert "the gap narrows without closing (82.0 % at NAD 10 against 90.0 %" in text
+    assert "it matches" in ch3_nads.fig6_lenet_reading(lenet_f6(shifted(20.0), shifted(5.0)), 5.0, 500, 10)
+    assert "does not narrow" in ch3_nads.fig6_lenet_reading(lenet_f6(shifted(8.0), shifted(9.0)), 5.0, 500, 10)
+    above = ch3_nads.fig6_lenet_reading(lenet_f6(shifted(-6.0), {}, None), 5.0, 500, 10)
+    assert "stays above" in above and ";" not in above                 # no sigma study: no second clause
+    assert "follows the published one" in ch3_nads.fig6_lenet_reading(lenet_f6(shifted(5.0), {}), 5.0, 500, 10)
+
+
+def test_deep_fig6_reading_gives_the_seeds_spread_and_the_widest_gap():
+    runs = [{0: 100.0, 5: 90.0, 10: 80.0}, {0: 100.0, 5: 92.0, 10: 82.0}]
+    text = ch3_nads.deep_fig6_reading("VGG-11", runs, toy_curve(), {"max_lr": 0.5, "sigma": 1.5}, 3.0)
+    assert "the mean and standard deviation of 2 seeds" in text and "batch norm is the identity" in text
+    assert "100.0 ± 0.0 % at NAD 0, 91.0 ± 1.4 % at NAD 5, 81.0 ± 1.4 % at NAD 10" in text
+    assert "(at NAD 5 interpolated" in text                               # 0 and 10 were measured
+    assert text.endswith("The widest gap is at NAD 10: 9.0 points below the published curve.")
+    plain = ch3_nads.deep_fig6_reading("LeNet", runs[:1], toy_curve(), {"max_lr": 0.5, "sigma": 3.0}, 3.0,
+                                       batch_norm=False)
+    assert "one seed" in plain and "batch norm" not in plain
+
+
+def test_which_nads_predict_and_the_reading_follow_the_runs():
+    learnt, flat = [{0: 99.0, 512: 50.5}], [{0: 51.0, 512: 50.0}]
+    assert ch3_nads.which_nads_predict({"secant": learnt, "autograd": flat}) == ("secant",)
+    assert ch3_nads.which_nads_predict({"secant": flat, "autograd": learnt}) == ("autograd",)
+    assert ch3_nads.which_nads_predict({"secant": [{0: 89.9, 512: 50.0}], "autograd": flat}) == ()
+    assert ch3_nads.which_nads_predict({"secant": [{0: 99.0, 512: 52.1}], "autograd": flat}) == ()
+    text = ch3_nads.estimates_reading({"VGG-11": {"secant": learnt * 3, "autograd": flat * 3},
+                                       "LeNet": {"secant": learnt * 2, "autograd": flat}})
+    assert text == ("The secant NADs: VGG-11 (3 seeds) reaches 99.0 % along its first secant NAD and 50.0–51.0 % "
+                    "along its exact-gradient ones; LeNet (1 and 2 seeds) reaches 99.0 % along its first secant NAD "
+                    "and 50.0–51.0 % along its exact-gradient ones.")
+    mixed = ch3_nads.estimates_reading({"A": {"secant": learnt, "autograd": flat},
+                                        "B": {"secant": flat, "autograd": learnt}})
+    assert mixed.startswith("It depends on the network: ")
+    assert ch3_nads.estimates_reading({"A": {"secant": flat, "autograd": flat}}).startswith("Neither estimate: ")
+    assert ch3_nads.estimates_reading({"A": {"secant": learnt, "autograd": learnt}}).startswith("Both estimates: ")
+    assert ch3_nads.seeds_phrase(1) == "one seed" and ch3_nads.seeds_phrase(3) == "3 seeds"
+    with pytest.raises(ValueError, match="n must be"):
+        ch3_nads.seeds_phrase(0)

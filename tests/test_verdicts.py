@@ -155,6 +155,7 @@ def test_fig6_vgg11_along_secant_and_exact_gradient_nads_on_the_results(fig6, fi
     row = v.fig6_deep(secant, fig6["curves"]["vgg11"], "vgg11", bundle.fig6_item(name="fig6_vgg11")[2], CAPTION)
     assert row.verdict == v.DIFFERENCE
     assert [round(x, 2) for x in row.values["ours"].values()] == [99.99, 92.28, 53.17, 50.2, 50.23]
+    assert max(row.values["std"].values()) < 1.0 and "s.d. over the seeds" in row.ours
     row = v.fig6_exact(exact, secant, fig6["curves"]["vgg11"], "vgg11")
     assert row.verdict == v.NOT_REPRODUCED and row.values["chance_everywhere"]
 
@@ -450,3 +451,26 @@ def test_the_thresholds_are_on_the_page():
     for value in (v.GRID_MAD, v.CURVE_MAD, v.OVERLAP_MIN, v.FIRST_GAP, v.THEORY_Z, v.SPEED_RHO, v.BOUNDARY_ANGLE):
         assert f"{value:g}" in v.THRESHOLDS
     assert f"{v.HESSIAN_TOL:.0%}" in v.THRESHOLDS and f"{v.SPECTRUM_RTOL:.0%}" in v.THRESHOLDS
+
+
+def test_the_thresholds_split_by_topic_and_the_overlap_chance():
+    assert v.THRESHOLDS == " ".join(v.THRESHOLD_TEXT.values()) == v.thresholds()
+    ch3 = v.thresholds("nads", "curves", "chance")
+    assert f"{v.OVERLAP_MIN:g}" in ch3 and f"{v.CURVE_MAD:g}" in ch3 and f"{v.LEARNED:g}" in ch3
+    assert f"{v.THEORY_Z:g} standard errors" not in ch3
+    with pytest.raises(ValueError, match="topics must be among"):
+        v.thresholds("fig9")
+    assert v.overlap_chance((1, 4, 16, 64)) == ("Random k-dimensional subspaces of the 1,024 pixels overlap by "
+                                                "k/1024: 0.001, 0.004, 0.016 and 0.062 at k = 1, 4, 16 and 64.")
+
+
+def test_chapter_3_rows_are_the_pages_and_its_table_has_a_verdict_column(stored, overlaps, fig6, fig6_nads):
+    got = v.nads_rows(dict(stored=stored, overlaps=overlaps, fig6=fig6, fig6_nads=fig6_nads))
+    assert list(got)[:8] == ["fig5", *(f"nads_{a}" for a in v.NAD_ORDER), "exact", "fig6_lenet"]
+    assert {"fig6_vgg11", "fig6_exact_vgg11", "fig6_exact_lenet_sigma1_5"} <= set(got)
+    assert got["fig6_vgg11"].values["seeds"] == 3 and got["fig6_vgg11"].verdict == v.DIFFERENCE
+    df = v.chapter_table(got.values())
+    assert list(df.columns) == ["The paper", "Ours", "Verdict"] and df.index.name == "Claim" and len(df) == len(got)
+    assert all(any(cell.startswith(v.SHORT[x]) for x in v.VERDICTS) for cell in df["Verdict"])
+    assert not any(cell.startswith("chance") for cell in df["The paper"])   # overlap chance: not the paper's
+    assert df.loc["NADs of ResNet-18: a signature of the network", "Verdict"].startswith("with a difference: ")

@@ -209,3 +209,165 @@ def precision_overlaps(arch, n, ks, seed=0, device="cpu", results_dir=None, prog
     halves = [estimate(arch, n // 2, first=f, **kw) for f in (0, n // 2)]
     return {"compiled": compare(fp32, compiled, ks), "floor": compare(*halves, ks)}
 
+
+
+# ----------------------------------------------------------------------------- the chapter's readings
+# Chapter 3's prose, from its results: the numbers it glues and the sentences whose wording depends on
+# them. The thresholds come in as arguments (the results page's, `nadcore.plots.verdicts`, pass them).
+
+def complete_runs(runs, indices):
+    """The runs of `runs` (`[{index: accuracy}, ...]`, one per seed) that hold every one of `indices`:
+    a seed counts once all its cells are stored."""
+    want = {int(i) for i in indices}
+    return [r for r in runs if r and want <= {int(i) for i in r}]
+
+
+def seed_spread(runs):
+    """`{index: (mean, standard deviation)}` over the seeds' `runs` (`[{index: accuracy}, ...]`) at the
+    indices every run holds; the deviation with ddof 1, 0 for one run."""
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs must hold at least one run ({index: accuracy}); got none")
+    common = sorted(set.intersection(*(set(r) for r in runs)))
+    out = {}
+    for i in common:
+        a = np.array([r[i] for r in runs], dtype=np.float64)
+        out[int(i)] = (float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0)
+    return out
+
+
+def curve_difference(ours, curve):
+    """Our Fig. 6 accuracies `{index: accuracy}` against a published curve (`fig6_rows`, interpolated), at
+    our indices within the published range: `{"mad": mean |difference|, "below": mean of published - ours}`
+    in points (below > 0: ours lower)."""
+    pairs = [(o, q) for _, o, q in fig6_rows(ours, curve) if q is not None]
+    if not pairs:
+        raise ValueError("ours must hold an index within the published curve's range; got none")
+    d = np.array([q - o for o, q in pairs])
+    return {"mad": float(np.abs(d).mean()), "below": float(d.mean())}
+
+
+def fig6_numbers(f6, shown=(0, 32, 64, 128), margin=2.0):
+    """Fig. 6 of LeNet by name, for the prose (`bundle.fig6_comparison`'s `f6`): `fig6_ours_{i}` and
+    `fig6_published_{i}` (interpolated) at each of `shown`, `fig6_best_{i}` (at the sigma study's best,
+    where stored), `fig6_chance_ours` and `fig6_chance_{arch}` of each published curve (`first_at_chance`
+    within `margin`)."""
+    ours, curve, best = f6["ours"], f6["published"], f6.get("ours_best") or {}
+    pub = {i: q for i, _, q in fig6_rows(ours, curve)}
+    out = {}
+    for i in shown:
+        out[f"fig6_ours_{i}"], out[f"fig6_published_{i}"] = float(ours[i]), pub[i]
+        if i in best:
+            out[f"fig6_best_{i}"] = float(best[i])
+    idx = sorted(ours)
+    out["fig6_chance_ours"] = first_at_chance(idx, [ours[i] for i in idx], margin)
+    for arch, c in f6["curves"].items():
+        m = c["measured"]
+        out[f"fig6_chance_{arch}"] = first_at_chance(c["index"][m], c["accuracy"][m], margin)
+    return out
+
+
+def fig6_lenet_reading(f6, tolerance, at=128, best_at=32):
+    """The sentence under Fig. 6 of LeNet (`bundle.fig6_comparison`'s `f6`): how our curve at the
+    published sigma stands to the published one (follows it when their mean |difference| is at most
+    `tolerance` points, else falls faster or stays above; the values at NAD `at`), and what the sigma
+    study's best noise level does to the gap (matches, narrows without closing, or not; at `best_at`)."""
+    ours, curve, best, bs = f6["ours"], f6["published"], f6.get("ours_best") or {}, f6.get("best_sigma")
+    pub = {i: q for i, _, q in fig6_rows(ours, curve)}
+    d = curve_difference(ours, curve)
+    sigma = f6["settings"]["sigma"]
+    if d["mad"] <= tolerance:
+        how = f"follows the published one (mean difference {d['mad']:.1f} points)"
+    else:
+        how = (f"{'falls faster than' if d['below'] > 0 else 'stays above'} the published one "
+               f"({ours[at]:.1f} % at NAD {at} against {pub[at]:.1f} %)")
+    text = f"At the published settings ($\\sigma$ = {sigma:g}) our LeNet curve {how}"
+    if best and bs is not None and best_at in best:
+        b = curve_difference(best, curve)
+        pb = {i: q for i, _, q in fig6_rows(best, curve)}[best_at]
+        if b["mad"] <= tolerance:
+            then = "it matches"
+        elif b["mad"] < d["mad"]:
+            then = "the gap narrows without closing"
+        else:
+            then = "the gap does not narrow"
+        text += (f"; at $\\sigma$ = {bs:g} {then} ({best[best_at]:.1f} % at NAD {best_at} against "
+                 f"{pb:.1f} %, {ours[best_at]:.1f} % at $\\sigma$ = {sigma:g})")
+    return text + "."
+
+
+def seeds_phrase(n):
+    """"one seed", "2 seeds", ...: `n` seeds in words for the prose."""
+    if int(n) < 1:
+        raise ValueError(f"n must be a positive number of seeds; got {n!r}")
+    return "one seed" if int(n) == 1 else f"{int(n)} seeds"
+
+
+def _accuracies(spread):
+    return ", ".join(f"{m:.1f} ± {s:.1f} % at NAD {i}" for i, (m, s) in spread.items())
+
+
+def deep_fig6_reading(network, runs, curve, settings, caption_sigma, batch_norm=True):
+    """The paragraph on a deep network's Fig. 6 points along our secant NADs: `runs` the seeds' complete
+    runs (`[{index: accuracy}, ...]`), `curve` the published one (`published.fig6`), `settings` their
+    training settings (`max_lr`, `sigma`), `caption_sigma` the published noise level; the seeds' mean
+    and deviation (`seed_spread`) at each index beside the published value, and the widest gap."""
+    spread = seed_spread(runs)
+    rows = fig6_rows({i: m for i, (m, _) in spread.items()}, curve)
+    measured = set(int(i) for i in np.asarray(curve["index"])[curve["measured"]])
+    between = [i for i, _, q in rows if q is not None and i not in measured]
+    widest, o, q = max((r for r in rows if r[2] is not None), key=lambda r: abs(r[1] - r[2]))
+    trained = f"{network} with batch norm" if batch_norm else network
+    text = (f"Our {network} points (open squares in its panel) train {trained} as Chapter 1 does (learning rate "
+            f"{settings['max_lr']:g}, $\\sigma$ = {settings['sigma']:g} where the published Fig. 6 has "
+            f"{caption_sigma:g}) on our secant NADs of {network}, the mean and standard deviation of "
+            f"{seeds_phrase(len(runs))}")
+    if batch_norm:
+        text += (f"; in eval mode at initialisation batch norm is the identity, so {network} has the same NADs "
+                 "with and without it")
+    pub = "; ".join(f"{q:.1f} % at NAD {i}" for i, _, q in rows if q is not None)
+    text += (f". They reach {_accuracies(spread)}; the published curve {pub}"
+             + (f" (at NAD {', '.join(map(str, between))} interpolated between the indices the authors trained)"
+                if between else "")
+             + f". The widest gap is at NAD {widest}: {abs(o - q):.1f} points "
+             + f"{'above' if o > q else 'below'} the published curve.")
+    return text
+
+
+def which_nads_predict(by_method, learned=90.0, chance_margin=2.0):
+    """Which NAD estimate predicts what a network learns, from its runs along each (`{method: runs}`,
+    methods "secant" and "autograd"): an estimate predicts when the network learns its first NAD
+    (`learned` % or more) and is at chance (within `chance_margin` of 50 %) at its last index.
+    Returns the methods that do, as a tuple in the order of `by_method`."""
+    out = []
+    for method, runs in by_method.items():
+        spread = seed_spread(runs)
+        first, last = min(spread), max(spread)
+        if spread[first][0] >= learned and abs(spread[last][0] - 50.0) <= chance_margin:
+            out.append(method)
+    return tuple(out)
+
+
+ESTIMATE_WORDS = {"secant": "secant", "autograd": "exact-gradient"}
+
+
+def estimates_reading(panels, learned=90.0, chance_margin=2.0):
+    """The answer to "which NADs predict learning?" over `panels` `{network: {method: runs}}` (the
+    seeds' complete runs along the secant and the exact-gradient NADs): the estimate that predicts for
+    every network (`which_nads_predict`), then each network's accuracy on its first NAD along either
+    and its span along the exact-gradient ones, with its seeds."""
+    if not panels:
+        raise ValueError("panels must hold at least one network ({network: {method: runs}}); got none")
+    answers = {frozenset(which_nads_predict(by, learned, chance_margin)) for by in panels.values()}
+    answer = next(iter(answers)) if len(answers) == 1 else None
+    head = ("It depends on the network" if answer is None else "Neither estimate" if not answer
+            else "Both estimates" if len(answer) > 1 else f"The {ESTIMATE_WORDS[next(iter(answer))]} NADs")
+    parts = []
+    for name, by in panels.items():
+        sec, ex = seed_spread(by["secant"]), seed_spread(by["autograd"])
+        lo, hi = min(m for m, _ in ex.values()), max(m for m, _ in ex.values())
+        n = sorted({len(by["secant"]), len(by["autograd"])})
+        seeds = seeds_phrase(n[0]) if len(n) == 1 else f"{n[0]} and {n[1]} seeds"
+        parts.append(f"{name} ({seeds}) reaches {sec[min(sec)][0]:.1f} % along its first secant NAD and "
+                     f"{lo:.1f}–{hi:.1f} % along its exact-gradient ones")
+    return f"{head}: " + "; ".join(parts) + "."

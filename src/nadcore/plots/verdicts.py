@@ -18,6 +18,7 @@ from scipy import stats
 
 from nadcore import bundle, fourier, pooling, presets, published
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec
+from nadcore.plots import page
 from nadcore.plots.style import LABELS
 
 # ----------------------------------------------------------------------------- verdicts and thresholds
@@ -53,20 +54,48 @@ FLIP_DROP = 10.0        # Fig. 8: points the NAD flip takes off a CNN (the linea
 BOUNDARY_ANGLE = 15.0   # follow-up Fig. 2b: a boundary within this (degrees) of an axis reads that channel alone
 UNIFORM_SPREAD = 5.0    # follow-up App. Fig. 4: the MLP's accuracies vary less than this over the index pairs
 
-THRESHOLDS = (
-    f"Fig. 1 grids agree when their mean |difference| is at most {GRID_MAD:g} points, Fig. 6 curves at most "
-    f"{CURVE_MAD:g}. An accuracy within {CHANCE_MARGIN:g} points of {CHANCE:g} % is chance, one of {LEARNED:g} % or "
-    f"more a learnt task. Two NAD bases agree when their leading k-subspaces overlap by {OVERLAP_MIN:g} or more at "
-    f"k = {', '.join(map(str, OVERLAP_CHECK))} (and k = 1 unless λ₁/λ₀ > {FIRST_GAP:g}) and "
-    f"λ{''.join('₀₁₂₃₄₅₆₇₈₉'[int(d)] for d in str(SPECTRUM_INDEX))}/λ₀ within {SPECTRUM_RTOL:.0%}; a spectrum is "
-    f"isotropic when its smallest λᵢ/λ₀ is at least {ISOTROPY_MIN:g} of the Marchenko-Pastur edge; Fig. 5's "
-    f"energy shares at max(|kx|, |ky|) ≤ {LOW_BAND} agree within {LOW_SHARE_TOL * 100:g} points. Theorem 1 holds "
-    f"when every simulation lies within {THEORY_Z:g} standard errors, Lemma 1 within {HESSIAN_TOL:.0%} of the "
-    f"largest entry. Fig. 4b needs a rank correlation of at least {RANK_MIN:g} (in magnitude), Fig. 2 one of "
-    f"{SPEED_RHO:g} and an isotropic model's slowest direction at most {SPEED_SPREAD:g}× its fastest. On a "
-    f"stand-in, a carrier on the first NAD must cost {HIJACK_DROP:g} points and the NAD flip a CNN {FLIP_DROP:g}. "
-    f"A decision boundary within {BOUNDARY_ANGLE:g}° of an axis reads one channel; the MLP is indifferent to the "
-    f"NAD indices when its accuracies vary by less than {UNIFORM_SPREAD:g} points over the pairs.")
+# The thresholds in words, by topic (`thresholds` joins some; `THRESHOLDS`, all of them, is the page's).
+THRESHOLD_TEXT = {
+    "curves": f"Fig. 1 grids agree when their mean |difference| is at most {GRID_MAD:g} points, Fig. 6 curves at "
+              f"most {CURVE_MAD:g}.",
+    "chance": f"An accuracy within {CHANCE_MARGIN:g} points of {CHANCE:g} % is chance, one of {LEARNED:g} % or more "
+              "a learnt task.",
+    "nads": f"Two NAD bases agree when their leading k-subspaces overlap by {OVERLAP_MIN:g} or more at "
+            f"k = {', '.join(map(str, OVERLAP_CHECK))} (and k = 1 unless λ₁/λ₀ > {FIRST_GAP:g}) and "
+            f"λ{''.join('₀₁₂₃₄₅₆₇₈₉'[int(d)] for d in str(SPECTRUM_INDEX))}/λ₀ within {SPECTRUM_RTOL:.0%}; a "
+            f"spectrum is isotropic when its smallest λᵢ/λ₀ is at least {ISOTROPY_MIN:g} of the Marchenko-Pastur "
+            f"edge; Fig. 5's energy shares at max(|kx|, |ky|) ≤ {LOW_BAND} agree within {LOW_SHARE_TOL * 100:g} "
+            "points.",
+    "theory": f"Theorem 1 holds when every simulation lies within {THEORY_Z:g} standard errors, Lemma 1 within "
+              f"{HESSIAN_TOL:.0%} of the largest entry. Fig. 4b needs a rank correlation of at least {RANK_MIN:g} (in "
+              f"magnitude), Fig. 2 one of {SPEED_RHO:g} and an isotropic model's slowest direction at most "
+              f"{SPEED_SPREAD:g}× its fastest.",
+    "stand_ins": f"On a stand-in, a carrier on the first NAD must cost {HIJACK_DROP:g} points and the NAD flip a CNN "
+                 f"{FLIP_DROP:g}.",
+    "follow_up": f"A decision boundary within {BOUNDARY_ANGLE:g}° of an axis reads one channel; the MLP is "
+                 f"indifferent to the NAD indices when its accuracies vary by less than {UNIFORM_SPREAD:g} points "
+                 "over the pairs.",
+}
+
+
+def thresholds(*topics):
+    """The thresholds of `topics` (keys of `THRESHOLD_TEXT`; all of them if none) in words."""
+    unknown = [t for t in topics if t not in THRESHOLD_TEXT]
+    if unknown:
+        raise ValueError(f"topics must be among {', '.join(THRESHOLD_TEXT)}; got {unknown!r}")
+    return " ".join(THRESHOLD_TEXT[t] for t in topics or THRESHOLD_TEXT)
+
+
+THRESHOLDS = thresholds()
+
+
+def overlap_chance(ks=OVERLAP_KS, dim=1024):
+    """The overlap of random leading subspaces in words: k/`dim` at each k of `ks` (what an overlap of our
+    NADs with the published ones is measured against)."""
+    values = [f"{k / dim:.3f}" for k in ks]
+    return (f"Random k-dimensional subspaces of the {dim:,} pixels overlap by k/{dim}: "
+            + ", ".join(values[:-1]) + f" and {values[-1]} at k = " + ", ".join(map(str, ks[:-1]))
+            + f" and {ks[-1]}.")
 
 
 NOTATION = (
@@ -447,15 +476,14 @@ def nads_exact(overlaps, networks, k=16):
 def curve_mad(ours, curve):
     """Mean |difference| (points) of our Fig. 6 accuracies `{index: accuracy}` and a published curve
     (`published.fig6`, interpolated between its measured indices as `ch3_nads.fig6_rows`), at our
-    indices within the published range."""
-    rows = [(o, q) for _, o, q in ch3_nads.fig6_rows(ours, curve) if q is not None]
-    return float(np.mean([abs(o - q) for o, q in rows]))
+    indices within the published range (`ch3_nads.curve_difference`)."""
+    return ch3_nads.curve_difference(ours, curve)["mad"]
 
 
 def seed_mean(runs):
-    """`{index: mean accuracy}` over the runs `[{index: accuracy}, ...]` (the indices every run holds)."""
-    common = set.intersection(*(set(r) for r in runs))
-    return {i: float(np.mean([r[i] for r in runs])) for i in sorted(common)}
+    """`{index: mean accuracy}` over the runs `[{index: accuracy}, ...]` (the indices every run holds;
+    `ch3_nads.seed_spread`)."""
+    return {i: m for i, (m, _) in ch3_nads.seed_spread(runs).items()}
 
 
 def fig6_lenet(f6, shown=(0, 32, 128)):
@@ -497,14 +525,19 @@ def _vgg11_nads_figure(arch):
 def fig6_deep(runs, curve, arch, settings, caption):
     """Fig. 6 of a deep network along our secant NADs, the mean of the seeds' `runs` beside the published
     curve, within `CURVE_MAD`: with a difference when trained at another sigma than `caption`."""
-    ours = seed_mean(runs)
+    spread = ch3_nads.seed_spread(runs)
+    ours = {i: m for i, (m, _) in spread.items()}
     rows = ch3_nads.fig6_rows(ours, curve)
     mad = curve_mad(ours, curve)
-    v = {"ours": ours, "published": {i: q for i, _, q in rows}, "mad": mad, "seeds": len(runs)}
+    sd = max(s for _, s in spread.values())
+    v = {"ours": ours, "std": {i: s for i, (_, s) in spread.items()}, "published": {i: q for i, _, q in rows},
+         "mad": mad, "seeds": len(runs)}
     verdict, reason = _deep_verdict(mad, CURVE_MAD, settings["sigma"], caption)
+    seeds = f"{len(runs)} seed{'s' * (len(runs) > 1)}"
     return Row(f"Fig. 6, {_name(arch)}", "accuracy on D(uᵢ) falls with the NAD index i",
                f"{_nums(q for _, _, q in rows)} % at NAD {_nums((i for i, _, _ in rows), 'd')}",
-               f"{_nums(ours.values())} %, |Δ| {mad:.1f}", f"σ = {settings['sigma']:g}, batch norm, {len(runs)} seeds",
+               f"{_nums(ours.values())} %" + (f" (s.d. over the seeds ≤ {sd:.1f})" if len(runs) > 1 else "")
+               + f", |Δ| {mad:.1f}", f"σ = {settings['sigma']:g}, batch norm, {seeds}",
                verdict, reason, ("ch3-fig6-bundle", *_vgg11_nads_figure(arch)), values=v)
 
 
@@ -718,16 +751,45 @@ def load(bundle_dir=bundle.BUNDLE):
 
 def fig6_runs(fig6_nads, item, method, sigma=None):
     """The complete stored runs `[{index: accuracy}, ...]` (one per seed) of `bundle.FIG6_NADS` for the item
-    `item` along the NADs of `method` at `sigma` (None: the item's own)."""
-    whole = len(bundle.fig6_item(name=item)[1])
-    return [fig6_nads[n] for n in bundle.fig6_runs(item, method, sigma) if len(fig6_nads[n]) == whole]
+    `item` along the NADs of `method` at `sigma` (None: the item's own): `fig6_nads` `{name: run}` as
+    `load` reads it; a run counts once it holds every index of the item (`ch3_nads.complete_runs`). The
+    results page and Chapter 3 read the seeds through this one function."""
+    return ch3_nads.complete_runs([fig6_nads[n] for n in bundle.fig6_runs(item, method, sigma)],
+                                  bundle.fig6_item(name=item)[1])
+
+
+def nads_rows(results):
+    """The rows of Chapter 3 (Fig. 5, the NADs of the five networks and by the exact gradient, Fig. 6 along
+    either estimate) from `load`'s `stored`, `overlaps`, `fig6` and `fig6_nads`, as `{key: Row}` in the
+    page's order; keys `fig5`, `nads_{arch}`, `exact`, `fig6_lenet`, `fig6_{arch}` and
+    `fig6_exact_{arch}` of each `bundle.DEEP_FIG6` network, `fig6_exact_lenet_sigma{sigma}` (dot as
+    underscore) of LeNet's noise levels where both estimates' runs are stored."""
+    st, ov, f6, runs = results["stored"], results["overlaps"], results["fig6"], results["fig6_nads"]
+    out = {"fig5": fig5(st)}
+    for arch in NAD_ORDER:
+        make = nads_isotropic if arch == "logreg" else nads_row
+        out[f"nads_{arch}"] = make(arch, st[(arch, "secant")], published.nads(arch), ov[(arch, "secant")])
+    exact = {a: x for (a, m), x in ov.items() if m == "autograd"}
+    out["exact"] = nads_exact(exact, min(st[(a, "autograd")].settings["num_networks"] for a in exact))
+    out["fig6_lenet"] = fig6_lenet(f6)
+    for item, (arch, _) in bundle.DEEP_FIG6.items():
+        secant = fig6_runs(runs, item, "secant")
+        out[f"fig6_{arch}"] = fig6_deep(secant, f6["curves"][arch], arch, bundle.fig6_item(name=item)[2],
+                                        f6["settings"]["sigma"])
+        out[f"fig6_exact_{arch}"] = fig6_exact(fig6_runs(runs, item, "autograd"), secant, f6["curves"][arch], arch)
+    for sigma in (bundle.DEEP_SIGMA, bundle.FIG6_CAPTION):      # LeNet along both estimates, once stored
+        exact, secant = (fig6_runs(runs, "fig6", m, sigma) for m in ("autograd", "secant"))
+        if exact and secant:
+            key = f"fig6_exact_lenet_sigma{sigma:g}".replace(".", "_")
+            out[key] = fig6_exact(exact, secant, f6["curves"]["lenet"], "lenet", sigma)
+    return out
 
 
 def rows(results):
     """Every row of the page, in the papers' order, from `load`'s results."""
     fig1_settings = bundle.fourier_item("fig1")[2]
     caption = bundle.SIGMA_STUDY["caption"]
-    c, st, ov, f6 = results["comparison"], results["stored"], results["overlaps"], results["fig6"]
+    c, f6 = results["comparison"], results["fig6"]
     out = [fig1_logreg(c, fig1_settings),
            fig1_lenet(results["sigma"], caption, published.AUTHORS_CODE_LENET[((0, 0), "cos")])]
     for name, arch in bundle.DEEP_FIG1.items():
@@ -739,21 +801,8 @@ def rows(results):
     out.append(fig3(ch1_fourier.per_cell(results["fig3"])["lenet"], c["lenet"]["ours"], fig1_settings))
     cfg, p = presets.preset("pooling", "paper"), results["pooling"]
     out += [theorem1(p["theorem1"], cfg), fig4a(cfg), lemma1(p["lemma1"], cfg),
-            fig4b(p["fig4b"]["loss"], ch2_pooling.fig4b_zeta(cfg), cfg), fig5(st)]
-    for arch in NAD_ORDER:
-        make = nads_isotropic if arch == "logreg" else nads_row
-        out.append(make(arch, st[(arch, "secant")], published.nads(arch), ov[(arch, "secant")]))
-    exact = {a: x for (a, m), x in ov.items() if m == "autograd"}
-    out.append(nads_exact(exact, min(st[(a, "autograd")].settings["num_networks"] for a in exact)))
-    out.append(fig6_lenet(f6))
-    for item, (arch, _) in bundle.DEEP_FIG6.items():
-        secant = fig6_runs(results["fig6_nads"], item, "secant")
-        out.append(fig6_deep(secant, f6["curves"][arch], arch, bundle.fig6_item(name=item)[2], f6["settings"]["sigma"]))
-        out.append(fig6_exact(fig6_runs(results["fig6_nads"], item, "autograd"), secant, f6["curves"][arch], arch))
-    for sigma in (bundle.DEEP_SIGMA, bundle.FIG6_CAPTION):      # LeNet along both estimates, once stored
-        exact, secant = (fig6_runs(results["fig6_nads"], "fig6", m, sigma) for m in ("autograd", "secant"))
-        if exact and secant:
-            out.append(fig6_exact(exact, secant, f6["curves"]["lenet"], "lenet", sigma))
+            fig4b(p["fig4b"]["loss"], ch2_pooling.fig4b_zeta(cfg), cfg)]
+    out += list(nads_rows(results).values())
     epochs = bundle.cifar_item()["recipe"]["epochs"]
     out += [fig7(results["cifar"]["curve"], epochs), fig8(results["cifar"]["flip"], epochs)]
     pairs = bundle.underspec_item("pairs")
@@ -781,6 +830,18 @@ def table(rows_, paper):
                  ", ".join(f"{{numref}}`%s <{label}>`" for label in r.see)]
         lines.append("* - " + "\n  - ".join(map(_cell, cells)))
     return "\n".join(lines + ["```"])
+
+
+CHAPTER_COLUMNS = ("Claim", "The paper", "Ours", "Verdict")
+
+
+def chapter_table(rows_):
+    """A chapter's claims beside the paper (a `page.table`, one line per `Row` of `rows_`): the claim, the
+    paper's number, ours (then, after a dash, the scale it was computed at), and the verdict with its
+    reason. The chapter states the thresholds beside it (`thresholds`)."""
+    lines = [(f"{r.item}: {r.claim}", _cell(r.published), f"{_cell(r.ours)} — {_cell(r.scale)}",
+              SHORT[r.verdict] + (f": {r.reason}" if r.reason else "")) for r in rows_]
+    return page.table(lines, CHAPTER_COLUMNS, index="Claim")
 
 
 def counts(rows_):
