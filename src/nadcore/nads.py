@@ -299,12 +299,22 @@ def _first_line(err):
     return (str(err).strip().splitlines() or [""])[0]
 
 
+def one_output_factory(model, input_shape=(1, 32, 32), pooling=True):
+    """`(factory, name)` for `model` as `estimate` takes it (a registry name, "module:callable",
+    "timm:NAME" or a zero-argument factory): the factory builds a fresh network with one output,
+    lazy modules materialised by one forward pass; `name` is None for a factory without a usable
+    name (a lambda). Checked before any network is built (one-line ValueErrors naming `model`)."""
+    input_shape = tuple(int(s) for s in input_shape)
+    factory, name = _factory(model, input_shape, pooling)
+    return _materialising(factory, torch.zeros(input_shape)), name
+
+
 def _is_lazy(net):
     return any(nn.parameter.is_lazy(p) for p in net.parameters()) or any(
         nn.parameter.is_lazy(b) for b in net.buffers())
 
 
-def _forward_checked(net, x0):
+def forward_checked(net, x0):
     """`net(x0[None])` (no gradient, eval mode, mode restored); a shape mismatch is a one-line
     ValueError naming `input_shape` and the shape tried."""
     was = net.training
@@ -326,7 +336,7 @@ def _materialising(factory, x0):
     def build():
         net = factory()
         if isinstance(net, nn.Module) and _is_lazy(net):
-            _forward_checked(net, x0)
+            forward_checked(net, x0)
         return net
 
     return build
@@ -337,7 +347,7 @@ def _describe(factory, seed, index, x0, source):
     `nn.Module`, takes `x0` (a shape mismatch names `input_shape`), and has one output. Returns
     the model's description for the settings of a non-registry model (None for a registry name)."""
     net = _network(factory, seed, index, torch.device("cpu"))
-    out = _forward_checked(net, x0)
+    out = forward_checked(net, x0)
     if out.numel() != 1:
         raise ValueError(f"model must have ONE output (build it with num_classes=1); got output shape "
                          f"{tuple(out.shape)}")

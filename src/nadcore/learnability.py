@@ -1,0 +1,180 @@
+"""Can a model learn a direction? The NAD paper's Fig. 1 test for any model: fresh networks trained on
+D(v) for Fourier directions v (`sweep`), and `recipe_check`, which tells a model that cannot learn a
+direction from a recipe that does not train the model at all.
+
+A model is what `nads.estimate` takes (a registry name, "module:callable", "timm:NAME" or a
+zero-argument factory), with one output f(x) trained as a two-class classifier with logits (0, f(x))
+(the logistic loss), or with two logits. The same factory gives a model's NADs and its Fig. 1.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from nadcore import data, fourier, nads, seeds, train
+
+CHANCE = 50.0            # percent, two balanced classes
+EASY_ACCURACY = 90.0     # `recipe_check`: an easy task counts as learned from this test accuracy (percent)
+LOSS_FALLS = 0.5 * math.log(2)   # ... and its loss as fallen below half of chance's loss (ln 2) in its last epoch
+
+
+class TwoLogits(nn.Module):
+    """A one-output network `net` as a two-class classifier: logits (0, f(x)), so that cross-entropy is
+    the logistic loss of f (class 1 where f > 0)."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        z = self.net(x).reshape(len(x), 1)
+        return torch.cat([torch.zeros_like(z), z], 1)
+
+
+def _classifier_factory(model, input_shape):
+    """A zero-argument factory of fresh two-logit classifiers for `model` (checked once, here)."""
+    factory, _ = nads.one_output_factory(model, input_shape)
+    with torch.random.fork_rng(devices=[]):
+        out = nads.forward_checked(factory(), torch.zeros(input_shape))
+    if out.numel() not in (1, 2):
+        raise ValueError(f"model must have one output (or two logits); got output shape {tuple(out.shape)}")
+    return (lambda: TwoLogits(factory())) if out.numel() == 1 else factory
+
+
+def _check_shape(input_shape):
+    shape = tuple(input_shape) if isinstance(input_shape, (tuple, list)) else None
+    if shape is None or len(shape) != 3 or not all(isinstance(s, int) and s > 0 for s in shape) \
+            or shape[1] != shape[2]:
+        raise ValueError(f"input_shape must be (C, H, W) with H == W (Fourier directions are square); "
+                         f"got {input_shape!r}")
+    return shape
+
+
+def _check_count(name, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
+    return value
+
+
+def _direction(kx, ky, shape, kind):
+    """The unit Fourier direction (kx, ky) for inputs of `shape` (C, H, W): the same image on each channel."""
+    v = fourier.fourier_direction(kx, ky, shape[1], kind)
+    return v.expand(shape[0], -1, -1) / math.sqrt(shape[0])
+
+
+def _train(factory, tasks, recipe, n, sigma, eps, device):
+    """Train a fresh network per task `(v, streams)` on D(v) (`n` train and `n` test samples): `fit` dicts."""
+    datasets, nets = [], []
+    for v, st in tasks:
+        datasets.append(tuple(data.directional_dataset(v, n, sigma, eps, seed=s) for s in (st.train, st.test)))
+    for _, st in tasks:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(st.init)
+            nets.append(factory())
+    # Stacked as they come, unpadded (`fit_many`'s pad=False): a sweep of a few cells trains only its own
+    # networks; a call reproduces itself bitwise, and a cell may round apart in a sweep of other cells.
+    return train.fit_many(nets, datasets, recipe, device=device, seeds=[st.shuffle for _, st in tasks], pad=False)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What `sweep` returns: per seed (rows) and cell (columns), the test and train accuracies (percent)
+    and the loss of every SGD step."""
+    cells: tuple
+    test_acc: np.ndarray
+    train_acc: np.ndarray
+    loss_history: np.ndarray
+
+    def mean(self):
+        """`{(kx, ky): mean test accuracy over seeds}`."""
+        return {c: float(a) for c, a in zip(self.cells, self.test_acc.mean(0))}
+
+    def summary(self):
+        """One line per cell: its test accuracy (mean +- standard deviation over seeds)."""
+        spread = self.test_acc.std(0, ddof=1) if len(self.test_acc) > 1 else np.zeros(len(self.cells))
+        return "\n".join(f"({kx:+d}, {ky:+d}): {m:5.1f} +- {s:.1f} % test accuracy"
+                         for (kx, ky), m, s in zip(self.cells, self.test_acc.mean(0), spread))
+
+
+def sweep(model, cells, recipe, *, n=10_000, sigma=3.0, eps=1.0, kind="sin", num_seeds=1, seed=0,
+          input_shape=(1, 32, 32), device="auto"):
+    """Fig. 1 for `model`: a fresh network trained with `recipe` (a `train.Recipe` or a dict of its
+    fields) on D(v) for the Fourier direction v of each cell `(kx, ky)`, `num_seeds` times.
+
+    The defaults are the paper's (n = 10,000 train and as many test samples, sigma = 3, eps = 1, sine
+    directions). Each cell's data, initialisation and shuffling come from `seeds.streams` of the seed
+    of its replicate (`seeds.replicate(seed, r)`) and its frequency, as in Chapter 1's sweeps. A
+    direction stays at chance (50 %) when the model cannot learn it at this noise, or when the
+    recipe does not train the model: `recipe_check` tells the two apart. Returns a `Sweep`.
+    """
+    shape = _check_shape(input_shape)
+    recipe = train.as_recipe(recipe)
+    _check_count("num_seeds", num_seeds)
+    cells = tuple((int(kx), int(ky)) for kx, ky in cells)
+    if not cells:
+        raise ValueError("cells must hold at least one frequency (kx, ky)")
+    vs = [_direction(kx, ky, shape, kind) for kx, ky in cells]      # checks the frequencies and kind
+    factory = _classifier_factory(model, shape)
+    tasks = [(v, seeds.streams(seeds.replicate(seed, r), kx % shape[1], ky % shape[1]))
+             for r in range(num_seeds) for v, (kx, ky) in zip(vs, cells)]
+    out = _train(factory, tasks, recipe, n, sigma, eps, device)
+    grid = lambda key: np.array([r[key] for r in out], dtype=np.float64).reshape(num_seeds, len(cells))
+    losses = np.stack([r["loss_history"] for r in out]).reshape(num_seeds, len(cells), -1)
+    return Sweep(cells, grid("test_acc"), grid("train_acc"), losses)
+
+
+@dataclass(frozen=True)
+class RecipeCheck:
+    """What `recipe_check` found on an easy task: the mean training loss of the first and the last
+    epoch, the test accuracy (percent), and the verdict in one line (`str(check)`)."""
+    loss_first: float
+    loss_last: float
+    test_acc: float
+    trains: bool
+    verdict: str
+
+    def __str__(self):
+        return self.verdict
+
+
+def recipe_check(model, recipe, *, direction=(0, 0), kind="cos", n=2_000, sigma=3.0, eps=None, seed=0,
+                 input_shape=(1, 32, 32), device="auto"):
+    """Does `recipe` train `model` at all? One fresh network trained on an easy task: D(v) at the
+    sweep's noise `sigma` with the classes as far apart as the noise is large (`eps` = sigma sqrt(D)
+    by default, D = C H W), along `direction` (default: the constant image, cos(0, 0), which every
+    image model of the book sees; a model blind to it needs another `direction`, a (kx, ky) it sees).
+
+    Says, in `verdict`: the recipe diverges (a loss that is not finite: lower `max_lr`); or the loss
+    does not fall (last epoch's mean above `LOSS_FALLS`, half of chance's ln 2: raise `max_lr` or `epochs`);
+    or the model fits its training set without learning the task (below `EASY_ACCURACY` %); or the
+    recipe trains the model, so that a direction of `sweep` that stays at chance is the model's bias.
+    Returns a `RecipeCheck`.
+    """
+    shape = _check_shape(input_shape)
+    recipe = train.as_recipe(recipe)
+    kx, ky = (int(k) for k in direction)
+    v = _direction(kx, ky, shape, kind)
+    eps = sigma * math.sqrt(math.prod(shape)) if eps is None else eps
+    factory = _classifier_factory(model, shape)
+    (out,) = _train(factory, [(v, seeds.streams(seed, kx % shape[1], ky % shape[1]))], recipe, n, sigma, eps, device)
+    loss = np.asarray(out["loss_history"], dtype=np.float64)
+    per_epoch = len(loss) // recipe.epochs
+    first, last = float(loss[:per_epoch].mean()), float(loss[-per_epoch:].mean())
+    acc = float(out["test_acc"])
+    task = f"an easy task (D(v) along ({kx}, {ky}) {kind}, sigma {sigma:g}, eps {eps:.3g})"
+    numbers = f"loss {first:.3f} -> {last:.3f}, test accuracy {acc:.1f} %"
+    if not np.isfinite(loss).all():
+        verdict, trains = f"the recipe diverges on {task} (a loss that is not finite): lower max_lr", False
+    elif last > LOSS_FALLS:
+        verdict, trains = (f"the loss does not fall on {task} ({numbers}): the recipe does not train this "
+                           "model; raise max_lr or epochs"), False
+    elif acc < EASY_ACCURACY:
+        verdict, trains = (f"the model fits {task} without learning it ({numbers}): more samples (n) or "
+                           "another recipe"), False
+    else:
+        verdict, trains = (f"the recipe trains this model ({task}: {numbers}): a direction that stays at "
+                           "chance in a sweep is the model's bias, not the recipe's"), True
+    return RecipeCheck(first, last, acc, trains, verdict)
