@@ -15,6 +15,8 @@ it). Any registry name goes (`nadcore.models.names()`, the architectures after 2
 `--train` also times one SGD step on a batch of 128, the way `train.fit_many` trains the network
 (stacked through `nadcore.stacked` when `train.vmappable`), in float32 and in bfloat16 (autocast,
 `precision="bfloat16"` of `train.Recipe`), with their ratio and fractions of the peaks.
+`--write-rates` writes the measured costs into nadcore's rates file (`catalog.RATES_FILE`), which
+`nadcore plan` prices with.
 
     .venv/bin/python benchmarks/nad_throughput.py --arch vgg11 resnet18 --networks 4
     .venv/bin/python benchmarks/nad_throughput.py --arch vit mixer convnext resnet18_blur --networks 2 \
@@ -25,6 +27,7 @@ import argparse
 import time
 
 import numpy as np
+import rates
 import torch
 import torch.nn.functional as F
 from timing import timed
@@ -67,8 +70,9 @@ def _seconds(fn):
 
 def secant_gflop(arch):
     """GFLOP of one network's secant: its forward pass on the 2D probes."""
-    factory, _ = nads._factory(arch, (1, 32, 32))
-    net = nads._network(factory, 0, 0, torch.device("cpu"))
+    factory, _ = nads.one_output_factory(arch)
+    torch.manual_seed(0)
+    net = factory().eval()
     x0 = nads.eval_point_for(0, (1, 32, 32))
     with FlopCounterMode(display=False) as counter, torch.no_grad():
         net(nads.probes(x0, 100.0))
@@ -135,6 +139,8 @@ def main(argv=None):
     ap.add_argument("--agreement-arch", default="lenet")
     ap.add_argument("--agreement-networks", type=int, default=1000, help="0: no agreement run")
     ap.add_argument("--train", action="store_true", help="also time one training step on a batch of 128")
+    ap.add_argument("--write-rates", action="store_true",
+                    help="write the measured costs into nadcore's rates file (what `nadcore plan` prices with)")
     args = ap.parse_args(argv)
     mm = {t: peak_gflops(t) for t in (torch.float32, torch.bfloat16)}
     conv = {t: conv_peak_gflops(t) for t in (torch.float32, torch.bfloat16)}
@@ -142,6 +148,7 @@ def main(argv=None):
     print(f"threads={torch.get_num_threads()} networks={args.networks}; measured peaks (GFLOP/s): matmul float32 "
           f"{mm[torch.float32]:.0f}, bfloat16 {mm[torch.bfloat16]:.0f}; 3x3 conv (direct-convolution FLOPs) float32 "
           f"{conv[torch.float32]:.0f}, bfloat16 {conv[torch.bfloat16]:.0f}")
+    measured = {}
     for arch in args.arch:
         gflop = secant_gflop(arch)
         nads.estimate(arch, 2, method="autograd", progress=False)              # warm-up (imports, kernels)
@@ -158,6 +165,9 @@ def main(argv=None):
             frac = f"{rate:6.0f} GFLOP/s = {rate / peak:4.0%} of the {peak:.0f} GFLOP/s peak" if rate else ""
             print(f"{arch:<11} {label:<20} {1 / rows[label]:7.3f} networks/s ({rows[label]:.3g} s each)  ratio to "
                   f"secant float32 {rows['secant float32'] / rows[label]:5.2f}x  {frac}", flush=True)
+        measured |= {("nad_s", f"{arch}/secant"): rows["secant float32"], ("nad_s", f"{arch}/autograd"):
+                     rows["autograd float32"], ("nad_s_bfloat16", arch): rows["secant bfloat16"],
+                     ("nad_s_compiled", arch): rows["secant bf16 compiled"]}
         cos = gradient_cosines(arch, args.cosine_networks)
         print(f"{arch:<11} bfloat16 vs float32 secant gradient, cosine per network: eager min {cos[:, 0].min():.4f}, "
               f"mean {cos[:, 0].mean():.4f}; compiled min {cos[:, 1].min():.4f}, mean {cos[:, 1].mean():.4f} "
@@ -169,6 +179,11 @@ def main(argv=None):
                   f"{flops / t32 / 1e9:.0f} GFLOP/s = {flops / t32 / 1e9 / p32:.0%} of peak); bfloat16 {t16:.3f} s "
                   f"({flops / t16 / 1e9:.0f} GFLOP/s = {flops / t16 / 1e9 / p16:.0%} of peak); ratio {t32 / t16:.2f}x",
                   flush=True)
+            if arch not in ("logreg", "mlp", "lenet"):   # theirs come from whole sweeps (rates.json's sources)
+                measured[("train_s", arch)] = 0.3 * t32 / 128   # per sample and epoch: a fifth more for evaluation
+    if args.write_rates:
+        rates.write(measured, f"benchmarks/nad_throughput.py, {args.networks} networks, "
+                              f"{torch.get_num_threads()} threads")
     if args.agreement_networks < 2:
         return
     ks = [1, 4, 16, 64, 128, 256]

@@ -1,5 +1,7 @@
 """The run plan: every chapter at every scale resolves without computing, and counts what is stored."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -186,3 +188,30 @@ def test_cli_plans_for_a_gpu_from_the_checkout(no_gpu, capsys):
     assert cli.main(["plan", "03_nads", "--scale", "paper", "--device", "cuda", "--book-dir", str(ROOT / "book")]) == 0
     out = capsys.readouterr().out
     assert "on cuda (GPU rates from the bundle's GPU records: NVIDIA" in out and "in the bundle" in out
+
+
+def test_the_rates_plan_prices_with_are_dated_and_sourced_and_benchmarks_rewrite_them(tmp_path, monkeypatch):
+    import json
+    import sys
+
+    from nadcore import catalog, plan
+
+    tables = json.loads(catalog.RATES_FILE.read_text())
+    for name in ("train_s", "nad_s", "nad_s_bfloat16", "nad_s_compiled"):
+        for key, entry in tables[name].items():
+            assert entry["s"] > 0 and entry["measured"][:2] == "20" and entry["source"], (name, key)
+    assert plan.NAD_S[("lenet", "secant")] == tables["nad_s"]["lenet/secant"]["s"]
+    assert set(catalog.NAD_S_COMPILED) <= set(catalog.ARCHS) and set(catalog.NAD_S_BFLOAT16) <= set(catalog.ARCHS)
+    copy = tmp_path / "rates.json"
+    copy.write_text(catalog.RATES_FILE.read_text())
+    monkeypatch.setattr(catalog, "RATES_FILE", copy)
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "benchmarks"))
+    sys.modules.pop("rates", None)
+    import rates
+
+    rates.write({("nad_s", "lenet/secant"): 0.0123456}, "a test")
+    entry = json.loads(copy.read_text())["nad_s"]["lenet/secant"]
+    assert entry["s"] == 0.0123 and "a test" in entry["source"]
+    assert catalog.load_rates(copy)[1][("lenet", "secant")] == 0.0123
+    with pytest.raises(ValueError, match="table must be one of"):
+        rates.write({("nad_seconds", "lenet/secant"): 1.0}, "a test")
