@@ -394,5 +394,12 @@ def test_chapter_figures_draw_the_closed_forms_and_name_them():
     lemma1 = {"theory": np.diag([1.0, 0.5, 0.2, 0.1]), "monte_carlo": np.diag([1.02, 0.49, 0.2, 0.11])}
     fig = figs.theory_vs_simulation(theorem1, lemma1)
     left, right = fig.axes
-    np.testing.assert_allclose(left.lines[0].get_ydata(), theorem1["theory"])
-    np.testing.assert_allclose(right.lines[1].get_ydata(), [1.02, 0.49, 0.2, 0.11])
+    by_label = lambda ax: {ln.get_label(): ln for ln in ax.lines}   # noqa: E731
+    exact, mc = by_label(left)["Theorem 1, exact"], by_label(right)["Monte Carlo (autograd)"]
+    np.testing.assert_allclose(exact.get_ydata(), theorem1["theory"])
+    np.testing.assert_allclose(mc.get_ydata(), [1.02, 0.49, 0.2, 0.11])
+    simulated = left.containers[0].lines[0]                 # the simulations: hollow markers under the lines
+    np.testing.assert_allclose(simulated.get_ydata(), theorem1["simulated"])
+    for line, marks in ((exact, simulated), (by_label(right)["Lemma 1"], mc)):
+        assert marks.get_markerfacecolor() == "none" and line.get_zorder() > marks.get_zorder()
+    assert [t.get_text() for t in left.get_legend().get_texts()][0] == "Theorem 1, exact"

@@ -53,18 +53,23 @@ def fig4b_training_loss(loss, ls, zeta=None, ax=None):
 
 
 def theory_vs_simulation(theorem1, lemma1):
-    """Left: Theorem 1 (closed forms) against avg_pool1d simulations; right: Lemma 1's diagonal."""
+    """Left: Theorem 1 (closed forms) against avg_pool1d simulations; right: Lemma 1's diagonal.
+
+    The closed forms are lines drawn over the simulations, which are hollow markers: where they agree,
+    both stay visible."""
     fig, (a, b) = style.figure(1, 2, width=0.97, height=3.6)
     ls = np.asarray(theorem1["l"])
-    a.plot(ls, theorem1["theory"], "-", label="Theorem 1, exact")
-    a.plot(ls, theorem1["paper"], "--", label="Theorem 1, as printed")
-    a.errorbar(ls, theorem1["simulated"], yerr=2 * np.asarray(theorem1["stderr"]), fmt="o", ms=4,
-               label="avg_pool1d + LDA (±2 s.e.)")
+    sim = "C2"
+    a.errorbar(ls, theorem1["simulated"], yerr=2 * np.asarray(theorem1["stderr"]), fmt="o", ms=5, mfc="none",
+               mew=1.0, color=sim, ecolor=sim, elinewidth=0.8, zorder=2, label="avg_pool1d + LDA (±2 s.e.)")
+    a.plot(ls, theorem1["theory"], "-", color="C0", lw=1.5, zorder=3, label="Theorem 1, exact")
+    a.plot(ls, theorem1["paper"], "--", color="C1", lw=1.5, zorder=3, label="Theorem 1, as printed")
     a.set(xlabel=r"frequency index $\ell$", ylabel="accuracy", title="Theorem 1 vs simulation")
     a.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
     D = np.asarray(lemma1["theory"]).shape[0]
-    b.plot(np.arange(D), np.diag(lemma1["theory"]), "-", label="Lemma 1")
-    b.plot(np.arange(D), np.diag(lemma1["monte_carlo"]), "o", ms=4, label="Monte Carlo (autograd)")
+    b.plot(np.arange(D), np.diag(lemma1["monte_carlo"]), "o", ms=5, mfc="none", mew=1.0, color="C1", zorder=2,
+           label="Monte Carlo (autograd)")
+    b.plot(np.arange(D), np.diag(lemma1["theory"]), "-", color="C0", lw=1.5, zorder=3, label="Lemma 1")
     b.set(xlabel=r"index $i$ of $\phi$", ylabel=r"$\mathbb{E}\,\partial^2 J / \partial \phi_i^2$",
           title="Lemma 1 vs Monte Carlo")
     b.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
