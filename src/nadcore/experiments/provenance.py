@@ -1,0 +1,213 @@
+"""Where every number comes from (the book's appendix B): the stored records behind each page.
+
+Every result a page shows at the published scale is read from the results bundle, whose items
+(`bundle.ITEMS`) `PAGES` assigns to the pages that show them. `reads` runs `bundle.status` of
+each item (what `python -m nadcore.bundle status` prints), plus the few readers of a page that
+status does not call (`EXTRA`), and notes every stored result they open through `store.load`
+(`opened`), with its record. A result belongs to the item that reads the fewest results
+(`owners`): its own; a larger item reads it as an input (Chapter 6 reads Chapter 1's max-pooling
+cells, Fig. 6 reads its NADs). `page_rows` groups the results a page's items read by their item
+and by what they hold (`describe`: the network, the kind of result and the settings that vary),
+with the machine, threads, dates and compute time of their records; `pending` lists the page's
+items not complete yet, in status's words. `scales` compares what a chapter computes at the smoke
+and the published scale, in the plan's unit costs (`plan.chapter_plan`).
+"""
+
+import contextlib
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nadcore import bundle, plan, store
+
+PAGES = {   # the bundle items each page reads (a page reads an item whose number it shows)
+    "01_fourier": ("fig1", "fig2", "fig3", "sigma", *bundle.DEEP_FIG1, "train_precision"),
+    "02_pooling": ("pooling",),
+    "03_nads": (*(f"nads_{a}" for a in bundle.NAD_ARCHS), "nads_lenet_autograd",
+                *(f"nads_{a}" for a in bundle.GPU_NAD_ARCHS), *(f"nads_{a}_autograd" for a in bundle.GPU_NAD_ARCHS),
+                "convergence", "fig6", "fig6_sigma", *bundle.DEEP_FIG6, *bundle.FIG6_NADS),
+    "04_cifar10": ("cifar", "cifar_fashion"),
+    "05_underspecification": ("underspec_pairs", "underspec_ood", "underspec_ood_fashion"),
+    "06_antialias": ("antialias", "fig6"),
+    "07_zoo": ("zoo", *(f"nads_{a}_autograd" for a in bundle.ZOO_ARCHS), *(f"nads_{a}" for a in bundle.ZOO_ARCHS),
+               "convergence_zoo"),
+    "nads_in_practice": ("convergence_autograd", "convergence_secant", "precision", "train_precision"),
+}
+NOT_SHOWN = ("fig3_sigma", "antialias_sigma", "secant_dial")   # items no page reads yet
+# readers a page calls besides the items' status: the extra seeds and the plain network of a deep Fig. 1 item
+EXTRA = {name: lambda bundle_dir, name=name: (bundle.load_deep_seeds(name, bundle_dir),
+                                              bundle.plain_deep(name, bundle_dir)) for name in bundle.DEEP_FIG1}
+INCOMPLETE = "computes the rest"   # how `bundle.status` says that an item is not complete
+OTHER_KINDS = {"train_ls": "linear model", "sim_ls": "Theorem 1", "hess_n": "Lemma 1",
+               "overlap_arch": "precision"}   # a setting that names each of the other kinds of results
+
+
+@contextlib.contextmanager
+def opened():
+    """Inside the block, note every stored result that `store.load` reads (and so `store.matches` and
+    `store.cached`, which call it): yields a dict `{resolved path: record}`, filled as they are read."""
+    seen, load = {}, store.load
+
+    def traced(path, settings=None):
+        result = load(path, settings)
+        seen[Path(path).resolve()] = result.record
+        return result
+
+    store.load = traced
+    try:
+        yield seen
+    finally:
+        store.load = load
+
+
+def reads(items=bundle.ITEMS, bundle_dir=bundle.BUNDLE, status=None, extra=None):
+    """`{item: (status line, {path: record})}`: for each of `items`, its `status` (default
+    `bundle.status(item, bundle_dir)`) and every stored result it and its `extra` reader (default `EXTRA`)
+    read."""
+    status = status or (lambda item: bundle.status(item, bundle_dir))
+    extra = EXTRA if extra is None else extra
+    out = {}
+    for item in items:
+        with opened() as seen:
+            line = status(item)
+            if item in extra:
+                extra[item](bundle_dir)
+        out[item] = (line, dict(seen))
+    return out
+
+
+def owners(read):
+    """`{path: item}`: each stored result of `read` (`reads`) and the item that reads the fewest results
+    among those that read it (ties: the first in `read`)."""
+    out = {}
+    for item, (_, seen) in sorted(read.items(), key=lambda kv: len(kv[1][1])):   # a stable sort keeps ties in order
+        for path in seen:
+            out.setdefault(path, item)
+    return out
+
+
+def _value(x):
+    return tuple(x) if isinstance(x, list) else x
+
+
+def describe(settings):
+    """What a stored result holds, from its record's settings: `(network, kind, fields)`, with `kind` one
+    of "D(v)" (a training on a Fourier direction), "D(u_i)" (on a NAD), "pair" (on D(v_i) + D(v_j)),
+    "stand-in" (a dataset with a carrier D(v_k)), "flip", "carrier", "NADs", "convergence", one of
+    `OTHER_KINDS` or "other"; `network` names the architecture and, where one is set, its pooling
+    (`arch/pooling`, "none" for no pooling); `fields` `{name: value}` the settings a reader compares:
+    method, networks, precision, compiled, n, sigma, epochs, dataset, eps, sizes."""
+    s = dict(settings)
+    cell = s.pop("cell", None) if isinstance(s.get("cell"), dict) else None
+    inner = s.pop("settings", {}) if cell is not None else {}
+    flat = {**s, **inner, **(cell or {})}
+    recipe = flat.get("recipe") or {}
+    if cell is not None and {"kx", "ky"} <= set(cell):
+        kind = "D(v)"
+    elif cell is not None and "index" in cell:
+        kind = "D(u_i)"
+    elif cell is not None and {"i", "j"} <= set(cell):
+        kind = "pair"
+    elif cell is not None and "k" in cell:
+        kind = "stand-in"
+    elif "kind" in flat and "recipe" in flat:
+        kind = "flip"
+    elif "index" in flat and "recipe" in flat:
+        kind = "carrier"
+    elif "sizes" in flat:
+        kind = "convergence"
+    elif "num_networks" in flat:
+        kind = "NADs"
+    else:
+        kind = next((k for key, k in OTHER_KINDS.items() if key in flat), "other")
+    arch = flat.get("arch") or ("+".join(flat["archs"]) if isinstance(flat.get("archs"), list) else "")
+    pooling = flat.get("pooling")
+    network = arch + ("/none" if pooling is False else f"/{pooling}" if isinstance(pooling, str) else "")
+    epochs = recipe.get("epochs", flat.get("epochs"))
+    if isinstance(epochs, dict):   # a sweep's epochs by architecture
+        epochs = epochs.get(arch)
+    fields = {"method": flat.get("method"), "networks": flat.get("num_networks"),
+              "precision": flat.get("precision") if kind in ("NADs", "convergence", "D(v)") else None,
+              "compiled": flat.get("compiled") or None, "n": flat.get("n", flat.get("n_train")),
+              "sigma": flat.get("sigma"), "epochs": epochs, "dataset": flat.get("dataset"),
+              "eps": flat.get("eps") if kind == "carrier" else None,
+              "sizes": _value(flat.get("sizes"))}
+    return network, kind, {k: v for k, v in fields.items() if v is not None}
+
+
+@dataclass
+class Row:
+    """The stored results of one item that hold one kind of result of one network: how many (`count`),
+    the values each setting takes (`fields`, `{name: sorted values}`), how many seeds, where they were
+    computed (`machines`, `threads`: None on a GPU), when (`first`, `last`: dates) and the sum of their
+    compute times (`seconds`, None when no record has one)."""
+    item: str
+    network: str
+    kind: str
+    count: int = 0
+    fields: dict = field(default_factory=dict)
+    seeds: int = 0
+    machines: tuple = ()
+    threads: tuple = ()
+    first: str = ""
+    last: str = ""
+    seconds: float | None = None
+
+
+def _sorted(values):
+    return tuple(sorted(values, key=lambda v: (str(type(v)), v if not isinstance(v, tuple) else str(v))))
+
+
+def page_rows(page, read, bundle_dir=bundle.BUNDLE, pages=None):
+    """The `Row`s of `page` (a key of `pages`, default `PAGES`): every stored result its items read in `read`
+    (`reads`, of all the bundle's items so that `owners` sees every reader), grouped by the item that
+    owns it, its network and kind (`describe`), in the order the page's items list them."""
+    pages = _check_page(page, pages)
+    owner = owners(read)
+    groups = {}
+    for item in pages[page]:
+        for path, record in read.get(item, ("", {}))[1].items():
+            network, kind, fields = describe(record["settings"])
+            groups.setdefault((owner[path], network, kind), {})[path] = (record, fields)
+    out = []
+    for (item, network, kind), members in groups.items():
+        records = [r for r, _ in members.values()]
+        names = {name for _, f in members.values() for name in f}
+        gpu = [str(r.get("device", "")).startswith("cuda") for r in records]
+        durations = [r["duration_s"] for r in records if r.get("duration_s") is not None]
+        dates = sorted((r.get("created") or "")[:10] for r in records if r.get("created"))
+        out.append(Row(item, network, kind, len(records),
+                       {n: _sorted({f[n] for _, f in members.values() if n in f}) for n in sorted(names)},
+                       len({r.get("seed") for r in records}),
+                       _sorted({bundle.machine_of(r, bundle_dir) or "unknown" for r in records}),
+                       _sorted({None if g else r.get("threads") for r, g in zip(records, gpu)} - {None})
+                       if not all(gpu) else (),
+                       dates[0] if dates else "", dates[-1] if dates else "",
+                       sum(durations) if durations else None))
+    return out
+
+
+def pending(page, read, pages=None):
+    """`[(item, status line)]` of the items of `page` that `bundle.status` says are not complete."""
+    pages = _check_page(page, pages)
+    return [(item, read[item][0]) for item in pages[page] if item in read and INCOMPLETE in read[item][0]]
+
+
+def _check_page(page, pages):
+    pages = PAGES if pages is None else pages
+    if page not in pages:
+        raise ValueError(f"page must be one of {', '.join(pages)}; got {page!r}")
+    return pages
+
+
+def scales(chapter, device="cpu"):
+    """What `chapter` computes from nothing stored, at the smoke and at the published ("paper") scale:
+    `{scale: (units, seconds)}`, the plan's units (cells, networks, runs) and its rough cost on `device`
+    (`plan.chapter_plan`; None where the plan knows no cost of an item)."""
+    out = {}
+    with tempfile.TemporaryDirectory() as empty:
+        for scale in ("smoke", "paper"):
+            items = plan.chapter_plan(chapter, scale, results_dir=empty, device=device).items
+            costs = [it.cost_s for it in items]
+            out[scale] = (sum(it.count for it in items), None if None in costs else float(sum(costs)))
+    return out

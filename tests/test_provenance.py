@@ -1,0 +1,165 @@
+"""Appendix B, "Where every number comes from": the stored records behind each page (issue 38).
+
+`experiments.provenance` finds them by watching what each bundle item's status reads; these tests
+give it a small stand-in bundle whose readers are known, and check it against the real bundle's
+cheapest items."""
+
+import numpy as np
+import pytest
+import yaml
+from conftest import ROOT
+
+from nadcore import bundle, store
+from nadcore.experiments import provenance
+from nadcore.plots import provenance as tables
+
+
+def _cell(arch, kx, sigma, seed=0, pooling=True):
+    return {"cell": {"arch": arch, "kx": kx, "ky": 0, "pooling": pooling},
+            "settings": {"n": 1000, "sigma": sigma, "epochs": {"lenet": 20, "logreg": 5}, "seed": seed}}
+
+
+NADS = {"arch": "mlp", "method": "autograd", "num_networks": 100, "seed": 0}
+
+
+@pytest.fixture
+def stand_in(tmp_path):
+    """A bundle of five results and three items: `grid` reads its two cells, `nads` its estimate,
+    `study` all three (the grid's cells are its inputs) and a third cell at another sigma."""
+    paths = {}
+    for name, settings, device, seconds in (
+            ("a", _cell("lenet", 1, 3.0), "cpu", 10.0), ("b", _cell("lenet", 2, 3.0), "cpu", 20.0),
+            ("c", _cell("lenet", 1, 1.5, seed=7), "cpu", 30.0), ("n", NADS, "cuda", 40.0),
+            ("x", _cell("logreg", 1, 3.0), "cpu", 1.0)):
+        paths[name] = tmp_path / f"{name}.npz"
+        store.save(paths[name], {"v": np.zeros(1)}, settings, device=device, duration=seconds)
+    reads = {"grid": ["a", "b"], "nads": ["n"], "study": ["a", "b", "c"], "unread": []}
+    settings = {"a": _cell("lenet", 1, 3.0), "b": _cell("lenet", 2, 3.0), "c": _cell("lenet", 1, 1.5, seed=7),
+                "n": NADS}
+
+    def status(item):
+        for name in reads[item]:
+            assert store.matches(paths[name], settings[name])   # as the bundle's readers do
+        store.matches(paths["x"], _cell("lenet", 9, 3.0))         # other settings: not read
+        if item == "unread":
+            return f"{item}: 0 of 4; `python -m nadcore.bundle unread` computes the rest"
+        return f"{item}: stored"
+
+    read = provenance.reads(list(reads), tmp_path, status=status, extra={})
+    return read, paths, tmp_path
+
+
+def test_opened_notes_what_store_load_read_and_restores_it(tmp_path):
+    path = tmp_path / "r.npz"
+    store.save(path, {"v": np.ones(2)}, {"k": 1})
+    load = store.load
+    with provenance.opened() as seen:
+        assert store.matches(path, {"k": 1}) and not store.matches(path, {"k": 2})
+        assert not store.matches(tmp_path / "missing.npz", {"k": 1})
+    assert store.load is load
+    assert list(seen) == [path.resolve()] and seen[path.resolve()]["settings"] == {"k": 1}
+    with pytest.raises(FileNotFoundError), provenance.opened():
+        store.load(tmp_path / "missing.npz")
+    assert store.load is load
+
+
+def test_each_result_belongs_to_the_item_that_reads_the_fewest(stand_in):
+    read, paths, _ = stand_in
+    assert {item: len(seen) for item, (_, seen) in read.items()} == {"grid": 2, "nads": 1, "study": 3, "unread": 0}
+    owner = provenance.owners(read)
+    assert owner == {paths["a"].resolve(): "grid", paths["b"].resolve(): "grid", paths["c"].resolve(): "study",
+                     paths["n"].resolve(): "nads"}
+    tie = {"first": ("", {paths["a"]: {}}), "second": ("", {paths["a"]: {}})}
+    assert provenance.owners(tie) == {paths["a"]: "first"}
+
+
+def test_page_rows_group_a_pages_results_by_item_network_and_kind(stand_in):
+    read, _, folder = stand_in
+    pages = {"chapter": ("study", "nads"), "other": ("unread",)}
+    rows = provenance.page_rows("chapter", read, folder, pages=pages)
+    # the study's page shows the grid's cells under their own item, its third cell under its own
+    assert [(r.item, r.network, r.kind, r.count) for r in rows] == [
+        ("grid", "lenet", "D(v)", 2), ("study", "lenet", "D(v)", 1), ("nads", "mlp", "NADs", 1)]
+    grid, study, nads = rows
+    assert grid.fields == {"epochs": (20,), "n": (1000,), "sigma": (3.0,)} and grid.seeds == 1
+    assert grid.seconds == 30.0 and study.seconds == 30.0 and study.fields["sigma"] == (1.5,)
+    assert grid.machines == (store.machine(),) and grid.threads == (store.make_record({})["threads"],)
+    assert grid.first == grid.last == store.make_record({})["created"][:10]
+    assert nads.threads == () and nads.fields == {"method": ("autograd",), "networks": (100,)}
+    assert provenance.page_rows("other", read, folder, pages=pages) == []
+    assert provenance.pending("other", read, pages=pages) == [
+        ("unread", "unread: 0 of 4; `python -m nadcore.bundle unread` computes the rest")]
+    assert provenance.pending("chapter", read, pages=pages) == []
+    with pytest.raises(ValueError, match="page must be one of chapter, other; got 'ch9'"):
+        provenance.page_rows("ch9", read, folder, pages=pages)
+
+
+def test_the_table_names_the_machine_once_or_per_row(stand_in):
+    read, _, folder = stand_in
+    rows = provenance.page_rows("chapter", read, folder, pages={"chapter": ("study", "nads")})
+    one = tables.records_table(rows[:2])
+    assert list(one.data.columns) == ["result", "settings", "stored", "computed", "compute time"]
+    assert list(one.data.index) == ["grid", "study"]
+    assert one.data.loc["grid", "result"] == "LeNet: trainings on D(v)"
+    assert one.data.loc["grid", "settings"] == "n = 1,000, σ = 3, 20 epochs"
+    assert one.caption == (f"3 stored results, 60 s of compute in all; computed on {store.machine()}, "
+                           f"{store.make_record({})['threads']} threads.")
+    both = tables.records_table(rows)   # the estimate on a GPU: no threads, its machine in a column
+    assert "machine" in both.data.columns and both.caption == "4 stored results, 2 min of compute in all."
+    assert both.data.loc["nads", "machine"] == "unknown"   # no GPU here to name, no MACHINE.json
+    assert both.data.loc["nads", "settings"] == "exact gradient, N = 100"
+    assert tables.records_table([]) is None
+
+
+def test_describe_reads_every_kind_of_stored_result():
+    assert provenance.describe(_cell("lenet", 1, 3.0, pooling="blur3")) == (
+        "lenet/blur3", "D(v)", {"n": 1000, "sigma": 3.0, "epochs": 20})
+    assert provenance.describe(_cell("lenet", 1, 3.0, pooling=False))[0] == "lenet/none"
+    fig6 = {"cell": {"index": 16}, "settings": {"arch": "vit", "epochs": 10, "n_train": 2000, "sigma": 1.0}}
+    assert provenance.describe(fig6) == ("vit", "D(u_i)", {"n": 2000, "sigma": 1.0, "epochs": 10})
+    recipe = {"epochs": 50, "max_lr": 0.2}
+    pair = {"cell": {"i": 0, "j": 100, "seed": 3}, "settings": {"arch": "mlp", "n_train": 10, "sigma": 1.0,
+                                                               "recipe": recipe}}
+    assert provenance.describe(pair) == ("mlp", "pair", {"n": 10, "sigma": 1.0, "epochs": 50})
+    ood = {"cell": {"k": 5, "seed": 3}, "settings": {"arch": "lenet", "dataset": "fashion", "sigma": 1.0,
+                                                     "recipe": recipe}}
+    assert provenance.describe(ood) == ("lenet", "stand-in", {"sigma": 1.0, "epochs": 50, "dataset": "fashion"})
+    assert provenance.describe({"arch": "lenet", "kind": "flipped", "recipe": recipe})[1] == "flip"
+    assert provenance.describe({"arch": "lenet", "index": 3, "eps": 0.05, "recipe": recipe}) == (
+        "lenet", "carrier", {"epochs": 50, "eps": 0.05})
+    secant = {"arch": "vgg11", "method": "secant", "num_networks": 10000, "precision": "bfloat16", "compiled": True}
+    assert provenance.describe(secant) == ("vgg11", "NADs", {"method": "secant", "networks": 10000,
+                                                             "precision": "bfloat16", "compiled": True})
+    conv = {"arch": "lenet", "method": "autograd", "sizes": [625, 1250], "ks": [1, 4]}
+    assert provenance.describe(conv) == ("lenet", "convergence", {"method": "autograd", "sizes": (625, 1250)})
+    assert provenance.describe({"S": 4, "sim_ls": [1, 2], "sigma": 1.0})[1] == "Theorem 1"
+    assert provenance.describe({"anything": 1}) == ("", "other", {})
+
+
+def test_every_bundle_item_is_on_a_page_or_said_not_shown():
+    listed = {item for items in provenance.PAGES.values() for item in items}
+    assert listed <= set(bundle.ITEMS) and not listed & set(provenance.NOT_SHOWN)
+    assert listed | set(provenance.NOT_SHOWN) == set(bundle.ITEMS)
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    assert {f"book/{p}" for p in provenance.PAGES} <= {c["file"] for c in toc["chapters"]}
+    assert set(tables.PAGE_TITLES) == set(provenance.PAGES)
+
+
+def test_the_bundles_records_of_a_page(tmp_path):
+    """On the real bundle: Chapter 2's three results and the MLP's estimate, as their records say."""
+    read = provenance.reads(["pooling", "nads_mlp"])
+    rows = provenance.page_rows("x", read, pages={"x": ("pooling", "nads_mlp")})
+    kinds = {(r.item, r.kind): r for r in rows}
+    assert set(kinds) == {("pooling", "linear model"), ("pooling", "Theorem 1"), ("pooling", "Lemma 1"),
+                          ("nads_mlp", "NADs")}
+    mlp = kinds[("nads_mlp", "NADs")]
+    item = bundle.nad_item("mlp")
+    assert mlp.fields == {"method": (item["method"],), "networks": (item["num_networks"],)}
+    [record] = read["nads_mlp"][1].values()
+    assert mlp.seconds == record["duration_s"] and mlp.machines == (bundle.machine_of(record),)
+    assert provenance.pending("x", read, pages={"x": ("pooling", "nads_mlp")}) == []
+
+
+def test_the_smoke_scale_computes_less_than_the_published_one():
+    scales = provenance.scales("06_antialias")
+    assert scales["smoke"][0] < scales["paper"][0] and 0 < scales["smoke"][1] < scales["paper"][1] / 10
