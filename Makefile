@@ -16,7 +16,7 @@ export PYTHONDONTWRITEBYTECODE :=
 
 $(VENV)/.installed: pyproject.toml uv.lock
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv==$(UV_VERSION)"
-	$(UV) sync --frozen --extra book
+	$(UV) sync --frozen --all-extras   # the core and every extra (zoo, book)
 	@touch $@
 
 install: $(VENV)/.installed
@@ -77,5 +77,5 @@ clean:
 
 lock:  # after editing dependencies in pyproject.toml
 	$(UV) lock
-	$(UV) export --frozen --extra book --no-hashes --no-emit-project --format requirements-txt > requirements.lock
-	echo "-e ." >> requirements.lock
+	$(UV) export --frozen --all-extras --no-hashes --no-emit-project --format requirements-txt > requirements.lock
+	echo "-e .[all]" >> requirements.lock

@@ -44,7 +44,7 @@ def _name(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _clean_env(**extra):
+def clean_env(**extra):
     """os.environ without this session's virtual environment, plus `extra`. Bytecode is written (into
     the test's venv): each of its processes would otherwise compile torch's modules anew."""
     drop = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE")
@@ -83,8 +83,8 @@ def _pip_plan(python, specs, report):
 
 
 def _locked():
-    """{name: version} of nadcore's own requirements in uv.lock (no dev group, no extra)."""
-    out = subprocess.run([*uv(), "export", "--frozen", "--no-dev", "--no-emit-project", "--no-hashes",
+    """{name: version} of nadcore's own requirements and its extras' in uv.lock (no dev group)."""
+    out = subprocess.run([*uv(), "export", "--frozen", "--no-dev", "--all-extras", "--no-emit-project", "--no-hashes",
                           "--format", "requirements-txt"], cwd=ROOT, check=True, capture_output=True, text=True)
     return {_name(m[1]): m[2] for m in re.finditer(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;]+)", out.stdout, re.M)}
 
@@ -128,12 +128,12 @@ def foreign_env(tmp_path):
         # The first layer: uv.lock's packages, but torch, torchvision and those the foreign pair wants in
         # another version (its CUDA libraries, triton), linked from uv's cache
         left_out = set(plan) | _unfit([r for _, requires in plan.values() for r in requires], _locked())
-        run([*uv(), "sync", "--frozen", "--no-dev", "--no-install-project", "--inexact", "--quiet",
+        run([*uv(), "sync", "--frozen", "--no-dev", "--all-extras", "--no-install-project", "--inexact", "--quiet",
              *(a for n in sorted(left_out) for a in ("--no-install-package", n))], cwd=ROOT,
-            env=_clean_env(UV_PROJECT_ENVIRONMENT=str(venv), UV_LINK_MODE="hardlink"))
+            env=clean_env(UV_PROJECT_ENVIRONMENT=str(venv), UV_LINK_MODE="hardlink"))
         # The second: the foreign pair and what it wants, by pip from this machine's disk (without bytecode,
         # which would compile all of torch's sources)
-        run([python, "-m", "pip", "install", "--quiet", "--no-compile", *FOREIGN], env=_clean_env())
+        run([python, "-m", "pip", "install", "--quiet", "--no-compile", *FOREIGN], env=clean_env())
         yield venv
     finally:
         shutil.rmtree(venv, ignore_errors=True)
@@ -142,12 +142,12 @@ def foreign_env(tmp_path):
 @pytest.mark.slow
 def test_pip_install_keeps_the_readers_torch_and_runs_a_chapter(foreign_env, tmp_path):
     python = str(foreign_env / "bin" / "python")
-    env = _clean_env()
+    env = clean_env()
     before = _torch(python)
     assert before[0].split("+")[0] == FOREIGN[0].split("==")[1]
 
     report = tmp_path / "install.json"
-    run([python, "-m", "pip", "install", "--quiet", "--report", str(report), str(ROOT)], env=env)
+    run([python, "-m", "pip", "install", "--quiet", "--report", str(report), f"{ROOT}[all]"], env=env)
     installed = {_name(i["metadata"]["name"]) for i in json.loads(report.read_text())["install"]}
     assert "nadcore" in installed and not installed & {"torch", "torchvision"}, sorted(installed)
     assert _torch(python) == before                          # same version, same file, not reinstalled

@@ -11,7 +11,7 @@ import sys
 import threading
 from pathlib import Path
 
-from nadcore import __version__
+from nadcore import __version__, extras
 
 # Parameters the library reads, with the type their value must have; others take their default's type.
 KINDS = {"scale": str, "device": str, "seed": int, "num_seeds": int, "shard": int, "num_shards": int,
@@ -61,8 +61,7 @@ def find_chapter(name, folder):
 
 def parse_value(text):
     """A `-p` value as YAML (numbers, booleans, lists), falling back to the plain string."""
-    import yaml
-
+    yaml = extras.require("yaml", "book", "nadcore run's -p values")
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError:
@@ -71,8 +70,7 @@ def parse_value(text):
 
 def declared(notebook):
     """`{name: default}` of the chapter's parameters cell, as papermill reads it (None: not a literal)."""
-    import papermill as pm
-
+    pm = extras.require("papermill", "book", "nadcore run")
     out = {}
     for name, info in pm.inspect_notebook(str(notebook)).items():
         try:
@@ -320,7 +318,7 @@ def announce(notebook, folder, values, final, running):
 
 def run_chapter(args):
     """Execute into `NAME.RUNNING.ipynb`; rename it `NAME.ipynb` on success, `NAME-FAILED.ipynb` otherwise."""
-    import papermill as pm
+    pm = extras.require("papermill", "book", "nadcore run")
 
     notebook, folder, params, values = validate(args)
     out = Path(args.out)
@@ -657,7 +655,7 @@ def main(argv=None):
     args = parser().parse_args(argv)
     try:
         args.func(args)
-    except UsageError as err:
+    except (UsageError, extras.MissingExtra) as err:
         print(f"nadcore: error: {err}", file=sys.stderr)
         return 2
     except RunFailed as err:

@@ -33,7 +33,7 @@ from torch import nn
 from torch.func import functional_call, grad, jacrev, stack_module_state, vmap
 from tqdm import tqdm
 
-from nadcore import catalog, store, sweeps, versions
+from nadcore import catalog, extras, store, sweeps, versions
 from nadcore import models as registry
 from nadcore.device import autocast, check_precision, resolve
 from nadcore.seeds import check_seed, derive
@@ -261,10 +261,9 @@ def model_factory(spec, input_shape=(1, 32, 32)):
 def _timm_factory(name, input_shape):
     spec = f"timm:{name}"
     try:
-        import timm
-    except ImportError as err:
-        raise ValueError(f"model must be a model of an installed timm (pip install timm: {_first_line(err)}); "
-                         f"got {spec!r}") from None
+        timm = extras.require("timm", "zoo", "a timm:NAME model")
+    except extras.MissingExtra as err:
+        raise ValueError(f"model must be a model of an installed timm ({err}); got {spec!r}") from None
     if not timm.is_model(name):
         import difflib
 

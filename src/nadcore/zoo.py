@@ -33,6 +33,8 @@ import copy
 
 from torch import nn
 
+from nadcore import extras
+
 CONFIGS = {
     "vit": {"timm_class": "VisionTransformer", "img_size": 32, "patch_size": 4, "embed_dim": 192, "depth": 6,
             "num_heads": 3, "mlp_ratio": 4.0, "qkv_bias": True, "class_token": True, "global_pool": "token",
@@ -80,11 +82,8 @@ def build(name, in_channels=1, num_classes=2):
 
 
 def _timm_class(name):
-    from timm.models.convnext import ConvNeXt
-    from timm.models.mlp_mixer import MlpMixer
-    from timm.models.vision_transformer import VisionTransformer
-
-    return {"VisionTransformer": VisionTransformer, "MlpMixer": MlpMixer, "ConvNeXt": ConvNeXt}[name]
+    module = {"VisionTransformer": "vision_transformer", "MlpMixer": "mlp_mixer", "ConvNeXt": "convnext"}[name]
+    return getattr(extras.require(f"timm.models.{module}", "zoo", f"the {name} architectures"), name)
 
 
 class NoDropout(nn.Identity):

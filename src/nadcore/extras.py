@@ -1,0 +1,18 @@
+"""nadcore's optional parts (pyproject's extras: `zoo`, timm; `book`, the chapters' stack) and the one-line
+error that names the extra when one is missing. The core (`pip install nadcore`) imports none of them."""
+
+import importlib
+
+
+class MissingExtra(ImportError):
+    """An optional dependency is not installed; the message names the extra that installs it."""
+
+
+def require(module, extra, what):
+    """Import and return `module`; without it, a one-line `MissingExtra` naming `what` needs it and
+    `pip install "nadcore[extra]"`."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise MissingExtra(f"{what} needs {module.split('.')[0]}, which is not installed (pip install "
+                           f"\"nadcore[{extra}]\"; {type(err).__name__}: {str(err).splitlines()[0]})") from None
