@@ -565,8 +565,8 @@ def test_which_nads_predict_and_the_reading_follow_the_runs():
     text = ch3_nads.estimates_reading({"VGG-11": {"secant": learnt * 3, "autograd": flat * 3},
                                        "LeNet": {"secant": learnt * 2, "autograd": flat}})
     assert text == ("The secant NADs: VGG-11 (3 seeds) reaches 99.0 % along its first secant NAD and 50.0–51.0 % "
-                    "along its exact-gradient ones; LeNet (1 and 2 seeds) reaches 99.0 % along its first secant NAD "
-                    "and 50.0–51.0 % along its exact-gradient ones.")
+                    "along its exact-gradient ones; LeNet reaches 99.0 % along its first secant NAD (2 seeds) and "
+                    "50.0–51.0 % along its exact-gradient ones (one seed).")
     mixed = ch3_nads.estimates_reading({"A": {"secant": learnt, "autograd": flat},
                                         "B": {"secant": flat, "autograd": learnt}})
     assert mixed.startswith("It depends on the network: ")

@@ -281,7 +281,7 @@ def fig6_lenet_reading(f6, tolerance, at=128, best_at=32):
     else:
         how = (f"{'falls faster than' if d['below'] > 0 else 'stays above'} the published one "
                f"({ours[at]:.1f} % at NAD {at} against {pub[at]:.1f} %)")
-    text = f"At the published settings ($\\sigma$ = {sigma:g}) our LeNet curve {how}"
+    text = f"At the published settings (σ = {sigma:g}) our LeNet curve {how}"
     if best and bs is not None and best_at in best:
         b = curve_difference(best, curve)
         pb = {i: q for i, _, q in fig6_rows(best, curve)}[best_at]
@@ -291,8 +291,7 @@ def fig6_lenet_reading(f6, tolerance, at=128, best_at=32):
             then = "the gap narrows without closing"
         else:
             then = "the gap does not narrow"
-        text += (f"; at $\\sigma$ = {bs:g} {then} ({best[best_at]:.1f} % at NAD {best_at} against "
-                 f"{pb:.1f} %, {ours[best_at]:.1f} % at $\\sigma$ = {sigma:g})")
+        text += f"; at σ = {bs:g} {then} ({best[best_at]:.1f} % at NAD {best_at} against {pb:.1f} %)"
     return text + "."
 
 
@@ -319,7 +318,7 @@ def deep_fig6_reading(network, runs, curve, settings, caption_sigma, batch_norm=
     widest, o, q = max((r for r in rows if r[2] is not None), key=lambda r: abs(r[1] - r[2]))
     trained = f"{network} with batch norm" if batch_norm else network
     text = (f"Our {network} points (open squares in its panel) train {trained} as Chapter 1 does (learning rate "
-            f"{settings['max_lr']:g}, $\\sigma$ = {settings['sigma']:g} where the published Fig. 6 has "
+            f"{settings['max_lr']:g}, σ = {settings['sigma']:g} where the published Fig. 6 has "
             f"{caption_sigma:g}) on our secant NADs of {network}, the mean and standard deviation of "
             f"{seeds_phrase(len(runs))}")
     if batch_norm:
@@ -366,8 +365,9 @@ def estimates_reading(panels, learned=90.0, chance_margin=2.0):
     for name, by in panels.items():
         sec, ex = seed_spread(by["secant"]), seed_spread(by["autograd"])
         lo, hi = min(m for m, _ in ex.values()), max(m for m, _ in ex.values())
-        n = sorted({len(by["secant"]), len(by["autograd"])})
-        seeds = seeds_phrase(n[0]) if len(n) == 1 else f"{n[0]} and {n[1]} seeds"
-        parts.append(f"{name} ({seeds}) reaches {sec[min(sec)][0]:.1f} % along its first secant NAD and "
-                     f"{lo:.1f}–{hi:.1f} % along its exact-gradient ones")
+        n_sec, n_ex = len(by["secant"]), len(by["autograd"])
+        first = f"{sec[min(sec)][0]:.1f} % along its first secant NAD"
+        rest = f"{lo:.1f}–{hi:.1f} % along its exact-gradient ones"
+        parts.append(f"{name} ({seeds_phrase(n_sec)}) reaches {first} and {rest}" if n_sec == n_ex else
+                     f"{name} reaches {first} ({seeds_phrase(n_sec)}) and {rest} ({seeds_phrase(n_ex)})")
     return f"{head}: " + "; ".join(parts) + "."
