@@ -378,6 +378,7 @@ def test_fig6_exact_flips_when_the_first_nad_is_learnt():
     assert v.fig6_exact([{0: v.LEARNED, 16: 60.0}], secant, curve, "vgg11").verdict == v.REPRODUCED
     chance = v.fig6_exact([{0: 51.0, 16: 50.0}], secant, curve, "vgg11")
     assert chance.verdict == v.NOT_REPRODUCED and chance.values["chance_everywhere"]
+    assert v.fig6_exact([{0: 51.0, 16: 50.0}] * 3, secant * 2, curve, "vgg11").scale.endswith("3 seeds (secant: 2)")
     partway = v.fig6_exact([{0: 80.0, 16: 50.0}], secant, curve, "vgg11")
     assert partway.verdict == v.NOT_REPRODUCED and not partway.values["chance_everywhere"]
     lenet = v.fig6_exact([{0: v.LEARNED, 16: 60.0}], secant, curve, "lenet", 1.5)   # LeNet's rows name their sigma

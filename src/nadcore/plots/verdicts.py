@@ -551,6 +551,7 @@ def fig6_exact(exact_runs, secant_runs, curve, arch, sigma=None):
     pub = ch3_nads.fig6_rows({first: 0.0}, curve)[0][2]
     v = {"exact": exact, "secant": secant, "chance_everywhere": all(_chance(a) for a in exact.values())}
     seeds = f"{len(exact_runs)} seed{'s' * (len(exact_runs) > 1)}"
+    both = seeds + (f" (secant: {len(secant_runs)})" if len(secant_runs) != len(exact_runs) else "")
     detail = ""
     if exact[first] >= LEARNED:
         verdict, reason = REPRODUCED, ""
@@ -570,7 +571,7 @@ def fig6_exact(exact_runs, secant_runs, curve, arch, sigma=None):
     return Row(f"Fig. 6 along exact-gradient NADs ({_name(arch)}{at})", "NADs predict what a network learns",
                f"{_pct(pub)} at NAD {first} (secant NADs)",
                f"{where}; secant: {_pct(secant[first])} at NAD {first}",
-               f"{'as above' if sigma is None else at[2:]}, {seeds}",
+               f"{'as above' if sigma is None else at[2:]}, {both}",
                verdict, reason, ("ch3-fig6-vgg11-nads",), detail=detail, values=v)
 
 
