@@ -15,6 +15,7 @@ from test_install import clean_env, run, uv
 # The public core modules: what a researcher imports to estimate NADs of a model, train it on D(v), plot
 CORE = ("catalog", "device", "seeds", "versions", "store", "sweeps", "fourier", "data", "models", "stacked",
         "train", "nads", "pooling", "learnability", "presets", "published", "plan", "cli", "zoo", "cifar", "extras")
+PLOTS = ("plots.style", "plots.nads")   # the NAD plots of the public API (`grid`, `spectrum`)
 # The top modules of the extras (and of their dependencies a core module could pull in by accident)
 EXTRAS = ("timm", "papermill", "myst_nb", "IPython", "ipykernel", "ipywidgets", "plotly", "pandas", "yaml",
           "jupyter_client", "nbformat", "sphinx", "jupyter_book")
@@ -23,6 +24,7 @@ EXTRAS = ("timm", "papermill", "myst_nb", "IPython", "ipykernel", "ipywidgets", 
 def test_every_module_is_core_or_of_the_book():
     top = {p.stem for p in (ROOT / "src" / "nadcore").glob("*.py") if p.stem != "__init__"}
     assert top - set(CORE) == {"bundle", "widgets"}, "a new module: add it to CORE, or to the book's side here"
+    assert all((ROOT / "src" / "nadcore" / f"{m.replace('.', '/')}.py").exists() for m in PLOTS)
 
 
 def test_the_core_depends_on_no_extra_and_the_extras_are_declared():
@@ -37,7 +39,7 @@ def test_the_core_depends_on_no_extra_and_the_extras_are_declared():
 def test_a_core_module_imports_nothing_of_the_extras():
     code = textwrap.dedent(f"""
         import importlib, sys
-        for m in {CORE!r}:
+        for m in {CORE + PLOTS!r}:
             importlib.import_module("nadcore." + m)
         print(sorted(m for m in {EXTRAS!r} if m in sys.modules))
     """)
@@ -59,11 +61,13 @@ def test_a_core_only_environment_estimates_and_names_the_extra_a_missing_piece_n
     code = textwrap.dedent(f"""
         import importlib, importlib.util, sys
         assert [m for m in {EXTRAS!r} if importlib.util.find_spec(m)] == [], "an extra in the core environment"
-        for m in {CORE!r}:
+        for m in {CORE + PLOTS!r}:
             importlib.import_module("nadcore." + m)
         from nadcore import learnability, models, nads, train
+        from nadcore.plots import nads as plots
         result = nads.estimate("lenet", 4, progress=False)
         assert result.nads.shape[1] == 1024
+        plots.grid(result, 4).savefig("grid.png")
         sweep = learnability.sweep("logreg", [(1, 0)], train.Recipe(epochs=1, max_lr=0.5), n=100)
         assert sweep.test_acc.shape == (1, 1)
         try:

@@ -1,9 +1,12 @@
-"""Figures of Chapter 3: NADs in pixel and Fourier space (Fig. 5), spectra, estimator comparison,
-convergence, and accuracy on D(u_i) against the NAD index (Fig. 6). Published estimates are drawn
-black and dashed, ours in the architecture's colour, solid for the secant, dotted for the exact
-gradient ("autograd")."""
+"""Figures of NADs: for any estimate, `grid` (the first k NADs with their Fourier energy) and `spectrum`
+(matplotlib's conventions: `fig=`/`ax=`, sizes in inches); and Chapter 3's: NADs in pixel and Fourier space
+(Fig. 5), spectra, estimator comparison, convergence, and accuracy on D(u_i) against the NAD index
+(Fig. 6). Published estimates are drawn black and dashed, ours in the architecture's colour, solid for
+the secant, dotted for the exact gradient ("autograd")."""
 
+import matplotlib as mpl
 import matplotlib.colors as mcolors
+import matplotlib.pyplot as plt
 import matplotlib.ticker as mticker
 import numpy as np
 from matplotlib.lines import Line2D
@@ -11,7 +14,8 @@ from matplotlib.lines import Line2D
 from nadcore import plan, published
 from nadcore.experiments.ch3_nads import numerical_rank, rank_limit
 from nadcore.fourier import fourier_energy
-from nadcore.plots import page, style
+from nadcore.nads import NADResult
+from nadcore.plots import style
 
 GREEN, BROWN = "#2e8b57", "#8b4513"
 DASHES = {"secant": "-", "autograd": ":", "hessian": "-."}
@@ -65,6 +69,8 @@ def records_table(stored):
         rows.append([f"{style.LABELS.get(arch, arch)}, {METHODS.get(method, method)}", f"{int(s['num_networks']):,}",
                      arithmetic, "–" if seconds is None else plan.duration(seconds), (rec.get("created") or "–")[:10],
                      *where[-1]])
+    from nadcore.plots import page  # pandas (the book's stack): only the book's tables need it
+
     df = page.table(rows, ["estimate", "networks", "arithmetic", "compute time", "computed", "machine", "threads"],
                     index="estimate").rename_axis(None)   # no header row of its own for the index's name
     if len(set(where)) != 1:
@@ -109,6 +115,68 @@ def fig5(results, show=3, width=0.97):
     left.colorbar(ip, ax=pix, location="bottom", shrink=0.8, aspect=25, label="pixel / max |pixel|")
     right.colorbar(ie, ax=eng, location="bottom", shrink=0.9, aspect=25, label="share of the NAD's energy")
     return fig
+
+
+def _check_result(result, name="result"):
+    if not isinstance(result, NADResult):
+        raise ValueError(f"{name} must be a NADResult (what nads.estimate returns); got {type(result).__name__}")
+
+
+def _check_inches(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 100:
+        raise ValueError(f"{name} must be a size in inches in (0, 100]; got {value!r}")
+
+
+def grid(result, k=16, *, fig=None, size=6.0, energy=True):
+    """The first `k` NADs of `result` (a `NADResult`) on a square grid, each above its Fourier energy
+    (`energy=True`; share per frequency, zero frequency at the centre): matplotlib's conventions, in
+    `fig` (a `Figure` or `SubFigure`; default: a new figure `size` inches wide). One-channel NADs
+    in a diverging map, scaled to max |pixel| = 1 and signed so their largest pixel is positive;
+    several channels summed. Arguments are checked before anything is drawn. Returns the figure."""
+    _check_result(result)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= len(result):
+        raise ValueError(f"k must be an integer in [1, {len(result)}] (the NADs of the result); got {k!r}")
+    _check_inches("size", size)
+    if fig is not None and not isinstance(fig, (mpl.figure.Figure, mpl.figure.SubFigure)):
+        raise ValueError(f"fig must be a matplotlib Figure or SubFigure (or None: a new one); got {type(fig).__name__}")
+    images = oriented(np.asarray(result.images(k), dtype=np.float64).sum(1))
+    per = 2 if energy else 1                              # a NAD, then its energy on its right
+    ncols = int(np.ceil(np.sqrt(k / per)))                # NADs per row: a square figure
+    nrows = int(np.ceil(k / ncols))
+    if fig is None:
+        style.use()
+        fig = plt.figure(figsize=(size, size * nrows / (ncols * per) * 1.12), layout="constrained")
+    axes = fig.subplots(nrows, ncols * per, squeeze=False)
+    shares = fourier_energy(images)
+    shares = shares / shares.sum((-2, -1), keepdims=True)
+    for (row, col), ax in np.ndenumerate(axes):
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.spines[:].set_visible(True)
+        j, part = row * ncols + col // per, col % per
+        if j >= k:
+            ax.set_visible(False)
+        elif part == 0:
+            ax.imshow(images[j], cmap="RdBu_r", vmin=-1, vmax=1)
+            ax.set_title(f"$u_{{{j}}}$", fontsize=9)
+        else:
+            ax.imshow(np.clip(shares[j], ENERGY.vmin, None), cmap="magma", norm=ENERGY)
+            ax.set_title(f"$|\\hat u_{{{j}}}|^2$", fontsize=9)
+    return fig
+
+
+def spectrum(result, *, ax=None, label=None, **line_kwargs):
+    """lambda_i / lambda_0 of `result` (a `NADResult`) against the NAD index i (from 0), on a log scale,
+    up to the estimate's rank (past it the eigenvalues are rounding noise; a bar marks the cut), on
+    `ax` (default: the current axes); `line_kwargs` go to matplotlib's `plot`. Returns the axes."""
+    _check_result(result)
+    if ax is not None and not isinstance(ax, mpl.axes.Axes):
+        raise ValueError(f"ax must be a matplotlib Axes (or None: the current one); got {type(ax).__name__}")
+    ax = ax if ax is not None else plt.gca()
+    _spectrum(ax, result, label=label, **line_kwargs)
+    ax.set_xlabel("NAD index $i$")
+    ax.set_ylabel(r"$\lambda_i / \lambda_0$")
+    return ax
 
 
 def _top(res):
