@@ -93,7 +93,8 @@ def test_fig2_on_the_results(comparison):
     q = presets.preset("fourier", "paper")["fig2"]
     row = v.fig2(ch1_fourier.iterations_to_loss(table, q["threshold"], q["window"]), ch1_fourier.run_iterations(table),
                  comparison["lenet"]["published"], q)
-    assert row.verdict == v.REPRODUCED and row.values["logreg_reached"] == (130, 130)
+    assert row.verdict == v.DIFFERENCE and row.values["logreg_reached"] == (130, 130)
+    assert "49 of 130" in row.reason and "never on the other 81" in row.ours
     assert row.values["lenet_reached"] == (49, 130) and row.values["spearman"] == approx(0.86, 0.005)
 
 
@@ -255,7 +256,7 @@ def test_fig2_flips_with_each_of_its_checks():
     its = lambda spread, lenet_its: {"logreg": {c: 100 if i else round(100 * spread) for i, c in enumerate(cells)},  # noqa: E731
                                      "lenet": lenet_its}
     settings = {"sigma": 0.5, "threshold": 0.05}
-    assert v.fig2(its(v.SPEED_SPREAD, lenet), 1000, accuracy, settings).verdict == v.REPRODUCED
+    assert v.fig2(its(v.SPEED_SPREAD, lenet), 1000, accuracy, settings).verdict == v.DIFFERENCE   # rank only
     assert v.fig2(its(1.2, lenet), 1000, accuracy, settings).verdict == v.NOT_REPRODUCED
     backwards = {c: 100 * (i + 1) for i, c in enumerate(cells)}      # fastest where accuracy is lowest
     row = v.fig2(its(1.0, {**backwards, cells[0]: 2000}), 1000, accuracy, settings)
