@@ -337,7 +337,7 @@ def test_a_random_stored_nad_chunk_recomputes_bitwise(rng, record_threads):
     s = result.settings
     x0 = nads.eval_point_for(s["seed"], tuple(s["input_shape"]))
     factory = lambda: models.build(arch, num_classes=1)
-    batch = nads._default_batch(method, torch.device("cpu"))
+    batch = nads.default_batch(method, torch.device("cpu"))
     chunk = nads.chunk_moments(factory, method, s["step"] or 100.0, x0, s["seed"], int(a), int(b), batch,
                                precision=s.get("precision", "float32"), compiled=s.get("compiled", False))
     machines = result.chunks.get("machines")   # a resumed estimate's chunks may come from several CPUs
@@ -600,7 +600,7 @@ def test_a_random_network_of_a_stored_gpu_estimate_recomputes_on_the_cpu(rng, re
     i = rng.randrange(len(G))
     print(f"recomputing network {a + i} of the GPU's secant NADs of {arch} on the CPU")
     x0 = nads.eval_point_for(s["seed"], tuple(s["input_shape"]))
-    net = nads._network(lambda: models.build(arch, num_classes=1), s["seed"], int(a) + i, torch.device("cpu"))
+    net = nads.network(lambda: models.build(arch, num_classes=1), s["seed"], int(a) + i, torch.device("cpu"))
     fresh = nads.secant_gradient(net, x0, s["step"]).numpy().astype(np.float64)
     gpu = G[i].astype(np.float64)
     assert fresh @ gpu / np.linalg.norm(fresh) / np.linalg.norm(gpu) > 1 - 1e-8

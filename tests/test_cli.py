@@ -432,7 +432,7 @@ def test_importing_the_library_leaves_the_heavy_optional_modules_for_later():
 # ------------------------------------------------------------------ OSErrors: one line naming the path (issue 41)
 
 def _no_space(real, spare):
-    """`store._atomic_write` failing as on a full disk (an OSError without a file name), except for
+    """`store.atomic_write` failing as on a full disk (an OSError without a file name), except for
     paths `spare(path)` accepts."""
     import errno
 
@@ -449,7 +449,7 @@ def test_a_full_disk_is_one_line_naming_the_path(tmp_path, monkeypatch, when, ca
     from nadcore import nads, store
 
     spare = (lambda p: p.parent.name == "nad_chunks") if when == "saving" else (lambda p: False)
-    monkeypatch.setattr(store, "_atomic_write", _no_space(store._atomic_write, spare))
+    monkeypatch.setattr(store, "atomic_write", _no_space(store.atomic_write, spare))
     results = tmp_path / "r"
     argv = ["nads", "--arch", "logreg", "--networks", "4", "--device", "cpu", "--results-dir", str(results),
             "--no-progress"]

@@ -336,7 +336,7 @@ def test_compiled_secant_is_the_secant_through_torch_compile():
     """One compilation per architecture serves every network (their weights are copied in); the
     gradients are the eager secant's up to kernel rounding, repeat bitwise, and the estimate says so."""
     x0 = nads.eval_point_for(0, (1, 32, 32))
-    nets = [nads._network(lambda: models.build("lenet", num_classes=1), 0, i, torch.device("cpu")) for i in range(3)]
+    nets = [nads.network(lambda: models.build("lenet", num_classes=1), 0, i, torch.device("cpu")) for i in range(3)]
     eager = [nads.secant_gradient(n, x0, 100.0, None) for n in nets]
     compiled = [nads.compiled_secant_gradient(n, x0, 100.0) for n in nets]
     for e, c in zip(eager, compiled):
@@ -406,7 +406,7 @@ def test_lazy_modules_are_materialised_by_one_forward_pass():
     res = nads.estimate(LazyCNN, 6, **kw)
     assert res.settings["model"]["parameters"] == 3 * 9 + 3 + 3 * 36 + 1
     np.testing.assert_array_equal(nads.estimate(LazyCNN, 6, **kw).eigenvalues, res.eigenvalues)  # seeded
-    a, b = (nads._network(nads._materialising(LazyCNN, torch.zeros(1, 8, 8)), 0, i, torch.device("cpu"))
+    a, b = (nads.network(nads.one_output_factory(LazyCNN, (1, 8, 8))[0], 0, i, torch.device("cpu"))
             for i in (0, 1))
     assert not torch.equal(a[3].weight, b[3].weight)            # each network its own lazy weights
 

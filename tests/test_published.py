@@ -51,7 +51,7 @@ def test_fig1_rows_are_mirrored():
 
 
 def test_fig1_image_is_the_csv_in_display_orientation():
-    t = published._table("fig1_dft_accuracies.csv")
+    t = published.read_table("fig1_dft_accuracies.csv")
     for arch in published.ARCHS:
         csv = np.zeros((16, 16))
         csv[t["x"].astype(int), t["y"].astype(int)] = t[f"acc_{published.COLUMNS[arch]}"]
@@ -235,7 +235,7 @@ def test_bootstrap_statistics_from_weights_equal_those_of_the_repeated_samples()
     rng = np.random.default_rng(0)
     a, b = rng.integers(0, 6, 40) / 5, rng.normal(size=40)        # a has many ties
     w = rng.integers(0, 3, (5, 40))
-    fast = published._stats(a, b, w)
+    fast = published.bootstrap_stats(a, b, w)
     for row, counts in zip(fast, w):
         x, y = np.repeat(a, counts), np.repeat(b, counts)
         spearman = np.corrcoef(stats.rankdata(x), stats.rankdata(y))[0, 1]

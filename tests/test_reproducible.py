@@ -129,7 +129,7 @@ def test_merged_chunks_give_the_covariance_of_all_networks():
     x0 = nads.eval_point_for(0, (1, 32, 32))
     factory = lambda: models.build("lenet", num_classes=1)
     chunks = [nads.chunk_moments(factory, "autograd", 100.0, x0, 0, a, b, batch=4) for a, b in ((0, 4), (4, 7))]
-    G = torch.stack([nads._autograd_one(nads._network(factory, 0, i, x0.device), x0) for i in range(7)])
+    G = torch.stack([nads.autograd_one(nads.network(factory, 0, i, x0.device), x0) for i in range(7)])
     cov = np.cov(G.double().numpy().T)
     # vmapped (chunks) and single-network gradients differ by float32 rounding: 1e-4 of the largest entry
     np.testing.assert_allclose(nads.merge(chunks, "autograd"), cov, rtol=0, atol=1e-4 * np.abs(cov).max())
@@ -196,6 +196,6 @@ def test_gradient_clipping_does_not_depend_on_position():
     for trial in range(20):
         for p in params.values():
             p.grad = (torch.randn(p.shape[1:], generator=g) * 0.1).expand_as(p).contiguous()
-        train._clip_per_network(list(params.values()), 0.5)
+        train.clip_per_network(list(params.values()), 0.5)
         for name, p in params.items():
             assert all(torch.equal(p.grad[j], p.grad[0]) for j in range(6)), (trial, name)

@@ -138,7 +138,7 @@ def test_per_network_clipping_matches_clip_grad_norm():
     stacked = [nn.Parameter(torch.zeros_like(g)) for g in grads]
     for p, g in zip(stacked, grads):
         p.grad = g.clone()
-    train._clip_per_network(stacked, 0.5)
+    train.clip_per_network(stacked, 0.5)
     for j in range(3):
         single = [nn.Parameter(torch.zeros_like(g[j])) for g in grads]
         for p, g in zip(single, grads):

@@ -75,9 +75,9 @@ def test_bfloat16_secant_is_its_own_stored_item_and_stays_close_to_float32(tmp_p
 def test_bfloat16_secant_gradients_point_where_float32_ones_do():
     import torch
 
-    factory, _ = nads._factory("lenet", (1, 32, 32))
+    factory, _ = nads.one_output_factory("lenet")
     x0 = nads.eval_point_for(0, (1, 32, 32))
-    net = nads._network(factory, 0, 0, torch.device("cpu"))
+    net = nads.network(factory, 0, 0, torch.device("cpu"))
     g32 = nads.secant_gradient(net, x0, 100.0)
     g16 = nads.secant_gradient(net.to(memory_format=torch.channels_last), x0, 100.0, precision="bfloat16")
     assert g16.dtype == torch.float32 and torch.nn.functional.cosine_similarity(g32, g16, dim=0) > 0.99

@@ -61,7 +61,7 @@ def _seconds(fn):
 
 def secant_gflop(arch):
     """FLOPs of one network's secant (its 2D probes), counted by `torch.utils.flop_counter`."""
-    net = nads._network(lambda: models.build(arch, num_classes=1), 0, 0, torch.device("cpu"))
+    net = nads.network(lambda: models.build(arch, num_classes=1), 0, 0, torch.device("cpu"))
     x0 = nads.eval_point_for(bundle.SEED, (1, 32, 32))
     with FlopCounterMode(display=False) as counter, torch.no_grad():
         net(nads.probes(x0, 100.0))
@@ -73,7 +73,7 @@ def check(arch, gpu, cpu):
     x0 = nads.eval_point_for(bundle.SEED, (1, 32, 32))
     out = {}
     for dev, calls in ((gpu, 3), (cpu, 1)):
-        net = nads._network(lambda: models.build(arch, num_classes=1), bundle.SEED, 0, dev)
+        net = nads.network(lambda: models.build(arch, num_classes=1), bundle.SEED, 0, dev)
         grads = []
         for _ in range(calls):
             start = time.perf_counter()
@@ -82,7 +82,7 @@ def check(arch, gpu, cpu):
         out["gpu" if dev is gpu else "cpu"] = {"gradient": grads[-1].double(), "seconds": seconds,
                          "bitwise_repeat": bool(torch.equal(grads[-2], grads[-1])) if calls > 1 else None}
     a, b = out["gpu"]["gradient"], out["cpu"]["gradient"]
-    nets = {dev: [nads._network(lambda: models.build(arch, num_classes=1), bundle.SEED, i, dev) for i in range(4)]
+    nets = {dev: [nads.network(lambda: models.build(arch, num_classes=1), bundle.SEED, i, dev) for i in range(4)]
             for dev in (gpu, cpu)}
     exact = [nads.autograd_gradients(nets[dev], x0.to(dev)).cpu().double() for dev in (gpu, cpu)]
     return {"cosine": float(a @ b / a.norm() / b.norm()), "max_rel_diff": float((a - b).abs().max() / b.abs().max()),

@@ -345,7 +345,7 @@ def _describe(factory, seed, index, x0, source):
     """Build network `index` (seeded as in the estimate) and check it before any chunk: it is an
     `nn.Module`, takes `x0` (a shape mismatch names `input_shape`), and has one output. Returns
     the model's description for the settings of a non-registry model (None for a registry name)."""
-    net = _network(factory, seed, index, torch.device("cpu"))
+    net = network(factory, seed, index, torch.device("cpu"))
     out = forward_checked(net, x0)
     if out.numel() != 1:
         raise ValueError(f"model must have ONE output (build it with num_classes=1); got output shape "
@@ -381,7 +381,7 @@ def network_seed(seed, index):
     return derive(seed, index, bits=32)
 
 
-def _network(factory, seed, index, dev):
+def network(factory, seed, index, dev):
     """Network `index`, initialised from its own seed on the CPU (the same network on every device),
     moved to `dev`, in eval mode."""
     with torch.random.fork_rng(devices=[]):
@@ -580,7 +580,7 @@ def autograd_gradients(nets, x0):
     (VGG-11: 0.24 s against 0.015 s per network; `benchmarks/nad_throughput.py`)."""
     if x0.device.type == "cpu" and (next(nets[0].buffers(), None) is not None
                                     or sum(p.numel() for p in nets[0].parameters()) > VMAP_MAX_PARAMS):
-        return torch.stack([_autograd_one(net, x0) for net in nets])
+        return torch.stack([autograd_one(net, x0) for net in nets])
     try:
         skeleton, params, buffers = _stacked(nets)
 
@@ -589,10 +589,10 @@ def autograd_gradients(nets, x0):
 
         return vmap(grad(f, argnums=2), in_dims=(0, 0, None))(params, buffers, x0).reshape(len(nets), -1)
     except (RuntimeError, NotImplementedError, ValueError):  # an op without a batching rule: one at a time
-        return torch.stack([_autograd_one(net, x0) for net in nets])
+        return torch.stack([autograd_one(net, x0) for net in nets])
 
 
-def _autograd_one(net, x0):
+def autograd_one(net, x0):
     x = x0[None].clone().requires_grad_(True)
     with torch.enable_grad():
         (g,) = torch.autograd.grad(net(x).sum(), x)
@@ -642,14 +642,14 @@ def chunk_arrays(factory, method, step, x0, seed, start, stop, batch, precision=
     dev = x0.device
     rows, grams = [], None
     for a in range(start, stop, batch):
-        nets = [_network(factory, seed, i, dev) for i in range(a, min(a + batch, stop))]
+        nets = [network(factory, seed, i, dev) for i in range(a, min(a + batch, stop))]
         if a == start:
             _check_output(nets[0], x0)
             layer = first_linear_layer(nets[0], x0) if method == "secant" else None
         if method == "hessian":
             gram = sum(mixed_gram(net, x0) for net in nets)
             grams = gram if grams is None else grams + gram
-            G = torch.stack([_autograd_one(net, x0) for net in nets])  # only to detect repeated networks
+            G = torch.stack([autograd_one(net, x0) for net in nets])  # only to detect repeated networks
         elif method == "autograd":
             pad = [copy.deepcopy(nets[-1]) for _ in range(batch - len(nets))]
             G = autograd_gradients(nets + pad, x0)[:len(nets)]
@@ -708,7 +708,7 @@ def eig_decreasing(matrix):
 
 # ----------------------------------------------------------------------------- estimate
 
-def _default_batch(method, dev):
+def default_batch(method, dev):
     return {"secant": 16, "autograd": 256 if dev.type == "cuda" else 32, "hessian": 1}[method]
 
 
@@ -798,7 +798,7 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     model_desc = _describe(factory, seed, int(first), x0_cpu, source)   # before any chunk: shape, one output
     name = name or "factory"
     x0 = x0_cpu.to(dev)
-    batch = batch_size or _default_batch(method, dev)
+    batch = batch_size or default_batch(method, dev)
     start = time.perf_counter()
     ranges = chunk_ranges(int(first), int(first) + int(num_networks))
     compute = lambda cells: [chunk_arrays(factory, method, step, x0, seed, c["start"], c["stop"], batch, precision,
@@ -819,7 +819,7 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
             if sweeps.missing("nad_chunks", cells, settings, Path(results_dir)):
                 return None
             paths = [sweeps.cell_path("nad_chunks", c, settings, Path(results_dir)) for c in cells]
-        chunks = _read_chunks(paths, cells, settings, durations, machines, halves)
+        chunks = read_chunks(paths, cells, settings, durations, machines, halves)
     covariance = merge(_fingerprinted(chunks, digests, traces), method)   # one chunk in memory at a time
     vals, rows = eig_decreasing(covariance)
     settings = _with_model({**nad_settings(name, num_networks, method, step, seed, input_shape, pooling, precision,
@@ -907,7 +907,7 @@ def _leading(matrix, k):
     return eig_decreasing(matrix)[1][:k]
 
 
-def _read_chunks(paths, cells, settings, durations, machines, halves):
+def read_chunks(paths, cells, settings, durations, machines, halves):
     """The stored chunks' moments, read one at a time (their compute time appended to `durations`,
     the CPU or GPU that computed them to `machines`; their halves kept by `halves`)."""
     for path, cell in zip(paths, cells):

@@ -200,7 +200,7 @@ def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu",
     presets.check_scale(scale)
     if chapter not in CHAPTERS:
         raise ValueError(f"chapter must be one of {', '.join(CHAPTERS)}; got {chapter!r}")
-    sweeps._check_int("num_seeds", num_seeds, 1)
+    sweeps.check_int("num_seeds", num_seeds, 1)
     dev = plan_device(device)
     plan = Plan(chapter, scale, str(dev))
     extra = {"num_seeds": num_seeds} if chapter == "01_fourier" else {}
@@ -316,7 +316,7 @@ def _nads(scale, seed, results, dev):
     ranges = sorted({r for n in p["conv_sizes"] for r in nads.chunk_ranges(0, n) + nads.chunk_ranges(n, 3 * n)})
     cells = [{"start": a, "stop": b} for a, b in ranges]
     chunk = nads.chunk_settings(arch, method, 100.0, seed, (1, 32, 32), f"randn(seed={seed})",
-                                nads._default_batch(method, dev), dev)
+                                nads.default_batch(method, dev), dev)
     todo = sweeps.missing("nad_chunks", cells, chunk, results)
     cost = nad_cost(dev, arch, method)
     items.append(Item("03_nads", f"convergence {arch}", f"{method}, N vs 2N for N in {p['conv_sizes']}: chunks of "

@@ -36,7 +36,7 @@ def _check(arch, allowed):
 
 
 @cache
-def _table(name):
+def read_table(name):
     """A CSV of the folder as `{column: float array}` (cached; callers copy)."""
     with open(FOLDER / name, newline="") as f:
         rows = list(csv.DictReader(f))
@@ -51,13 +51,13 @@ def cell_frequency(x, y):
 
 def fig1_archs():
     """The architectures of the published Fig. 1 CSV."""
-    return tuple(a for a in ARCHS if f"acc_{COLUMNS[a]}" in _table("fig1_dft_accuracies.csv"))
+    return tuple(a for a in ARCHS if f"acc_{COLUMNS[a]}" in read_table("fig1_dft_accuracies.csv"))
 
 
 def fig1(arch):
     """Published Fig. 1 test accuracies (%) as `{(kx, ky): accuracy}` on `fourier.paper_grid()`."""
     _check(arch, fig1_archs())
-    t = _table("fig1_dft_accuracies.csv")
+    t = read_table("fig1_dft_accuracies.csv")
     acc = {cell_frequency(x, y): float(a) for x, y, a in zip(t["x"], t["y"], t[f"acc_{COLUMNS[arch]}"])}
     return {c: acc[c] for c in fourier.paper_grid(SIZE).cells()}  # display order
 
@@ -81,7 +81,7 @@ def fig6(arch):
     singular values (see `spectrum`): `singular_value` holds them, `eigenvalue` their squares
     over N - 1."""
     _check(arch, FIG6_ARCHS)
-    t, c = _table("fig6_nads_accuracies.csv"), COLUMNS[arch]
+    t, c = read_table("fig6_nads_accuracies.csv"), COLUMNS[arch]
     raw = t[f"eig_{c}"].copy()
     return dict(index=t["index"].astype(int), accuracy=t[f"acc_{c}"].copy(), eigenvalue=_eigenvalues(raw),
                 singular_value=raw, measured=fig6_measured())
@@ -171,7 +171,7 @@ def _weighted_ranks(a, w):
     return w @ less + (w @ equal + 1) / 2
 
 
-def _stats(a, b, w):
+def bootstrap_stats(a, b, w):
     """Spearman, Pearson and mean |a - b| of two matched arrays (n,) with element i repeated w[:, i]
     times, for each row of w (B, n): the statistics of B bootstrap samples without building them."""
     w = np.asarray(w, dtype=float)
@@ -211,7 +211,7 @@ def compare_seeds(grids, published, boots=2000, level=0.95, seed=0):
         group[rows] = g
     a = A.mean(axis=1)[group]
     picks = rng.integers(0, n, (boots, n))                  # each resampling: n canonical cells, with repeats
-    draws = np.concatenate([_stats(a, b, np.stack([np.bincount(p, minlength=n) for p in chunk])[:, group])
+    draws = np.concatenate([bootstrap_stats(a, b, np.stack([np.bincount(p, minlength=n) for p in chunk])[:, group])
                             for chunk in np.array_split(picks, max(1, boots // 250))])
     tail = 100 * (1 - level) / 2
     lo, hi = np.percentile(draws, [tail, 100 - tail], axis=0)

@@ -98,7 +98,7 @@ def _numpy(value):
     return np.asarray(value)
 
 
-def _atomic_write(path, write):
+def atomic_write(path, write):
     """Call `write(file_object)` on a temporary file beside `path`, then rename it into place.
 
     Temporary files are named `.NAME.PID.HOST.XXXX.tmp`; those that a killed writer of this host
@@ -276,7 +276,7 @@ def save(path, arrays, settings, *, device=None, duration=None):
 def _write(path, arrays, record):
     """`arrays` and their JSON `record` in one .npz at `path`, atomically."""
     blob = np.frombuffer(json.dumps(record, sort_keys=True).encode(), dtype=np.uint8)
-    _atomic_write(path, lambda f: np.savez(f, **arrays, **{RECORD_KEY: blob}))
+    atomic_write(path, lambda f: np.savez(f, **arrays, **{RECORD_KEY: blob}))
 
 
 def amend_record(path, note, **fields):
@@ -404,7 +404,7 @@ def save_weights(path, state_dict, settings, *, device=None, duration=None):
     record = make_record(settings, device=device, duration=duration)
     state = {k: v.detach().cpu() for k, v in state_dict.items()}
     payload = {"state_dict": state, "record": json.dumps(record, sort_keys=True)}
-    _atomic_write(path, lambda f: torch.save(payload, f))
+    atomic_write(path, lambda f: torch.save(payload, f))
     return record
 
 

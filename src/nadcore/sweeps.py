@@ -43,7 +43,7 @@ def _check(name, cells, settings):
         seen[text] = i
 
 
-def _check_int(param, value, low, high=None):
+def check_int(param, value, low, high=None):
     ok = (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= low
           and (high is None or value < high))
     if not ok:
@@ -64,9 +64,9 @@ def sweep(name, cells, compute, settings, results_dir, batch=1, shard=0, num_sha
     (default: the settings' `device`).
     """
     _check(name, cells, settings)
-    _check_int("num_shards", num_shards, 1)
-    _check_int("shard", shard, 0, num_shards)
-    _check_int("batch", batch, 1)
+    check_int("num_shards", num_shards, 1)
+    check_int("shard", shard, 0, num_shards)
+    check_int("batch", batch, 1)
     if not callable(compute):
         raise ValueError("compute must be a callable taking a list of cells")
     mine = list(cells)[shard::num_shards]

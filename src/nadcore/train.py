@@ -368,7 +368,7 @@ class _Stacked:
 
     @staticmethod
     def clip(params, max_norm):
-        _clip_per_network(params, max_norm)
+        clip_per_network(params, max_norm)
 
     def results(self, losses, step, lrs, evaluate):
         k = len(self.stack)
@@ -460,7 +460,7 @@ def fit_many(models, datasets, recipe, *, seed=0, seeds=None, device="auto", chu
 
 
 @torch.no_grad()
-def _clip_per_network(params, max_norm):
+def clip_per_network(params, max_norm):
     """`clip_grad_norm_` applied to each network of a stack: every grad has shape (k, ...).
 
     Each network's norm is its own reductions (over copies, so memory alignment is the same):

@@ -78,7 +78,7 @@ def replicate_settings(settings, r):
 def sweep_seeds(archs, grid, settings, results_dir, num_seeds=1, **kwargs):
     """`sweep_directions` for `num_seeds` replicates (`replicate_settings`): a list of their tables,
     replicate 0 first. `kwargs` as for `sweep_directions`."""
-    sweeps._check_int("num_seeds", num_seeds, 1)
+    sweeps.check_int("num_seeds", num_seeds, 1)
     return [sweep_directions(archs, grid, replicate_settings(settings, r), results_dir, **kwargs)
             for r in range(num_seeds)]
 

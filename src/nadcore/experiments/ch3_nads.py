@@ -12,7 +12,6 @@ from nadcore.device import resolve
 from nadcore.fourier import fourier_energy, low_band
 from nadcore.nads import (
     NADResult,
-    _network,
     _with_pooling,
     compare,
     compiled_secant_gradient,
@@ -20,6 +19,7 @@ from nadcore.nads import (
     eval_point_for,
     first_linear_layer,
     nad_settings,
+    network,
     result_path,
     secant_gradient,
 )
@@ -190,7 +190,7 @@ def precision_cosines(arch, count, seed=0, device="cpu"):
     cos = lambda a, b: float(torch.nn.functional.cosine_similarity(a, b, dim=0))
     out = {"eager": [], "compiled": []}
     for i in range(count):
-        net = _network(factory, seed, i, dev)
+        net = network(factory, seed, i, dev)
         layer = first_linear_layer(net, x0)
         g32 = secant_gradient(net, x0, 100.0, layer)
         g16 = secant_gradient(net.to(memory_format=torch.channels_last), x0, 100.0, layer, "bfloat16")
