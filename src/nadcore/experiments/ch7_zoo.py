@@ -258,12 +258,17 @@ def key_numbers(results):
     """The chapter's numbers by name, unrounded, for the prose (myst-nb `glue`): `{arch}_{measure}` of
     every `isotropy`, `isotropic_{measure}`, `{arch}_lam{top - 1}` and `{arch}_lam{top}` (lambda_i /
     lambda_0 at the edge of the first `top` NADs u_0 .. u_{top - 1}, indices from 0), `{arch}_rank` (the
-    numerical rank of the estimate, `ch3_nads.numerical_rank`), `{arch}_networks` and
+    numerical rank of the estimate, `ch3_nads.numerical_rank`; `{arch}_null` the directions past it, D - rank;
+    `{arch}_edge` lambda_{rank - 1} / lambda_0, the last eigenvalue inside the rank, and `{arch}_past`
+    lambda_rank / lambda_0, the first past it, when the rank is below D; `isotropic_edge` lambda_{D - 1} /
+    lambda_0 of as many isotropic gradients), `{arch}_networks` and
     `{arch}_secant_networks` (N of the stored estimates' settings; `networks` and `secant_networks`
     when all share one), `{arch}_conv{k}` (N vs 2N overlap of the leading k NADs at the largest N),
     `{arch}_secant{k}` (secant against exact gradient) and `{arch}_secant_{measure}` (`secant_isotropy`,
     `isotropic_secant_{measure}` its reference) and `{arch}_fig6_{index}` (Fig. 6's test accuracy, %)."""
     out = {f"isotropic_{m}": v for m, v in results["isotropic"].items()}
+    iso = np.asarray(results["isotropic_spectrum"], dtype=np.float64)
+    out["isotropic_edge"] = float(iso[-1] / iso[0])
     k = results["settings"]["top"]
     for key, estimates in (("networks", results["nads"]), ("secant_networks", results["secant"])):
         out.update({(f"{a}_{key}"): int(r.settings["num_networks"]) for a, r in estimates.items() if r is not None})
@@ -274,7 +279,11 @@ def key_numbers(results):
         if iso is not None:      # lambda_{k-1} / lambda_0 and lambda_k / lambda_0: the edge of u_0 .. u_{k-1}
             lam = np.asarray(results["nads"][arch].eigenvalues, dtype=np.float64)
             out.update({f"{arch}_lam{j}": float(lam[j] / lam[0]) for j in (k - 1, k)})
-            out[f"{arch}_rank"] = ch3_nads.numerical_rank(lam)
+            rank = out[f"{arch}_rank"] = ch3_nads.numerical_rank(lam)
+            out[f"{arch}_null"] = len(lam) - rank
+            out[f"{arch}_edge"] = float(lam[rank - 1] / lam[0])
+            if rank < len(lam):
+                out[f"{arch}_past"] = float(lam[rank] / lam[0])
         conv = results["convergence"].get(arch)
         if conv is not None:
             out.update({f"{arch}_conv{kk}": float(conv["overlap"][-1][j]) for j, kk in enumerate(conv["ks"])})
@@ -325,7 +334,11 @@ def measured(numbers, arch):
                  f"{n['vit_effective_rank']:.0f}",
         "convnext": f"effective rank {n['convnext_effective_rank']:.0f} (ResNet-18 {n['resnet18_effective_rank']:.0f}, "
                     f"ViT {n['vit_effective_rank']:.0f}, isotropic {n['isotropic_effective_rank']:.0f}); "
-                    f"{pct(n['convnext_harmonic4'])} on the patch harmonics",
+                    f"{pct(n['convnext_harmonic4'])} on the patch harmonics; over its rank {n['convnext_rank']:,} the "
+                    f"spectrum falls to λ/λ₀ = {n['convnext_edge']:.3f} (isotropic: {n['isotropic_edge']:.3f})"
+                    + (f", then to {n['convnext_past']:.0e} on {n['convnext_null']} directions (one per patch) that no "
+                       "ConvNeXt sees"
+                       if n["convnext_null"] else ""),
         "resnet18_blur": f"low band: {pct(n['resnet18_blur_low'])} with BlurPool, {pct(n['resnet18_low'])} without",
     }[arch]
 

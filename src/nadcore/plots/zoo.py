@@ -20,7 +20,6 @@ from nadcore.plots.nads import (
     convergence_panels,
     describe,
     overlaps,
-    records_table,
 )
 
 ISOTROPIC = dict(color="k", ls=":", lw=1.5)
@@ -214,13 +213,3 @@ def verdict(results):
     columns = ["Question", "We expected", "We measure (exact gradient)", "As expected?"]
     return page.table(rows, columns, index="Question")
 
-
-def records(results):
-    """How each estimate the chapter shows was computed (`plots.nads.records_table`): per network of
-    `every`, its exact gradient (`results["nads"]`), then its secant (`results["secant"]`) where stored."""
-    shown = {}
-    for arch in every(results):
-        shown[(arch, "autograd")] = results["nads"][arch]
-        if results["secant"].get(arch) is not None:
-            shown[(arch, "secant")] = results["secant"][arch]
-    return records_table(shown)
