@@ -42,8 +42,20 @@ def _heat(ax, image, grid, title=None):
     ax.set_xticks(ticks)
     ax.set_yticks(ticks)
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title)
     return im
+
+
+def _outer_labels(axes):
+    """Tick labels and axis labels on the left column and the bottom row of `axes` only."""
+    for ax in axes[:-1].flat:
+        ax.tick_params(labelbottom=False)
+    for ax in axes[:, 1:].flat:
+        ax.tick_params(labelleft=False)
+    for ax in axes[-1]:
+        ax.set_xlabel("$k_x$")
+    for ax in axes[:, 0]:
+        ax.set_ylabel((ax.get_ylabel() + "\n" if ax.get_ylabel() else "") + "$k_y$")
 
 
 def _shape(n):
@@ -51,22 +63,23 @@ def _shape(n):
     return rows, -(-n // rows)
 
 
+PANEL = 1.05   # inches of a Fourier grid's panel at the figures' default widths: about 105 px on the page
+
+
 def fig1_variants(fig1, grid, variants=None, width=0.97):
     """One Fig. 1 panel per variant (`{variant: {cell: test accuracy}}`, `SHORT` names and the
-    grid's mean in the titles), one colour scale 50-100%; grey where a variant has no stored cell.
-    `width`: a fraction of the column (the height follows)."""
+    grid's mean in the titles), four to a row, one colour scale 50-100%; grey where a variant has no
+    stored cell. `width`: a fraction of the column (the panels and the height follow)."""
     variants = [v for v in (variants or fig1) if v in fig1]
     rows, cols = _shape(max(1, len(variants)))
-    fig, axes = style.figure(rows, cols, width=width, height=(1.75 * rows + 0.2) * width / 0.97, squeeze=False)
+    panel = PANEL * width / 0.97
+    fig, axes = style.figure(rows, cols, width=width, height=(panel + 0.5) * rows + 0.3, squeeze=False)
     im = None
     for ax, v in zip(axes.flat, variants):
         acc = fig1[v]
         mean = np.mean(list(acc.values())) if acc else float("nan")
         im = _heat(ax, grid.image(acc), grid, f"{SHORT.get(v, v)}\nmean {mean:.1f}%")
-    for ax in axes[-1]:
-        ax.set_xlabel("$k_x$")
-    for ax in axes[:, 0]:
-        ax.set_ylabel("$k_y$")
+    _outer_labels(axes)
     for ax in list(axes.flat)[len(variants):]:
         ax.axis("off")
     if im is not None:
@@ -74,23 +87,23 @@ def fig1_variants(fig1, grid, variants=None, width=0.97):
     return fig
 
 
-def theory_beside(measured, theory, agreement, grid, width=0.9):
+def theory_beside(measured, theory, agreement, grid, width=0.8):
     """For each linear variant (a row): Theorem 1's Bayes accuracy after its first pooling, after
     both poolings (`theory[1]`, `theory[2]`), and the measured Fig. 1 grid, with Spearman's rank
     correlation of each prediction with the measurement in the titles; one colour scale. `width`: a
-    fraction of the column (the height follows)."""
+    fraction of the column (the panels and the height follow)."""
     variants = list(theory[1])
-    fig, axes = style.figure(len(variants), 3, width=width, height=(1.9 * len(variants) + 0.3) * width / 0.9,
+    panel = PANEL * width / 0.8
+    fig, axes = style.figure(len(variants), 3, width=width, height=(panel + 0.35) * len(variants) + 0.6,
                              squeeze=False)
     for r, (row, v) in enumerate(zip(axes, variants)):
         for ax, stages, what in ((row[0], 1, "first pooling\n($S$=2)"), (row[1], 2, "both poolings\n($S$=4)")):
             rho = agreement[stages].get(v, float("nan"))
             head = f"{what}\n" if r == 0 else ""
             im = _heat(ax, grid.image(theory[stages][v]), grid, f"{head}$\\rho$ = {rho:.2f}")
-        _heat(row[2], grid.image(measured.get(v, {})), grid, "measured\n" if r == 0 else None)
-        row[0].set_ylabel(f"{SHORT.get(v, v)}\n$k_y$")
-    for ax in axes[-1]:
-        ax.set_xlabel("$k_x$")
+        _heat(row[2], grid.image(measured.get(v, {})), grid, "measured" if r == 0 else None)
+        row[0].set_ylabel(SHORT.get(v, v))
+    _outer_labels(axes)
     fig.colorbar(im, ax=axes, shrink=0.6, label="accuracy (%)")
     return fig
 
