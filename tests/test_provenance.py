@@ -12,6 +12,7 @@ from conftest import ROOT
 from nadcore import bundle, store
 from nadcore.experiments import provenance
 from nadcore.plots import provenance as tables
+from nadcore.plots import style
 
 
 def _cell(arch, kx, sigma, seed=0, pooling=True):
@@ -63,14 +64,21 @@ def test_opened_notes_what_store_load_read_and_restores_it(tmp_path):
     assert store.load is load
 
 
-def test_each_result_belongs_to_the_item_that_reads_the_fewest(stand_in):
+def test_each_result_belongs_to_the_item_that_computes_it(stand_in):
     read, paths, _ = stand_in
     assert {item: len(seen) for item, (_, seen) in read.items()} == {"grid": 2, "nads": 1, "study": 3, "unread": 0}
     owner = provenance.owners(read)
     assert owner == {paths["a"].resolve(): "grid", paths["b"].resolve(): "grid", paths["c"].resolve(): "study",
                      paths["n"].resolve(): "nads"}
-    tie = {"first": ("", {paths["a"]: {}}), "second": ("", {paths["a"]: {}})}
-    assert provenance.owners(tie) == {paths["a"]: "first"}
+    # the study reads all the grid reads: it consumes them, whichever comes first
+    assert provenance.owners({"study": read["study"], "grid": read["grid"]}) == {
+        p: item for p, item in owner.items() if item != "nads"}
+    # neither reads all the other reads: the first computes the results they share (fig1, then Chapter 6's)
+    a, b = paths["a"], paths["b"]
+    assert provenance.owners({"one": ("", {a: {}}), "two": ("", {a: {}, b: {}}), "three": ("", {b: {}})}) == {
+        a: "one", b: "three"}
+    assert provenance.owners({"x": ("", {a: {}, b: {}}), "y": ("", {b: {}, paths["c"]: {}})})[b] == "x"
+    assert provenance.owners({"same": ("", {a: {}}), "again": ("", {a: {}})}) == {a: "same"}
 
 
 def test_page_rows_group_a_pages_results_by_item_network_and_kind(stand_in):
@@ -87,6 +95,10 @@ def test_page_rows_group_a_pages_results_by_item_network_and_kind(stand_in):
     assert grid.first == grid.last == store.make_record({})["created"][:10]
     assert nads.threads == () and nads.fields == {"method": ("autograd",), "networks": (100,)}
     assert provenance.page_rows("other", read, folder, pages=pages) == []
+    # the compute behind a page, each result once (the grid's cells are read by the study too)
+    assert provenance.page_seconds("chapter", read, pages=pages) == {"CPU": 60.0, "GPU": 40.0}
+    both = {"both": ("grid", "study")}
+    assert provenance.page_seconds("both", read, pages=both) == {"CPU": 60.0, "GPU": 0.0}
     assert provenance.pending("other", read, pages=pages) == [
         ("unread", "unread: 0 of 4; `python -m nadcore.bundle unread` computes the rest")]
     assert provenance.pending("chapter", read, pages=pages) == []
@@ -94,20 +106,22 @@ def test_page_rows_group_a_pages_results_by_item_network_and_kind(stand_in):
         provenance.page_rows("ch9", read, folder, pages=pages)
 
 
-def test_the_table_names_the_machine_once_or_per_row(stand_in):
+def test_the_table_names_the_usual_machine_once_and_the_others_per_row(stand_in):
     read, _, folder = stand_in
     rows = provenance.page_rows("chapter", read, folder, pages={"chapter": ("study", "nads")})
+    here = f"{store.machine()}, {store.make_record({})['threads']} threads"
     one = tables.records_table(rows[:2])
-    assert list(one.data.columns) == ["result", "settings", "stored", "computed", "compute time"]
+    assert list(one.data.columns) == ["result and settings", "stored", "computed", "compute time"]
     assert list(one.data.index) == ["grid", "study"]
-    assert one.data.loc["grid", "result"] == "LeNet: trainings on D(v)"
-    assert one.data.loc["grid", "settings"] == "n = 1,000, σ = 3, 20 epochs"
-    assert one.caption == (f"3 stored results, 60 s of compute in all; computed on {store.machine()}, "
-                           f"{store.make_record({})['threads']} threads.")
-    both = tables.records_table(rows)   # the estimate on a GPU: no threads, its machine in a column
-    assert "machine" in both.data.columns and both.caption == "4 stored results, 2 min of compute in all."
-    assert both.data.loc["nads", "machine"] == "unknown"   # no GPU here to name, no MACHINE.json
-    assert both.data.loc["nads", "settings"] == "exact gradient, N = 100"
+    assert one.data.loc["grid", "result and settings"] == "LeNet, trainings on D(v): n = 1,000, σ = 3, 20 epochs"
+    assert one.caption == f"3 stored results, 60 s of compute in all, on {here}."
+    both = tables.records_table(rows)   # the estimate on a GPU: no threads, its machine in a column of its own
+    assert list(both.data["elsewhere"]) == ["", "", "unknown"]   # no GPU here to name it, no MACHINE.json
+    assert both.caption == (f"4 stored results, 2 min of compute in all, on {here} but where the last column "
+                            "says otherwise.")
+    assert both.data.loc["nads", "result and settings"] == "MLP, NADs: exact gradient, N = 100"
+    html = tables.records_table(rows[:1] * 2).to_html()   # an item on several rows renders, dates unbroken
+    assert html.count(">grid</th>") == 2 and "white-space: nowrap" in html
     assert tables.records_table([]) is None
 
 
@@ -132,6 +146,7 @@ def test_describe_reads_every_kind_of_stored_result():
                                                              "precision": "bfloat16", "compiled": True})
     conv = {"arch": "lenet", "method": "autograd", "sizes": [625, 1250], "ks": [1, 4]}
     assert provenance.describe(conv) == ("lenet", "convergence", {"method": "autograd", "sizes": (625, 1250)})
+    assert provenance.describe({**conv, "num_networks": 1000}) == provenance.describe(conv)   # its N are the sizes
     assert provenance.describe({"S": 4, "sim_ls": [1, 2], "sigma": 1.0})[1] == "Theorem 1"
     assert provenance.describe({"anything": 1}) == ("", "other", {})
 
@@ -163,3 +178,32 @@ def test_the_bundles_records_of_a_page(tmp_path):
 def test_the_smoke_scale_computes_less_than_the_published_one():
     scales = provenance.scales("06_antialias")
     assert scales["smoke"][0] < scales["paper"][0] and 0 < scales["smoke"][1] < scales["paper"][1] / 10
+
+
+def test_scales_table_prices_each_chapter_at_both_scales():
+    table = tables.scales_table(chapters=["06_antialias"])
+    assert list(table.columns) == ["smoke run", "published scale, all of it"]
+    scales = provenance.scales("06_antialias")
+    assert list(table.loc["Chapter 6"]) == [tables.hours(scales["smoke"][1]), tables.hours(scales["paper"][1])]
+    assert tables.hours(7_614_000) == "2,115 h" and tables.hours(90) == "2 min" and tables.hours(None) == "–"
+
+
+def test_pending_text_folds_the_commands_into_one():
+    todo = [("fig6_x", "fig6_x (lenet): 12 of 33 NAD indices stored; `python -m nadcore.bundle fig6_x` computes "
+                       "the rest (~3 min on a 2-core CPU)"),
+            ("tp", "tp: not complete; `python -m nadcore.bundle tp` computes the rest")]
+    assert tables.pending_text(todo) == (
+        "Not complete yet: fig6_x (lenet): 12 of 33 NAD indices stored (~3 min on a 2-core CPU); tp: not complete. "
+        "`python -m nadcore.bundle ITEM` computes the rest of each.")
+    assert tables.pending_text([]) == ""
+    assert tables.settings_text({"method": ("secant",), "sizes": ((125, 250, 625),)}) == "secant, N = 125 to 625"
+
+
+def test_compute_figure_draws_a_bar_per_page_and_kind_of_device(stand_in):
+    read, _, _ = stand_in
+    pages = {"01_fourier": ("study",), "07_zoo": ("nads", "unread")}
+    fig = tables.compute_figure(read, pages)
+    bars = {(round(b.get_y() + b.get_height() / 2, 1), round(b.get_width() * 3600, 6)) for b in fig.axes[0].patches}
+    assert bars == {(-0.2, 60.0), (1.2, 40.0)}    # Chapter 1 on a CPU, Chapter 7 on a GPU, nothing else
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["Chapter 1", "Chapter 7"]
+    style.check_readable(fig)

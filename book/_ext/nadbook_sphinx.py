@@ -61,7 +61,7 @@ def _use_local_mathjax(app, config):
     config.mathjax_path = f"{MATHJAX_DIR}/tex-mml-chtml.js"
 
 
-APPENDICES = {"nads_in_practice": "A"}   # appendix pages: "Figure A.3"
+APPENDICES = {"nads_in_practice": "A", "provenance": "B"}   # appendix pages: "Figure A.3"
 
 
 def number_by_chapter(app, env):

@@ -4,13 +4,14 @@ Every result a page shows at the published scale is read from the results bundle
 (`bundle.ITEMS`) `PAGES` assigns to the pages that show them. `reads` runs `bundle.status` of
 each item (what `python -m nadcore.bundle status` prints), plus the few readers of a page that
 status does not call (`EXTRA`), and notes every stored result they open through `store.load`
-(`opened`), with its record. A result belongs to the item that reads the fewest results
-(`owners`): its own; a larger item reads it as an input (Chapter 6 reads Chapter 1's max-pooling
-cells, Fig. 6 reads its NADs). `page_rows` groups the results a page's items read by their item
-and by what they hold (`describe`: the network, the kind of result and the settings that vary),
-with the machine, threads, dates and compute time of their records; `pending` lists the page's
-items not complete yet, in status's words. `scales` compares what a chapter computes at the smoke
-and the published scale, in the plan's unit costs (`plan.chapter_plan`).
+(`opened`), with its record. A result belongs to the item that computes it (`owners`); other
+items read it as an input (Chapter 6 reads Chapter 1's max-pooling cells, Fig. 6 reads its NADs).
+`page_rows` groups the results a page's items read by their item and by what they hold
+(`describe`: the network, the kind of result and the settings that vary), with the machine,
+threads, dates and compute time of their records; `page_seconds` sums their compute time on CPUs
+and GPUs; `pending` lists the page's items not complete yet, in status's words. `scales`
+compares what a chapter computes at the smoke and the published scale, in the plan's unit costs
+(`plan.chapter_plan`).
 """
 
 import contextlib
@@ -34,9 +35,11 @@ PAGES = {   # the bundle items each page reads (a page reads an item whose numbe
     "nads_in_practice": ("convergence_autograd", "convergence_secant", "precision", "train_precision"),
 }
 NOT_SHOWN = ("fig3_sigma", "antialias_sigma", "secant_dial")   # items no page reads yet
-# readers a page calls besides the items' status: the extra seeds and the plain network of a deep Fig. 1 item
-EXTRA = {name: lambda bundle_dir, name=name: (bundle.load_deep_seeds(name, bundle_dir),
-                                              bundle.plain_deep(name, bundle_dir)) for name in bundle.DEEP_FIG1}
+# readers a page calls besides the items' status: the extra seeds and the plain network of a deep Fig. 1 item,
+# and Chapter 6's N vs 2N convergence, which its status (the plan) does not read
+EXTRA = {**{name: lambda bundle_dir, name=name: (bundle.load_deep_seeds(name, bundle_dir),
+                                                 bundle.plain_deep(name, bundle_dir)) for name in bundle.DEEP_FIG1},
+         "antialias": bundle.load_antialias}
 INCOMPLETE = "computes the rest"   # how `bundle.status` says that an item is not complete
 OTHER_KINDS = {"train_ls": "linear model", "sim_ls": "Theorem 1", "hess_n": "Lemma 1",
                "overlap_arch": "precision"}   # a setting that names each of the other kinds of results
@@ -77,13 +80,24 @@ def reads(items=bundle.ITEMS, bundle_dir=bundle.BUNDLE, status=None, extra=None)
 
 
 def owners(read):
-    """`{path: item}`: each stored result of `read` (`reads`) and the item that reads the fewest results
-    among those that read it (ties: the first in `read`)."""
-    out = {}
-    for item, (_, seen) in sorted(read.items(), key=lambda kv: len(kv[1][1])):   # a stable sort keeps ties in order
-        for path in seen:
-            out.setdefault(path, item)
-    return out
+    """`{path: item}`: each stored result of `read` (`reads`, in `bundle.ITEMS` order) and the item that
+    computes it: among the items that read it, one that reads no other such item's results as inputs
+    (an item whose reads strictly include another's consumes them), the first of those in `read`'s order,
+    as the bundle computes them (`python -m nadcore.bundle all`)."""
+    seen = {item: set(paths) for item, (_, paths) in read.items()}
+    readers = {}
+    for item, paths in seen.items():
+        for path in paths:
+            readers.setdefault(path, []).append(item)
+    consumes = {}
+
+    def consumer(a, b):   # a reads all that b reads, and more
+        if (a, b) not in consumes:
+            consumes[(a, b)] = seen[b] < seen[a]
+        return consumes[(a, b)]
+
+    return {path: next(a for a in items if not any(consumer(a, b) for b in items if b != a))
+            for path, items in readers.items()}
 
 
 def _value(x):
@@ -126,7 +140,7 @@ def describe(settings):
     epochs = recipe.get("epochs", flat.get("epochs"))
     if isinstance(epochs, dict):   # a sweep's epochs by architecture
         epochs = epochs.get(arch)
-    fields = {"method": flat.get("method"), "networks": flat.get("num_networks"),
+    fields = {"method": flat.get("method"), "networks": flat.get("num_networks") if kind == "NADs" else None,
               "precision": flat.get("precision") if kind in ("NADs", "convergence", "D(v)") else None,
               "compiled": flat.get("compiled") or None, "n": flat.get("n", flat.get("n_train")),
               "sigma": flat.get("sigma"), "epochs": epochs, "dataset": flat.get("dataset"),
@@ -160,8 +174,8 @@ def _sorted(values):
 
 def page_rows(page, read, bundle_dir=bundle.BUNDLE, pages=None):
     """The `Row`s of `page` (a key of `pages`, default `PAGES`): every stored result its items read in `read`
-    (`reads`, of all the bundle's items so that `owners` sees every reader), grouped by the item that
-    owns it, its network and kind (`describe`), in the order the page's items list them."""
+    (`reads` of all the bundle's items, in their order, so that `owners` sees every reader), grouped by the
+    item that owns it, its network and kind (`describe`), in the order the page's items list them."""
     pages = _check_page(page, pages)
     owner = owners(read)
     groups = {}
@@ -184,6 +198,17 @@ def page_rows(page, read, bundle_dir=bundle.BUNDLE, pages=None):
                        if not all(gpu) else (),
                        dates[0] if dates else "", dates[-1] if dates else "",
                        sum(durations) if durations else None))
+    return out
+
+
+def page_seconds(page, read, pages=None):
+    """`{"CPU": seconds, "GPU": seconds}`: the compute time of the stored results `page`'s items read
+    (`reads`), each result once, by the kind of device its record names."""
+    pages = _check_page(page, pages)
+    records = {path: r for item in pages[page] for path, r in read.get(item, ("", {}))[1].items()}
+    out = {"CPU": 0.0, "GPU": 0.0}
+    for r in records.values():
+        out["GPU" if str(r.get("device", "")).startswith("cuda") else "CPU"] += r.get("duration_s") or 0.0
     return out
 
 

@@ -6,6 +6,10 @@ where every row was computed on one machine with one thread count, the caption s
 column does. `scales_table` puts each chapter's smoke run beside its published scale.
 """
 
+import re
+
+import numpy as np
+
 from nadcore import plan
 from nadcore.experiments import provenance
 from nadcore.plots import antialias, page, style
@@ -51,7 +55,8 @@ def settings_text(fields):
     if "networks" in fields:
         parts.append(f"N = {_values(fields['networks'])}")
     if "sizes" in fields:
-        parts.append("N = " + "; ".join(" ".join(_number(n) for n in s) for s in fields["sizes"]))
+        parts.append("N = " + "; ".join(f"{s[0]:,} to {s[-1]:,}" if len(s) > 1 else f"{s[0]:,}"
+                                        for s in fields["sizes"]))
     for name in ("precision", "dataset"):
         if name in fields:
             parts.append(_values(fields[name]))
@@ -75,35 +80,89 @@ def _where(row):
     return "; ".join(row.machines) + (f", {_values(row.threads)} threads" if row.threads else "")
 
 
+def result_text(row):
+    """What a `Row` holds and its settings: "LeNet (avg pool), trainings on D(v): n = 10,000, σ = 3, 20 epochs"."""
+    what = ", ".join(x for x in (network(row.network), KINDS.get(row.kind, row.kind)) if x)
+    settings = settings_text(row.fields)
+    return f"{what}: {settings}" if settings else what
+
+
 def records_table(rows):
-    """The rows of `provenance.page_rows` as a table (a pandas Styler; `.data` is the table), the machine
-    and threads in the caption when all rows share them; None without rows."""
+    """The rows of `provenance.page_rows` as a table (a pandas Styler; `.data` is the table): item, result
+    and settings, how many, when and the compute time; the machine and threads most rows share in the
+    caption, a last column for the rows computed elsewhere. None without rows."""
     if not rows:
         return None
-    where = {_where(r) for r in rows}
-    body = [[r.item, f"{network(r.network)}: {KINDS.get(r.kind, r.kind)}".lstrip(": "),
-             settings_text(r.fields), f"{r.count:,}" + (f" ({r.seeds} seeds)" if r.seeds > 1 else ""), _dates(r),
-             "–" if r.seconds is None else plan.duration(r.seconds)] + ([] if len(where) == 1 else [_where(r)])
-            for r in rows]
-    columns = ["item", "result", "settings", "stored", "computed", "compute time"]
-    df = page.table(body, columns + ([] if len(where) == 1 else ["machine"])).set_index("item").rename_axis(None)
+    where = [_where(r) for r in rows]
+    single = [(r, w) for r, w in zip(rows, where) if len(r.machines) == 1 and len(r.threads) <= 1] or list(
+        zip(rows, where))
+    usual = max({w for _, w in single}, key=lambda w: sum(r.count for r, x in single if x == w))
+    body = [[r.item, result_text(r), f"{r.count:,}" + (f" ({r.seeds} seeds)" if r.seeds > 1 else ""), _dates(r),
+             "–" if r.seconds is None else plan.duration(r.seconds)] + ([] if len(set(where)) == 1 else
+                                                                       ["" if w == usual else w])
+            for r, w in zip(rows, where)]
+    columns = ["item", "result and settings", "stored", "computed", "compute time"]
+    if len(set(where)) > 1:
+        columns.append("elsewhere")
+    df = page.table(body, columns).set_index("item").rename_axis(None)
     total = sum(r.seconds or 0 for r in rows)
-    caption = (f"{sum(r.count for r in rows):,} stored results, {plan.duration(total)} of compute in all"
-               + (f"; computed on {where.pop()}." if len(where) == 1 else "."))
-    return df.style.set_caption(caption).set_table_styles([
+    caption = (f"{sum(r.count for r in rows):,} stored results, {hours(total)} of compute in all, on {usual}"
+               + (" but where the last column says otherwise." if len(set(where)) > 1 else "."))
+    styled = df.style.set_caption(caption).set_table_styles(
+        {"computed": [{"selector": "td", "props": "white-space: nowrap"}]})   # items repeat: no set_properties
+    return styled.set_table_styles(overwrite=False, table_styles=[
         {"selector": "th, td",
          "props": "font-size: 0.8em; padding: 0.15em 0.4em; text-align: left; vertical-align: top"},
+        {"selector": "th.row_heading", "props": "overflow-wrap: anywhere; min-width: 7em"},   # long item names
         {"selector": "caption", "props": "caption-side: bottom; font-size: 0.85em; text-align: left"}])
 
 
-def scales_table(chapters=None, device="cpu"):
-    """One row per chapter: what its smoke run and its published scale compute from nothing stored
-    (`provenance.scales`: the plan's units, results to compute, and its rough cost on `device`)."""
+def pending_text(todo):
+    """`provenance.pending`'s items in one sentence (Markdown): what each holds, in status's words, its
+    command folded into one for all; "" when none."""
+    if not todo:
+        return ""
+    command = r";? ?`python -m nadcore\.bundle [^`]+` computes the rest ?"
+    lines = [re.sub(command, " ", line).strip() for _, line in todo]
+    return ("Not complete yet: " + "; ".join(lines) + ". `python -m nadcore.bundle ITEM` computes the rest of each.")
+
+
+def compute_figure(read, pages=None):
+    """Hours of compute behind each page of `pages` (default `provenance.PAGES`; `provenance.page_seconds`):
+    a bar for its stored results computed on CPUs, one for those on GPUs, on a log axis (a result that two
+    pages read counts on both)."""
+    pages = pages or provenance.PAGES
+    seconds = [provenance.page_seconds(p, read, pages) for p in pages]
+    fig, ax = style.figure(width=0.8, height=0.32 * len(pages) + 0.9)
+    y = np.arange(len(pages))
+    for shift, kind, color in ((-0.2, "CPU", "#4c72b0"), (0.2, "GPU", "#dd8452")):
+        h = np.array([s[kind] / 3600 for s in seconds])
+        ax.barh(y[h > 0] + shift, h[h > 0], height=0.38, color=color, label=f"on {'CPUs' if kind == 'CPU' else 'GPUs'}")
+    ax.set_xscale("log")
+    ax.set_yticks(y, [PAGE_TITLES.get(p, p) for p in pages])
+    ax.invert_yaxis()
+    ax.set_xlabel("hours of compute of the stored results")
+    fig.legend(loc="outside upper center", ncol=2, frameon=False)   # above the bars, over none
+    return fig
+
+
+def hours(seconds):
+    """A cost as `plan.duration` says it, in whole hours with thousands separated from 100 hours on."""
+    if seconds is None:
+        return "–"
+    return f"{seconds / 3600:,.0f} h" if seconds >= 360000 else plan.duration(seconds)
+
+
+def scales_table(read=None, chapters=None, device="cpu"):
+    """One row per chapter: the rough cost of its smoke run and of its published scale from nothing stored
+    (`provenance.scales`, the plan's unit costs on `device`) and, with `read` (`provenance.reads`), the
+    compute time its stored results took, as their records say."""
     rows = []
     for chapter in chapters or [c for c in provenance.PAGES if c[0].isdigit()]:
         s = provenance.scales(chapter, device)
-        cost = lambda sec: "–" if sec is None else plan.duration(sec)
-        rows.append([PAGE_TITLES.get(chapter, chapter), f"{s['smoke'][0]:,}", cost(s["smoke"][1]),
-                     f"{s['paper'][0]:,}", cost(s["paper"][1])])
-    return page.table(rows, ["page", "smoke: results", "smoke: cost", "published: results", "published: cost"],
-                      index="page")
+        row = [PAGE_TITLES.get(chapter, chapter), hours(s["smoke"][1]), hours(s["paper"][1])]
+        if read is not None:
+            row.append(hours(sum(r.seconds or 0 for r in provenance.page_rows(chapter, read))))
+        rows.append(row)
+    columns = ["page", "smoke run", "published scale, all of it"] + ([] if read is None else ["stored results took"])
+    return page.table(rows, columns, index="page")
