@@ -154,7 +154,7 @@ def test_fit_many_trains_them(name):
 @pytest.mark.parametrize("name", NEW)
 def test_secant_feeds_the_stem_by_linearity(name):
     """`secant_gradient` evaluates each network's first layer (its patch or stem convolution) by linearity."""
-    net = nads._network(nads._factory(name, (1, 32, 32))[0], 0, 0, torch.device("cpu"))
+    net = nads.network(nads.one_output_factory(name)[0], 0, 0, torch.device("cpu"))
     stem = {"vit": "patch_embed.proj", "mixer": "stem.proj", "convnext": "stem.0", "resnet18_blur": "features.0"}
     assert nads.first_linear_layer(net, nads.eval_point_for(0, (1, 32, 32))) == stem[name]
 
@@ -258,7 +258,7 @@ def test_convnext_gradient_is_orthogonal_to_x0_on_each_stem_patch():
     x0 = nads.eval_point_for(0, (1, 32, 32))
     cosines = {}
     for name in ("convnext", "mixer"):
-        net = nads._network(nads._factory(name, (1, 32, 32))[0], 0, 0, torch.device("cpu"))
+        net = nads.network(nads.one_output_factory(name)[0], 0, 0, torch.device("cpu"))
         x = x0[None].clone().requires_grad_()
         net(x).sum().backward()
         g = x.grad[0, 0].double().numpy().reshape(8, 4, 8, 4)
