@@ -67,7 +67,7 @@ def test_install_cell_does_nothing_where_nadcore_is_installed(monkeypatch, tmp_p
 def test_install_cell_fetches_the_book_and_runs_in_it_where_nadcore_is_missing(monkeypatch, tmp_path):
     assert run_install_cell(True, monkeypatch, tmp_path) == [
         ("!", f"git clone --quiet --depth 1 --branch {BRANCH} {URL} nadbook"),
-        ("pip", "install --quiet ./nadbook"),
+        ("pip", "install --quiet './nadbook[all]'"),   # the core, timm and the chapters' stack
         ("cd", "nadbook/book")]   # where `../bundle` and `../results` are those of the repository
 
 

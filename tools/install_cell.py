@@ -34,7 +34,7 @@ def install_source(url, branch):
             "    import nadcore\n"
             "except ImportError:\n"
             f"    !git clone --quiet --depth 1 --branch {branch} {url} nadbook\n"
-            "    %pip install --quiet ./nadbook\n"
+            "    %pip install --quiet './nadbook[all]'\n"
             'if os.path.isdir("nadbook/book"):  # run in the book\'s folder, as at home\n'
             "    %cd nadbook/book")
 
