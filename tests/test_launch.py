@@ -84,8 +84,9 @@ def test_papermill_injects_the_parameters_after_the_parameters_cell(path):
 
 @pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
 def test_chapters_too_long_for_a_cpu_at_the_paper_scale_have_the_gpu_note(path):
-    """A chapter whose `scale="paper"` takes over an hour of CPU (`nadcore plan`) tells readers where to
-    get a GPU; the note's numbers are glued from the plan of that chapter."""
+    """A chapter whose `scale="paper"` takes over an hour of CPU (`nadcore plan`) says so in its run
+    section, with the cost glued from the plan of that chapter, and links the running page, which holds
+    the one note on where to get a GPU (Colab's runtime type among them)."""
     from nadcore import plan
 
     cpu_s = [item.cost_s for item in plan.chapter_plan(path.stem, "paper", results_dir=ROOT / "no-results").items]
@@ -96,7 +97,9 @@ def test_chapters_too_long_for_a_cpu_at_the_paper_scale_have_the_gpu_note(path):
     if needs_gpu:
         glue = next(c for c in nb.cells if c.get("id") == "gpu-note-glue")
         assert f'plan.chapter_plan("{path.stem}", "paper"' in glue.source
-        assert "{glue:md}`gpu_paper_cost`" in notes[0] and "Change runtime type" in notes[0]
+        assert "{glue:md}`gpu_paper_cost`" in notes[0] and "{doc}`running`" in notes[0]
+        running = " ".join((ROOT / "book" / "running.md").read_text().split())
+        assert "Change runtime type" in running and "The paper scale needs a GPU" in running
 
 
 @pytest.mark.browser
