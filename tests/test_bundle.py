@@ -69,7 +69,7 @@ def stored_fourier_cells():
     archs, grid, settings, pooling = bundle.fourier_item("fig1")
     table, _, _, records = bundle.load_fourier("fig1")
     out = [(a, pooling, c, v, rec) for a in table for (c, v), rec in zip(table[a].items(), records[a])]
-    for sigma, r in bundle._sigma_runs(bundle.load_sigma_study()[0]):
+    for sigma, r in bundle.sigma_runs(bundle.load_sigma_study()[0]):
         if (sigma, r) != (bundle.SIGMA_STUDY["caption"], 0):   # that one is Fig. 1
             t, recs = ch1_fourier.stored_directions(["lenet"], grid, bundle.sigma_settings(sigma, r),
                                                     bundle.BUNDLE / "fourier", pooling, name="fig1")
@@ -446,6 +446,56 @@ def test_the_bundle_command_explains_itself_and_computes_nothing_unasked(monkeyp
     assert "item must be one of all, status" in capsys.readouterr().err
 
 
+def test_every_item_is_declared_once_with_its_device_and_a_clear_error_otherwise(tmp_path):
+    """The registry holds exactly `ITEMS`; one dispatch (`lookup`) serves `compute`, `status`,
+    `complete`, `load` and `item_device`, and names the accepted items on a bad one."""
+    assert set(bundle.REGISTRY) == set(bundle.ITEMS) and len(bundle.ITEMS) == len(set(bundle.ITEMS))
+    assert all(bundle.REGISTRY[name].name == name for name in bundle.ITEMS)
+    devices = {name: bundle.item_device(name) for name in bundle.ITEMS}
+    assert set(devices.values()) == {"cpu", "cuda"}
+    assert devices["fig1_vgg11"] == devices["nads_resnet18"] == "cuda" and devices["nads_resnet18_autograd"] == "cpu"
+    assert {bundle.nad_name(a, m) for a in bundle.ZOO_ARCHS for m in ("secant", "autograd")} <= set(bundle.ITEMS)
+    assert bundle.nad_name("resnet18_blur") == "nads_resnet18_blur" and bundle.nad_name("lenet", "autograd") == \
+        "nads_lenet_autograd"
+    for call in (bundle.status, bundle.complete, bundle.item_device, bundle.compute, bundle.load):
+        with pytest.raises(ValueError, match=r"^item must be one of fig1, nads_lenet, .*; got 'fig9'$"):
+            call("fig9", *([tmp_path] if call is not bundle.item_device else []))
+    assert not (tmp_path / "MACHINE.json").exists()             # refused before any write
+    assert not bundle.complete("fig1", tmp_path) and not bundle.complete("pooling", tmp_path)
+    assert bundle.load("fig2", tmp_path)[0] == {}               # what is stored: nothing there
+    assert bundle.REGISTRY["convergence_zoo"].settings() == {a: bundle.convergence_item(a) for a in bundle.ZOO_ARCHS}
+    assert bundle.sweep_name("fig1_vgg11") == "fig1" and bundle.sweep_name("fig2") == "fig2"
+    with pytest.raises(ValueError, match=r"^name must be one of fig1, fig2, fig3, fig3_sigma, fig1_vgg11; got 'fig6'$"):
+        bundle.fourier_item("fig6")
+
+
+def test_the_bundle_lives_where_the_environment_says_else_in_the_checkout(tmp_path, monkeypatch):
+    """`NADBOOK_BUNDLE` first, then the checkout's bundle/; installed from a wheel (no checkout), the
+    bundle/ of the current folder or of its parent (a book folder), else ./bundle."""
+    checkout = bundle.checkout()
+    assert checkout is not None and bundle.locate({}) == checkout / "bundle"
+    assert bundle.locate({"NADBOOK_BUNDLE": str(tmp_path / "b")}) == tmp_path / "b"
+    monkeypatch.setattr(bundle, "checkout", lambda: None)
+    (tmp_path / "book").mkdir()
+    assert bundle.locate({}, cwd=tmp_path / "book") == tmp_path / "book" / "bundle"   # none found: here
+    (tmp_path / "bundle").mkdir()
+    assert bundle.locate({}, cwd=tmp_path / "book") == tmp_path / "bundle"            # the parent's
+    assert bundle.locate({}, cwd=tmp_path) == tmp_path / "bundle"
+    assert presets.DEEP_SIGMA == bundle.DEEP_SIGMA and presets.DEEP_TRAIN is bundle.DEEP_TRAIN   # the policy
+
+
+def test_the_command_shows_the_status_of_named_items_in_another_bundle(tmp_path, capsys):
+    assert bundle.main(["status", "fig1", "pooling", f"--bundle-dir={tmp_path}"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [bundle.status("fig1", tmp_path), "pooling: not complete; `python -m nadcore.bundle pooling` "
+                     "computes the rest"]
+    assert lines[0].startswith("fig1 (logreg, lenet): 0 of 260 cells stored; ")
+    (tmp_path / "file").write_text("")
+    assert bundle.main(["status", "--bundle-dir", str(tmp_path / "file")]) == 2
+    assert capsys.readouterr().err.startswith("python -m nadcore.bundle: error: --bundle-dir must be a folder; got ")
+    assert bundle.main(["status", "fig9"]) == 2 and "got 'fig9'" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_status_covers_every_item():
     lines = {item: bundle.status(item) for item in bundle.ITEMS}
@@ -481,7 +531,7 @@ def test_the_sigma_study_shares_fig1s_cells_at_the_captions_sigma():
 
 def test_the_sigma_study_reads_complete_grids_and_names_the_best_sigma(tmp_path):
     sigmas = bundle.SIGMA_STUDY["sigmas"]
-    assert bundle._sigma_runs({})[:len(sigmas)] == [(s, 0) for s in bundle.SIGMA_STUDY["order"]]
+    assert bundle.sigma_runs({})[:len(sigmas)] == [(s, 0) for s in bundle.SIGMA_STUDY["order"]]
     assert sorted(bundle.SIGMA_STUDY["order"]) == sorted(sigmas)
     offsets = {1.0: 14.0, 1.25: 11.0, 1.5: 9.0, 2.0: 4.0, 2.5: -1.0, 3.0: -6.0}    # 2.5: the closest
     for sigma in sigmas[:-1]:
@@ -497,7 +547,7 @@ def test_the_sigma_study_reads_complete_grids_and_names_the_best_sigma(tmp_path)
     for r in (1, 2):
         fake_sigma_grid(tmp_path, 2.5, r, offsets[2.5] + r)
     grids, _ = bundle.load_sigma_study(tmp_path)
-    assert bundle._sigma_runs(grids)[len(sigmas):] == [(2.5, 1), (2.5, 2), (3.0, 1), (3.0, 2)]
+    assert bundle.sigma_runs(grids)[len(sigmas):] == [(2.5, 1), (2.5, 2), (3.0, 1), (3.0, 2)]
     study = bundle.sigma_study(tmp_path, boots=100)
     assert study["best"] == 2.5 and study["caption"] == 3.0
     row, pub = study["rows"][2.5], published.fig1("lenet")
@@ -746,7 +796,7 @@ def test_training_precision_check_compares_bfloat16_with_a_second_float32_seed(t
                      bundle.train_precision_settings(precision, r), tmp_path / "fourier", progress=False)
     runs, records = bundle.load_train_precision(tmp_path)
     assert runs[("bfloat16", 1)] == {(cells[0]["kx"], cells[0]["ky"]): 62.0} and len(records) == 4
-    assert not bundle._complete("train_precision", tmp_path)   # one of the cells
+    assert not bundle.complete("train_precision", tmp_path)   # one of the cells
     assert bundle.train_precision_verdict(runs) is None        # no verdict on part of the cells
     full = {k: {(c["kx"], c["ky"]): acc + i for i, c in enumerate(cells)} for k, acc in fake.items()}
     verdict = bundle.train_precision_verdict(full)
@@ -851,7 +901,7 @@ def test_secant_convergence_reads_the_estimates_chunks(tmp_path):
     assert "precision" not in bundle.convergence_item("densenet121", "secant")       # float32, on a GPU
     assert bundle.convergence_path(arch="vgg11", method="secant") != bundle.convergence_path(arch="vgg11")
     assert bundle.load_convergence("vgg11", tmp_path, "secant") is None
-    assert not bundle._complete("convergence_secant", tmp_path)
+    assert not bundle.complete("convergence_secant", tmp_path)
 
 
 def stored_cells(table, records):
@@ -905,7 +955,7 @@ def test_precision_check_measures_bfloat16_against_float32(tmp_path):
     ov = ch3_nads.precision_overlaps("lenet", 20, [1, 4], results_dir=tmp_path)
     assert set(ov) == {"compiled", "floor"} and ov["compiled"].shape == (2,)
     assert ov["compiled"][0] > ov["floor"][0]          # same networks agree beyond two independent samples
-    assert bundle.load_precision(tmp_path) is None and not bundle._complete("precision", tmp_path)
+    assert bundle.load_precision(tmp_path) is None and not bundle.complete("precision", tmp_path)
     assert bundle.status("precision", tmp_path).startswith("precision: not complete")
 
 
@@ -939,16 +989,25 @@ def test_the_stored_precision_check_recomputes_bitwise(rng, record_threads, repl
             np.testing.assert_allclose(1 - fresh[m], 1 - want, rtol=0.3)
 
 
-def test_fig6_by_method_averages_the_seeds_of_each_estimator(tmp_path):
-    assert bundle.fig6_by_method(bundle_dir=tmp_path) == {}
-    both = bundle.fig6_by_method()
-    if not both:
+def test_fig6_seeds_of_each_estimator_through_the_one_reader(tmp_path):
+    """VGG-11's Fig. 6 seeds along each estimate, read as the book reads them (`verdicts.fig6_runs`, then
+    `ch3_nads.seed_spread`): the mean and spread of the complete stored runs."""
+    from nadcore.plots import verdicts
+
+    empty = {name: bundle.load_fig6(tmp_path, name=name) for name in bundle.FIG6_NADS}
+    assert verdicts.fig6_runs(empty, "fig6_vgg11", "secant") == []
+    stored = {name: bundle.load_fig6(name=name) for name in bundle.FIG6_NADS}
+    runs = {m: verdicts.fig6_runs(stored, "fig6_vgg11", m) for m in ("secant", "autograd")}
+    if not all(runs.values()):
         pytest.skip("the bundle holds no Fig. 6 run along both estimators' NADs yet")
+    both = {m: ch3_nads.seed_spread(r) for m, r in runs.items()}
     for method, cells in both.items():
-        runs = [bundle.load_fig6(name=f"fig6_vgg11_{method}_seed{r}") for r in range(3)]
+        whole = [r for r in (stored[f"fig6_vgg11_{method}_seed{i}"] for i in range(3))
+                 if len(r) == len(bundle.fig6_item(name="fig6_vgg11")[1])]
         for index, (mean, std) in cells.items():
-            values = [r[index] for r in runs if r]
-            assert mean == pytest.approx(np.mean(values)) and std == pytest.approx(np.std(values, ddof=1))
+            values = [r[index] for r in whole]
+            assert mean == pytest.approx(np.mean(values))
+            assert std == pytest.approx(np.std(values, ddof=1) if len(values) > 1 else 0.0)
     secant, exact = both["secant"], both["autograd"]
     assert secant[0][0] > 99 and max(m for m, _ in exact.values()) < 53   # the first NAD learnt only along the secant's
 
@@ -960,7 +1019,7 @@ def test_fig3_and_chapter6_again_at_the_sigma_studys_best(tmp_path):
     archs, grid, s3, pooling = bundle.fourier_item("fig3")
     a, g, s, p = bundle.fourier_item("fig3_sigma")
     assert (a, g.freqs, p) == (archs, grid.freqs, pooling) and s == {**s3, "sigma": bundle.DEEP_SIGMA}
-    assert bundle._sweep_name("fig3_sigma") == "fig3" and {"fig3_sigma", "antialias_sigma"} <= set(bundle.ITEMS)
+    assert bundle.sweep_name("fig3_sigma") == "fig3" and {"fig3_sigma", "antialias_sigma"} <= set(bundle.ITEMS)
     assert bundle.status("fig3_sigma", tmp_path).startswith("fig3_sigma (lenet): 0 of 25 cells stored; ")
     best, caption = bundle.load_antialias(best_sigma=True), bundle.load_antialias()
     assert best["settings"]["fig1"]["sigma"] == best["settings"]["fig6"]["sigma"] == bundle.DEEP_SIGMA
@@ -969,7 +1028,7 @@ def test_fig3_and_chapter6_again_at_the_sigma_studys_best(tmp_path):
     assert best["fig1"]["max"] and all(study[c] == acc for c, acc in best["fig1"]["max"].items())
     assert all(best["nads"][v] is caption["nads"][v] or best["nads"][v].settings == caption["nads"][v].settings
                for v in best["variants"])
-    assert not bundle._complete("antialias_sigma", tmp_path)
+    assert not bundle.complete("antialias_sigma", tmp_path)
 
 
 @pytest.mark.slow   # 40-100 s of a 2-core CPU: two estimates, their convergence and Fig. 6
@@ -982,10 +1041,10 @@ def test_the_secant_dial_stores_nads_overlaps_and_fig6_per_step(tmp_path, monkey
     real = bundle.fig6_item
     tiny = {"n_train": 64, "sigma": 1.5, "eps": 1.0, "epochs": 1, "max_lr": 0.5, "seed": 0}
     monkeypatch.setattr(bundle, "fig6_item", lambda sigma=None, name="fig6": (*real(sigma, name)[:2], tiny))
-    assert not bundle._complete("secant_dial", tmp_path)
+    assert not bundle.complete("secant_dial", tmp_path)
     got = bundle.compute("secant_dial", tmp_path, tmp_path / "scratch", progress=False)
     again = bundle.load_secant_dial(tmp_path)
-    assert bundle._complete("secant_dial", tmp_path) and all(
+    assert bundle.complete("secant_dial", tmp_path) and all(
         (got[h]["conv"], got[h]["fig6"]) == (again[h]["conv"], again[h]["fig6"])
         and np.array_equal(got[h]["nads"].nads, again[h]["nads"].nads) for h in got)
     a, b = got[1.0], got[100.0]

@@ -4,14 +4,28 @@ The bundle (`bundle/` at the top of the checkout) is a results folder of the `pa
 every item below is stored with the same keys as `nadcore run CHAPTER --scale paper -p
 results_dir ../bundle` would give it (same presets, same `device` in the settings), so a GPU
 run that points at the bundle adds the architectures a CPU cannot afford and recomputes nothing.
-`compute(item)` fills one item (resumable: finished cells and NAD chunks are kept);
-the `load_*` functions read what is stored and compute nothing (the book's pages use them).
+
+Each item is a `BundleItem`, declared in its chapter's section below: what it computes with
+(`settings`), how it is computed (`compute`, resumable: finished cells and NAD chunks are kept) and
+read (`load`, computing nothing; the book's pages call the `load_*` functions), how much of it is
+stored (`status`) and the device that computes it. `ITEMS` names them in the order `all` computes
+them; `compute`, `load`, `status`, `complete` and `item_device` are the one dispatch over them, and
+`nadcore bundle` (or `python -m nadcore.bundle`, `main`) the command line.
+
+Where the bundle lives (`locate`): `$NADBOOK_BUNDLE`, else the checkout's `bundle/`; installed from a
+wheel (no checkout), the `bundle/` of the current folder or of its parent (a book folder).
 NAD chunks (the networks' gradients, 0.5 MiB per 125 networks of D = 1,024) go to `scratch`, the
-merged NADs to the bundle. The default scratch, `bundle/partial/`, is committed while an item
+merged NADs to the bundle. The default scratch, `partial/` in the bundle, is committed while an item
 computes over several sessions, and its chunks removed once the item and its convergence are stored.
 """
 
+import argparse
+import dataclasses
 import json
+import os
+import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -20,46 +34,110 @@ import torch
 from nadcore import fourier, nads, presets, published, seeds, stacked, store, sweeps, versions
 from nadcore.device import PRECISIONS
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
+from nadcore.presets import DEEP_SIGMA, DEEP_TRAIN  # the policy: how the deep networks are trained (see there)
 
-ROOT = Path(__file__).resolve().parents[2]
-BUNDLE = ROOT / "bundle"
+# ----------------------------------------------------------------------------- where it lives
+
+
+def checkout():
+    """The source checkout this module runs from (`src/nadcore` beside `pyproject.toml`), or None
+    when it is installed from a wheel."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "src" / "nadcore").is_dir() else None
+
+
+def locate(environ=None, cwd=None):
+    """The bundle folder: `$NADBOOK_BUNDLE` if set, else the checkout's `bundle/`; without a checkout
+    (a wheel), the `bundle/` of `cwd` (default the current folder) or of its parent, else `cwd/bundle`."""
+    environ = os.environ if environ is None else environ
+    if environ.get("NADBOOK_BUNDLE"):
+        return Path(environ["NADBOOK_BUNDLE"]).expanduser().resolve()
+    root = checkout()
+    if root is not None:
+        return root / "bundle"
+    here = Path.cwd() if cwd is None else Path(cwd)
+    found = [d / "bundle" for d in (here, here.parent) if (d / "bundle").is_dir()]
+    return (found[0] if found else here / "bundle").resolve()
+
+
+BUNDLE = locate()
 SCRATCH = BUNDLE / "partial"   # chunks of the NAD items still computing (see above)
+DATA = (checkout() or BUNDLE.parent) / "data"   # data_root of the stand-ins read from files (Fashion-MNIST);
+# without a checkout, beside the bundle
 DEVICE = "cpu"   # the device of the stored items (in their keys) but those `item_device` names: a GPU's
 SEED = 0
-CPU_ARCHS = ("logreg", "lenet")   # Figs. 1-2 on this CPU; VGG-11, ResNet-18, DenseNet-121 need a GPU
-NAD_ARCHS = ("logreg", "mlp", "lenet")
-FIG3_GRID = {"name": "coarse", "step": 4}   # Fig. 3 on a stated subset: every 4th frequency, |k| <= 12
-# VGG-11 on this CPU (issue 23), at the published recipe, about 15 minutes a cell: Fig. 1 on the same
-# subset as Fig. 3 (25 cells of the Fig. 1 sweep) and Fig. 6 at a few indices, beside the published
-# column (DEEP_FIG1's value) and curve (DEEP_FIG6's first: its NADs are ours of that network).
-DEEP_FIG1 = {"fig1_vgg11": "vgg11"}
-DEEP_FIG6 = {"fig6_vgg11": ("vgg11", (0, 16, 128, 512, 1000))}
-# The network trained for a published column, and its max_lr: the authors' script trains `VGG11_bn`
-# with LeNet's recipe (directional_bias.py swaps the network, keeps max_lr 0.5). Plain VGG-11 at the
-# preset's 0.05 stays on the loss plateau (55 % train at (4, 0)). In eval mode at initialisation batch
-# norm is the identity (up to its eps), so the NADs of VGG-11 are those of VGG-11 with batch norm.
-DEEP_TRAIN = {"vgg11": ("vgg11_bn", 0.5)}
-# ... at the noise level at which LeNet's Fig. 1 grid comes closest to the published one (the sigma
-# study's best; a test holds them equal), not the caption's 3: at 3, VGG-11 with batch norm fits its
-# training set at (4, 0) but tests at 58 % (published 98 %), at 1.5 it tests at 98.6 %.
-DEEP_SIGMA = 1.5
-# Fig. 1's subset on a CUDA GPU (issue 23): a cell costs 23-68 min of this 2-core CPU. float32 without
-# TF32 (`device.exact_cuda`), one network at a time; the CPU's float32 cells of the training-precision
-# check (`TRAIN_PRECISION`, on `DEVICE`) are some of the same cells on the CPU. Fig. 6: on the CPU.
-# Which NADs predict what a network learns (issue 42)? Our secant NADs match the published ones, the
-# exact-gradient NADs of Eq. 4 ("autograd") share almost nothing with them: each `DEEP_FIG6` item again
-# along either, on a CUDA GPU, with seeds 0-2 (`ch1_fourier.replicate_settings`; secant seed 0 is the
-# item itself on the GPU). `{name: (DEEP_FIG6 item, NAD method, replicate)}`, in the order a GPU trains them.
-# LeNet's too, on this CPU, at the sigma study's best (`DEEP_SIGMA`) and at the caption's: `{name: (item,
-# method, replicate, sigma)}` (sigma None: the item's own); LeNet's secant seed 0 at a sigma is the cells of
-# its `fig6` (caption) or `fig6_sigma` (best) item.
-FIG6_CAPTION = 3.0   # Fig. 6's caption (`presets` "nads" paper: the published settings; a test holds them equal)
-FIG6_NADS = {**{f"{item}_{method}_seed{r}": (item, method, r, None) for item in DEEP_FIG6 for r in range(3)
-                for method in ("autograd", "secant")},
-             **{f"fig6_lenet_sigma{sigma:g}_{method}_seed{r}": ("fig6", method, r, sigma)
-                for sigma in (DEEP_SIGMA, FIG6_CAPTION) for r in range(3) for method in ("autograd", "secant")}}
-DEEP_DEVICE = {"fig1_vgg11": "cuda", "fig6_vgg11": DEVICE,
-               **{name: "cuda" for name, (item, *_) in FIG6_NADS.items() if item in DEEP_FIG6}}
+
+
+def _scratch(bundle_dir, scratch):
+    """`scratch`, or the bundle's `partial/` folder."""
+    return Path(bundle_dir) / "partial" if scratch is None else Path(scratch)
+
+
+# ----------------------------------------------------------------------------- the items
+
+@dataclasses.dataclass(frozen=True)
+class Status:
+    """How much of an item is stored: `head`, the start of its status line (what is stored, counted);
+    `complete`; `seconds`, the rough CPU time of the rest (None: not estimated)."""
+    head: str
+    complete: bool
+    seconds: float | None = None
+
+
+def _this_cpu():
+    return DEVICE
+
+
+@dataclasses.dataclass(frozen=True)
+class BundleItem:
+    """One item of the bundle. `settings()`: what it computes with (the settings its stored keys hash);
+    `compute(bundle_dir, scratch, progress)`: compute or finish it, resumably, and return what `load`
+    reads; `load(bundle_dir)`: what is stored, computing nothing; `status(bundle_dir, scratch)`: a
+    `Status`; `device()`: the device that computes (and computed) it, read when called."""
+    name: str
+    settings: Callable[[], object]
+    compute: Callable[[Path, Path, bool], object]
+    load: Callable[[Path], object]
+    status: Callable[[Path, Path], Status]
+    device: Callable[[], str] = _this_cpu
+
+
+REGISTRY: dict[str, BundleItem] = {}   # every item by name, as the chapters' sections declare them
+
+
+def _declare(*items):
+    for item in items:
+        if item.name in REGISTRY:
+            raise ValueError(f"bundle item {item.name} is declared twice")
+        REGISTRY[item.name] = item
+
+
+def lookup(item: str) -> BundleItem:
+    """The `BundleItem` named `item`."""
+    if not isinstance(item, str) or item not in REGISTRY:
+        raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
+    return REGISTRY[item]
+
+
+def _whole(name, stored):
+    """The `status` of an item stored whole or not at all: `stored(bundle_dir)` says which."""
+    def status(bundle_dir, scratch):
+        done = bool(stored(bundle_dir))
+        return Status(f"{name}: " + ("stored" if done else "not complete"), done)
+    return status
+
+
+def _check_device(item, device):
+    """Raise a one-line error when `item` is computed on a CUDA GPU and this machine has none."""
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"item {item} is computed on a CUDA GPU (float32) and this machine has none: run "
+                         f"`python -m nadcore.bundle {item}` on one (or `tools/gpu_bundle.py`)")
+
+
+def deep_batch(arch, device):
+    """Cells per group of a network trained on `device`: one on a GPU (each network alone, its RNG seeded
+    just before), else what fits the CPU's cache."""
+    return 1 if device == "cuda" else stacked.registry_chunk_size(arch, True, 128, device)
 
 
 # ----------------------------------------------------------------------------- the machine
@@ -81,30 +159,108 @@ def _note_machine(bundle_dir):
                                     "names no machine"}, indent=1) + "\n")
 
 
+def provenance(records):
+    """One line saying how stored items were made: device and threads, versions, count, time."""
+    records = list(records)
+    if not records:
+        return "nothing stored yet"
+    first = records[0]
+    total = sum(r.get("duration_s") or 0.0 for r in records)
+    devices = sorted({f"{r.get('device')} ({r.get('threads', '?')} threads)" for r in records})
+    dates = sorted(r.get("created", "")[:10] for r in records)
+    return (f"{len(records)} stored item(s) computed on {', '.join(devices)} with nadcore {first['nadcore_version']}, "
+            f"torch {first['torch_version']}, seed {first.get('seed')}; {total / 60:.1f} min of compute; "
+            f"{dates[0]}" + (f" to {dates[-1]}" if dates[-1] != dates[0] else ""))
+
+
 # ----------------------------------------------------------------------------- Chapter 1
+
+CPU_ARCHS = ("logreg", "lenet")   # Figs. 1-2 on this CPU; VGG-11, ResNet-18, DenseNet-121 need a GPU
+FIG3_GRID = {"name": "coarse", "step": 4}   # Fig. 3 on a stated subset: every 4th frequency, |k| <= 12
+# VGG-11 on this CPU (issue 23), at the published recipe, about 15 minutes a cell: Fig. 1 on the same
+# subset as Fig. 3 (25 cells of the Fig. 1 sweep) and Fig. 6 at a few indices, beside the published
+# column (DEEP_FIG1's value) and curve (DEEP_FIG6's first: its NADs are ours of that network), trained
+# as `DEEP_TRAIN` says at `DEEP_SIGMA` (`presets`).
+DEEP_FIG1 = {"fig1_vgg11": "vgg11"}
+DEEP_FIG6 = {"fig6_vgg11": ("vgg11", (0, 16, 128, 512, 1000))}
+# Fig. 1's subset on a CUDA GPU (issue 23): a cell costs 23-68 min of this 2-core CPU. float32 without
+# TF32 (`device.exact_cuda`), one network at a time; the CPU's float32 cells of the training-precision
+# check (`TRAIN_PRECISION`, on `DEVICE`) are some of the same cells on the CPU. Fig. 6: on the CPU.
+# Which NADs predict what a network learns (issue 42)? Our secant NADs match the published ones, the
+# exact-gradient NADs of Eq. 4 ("autograd") share almost nothing with them: each `DEEP_FIG6` item again
+# along either, on a CUDA GPU, with seeds 0-2 (`ch1_fourier.replicate_settings`; secant seed 0 is the
+# item itself on the GPU). `{name: (DEEP_FIG6 item, NAD method, replicate)}`, in the order a GPU trains them.
+# LeNet's too, on this CPU, at the sigma study's best (`DEEP_SIGMA`) and at the caption's: `{name: (item,
+# method, replicate, sigma)}` (sigma None: the item's own); LeNet's secant seed 0 at a sigma is the cells of
+# its `fig6` (caption) or `fig6_sigma` (best) item.
+FIG6_CAPTION = 3.0   # Fig. 6's caption (`presets` "nads" paper: the published settings; a test holds them equal)
+FIG6_NADS = {**{f"{item}_{method}_seed{r}": (item, method, r, None) for item in DEEP_FIG6 for r in range(3)
+                for method in ("autograd", "secant")},
+             **{f"fig6_lenet_sigma{sigma:g}_{method}_seed{r}": ("fig6", method, r, sigma)
+                for sigma in (DEEP_SIGMA, FIG6_CAPTION) for r in range(3) for method in ("autograd", "secant")}}
+DEEP_DEVICE = {"fig1_vgg11": "cuda", "fig6_vgg11": DEVICE,
+               **{name: "cuda" for name, (item, *_) in FIG6_NADS.items() if item in DEEP_FIG6}}
+
+
+def _deep_device(name):
+    """The device of item `name`: `DEEP_DEVICE`'s, else this CPU."""
+    return DEEP_DEVICE.get(name, DEVICE)
+
+
+def _fig1():
+    """Fig. 1: LogReg and LeNet on every cell of the published grid, at the published settings."""
+    p = presets.preset("fourier", "paper")
+    return CPU_ARCHS, fourier.make_grid(p["grid"]), ch1_fourier.sweep_settings(p, SEED, DEVICE), True
+
+
+def _fig2():
+    """Fig. 2: Fig. 1's networks on its grid, sample size, noise and epochs."""
+    q = presets.preset("fourier", "paper")["fig2"]
+    archs, _, settings, pooling = _fig1()
+    return archs, fourier.make_grid(q["grid"]), {**settings, "n": q["n"], "sigma": q["sigma"],
+                                                 "epochs": q["epochs"]}, pooling
+
+
+def _fig3(sigma=None):
+    """Fig. 3: LeNet without pooling on `FIG3_GRID`, at Fig. 1's settings (at noise `sigma` if given)."""
+    settings = _fig1()[2]
+    return ("lenet",), fourier.make_grid(FIG3_GRID), {**settings, "sigma": settings["sigma"] if sigma is None
+                                                      else sigma}, False
+
+
+def _deep_fig1(name):
+    """A `DEEP_FIG1` item: Fig. 1's settings, the network and max_lr of `DEEP_TRAIN`, the noise
+    `DEEP_SIGMA`, on `FIG3_GRID`, on its `DEEP_DEVICE`."""
+    arch, lr = DEEP_TRAIN[DEEP_FIG1[name]]
+    settings = _fig1()[2]
+    return (arch,), fourier.make_grid(FIG3_GRID), {**settings, "sigma": DEEP_SIGMA, "max_lr": {
+        **settings["max_lr"], arch: lr}, "device": DEEP_DEVICE[name]}, True
+
+
+# The Chapter 1 items stored as sweeps of Fourier cells: `{item: (its settings, the sweep that stores
+# its cells)}`; fig3_sigma is Fig. 3 at `DEEP_SIGMA`, a `DEEP_FIG1` item part of Fig. 1's sweep.
+FOURIER_SWEEPS = {"fig1": (_fig1, "fig1"), "fig2": (_fig2, "fig2"), "fig3": (_fig3, "fig3"),
+                  "fig3_sigma": (partial(_fig3, DEEP_SIGMA), "fig3"),
+                  **{name: (partial(_deep_fig1, name), "fig1") for name in DEEP_FIG1}}
+
+
+def _check_sweep(name):
+    if name not in FOURIER_SWEEPS:
+        raise ValueError(f"name must be one of {', '.join(FOURIER_SWEEPS)}; got {name!r}")
+    return FOURIER_SWEEPS[name]
+
 
 def fourier_item(name):
     """`(archs, grid, settings, pooling)` of the Chapter 1 item `name` ("fig1", "fig2", "fig3",
     "fig3_sigma": Fig. 3 at `DEEP_SIGMA`, the sigma study's best, or a deep network's Fig. 1 subset of
     `DEEP_FIG1`: Fig. 1's sweep and settings, the network and max_lr of `DEEP_TRAIN`, the noise
     `DEEP_SIGMA`, on its `DEEP_DEVICE`)."""
-    p = presets.preset("fourier", "paper")
-    settings = ch1_fourier.sweep_settings(p, SEED, DEVICE)
-    if name == "fig1":
-        return CPU_ARCHS, fourier.make_grid(p["grid"]), settings, True
-    if name in DEEP_FIG1:
-        arch, lr = DEEP_TRAIN[DEEP_FIG1[name]]
-        deep = {**settings, "sigma": DEEP_SIGMA, "max_lr": {**settings["max_lr"], arch: lr},
-                "device": DEEP_DEVICE[name]}
-        return (arch,), fourier.make_grid(FIG3_GRID), deep, True
-    if name == "fig2":
-        q = p["fig2"]
-        return CPU_ARCHS, fourier.make_grid(q["grid"]), {**settings, "n": q["n"], "sigma": q["sigma"],
-                                                         "epochs": q["epochs"]}, True
-    if name in ("fig3", "fig3_sigma"):
-        sigma = DEEP_SIGMA if name == "fig3_sigma" else settings["sigma"]
-        return ("lenet",), fourier.make_grid(FIG3_GRID), {**settings, "sigma": sigma}, False
-    raise ValueError(f"name must be one of fig1, fig2, fig3, fig3_sigma, {', '.join(DEEP_FIG1)}; got {name!r}")
+    return _check_sweep(name)[0]()
+
+
+def sweep_name(name):
+    """The sweep that stores the cells of Chapter 1 item `name` (`DEEP_FIG1`'s: Fig. 1's)."""
+    return _check_sweep(name)[1]
 
 
 # Training in bfloat16 (issue 23): before any deep network's Fig. 1 or Fig. 6 cell is trained in
@@ -132,7 +288,7 @@ def load_deep_seeds(name, bundle_dir=BUNDLE):
     out, records = {}, []
     for r in range(DEEP_SEEDS):
         table, recs = ch1_fourier.stored_directions(archs, grid, ch1_fourier.replicate_settings(settings, r),
-                                                    Path(bundle_dir) / "fourier", pooling, _sweep_name(name),
+                                                    Path(bundle_dir) / "fourier", pooling, sweep_name(name),
                                                     only=TRAIN_PRECISION["cells"])
         for cell, acc in ch1_fourier.per_cell(table).get(archs[0], {}).items():
             out.setdefault(cell, []).append(acc)
@@ -173,17 +329,12 @@ def train_precision_verdict(runs):
     return {"bfloat16": float(bf16), "seeds": float(spread), "accept": bool(bf16 <= spread), "cells": sorted(cells)}
 
 
-def _sweep_name(name):
-    """The sweep that stores the cells of Chapter 1 item `name` (`DEEP_FIG1`'s: Fig. 1's)."""
-    return "fig1" if name in DEEP_FIG1 else "fig3" if name == "fig3_sigma" else name
-
-
 def load_fourier(name, bundle_dir=BUNDLE):
     """The stored table `{arch: {(kx, ky): arrays}}`, the grid, the settings and the records of a
     Chapter 1 item; cells not yet computed are absent."""
     archs, grid, settings, pooling = fourier_item(name)
     table, records = ch1_fourier.stored_directions(archs, grid, settings, Path(bundle_dir) / "fourier", pooling,
-                                                   _sweep_name(name))
+                                                   sweep_name(name))
     return table, grid, settings, records
 
 
@@ -199,6 +350,59 @@ def fourier_remaining(name, bundle_dir=BUNDLE):
     each = {a: plan.train_cost(DEVICE, a, 2 * settings["n"], epochs[a] if isinstance(epochs, dict) else epochs,
                                pooling) for a in archs}
     return done, len(cells), sum(each[c["arch"]] for c in cells) * (1 - done / len(cells))
+
+
+def _sweep_status(name, bundle_dir, scratch):
+    done, total, left = fourier_remaining(name, bundle_dir)
+    return Status(f"{name} ({', '.join(fourier_item(name)[0])}): {done} of {total} cells stored", done == total, left)
+
+
+def _sweep_compute(name, bundle_dir, scratch, progress):
+    """A Chapter 1 sweep on this CPU: every 4th frequency first, so a stopped run leaves an even
+    coverage; one stack at a time, stored as it ends."""
+    archs, grid, settings, pooling = fourier_item(name)
+    coarse = fourier.Grid(tuple(k for k in grid.freqs if k % 4 == 0 and abs(k) <= 12), grid.size)
+    for arch in archs:
+        batch = stacked.registry_chunk_size(arch, pooling, settings["batch_size"], DEVICE)
+        for g in (coarse, grid):
+            ch1_fourier.sweep_directions([arch], g, settings, bundle_dir / "fourier", pooling, name=sweep_name(name),
+                                         batch=batch, progress=progress)
+    return load_fourier(name, bundle_dir)
+
+
+def _deep_sweep_compute(name, bundle_dir, scratch, progress):
+    """A `DEEP_FIG1` item on its device: its cells, then the check's cells with more seeds."""
+    device = DEEP_DEVICE[name]
+    _check_device(name, device)
+    archs, grid, settings, pooling = fourier_item(name)
+    for r in range(DEEP_SEEDS):
+        ch1_fourier.sweep_directions(archs, grid, ch1_fourier.replicate_settings(settings, r),
+                                     bundle_dir / "fourier", pooling, name=sweep_name(name),
+                                     batch=deep_batch(archs[0], device), progress=progress,
+                                     only=None if r == 0 else TRAIN_PRECISION["cells"])
+    return load_fourier(name, bundle_dir)
+
+
+def _train_precision_compute(bundle_dir, scratch, progress):
+    archs, grid, _, pooling = fourier_item(TRAIN_PRECISION["item"])
+    for r in range(TRAIN_PRECISION["seeds"]):
+        for precision in PRECISIONS:
+            ch1_fourier.sweep_directions(archs, grid, train_precision_settings(precision, r),
+                                         bundle_dir / "fourier", pooling, name="fig1", batch=1,
+                                         progress=progress, only=TRAIN_PRECISION["cells"])
+    return load_train_precision(bundle_dir)
+
+
+_declare(
+    *(BundleItem(name, partial(fourier_item, name),
+                 partial(_deep_sweep_compute if name in DEEP_FIG1 else _sweep_compute, name),
+                 partial(load_fourier, name), partial(_sweep_status, name), partial(_deep_device, name))
+      for name in FOURIER_SWEEPS),
+    BundleItem("train_precision",
+               lambda: {(p, r): train_precision_settings(p, r) for p in PRECISIONS
+                        for r in range(TRAIN_PRECISION["seeds"])},
+               _train_precision_compute, load_train_precision,
+               _whole("train_precision", lambda d: train_precision_verdict(load_train_precision(d)[0]) is not None)))
 
 
 # ----------------------------------------------------------------------------- Chapter 1: which sigma?
@@ -241,6 +445,11 @@ def best_sigma(grids):
     return min(gaps, key=gaps.get) if gaps else None
 
 
+def known_best_sigma(grids):
+    """`best_sigma` once the study holds a grid at every sigma, else None."""
+    return best_sigma(grids) if len(grids) == len(SIGMA_STUDY["sigmas"]) else None
+
+
 def sigma_study(bundle_dir=BUNDLE, boots=2000):
     """The study beside the published grid: `{sigma: published.compare_seeds(...)}` with `floor`
     (`published.seed_floor`) where a sigma has two seeds or more; also `best` and `caption` sigmas."""
@@ -254,17 +463,84 @@ def sigma_study(bundle_dir=BUNDLE, boots=2000):
                 grids=grids, published=pub)
 
 
-def _sigma_runs(grids):
+def sigma_runs(grids):
     """The `(sigma, replicate)` runs of the study: one seed per sigma, then the extra seeds at the
     caption's sigma and at the best one (taken as 2.0, the authors' code's hint, until known)."""
-    best = best_sigma(grids) if len(grids) == len(SIGMA_STUDY["sigmas"]) else None
+    best = known_best_sigma(grids)
     extra = sorted({SIGMA_STUDY["caption"], 2.0 if best is None else best})
     return ([(s, 0) for s in SIGMA_STUDY["order"]]
             + [(s, r) for s in extra for r in range(1, SIGMA_STUDY["seeds"])])
 
 
-# ----------------------------------------------------------------------------- Chapter 3
+def _sigma_left(grids, single=False):
+    """Rough CPU seconds of the sigma study's grids still to compute (only the single-seed ones)."""
+    from nadcore import plan
 
+    settings = fourier_item("fig1")[2]
+    runs = sigma_runs(grids)[:len(SIGMA_STUDY["sigmas"])] if single else sigma_runs(grids)
+    cells = len(fourier_item("fig1")[1].half())
+    todo = sum(1 for s, r in runs if len(grids.get(s, [])) <= r)
+    return todo * cells * plan.train_cost(DEVICE, SIGMA_STUDY["arch"], 2 * settings["n"], settings["epochs"])
+
+
+def _sigma_runs_compute(runs, bundle_dir, progress):
+    _, grid, _, pooling = fourier_item("fig1")
+    arch = SIGMA_STUDY["arch"]
+    batch = stacked.registry_chunk_size(arch, pooling, fourier_item("fig1")[2]["batch_size"], DEVICE)
+    for sigma, r in runs:
+        ch1_fourier.sweep_directions([arch], grid, sigma_settings(sigma, r), Path(bundle_dir) / "fourier", pooling,
+                                     name="fig1", batch=batch, progress=progress)
+
+
+def _sigma_compute(bundle_dir, scratch, progress):
+    """The single-seed grids (they name the best sigma), then the extra seeds."""
+    _sigma_runs_compute(sigma_runs({})[:len(SIGMA_STUDY["sigmas"])], bundle_dir, progress)
+    _sigma_runs_compute(sigma_runs(load_sigma_study(bundle_dir)[0]), bundle_dir, progress)
+    return sigma_study(bundle_dir)
+
+
+def _sigma_status(bundle_dir, scratch):
+    grids = load_sigma_study(bundle_dir)[0]
+    done, total = sum(len(g) for g in grids.values()), len(sigma_runs(grids))
+    sigmas = ", ".join(f"{x:g}" for x in SIGMA_STUDY["sigmas"])
+    return Status(f"sigma ({SIGMA_STUDY['arch']}, sigma {sigmas}): {done} of {total} Fig. 1 grids stored",
+                  done == total, _sigma_left(grids))
+
+
+_declare(BundleItem("sigma", lambda: {(s, r): sigma_settings(s, r) for s in SIGMA_STUDY["sigmas"]
+                                      for r in range(SIGMA_STUDY["seeds"])},
+                    _sigma_compute, sigma_study, _sigma_status))
+
+
+# ----------------------------------------------------------------------------- Chapter 2
+
+def load_pooling(bundle_dir=BUNDLE):
+    """The pooling chapter's results at its paper preset (`ch2_pooling.chapter_results`), or None."""
+    try:
+        return ch2_pooling.chapter_results(presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, compute=False)
+    except (FileNotFoundError, store.StoreError):
+        return None
+
+
+def pooling_remaining(bundle_dir=BUNDLE):
+    """Rough CPU seconds of Chapter 2's paper preset still to compute in the bundle (0 once stored)."""
+    from nadcore import plan
+
+    if load_pooling(bundle_dir) is not None:
+        return 0.0
+    items = plan.chapter_plan("02_pooling", "paper", seed=SEED, results_dir=bundle_dir, device=DEVICE).items
+    return sum(it.seconds_each * it.count for it in items)
+
+
+_declare(BundleItem("pooling", lambda: presets.preset("pooling", "paper"),
+                    lambda bundle_dir, scratch, progress: ch2_pooling.chapter_results(
+                        presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, progress),
+                    load_pooling, _whole("pooling", lambda d: load_pooling(d) is not None)))
+
+
+# ----------------------------------------------------------------------------- Chapter 3: the NADs
+
+NAD_ARCHS = ("logreg", "mlp", "lenet")
 # The secant NADs of the deep networks a CPU affords (2,048 forward passes a network): how many
 # networks, in bfloat16 (channels-last, autocast). The `precision` item measures what that does:
 # each network's gradient has a cosine >= 0.99 with its float32 one (VGG-11, ResNet-18: >= 0.999),
@@ -277,6 +553,13 @@ SECANT_CPU_COMPILED = True   # through torch.compile: 1.1x (VGG-11) to 2.7x (Den
 # ... and those computed in float32 on a CUDA GPU (one lent to a session for 15 minutes; `tools/gpu_bundle.py`):
 # DenseNet-121's bfloat16 error is too large to take on trust, and both cost a 2-core CPU hours to days.
 SECANT_CUDA = {"resnet18": 2000, "densenet121": 1000}
+GPU_NAD_ARCHS = ("vgg11", "resnet18", "densenet121")   # the deep networks: secant at `SECANT_CPU` / `SECANT_CUDA`
+ZOO_ARCHS = ("vit", "mixer", "convnext", "resnet18_blur")  # Chapter 7: after 2020, and ResNet-18 with BlurPool
+
+
+def nad_name(arch, method="secant"):
+    """The bundle item of the NADs of `arch` by `method`: nads_ARCH (the secant) or nads_ARCH_METHOD."""
+    return f"nads_{arch}" if method == "secant" else f"nads_{arch}_{method}"
 
 
 def nad_item(arch, method="secant"):
@@ -306,37 +589,11 @@ def nad_chunk_item(arch, method="secant"):
                                compiled=s.get("compiled", False))
 
 
-def deep_batch(arch, device):
-    """Cells per group of `DEEP_FIG1` and `DEEP_FIG6` on `device`: one on a GPU (each network alone, its
-    RNG seeded just before), else what fits the CPU's cache."""
-    return 1 if device == "cuda" else stacked.registry_chunk_size(arch, True, 128, device)
-
-
-def _check_device(item, device):
-    """Raise a one-line error when `item` is computed on a CUDA GPU and this machine has none."""
-    if device == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"item {item} is computed on a CUDA GPU (float32) and this machine has none: run "
-                         f"`python -m nadcore.bundle {item}` on one (or `tools/gpu_bundle.py`)")
-
-
-def item_device(item):
-    """The device that computes (and computed) bundle item `item`."""
-    if item in DEEP_DEVICE:
-        return DEEP_DEVICE[item]
-    if item.startswith("nads_"):
-        return nad_device(*_nad_item_parts(item))
-    return DEVICE
-
-
 def load_nad(arch, method="secant", bundle_dir=BUNDLE):
     """The stored `NADResult` of `arch`, or None if the bundle does not hold it yet."""
     settings = nad_item(arch, method)
     path = nads.result_path(arch, settings, bundle_dir)
     return nads.NADResult.load(path, settings) if store.matches(path, settings) else None
-
-
-GPU_NAD_ARCHS = ("vgg11", "resnet18", "densenet121")   # the deep networks: secant at `SECANT_CPU` / `SECANT_CUDA`
-ZOO_ARCHS = ("vit", "mixer", "convnext", "resnet18_blur")  # Chapter 7: after 2020, and ResNet-18 with BlurPool
 
 
 def stored_nads(archs=NAD_ARCHS + GPU_NAD_ARCHS, bundle_dir=BUNDLE):
@@ -352,6 +609,44 @@ def secant_exact_overlaps(ks, archs=GPU_NAD_ARCHS, bundle_dir=BUNDLE):
     stored = stored_nads(archs, bundle_dir)
     return {a: nads.subspace_overlaps(stored[(a, "secant")].nads, stored[(a, "autograd")].nads, ks) for a in archs
             if (a, "secant") in stored and (a, "autograd") in stored}
+
+
+def _nad_compute(arch, method, bundle_dir, scratch, progress):
+    stored = load_nad(arch, method, bundle_dir)
+    if stored is not None:
+        return stored
+    settings, device = nad_item(arch, method), nad_device(arch, method)
+    _check_device(nad_name(arch, method), device)
+    result = nads.estimate(arch, settings["num_networks"], method=method, seed=SEED, device=device,
+                           precision=settings.get("precision", "float32"),
+                           compiled=settings.get("compiled", False), results_dir=scratch, progress=progress)
+    result.save(nads.result_path(arch, settings, bundle_dir), compact=True)
+    return load_nad(arch, method, bundle_dir)    # what later readers see (float16 NADs, other fingerprint)
+
+
+def _nad_status(arch, method, bundle_dir, scratch):
+    """Stored, or how many of its chunks `scratch` holds and the rough cost of the rest."""
+    from nadcore import plan
+
+    item, settings = nad_name(arch, method), nad_item(arch, method)
+    n = settings["num_networks"]
+    if load_nad(arch, method, bundle_dir) is not None:
+        return Status(f"{item}: stored ({n:,} networks)", True)
+    cells = [{"start": a, "stop": b} for a, b in nads.chunk_ranges(0, n)]
+    left = sweeps.missing("nad_chunks", cells, nad_chunk_item(arch, method), scratch)
+    each = plan.nad_seconds(arch, method, settings.get("precision", "float32"), settings.get("compiled", False))
+    return Status(f"{item}: {len(cells) - len(left)} of {len(cells)} chunks of {nads.CHUNK} networks in {scratch}",
+                  False, each * sum(c["stop"] - c["start"] for c in left) if each else None)
+
+
+def _nads(*estimates):
+    """The items of the NAD estimates `(arch, method)`."""
+    return (BundleItem(nad_name(a, m), partial(nad_item, a, m), partial(_nad_compute, a, m), partial(load_nad, a, m),
+                       partial(_nad_status, a, m), partial(nad_device, a, m)) for a, m in estimates)
+
+
+_declare(*_nads(*((a, "secant") for a in NAD_ARCHS + GPU_NAD_ARCHS),
+                *((a, "autograd") for a in ("lenet", *GPU_NAD_ARCHS))))
 
 
 # N vs 2N for the exact-gradient estimates of 10,000 networks: 3N <= 10,000 in whole chunks, so the
@@ -392,6 +687,37 @@ def load_convergence(arch=None, bundle_dir=BUNDLE, method="autograd"):
     return store.load(path, c).arrays if store.matches(path, c) else None
 
 
+def convergence_compute(arch, method, bundle_dir=BUNDLE, scratch=None, progress=True):
+    """Compute (or read) the stored convergence of `convergence_item(arch, method)`, on its device;
+    `scratch` holds the chunks (default: the bundle's `partial/`)."""
+    c, scratch = convergence_item(arch, method), _scratch(bundle_dir, scratch)
+    if arch is not None:   # its chunks are the estimate's
+        compute(nad_name(arch, method), bundle_dir, scratch, progress)
+    return store.cached(convergence_path(bundle_dir, arch, method), c, lambda: nads.convergence(
+        c["arch"], c["sizes"], c["ks"], method=c["method"], seed=SEED, device=c["device"], results_dir=scratch,
+        progress=progress, precision=c.get("precision", "float32"), compiled=c.get("compiled", False)),
+        device=c["device"])
+
+
+def _convergence(name, archs, method):
+    """The item `name`: the N vs 2N convergence of each of `archs` (None: the published scale's) by `method`."""
+    def run(bundle_dir, scratch, progress):
+        for arch in archs:
+            convergence_compute(arch, method, bundle_dir, scratch, progress)
+        return load(bundle_dir)
+
+    def load(bundle_dir):
+        return {arch: load_convergence(arch, bundle_dir, method) for arch in archs}
+
+    return BundleItem(name, lambda: {arch: convergence_item(arch, method) for arch in archs}, run, load,
+                      _whole(name, lambda d: None not in load(d).values()))
+
+
+_declare(_convergence("convergence", (None,), "autograd"),
+         _convergence("convergence_autograd", AUTOGRAD_CONV_ARCHS, "autograd"),
+         _convergence("convergence_secant", SECANT_CONV_ARCHS, "secant"))
+
+
 # What bfloat16 and torch.compile do to the secant (the bundle's deep networks): per-network cosines
 # with float32 for a few networks of each, and LeNet's leading subspaces at 1,000 networks
 PRECISION = {"archs": ["vgg11", "resnet18", "densenet121", "vit", "mixer", "convnext", "resnet18_blur"], "count": 8,
@@ -417,7 +743,7 @@ def load_precision(bundle_dir=BUNDLE):
     return {**out, "overlaps": {m: a[f"overlap_{m}"] for m in ("compiled", "floor")}}
 
 
-def _precision_compute(progress):
+def _precision_arrays(scratch, progress):
     out = {}
     for arch in PRECISION["archs"]:
         for m, v in ch3_nads.precision_cosines(arch, PRECISION["count"], SEED, DEVICE).items():
@@ -425,8 +751,145 @@ def _precision_compute(progress):
         if progress:
             print(f"precision: {arch} done", flush=True)
     ov = ch3_nads.precision_overlaps(PRECISION["overlap_arch"], PRECISION["overlap_networks"], PRECISION["ks"], SEED,
-                                     DEVICE, results_dir=SCRATCH, progress=progress)
+                                     DEVICE, results_dir=scratch, progress=progress)
     return {**out, **{f"overlap_{m}": v for m, v in ov.items()}}
+
+
+def _precision_compute(bundle_dir, scratch, progress):
+    store.cached(precision_path(bundle_dir), precision_item(), lambda: _precision_arrays(scratch, progress),
+                 device=DEVICE)
+    return load_precision(bundle_dir)
+
+
+_declare(BundleItem("precision", precision_item, _precision_compute, load_precision,
+                    _whole("precision", lambda d: load_precision(d) is not None)))
+
+
+# ----------------------------------------------------------------------------- Chapter 3: Fig. 6
+
+def _lenet_fig6(sigma=None):
+    """LeNet's Fig. 6 at the published settings (at noise `sigma` if given)."""
+    p = presets.preset("nads", "paper")
+    settings = {**p["fig6"], "seed": SEED}
+    return p["fig6_arch"], p["fig6_indices"], settings if sigma is None else {**settings, "sigma": float(sigma)}
+
+
+def _deep_fig6(name, sigma=None):
+    """A `DEEP_FIG6` item: the network and max_lr of `DEEP_TRAIN` at its indices and `DEEP_SIGMA`
+    (`sigma` is not read)."""
+    published_arch, indices = DEEP_FIG6[name]
+    arch, lr = DEEP_TRAIN[published_arch]
+    return arch, list(indices), {**_lenet_fig6()[2], "sigma": DEEP_SIGMA, "max_lr": lr}
+
+
+def _fig6_replicate(name, sigma=None):
+    """A `FIG6_NADS` item: its item's at its sigma, with the seed of its replicate (`sigma` is not read)."""
+    item, _, r, sigma = FIG6_NADS[name]
+    arch, indices, settings = fig6_item(sigma, name=item)
+    return arch, indices, ch1_fourier.replicate_settings(settings, r)
+
+
+# The Fig. 6 items stored as cells of NAD indices: `{item: its (arch, indices, settings) at a sigma}`.
+FIG6_ITEMS = {"fig6": _lenet_fig6, **{name: partial(_deep_fig6, name) for name in DEEP_FIG6},
+              **{name: partial(_fig6_replicate, name) for name in FIG6_NADS}}
+
+
+def fig6_item(sigma=None, name="fig6"):
+    """`(arch, indices, settings)` of Fig. 6 at the published settings, on our NADs (at noise `sigma`
+    instead of the published one if given: the sigma study's best). `name` "fig6" is LeNet's; a
+    `DEEP_FIG6` name is the network and max_lr of `DEEP_TRAIN` at its indices and `DEEP_SIGMA`, on
+    `nads_of(arch)`; a `FIG6_NADS` name is its item's at its sigma, with the seed of its replicate."""
+    if name not in FIG6_ITEMS:
+        raise ValueError(f"name must be one of {', '.join(FIG6_ITEMS)}; got {name!r}")
+    return FIG6_ITEMS[name](sigma)
+
+
+def nads_of(arch):
+    """The network whose NADs a trained `arch` is tested on: VGG-11's for VGG-11 with batch norm
+    (`DEEP_TRAIN`), else its own."""
+    return {trained: published for published, (trained, _) in DEEP_TRAIN.items()}.get(arch, arch)
+
+
+def fig6_method(name):
+    """The NAD estimate ("secant" or "autograd") that the Fig. 6 item `name` trains along."""
+    return FIG6_NADS[name][1] if name in FIG6_NADS else "secant"
+
+
+def load_fig6(bundle_dir=BUNDLE, sigma=None, name="fig6"):
+    """`{index: test accuracy}` of the stored Fig. 6 cells of `name` (`fig6_item`) on our NADs
+    (`fig6_method`'s), possibly partial."""
+    arch, indices, settings = fig6_item(sigma, name)
+    basis = load_nad(nads_of(arch), fig6_method(name), bundle_dir)
+    if basis is None:
+        return {}
+    return ch3_nads.fig6_sweep(arch, basis, indices, settings, Path(bundle_dir) / "nads", device=item_device(name),
+                               only_stored=True)
+
+
+def fig6_runs(item, method, sigma=None):
+    """The `FIG6_NADS` names of `item`'s runs along the NADs of `method` at `sigma`, in seed order."""
+    return [name for name, (i, m, _, s) in FIG6_NADS.items() if (i, m, s) == (item, method, sigma)]
+
+
+def fig6_records(bundle_dir=BUNDLE, name="fig6"):
+    """`{index: record}` of the stored Fig. 6 cells of `name` (those `load_fig6` reads)."""
+    arch, indices, settings = fig6_item(name=name)
+    basis = load_nad(nads_of(arch), fig6_method(name), bundle_dir)
+    if basis is None:
+        return {}
+    found = sweeps.stored(f"fig6_{arch}", [{"index": i} for i in indices],
+                          ch3_nads.fig6_settings(arch, basis, settings, item_device(name)), Path(bundle_dir) / "nads")
+    return {indices[i]: result.record for i, result in found.items()}
+
+
+def _fig6_cost(arch, settings, cells):
+    from nadcore import plan
+
+    return cells * plan.train_cost(DEVICE, arch, 2 * settings["n_train"], settings["epochs"])
+
+
+def _fig6_status(name, bundle_dir, scratch):
+    arch, indices, settings = fig6_item(name=name)
+    done, total = len(load_fig6(bundle_dir, name=name)), len(indices)
+    return Status(f"{name} ({arch}): {done} of {total} NAD indices stored", done == total,
+                  _fig6_cost(arch, settings, total - done))
+
+
+def _fig6_compute(name, bundle_dir, scratch, progress, sigma=None):
+    """The Fig. 6 item `name` (at noise `sigma`, `fig6_item`) on its device, after the NADs it trains along."""
+    device = item_device(name)
+    _check_device(name, device)
+    arch, indices, settings = fig6_item(sigma, name)
+    basis = compute(nad_name(nads_of(arch), fig6_method(name)), bundle_dir, scratch, progress)
+    return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=device,
+                               batch=deep_batch(arch, device), progress=progress)
+
+
+def _fig6_sigma_compute(bundle_dir, scratch, progress):
+    """Fig. 6 at the sigma study's best: the study's single-seed grids first (they name it)."""
+    _sigma_runs_compute(sigma_runs({})[:len(SIGMA_STUDY["sigmas"])], bundle_dir, progress)
+    return _fig6_compute("fig6", bundle_dir, scratch, progress, sigma=best_sigma(load_sigma_study(bundle_dir)[0]))
+
+
+def _fig6_sigma_load(bundle_dir):
+    sigma = known_best_sigma(load_sigma_study(bundle_dir)[0])
+    return load_fig6(bundle_dir, sigma) if sigma is not None else {}
+
+
+def _fig6_sigma_status(bundle_dir, scratch):
+    grids = load_sigma_study(bundle_dir)[0]
+    sigma = known_best_sigma(grids)
+    arch, indices, settings = fig6_item(sigma if sigma is not None else 2.0)
+    done, total = (len(load_fig6(bundle_dir, sigma)) if sigma is not None else 0), len(indices)
+    best = "not known yet" if sigma is None else f"{sigma:g}"
+    return Status(f"fig6_sigma ({arch}, the best sigma: {best}): {done} of {total} NAD indices stored", done == total,
+                  _fig6_cost(arch, settings, total - done) + _sigma_left(grids, single=True))
+
+
+_declare(*(BundleItem(name, partial(fig6_item, name=name), partial(_fig6_compute, name), partial(load_fig6, name=name),
+                      partial(_fig6_status, name), partial(_deep_device, name)) for name in FIG6_ITEMS),
+         BundleItem("fig6_sigma", lambda: {s: fig6_item(s) for s in SIGMA_STUDY["sigmas"]}, _fig6_sigma_compute,
+                    _fig6_sigma_load, _fig6_sigma_status))
 
 
 # Which step makes the secant NADs the published ones (issue 42)? LeNet's secant NADs at each step h of
@@ -484,117 +947,18 @@ def _dial_compute(bundle_dir, scratch, progress):
     return load_secant_dial(bundle_dir)
 
 
-def fig6_item(sigma=None, name="fig6"):
-    """`(arch, indices, settings)` of Fig. 6 at the published settings, on our NADs (at noise `sigma`
-    instead of the published one if given: the sigma study's best). `name` "fig6" is LeNet's; a
-    `DEEP_FIG6` name is the network and max_lr of `DEEP_TRAIN` at its indices and `DEEP_SIGMA`, on
-    `nads_of(arch)`; a `FIG6_NADS` name is its item's at its sigma, with the seed of its replicate."""
-    if name in FIG6_NADS:
-        item, _, r, sigma = FIG6_NADS[name]
-        arch, indices, settings = fig6_item(sigma, name=item)
-        return arch, indices, ch1_fourier.replicate_settings(settings, r)
-    p = presets.preset("nads", "paper")
-    settings = {**p["fig6"], "seed": SEED}
-    if name in DEEP_FIG6:
-        published_arch, indices = DEEP_FIG6[name]
-        arch, lr = DEEP_TRAIN[published_arch]
-        return arch, list(indices), {**settings, "sigma": DEEP_SIGMA, "max_lr": lr}
-    if name != "fig6":
-        raise ValueError(f"name must be one of fig6, {', '.join([*DEEP_FIG6, *FIG6_NADS])}; got {name!r}")
-    return p["fig6_arch"], p["fig6_indices"], settings if sigma is None else {**settings, "sigma": float(sigma)}
+def _dial_stored(bundle_dir):
+    whole = len(SECANT_DIAL["fig6_indices"])
+    return all(v["nads"] is not None and v["conv"] is not None and len(v["fig6"]) == whole
+               for v in load_secant_dial(bundle_dir).values())
 
 
-def nads_of(arch):
-    """The network whose NADs a trained `arch` is tested on: VGG-11's for VGG-11 with batch norm
-    (`DEEP_TRAIN`), else its own."""
-    return {trained: published for published, (trained, _) in DEEP_TRAIN.items()}.get(arch, arch)
-
-
-def fig6_method(name):
-    """The NAD estimate ("secant" or "autograd") that the Fig. 6 item `name` trains along."""
-    return FIG6_NADS[name][1] if name in FIG6_NADS else "secant"
-
-
-def load_fig6(bundle_dir=BUNDLE, sigma=None, name="fig6"):
-    """`{index: test accuracy}` of the stored Fig. 6 cells of `name` (`fig6_item`) on our NADs
-    (`fig6_method`'s), possibly partial."""
-    arch, indices, settings = fig6_item(sigma, name)
-    basis = load_nad(nads_of(arch), fig6_method(name), bundle_dir)
-    if basis is None:
-        return {}
-    return ch3_nads.fig6_sweep(arch, basis, indices, settings, Path(bundle_dir) / "nads", device=item_device(name),
-                               only_stored=True)
-
-
-def fig6_runs(item, method, sigma=None):
-    """The `FIG6_NADS` names of `item`'s runs along the NADs of `method` at `sigma`, in seed order."""
-    return [name for name, (i, m, _, s) in FIG6_NADS.items() if (i, m, s) == (item, method, sigma)]
-
-
-def fig6_by_method(item="fig6_vgg11", bundle_dir=BUNDLE, sigma=None):
-    """`{method: {index: (mean, std)}}` over the seeds of `item`'s runs (`fig6_runs`) at `sigma` along
-    its secant and its exact-gradient NADs, at the indices every seed holds (std with ddof 1); a run
-    counts once all its indices are stored, a method without such runs is left out."""
-    out = {}
-    for method in ("secant", "autograd"):
-        runs = [load_fig6(bundle_dir, name=name) for name in fig6_runs(item, method, sigma)]
-        runs = [r for r in runs if r and len(r) == len(fig6_item(name=item)[1])]
-        if runs:
-            common = sorted(set.intersection(*(set(r) for r in runs)))
-            out[method] = {k: (float(np.mean([r[k] for r in runs])),
-                               float(np.std([r[k] for r in runs], ddof=1)) if len(runs) > 1 else 0.0)
-                           for k in common}
-    return out
-
-
-def fig6_records(bundle_dir=BUNDLE, name="fig6"):
-    """`{index: record}` of the stored Fig. 6 cells of `name` (those `load_fig6` reads)."""
-    arch, indices, settings = fig6_item(name=name)
-    basis = load_nad(nads_of(arch), fig6_method(name), bundle_dir)
-    if basis is None:
-        return {}
-    found = sweeps.stored(f"fig6_{arch}", [{"index": i} for i in indices],
-                          ch3_nads.fig6_settings(arch, basis, settings, item_device(name)), Path(bundle_dir) / "nads")
-    return {indices[i]: result.record for i, result in found.items()}
-
-
-def provenance(records):
-    """One line saying how stored items were made: device and threads, versions, count, time."""
-    records = list(records)
-    if not records:
-        return "nothing stored yet"
-    first = records[0]
-    total = sum(r.get("duration_s") or 0.0 for r in records)
-    devices = sorted({f"{r.get('device')} ({r.get('threads', '?')} threads)" for r in records})
-    dates = sorted(r.get("created", "")[:10] for r in records)
-    return (f"{len(records)} stored item(s) computed on {', '.join(devices)} with nadcore {first['nadcore_version']}, "
-            f"torch {first['torch_version']}, seed {first.get('seed')}; {total / 60:.1f} min of compute; "
-            f"{dates[0]}" + (f" to {dates[-1]}" if dates[-1] != dates[0] else ""))
-
-
-# ----------------------------------------------------------------------------- Chapter 2
-
-def load_pooling(bundle_dir=BUNDLE):
-    """The pooling chapter's results at its paper preset (`ch2_pooling.chapter_results`), or None."""
-    try:
-        return ch2_pooling.chapter_results(presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, compute=False)
-    except (FileNotFoundError, store.StoreError):
-        return None
-
-
-def pooling_remaining(bundle_dir=BUNDLE):
-    """Rough CPU seconds of Chapter 2's paper preset still to compute in the bundle (0 once stored)."""
-    from nadcore import plan
-
-    if load_pooling(bundle_dir) is not None:
-        return 0.0
-    items = plan.chapter_plan("02_pooling", "paper", seed=SEED, results_dir=bundle_dir, device=DEVICE).items
-    return sum(it.seconds_each * it.count for it in items)
+_declare(BundleItem("secant_dial", lambda: {h: dial_settings(h) for h in SECANT_DIAL["steps"]}, _dial_compute,
+                    load_secant_dial, _whole("secant_dial", _dial_stored)))
 
 
 # ----------------------------------------------------------------------------- Chapter 4
 
-DATA = ROOT / "data"               # data_root of the stand-ins read from files (Fashion-MNIST, `make fashion`)
 STAND_INS = ("digits", "fashion")  # the datasets of Chapters 4-5 in the bundle (no CIFAR-10 here)
 
 
@@ -639,6 +1003,18 @@ def cifar(bundle_dir=BUNDLE, compute=False, progress=True, dataset="digits", dat
     except (FileNotFoundError, store.StoreError):
         return None
     return {"curve": curve, "flip": flip}
+
+
+def _cifar(name, dataset):
+    """The item `name`: Chapter 4 on `dataset` (`cifar`)."""
+    return BundleItem(name, partial(cifar_item, dataset),
+                      lambda bundle_dir, scratch, progress: cifar(bundle_dir, compute=True, progress=progress,
+                                                                  dataset=dataset),
+                      partial(cifar, progress=False, dataset=dataset),
+                      _whole(name, lambda d: cifar(d, progress=False, dataset=dataset) is not None))
+
+
+_declare(_cifar("cifar", "digits"), _cifar("cifar_fashion", "fashion"))
 
 
 # ----------------------------------------------------------------------------- Chapter 5
@@ -687,6 +1063,27 @@ def underspec(figure, arch, bundle_dir=BUNDLE, compute=False, progress=True, dat
     return ch5_underspec.ood_grid(arch, basis, underspec_item("ood", dataset), bundle_dir, data_root, **run)
 
 
+def _underspec(name, figure, dataset="digits"):
+    """The item `name`: the follow-up's `figure` ("pairs" or "ood", on `dataset`) for `UNDERSPEC_ARCHS`."""
+    def run(bundle_dir, scratch, progress):
+        for arch in UNDERSPEC_ARCHS:
+            compute(nad_name(arch), bundle_dir, scratch, progress)
+            underspec(figure, arch, bundle_dir, compute=True, progress=progress, dataset=dataset)
+        return load(bundle_dir)
+
+    def load(bundle_dir):
+        return {arch: underspec(figure, arch, bundle_dir, progress=False, dataset=dataset) for arch in UNDERSPEC_ARCHS}
+
+    return BundleItem(name, partial(underspec_item, figure, dataset), run, load,
+                      _whole(name, lambda d: None not in load(d).values()))
+
+
+_declare(_underspec("underspec_ood", "ood"), _underspec("underspec_pairs", "pairs"),
+         _underspec("underspec_ood_fashion", "ood", "fashion"))
+
+
+# ----------------------------------------------------------------------------- Chapter 6
+
 # Chapter 6 again at the sigma study's best (`DEEP_SIGMA`): at the caption's 3 our max-pooling LeNet is
 # near chance on most of the grid, too weak a signal to tell the prefilters apart. Same NADs.
 ANTIALIAS_SIGMA = {"fourier": {"sigma": DEEP_SIGMA}, "nads": {"fig6": {"sigma": DEEP_SIGMA}}}
@@ -710,6 +1107,54 @@ def antialias_gaps(bundle_dir=BUNDLE):
     if not todo:
         return None
     return ", ".join(it.name for it in todo), plan.duration(sum(it.cost_s or 0 for it in todo))
+
+
+def _antialias_compute(bundle_dir, scratch, progress, best_sigma=False):
+    """Each part for every variant before the next part; at the best sigma, the NADs are the `antialias` item's."""
+    for part in ("fig1", "fig6") if best_sigma else ("fig1", "nads", "fig6"):
+        ch6_antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, parts=(part,),
+                                      scratch=scratch, compact=True, overrides=ANTIALIAS_SIGMA if best_sigma else None)
+    return load_antialias(bundle_dir, best_sigma)
+
+
+def _antialias_sigma_stored(bundle_dir):
+    r = load_antialias(bundle_dir, best_sigma=True)
+    return (all(len(r["fig1"][v]) == len(r["grid"].half()) for v in r["variants"])
+            and all(len(r["fig6"][v]) == len(r["settings"]["indices"]) for v in r["variants"]))
+
+
+_declare(BundleItem("antialias", lambda: presets.preset("antialias", "paper"), _antialias_compute, load_antialias,
+                    _whole("antialias", lambda d: antialias_gaps(d) is None)),
+         BundleItem("antialias_sigma", lambda: {**presets.preset("antialias", "paper"), "overrides": ANTIALIAS_SIGMA},
+                    partial(_antialias_compute, best_sigma=True), partial(load_antialias, best_sigma=True),
+                    _whole("antialias_sigma", _antialias_sigma_stored)))
+
+
+# ----------------------------------------------------------------------------- Chapter 7
+
+def load_zoo(bundle_dir=BUNDLE, compute=False, progress=False, scratch=None):
+    """Chapter 7 at the published scale (`ch7_zoo.chapter_results("paper")`): what the bundle holds,
+    or, with `compute`, everything (the exact-gradient NADs first, then the secant); `scratch` holds
+    the chunks (default: the bundle's `partial/`)."""
+    run = lambda secant: ch7_zoo.chapter_results("paper", SEED, bundle_dir, DEVICE, compute=compute, progress=progress,
+                                                 scratch=_scratch(bundle_dir, scratch), compact=True, secant=secant)
+    if compute:
+        run(False)
+    return run(True)
+
+
+def _zoo_stored(bundle_dir):
+    zoo = load_zoo(bundle_dir)
+    return (not ch7_zoo.missing(zoo) and None not in zoo["secant"].values()
+            and all(len(f) == len(zoo["settings"]["fig6_indices"]) for f in zoo["fig6"].values()))
+
+
+_declare(*_nads(*((a, "autograd") for a in ZOO_ARCHS), *((a, "secant") for a in ZOO_ARCHS)),
+         _convergence("convergence_zoo", ZOO_ARCHS, "autograd"),
+         BundleItem("zoo", lambda: presets.preset("zoo", "paper"),
+                    lambda bundle_dir, scratch, progress: load_zoo(bundle_dir, compute=True, progress=progress,
+                                                                   scratch=scratch),
+                    load_zoo, _whole("zoo", _zoo_stored)))
 
 
 # ----------------------------------------------------------------------------- beside the published numbers
@@ -768,269 +1213,16 @@ def fig6_comparison(bundle_dir=BUNDLE):
     (the sigma study's, None until known) and `ours_best`, our cells at that noise level; `deep`,
     `{arch: {index: accuracy}}` of the deep networks' items (`DEEP_FIG6`) on their own NADs."""
     arch, indices, settings = fig6_item()
-    grids = load_sigma_study(bundle_dir)[0]
-    best = best_sigma(grids) if len(grids) == len(SIGMA_STUDY["sigmas"]) else None
+    best = known_best_sigma(load_sigma_study(bundle_dir)[0])
     return dict(arch=arch, ours=load_fig6(bundle_dir), published=published.fig6(arch), settings=settings,
                 indices=indices, curves={a: published.fig6(a) for a in published.FIG6_ARCHS}, best_sigma=best,
                 ours_best=load_fig6(bundle_dir, best) if best is not None else {},
                 deep={arch: load_fig6(bundle_dir, name=name) for name, (arch, _) in DEEP_FIG6.items()})
 
 
-def status(item, bundle_dir=BUNDLE):
-    """One line: how much of a bundle item is stored, and the command (and rough CPU cost) for the rest."""
-    from nadcore import plan
+# ----------------------------------------------------------------------------- the one dispatch
 
-    if item in ("fig1", "fig2", "fig3", "fig3_sigma", *DEEP_FIG1):
-        done, total, left = fourier_remaining(item, bundle_dir)
-        cells = range(total)
-        head = f"{item} ({', '.join(fourier_item(item)[0])}): {done} of {total} cells stored"
-    elif item in ("fig6", *DEEP_FIG6, *FIG6_NADS):
-        arch, indices, settings = fig6_item(name=item)
-        done, total = len(load_fig6(bundle_dir, name=item)), len(indices)
-        left = (total - done) * plan.train_cost(DEVICE, arch, 2 * settings["n_train"], settings["epochs"])
-        head = f"{item} ({arch}): {done} of {total} NAD indices stored"
-    elif item == "fig6_sigma":
-        grids = load_sigma_study(bundle_dir)[0]
-        sigma = best_sigma(grids) if len(grids) == len(SIGMA_STUDY["sigmas"]) else None
-        arch, indices, settings = fig6_item(sigma if sigma is not None else 2.0)
-        done, total = (len(load_fig6(bundle_dir, sigma)) if sigma is not None else 0), len(indices)
-        each = plan.train_cost(DEVICE, arch, 2 * settings["n_train"], settings["epochs"])
-        left = (total - done) * each + _sigma_left(grids, single=True)
-        head = (f"fig6_sigma ({arch}, the best sigma: {'not known yet' if sigma is None else f'{sigma:g}'}): "
-                f"{done} of {total} NAD indices stored")
-    elif item == "sigma":
-        grids = load_sigma_study(bundle_dir)[0]
-        runs = _sigma_runs(grids)
-        done, total = sum(len(g) for g in grids.values()), len(runs)
-        cells = range(total)
-        left = _sigma_left(grids)
-        head = f"sigma ({SIGMA_STUDY['arch']}, sigma {', '.join(f'{x:g}' for x in SIGMA_STUDY['sigmas'])}): " \
-               f"{done} of {total} Fig. 1 grids stored"
-    elif item.startswith("nads_"):
-        return _nad_status(item, bundle_dir)
-    elif item in ITEMS:
-        return f"{item}: " + ("stored" if _complete(item, bundle_dir) else
-                              f"not complete; `python -m nadcore.bundle {item}` computes the rest")
-    else:
-        raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
-    if done == (len(cells) if item not in ("fig6", "fig6_sigma", *DEEP_FIG6, *FIG6_NADS) else total):
-        return head
-    cost = "float32, on a CUDA GPU" if item_device(item) == "cuda" else f"~{plan.duration(left)} on a 2-core CPU"
-    return f"{head}; `python -m nadcore.bundle {item}` computes the rest ({cost})"
-
-
-def _sigma_left(grids, single=False):
-    """Rough CPU seconds of the sigma study's grids still to compute (only the single-seed ones)."""
-    from nadcore import plan
-
-    settings = fourier_item("fig1")[2]
-    runs = _sigma_runs(grids)[:len(SIGMA_STUDY["sigmas"])] if single else _sigma_runs(grids)
-    cells = len(fourier_item("fig1")[1].half())
-    todo = sum(1 for s, r in runs if len(grids.get(s, [])) <= r)
-    return todo * cells * plan.train_cost(DEVICE, SIGMA_STUDY["arch"], 2 * settings["n"], settings["epochs"])
-
-
-def _nad_item_parts(item):
-    """`nads_ARCH` or `nads_ARCH_METHOD` -> (ARCH, METHOD): ARCH may hold "_" (resnet18_blur)."""
-    arch, _, method = item[len("nads_"):].rpartition("_")
-    return (arch, method) if method in nads.METHODS else (item[len("nads_"):], "secant")
-
-
-def _nad_status(item, bundle_dir, scratch=SCRATCH):
-    """A NAD item: stored, or how many of its chunks `scratch` holds and the rough cost of the rest."""
-    from nadcore import plan
-
-    arch, method = _nad_item_parts(item)
-    settings = nad_item(arch, method)
-    n = settings["num_networks"]
-    if load_nad(arch, method, bundle_dir) is not None:
-        return f"{item}: stored ({n:,} networks)"
-    cells = [{"start": a, "stop": b} for a, b in nads.chunk_ranges(0, n)]
-    dev = torch.device(nad_device(arch, method))
-    left = sweeps.missing("nad_chunks", cells, nad_chunk_item(arch, method), scratch)
-    each = plan.nad_seconds(arch, method, settings.get("precision", "float32"), settings.get("compiled", False))
-    cost = f" (~{plan.duration(each * sum(c['stop'] - c['start'] for c in left))} on a 2-core CPU)" if each else ""
-    if dev.type == "cuda":
-        cost = " (float32, on a CUDA GPU)"
-    return (f"{item}: {len(cells) - len(left)} of {len(cells)} chunks of {nads.CHUNK} networks in {scratch}; "
-            f"`python -m nadcore.bundle {item}` computes the rest{cost}")
-
-
-def _complete(item, bundle_dir):
-    """True when a bundle item without cell counts (convergence, Chapters 2, 4, 5, 6, 7) is fully stored."""
-    if item == "convergence":
-        return store.matches(convergence_path(bundle_dir), convergence_item())
-    if item in ("convergence_autograd", "convergence_zoo", "convergence_secant"):
-        method = "secant" if item == "convergence_secant" else "autograd"
-        return all(load_convergence(a, bundle_dir, method) is not None for a in _convergence_archs(item))
-    if item in ("underspec_ood", "underspec_pairs", "underspec_ood_fashion"):
-        figure, dataset = item.split("_")[1], ("fashion" if item.endswith("_fashion") else "digits")
-        return all(underspec(figure, a, bundle_dir, progress=False, dataset=dataset) is not None
-                   for a in UNDERSPEC_ARCHS)
-    if item in ("cifar", "cifar_fashion"):
-        return cifar(bundle_dir, progress=False, dataset="fashion" if item == "cifar_fashion" else "digits") is not None
-    if item == "antialias":
-        return antialias_gaps(bundle_dir) is None
-    if item == "secant_dial":
-        whole = len(SECANT_DIAL["fig6_indices"])
-        return all(v["nads"] is not None and v["conv"] is not None and len(v["fig6"]) == whole
-                   for v in load_secant_dial(bundle_dir).values())
-    if item == "antialias_sigma":
-        r = load_antialias(bundle_dir, best_sigma=True)
-        return (all(len(r["fig1"][v]) == len(r["grid"].half()) for v in r["variants"])
-                and all(len(r["fig6"][v]) == len(r["settings"]["indices"]) for v in r["variants"]))
-    if item == "precision":
-        return load_precision(bundle_dir) is not None
-    if item == "train_precision":
-        return train_precision_verdict(load_train_precision(bundle_dir)[0]) is not None
-    if item == "zoo":
-        zoo = load_zoo(bundle_dir)
-        return (not ch7_zoo.missing(zoo) and None not in zoo["secant"].values()
-                and all(len(f) == len(zoo["settings"]["fig6_indices"]) for f in zoo["fig6"].values()))
-    return load_pooling(bundle_dir) is not None
-
-
-# ----------------------------------------------------------------------------- compute
-
-def compute(item, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
-    """Compute (or finish) one bundle item: fig1, fig2, fig3, nads_ARCH, nads_lenet_autograd,
-    convergence, fig6, underspec_ood, underspec_pairs, cifar, antialias, pooling, and Chapters 4-5 on
-    Fashion-MNIST (cifar_fashion, underspec_ood_fashion: Debian's dataset-fashion-mnist, `make
-    fashion`). Stored as it goes; a finished item computes nothing."""
-    bundle_dir = Path(bundle_dir)
-    _note_machine(bundle_dir)
-    if item == "train_precision":
-        archs, grid, _, pooling = fourier_item(TRAIN_PRECISION["item"])
-        for r in range(TRAIN_PRECISION["seeds"]):
-            for precision in PRECISIONS:
-                ch1_fourier.sweep_directions(archs, grid, train_precision_settings(precision, r),
-                                             bundle_dir / "fourier", pooling, name="fig1", batch=1,
-                                             progress=progress, only=TRAIN_PRECISION["cells"])
-        return load_train_precision(bundle_dir)
-    if item in DEEP_FIG1:
-        _check_device(item, DEEP_DEVICE[item])
-        archs, grid, settings, pooling = fourier_item(item)
-        for r in range(DEEP_SEEDS):   # the item, then the check's cells with more seeds
-            ch1_fourier.sweep_directions(archs, grid, ch1_fourier.replicate_settings(settings, r),
-                                         bundle_dir / "fourier", pooling, name=_sweep_name(item),
-                                         batch=deep_batch(archs[0], DEEP_DEVICE[item]), progress=progress,
-                                         only=None if r == 0 else TRAIN_PRECISION["cells"])
-        return load_fourier(item, bundle_dir)
-    if item in ("fig1", "fig2", "fig3", "fig3_sigma"):
-        archs, grid, settings, pooling = fourier_item(item)
-        coarse = fourier.Grid(tuple(k for k in grid.freqs if k % 4 == 0 and abs(k) <= 12), grid.size)
-        for arch in archs:   # every 4th frequency first, so a stopped run leaves an even coverage
-            # one stack at a time: stored as it ends
-            batch = stacked.registry_chunk_size(arch, pooling, settings["batch_size"], DEVICE)
-            for g in (coarse, grid):
-                ch1_fourier.sweep_directions([arch], g, settings, bundle_dir / "fourier", pooling,
-                                             name=_sweep_name(item), batch=batch, progress=progress)
-        return load_fourier(item, bundle_dir)
-    if item.startswith("nads_"):
-        arch, method = _nad_item_parts(item)
-        stored = load_nad(arch, method, bundle_dir)
-        if stored is not None:
-            return stored
-        settings, device = nad_item(arch, method), nad_device(arch, method)
-        _check_device(item, device)
-        result = nads.estimate(arch, settings["num_networks"], method=method, seed=SEED, device=device,
-                               precision=settings.get("precision", "float32"),
-                               compiled=settings.get("compiled", False), results_dir=scratch, progress=progress)
-        result.save(nads.result_path(arch, settings, bundle_dir), compact=True)
-        return load_nad(arch, method, bundle_dir)    # what later readers see (float16 NADs, other fingerprint)
-    if item in ("convergence", "convergence_autograd", "convergence_zoo", "convergence_secant"):
-        method = "secant" if item == "convergence_secant" else "autograd"
-        for arch in _convergence_archs(item):
-            convergence_compute(arch, method, bundle_dir, scratch, progress)
-        return None
-    if item == "precision":
-        store.cached(precision_path(bundle_dir), precision_item(), lambda: _precision_compute(progress), device=DEVICE)
-        return load_precision(bundle_dir)
-    if item == "sigma":
-        _sigma_runs_compute(_sigma_runs({})[:len(SIGMA_STUDY["sigmas"])], bundle_dir, progress)
-        _sigma_runs_compute(_sigma_runs(load_sigma_study(bundle_dir)[0]), bundle_dir, progress)
-        return sigma_study(bundle_dir)
-    if item in DEEP_FIG6 or item in FIG6_NADS:
-        device = item_device(item)
-        _check_device(item, device)
-        arch, indices, settings = fig6_item(name=item)
-        basis = compute(f"nads_{nads_of(arch)}" + ("_autograd" if fig6_method(item) == "autograd" else ""),
-                        bundle_dir, scratch, progress)
-        return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=device,
-                                   batch=deep_batch(arch, device), progress=progress)
-    if item in ("fig6", "fig6_sigma"):
-        sigma = None
-        if item == "fig6_sigma":   # the single-seed grids first: they name the best sigma
-            _sigma_runs_compute(_sigma_runs({})[:len(SIGMA_STUDY["sigmas"])], bundle_dir, progress)
-            sigma = best_sigma(load_sigma_study(bundle_dir)[0])
-        arch, indices, settings = fig6_item(sigma)
-        basis = compute(f"nads_{arch}", bundle_dir, scratch, progress)
-        return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=DEVICE,
-                                   batch=stacked.registry_chunk_size(arch, True, 128, DEVICE),
-                                   progress=progress)
-    if item in ("underspec_pairs", "underspec_ood", "underspec_ood_fashion"):
-        for arch in UNDERSPEC_ARCHS:
-            compute(f"nads_{arch}", bundle_dir, scratch, progress)
-            underspec(item.split("_")[1], arch, bundle_dir, compute=True, progress=progress,
-                      dataset="fashion" if item.endswith("_fashion") else "digits")
-        return None
-    if item in ("cifar", "cifar_fashion"):
-        return cifar(bundle_dir, compute=True, progress=progress,
-                     dataset="fashion" if item == "cifar_fashion" else "digits")
-    if item == "antialias":
-        for part in ("fig1", "nads", "fig6"):   # each part for every variant before the next part
-            ch6_antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, parts=(part,),
-                                          scratch=scratch, compact=True)
-        return load_antialias(bundle_dir)
-    if item == "secant_dial":
-        return _dial_compute(bundle_dir, scratch, progress)
-    if item == "antialias_sigma":   # the NADs are the `antialias` item's
-        for part in ("fig1", "fig6"):
-            ch6_antialias.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, parts=(part,),
-                                          scratch=scratch, compact=True, overrides=ANTIALIAS_SIGMA)
-        return load_antialias(bundle_dir, best_sigma=True)
-    if item == "zoo":
-        return load_zoo(bundle_dir, compute=True, progress=progress, scratch=scratch)
-    if item == "pooling":
-        return ch2_pooling.chapter_results(presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, progress)
-    raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
-
-
-def load_zoo(bundle_dir=BUNDLE, compute=False, progress=False, scratch=SCRATCH):
-    """Chapter 7 at the published scale (`ch7_zoo.chapter_results("paper")`): what the bundle holds,
-    or, with `compute`, everything (the exact-gradient NADs first, then the secant)."""
-    run = lambda secant: ch7_zoo.chapter_results("paper", SEED, bundle_dir, DEVICE, compute=compute, progress=progress,
-                                                 scratch=scratch, compact=True, secant=secant)
-    if compute:
-        run(False)
-    return run(True)
-
-
-def convergence_compute(arch, method, bundle_dir=BUNDLE, scratch=SCRATCH, progress=True):
-    """Compute (or read) the stored convergence of `convergence_item(arch, method)`, on its device."""
-    c = convergence_item(arch, method)
-    if arch is not None:   # its chunks are the estimate's
-        compute(f"nads_{arch}" + ("_autograd" if method == "autograd" else ""), bundle_dir, scratch, progress)
-    return store.cached(convergence_path(bundle_dir, arch, method), c, lambda: nads.convergence(
-        c["arch"], c["sizes"], c["ks"], method=c["method"], seed=SEED, device=c["device"], results_dir=scratch,
-        progress=progress, precision=c.get("precision", "float32"), compiled=c.get("compiled", False)),
-        device=c["device"])
-
-
-def _convergence_archs(item):
-    return {"convergence": (None,), "convergence_autograd": AUTOGRAD_CONV_ARCHS, "convergence_zoo": ZOO_ARCHS,
-            "convergence_secant": SECANT_CONV_ARCHS}[item]
-
-
-def _sigma_runs_compute(runs, bundle_dir, progress):
-    _, grid, _, pooling = fourier_item("fig1")
-    arch = SIGMA_STUDY["arch"]
-    batch = stacked.registry_chunk_size(arch, pooling, fourier_item("fig1")[2]["batch_size"], DEVICE)
-    for sigma, r in runs:
-        ch1_fourier.sweep_directions([arch], grid, sigma_settings(sigma, r), Path(bundle_dir) / "fourier", pooling,
-                                     name="fig1", batch=batch, progress=progress)
-
-
+# Every item, in the order `all` computes them (the order they were added to the bundle)
 ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
          "underspec_ood", "cifar", "antialias", "pooling", "underspec_pairs", "fig6_sigma", "sigma", "fig2", "fig3",
          "nads_vgg11_autograd", "nads_resnet18_autograd", "nads_densenet121_autograd", "convergence_autograd",
@@ -1042,43 +1234,98 @@ ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_au
          "fig3_sigma", "antialias_sigma", "secant_dial")
 
 
-USAGE = f"""usage: python -m nadcore.bundle [status | all | ITEM ...]
-
-The results bundle (bundle/): the published settings computed on a CPU, committed with the book.
-  status      what every item holds (stored, partial with counts, missing) and the rough cost of the rest
-  all         compute (or finish) every item, in order: hours to days on a 2-core CPU, resumable
-  ITEM ...    compute (or finish) these items; finished cells and chunks are kept
-With no argument: this help and the status. Items: {", ".join(ITEMS)}."""
+def item_device(item: str) -> str:
+    """The device that computes (and computed) bundle item `item`."""
+    return lookup(item).device()
 
 
-def main(argv=None):
-    """`python -m nadcore.bundle [status | all | ITEM ...]` (see `USAGE`); bad items exit 2 before any work."""
-    import sys
+def compute(item: str, bundle_dir=BUNDLE, scratch=None, progress=True):
+    """Compute (or finish) one bundle item of `ITEMS` (Chapters 4-5 on Fashion-MNIST, cifar_fashion and
+    underspec_ood_fashion, read Debian's dataset-fashion-mnist, `make fashion`), stored as it goes;
+    returns what `load` reads. A finished item computes nothing; NAD chunks go to `scratch` (default:
+    the bundle's `partial/`)."""
+    entry = lookup(item)
+    bundle_dir = Path(bundle_dir)
+    _note_machine(bundle_dir)
+    return entry.compute(bundle_dir, _scratch(bundle_dir, scratch), progress)
 
-    args = sys.argv[1:] if argv is None else list(argv)
-    if not args or args[0] in ("-h", "--help", "help", "status"):
-        if not args or args[0] != "status":
-            print(USAGE)
-        if not args or args[0] == "status":
-            for item in ITEMS:
-                print(status(item), flush=True)
-        return 0
-    items = list(ITEMS) if args == ["all"] else args
-    bad = [item for item in items if item not in ITEMS]
-    if bad:
-        print(f"nadcore.bundle: error: item must be one of all, status, {', '.join(ITEMS)}; got {bad[0]!r}",
-              file=sys.stderr)
+
+def load(item: str, bundle_dir=BUNDLE):
+    """What the bundle holds of `item` (its `BundleItem.load`), computing nothing."""
+    return lookup(item).load(Path(bundle_dir))
+
+
+def complete(item: str, bundle_dir=BUNDLE) -> bool:
+    """True when bundle item `item` is fully stored in `bundle_dir`."""
+    return lookup(item).status(Path(bundle_dir), _scratch(bundle_dir, None)).complete
+
+
+def status(item: str, bundle_dir=BUNDLE, scratch=None) -> str:
+    """One line: how much of a bundle item is stored, and the command (and rough CPU cost) for the rest."""
+    from nadcore import plan
+
+    s = lookup(item).status(Path(bundle_dir), _scratch(bundle_dir, scratch))
+    if s.complete:
+        return s.head
+    cost = ("float32, on a CUDA GPU" if item_device(item) == "cuda" else
+            None if s.seconds is None else f"~{plan.duration(s.seconds)} on a 2-core CPU")
+    return f"{s.head}; `python -m nadcore.bundle {item}` computes the rest" + (f" ({cost})" if cost else "")
+
+
+# ----------------------------------------------------------------------------- the command
+
+HELP = """The results bundle: the published settings computed on a CPU, committed with the book.
+  status [ITEM ...]  what the items hold (stored, partial with counts, missing) and the rough cost of the rest
+  all                compute (or finish) every item, in order: hours to days on a 2-core CPU, resumable
+  ITEM ...           compute (or finish) these items; finished cells and chunks are kept
+With no argument: this help and the status. The bundle is --bundle-dir, else $NADBOOK_BUNDLE, else the
+checkout's bundle/ (here: {bundle})."""
+
+
+def parser(prog="python -m nadcore.bundle"):
+    """The command's arguments: `status [ITEM ...]`, `all` or `ITEM ...`, and `--bundle-dir`."""
+    p = argparse.ArgumentParser(prog=prog, description=HELP.format(bundle=BUNDLE), epilog=f"Items: {', '.join(ITEMS)}.",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("items", nargs="*", metavar="status | all | ITEM", help="what to show or compute")
+    p.add_argument("--bundle-dir", type=Path, default=BUNDLE, help="the bundle folder")
+    return p
+
+
+def main(argv=None, prog="python -m nadcore.bundle"):
+    """`python -m nadcore.bundle [status [ITEM ...] | all | ITEM ...] [--bundle-dir DIR]` (`nadcore bundle`
+    is the same command, `prog` its name); bad items exit 2 before any work."""
+    p = parser(prog)
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as err:   # --help (0) or a bad option (2, said on stderr)
+        return err.code
+    items, bundle_dir = args.items, args.bundle_dir
+    if bundle_dir.exists() and not bundle_dir.is_dir():
+        print(f"{prog}: error: --bundle-dir must be a folder; got {str(bundle_dir)!r}", file=sys.stderr)
         return 2
+    show = not items or items[0] == "status"      # else compute
+    if show:
+        items = items[1:] or list(ITEMS)
+    elif items == ["all"]:
+        items = list(ITEMS)
+    bad = [item for item in items if item not in REGISTRY]
+    if bad:
+        print(f"{prog}: error: item must be one of all, status, {', '.join(ITEMS)}; got {bad[0]!r}", file=sys.stderr)
+        return 2
+    if not args.items:
+        print(p.format_help())
     try:
         for item in items:
-            print(f"bundle: {item}", flush=True)
-            compute(item)
+            if show:
+                print(status(item, bundle_dir=bundle_dir), flush=True)
+            else:
+                print(f"bundle: {item}", flush=True)
+                compute(item, bundle_dir=bundle_dir)
     except KeyboardInterrupt:
-        print("nadcore.bundle: interrupted; finished cells and chunks are kept", file=sys.stderr)
+        print(f"{prog}: interrupted; finished cells and chunks are kept", file=sys.stderr)
         return 130
     return 0
 
 
 if __name__ == "__main__":
     raise SystemExit(main())
-

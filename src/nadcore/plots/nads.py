@@ -423,7 +423,7 @@ ALONG = {"secant": "secant", "autograd": "exact-gradient"}
 
 def fig6_estimates(panels, curves, width=0.97):
     """Fig. 6 along two NAD estimates: one panel per `{title: (arch, {method: {index: (mean, std)}})}`
-    (`bundle.fig6_by_method`; methods "secant" and "autograd", the exact gradient), the seeds' mean
+    (`ch3_nads.seed_spread` of `verdicts.fig6_runs`; "secant" or "autograd", the exact gradient), the seeds' mean
     with +-1 std bars beside the published curve of `arch` (`curves`, `published.fig6`); `width` a
     fraction of the column (the height follows)."""
     ncols = min(3, len(panels))
