@@ -420,6 +420,30 @@ def test_ctrl_c_ends_with_one_line(monkeypatch, capsys, tmp_path):
     assert len(err.splitlines()) == 1 and "interrupted" in err
 
 
+def test_bundle_is_the_bundles_own_command_under_nadcore(tmp_path, monkeypatch, capsys):
+    """`nadcore bundle ...` runs `nadcore.bundle.main` (`python -m nadcore.bundle ...`): the same status
+    lines, one-line errors, its exit codes, Ctrl-C keeping what is stored."""
+    from nadcore import bundle
+
+    assert cli.main(["bundle", "status", "fig2", "cifar", "--bundle-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [bundle.status("fig2", tmp_path), bundle.status("cifar", tmp_path)]
+    assert cli.main(["bundle", "fig9"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith("nadcore bundle: error: item must be one of all, status, fig1")
+
+    def interrupted(item, **kw):
+        assert (item, kw) == ("fig2", {"bundle_dir": tmp_path})
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bundle, "compute", interrupted)
+    assert cli.main(["bundle", "fig2", f"--bundle-dir={tmp_path}"]) == 130
+    out, err = capsys.readouterr()
+    assert out == "bundle: fig2\n" and err == "nadcore bundle: interrupted; finished cells and chunks are kept\n"
+    with pytest.raises(SystemExit) as done:
+        cli.main(["bundle", "--help"])
+    assert done.value.code == 0 and "status | all | ITEM" in capsys.readouterr().out
+
+
 def test_importing_the_library_leaves_the_heavy_optional_modules_for_later():
     """`import nadcore.bundle` (every chapter's first cell, every CLI call) does not import torchvision,
     torch._dynamo or scipy.stats (seconds each): the functions that need them import them."""

@@ -1,4 +1,5 @@
-"""The `nadcore` command: run or plan a chapter with papermill at any scale, estimate NADs, list chapters."""
+"""The `nadcore` command: run or plan a chapter with papermill at any scale, estimate NADs, list chapters,
+make the results bundle."""
 
 import argparse
 import ast
@@ -648,13 +649,29 @@ def parser():
     nad.add_argument("--num-shards", type=int, default=1, help="split the chunks over this many runs sharing "
                      "--results-dir (an array job); the run that finds every chunk stored merges them")
     nad.set_defaults(func=estimate_nads)
+
+    bun = sub.add_parser("bundle", help="the results bundle: what its items hold, or compute (or finish) them",
+                         description="The results bundle (nadcore.bundle): `status [ITEM ...]` says what items hold "
+                         "and what the rest costs, `all` or `ITEM ...` computes (or finishes) them, resumably.")
+    bun.add_argument("items", nargs="*", metavar="status | all | ITEM",
+                     help="status [ITEM ...], all, or items (`nadcore bundle status` lists them)")
+    bun.add_argument("--bundle-dir", help="the bundle folder (default: $NADBOOK_BUNDLE, else the checkout's bundle/)")
+    bun.set_defaults(func=run_bundle)
     return p
+
+
+def run_bundle(args):
+    """`nadcore bundle ...`: `nadcore.bundle.main` with the same arguments (torch loads only here)."""
+    from nadcore import bundle
+
+    return bundle.main([*args.items, *([f"--bundle-dir={args.bundle_dir}"] if args.bundle_dir else [])],
+                       prog="nadcore bundle")
 
 
 def main(argv=None):
     args = parser().parse_args(argv)
     try:
-        args.func(args)
+        code = args.func(args)
     except (UsageError, extras.MissingExtra) as err:
         print(f"nadcore: error: {err}", file=sys.stderr)
         return 2
@@ -667,7 +684,7 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("nadcore: interrupted; finished chunks and cells are kept in the results folder", file=sys.stderr)
         return 130
-    return 0
+    return code or 0   # the exit status of `bundle`; the other commands return None
 
 
 if __name__ == "__main__":
