@@ -48,8 +48,21 @@ def write(path, url, branch):
         return False
     nb.cells = [c for c in nb.cells if c.get("id") != CELL_ID]
     nb.cells.insert(1, cell)   # after the title
+    execute_alone(nb, 1, Path(path).parent)
     nbformat.write(nb, path)
     return True
+
+
+def execute_alone(nb, index, folder):
+    """Execute cell `index` of `nb` by itself in a fresh kernel of this environment (where nadcore is
+    installed the install cell does nothing), so that the committed chapter stays executed."""
+    from nbclient import NotebookClient
+
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}})
+    with client.setup_kernel():
+        client.execute_cell(nb.cells[index], index)
+    if nb.cells[index].outputs:
+        raise RuntimeError(f"the install cell printed something in this environment: {nb.cells[index].outputs}")
 
 
 def main():
