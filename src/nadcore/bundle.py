@@ -1287,7 +1287,7 @@ def parser(prog="python -m nadcore.bundle"):
     p = argparse.ArgumentParser(prog=prog, description=HELP.format(bundle=BUNDLE), epilog=f"Items: {', '.join(ITEMS)}.",
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("items", nargs="*", metavar="status | all | ITEM", help="what to show or compute")
-    p.add_argument("--bundle-dir", type=Path, default=BUNDLE, help="the bundle folder")
+    p.add_argument("--bundle-dir", type=Path, default=BUNDLE, metavar="DIR", help="the bundle folder")
     return p
 
 

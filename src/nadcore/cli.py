@@ -655,7 +655,8 @@ def parser():
                          "and what the rest costs, `all` or `ITEM ...` computes (or finishes) them, resumably.")
     bun.add_argument("items", nargs="*", metavar="status | all | ITEM",
                      help="status [ITEM ...], all, or items (`nadcore bundle status` lists them)")
-    bun.add_argument("--bundle-dir", help="the bundle folder (default: $NADBOOK_BUNDLE, else the checkout's bundle/)")
+    bun.add_argument("--bundle-dir", metavar="DIR",
+                     help="the bundle folder (default: $NADBOOK_BUNDLE, else the checkout's bundle/)")
     bun.set_defaults(func=run_bundle)
     return p
 
