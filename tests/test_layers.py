@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "nadcore"
-TOP = {"plots", "widgets", "bundle", "plan", "cli"}   # orchestration and display
+TOP = {"plots", "widgets", "bundle", "plan", "cli", "provenance"}   # orchestration and display
 
 
 def layer(module):

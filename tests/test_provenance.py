@@ -1,6 +1,6 @@
 """Appendix B, "Where every number comes from": the stored records behind each page (issue 38).
 
-`experiments.provenance` finds them by watching what each bundle item's status reads; these tests
+`nadcore.provenance` finds them by watching what each bundle item's status reads; these tests
 give it a small stand-in bundle whose readers are known, and check it against the real bundle's
 cheapest items."""
 
@@ -9,8 +9,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from nadcore import bundle, store
-from nadcore.experiments import provenance
+from nadcore import bundle, provenance, store
 from nadcore.plots import provenance as tables
 from nadcore.plots import style
 

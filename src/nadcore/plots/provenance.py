@@ -1,4 +1,4 @@
-"""The tables of appendix B, "Where every number comes from": one per page, from `experiments.provenance`.
+"""The tables of appendix B, "Where every number comes from": one per page, from `nadcore.provenance`.
 
 `records_table` writes a page's `Row`s one per line: the bundle item, what it holds (network and kind),
 the settings a reader compares, how many results, when and in how much compute time they were made;
@@ -10,8 +10,7 @@ import re
 
 import numpy as np
 
-from nadcore import plan
-from nadcore.experiments import provenance
+from nadcore import plan, provenance
 from nadcore.plots import antialias, page, style
 
 KINDS = {"D(v)": "trainings on D(v)", "D(u_i)": "trainings on D(uᵢ)", "pair": "trainings on D(vᵢ) + D(vⱼ)",
