@@ -235,6 +235,10 @@ def test_accuracy_on_nads_and_figures():
     assert list(ours.get_ydata()) == [1.0, 0.5] and list(chance.get_ydata()) == [1 / 64, 4 / 64]
     eig_ax, acc_ax = plots.fig6([0, 5], acc, basis.eigenvalues, "logreg").axes
     assert list(acc_ax.lines[0].get_xdata()) == [0, 5] and list(acc_ax.lines[0].get_ydata()) == list(acc)
+    curve, end = plots.fig6([0, 1], acc, res, "small").axes[0].lines   # a NADResult: lambda stops at its rank
+    np.testing.assert_allclose(curve.get_ydata(), res.eigenvalues[:3] / res.eigenvalues[0])   # rank <= N - 1 = 3
+    assert list(end.get_xdata()) == [2]
+    assert len(plots.fig6([0, 1], acc, res.eigenvalues).axes[0].lines[0].get_xdata()) == len(res.eigenvalues)
     conv = {"sizes": np.array([4, 8]), "ks": np.array([1, 4]), "overlap": np.array([[0.5, 0.6], [0.9, 0.8]])}
     assert len(plots.convergence(conv).axes[0].lines) == 2
 

@@ -344,10 +344,16 @@ def convergence_panels(convs, title=None):
 
 
 def fig6(indices, accuracy, eigenvalues, name=""):
-    """Fig. 6: test accuracy on D(u_i) (brown) and normalised eigenvalues (green) against the NAD index."""
+    """Fig. 6: test accuracy on D(u_i) (brown) and normalised eigenvalues (green) against the NAD index.
+    `eigenvalues`: an array, or the NADResult itself, whose curve then stops at the estimate's rank
+    (`_top`, as `spectra` draws it; a `|` marks the end): past it the eigenvalues are rounding noise."""
     fig, ax = style.figure(width=0.8, height=3.2)
-    vals = np.clip(np.asarray(eigenvalues), 0, None)
-    ax.plot(np.arange(len(vals)), vals / vals[0], color=GREEN, label=r"$\lambda_i / \lambda_0$")
+    top = _top(eigenvalues) if isinstance(eigenvalues, NADResult) else None
+    vals = np.clip(np.asarray(getattr(eigenvalues, "eigenvalues", eigenvalues), dtype=np.float64), 0, None)
+    ratio = vals[:top] / vals[0]
+    ax.plot(np.arange(len(ratio)), ratio, color=GREEN, label=r"$\lambda_i / \lambda_0$")
+    if len(ratio) < len(vals):                            # the covariance of N networks ends at N - 1
+        ax.plot(len(ratio) - 1, ratio[-1], "|", color=GREEN, ms=10, mew=2)
     ax.set_xlabel("NAD index $i$")
     ax.set_ylabel(r"$\lambda_i / \lambda_0$", color=GREEN)
     ax.set_ylim(0, 1.05)
