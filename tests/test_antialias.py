@@ -241,3 +241,40 @@ def test_bundle_gaps_name_what_is_missing_and_its_cost(published_settings, tmp_p
     assert bundle.antialias_gaps() is None                  # the bundle holds every part
     what, cost = bundle.antialias_gaps(tmp_path)
     assert what.split(", ")[:3] == ["fig1 max", "NADs max", "fig6 max"] and cost.endswith(("min", "h"))
+
+
+def test_fig6_variants_draws_coinciding_curves_side_by_side():
+    from nadcore.plots import antialias as figs
+    same = {0: 100.0, 1000: 50.0}
+    ax = figs.fig6_variants({"max": {0: 61.0, 1000: 50.0}, "avg": same, "blur3": {0: 99.6, 1000: 50.0},
+                             "blur5": dict(same)}).axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    at = {k: line.get_transform().transform(np.column_stack([line.get_xdata(), line.get_ydata()]))
+          for k, line in lines.items()}
+    step = figs.SIDE_STEP * ax.figure.dpi / 72                   # points to pixels
+    plain = {k: ax.transData.transform(np.column_stack([line.get_xdata(), line.get_ydata()])) for k, line in lines.items()}
+    for label, shift in (("max pool", 0), ("avg pool", 0), ("BlurPool-3", step), ("BlurPool-5", -step)):
+        np.testing.assert_allclose(at[label][:, 1], plain[label][:, 1])                 # at its own heights ...
+        np.testing.assert_allclose(at[label][:, 0] - plain[label][:, 0], shift, atol=1e-9)   # ... side by side
+    low, high = ax.get_xlim()
+    assert low <= 0 and high >= 1000                                                    # the axis holds every index
+    assert list(lines["BlurPool-3"].get_ydata()) == [99.6, 50.0]                         # the data are not moved
+
+
+def test_first_nads_scale_as_chapter_3s():
+    """Pixels over max |pixel| (sign so that the largest is positive) and the log share of the energy."""
+    from nadcore.plots import antialias as figs
+    from nadcore.plots.nads import ENERGY
+    rng = np.random.default_rng(0)
+    res = nads.NADResult(0.8 ** np.arange(64), rng.normal(size=(64, 64)).astype(np.float32),
+                         {"arch": "lenet", "num_networks": 100, "method": "secant", "input_shape": [1, 8, 8]})
+    fig = figs.first_nads({"max": res, "avg": None}, 2)
+    pix, _, eng, _ = [ax for ax in fig.axes if ax.images]
+    first = res.images(1)[0, 0].astype(np.float64)
+    shown = pix.images[0].get_array()
+    np.testing.assert_allclose(shown, first / first.flat[np.abs(first).argmax()], rtol=1e-6)
+    assert shown.max() == pytest.approx(1.0) and pix.images[0].get_clim() == (-1, 1)
+    energy = np.asarray(eng.images[0].get_array())
+    assert eng.images[0].norm is ENERGY and energy.min() >= ENERGY.vmin
+    expected = fourier.fourier_energy(first[None])[0]
+    np.testing.assert_allclose(energy, np.clip(expected / expected.sum(), ENERGY.vmin, None), rtol=1e-5)

@@ -7,13 +7,14 @@ distinguishable.
 """
 
 import numpy as np
-from matplotlib.colors import PowerNorm
 from matplotlib.ticker import FixedLocator, NullLocator
+from matplotlib.transforms import offset_copy
 
 from nadcore import presets
 from nadcore.experiments import ch6_antialias
 from nadcore.fourier import fourier_energy
 from nadcore.plots import page, style
+from nadcore.plots.nads import ENERGY, oriented
 
 LABELS = {"max": "max pool (published)", "avg": "average pool", "blur3": "BlurPool, 3 taps",
           "blur5": "BlurPool, 5 taps", "maxblur3": "MaxBlurPool, 3 taps", "maxblur5": "MaxBlurPool, 5 taps",
@@ -157,9 +158,10 @@ def _stored(results):
 
 
 def first_nads(results, show=3):
-    """The first `show` NADs of each variant (a row; `{variant: NADResult | None}`): pixels (one
-    diverging scale for all) and their Fourier energy (zero frequency at the centre, one
-    square-root scale for all, so that energy spread over several frequencies stays visible)."""
+    """The first `show` NADs of each variant (a row; `{variant: NADResult | None}`), scaled as
+    Chapters 3 and 7 draw NADs (`plots.nads.fig5`): pixels over max |pixel| (`oriented`, one diverging
+    scale from -1 to 1) and the share of each NAD's energy per Fourier frequency (zero frequency at
+    the centre, one log scale, `ENERGY`)."""
     results = _stored(results)
     variants = list(results)
     if not variants:                                  # a shard's run: the collector estimates the NADs
@@ -167,15 +169,14 @@ def first_nads(results, show=3):
         ax.axis("off")
         ax.text(0.5, 0.5, "No NADs stored yet", ha="center", va="center")
         return fig
-    images = {v: results[v].images(show).sum(1) for v in variants}
+    images = {v: oriented(np.asarray(results[v].images(show), dtype=np.float64).sum(1)) for v in variants}
     energy = {v: fourier_energy(images[v]) for v in variants}
-    lim = max(np.abs(x).max() for x in images.values())
-    norm = PowerNorm(0.5, vmin=0, vmax=max(e.max() for e in energy.values()))
+    energy = {v: np.clip(e / e.sum((-2, -1), keepdims=True), ENERGY.vmin, None) for v, e in energy.items()}
     fig, axes = style.figure(len(variants), 2 * show, width=0.98, height=1.02 * len(variants) + 0.9, squeeze=False)
     for row, v in zip(axes, variants):
         for i in range(show):
-            pix = row[i].imshow(images[v][i], cmap="RdBu_r", vmin=-lim, vmax=lim)
-            eng = row[show + i].imshow(energy[v][i], cmap="magma", norm=norm)
+            pix = row[i].imshow(images[v][i], cmap="RdBu_r", vmin=-1, vmax=1)
+            eng = row[show + i].imshow(energy[v][i], cmap="magma", norm=ENERGY)
         row[0].set_ylabel(SHORT.get(v, v).replace("MaxBlurPool", "MaxBlur-\nPool"))
     for i in range(show):
         axes[0, i].set_title(f"$u_{{{i}}}$")
@@ -184,10 +185,8 @@ def first_nads(results, show=3):
         ax.set_xticks([])
         ax.set_yticks([])
         ax.spines[:].set_visible(True)
-    fig.colorbar(pix, ax=axes[:, :show], location="bottom", shrink=0.8, label="NAD pixel value")
-    bar = fig.colorbar(eng, ax=axes[:, show:], location="bottom", shrink=0.8, label="Fourier energy")
-    bar.set_ticks([0, norm.vmax / 16, norm.vmax / 4, norm.vmax], labels=[
-        f"{t:.2g}" for t in (0, norm.vmax / 16, norm.vmax / 4, norm.vmax)])
+    fig.colorbar(pix, ax=axes[:, :show], location="bottom", shrink=0.8, label="pixel / max |pixel|")
+    fig.colorbar(eng, ax=axes[:, show:], location="bottom", shrink=0.8, label="share of the NAD's energy")
     return fig
 
 
@@ -216,15 +215,34 @@ def convergence(conv):
     return fig
 
 
+SAME_POINTS = 1.0     # accuracy points: curves closer than this at every index would hide each other
+SIDE_STEP = 5.0       # typographic points between the copies of a curve drawn side by side
+
+
+def _side_by_side(curves):
+    """`{variant: display offset in points}` of `curves` (`{variant: (indices, accuracies)}`): 0 for a
+    curve, and +5, -5, +10, ... for each later one on the same indices within `SAME_POINTS` of it."""
+    shifts, drawn = {}, []
+    for v, (idx, vals) in curves.items():
+        same = [w for w, (i, a) in drawn if i == idx and np.allclose(a, vals, atol=SAME_POINTS)]
+        shifts[v] = SIDE_STEP * ((len(same) + 1) // 2) * (1 if len(same) % 2 else -1)
+        drawn.append((v, (idx, vals)))
+    return shifts
+
+
 def fig6_variants(fig6, ax=None):
     """Test accuracy on D(u_i) against the NAD index i, one curve per variant (its own NADs), on a
-    symmetric-log axis ticked at the measured indices; on `ax` if given (no legend then)."""
+    symmetric-log axis ticked at the measured indices; on `ax` if given (no legend then). Curves that
+    coincide (within `SAME_POINTS` at every index) are drawn `SIDE_STEP` points apart, side by side,
+    so that each shows."""
     fig, ax = style.figure(width=0.85, height=3.9) if ax is None else (None, ax)
     indices = sorted({i for acc in fig6.values() for i in acc})
-    for v, acc in fig6.items():
-        if acc:
-            idx = sorted(acc)
-            ax.plot(idx, [acc[i] for i in idx], label=SHORT.get(v, v), **{"ms": 5, **STYLE.get(v, {})})
+    curves = {v: (sorted(acc), np.array([acc[i] for i in sorted(acc)], dtype=float)) for v, acc in fig6.items() if acc}
+    shifts = _side_by_side(curves)
+    for v, (idx, vals) in curves.items():
+        line, = ax.plot(idx, vals, label=SHORT.get(v, v), **{"ms": 5, **STYLE.get(v, {})})
+        if shifts[v]:                          # moved after plotting: the axis limits follow the data
+            line.set_transform(offset_copy(ax.transData, fig=ax.figure, x=shifts[v], units="points"))
     ax.set_xscale("symlog", linthresh=8)
     _ticks_at(ax, indices)
     ax.set_ylim(45, 102)
