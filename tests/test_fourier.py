@@ -272,3 +272,19 @@ def test_seeds_per_cell_are_cells_of_their_own_and_their_mean_is_shown(tmp_path)
     assert ch1_fourier.seed_mean(runs[:1])[1]["logreg"][(0, 0)] == 0.0
     with pytest.raises(ValueError, match="num_seeds must be an integer >= 1; got 0"):
         ch1_fourier.sweep_seeds(["logreg"], grid, tiny_settings(eps=0.5), tmp_path, num_seeds=0)
+
+
+def test_fig3_colour_scale_spans_the_data_not_fig1s():
+    """Without pooling the accuracies sit in a narrow band (about 50-58 %): the colour scale is the
+    data's range rounded out to 5 points, and the colour bar says so; Fig. 1 keeps 50-100."""
+    from nadcore.plots import fourier as figs
+    grid = coarse_grid(4, limit=8)
+    acc = {"lenet_nopool": {c: 50.4 + 7.3 * (j % 3) / 2 for j, c in enumerate(grid.half())}}
+    assert figs.accuracy_range({"a": grid.image(acc["lenet_nopool"])}) == (50.0, 60.0)
+    fig = figs.fig3_no_pooling(acc, grid)
+    assert fig.axes[0].images[0].get_clim() == (50.0, 60.0)
+    assert "the data's range" in fig.axes[-1].get_ylabel() and "50-60" in fig.axes[-1].get_ylabel()
+    assert figs.fig1_accuracy(acc, grid).axes[0].images[0].get_clim() == (50, 100)
+    assert figs.accuracy_range({"a": np.array([[100.0, np.nan]])}) == (95.0, 100.0)
+    assert figs.accuracy_range({"a": np.array([[0.0, 3.0]])}) == (0.0, 5.0)
+    assert figs.accuracy_range({"a": np.array([[np.nan]])}) == (50.0, 100.0)

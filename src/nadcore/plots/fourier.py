@@ -148,9 +148,29 @@ def fig2_speed(iterations, grid, threshold, limit, accuracy, arch="lenet", contr
     return fig
 
 
+def accuracy_range(images, step=5.0):
+    """(low, high): the accuracies of `images` (NaN cells ignored) rounded out to multiples of `step`,
+    at least `step` apart, within 0..100; (50, 100) when there are none."""
+    values = np.concatenate([np.asarray(img, dtype=float).ravel() for img in images.values()]) if images else np.array([])
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return 50.0, 100.0
+    low = max(0.0, step * np.floor(values.min() / step))
+    high = min(100.0, max(step * np.ceil(values.max() / step), low + step))
+    if high - low < step:                                  # every cell at 100
+        low = max(0.0, high - step)
+    return float(low), float(high)
+
+
 def fig3_no_pooling(accuracies, grid, title=None):
-    """Fig. 3: Fig. 1 for the same networks with every pooling layer removed."""
-    return fig1_accuracy(accuracies, grid, title=title)
+    """Fig. 3: Fig. 1 for the same networks with every pooling layer removed. Without pooling the
+    accuracies sit in a narrow band, so the colour scale spans the data (`accuracy_range`), not Fig. 1's
+    50-100; the colour bar says so."""
+    images = {name: grid.image(values) for name, values in accuracies.items()}
+    low, high = accuracy_range(images)
+    label = f"test accuracy (%)\nscale {low:g}-{high:g}: the data's range"
+    fig, *_ = _panels(images, grid, label, title, cmap="viridis", vmin=low, vmax=high)
+    return fig
 
 
 def directions_gallery(cells, size=32, kind="sin", ncols=5):
@@ -211,8 +231,8 @@ def seed_mean_comparison(grids, published_grid, grid, arch, sigma=None):
     cells = set.intersection(*(set(g) for g in grids))
     mean = {c: float(np.mean([g[c] for g in grids])) for c in cells}
     s = published.compare_grids(mean, published_grid)
-    seeds = "one seed" if len(grids) == 1 else f"mean of {len(grids)} seeds"
-    head = (f"σ = {sigma:g}, " if sigma is not None else "") + seeds
+    averaged = "one seed" if len(grids) == 1 else f"mean of {len(grids)} seeds"
+    head = (f"σ = {sigma:g}, " if sigma is not None else "") + averaged
     return compare_grids(grid.image(mean), grid.image(published_grid), grid, arch,
                          stats=f"{head}: Spearman {s['spearman']:.2f}, mean |ours - published| "
                                f"{s['mean_abs_difference']:.1f} points")
