@@ -556,8 +556,8 @@ def fig6_exact(exact_runs, secant_runs, curve, arch, sigma=None):
     first = min(exact)
     pub = ch3_nads.fig6_rows({first: 0.0}, curve)[0][2]
     v = {"exact": exact, "secant": secant, "chance_everywhere": all(_chance(a) for a in exact.values())}
-    seeds = f"{len(exact_runs)} seed{'s' * (len(exact_runs) > 1)}"
-    both = seeds + (f" (secant: {len(secant_runs)})" if len(secant_runs) != len(exact_runs) else "")
+    counted = f"{len(exact_runs)} seed{'s' * (len(exact_runs) > 1)}"
+    both = counted + (f" (secant: {len(secant_runs)})" if len(secant_runs) != len(exact_runs) else "")
     detail = ""
     if exact[first] >= LEARNED:
         verdict, reason = REPRODUCED, ""
@@ -566,9 +566,9 @@ def fig6_exact(exact_runs, secant_runs, curve, arch, sigma=None):
         reason = ("at chance everywhere: they do not predict what it learns" if v["chance_everywhere"]
                   else f"{_pct(exact[first])} at NAD {first}")
         detail = (f"Along the NADs of the paper's definition (exact gradient) {_name(arch)} "
-                  + (f"is at chance at every index ({_span(exact.values())} %, {seeds})" if v["chance_everywhere"]
+                  + (f"is at chance at every index ({_span(exact.values())} %, {counted})" if v["chance_everywhere"]
                      else f"reaches only {_pct(exact[first])} at NAD {first} ({_span(exact.values())} % at every "
-                          f"index, {seeds})")
+                          f"index, {counted})")
                   + f"; along the secant NADs it learns the first ones ({_pct(secant[first])} at NAD {first}): "
                   "the secant NADs predict what it learns.")
     at = "" if sigma is None else f", σ = {sigma:g}"
