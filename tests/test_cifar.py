@@ -271,6 +271,8 @@ def test_figures():
     assert [b.get_height() for b in left.patches[:4]] == [o for o, _ in published.FIG8.values()]
     assert [t.get_text() for t in right.get_xticklabels()] == ["LeNet", "LogReg"] and len(right.patches) == 4
     assert "digits" in [t.get_text() for t in right.texts] and left.get_ylim() == right.get_ylim()
+    for ax in (left, right):                                        # the accuracy axis stops at 100 %
+        assert max(ax.get_yticks()) == 100 and ax.spines["left"].get_bounds() == (0, 100)
 
 
 def test_first_of_each_class_and_the_reviewers_table():
