@@ -252,7 +252,8 @@ def test_fig6_variants_draws_coinciding_curves_side_by_side():
     at = {k: line.get_transform().transform(np.column_stack([line.get_xdata(), line.get_ydata()]))
           for k, line in lines.items()}
     step = figs.SIDE_STEP * ax.figure.dpi / 72                   # points to pixels
-    plain = {k: ax.transData.transform(np.column_stack([line.get_xdata(), line.get_ydata()])) for k, line in lines.items()}
+    plain = {k: ax.transData.transform(np.column_stack([line.get_xdata(), line.get_ydata()]))
+             for k, line in lines.items()}
     for label, shift in (("max pool", 0), ("avg pool", 0), ("BlurPool-3", step), ("BlurPool-5", -step)):
         np.testing.assert_allclose(at[label][:, 1], plain[label][:, 1])                 # at its own heights ...
         np.testing.assert_allclose(at[label][:, 0] - plain[label][:, 0], shift, atol=1e-9)   # ... side by side

@@ -151,7 +151,8 @@ def fig2_speed(iterations, grid, threshold, limit, accuracy, arch="lenet", contr
 def accuracy_range(images, step=5.0):
     """(low, high): the accuracies of `images` (NaN cells ignored) rounded out to multiples of `step`,
     at least `step` apart, within 0..100; (50, 100) when there are none."""
-    values = np.concatenate([np.asarray(img, dtype=float).ravel() for img in images.values()]) if images else np.array([])
+    values = np.concatenate([np.asarray(img, dtype=float).ravel() for img in images.values()]) if images \
+        else np.array([])
     values = values[np.isfinite(values)]
     if not values.size:
         return 50.0, 100.0
