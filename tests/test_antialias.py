@@ -71,6 +71,7 @@ def tiny(monkeypatch):
     monkeypatch.setattr(presets, "PRESETS", table)
 
 
+@pytest.mark.slow   # 90-150 s here (trains the variants, estimates their NADs): make test, not make check
 def test_chapter_results_compute_store_and_read_back(tiny, tmp_path):
     out = antialias.chapter_results("smoke", 0, tmp_path, "cpu", progress=False)
     grid = out["grid"]
