@@ -120,7 +120,7 @@ def test_the_table_names_the_usual_machine_once_and_the_others_per_row(stand_in)
                             "says otherwise.")
     assert both.data.loc["nads", "result and settings"] == "MLP, NADs: exact gradient, N = 100"
     html = tables.records_table(rows[:1] * 2).to_html()   # an item on several rows renders, dates unbroken
-    assert html.count(">grid</th>") == 2 and "white-space: nowrap" in html
+    assert html.count("><code>grid</code></th>") == 2 and "white-space: nowrap" in html   # item names as code
     assert tables.records_table([]) is None
 
 

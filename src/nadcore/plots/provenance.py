@@ -6,6 +6,7 @@ where every row was computed on one machine with one thread count, the caption s
 column does. `scales_table` puts each chapter's smoke run beside its published scale.
 """
 
+import html
 import re
 
 import numpy as np
@@ -109,6 +110,7 @@ def records_table(rows):
                + (" but where the last column says otherwise." if len(set(where)) > 1 else "."))
     styled = df.style.set_caption(caption).set_table_styles(
         {"computed": [{"selector": "td", "props": "white-space: nowrap"}]})   # items repeat: no set_properties
+    styled = styled.format_index(lambda item: f"<code>{html.escape(str(item))}</code>", axis=0)   # names, as typed
     return styled.set_table_styles(overwrite=False, table_styles=[
         {"selector": "th, td",
          "props": "font-size: 0.8em; padding: 0.15em 0.4em; text-align: left; vertical-align: top"},
