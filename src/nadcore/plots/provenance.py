@@ -115,6 +115,7 @@ def records_table(rows):
         {"selector": "th, td",
          "props": "font-size: 0.8em; padding: 0.15em 0.4em; text-align: left; vertical-align: top"},
         {"selector": "th.row_heading", "props": "overflow-wrap: anywhere; min-width: 7em"},   # long item names
+        {"selector": "th.row_heading code", "props": "white-space: normal; word-break: break-all; font-size: 1em"},
         {"selector": "caption", "props": "caption-side: bottom; font-size: 0.85em; text-align: left"}])
 
 
