@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from nadcore import data, fourier, nads, seeds, train
+from nadcore import data, fourier, nads, seeds, sweeps, train
 
 CHANCE = 50.0            # percent, two balanced classes
 EASY_ACCURACY = 90.0     # `recipe_check`: an easy task counts as learned from this test accuracy (percent)
@@ -51,12 +51,6 @@ def _check_shape(input_shape):
         raise ValueError(f"input_shape must be (C, H, W) with H == W (Fourier directions are square); "
                          f"got {input_shape!r}")
     return shape
-
-
-def _check_count(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
-    return value
 
 
 def _direction(kx, ky, shape, kind):
@@ -112,7 +106,7 @@ def sweep(model, cells, recipe, *, n=10_000, sigma=3.0, eps=1.0, kind="sin", num
     """
     shape = _check_shape(input_shape)
     recipe = train.as_recipe(recipe)
-    _check_count("num_seeds", num_seeds)
+    sweeps.check_int("num_seeds", num_seeds, 1)
     cells = tuple((int(kx), int(ky)) for kx, ky in cells)
     if not cells:
         raise ValueError("cells must hold at least one frequency (kx, ky)")
