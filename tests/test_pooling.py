@@ -366,6 +366,28 @@ def test_fig4b_zeta_is_zeta_of_the_average_prefilter_at_the_trained_frequencies(
     assert (z[:-1] > z[1:]).all()   # the paper's l = 0, 8, ..., 28: zeta falls as m[l] does (Fig. 4b's order)
 
 
+def test_chapter_2s_claims_table_has_a_verdict_column_and_its_thresholds():
+    """Chapter 2's table of claims: the results page's rows (`plots.verdicts`) in Chapter 3's layout, with
+    the thresholds that decide them stated from the same constants."""
+    from nadcore import bundle
+    from nadcore.experiments import ch2_pooling
+    from nadcore.plots import verdicts as v
+    from nadcore.presets import preset
+
+    cfg, stored = preset("pooling", "paper"), bundle.load_pooling()
+    rows = [v.theorem1(stored["theorem1"], cfg), v.fig4a(cfg), v.lemma1(stored["lemma1"], cfg),
+            v.fig4b(stored["fig4b"]["loss"], ch2_pooling.fig4b_zeta(cfg), cfg)]
+    df = v.chapter_table(rows)
+    assert list(df.columns) == ["The paper", "Ours", "Verdict"] and df.index.name == "Claim" and len(df) == 4
+    assert [label.split(":")[0] for label in df.index] == ["Theorem 1", "Fig. 4a", "Lemma 1", "Fig. 4b"]
+    assert df.loc[df.index[0], "Verdict"] == f"{v.SHORT[v.DIFFERENCE]}: the printed constant is too large; γ(ℓ) holds"
+    assert all(cell == v.SHORT[v.REPRODUCED] for cell in df["Verdict"][1:])
+    assert all(" — " in cell for cell in df["Ours"])   # ours, then the scale it was computed at
+    for number in (f"{v.THEORY_Z:g} standard errors", f"{v.HESSIAN_TOL * 100:g} %", f"{v.LEARNED:g} %",
+                   f"within {v.CHANCE_MARGIN:g} points", f"−{v.RANK_MIN:g}"):
+        assert number in v.POOLING_THRESHOLDS, number
+
+
 def test_chapter_figures_draw_the_closed_forms_and_name_them():
     import matplotlib
     import numpy as np

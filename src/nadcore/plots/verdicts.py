@@ -879,3 +879,33 @@ def differences(rows_):
         said.append(f"**{SHORT[NOT_COMPUTED].capitalize()}**, for want of "
                     + "; of ".join(f"{need}: {', '.join(items)}" for need, items in needs.items()) + ".")
     return "\n".join(f"- {s}" for s in said)
+
+
+# ----------------------------------------------------------------------------- Chapter 2's thresholds
+
+POOLING_THRESHOLDS = (
+    f"Theorem 1 is reproduced when every simulation lies within {THEORY_Z:g} standard errors of the printed (2), "
+    f"with a difference when only the exact constant's accuracies do; Lemma 1 when the Monte-Carlo Hessian is within "
+    f"{HESSIAN_TOL * 100:g} % of its largest entry; Fig. 4a needs a Bayes accuracy of {LEARNED:g} % or more at ℓ = 1 "
+    f"and chance (within {CHANCE_MARGIN:g} points of {CHANCE:g} %) at every ℓ = kM; Fig. 4b a rank correlation of "
+    f"the plateau's length with ζ(ℓ) of −{RANK_MIN:g} or less.")
+
+
+# ----------------------------------------------------------------------------- Chapter 4's rows, every stand-in
+
+def stand_in_rows(runs, digits="digits"):
+    """Chapter 4's claims table (`chapter_table`): the rows `fig7` and `fig8` of each stand-in in `runs`
+    (`{name: (curve, flip, epochs)}`, names as the page writes them). The `digits` run's rows are the
+    results page's; another stand-in's name its dataset in the figure's item and in the scale, and are
+    judged by the same thresholds."""
+    from dataclasses import replace
+
+    out = []
+    for make, key in ((fig7, 0), (fig8, 1)):
+        for name, run in runs.items():
+            row = make(run[key], run[2])
+            if name != digits:
+                row = replace(row, item=f"{row.item}, {name}",
+                              scale=row.scale.replace(STAND_IN, f"{name} stand-in, LeNet", 1))
+            out.append(row)
+    return out
