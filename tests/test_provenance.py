@@ -108,7 +108,7 @@ def test_page_rows_group_a_pages_results_by_item_network_and_kind(stand_in):
 def test_the_table_names_the_usual_machine_once_and_the_others_per_row(stand_in):
     read, _, folder = stand_in
     rows = provenance.page_rows("chapter", read, folder, pages={"chapter": ("study", "nads")})
-    here = f"{store.machine()}, {store.make_record({})['threads']} threads"
+    here = f"{store.machine()}, {tables.threads_text([store.make_record({})['threads']])}"
     one = tables.records_table(rows[:2])
     assert list(one.data.columns) == ["result and settings", "stored", "computed", "compute time"]
     assert list(one.data.index) == ["grid", "study"]
@@ -122,6 +122,19 @@ def test_the_table_names_the_usual_machine_once_and_the_others_per_row(stand_in)
     html = tables.records_table(rows[:1] * 2).to_html()   # an item on several rows renders, dates unbroken
     assert html.count("><code>grid</code></th>") == 2 and "white-space: nowrap" in html   # item names as code
     assert tables.records_table([]) is None
+
+
+def test_thread_counts_read_in_the_singular_for_one_thread():
+    assert [tables.threads_text(t) for t in ((1,), (2,), (1, 2), [16])] == [
+        "1 thread", "2 threads", "1, 2 threads", "16 threads"]
+    rows = [provenance.Row("grid", "lenet", "D(v)", 3, machines=("AMD EPYC (avx2)",), threads=(1,), seconds=9.0),
+            provenance.Row("nads", "mlp", "NADs", 1, machines=("AMD EPYC (avx2)", "Intel Xeon (avx512f)"),
+                           threads=(1, 2), seconds=3.0)]
+    table = tables.records_table(rows)
+    assert table.caption == "4 stored results, 12 s of compute in all, on AMD EPYC (avx2), 1 thread but where the " \
+                            "last column says otherwise."
+    assert table.data.loc["nads", "elsewhere"] == "AMD EPYC (avx2); Intel Xeon (avx512f), 1, 2 threads"
+    assert "1 threads" not in table.to_html()
 
 
 def test_describe_reads_every_kind_of_stored_result():

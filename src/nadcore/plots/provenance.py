@@ -76,8 +76,14 @@ def _dates(row):
     return row.first if row.first == row.last else f"{row.first} to {row.last[5:]}"
 
 
+def threads_text(threads):
+    """A row's thread counts in words: "1 thread", "2 threads", "1, 2 threads"."""
+    threads = list(threads)
+    return f"{_values(threads)} thread" + ("" if threads == [1] else "s")
+
+
 def _where(row):
-    return "; ".join(row.machines) + (f", {_values(row.threads)} threads" if row.threads else "")
+    return "; ".join(row.machines) + (f", {threads_text(row.threads)}" if row.threads else "")
 
 
 def result_text(row):
