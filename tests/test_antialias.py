@@ -280,3 +280,106 @@ def test_first_nads_scale_as_chapter_3s():
     assert eng.images[0].norm is ENERGY and energy.min() >= ENERGY.vmin
     expected = fourier.fourier_energy(first[None])[0]
     np.testing.assert_allclose(energy, np.clip(expected / expected.sum(), ENERGY.vmin, None), rtol=1e-5)
+
+
+# ----------------------------------------------------------------------------- the paper's predictions, judged
+
+# band means (low, eight, high) and lambda_64 / lambda_0 as the published settings have them, rounded
+LEVELS = {"max": (56.7, 50.1, 50.5), "avg": (75.7, 50.2, 55.5), "blur3": (62.5, 50.1, 50.0),
+          "blur5": (57.0, 50.1, 49.7), "maxblur3": (55.8, 49.9, 50.0), "maxblur5": (52.2, 49.9, 49.8),
+          "strided": (53.1, 52.9, 52.4), "none": (55.1, 56.3, 56.2)}
+LAM64 = {"max": 0.115, "avg": 0.047, "blur3": 0.022, "blur5": 0.0093, "maxblur3": 0.017, "maxblur5": 0.007,
+         "strided": 0.31, "none": 0.34}
+
+
+def _results(levels=LEVELS, lam64=LAM64, rho2=0.72, theory_low=64.9, drop=()):
+    """`chapter_results` of every variant but `drop` whose Fig. 1 grids hold `levels` on each of `BANDS`, NAD
+    spectra with `lam64` at index 64, Theorem 1 (both poolings) at `theory_low` on the low band and chance
+    elsewhere, and Spearman `rho2` with it."""
+    from types import SimpleNamespace
+
+    grid = fourier.coarse_grid(4, 12)
+    variants = [v for v in antialias.VARIANTS if v not in drop]
+    bands = list(antialias.BANDS)
+    fig1 = {v: {c: levels[v][bands.index(antialias.band(c))] for c in grid.half()} for v in variants}
+    theory = {v: {c: theory_low if antialias.band(c) == "low" else 50.0 for c in grid.half()}
+              for v in antialias.PREFILTER if v in variants}
+    spectra = {v: SimpleNamespace(eigenvalues=np.r_[1.0, np.full(64, lam64[v]), np.full(10, lam64[v] / 2)])
+               for v in variants}
+    return dict(grid=grid, variants=variants, fig1=fig1, theory={2: theory},
+                agreement={2: {v: rho2 for v in antialias.BLURRED if v in variants}}, nads=spectra,
+                convergence={v: None for v in variants}, fig6={v: {} for v in variants},
+                settings={"nads": {"num_networks": 100}})
+
+
+def _verdicts(results):
+    return {name: (p["verdict"], p["reason"]) for name, p in antialias.predictions(results).items()}
+
+
+def test_prefilter_energy_is_the_mean_passband_of_one_pooling():
+    assert antialias.prefilter_energy("avg") == pytest.approx(0.25)           # cos^2 per axis: 1/2, squared
+    assert antialias.prefilter_energy("blur3") == pytest.approx((3 / 8) ** 2)  # cos^4: 3/8
+    assert antialias.prefilter_energy("blur5") == pytest.approx((35 / 128) ** 2)
+    with pytest.raises(ValueError, match="variant must be one of avg, blur3, blur5"):
+        antialias.prefilter_energy("max")
+
+
+def test_predictions_at_the_published_levels_and_either_side_of_each_threshold():
+    gap = antialias.BAND_GAP
+    assert _verdicts(_results()) == {
+        "blur_keeps_bias": (antialias.HOLDS, ""),
+        "nyquist": (antialias.IN_PART, "not the levels: average pooling 75.7 % on |k| ≤ 4, 64.9 % predicted"),
+        "no_downsampling": (antialias.HOLDS, ""), "prefilter_orders": (antialias.HOLDS, "")}
+    # a variant with a prefilter whose low band beats its other cells by BAND_GAP or less is flat: no bias
+    for low, verdict in ((49.8 + gap + 0.05, antialias.HOLDS), (49.8 + gap - 0.05, antialias.FAILS)):
+        got = _verdicts(_results({**LEVELS, "maxblur5": (low, 49.9, 49.8)}))["blur_keeps_bias"]
+        assert got[0] == verdict and got[1] == ("flat: MaxBlurPool-5" if verdict == antialias.FAILS else "")
+    # Theorem 1: chance at k = 8 within CHANCE_MARGIN, rho at least RHO_MIN, the level within BAND_GAP
+    margin = antialias.CHANCE_MARGIN
+    for eight, verdict in ((50 + margin - 0.05, antialias.IN_PART), (50 + margin + 0.05, antialias.FAILS)):
+        got = _verdicts(_results({**LEVELS, "blur3": (62.5, eight, 50.0)}))["nyquist"]
+        assert got[0] == verdict
+    assert got[1] == "above chance at k = 8: BlurPool-3"
+    rho = antialias.RHO_MIN
+    assert _verdicts(_results(rho2=rho))["nyquist"][0] == antialias.IN_PART
+    low_rho = _verdicts(_results(rho2=rho - 0.01))["nyquist"]
+    assert low_rho == (antialias.FAILS, f"average pooling's ρ = {rho - 0.01:.2f}")
+    assert _verdicts(_results(theory_low=75.7 - gap + 0.05))["nyquist"] == (antialias.HOLDS, "")
+    # without downsampling: flat when its band means lie within BAND_GAP
+    for high, verdict in ((55.1 + gap - 0.05, antialias.HOLDS), (55.1 + gap + 0.05, antialias.FAILS)):
+        got = _verdicts(_results({**LEVELS, "none": (55.1, 55.5, high)}))["no_downsampling"]
+        assert got[0] == verdict
+    assert got[1] == f"its bands differ by {gap + 0.05:.1f} points"
+    # the NAD spectra in the prefilters' order, or not
+    swapped = _verdicts(_results(lam64={**LAM64, "blur3": 0.005}))["prefilter_orders"]
+    assert swapped == (antialias.FAILS, "λ₆₄/λ₀ out of the prefilters' order")
+
+
+def test_predictions_say_what_is_not_computed_and_the_page_table_lays_them_out():
+    from nadcore.plots import verdicts
+
+    got = antialias.predictions(_results(drop=("none", "blur5")))
+    assert got["no_downsampling"]["verdict"] == antialias.MISSING
+    assert got["no_downsampling"]["reason"] == "needs the stored results of no downsampling"
+    assert got["prefilter_orders"]["reason"] == "needs the stored results of BlurPool-5"
+    assert got["nyquist"]["verdict"] == antialias.IN_PART              # the pooled variants that are there
+    assert all(p["verdict"] in antialias.OUTCOMES for p in got.values())
+    df = verdicts.prediction_table(got)
+    assert list(df.columns) == ["The paper", "Ours", "Verdict"] and df.index.name == "Prediction" and len(df) == 4
+    assert df.loc["Fig. 3: removing the downsampling removes the bias", "Verdict"] == (
+        "not computed here: needs the stored results of no downsampling")
+    assert df.loc["Fig. 3: removing the downsampling removes the bias", "Ours"].startswith("– — published recipe")
+    for number in (f"{antialias.BAND_GAP:g} points", f"{antialias.CHANCE_MARGIN:g} points of",
+                   f"at least {antialias.RHO_MIN:g}"):
+        assert number in antialias.thresholds(), number
+
+
+def test_the_predictions_on_the_bundle(published_settings):
+    got = antialias.predictions(published_settings)
+    assert {name: p["verdict"] for name, p in got.items()} == {
+        "blur_keeps_bias": antialias.HOLDS, "nyquist": antialias.IN_PART, "no_downsampling": antialias.HOLDS,
+        "prefilter_orders": antialias.HOLDS}
+    n = antialias.key_numbers(published_settings)
+    assert f"{n['avg_rho2']:.2f}" in got["nyquist"]["ours"] and f"{n['avg_band_low']:.1f} %" in got["nyquist"]["reason"]
+    assert min(got["blur_keeps_bias"]["values"]["gaps"].values()) > antialias.BAND_GAP
+    assert got["prefilter_orders"]["scale"] == "1,000 networks per variant (paper: 10,000)"

@@ -275,3 +275,133 @@ def setting_numbers(results):
             "freqs": ", ".join(map(str, grid.freqs)), "cells": len(grid.half()), "variants": len(results["variants"]),
             "nad_networks": cfg["num_networks"], "nad_method": cfg["method"],
             "fig6_count": len(results["settings"]["indices"]), "last_index": results["settings"]["indices"][-1]}
+
+
+# ----------------------------------------------------------------------------- the paper's predictions, judged
+
+HOLDS, IN_PART, FAILS, MISSING = "holds", "holds in part", "does not hold", "not computed here"
+OUTCOMES = (HOLDS, IN_PART, FAILS, MISSING)
+NAMES = {"max": "max pooling", "avg": "average pooling", "blur3": "BlurPool-3", "blur5": "BlurPool-5",
+         "maxblur3": "MaxBlurPool-3", "maxblur5": "MaxBlurPool-5", "strided": "stride 2", "none": "no downsampling"}
+BAND_GAP = 2.0        # points: a grid keeps a bias when its low band beats its other cells by more than this, is
+#                       flat when its band means lie within this of each other; Theorem 1 predicts a level within it
+CHANCE, CHANCE_MARGIN = 50.0, 2.0   # %: two balanced classes; an accuracy within the margin is chance
+RHO_MIN = 0.5         # Spearman's rho of Theorem 1 (both poolings) with average pooling's grid that orders it
+
+
+def prefilter_energy(variant):
+    """The share of a flat spectrum that `variant`'s linear prefilter (`PREFILTER`, one pooling) lets through:
+    the mean of |m_hat|^2 / |m_hat(0)|^2 over the 32 x 32 frequencies (`pooling.prefilter_2d`). The linear
+    model of pooling (Sec. 2.2, Eq. 4) has NAD eigenvalues proportional to |m_hat|^2: the less a prefilter
+    lets through, the steeper its spectrum."""
+    if variant not in PREFILTER:
+        raise ValueError(f"variant must be one of {', '.join(PREFILTER)} (a linear prefilter); got {variant!r}")
+    m = pooling.prefilter_2d(PREFILTER[variant]).abs() ** 2
+    return float(m.mean() / m[0, 0])
+
+
+def thresholds():
+    """The thresholds of `predictions` in words, for the page."""
+    return (f"A grid keeps a bias when its mean on the low band max(|kx|, |ky|) ≤ 4 beats its other cells (off "
+            f"the k = 8 lines) by more than {BAND_GAP:g} points, and is flat when its band means lie within "
+            f"{BAND_GAP:g} points of each other (one seed per cell: a point or two is noise). An accuracy within "
+            f"{CHANCE_MARGIN:g} points of {CHANCE:g} % is chance. Theorem 1 orders the directions when Spearman's ρ "
+            f"with average pooling's grid is at least {RHO_MIN:g}, and predicts the level when its low-band mean "
+            f"is within {BAND_GAP:g} points of the network's. The prefilter orders the NADs when λ₆₄/λ₀ falls as "
+            "the prefilter's energy (the mean of |m̂|²/|m̂(0)|² over the frequencies) does.")
+
+
+def _span(values, fmt=".1f"):
+    lo, hi = f"{min(values):{fmt}}", f"{max(values):{fmt}}"
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def predictions(results):
+    """What the paper's explanation of the bias predicts for the variants of `chapter_results` (at the
+    published settings), judged on what they measure: `{name: dict(claim, paper, ours, scale, verdict,
+    reason, values)}` with `verdict` one of `OUTCOMES` (`reason` says why, unless it plainly holds; what is
+    missing, when not computed) and the thresholds of `thresholds`. The four predictions:
+
+    - `blur_keeps_bias`: Theorem 1 with a blur as prefilter passes the low band only, so a blur narrows the
+      bias but does not remove it: every variant with a linear prefilter (`BLURRED`) keeps a bias (`BAND_GAP`).
+    - `nyquist`: Theorem 1 over both poolings leaves nothing at k = 8 (every variant with a pooling layer,
+      `POOLED`, at chance there) and orders average pooling's directions (`RHO_MIN`); `IN_PART` when its
+      low-band level is off the network's by more than `BAND_GAP`.
+    - `no_downsampling`: the paper's Fig. 3, without pooling the accuracies are equalised: `none` flat.
+    - `prefilter_orders`: the linear model (Eq. 4), the less a prefilter lets through (`prefilter_energy`),
+      the steeper the spectrum: λ₆₄/λ₀ of the `PREFILTER` variants in that order.
+    """
+    n, present = key_numbers(results), set(results["variants"])
+    recipe = f"published recipe, {len(results['grid'].half())} directions, 1 seed"
+    published = presets.preset("nads", "paper")["num_networks"]["default"]
+    networks = f"{results['settings']['nads']['num_networks']:,} networks per variant (paper: {published:,})"
+    nan = float("nan")
+
+    def blur_keeps_bias():
+        gaps = {v: n[f"{v}_band_low"] - n[f"{v}_band_high"] for v in BLURRED}
+        flat = [v for v, g in gaps.items() if g <= BAND_GAP]
+        return dict(ours=f"every variant with a prefilter beats its other cells on |k| ≤ 4 by {_span(gaps.values())} "
+                         f"points (BlurPool-3: {n['blur3_band_low']:.1f} % and {n['blur3_band_high']:.1f} %)",
+                    verdict=FAILS if flat else HOLDS, values={"gaps": gaps},
+                    reason=f"flat: {', '.join(NAMES[v] for v in flat)}" if flat else "")
+
+    def nyquist():
+        eight = {v: n[f"{v}_band_eight"] for v in POOLED if v in present}
+        above = [v for v, a in eight.items() if abs(a - CHANCE) > CHANCE_MARGIN]
+        rho, level = n["avg_rho2"], n["avg_band_low"] - n["avg_theory2_low"]
+        ours = (f"{_span(eight.values())} % on the k = 8 lines with every pooling layer; average pooling ordered as "
+                f"predicted (ρ = {rho:.2f})")
+        if above or rho < RHO_MIN:
+            verdict = FAILS
+            reason = "; ".join(([f"above chance at k = 8: {', '.join(NAMES[v] for v in above)}"] if above else [])
+                               + ([f"average pooling's ρ = {rho:.2f}"] if rho < RHO_MIN else []))
+        elif abs(level) > BAND_GAP:
+            verdict, reason = IN_PART, (f"not the levels: average pooling {n['avg_band_low']:.1f} % on |k| ≤ 4, "
+                                        f"{n['avg_theory2_low']:.1f} % predicted")
+        else:
+            verdict, reason = HOLDS, ""
+        return dict(ours=ours, verdict=verdict, reason=reason, values={"eight": eight, "rho": rho, "level": level})
+
+    def no_downsampling():
+        bands = {b: n[f"none_band_{b}"] for b in BANDS}
+        spread_ = max(bands.values()) - min(bands.values())
+        return dict(ours=f"{bands['low']:.1f} % on |k| ≤ 4, {bands['eight']:.1f} % at k = 8, {bands['high']:.1f} % "
+                         "elsewhere: flat, near chance",
+                    verdict=HOLDS if spread_ <= BAND_GAP else FAILS,
+                    reason="" if spread_ <= BAND_GAP else f"its bands differ by {spread_:.1f} points",
+                    values={"bands": bands, "spread": spread_})
+
+    def prefilter_orders():
+        energy = {v: prefilter_energy(v) for v in PREFILTER}
+        order = sorted(PREFILTER, key=lambda v: -energy[v])
+        lam = [n[f"{v}_lam64"] for v in order]
+        ok = all(a > b for a, b in zip(lam, lam[1:]))
+        return dict(ours=f"λ₆₄/λ₀ = {', '.join(f'{x:.2g}' for x in lam)} ({', '.join(NAMES[v] for v in order)}) as "
+                         f"the prefilter's energy falls ({', '.join(f'{energy[v]:.2g}' for v in order)})",
+                    verdict=HOLDS if ok else FAILS, reason="" if ok else "λ₆₄/λ₀ out of the prefilters' order",
+                    values={"energy": energy, "lam64": dict(zip(order, lam))})
+
+    table = (
+        ("blur_keeps_bias", "Theorem 1: a blur keeps a bias, in the low band",
+         "not tested; with a blur, both poolings pass only |k| ≤ 4 (BlurPool-3: "
+         f"{n.get('blur3_theory2_low', nan):.1f} % there, {n.get('blur3_theory2_high', nan):.1f} % elsewhere)",
+         recipe, {v: ("band_low", "band_high") for v in BLURRED}, blur_keeps_bias),
+        ("nyquist", "Theorem 1: the poolings decide where information is lost",
+         "both poolings: chance at k = 8 (the pooled maps' Nyquist frequency), the order of the other directions",
+         recipe,
+         {"avg": ("band_eight", "rho2", "band_low", "theory2_low"),
+          **{v: ("band_eight",) for v in POOLED if v in present and v != "avg"}}, nyquist),
+        ("no_downsampling", "Fig. 3: removing the downsampling removes the bias",
+         "without pooling, the accuracies are equalised", recipe,
+         {"none": tuple(f"band_{b}" for b in BANDS)}, no_downsampling),
+        ("prefilter_orders", "Eq. 4: the prefilter orders the NADs",
+         "in the linear model of pooling (Sec. 2.2), the NAD eigenvalues follow the prefilter's |m̂|²", networks,
+         {v: ("lam64",) for v in PREFILTER}, prefilter_orders))
+    out = {}
+    for name, claim, paper, scale, needs, judged in table:
+        lacking = [v for v, keys in needs.items()
+                   if v not in present or not all(np.isfinite(n.get(f"{v}_{k}", nan)) for k in keys)]
+        needed = "needs the stored results of " + ", ".join(NAMES[v] for v in lacking)
+        row = dict(ours="–", verdict=MISSING, reason=needed, values={}) if lacking else judged()
+        out[name] = dict(claim=claim, paper=paper, scale=scale, **row)
+    return out

@@ -909,3 +909,18 @@ def stand_in_rows(runs, digits="digits"):
                               scale=row.scale.replace(STAND_IN, f"{name} stand-in, LeNet", 1))
             out.append(row)
     return out
+
+
+# ----------------------------------------------------------------------------- Chapter 6's predictions
+
+PREDICTION_COLUMNS = ("Prediction", "The paper", "Ours", "Verdict")
+
+
+def prediction_table(predictions):
+    """Chapter 6's table of the paper's predictions (`ch6_antialias.predictions`: `{name: dict(claim, paper,
+    ours, scale, verdict, reason)}`) beside what the networks do, laid out as `chapter_table`: ours, then
+    after a dash the scale; the verdict (`ch6_antialias.OUTCOMES`) with its reason. The chapter states the
+    thresholds beside it (`ch6_antialias.thresholds`)."""
+    lines = [(p["claim"], _cell(p["paper"]), f"{_cell(p['ours'])} — {_cell(p['scale'])}",
+              p["verdict"] + (f": {p['reason']}" if p["reason"] else "")) for p in predictions.values()]
+    return page.table(lines, PREDICTION_COLUMNS, index="Prediction")
