@@ -262,3 +262,147 @@ def fig7_verdict(ours, paper):
     here = ", ".join(f"on {name} {_hijack_reach(r)}" for name, r in ours.items())
     tail = f"its reach is {'' if reach else 'not '}reproduced: in the paper {_hijack_reach(paper)}, here {here}"
     return {"first": first, "reach": reach, "text": f"{start}; {tail}"}
+
+
+# ----------------------------------------------------------------------------- numbers and readings for the prose
+
+NAN = float("nan")   # what the prose reads for a run not computed
+NAMES = {"lenet": "LeNet", "logreg": "LogReg", "vgg11": "VGG-11", "resnet18": "ResNet-18",
+         "densenet121": "DenseNet-121"}   # the networks as the prose names them
+
+
+def _by_index(curve, key):
+    return dict(zip(np.asarray(curve["index"]).tolist(), np.asarray(curve[key], dtype=float).tolist()))
+
+
+def and_list(items):
+    """`items` in words: "", "a", "a and b", "a, b and c"."""
+    items = [str(i) for i in items]
+    return " and ".join([", ".join(items[:-1]), items[-1]]) if len(items) > 1 else "".join(items)
+
+
+def past_rank(indices, rank):
+    """The NAD indices of `indices` at or past `rank` (those of a covariance of that rank's null space), in
+    words (`and_list`)."""
+    return and_list([i for i in indices if i >= rank])
+
+
+def curve_numbers(curve, indices, test_n=None, margin=HIJACK_MARGIN):
+    """A stand-in's Fig. 7 by name, for the prose. From `curve` (`poisoning_curve`'s dict; None: not
+    computed, every number nan) at the carrier `indices` it was run at: `clean`; `first`, `second`, `mid` and
+    `last`, the accuracy with the carrier at `indices[0]`, `[1]`, `[2]` and `[-1]` (`second_index`,
+    `mid_index`: those indices); `first_follow`, the share of test images that follow the first carrier;
+    `rest_min`, the lowest accuracy past the first carrier; `later_min` and `later_max` from `indices[3]`
+    (`later_from`) on; and from `carrier_reading` (`margin`): `reach` (the largest hijacked index),
+    `ignored_from` (the lowest ignored one), `ign_lo` and `ign_hi` (the ignored carriers' accuracies),
+    `ign_gap` (points the lowest of them is under clean) and, given the test set's size `test_n`,
+    `ign_images` (those points in test images). A number that the curve does not hold is nan."""
+    indices = [int(i) for i in indices]
+    if not indices:
+        raise ValueError("indices must hold at least one carrier index; got none")
+    at = lambda k: indices[k] if -len(indices) <= k < len(indices) else None   # noqa: E731
+    acc = _by_index(curve, "test_acc") if curve is not None else {}
+    follow = _by_index(curve, "follow_rate") if curve is not None else {}
+    later = [acc[i] for i in indices[3:] if i in acc]
+    rest = [acc[i] for i in indices[1:] if i in acc]
+    out = {"clean": acc.get(-1, NAN), "first": acc.get(at(0), NAN), "first_follow": follow.get(at(0), NAN),
+           "second": acc.get(at(1), NAN), "second_index": at(1) if at(1) is not None else NAN,
+           "mid": acc.get(at(2), NAN), "mid_index": at(2) if at(2) is not None else NAN,
+           "last": acc.get(at(-1), NAN), "rest_min": min(rest, default=NAN),
+           "later_from": at(3) if at(3) is not None else NAN,
+           "later_min": min(later, default=NAN), "later_max": max(later, default=NAN),
+           "reach": NAN, "ignored_from": NAN, "ign_lo": NAN, "ign_hi": NAN, "ign_gap": NAN}
+    if curve is not None:
+        r = carrier_reading(curve, margin)
+        out["reach"] = NAN if r["reach"] is None else r["reach"]
+        if r["ignored"]:
+            out.update(ignored_from=min(r["ignored"]), ign_lo=r["ignored_range"][0], ign_hi=r["ignored_range"][1],
+                       ign_gap=r["clean"] - r["ignored_range"][0])
+    if test_n is not None:
+        out["ign_images"] = NAN if out["ign_gap"] != out["ign_gap"] else round(out["ign_gap"] / 100 * test_n)
+    return out
+
+
+def flip_numbers(flip, archs, cnn="lenet", control="logreg"):
+    """Fig. 8 of a run by name, for the prose: `{arch}_before` and `{arch}_after` (test accuracy on the
+    original and on the flipped data) for each of `archs`, `{cnn}_drop` (the points the flip costs `cnn`)
+    and `{control}_delta` (the points it moves `control`, either way). `flip` (`flip_experiment`'s dict;
+    None: not computed) may hold other networks; one it lacks reads nan."""
+    runs = {} if flip is None else {a: (float(o), float(f)) for a, o, f in
+                                    zip(flip["arch"], flip["original"], flip["flipped"])}
+    out = {}
+    for a in archs:
+        out[f"{a}_before"], out[f"{a}_after"] = runs.get(a, (NAN, NAN))
+    (c0, c1), (l0, l1) = runs.get(cnn, (NAN, NAN)), runs.get(control, (NAN, NAN))
+    return {**out, f"{cnn}_drop": c0 - c1, f"{control}_delta": abs(l0 - l1)}
+
+
+PAPER_BANDS = ((10, 99), (500, 1023))   # the bands of carrier indices the chapter quotes the published Fig. 7 over
+
+
+def paper_numbers(margin=HIJACK_MARGIN, bands=PAPER_BANDS):
+    """The published Figs. 7-8 by name, for the prose: of Fig. 7 (`published_curve`, `carrier_reading`)
+    `clean`, `first`, `last` and `last_index`, `min_gap` (the points the mildest hijacked carrier is under
+    clean), `b{lo}_lo` and `b{lo}_hi` (the lowest and highest accuracy at the carriers in each `(lo, hi)` of
+    `bands`); of Fig. 8 (`published.FIG8`) `drop_min` and `drop_max` over its four CNNs, `deep_min` and
+    `deep_max` over the three deeper ones, and LeNet's `lenet_before`, `lenet_after` and `lenet_drop`."""
+    curve = published_curve()
+    r = carrier_reading(curve, margin)
+    out = {"clean": r["clean"], "first": r["first"][1], "last": r["last"][1], "last_index": r["last"][0],
+           "min_gap": r["clean"] - r["hijacked_range"][1] if r["hijacked"] else NAN}
+    for lo, hi in bands:
+        band = [float(a) for i, a in zip(curve["index"], curve["test_acc"]) if lo <= i <= hi]
+        if not band:
+            raise ValueError(f"bands must each hold a published carrier; ({lo}, {hi}) holds none")
+        out[f"b{lo}_lo"], out[f"b{lo}_hi"] = min(band), max(band)
+    drops = {a: o - f for a, (o, f) in published.FIG8.items()}
+    deep = [d for a, d in drops.items() if a != "lenet"]
+    out.update(drop_min=min(drops.values()), drop_max=max(drops.values()), deep_min=min(deep), deep_max=max(deep),
+               lenet_drop=drops["lenet"], lenet_before=published.FIG8["lenet"][0],
+               lenet_after=published.FIG8["lenet"][1])
+    return out
+
+
+def runs_phrase(curve, seed, unit="training run"):
+    """How many runs each point of a Fig. 7 `curve` is, in words: "one training run (seed 0)" when each
+    carrier index was trained once (with `seed`), else "3 training runs" (`unit` names what is counted)."""
+    counts = np.unique(np.asarray(curve["index"]), return_counts=True)[1]
+    if not len(counts):
+        raise ValueError("curve must hold at least one run; got none")
+    n = int(counts.max())
+    return f"one {unit} (seed {seed})" if n == 1 else f"{n} {unit}s"
+
+
+def flip_reading(flips, cnn="lenet", control="logreg", margin=HIJACK_MARGIN, size=None):
+    """Whether the NAD flip points the paper's way on each run of `flips` (`{name: flip_experiment's dict}`,
+    names as the prose writes them): it does when it costs `cnn` more than `margin` points and more than it
+    moves the linear `control` (either way). The paper's sizes are not compared (other data and networks).
+    Returns `same` (`{name: bool}`), `text` (for the verdict: "the flip points the paper's way", on which
+    runs if not all; given a `size` in points, it names the runs where the flip costs `cnn` less) and
+    `direction` (a sentence: "The direction is the paper's on both stand-ins")."""
+    if not flips:
+        raise ValueError("flips must hold the flip of at least one run; got none")
+    same, drops = {}, {}
+    for name, flip in flips.items():
+        n = flip_numbers(flip, (cnn, control), cnn, control)
+        if n[f"{cnn}_drop"] != n[f"{cnn}_drop"] or n[f"{control}_delta"] != n[f"{control}_delta"]:
+            raise ValueError(f"flips[{name!r}] must hold {cnn} and {control}; got {list(flip['arch'])}")
+        drops[name] = n[f"{cnn}_drop"]
+        same[name] = bool(drops[name] > margin and drops[name] > n[f"{control}_delta"])
+    yes, no = [k for k, v in same.items() if v], [k for k, v in same.items() if not v]
+    if not no:
+        text = "the flip points the paper's way"
+        where = "both stand-ins" if len(yes) == 2 else "every stand-in" if len(yes) > 2 else yes[0]
+        direction = f"The direction is the paper's on {where}"
+    elif not yes:
+        text = "the flip does not point the paper's way"
+        where = "either stand-in" if len(no) == 2 else "any stand-in" if len(no) > 2 else no[0]
+        direction = f"The direction is not the paper's on {where}"
+    else:
+        text = f"the flip points the paper's way on {and_list(yes)}, not on {and_list(no)}"
+        direction = f"The direction is the paper's on {and_list(yes)}, not on {and_list(no)}"
+    small = [k for k in yes if size is not None and drops[k] < size]
+    if small:
+        costs = and_list(f"{drops[k]:.1f} points on {k}" for k in small)
+        text += f" (it costs {NAMES.get(cnn, cnn)} {costs}, under the {size:g} the claims table asks of a CNN)"
+    return {"same": same, "text": text, "direction": direction}

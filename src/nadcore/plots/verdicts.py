@@ -924,3 +924,10 @@ def prediction_table(predictions):
     lines = [(p["claim"], _cell(p["paper"]), f"{_cell(p['ours'])} — {_cell(p['scale'])}",
               p["verdict"] + (f": {p['reason']}" if p["reason"] else "")) for p in predictions.values()]
     return page.table(lines, PREDICTION_COLUMNS, index="Prediction")
+
+
+def stand_in_thresholds():
+    """The thresholds of `stand_in_rows` in words: `thresholds("stand_ins")` and the margin `fig7` and
+    `fig8` allow the last carrier and the linear control."""
+    return (thresholds("stand_ins") + f" A carrier on the last NAD must cost at most {CHANCE_MARGIN:g} points, and "
+            f"the flip move the linear control by at most {CHANCE_MARGIN:g}.")
