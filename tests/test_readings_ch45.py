@@ -8,6 +8,7 @@ import pytest
 
 from nadcore import published
 from nadcore.experiments import ch4_cifar10 as ch4
+from nadcore.experiments import ch5_underspec as ch5
 from nadcore.plots import verdicts
 
 # ----------------------------------------------------------------------------- Chapter 4
@@ -143,6 +144,104 @@ def test_chapter_4s_claims_table_has_every_stand_in_and_a_verdict():
     assert list(table.columns) == ["The paper", "Ours", "Verdict"] and table.index.name == "Claim"
     assert table.iloc[1, 2].startswith("not computed here: CIFAR-10 and a GPU")
     assert table.iloc[1, 1].endswith("— Fashion-MNIST stand-in, LeNet, 4 epochs")
+
+
+# ----------------------------------------------------------------------------- Chapter 5
+
+
+def _pairs(acc, train, indices=(0, 100, 1000)):
+    """A `pair_grid` dict from per-seed accuracies (S, I, J, 3) and training accuracies (S, I, J)."""
+    return {"indices_1": np.array(indices), "indices_2": np.array(indices), "accuracy": np.asarray(acc, dtype=float),
+            "train_accuracy": np.asarray(train, dtype=float)}
+
+
+def test_pair_numbers_read_a_fig2_grid():
+    acc = np.full((2, 3, 3, 3), 50.0)
+    acc[:, 0, 1:, 1] = [[99.0, 98.0], [97.0, 99.5]]          # v1 on the first NAD: channel 1 alone
+    acc[:, 0, 1:, 2] = 49.0
+    acc[:, 2, 0, 2], acc[:, 2, 0, 1] = 98.5, 50.5            # swapped
+    acc[:, 0, 0, 1], acc[:, 0, 0, 2] = 99.9, 90.5           # both on the first NAD
+    acc[:, 1:, 1:, 0] = [[[55.0, 57.0], [52.0, 59.0]], [[54.0, 56.0], [51.0, 53.0]]]   # neither: seed means up to 56.5
+    acc[:, 1, 0, 2] = [95.0, 50.0]                           # (mid, first): one seed reads channel 2
+    train = np.full((2, 3, 3), 99.0)
+    train[:, 1:, 1:] = [[[60.0, 90.0], [58.0, 92.0]], [[62.0, 94.0], [56.0, 92.0]]]
+    train[:, 1, 0] = [99.0, 50.0]
+    n = ch5.pair_numbers(_pairs(acc, train))
+    assert (n["indices"], n["seeds"], n["first"], n["mid"], n["last"]) == ([0, 100, 1000], 2, 0, 100, 1000)
+    assert n["first_ch1_min"] == 98.0 and n["first_ch2_max"] == 49.0      # seed means 98.0, 98.75
+    assert (n["swap_ch1"], n["swap_ch2"], n["both_ch1"], n["both_ch2"]) == (50.5, 98.5, 99.9, 90.5)
+    assert n["high_both_max"] == 56.5 and (n["high_train_min"], n["high_train_max"]) == (57.0, 92.0)
+    assert n["mid_fitted"] == 1 and n["mid_failed_train"] == 50.0
+    assert n["sd_max"] == pytest.approx(np.std([95.0, 50.0], ddof=1))
+    assert ch5.pair_numbers(_pairs(acc, train), fitted=40.0)["mid_fitted"] == 2
+    assert math.isnan(ch5.pair_numbers(_pairs(acc[:1], train[:1]))["sd_max"])   # one seed: no spread
+    with pytest.raises(ValueError, match="at least two NAD indices"):
+        ch5.pair_numbers(_pairs(acc[:, :1, :1], train[:, :1, :1], indices=(0,)))
+
+
+def _ood(rows, train=99.0, indices=(0, 5, 25, 100)):
+    """An `ood_grid` dict, one seed, from rows (both, images only, D(v) only) per index."""
+    return {"indices": np.array(indices), "accuracy": np.asarray([rows], dtype=float),
+            "train_accuracy": np.full((1, len(indices)), train)}
+
+
+IMAGES = [93.0, 93.0, 52.0]          # a network that reads the images only
+LINEAR = [99.6, 88.8, 98.9]          # ... and the linear channel
+
+
+def test_ood_extremes_over_networks_and_indices():
+    grids = {"lenet": _ood([IMAGES, LINEAR, [93.5, 95.0, 55.0], IMAGES]), "mlp": _ood([[92.0, 96.0, 51.0]] * 4)}
+    assert ch5.ood_extremes(grids) == {"images_min": 88.8, "dv_max": 98.9}
+    with pytest.raises(ValueError, match="grids must hold"):
+        ch5.ood_extremes({})
+
+
+def test_ood_reading_in_part_as_on_fashion_mnist():
+    grids = {"lenet": _ood([[92.8, 92.8, 55.3], LINEAR, [93.7, 93.6, 53.9], [93.3, 93.2, 50.0]]),
+             "mlp": _ood([[91.6, 92.8, 52.3], [92.3, 93.0, 52.8], [92.1, 92.9, 52.1], [92.0, 92.8, 52.5]], train=98.9)}
+    r = ch5.ood_reading(grids, epochs=8, paper_epochs=200)
+    assert r["used"] == [5] and r["used_text"] == "5" and r["iso_used"] == []
+    assert (r["used_dv"], r["used_images"], r["other_dv_max"]) == (98.9, 88.8, 55.3)
+    assert (r["images_min"], r["images_max"]) == (92.8, 93.6)           # at the indices LeNet ignores it
+    assert (r["iso_dv_max"], r["iso_train_min"]) == (52.8, 98.9)
+    assert r["text"] == (
+        "LeNet takes the linear channel at *k* = 5 only (98.9 % with it alone, 88.8 % with the images alone), "
+        "not even at *k* = 0 (at most 55.3 % elsewhere): the follow-up's choice in part. The MLP, which the "
+        "follow-up finds reading the linear channel at every *k*, reads only the images (at most 52.8 % with the "
+        "linear channel alone): it fits its training set from them (98.9 % or more) within 8 epochs, where the "
+        "follow-up trains it for 200 on CIFAR-10.")
+    assert r["short"] == "LeNet takes the linear channel at one index only (*k* = 5), the MLP at none"
+    assert ch5.ood_reading(grids, threshold=99.0)["used"] == []           # 98.9 % no longer counts
+
+
+def test_ood_reading_follows_the_choice_of_each_network():
+    first = ch5.ood_reading({"lenet": _ood([LINEAR, LINEAR, IMAGES, IMAGES]), "mlp": _ood([LINEAR] * 4)})
+    assert first["text"].startswith("LeNet takes the linear channel at *k* = 0 and 5 only (98.9 % with it alone, "
+                                    "88.8 % with the images alone at *k* = 0; at most 52.0 % elsewhere): the "
+                                    "follow-up's choice. ")
+    assert "not even" not in first["text"]
+    assert first["text"].endswith("reads it at every *k* here too (at least 98.9 % with it alone).")
+    assert first["short"] == "LeNet takes the linear channel at 2 indices (*k* = 0 and 5), the MLP at every index"
+    never = ch5.ood_reading({"lenet": _ood([IMAGES] * 4), "mlp": _ood([IMAGES, LINEAR, IMAGES, IMAGES])})
+    assert never["text"].startswith("LeNet never takes the linear channel (at most 52.0 % with it alone): not the "
+                                    "follow-up's choice. ")
+    assert never["text"].endswith("reads it at *k* = 5 only (at most 98.9 % with it alone).")
+    assert never["used_text"] == "none" and math.isnan(never["used_dv"])
+    assert never["short"] == "LeNet takes the linear channel at none, the MLP at one index only (*k* = 5)"
+    everywhere = ch5.ood_reading({"lenet": _ood([LINEAR] * 4), "mlp": _ood([IMAGES] * 4)})
+    assert everywhere["text"].startswith("LeNet takes the linear channel at *k* = 0, 5, 25 and 100 (98.9 %")
+    assert "98.9 % with it alone, 88.8 % with the images alone at *k* = 0): not the follow-up's choice." in \
+        everywhere["text"] and math.isnan(everywhere["images_min"])           # nothing elsewhere
+    last = ch5.ood_reading({"lenet": _ood([IMAGES, IMAGES, IMAGES, LINEAR]), "mlp": _ood([IMAGES] * 4)})
+    assert "at *k* = 100 only" in last["text"] and ": not the follow-up's choice." in last["text"]
+
+
+def test_ood_reading_without_runs_and_bad_input():
+    r = ch5.ood_reading({})
+    assert r["used"] == [] and r["used_text"] == "none" and math.isnan(r["used_dv"]) and math.isnan(r["iso_dv_max"])
+    assert r["text"] == "Its runs are not stored."
+    with pytest.raises(ValueError, match="grids must hold lenet and mlp; missing mlp"):
+        ch5.ood_reading({"lenet": _ood([IMAGES] * 4)})
 
 
 def test_chapter_4s_thresholds_are_those_of_its_rows():

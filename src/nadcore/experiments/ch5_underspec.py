@@ -352,3 +352,125 @@ def switching(grid):
     acc = np.asarray(grid["accuracy"]).mean(0)
     return [(int(i), int(j), float(acc[a, b, 1]), float(acc[a, b, 2]))
             for a, i in enumerate(grid["indices_1"]) for b, j in enumerate(grid["indices_2"])]
+
+
+# --------------------------------------------------------------------------- numbers and readings for the prose
+
+NAN = float("nan")   # what the prose reads for a run not computed
+NAMES = {"mlp": "MLP", "lenet": "LeNet", "resnet18": "ResNet-18"}   # the networks of `ARCHS` as the prose names them
+
+
+def _and(items):
+    items = [str(i) for i in items]
+    return " and ".join([", ".join(items[:-1]), items[-1]]) if len(items) > 1 else "".join(items)
+
+
+def pair_numbers(grid, fitted=90.0):
+    """Fig. 2 of one network by name, for the prose (a `pair_grid` result, indices `idx`, seed-mean
+    accuracies unless said): `indices`, `seeds` (their number), `first`, `mid` and `last` (`idx[0]`,
+    `idx[1]`, `idx[-1]`); with v1 on the first NAD and v2 further out, `first_ch1_min` (channel 1 alone, the
+    lowest) and `first_ch2_max` (channel 2 alone, the highest); swapped, at (last, first), `swap_ch1` and
+    `swap_ch2`; with both on the first NAD, `both_ch1` and `both_ch2`; with neither, `high_both_max` (both
+    channels) and `high_train_min`, `high_train_max` (training accuracy); at (mid, first) the seeds that
+    read channel 2 (more than `fitted` % with it alone), `mid_fitted`, and the lowest training accuracy of a
+    seed there, `mid_failed_train`; `sd_max`, the largest standard deviation over the seeds of any accuracy
+    (nan with one seed)."""
+    per_seed = np.asarray(grid["accuracy"], dtype=float)            # (S, I, J, channels): both, only 1, only 2
+    train_acc = np.asarray(grid["train_accuracy"], dtype=float)     # (S, I, J)
+    idx = [int(k) for k in grid["indices_1"]]
+    if len(idx) < 2:
+        raise ValueError(f"grid must hold at least two NAD indices; got {idx}")
+    acc, high_train = per_seed.mean(0), train_acc.mean(0)[1:, 1:]
+    return {"indices": idx, "seeds": len(per_seed), "first": idx[0], "mid": idx[1], "last": idx[-1],
+            "first_ch1_min": float(acc[0, 1:, 1].min()), "first_ch2_max": float(acc[0, 1:, 2].max()),
+            "swap_ch1": float(acc[-1, 0, 1]), "swap_ch2": float(acc[-1, 0, 2]),
+            "both_ch1": float(acc[0, 0, 1]), "both_ch2": float(acc[0, 0, 2]),
+            "high_both_max": float(acc[1:, 1:, 0].max()),
+            "high_train_min": float(high_train.min()), "high_train_max": float(high_train.max()),
+            "mid_fitted": int((per_seed[:, 1, 0, 2] > fitted).sum()),
+            "mid_failed_train": float(train_acc[:, 1, 0].min()),
+            "sd_max": float(per_seed.std(0, ddof=1).max()) if len(per_seed) > 1 else NAN}
+
+
+def ood_extremes(grids):
+    """Over the networks of `grids` (`{arch: ood_grid}`) and every NAD index: the lowest seed-mean accuracy
+    with the images alone, `images_min`, and the highest with the linear channel alone, `dv_max`."""
+    if not grids:
+        raise ValueError("grids must hold at least one network's ood_grid; got none")
+    acc = [np.asarray(g["accuracy"], dtype=float).mean(0) for g in grids.values()]
+    return {"images_min": float(min(a[:, 1].min() for a in acc)), "dv_max": float(max(a[:, 2].max() for a in acc))}
+
+
+def _count(used, ks):
+    if not used:
+        return "none"
+    if len(used) == len(ks):
+        return "every index"
+    return f"one index only (*k* = {used[0]})" if len(used) == 1 else f"{len(used)} indices (*k* = {_and(used)})"
+
+
+def ood_reading(grids, epochs=None, paper_epochs=None, threshold=75.0, cnn="lenet", isotropic="mlp"):
+    """Fig. 3 on a stand-in by name and in words, for the prose: `grids` (`{arch: ood_grid}`, each over the
+    same NAD indices `ks`; empty: not computed, every number nan) read by `channel_choice` at `threshold`.
+    Returns `used` (the indices at which `cnn` reads the linear channel) and `used_text` ("none" if none);
+    `used_dv` and `used_images` (its accuracy with the channel alone and with the images alone at the first
+    of them); `other_dv_max` (its best with the channel alone elsewhere); `images_min` and `images_max` (every
+    network with the images alone, at the indices `cnn` does not read the channel); `iso_used`, `iso_dv_max`
+    and `iso_train_min` (the `isotropic` network's indices, best accuracy with the channel alone and lowest
+    training accuracy); `text`, two sentences on what `cnn` and `isotropic` read against the follow-up's
+    claim (a CNN reads the channel on its first NADs only, the MLP at every k; `epochs` ours and
+    `paper_epochs` the follow-up's, of the isotropic network), and `short`, a clause saying where each reads
+    it. The index reads *k* (Markdown: glue them as `Markdown`, where $-math is not parsed)."""
+    c, i = NAMES.get(cnn, cnn), NAMES.get(isotropic, isotropic)
+    if not grids:
+        return {"used": [], "used_text": "none", "used_dv": NAN, "used_images": NAN, "other_dv_max": NAN,
+                "images_min": NAN, "images_max": NAN, "iso_used": [], "iso_dv_max": NAN, "iso_train_min": NAN,
+                "text": "Its runs are not stored.", "short": "its runs are not stored"}
+    missing = [a for a in (cnn, isotropic) if a not in grids]
+    if missing:
+        raise ValueError(f"grids must hold {cnn} and {isotropic}; missing {', '.join(missing)}")
+    ks = [int(k) for k in grids[cnn]["indices"]]
+    acc = {a: np.asarray(g["accuracy"], dtype=float).mean(0) for a, g in grids.items()}   # (K, channels)
+    reads = lambda a: [k for k, what in channel_choice(grids[a], threshold).items()  # noqa: E731
+                       if what in ("linear", "both")]
+    used, iso_used = reads(cnn), reads(isotropic)
+    other = [r for r, k in enumerate(ks) if k not in used]
+    at = ks.index(used[0]) if used else None
+    n = {"used": used, "used_text": ", ".join(map(str, used)) or "none",
+         "used_dv": float(acc[cnn][at, 2]) if used else NAN, "used_images": float(acc[cnn][at, 1]) if used else NAN,
+         "other_dv_max": max((float(acc[cnn][r, 2]) for r in other), default=NAN),
+         "images_min": min((float(a[r, 1]) for a in acc.values() for r in other), default=NAN),
+         "images_max": max((float(a[r, 1]) for a in acc.values() for r in other), default=NAN),
+         "iso_used": iso_used, "iso_dv_max": float(acc[isotropic][:, 2].max()),
+         "iso_train_min": float(np.asarray(grids[isotropic]["train_accuracy"], dtype=float).min())}
+    if not used:
+        cnn_text = (f"{c} never takes the linear channel (at most {n['other_dv_max']:.1f} % with it alone): not the "
+                    "follow-up's choice.")
+    else:
+        where = f" at *k* = {used[0]}" if len(used) > 1 else ""
+        first = used == ks[:len(used)]
+        choice = ("not the follow-up's choice" if not other or ks[-1] in used else
+                  "the follow-up's choice" if first else "the follow-up's choice in part")
+        elsewhere = f"at most {n['other_dv_max']:.1f} % elsewhere" if other else ""
+        said = f"{n['used_dv']:.1f} % with it alone, {n['used_images']:.1f} % with the images alone{where}"
+        if ks[0] in used:     # one parenthesis
+            said = f"({said}{'; ' + elsewhere if elsewhere else ''})"
+        else:                 # "not even at the first index", then the rest
+            said = f"({said}), not even at *k* = {ks[0]} ({elsewhere})"
+        cnn_text = f"{c} takes the linear channel at *k* = {_and(used)}{' only' if other else ''} {said}: {choice}."
+    fits = (f"it fits its training set from them ({n['iso_train_min']:.1f} % or more)"
+            + (f" within {epochs} epochs" if epochs is not None else "")
+            + (f", where the follow-up trains it for {paper_epochs} on CIFAR-10" if paper_epochs is not None else ""))
+    head = f"The {i}, which the follow-up finds reading the linear channel at every *k*, "
+    if not iso_used:
+        iso_text = (f"{head}reads only the images (at most {n['iso_dv_max']:.1f} % with the linear channel alone): "
+                    f"{fits}.")
+    elif len(iso_used) == len(ks):
+        low = float(acc[isotropic][:, 2].min())
+        iso_text = f"{head}reads it at every *k* here too (at least {low:.1f} % with it alone)."
+    else:
+        iso_text = (f"{head}reads it at *k* = {_and(iso_used)} only (at most {n['iso_dv_max']:.1f} % with it "
+                    "alone).")
+    n["text"] = f"{cnn_text} {iso_text}"
+    n["short"] = f"{c} takes the linear channel at {_count(used, ks)}, the {i} at {_count(iso_used, ks)}"
+    return n
