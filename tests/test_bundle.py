@@ -505,6 +505,7 @@ def test_status_covers_every_item():
         assert "stored" in line or f"python -m nadcore.bundle {item}" in line
 
 
+@pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 def test_every_bundle_record_names_its_device_and_machine():
     missing = [str(p) for p in sorted(bundle.BUNDLE.rglob("*.npz"))
                if not (store.load(p).record.get("device") and store.load(p).record.get("machine"))]
@@ -529,6 +530,7 @@ def test_the_sigma_study_shares_fig1s_cells_at_the_captions_sigma():
     assert other["sigma"] == 2.0 and other["seed"] == bundle.seeds.replicate(bundle.SEED, 1) != bundle.SEED
 
 
+@pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 def test_the_sigma_study_reads_complete_grids_and_names_the_best_sigma(tmp_path):
     sigmas = bundle.SIGMA_STUDY["sigmas"]
     assert bundle.sigma_runs({})[:len(sigmas)] == [(s, 0) for s in bundle.SIGMA_STUDY["order"]]

@@ -391,6 +391,7 @@ def test_plan_reads_a_results_dir_inside_the_bundle(tiny_book, fake_plan):
     """`plan` only reads: a results_dir inside the bundle is accepted."""
     assert cli.main(["plan", "01_tiny", "-p", "results_dir", str(ROOT / "bundle"), "--book-dir", str(tiny_book)]) == 0
 
+@pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 def test_nads_results_dir_resumes_and_stores_where_the_chapters_look(tmp_path):
     from nadcore import nads
     from nadcore.experiments import ch3_nads

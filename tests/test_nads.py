@@ -34,7 +34,8 @@ def canonical_order(result):
 
 # ----------------------------------------------------------------------------- theory
 
-@pytest.mark.parametrize("method", ["autograd", "secant", "hessian"])
+@pytest.mark.parametrize("method", [pytest.param("autograd", marks=pytest.mark.slow), "secant",
+                                    pytest.param("hessian", marks=pytest.mark.slow)])   # 4 s each: make test
 def test_linear_pooling_nads_are_the_canonical_basis_ordered_by_m2(method):
     """Eq. 4 (gradient covariance) and Eq. 5 (mixed derivative): both diag(m^2) up to a factor."""
     res = nads.estimate(lambda: LinearPooling(M_PRE, 4), 800, method=method, input_shape=(16,),
@@ -46,6 +47,7 @@ def test_linear_pooling_nads_are_the_canonical_basis_ordered_by_m2(method):
     np.testing.assert_allclose(res.eigenvalues[:6] / res.eigenvalues.sum(), expected[:6], rtol=0.3)
 
 
+@pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 def test_logreg_gradient_covariance_is_isotropic():
     """LogReg's gradient is its weight, uniform in +-1/sqrt(D): covariance I/(3D); the sample
     eigenvalues must lie in the Marchenko-Pastur bulk (1 +- sqrt(D/N))^2 / (3D)."""
@@ -475,6 +477,7 @@ def test_an_isotropic_model_warns_that_its_nads_are_not_above_chance():
     assert trust.margin(1) == pytest.approx(5 * np.sqrt(2) / 64)
 
 
+@pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 def test_lenet_at_40_networks_is_above_chance_and_says_how_weakly():
     """The published (secant) estimate of LeNet: above chance at 40 networks, weakly (measured: 0.033,
     0.034, 0.066 at k = 1, 4, 16; its exact-gradient NADs are at chance there: 0.000, 0.005, 0.027)."""

@@ -255,6 +255,7 @@ MC_CELLS = {"average": [(1, 0), (2, -3), (8, 0), (-16, 3)],
             "binomial5": [(6, -2), (11, 3)]}
 
 
+@pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 def test_theorem1_2d_against_pooled_samples(capsys):
     """Closed-form Bayes accuracy (`bayes_accuracy_2d`) vs the Bayes accuracy estimated from 16000
     samples of D(v) pooled by torch conv2d (stride 2, circular padding as the theory), eps = 1, sigma = 2.

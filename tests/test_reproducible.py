@@ -36,7 +36,7 @@ def lenet_runs(seeds, pooling, n=256):
     return [np.concatenate([o["loss_history"], [o["test_acc"], o["train_acc"]]]) for o in out]
 
 
-@pytest.mark.parametrize("n", [256, 200])
+@pytest.mark.parametrize("n", [pytest.param(256, marks=pytest.mark.slow), 200])   # 256: make test only
 def test_fit_many_network_is_the_same_alone_or_in_any_batch(n):
     # Unpadded stacks of 1 and 3 LeNets without pooling rounded differently (6e-8 per step). With
     # n = 200 the last batch holds 8 samples: its logits once depended on the network's position.
@@ -69,6 +69,7 @@ def run_sweep(results_dir, batch=32, shard=0, num_shards=1):
                                         num_shards=num_shards, progress=False)
 
 
+@pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 def test_sweep_cells_equal_whatever_the_batch_or_shard(tmp_path):
     run_sweep(tmp_path / "whole")
     for s in range(3):

@@ -240,6 +240,7 @@ def test_a_recipe_trains_as_its_keyword_arguments():
 
 # ----------------------------------------------------------------------------- bfloat16 training
 
+@pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 def test_bfloat16_training_is_seeded_batch_invariant_and_close_to_float32():
     """`precision="bfloat16"` trains under autocast: other numbers than float32, but as reproducible
     (alone, stacked with others, in channels-last memory) and learning as much."""
@@ -266,7 +267,8 @@ def test_recipe_carries_the_precision_of_its_settings():
         train.fit(models.build("logreg"), dataset(1, 0, 64, 1.0, 0), {"epochs": 1, "max_lr": 0.1, "precision": "half"})
 
 
-@pytest.mark.parametrize("name", ["logreg", "vgg11_bn"])   # stacked (a `stacked.Stack`) and one at a time
+@pytest.mark.parametrize("name", ["logreg", pytest.param("vgg11_bn", marks=pytest.mark.slow)])   # stacked (a
+# `stacked.Stack`) and one at a time (VGG-11: over 3 s, make test only)
 def test_stop_after_replays_the_first_steps_of_the_same_run_bitwise(name):
     """What the bundle's recomputation tests use to replay the start of a long stored run."""
     d = dataset(3, 1, 128, 1.0, seed=4)

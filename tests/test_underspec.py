@@ -141,6 +141,7 @@ def test_evaluation_bad_input():
 
 # --------------------------------------------------------------------------- grids
 
+@pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 def test_pair_grid_resumes_and_shards_to_the_same_numbers(tmp_path, monkeypatch):
     U, s = basis(), tiny_pairs()
     computed = []

@@ -60,6 +60,7 @@ def test_a_chunk_stores_its_gradients_and_merges_bitwise_as_its_moments(tmp_path
     assert stored.chunks["machines"].tolist() == [store.machine()]       # the CPU of each chunk
 
 
+@pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 def test_bfloat16_secant_is_its_own_stored_item_and_stays_close_to_float32(tmp_path):
     fp32 = nads.estimate("lenet", 6, results_dir=tmp_path, progress=False)
     bf16 = nads.estimate("lenet", 6, precision="bfloat16", results_dir=tmp_path, progress=False)

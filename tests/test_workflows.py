@@ -41,12 +41,14 @@ def test_the_three_workflows_exist():
     assert sorted(p.name for p in WORKFLOWS.glob("*.yml")) == ["book.yml", "gpu-chapter.yml", "tests.yml"]
 
 
+@pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 @needs_actionlint
 def test_workflows_pass_actionlint():
     status, out = lint()
     assert (status, out) == (0, "")
 
 
+@pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 @needs_actionlint
 def test_actionlint_catches_a_broken_workflow(tmp_path):
     broken = tmp_path / "broken.yml"

@@ -198,6 +198,7 @@ def test_a_pattern_tiled_with_the_period_lives_on_its_harmonics():
         ch7_zoo.harmonics(5)
 
 
+@pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 def test_isotropic_shares_match_monte_carlo():
     """The closed forms of the chapter's isotropic column: a white image puts mask.mean() of its
     energy on a mask; k of D eigenvalues carry k / D of the variance (here within 3 standard errors
@@ -225,6 +226,7 @@ def _estimate_of(gradients, **settings):
     return nads.NADResult(lam[::-1].copy(), vec[:, ::-1].T.copy(), {**base, **settings})
 
 
+@pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 def test_patch_reading_finds_gradients_orthogonal_to_x0_on_each_patch():
     """Gradients orthogonal to x0 on each 4x4 patch (a LayerNorm after a bias-free patchify stem) have
     rank D - 64, with x0's 64 patches in the null space; scaling one patch's gradients puts the first
