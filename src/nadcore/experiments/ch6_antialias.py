@@ -356,8 +356,8 @@ def predictions(results):
             reason = "; ".join(([f"above chance at k = 8: {', '.join(NAMES[v] for v in above)}"] if above else [])
                                + ([f"average pooling's ρ = {rho:.2f}"] if rho < RHO_MIN else []))
         elif abs(level) > BAND_GAP:
-            verdict, reason = IN_PART, (f"not the levels: average pooling {n['avg_band_low']:.1f} % on |k| ≤ 4, "
-                                        f"{n['avg_theory2_low']:.1f} % predicted")
+            verdict, reason = IN_PART, (f"the levels are off (average pooling {n['avg_band_low']:.1f} % on |k| ≤ 4, "
+                                        f"{n['avg_theory2_low']:.1f} % predicted)")
         else:
             verdict, reason = HOLDS, ""
         return dict(ours=ours, verdict=verdict, reason=reason, values={"eight": eight, "rho": rho, "level": level})
