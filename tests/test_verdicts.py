@@ -476,3 +476,7 @@ def test_chapter_3_rows_are_the_pages_and_its_table_has_a_verdict_column(stored,
     assert all(any(cell.startswith(v.SHORT[x]) for x in v.VERDICTS) for cell in df["Verdict"])
     assert not any(cell.startswith("chance") for cell in df["The paper"])   # overlap chance: not the paper's
     assert df.loc["NADs of ResNet-18: a signature of the network", "Verdict"].startswith("with a difference: ")
+    blank = v.Row("Fig. 9", "a claim", "1 %", "", "a GPU's scale", v.NOT_COMPUTED)
+    assert v.chapter_table([blank]).iloc[0]["Ours"] == "–"     # nothing computed: one dash, not '– — scale'
+    done = v.Row("Fig. 9", "a claim", "1 %", "2 %", "σ = 3", v.REPRODUCED)
+    assert v.chapter_table([done]).iloc[0]["Ours"] == "2 % — σ = 3"

@@ -842,11 +842,17 @@ def table(rows_, paper):
 CHAPTER_COLUMNS = ("Claim", "The paper", "Ours", "Verdict")
 
 
+def _ours(row):
+    """Our number, then after a dash the scale it was computed at; a dash alone where nothing was computed."""
+    ours, scale = _cell(row.ours), " ".join(str(row.scale or "").split())
+    return f"{ours} — {scale}" if ours != "–" and scale else ours
+
+
 def chapter_table(rows_):
     """A chapter's claims beside the paper (a `page.table`, one line per `Row` of `rows_`): the claim, the
     paper's number, ours (then, after a dash, the scale it was computed at), and the verdict with its
     reason. The chapter states the thresholds beside it (`thresholds`)."""
-    lines = [(f"{r.item}: {r.claim}", _cell(r.published), f"{_cell(r.ours)} — {_cell(r.scale)}",
+    lines = [(f"{r.item}: {r.claim}", _cell(r.published), _ours(r),
               SHORT[r.verdict] + (f": {r.reason}" if r.reason else "")) for r in rows_]
     return page.table(lines, CHAPTER_COLUMNS, index="Claim")
 
