@@ -19,7 +19,7 @@ import pytest
 import torch
 from conftest import REPLAY_STEPS
 
-from nadcore import bundle, cifar, fourier, models, nads, plan, presets, published, store, sweeps, train
+from nadcore import bundle, cifar, cli, fourier, models, nads, paths, plan, presets, published, store, sweeps, train
 from nadcore.experiments import ch1_fourier, ch3_nads, ch4_cifar10
 from nadcore.experiments import ch2_pooling as pooling_chapter
 from nadcore.experiments import ch5_underspec as underspec
@@ -472,15 +472,16 @@ def test_every_item_is_declared_once_with_its_device_and_a_clear_error_otherwise
 def test_the_bundle_lives_where_the_environment_says_else_in_the_checkout(tmp_path, monkeypatch):
     """`NADBOOK_BUNDLE` first, then the checkout's bundle/; installed from a wheel (no checkout), the
     bundle/ of the current folder or of its parent (a book folder), else ./bundle."""
-    checkout = bundle.checkout()
-    assert checkout is not None and bundle.locate({}) == checkout / "bundle"
-    assert bundle.locate({"NADBOOK_BUNDLE": str(tmp_path / "b")}) == tmp_path / "b"
-    monkeypatch.setattr(bundle, "checkout", lambda: None)
+    checkout = paths.checkout()
+    assert checkout is not None and paths.locate({}) == checkout / "bundle"
+    assert paths.locate({"NADBOOK_BUNDLE": str(tmp_path / "b")}) == tmp_path / "b"
+    assert bundle.BUNDLE == cli.BUNDLE == plan.BUNDLE == paths.BUNDLE   # one answer, wherever it is asked
+    monkeypatch.setattr(paths, "checkout", lambda: None)
     (tmp_path / "book").mkdir()
-    assert bundle.locate({}, cwd=tmp_path / "book") == tmp_path / "book" / "bundle"   # none found: here
+    assert paths.locate({}, cwd=tmp_path / "book") == tmp_path / "book" / "bundle"   # none found: here
     (tmp_path / "bundle").mkdir()
-    assert bundle.locate({}, cwd=tmp_path / "book") == tmp_path / "bundle"            # the parent's
-    assert bundle.locate({}, cwd=tmp_path) == tmp_path / "bundle"
+    assert paths.locate({}, cwd=tmp_path / "book") == tmp_path / "bundle"            # the parent's
+    assert paths.locate({}, cwd=tmp_path) == tmp_path / "bundle"
     assert presets.DEEP_SIGMA == bundle.DEEP_SIGMA and presets.DEEP_TRAIN is bundle.DEEP_TRAIN   # the policy
 
 

@@ -13,7 +13,7 @@ from conftest import ROOT
 from test_install import clean_env, run, uv
 
 # The public core modules: what a researcher imports to estimate NADs of a model, train it on D(v), plot
-CORE = ("catalog", "device", "seeds", "versions", "store", "sweeps", "fourier", "data", "models", "stacked",
+CORE = ("catalog", "paths", "device", "seeds", "versions", "store", "sweeps", "fourier", "data", "models", "stacked",
         "train", "nads", "pooling", "learnability", "presets", "published", "plan", "cli", "zoo", "cifar", "extras")
 PLOTS = ("plots.style", "plots.nads")   # the NAD plots of the public API (`grid`, `spectrum`)
 # The top modules of the extras (and of their dependencies a core module could pull in by accident)

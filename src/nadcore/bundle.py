@@ -12,7 +12,7 @@ stored (`status`) and the device that computes it. `ITEMS` names them in the ord
 them; `compute`, `load`, `status`, `complete` and `item_device` are the one dispatch over them, and
 `nadcore bundle` (or `python -m nadcore.bundle`, `main`) the command line.
 
-Where the bundle lives (`locate`): `$NADBOOK_BUNDLE`, else the checkout's `bundle/`; installed from a
+Where the bundle lives (`paths.locate`): `$NADBOOK_BUNDLE`, else the checkout's `bundle/`; installed from a
 wheel (no checkout), the `bundle/` of the current folder or of its parent (a book folder).
 NAD chunks (the networks' gradients, 0.5 MiB per 125 networks of D = 1,024) go to `scratch`, the
 merged NADs to the bundle. The default scratch, `partial/` in the bundle, is committed while an item
@@ -22,7 +22,6 @@ computes over several sessions, and its chunks removed once the item and its con
 import argparse
 import dataclasses
 import json
-import os
 import sys
 from collections.abc import Callable
 from functools import partial
@@ -34,36 +33,12 @@ import torch
 from nadcore import fourier, nads, presets, published, seeds, stacked, store, sweeps, versions
 from nadcore.device import PRECISIONS
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
+from nadcore.paths import BUNDLE, DATA  # where the bundle is (`paths.locate`) and the stand-ins' files
 from nadcore.presets import DEEP_SIGMA, DEEP_TRAIN  # the policy: how the deep networks are trained (see there)
 
 # ----------------------------------------------------------------------------- where it lives
 
-
-def checkout():
-    """The source checkout this module runs from (`src/nadcore` beside `pyproject.toml`), or None
-    when it is installed from a wheel."""
-    root = Path(__file__).resolve().parents[2]
-    return root if (root / "pyproject.toml").is_file() and (root / "src" / "nadcore").is_dir() else None
-
-
-def locate(environ=None, cwd=None):
-    """The bundle folder: `$NADBOOK_BUNDLE` if set, else the checkout's `bundle/`; without a checkout
-    (a wheel), the `bundle/` of `cwd` (default the current folder) or of its parent, else `cwd/bundle`."""
-    environ = os.environ if environ is None else environ
-    if environ.get("NADBOOK_BUNDLE"):
-        return Path(environ["NADBOOK_BUNDLE"]).expanduser().resolve()
-    root = checkout()
-    if root is not None:
-        return root / "bundle"
-    here = Path.cwd() if cwd is None else Path(cwd)
-    found = [d / "bundle" for d in (here, here.parent) if (d / "bundle").is_dir()]
-    return (found[0] if found else here / "bundle").resolve()
-
-
-BUNDLE = locate()
 SCRATCH = BUNDLE / "partial"   # chunks of the NAD items still computing (see above)
-DATA = (checkout() or BUNDLE.parent) / "data"   # data_root of the stand-ins read from files (Fashion-MNIST);
-# without a checkout, beside the bundle
 DEVICE = "cpu"   # the device of the stored items (in their keys) but those `item_device` names: a GPU's
 SEED = 0
 

@@ -12,7 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
-from nadcore import __version__, extras
+from nadcore import __version__, extras, paths
 
 # Parameters the library reads, with the type their value must have; others take their default's type.
 KINDS = {"scale": str, "device": str, "seed": int, "num_seeds": int, "shard": int, "num_shards": int,
@@ -362,7 +362,7 @@ def check_npz(out):
     check_folder("--out", out.parent, given=out)
 
 
-BUNDLE = Path(__file__).resolve().parents[2] / "bundle"   # written by `python -m nadcore.bundle` only
+BUNDLE = paths.BUNDLE   # written by `python -m nadcore.bundle` only ($NADBOOK_BUNDLE, else the checkout's)
 
 
 def protect_bundle(key, path, force, bundles=(BUNDLE,)):

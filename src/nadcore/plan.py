@@ -19,14 +19,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from nadcore import fourier, nads, presets, store, sweeps, versions
+from nadcore import fourier, nads, paths, presets, store, sweeps, versions
 from nadcore.catalog import NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED, TRAIN_S
 from nadcore.device import resolve
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
 
 # The unit costs (TRAIN_S, NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED) live in `catalog`, which the CLI reads
 # before torch loads. GPU costs come from the records of the items the bundle computed on a GPU (`gpu_rates`).
-BUNDLE = Path(__file__).resolve().parents[2] / "bundle"   # the committed bundle of a checkout
+BUNDLE = paths.BUNDLE   # the results bundle ($NADBOOK_BUNDLE, else the checkout's)
 SHOW_OTHERS = 3   # estimates under other settings listed per item
 _GPU = {}   # the GPU rates `chapter_plan` plans with (set while it runs)
 

@@ -1,0 +1,35 @@
+"""Where the project's folders are: the source checkout, the results bundle and the data of the
+stand-ins read from files. Light (no torch): the command line reads it before anything heavy loads.
+
+The bundle (`locate`): `$NADBOOK_BUNDLE`, else the checkout's `bundle/`; installed from a wheel (no
+checkout), the `bundle/` of the current folder or of its parent (a book folder), else `./bundle`.
+"""
+
+import os
+from pathlib import Path
+
+
+def checkout():
+    """The source checkout this module runs from (`src/nadcore` beside `pyproject.toml`), or None
+    when it is installed from a wheel."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "src" / "nadcore").is_dir() else None
+
+
+def locate(environ=None, cwd=None):
+    """The bundle folder: `$NADBOOK_BUNDLE` if set, else the checkout's `bundle/`; without a checkout
+    (a wheel), the `bundle/` of `cwd` (default the current folder) or of its parent, else `cwd/bundle`."""
+    environ = os.environ if environ is None else environ
+    if environ.get("NADBOOK_BUNDLE"):
+        return Path(environ["NADBOOK_BUNDLE"]).expanduser().resolve()
+    root = checkout()
+    if root is not None:
+        return root / "bundle"
+    here = Path.cwd() if cwd is None else Path(cwd)
+    found = [d / "bundle" for d in (here, here.parent) if (d / "bundle").is_dir()]
+    return (found[0] if found else here / "bundle").resolve()
+
+
+BUNDLE = locate()
+DATA = (checkout() or BUNDLE.parent) / "data"   # data_root of the stand-ins read from files (Fashion-MNIST);
+# without a checkout, beside the bundle
