@@ -11,7 +11,6 @@ On another CPU family the kernels round differently and SGD drifts; there the te
 the first steps (rtol 1e-3) and the final accuracy (within 10 points) of a cell.
 """
 
-import dataclasses
 import itertools
 
 import numpy as np
@@ -681,29 +680,6 @@ def test_convergence_panels_draw_one_panel_per_architecture():
     line = nad_plots.convergence_panels({"lenet": few}).axes[0].lines[1]
     assert list(line.get_xdata()) == [32]     # k = 16: only at N > k (N networks span N - 1 directions)
     assert list(nad_plots.convergence(few).axes[0].lines[1].get_xdata()) == [32]
-
-
-def test_records_table_says_how_each_estimate_was_computed():
-    from nadcore.plots import nads as nad_plots
-
-    stored = bundle.stored_nads(bundle.NAD_ARCHS + bundle.ZOO_ARCHS)
-    if not stored:
-        pytest.skip("the bundle holds no NADs yet")
-    table = nad_plots.records_table(stored).data
-    assert len(table) == len(stored)
-    for (arch, method), r in stored.items():
-        row = table.loc[f"{style.LABELS[arch]}, {nad_plots.METHODS[method]}"]
-        assert row["networks"] == f"{r.settings['num_networks']:,}"
-        assert row["arithmetic"].startswith(r.settings.get("precision", "float32"))
-        assert ("torch.compile" in row["arithmetic"]) == bool(r.settings.get("compiled"))
-        assert row["compute time"] == plan.duration(r.record["duration_s"])
-    key = next(iter(stored))                  # one machine: named once, in the caption; two: a column
-    assert "machine" not in table.columns and "threads" in nad_plots.records_table(stored).caption
-    other = dataclasses.replace(stored[key], record={**stored[key].record, "machine": "another CPU"})
-    assert nad_plots.records_table({**stored, key: other}).data.loc[table.index[0], "machine"] == "another CPU"
-    gpu = dataclasses.replace(stored[key], record={**stored[key].record, "device": "cuda", "machine": "NVIDIA H200"})
-    assert tuple(nad_plots.records_table({**stored, key: gpu}).data.loc[table.index[0], ["machine", "threads"]]) == (
-        "NVIDIA H200", "–")   # the GPU's host threads do not compute it
 
 
 def test_secant_vs_exact_overlaps_pair_the_estimates_of_each_architecture():

@@ -40,10 +40,8 @@ def test_figure_refuses_a_width_outside_the_column():
         style.figure(width=1.5)
 
 
-def test_page_tables_verdicts_and_admonitions():
+def test_page_tables_and_admonitions():
     t = page.table([("a", 1.0), ("b", 2.5)], ["name", "value"], index="name")
     assert list(t.columns) == ["value"] and t.loc["b", "value"] == 2.5
-    v = page.verdict({"LeNet is anisotropic": ("yes (Fig. 1)", "Spearman 0.56", "published settings, CPU")})
-    assert list(v.columns) == list(page.VERDICT_COLUMNS) and v.columns.name == "Claim"
     html = page.not_computed("Fig. 2 at the published settings", "python -m nadcore.bundle fig2", "1.5 h")._repr_html_()
     assert "<code>python -m nadcore.bundle fig2</code>" in html and "1.5 h" in html and "admonition" in html

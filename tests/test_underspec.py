@@ -176,9 +176,6 @@ def test_pair_grid_resumes_and_shards_to_the_same_numbers(tmp_path, monkeypatch)
     assert [t.get_text() for t in legend.get_texts()] == list(plots.CLASS_LABELS)
     with pytest.raises(ValueError, match="pairs"):
         plots.cross_sections({"mlp": fresh}, [(1, 1)])
-    table = plots.switching_table(grids)
-    assert list(table.index)[:2] == [("LeNet", "(0, 0)"), ("LeNet", "(0, 2)")] and len(table) == 8
-    assert table.loc[("MLP", "(0, 2)")].tolist() == [round(float(a), 1) for a in fresh["accuracy"][0, 0, 1, 1:]]
 
 
 def test_ood_grid_on_the_digits_stand_in(tmp_path):
@@ -196,33 +193,6 @@ def test_ood_grid_on_the_digits_stand_in(tmp_path):
     table = plots.ood_table({"mlp": out, "lenet": out})
     assert list(table.index) == [0, 3] and list(table.columns)[0] == "LeNet: images only (%)"   # CNNs first
     assert table.loc[3].tolist()[:2] == [round(float(a), 1) for a in out["accuracy"][0, 1, 1:]]
-
-
-def test_verdict_reads_the_channel_switch_and_the_ood_choice():
-    acc = np.full((1, 2, 2, 3), 50.0)
-    acc[0, 0, 1, 1:] = (94.0, 53.0)          # (i, j) = (0, 1000): channel 1 read
-    acc[0, 1, 0, 1:] = (65.0, 70.0)          # (1000, 0): channel 2 read
-    grid = {"indices_1": np.array([0, 1000]), "indices_2": np.array([0, 1000]), "accuracy": acc}
-    mlp = {**grid, "accuracy": np.full((1, 2, 2, 3), 99.0)}
-    ood = {"lenet": {"indices": np.array([0, 5]), "accuracy": np.array([[[97.0, 96.0, 51.0], [97.0, 98.0, 56.0]]])}}
-    table = plots.verdict({"lenet": grid, "mlp": mlp}, {"digits": (ood, "bundle")}, "smoke")
-    assert len(table) == 3 and table["Scale"].tolist() == ["smoke", "smoke", "bundle"]
-    ours = table["This book measures"].tolist()
-    assert "(0, 1000): 94 % with channel 1 only, 53 % with channel 2 only; (1000, 0): 65 % and 70 %" in ours[0]
-    assert "at least 99 %" in ours[1]
-    assert ours[2] == ("digits: LeNet reads the images at every k (images alone: 96-98 %, "
-                       "linear channel alone: 51-56 %)")
-    assert "(i, j)" in ours[0] and not any("_" in text for text in ours)   # no ASCII math on the page
-    switch = {"indices": np.array([0, 5, 100]),
-              "accuracy": np.array([[[99.0, 50.0, 99.0], [98.0, 60.0, 97.0], [93.0, 92.0, 52.0]]])}
-    mlp_ood = {"indices": np.array([0, 5, 100]), "accuracy": np.full((1, 3, 3), 90.0)}
-    two = plots.verdict({"lenet": grid}, {"digits": (ood, "bundle"),
-                                          "Fashion-MNIST": ({"mlp": mlp_ood, "lenet": switch}, "8 epochs")}, "smoke")
-    last = two["This book measures"].iloc[-1]
-    assert last.startswith("digits: LeNet reads the images at every k") and len(two) == 2
-    assert ("; Fashion-MNIST: LeNet reads the linear channel at k = 0, 5; the images at k = 100, "
-            "MLP reads both parts at every k (images alone: 50-92 %") in last
-    assert two["Scale"].iloc[-1] == "digits: bundle; Fashion-MNIST: 8 epochs"
 
 
 def test_bundle_cost_of_the_follow_up_figures():

@@ -10,7 +10,6 @@ import numpy as np
 from matplotlib.ticker import FixedLocator, NullLocator
 from matplotlib.transforms import offset_copy
 
-from nadcore import presets
 from nadcore.experiments import ch6_antialias
 from nadcore.fourier import fourier_energy
 from nadcore.plots import page, style
@@ -272,35 +271,3 @@ def summary_table(results):
     return page.table(rows, columns, index="variant")
 
 
-def verdict(results):
-    """Chapter 6's "paper vs this book" table (`page.verdict`) from `chapter_results` at the
-    published settings: the paper's predictions (Theorem 1, Sec. 2.1; Fig. 3; the linear model of
-    Sec. 2.2 and Eq. 4) against what the variants measure."""
-    n = ch6_antialias.key_numbers(results)
-    pooled = [v for v in ch6_antialias.POOLED if v in results["variants"]]
-    eight = [n[f"{v}_band_eight"] for v in pooled]
-    recipe = f"published recipe, {len(results['grid'].half())} directions, 1 seed"
-    published = presets.preset("nads", "paper")["num_networks"]["default"]
-    networks = f"{results['settings']['nads']['num_networks']:,} networks per variant (paper: {published:,})"
-    return page.verdict({
-        "Anti-aliased pooling removes the bias": (
-            "Not tested. Theorem 1 (Sec. 2.1): the pooling's prefilter and aliasing decide which "
-            "directions survive",
-            f"No, it narrows it. BlurPool-3: {n['blur3_band_low']:.1f}% on |k| ≤ 4, "
-            f"{n['blur3_band_high']:.1f}% beyond k = 8 (max pool: {n['max_band_low']:.1f}%, "
-            f"{n['max_band_high']:.1f}%)", recipe),
-        "Theorem 1 (both poolings) predicts the losses": (
-            f"Nothing at the pooled maps' Nyquist frequency k = 8 "
-            f"({n['avg_theory2_eight']:.0f}%, chance)",
-            f"{min(eight):.1f}–{max(eight):.1f}% on the k = 8 lines for every pooling; average pooling "
-            f"ordered as predicted (ρ = {n['avg_rho2']:.2f})", recipe),
-        "Removing downsampling removes the bias": (
-            "Fig. 3: without pooling, the accuracies are equalised",
-            f"Yes: {n['none_band_low']:.1f}% on |k| ≤ 4, {n['none_band_high']:.1f}% beyond k = 8, "
-            f"near chance", recipe),
-        "The prefilter orders the NADs": (
-            "Linear model (Sec. 2.2, Eq. 4): NADs sorted by the prefilter's energy",
-            f"Smoother filter, steeper spectrum: λ₆₄/λ₀ = {n['max_lam64']:.3f} (max pool), "
-            f"{n['avg_lam64']:.3f} (avg), {n['blur3_lam64']:.3f}, {n['blur5_lam64']:.4f} (BlurPool-3, -5)",
-            networks),
-    })

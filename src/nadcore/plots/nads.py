@@ -11,7 +11,7 @@ import matplotlib.ticker as mticker
 import numpy as np
 from matplotlib.lines import Line2D
 
-from nadcore import plan, published
+from nadcore import published
 from nadcore.experiments.ch3_nads import numerical_rank, rank_limit
 from nadcore.fourier import fourier_energy
 from nadcore.nads import NADResult
@@ -53,30 +53,6 @@ def beside_published(stored, archs):
         theirs = [published.nads(arch)] if arch in published.ARCHS else []
         rows.update({describe(r, lines=True): r for r in mine + theirs})
     return rows
-
-
-def records_table(stored):
-    """How each stored estimate (`{(arch, method): NADResult}`, `bundle.stored_nads`) was computed: its
-    networks, arithmetic, compute time and date, one row each, and the machine and threads (columns
-    where they differ between rows, else the table's caption). A pandas Styler; `.data` is the table."""
-    rows, where = [], []
-    for (arch, method), r in stored.items():
-        s, rec = r.settings, r.record
-        arithmetic = s.get("precision", "float32") + (", torch.compile" if s.get("compiled") else "")
-        seconds = rec.get("duration_s")
-        gpu = str(rec.get("device", "")).startswith("cuda")   # the host's threads do not compute it
-        where.append((rec.get("machine") or "–", "–" if gpu else rec.get("threads") or "–"))
-        rows.append([f"{style.LABELS.get(arch, arch)}, {METHODS.get(method, method)}", f"{int(s['num_networks']):,}",
-                     arithmetic, "–" if seconds is None else plan.duration(seconds), (rec.get("created") or "–")[:10],
-                     *where[-1]])
-    from nadcore.plots import page  # pandas (the book's stack): only the book's tables need it
-
-    df = page.table(rows, ["estimate", "networks", "arithmetic", "compute time", "computed", "machine", "threads"],
-                    index="estimate").rename_axis(None)   # no header row of its own for the index's name
-    if len(set(where)) != 1:
-        return df.style
-    machine, threads = where[0]
-    return df.drop(columns=["machine", "threads"]).style.set_caption(f"Computed on {machine}, {threads} threads.")
 
 
 def oriented(images):

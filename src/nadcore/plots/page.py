@@ -1,9 +1,8 @@
-"""What a page shows besides figures: tables, the chapter's verdict, and what is not computed here.
+"""What a page shows besides figures: tables, and what is not computed here.
 
-Tables are pandas DataFrames (the notebook renders them as HTML tables that fit the column);
-`verdict` is the "paper vs this book" table each chapter opens with (glued to the top of the
-page with myst-nb's `glue`); `not_computed` is the one admonition that says what a page does
-not show at its scale and the command that computes it.
+Tables are pandas DataFrames (the notebook renders them as HTML tables that fit the column; the
+chapters' claims tables are `plots.verdicts.chapter_table`'s); `not_computed` is the one admonition
+that says what a page does not show at its scale and the command that computes it.
 """
 
 import html
@@ -12,7 +11,6 @@ import re
 import pandas as pd
 from IPython.display import HTML
 
-VERDICT_COLUMNS = ("The paper reports", "This book measures", "Scale")
 pd.set_option("display.max_colwidth", None)   # the pages show table cells whole (pandas cuts them at 50 characters)
 
 
@@ -57,13 +55,6 @@ def table(rows, columns, index=None):
     shown as row labels. Its HTML has one header row, the row labels' names on it."""
     df = Table([list(r) for r in rows], columns=list(columns))
     return df.set_index(index) if index is not None else df
-
-
-def verdict(claims):
-    """The chapter's "paper vs this book" table: `claims` maps a claim to `(paper, ours, scale)`."""
-    df = pd.DataFrame([list(v) for v in claims.values()], columns=pd.Index(list(VERDICT_COLUMNS), name="Claim"),
-                      index=list(claims))
-    return df                              # "Claim" heads the row labels, on the header row
 
 
 def not_computed(what, command, cost=None):

@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
-from nadcore.experiments.ch5_underspec import channel_choice, switching
+from nadcore.experiments.ch5_underspec import channel_choice
 from nadcore.plots import page, style
 
 PAIR_TITLES = ("both channels", "only channel 1", "only channel 2")
@@ -112,15 +112,6 @@ def ood_curves(grids):
     return fig
 
 
-def switching_table(grids):
-    """Fig. 2a's numbers: per architecture and NAD index pair `(i, j)`, the seed-mean test accuracy
-    (%) with only channel 1 and with only channel 2 (`ch5_underspec.switching`)."""
-    rows = [(_name(arch), f"({i}, {j})", round(a, 1), round(b, 1))
-            for arch, grid in _check(grids, "grids").items() for i, j, a, b in switching(grid)]
-    return page.table(rows, ("network", "NAD indices (i, j)", "only channel 1 (%)", "only channel 2 (%)"),
-                      index=["network", "NAD indices (i, j)"])
-
-
 def ood_table(grids):
     """Fig. 3's numbers: per NAD index `k` (rows), the seed-mean test accuracy (%) of each
     architecture with the images only and with the linear channel only (columns)."""
@@ -150,41 +141,3 @@ def reading(grid, threshold=75.0):
     return "; ".join(f"{READS[c]} at k = {', '.join(ks)}" for c, ks in groups.items())
 
 
-def _ood_text(grids):
-    """Fig. 3 on one dataset in a sentence: what each network reads, and the range of accuracies."""
-    grids = _check(grids, "ood")
-    acc = [np.asarray(g["accuracy"]).mean(0) for g in grids.values()]
-    images = (min(a[:, 1].min() for a in acc), max(a[:, 1].max() for a in acc))
-    linear = (min(a[:, 2].min() for a in acc), max(a[:, 2].max() for a in acc))
-    reads = ", ".join(f"{_name(arch)} reads {reading(g)}" for arch, g in grids.items())
-    return (f"{reads} (images alone: {images[0]:.0f}-{images[1]:.0f} %, linear channel alone: "
-            f"{linear[0]:.0f}-{linear[1]:.0f} %)")
-
-
-def verdict(pairs, oods, pairs_scale, cnn="lenet"):
-    """The chapter's "paper vs this book" table: the channel a CNN reads in Fig. 2a (`pairs[cnn]` at
-    its first and last NAD index), the MLP's indifference (`pairs["mlp"]`, if given) and Fig. 3's
-    choice between the images and the linear channel, beside the follow-up's findings. `oods` maps
-    the name of each dataset of Fig. 3 (e.g. "digits", "Fashion-MNIST") to `(grids, scale)`, grids
-    `{arch: ood_grid result}`; every cell of ours names the dataset of its numbers."""
-    sw = {(i, j): (a, b) for i, j, a, b in switching(pairs[cnn])}
-    lo, hi = int(min(pairs[cnn]["indices_1"])), int(max(pairs[cnn]["indices_1"]))
-    (a1, a2), (b1, b2) = sw[lo, hi], sw[hi, lo]
-    claims = {"Two channels: a CNN reads the one on its lower NAD index (Fig. 2a)": (
-        "ResNet-18 (and LeNet, App. Fig. 6) neglects the channel on the higher NAD index for many pairs "
-        "(maps, no numbers)",
-        f"{_name(cnn)}, (i, j) = ({lo}, {hi}): {a1:.0f} % with channel 1 only, {a2:.0f} % with channel 2 only; "
-        f"({hi}, {lo}): {b1:.0f} % and {b2:.0f} %", pairs_scale)}
-    if "mlp" in pairs:
-        least = min(min(a, b) for *_, a, b in switching(pairs["mlp"]))
-        claims["The MLP ignores the NAD indices (App. Fig. 4)"] = (
-            "100 % with both channels at every pair, a uniform drop with one channel (less for channel 1)",
-            f"at least {least:.0f} % with either channel alone at every pair", pairs_scale)
-    several = len(oods) > 1
-    claims["Images ⊕ a linear channel: CNNs use the linear channel on their first NADs only, the MLP "
-           "always (Fig. 3)"] = (
-        "CIFAR-10: the MLP always uses the linear channel; LeNet and ResNet-18 use it on the first NADs, "
-        "the images beyond (curves, no numbers)",
-        "; ".join(f"{name}: {_ood_text(grids)}" for name, (grids, _) in oods.items()),
-        "; ".join(f"{name}: {scale}" if several else scale for name, (_, scale) in oods.items()))
-    return page.verdict(claims)
