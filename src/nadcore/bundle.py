@@ -558,8 +558,7 @@ def nad_device(arch, method="secant"):
 def nad_chunk_item(arch, method="secant"):
     """The settings of the stored chunks of `nad_item(arch, method)` (on `nad_device`)."""
     s, dev = nad_item(arch, method), torch.device(nad_device(arch, method))
-    desc = nads._eval_point(None, SEED, s["input_shape"])[1]
-    return nads.chunk_settings(arch, method, s["step"] or 100.0, SEED, s["input_shape"], desc,
+    return nads.chunk_settings(arch, method, s["step"] or 100.0, SEED, s["input_shape"], nads.eval_point_name(SEED),
                                nads.default_batch(method, dev), dev, precision=s.get("precision", "float32"),
                                compiled=s.get("compiled", False))
 

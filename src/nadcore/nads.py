@@ -361,9 +361,14 @@ def eval_point_for(seed, input_shape):
     return torch.randn(tuple(input_shape), generator=torch.Generator().manual_seed(int(seed)))
 
 
+def eval_point_name(seed):
+    """How the settings name the evaluation point of `eval_point_for(seed, ...)` (a given point: its hash)."""
+    return f"randn(seed={seed})"
+
+
 def _eval_point(eval_point, seed, input_shape):
     if eval_point is None:
-        return eval_point_for(seed, input_shape), f"randn(seed={seed})"
+        return eval_point_for(seed, input_shape), eval_point_name(seed)
     x0 = torch.as_tensor(np.asarray(eval_point) if not isinstance(eval_point, torch.Tensor) else eval_point)
     x0 = x0.detach().to(torch.float32).cpu()
     if not torch.isfinite(x0).all():
