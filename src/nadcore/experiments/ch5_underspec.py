@@ -23,6 +23,7 @@ import torch
 
 from nadcore import cifar, data, models, store, sweeps, train, versions
 from nadcore.device import resolve
+from nadcore.experiments.ch4_cifar10 import and_list  # "a, b and c": the prose's one list
 from nadcore.presets import check_dataset, preset
 from nadcore.seeds import derive, streams
 
@@ -360,11 +361,6 @@ NAN = float("nan")   # what the prose reads for a run not computed
 NAMES = {"mlp": "MLP", "lenet": "LeNet", "resnet18": "ResNet-18"}   # the networks of `ARCHS` as the prose names them
 
 
-def _and(items):
-    items = [str(i) for i in items]
-    return " and ".join([", ".join(items[:-1]), items[-1]]) if len(items) > 1 else "".join(items)
-
-
 def pair_numbers(grid, fitted=90.0):
     """Fig. 2 of one network by name, for the prose (a `pair_grid` result, indices `idx`, seed-mean
     accuracies unless said): `indices`, `seeds` (their number), `first`, `mid` and `last` (`idx[0]`,
@@ -406,7 +402,7 @@ def _count(used, ks):
         return "none"
     if len(used) == len(ks):
         return "every index"
-    return f"one index only (*k* = {used[0]})" if len(used) == 1 else f"{len(used)} indices (*k* = {_and(used)})"
+    return f"one index only (*k* = {used[0]})" if len(used) == 1 else f"{len(used)} indices (*k* = {and_list(used)})"
 
 
 def ood_reading(grids, epochs=None, paper_epochs=None, threshold=75.0, cnn="lenet", isotropic="mlp"):
@@ -457,7 +453,7 @@ def ood_reading(grids, epochs=None, paper_epochs=None, threshold=75.0, cnn="lene
             said = f"({said}{'; ' + elsewhere if elsewhere else ''})"
         else:                 # "not even at the first index", then the rest
             said = f"({said}), not even at *k* = {ks[0]} ({elsewhere})"
-        cnn_text = f"{c} takes the linear channel at *k* = {_and(used)}{' only' if other else ''} {said}: {choice}."
+        cnn_text = f"{c} takes the linear channel at *k* = {and_list(used)}{' only' if other else ''} {said}: {choice}."
     fits = (f"it fits its training set from them ({n['iso_train_min']:.1f} % or more)"
             + (f" within {epochs} epochs" if epochs is not None else "")
             + (f", where the follow-up trains it for {paper_epochs} on CIFAR-10" if paper_epochs is not None else ""))
@@ -469,7 +465,7 @@ def ood_reading(grids, epochs=None, paper_epochs=None, threshold=75.0, cnn="lene
         low = float(acc[isotropic][:, 2].min())
         iso_text = f"{head}reads it at every *k* here too (at least {low:.1f} % with it alone)."
     else:
-        iso_text = (f"{head}reads it at *k* = {_and(iso_used)} only (at most {n['iso_dv_max']:.1f} % with it "
+        iso_text = (f"{head}reads it at *k* = {and_list(iso_used)} only (at most {n['iso_dv_max']:.1f} % with it "
                     "alone).")
     n["text"] = f"{cnn_text} {iso_text}"
     n["short"] = f"{c} takes the linear channel at {_count(used, ks)}, the {i} at {_count(iso_used, ks)}"
