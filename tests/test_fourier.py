@@ -288,3 +288,24 @@ def test_fig3_colour_scale_spans_the_data_not_fig1s():
     assert figs.accuracy_range({"a": np.array([[100.0, np.nan]])}) == (95.0, 100.0)
     assert figs.accuracy_range({"a": np.array([[0.0, 3.0]])}) == (0.0, 5.0)
     assert figs.accuracy_range({"a": np.array([[np.nan]])}) == (50.0, 100.0)
+
+
+def test_fig3_beside_pooling_shows_both_on_the_directions_of_fig3():
+    """Fig. 3 beside LeNet with pooling: the pooled grid (finer, e.g. Fig. 1's) is read at Fig. 3's
+    directions only, both maps share one colour scale spanning both, and each title gives its mean and
+    standard deviation over those directions."""
+    from nadcore.plots import fourier as figs
+    grid, fine = coarse_grid(4, limit=8), coarse_grid(2, limit=8)
+    without = {c: 95.0 + (j % 3) for j, c in enumerate(grid.half())}
+    pooled = {c: 50.0 + 3 * abs(c[0]) for c in fine.half()}     # every second frequency: more cells than Fig. 3's
+    fig = figs.fig3_beside_pooling(without, pooled, grid, sigma=1.5, seeds=3)
+    left, right = (ax for ax in fig.axes if ax.images)
+    on_fig3 = {c: pooled[c] for c in without}
+    np.testing.assert_array_equal(left.images[0].get_array(), grid.image(on_fig3))
+    np.testing.assert_array_equal(right.images[0].get_array(), grid.image(without))
+    assert left.images[0].get_clim() == right.images[0].get_clim() == (50.0, 100.0)
+    a = np.array(list(on_fig3.values()))
+    assert left.get_title() == f"with pooling, 3 seeds\n{a.mean():.1f} ± {a.std():.1f} %"
+    assert right.get_title().startswith("without pooling\n") and fig._suptitle.get_text() == "LeNet, σ = 1.5"
+    with pytest.raises(ValueError, match="with_pooling must hold every direction of without"):
+        figs.fig3_beside_pooling(without, {(0, 0): 50.0}, grid)

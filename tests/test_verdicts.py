@@ -98,11 +98,19 @@ def test_fig2_on_the_results(comparison):
     assert row.values["lenet_reached"] == (49, 130) and row.values["spearman"] == approx(0.86, 0.005)
 
 
-def test_fig3_on_the_results(comparison):
-    without = ch1_fourier.per_cell(bundle.load_fourier("fig3", BUNDLE)[0])["lenet"]
-    row = v.fig3(without, comparison["lenet"]["ours"], FIG1)
-    assert row.verdict == v.DIFFERENCE and row.values["cells"] == 25
-    assert row.values["mean_without"] == approx(56.0) and row.values["mean_with"] == approx(51.6)
+def test_fig3_on_the_results():
+    without, grids = v.fig3_without(BUNDLE), bundle.load_sigma_study(BUNDLE)[0]
+    assert sorted(without) == [1.5, CAPTION] and all(len(cells) == 25 for cells in without.values())
+    row = v.fig3(without, grids, CAPTION, bundle.known_best_sigma(grids))
+    x = row.values
+    assert row.verdict == v.REPRODUCED and x["sigma"] == 1.5 and x["cells"] == 25 and x["seeds_with"] == 3
+    assert x["mean_without"] == approx(96.7) and x["sd_without"] == approx(2.0)       # flat and high ...
+    assert x["mean_with"] == approx(58.9) and x["sd_with"] == approx(12.1)            # ... against pooling's bias
+    assert x["caption_mean_without"] == approx(56.0) and x["caption_mean_with"] == approx(51.5)
+    assert "σ = 1.5" in row.reason and "near chance there too" in row.reason and "σ = 3: " in row.ours
+    assert row.see == ("ch1-fig3-sigma", "ch1-fig3-bundle") and "3 seeds, without 1" in row.scale
+    at_caption = v.fig3(without, grids, CAPTION)                                      # the caption's sigma alone
+    assert at_caption.verdict == v.DIFFERENCE and at_caption.values["mean_with"] == approx(51.5)
 
 
 def test_pooling_rows_on_the_results():
@@ -186,14 +194,14 @@ def test_follow_up_rows_on_the_results(pairs):
 
 def test_the_page_rows_and_their_text(comparison, stored, overlaps, fig6, fig6_nads, pairs):
     results = dict(comparison=comparison, sigma=bundle.load_sigma_study(BUNDLE)[0],
-                   fig2=bundle.load_fourier("fig2", BUNDLE)[0], fig3=bundle.load_fourier("fig3", BUNDLE)[0],
+                   fig2=bundle.load_fourier("fig2", BUNDLE)[0], fig3=v.fig3_without(BUNDLE),
                    pooling=bundle.load_pooling(BUNDLE), stored=stored, overlaps=overlaps, fig6=fig6,
                    fig6_nads=fig6_nads, cifar=bundle.cifar(BUNDLE, progress=False), pairs=pairs,
                    ood={"digits": {a: bundle.underspec("ood", a, BUNDLE, progress=False)
                                    for a in bundle.UNDERSPEC_ARCHS}})
     rows = v.rows(results)
-    # not reproduced: 5 with LeNet along its exact-gradient NADs at sigma 1.5 and 3
-    assert v.counts(rows) == {"reproduced": 12, "difference": 7, "not_reproduced": 5, "not_computed": 5}
+    # not reproduced: 5 with LeNet along its exact-gradient NADs at sigma 1.5 and 3; Fig. 3 reproduced at sigma 1.5
+    assert v.counts(rows) == {"reproduced": 13, "difference": 6, "not_reproduced": 5, "not_computed": 5}
     for paper in ("NAD", "follow-up"):
         text = v.table(rows, paper)
         body = [line for line in text.splitlines() if line.startswith("* - ")]
@@ -267,10 +275,32 @@ def test_fig2_flips_with_each_of_its_checks():
 def test_fig3_flips_between_its_three_verdicts():
     cells = [(0, 0), (4, 0), (8, 0), (0, 4)]
     pooled = dict(zip(cells, (90.0, 70.0, 60.0, 80.0)))
-    assert v.fig3(dict(zip(cells, (90.0, 88.0, 89.0, 91.0))), pooled, FIG1).verdict == v.REPRODUCED
+    at = lambda without, grids: v.fig3({CAPTION: without}, {CAPTION: grids}, CAPTION)   # noqa: E731
+    assert at(dict(zip(cells, (90.0, 88.0, 89.0, 91.0))), [pooled]).verdict == v.REPRODUCED
     near = {c: 50 + v.NEAR_CHANCE + (a - 75) / 10 for c, a in pooled.items()}   # mean exactly 5 points above chance
-    assert v.fig3({c: 60.0 for c in cells}, near, FIG1).verdict == v.DIFFERENCE
-    assert v.fig3(dict(zip(cells, (99.0, 50.0, 50.0, 99.0))), pooled, FIG1).verdict == v.NOT_REPRODUCED
+    assert at({c: 60.0 for c in cells}, [near]).verdict == v.DIFFERENCE
+    assert at(dict(zip(cells, (99.0, 50.0, 50.0, 99.0))), [pooled]).verdict == v.NOT_REPRODUCED
+    # the seeds' mean decides: two seeds whose mean is flat (sd 0) against a flat grid without pooling
+    flat = at({c: 80.0 for c in cells}, [shifted(pooled, 0), {c: 150.0 - a for c, a in pooled.items()}])
+    assert flat.verdict == v.REPRODUCED and flat.values["sd_with"] == 0.0 and flat.values["seeds_with"] == 2
+
+
+def test_fig3_is_judged_at_the_best_noise_level_and_says_the_captions():
+    cells = [(0, 0), (4, 0), (8, 0), (0, 4)]
+    biased = dict(zip(cells, (90.0, 70.0, 60.0, 80.0)))
+    chance = {c: 51.0 + i for i, c in enumerate(cells)}                       # with pooling, near chance
+    without = {1.5: {c: 95.0 for c in cells}, CAPTION: {c: 55.0 for c in cells}}
+    row = v.fig3(without, {1.5: [biased], CAPTION: [chance]}, CAPTION, best=1.5)
+    assert row.verdict == v.REPRODUCED and row.values["sigma"] == 1.5 and row.values["sd_with"] > 0
+    assert "at the caption's 3 a small contrast (LeNet with pooling is near chance there too)" in row.reason
+    assert row.ours.startswith("σ = 1.5: LeNet 95.0 ± 0.0 % without pooling") and "σ = 1.5 and 3" in row.scale
+    unevened = v.fig3({**without, 1.5: dict(zip(cells, (99.0, 50.0, 50.0, 99.0)))}, {1.5: [biased], CAPTION: [chance]},
+                      CAPTION, best=1.5)
+    assert unevened.verdict == v.NOT_REPRODUCED and unevened.reason.endswith("at σ = 1.5")
+    alone = v.fig3({CAPTION: without[CAPTION]}, {1.5: [biased], CAPTION: [chance]}, CAPTION, best=1.5)
+    assert alone.values["sigma"] == CAPTION and alone.verdict == v.DIFFERENCE     # not stored at 1.5: the caption's
+    with pytest.raises(ValueError, match="must both hold the caption's sigma 3"):
+        v.fig3({1.5: without[1.5]}, {1.5: [biased]}, CAPTION, best=1.5)
 
 
 def test_theorem1_flips_at_its_standard_errors():

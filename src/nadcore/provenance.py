@@ -22,7 +22,7 @@ from pathlib import Path
 from nadcore import bundle, plan, store
 
 PAGES = {   # the bundle items each page reads (a page reads an item whose number it shows)
-    "01_fourier": ("fig1", "fig2", "fig3", "sigma", *bundle.DEEP_FIG1, "train_precision"),
+    "01_fourier": ("fig1", "fig2", "fig3", "fig3_sigma", "sigma", *bundle.DEEP_FIG1, "train_precision"),
     "02_pooling": ("pooling",),
     "03_nads": (*(f"nads_{a}" for a in bundle.NAD_ARCHS), "nads_lenet_autograd",
                 *(f"nads_{a}" for a in bundle.GPU_NAD_ARCHS), *(f"nads_{a}_autograd" for a in bundle.GPU_NAD_ARCHS),
@@ -34,7 +34,7 @@ PAGES = {   # the bundle items each page reads (a page reads an item whose numbe
                "convergence_zoo"),
     "nads_in_practice": ("convergence_autograd", "convergence_secant", "precision", "train_precision"),
 }
-NOT_SHOWN = ("fig3_sigma", "antialias_sigma", "secant_dial")   # items no page reads yet
+NOT_SHOWN = ("antialias_sigma", "secant_dial")   # items no page reads yet
 # readers a page calls besides the items' status: the extra seeds and the plain network of a deep Fig. 1 item,
 # and Chapter 6's N vs 2N convergence, which its status (the plan) does not read
 EXTRA = {**{name: lambda bundle_dir, name=name: (bundle.load_deep_seeds(name, bundle_dir),

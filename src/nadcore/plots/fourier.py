@@ -10,7 +10,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import LogLocator, NullFormatter, StrMethodFormatter
 
 from nadcore import published
-from nadcore.fourier import fourier_direction, is_self_conjugate
+from nadcore.fourier import canonical, fourier_direction, is_self_conjugate
 from nadcore.plots import style
 
 LABELS = style.LABELS
@@ -171,6 +171,29 @@ def fig3_no_pooling(accuracies, grid, title=None):
     low, high = accuracy_range(images)
     label = f"test accuracy (%)\nscale {low:g}-{high:g}: the data's range"
     fig, *_ = _panels(images, grid, label, title, cmap="viridis", vmin=low, vmax=high)
+    return fig
+
+
+def fig3_beside_pooling(without, with_pooling, grid, sigma=None, seeds=None, arch="lenet"):
+    """Fig. 3 beside what it is compared with: `arch` with pooling (`with_pooling`, `{(kx, ky): accuracy}` on
+    any grid holding the directions of `without`, e.g. the mean of Fig. 1's seeds at the same noise; `seeds`
+    of them, named in its title) and without pooling (`without`, `{(kx, ky): accuracy}`), on the directions of
+    `without` alone, one colour scale spanning both (`accuracy_range`, as `fig3_no_pooling`). Each panel's
+    title gives the mean and standard deviation over the directions; the figure's, `arch` and the noise `sigma`."""
+    cells = sorted(without)
+    missing = [c for c in cells if canonical(*c, grid.size) not in with_pooling and c not in with_pooling]
+    if missing:
+        raise ValueError(f"with_pooling must hold every direction of without; missing {missing[:3]}")
+    pooled = {c: with_pooling.get(c, with_pooling.get(canonical(*c, grid.size))) for c in cells}
+    images = {"with pooling" + (f", {seeds} seeds" if seeds and seeds > 1 else ""): grid.image(pooled),
+              "without pooling": grid.image(without)}
+    low, high = accuracy_range(images)
+    label = f"test accuracy (%)\nscale {low:g}-{high:g}: the data's range"
+    title = LABELS.get(arch, arch) + ("" if sigma is None else f", σ = {sigma:g}")
+    fig, axes, _ = _panels(images, grid, label, title, cmap="viridis", vmin=low, vmax=high)
+    for ax, (head, values) in zip(axes, zip(images, (pooled, without))):
+        a = np.array(list(values.values()), dtype=float)
+        ax.set_title(f"{head}\n{a.mean():.1f} ± {a.std():.1f} %")
     return fig
 
 
