@@ -151,11 +151,19 @@ def test_exact_gradient_nads_on_the_results(stored, overlaps):
                                                                "densenet121": 0.10}
 
 
-def test_fig6_lenet_on_the_results(fig6):
-    row = v.fig6_lenet(fig6)
-    assert row.verdict == v.NOT_REPRODUCED and (row.values["chance"], row.values["chance_published"]) == (96, 598)
-    assert row.values["ours"][32] == approx(58.6) and row.values["published"][32] == approx(99.6)
-    assert row.values["mad_best"] < row.values["mad"]
+def test_fig6_lenet_on_the_results(fig6, fig6_nads):
+    seeds = {s: v.fig6_runs(fig6_nads, "fig6", "secant", s) for s in (CAPTION, 1.5)}
+    assert [len(r) for r in seeds.values()] == [3, 3] and seeds[CAPTION][0] == fig6["ours"]   # seed 0: Fig. 6's item
+    row = v.fig6_lenet(fig6, seeds)
+    x = row.values
+    assert row.verdict == v.NOT_REPRODUCED and (x["chance"], x["chance_published"]) == (96, 598)
+    assert x["seeds"] == x["seeds_best"] == 3 and "3 seeds (mean ± s.d.)" in row.scale
+    assert x["ours"][32] == approx(57.4) and x["std"][32] == approx(1.8) and x["published"][32] == approx(99.6)
+    assert x["ours_best"][32] == approx(80.7) and x["mad"] == approx(9.5) and x["mad_best"] == approx(7.7)
+    assert "57.4 ± 1.8" in row.ours and "σ = 1.5: 99.7 ± 0.0, 80.7 ± 0.5" in row.ours
+    assert "the mean of 3 seeds" in row.detail
+    one = v.fig6_lenet(fig6)                                       # without the seeds: the one stored run each
+    assert one.values["ours"][32] == approx(58.6) and one.scale.endswith("1 seed") and "±" not in one.ours
 
 
 def test_fig6_vgg11_along_secant_and_exact_gradient_nads_on_the_results(fig6, fig6_nads):
@@ -393,6 +401,20 @@ def test_fig6_lenet_flips_between_its_verdicts():
     assert v.fig6_lenet(fig6_input(-v.CURVE_MAD - 0.1, -v.CURVE_MAD)).verdict == v.DIFFERENCE
     row = v.fig6_lenet(fig6_input(-20.0, -v.CURVE_MAD - 0.1))
     assert row.verdict == v.NOT_REPRODUCED and row.detail
+
+
+def test_fig6_lenet_judges_the_mean_of_the_seeds():
+    f6 = fig6_input(-20.0, -20.0)                                  # the one stored run at either sigma: far off
+    pub = shifted(f6["ours"], 20.0)
+    # three seeds at the caption's sigma whose mean is 0.05 points inside CURVE_MAD of the curve, one far off
+    inside = -v.CURVE_MAD + 0.05
+    seeds = {3.0: [shifted(pub, inside + 4.0), shifted(pub, inside + 4.0), shifted(pub, inside - 8.0)]}
+    row = v.fig6_lenet(f6, seeds)
+    assert row.verdict == v.REPRODUCED and row.values["mad"] == approx(v.CURVE_MAD - 0.05, 1e-6)
+    assert row.values["std"][32] == approx(np.std([4.0, 4.0, -8.0], ddof=1), 1e-6)
+    assert row.values["seeds"] == 3 and row.values["seeds_best"] == 1 and "1–3 seeds" in row.scale
+    seeds[3.0][0] = shifted(pub, inside + 3.7)                    # the mean 0.1 further off: outside
+    assert v.fig6_lenet(f6, seeds).verdict == v.NOT_REPRODUCED
 
 
 def test_fig6_deep_flips_with_the_curve_and_the_noise_level():

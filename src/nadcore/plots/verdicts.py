@@ -524,17 +524,37 @@ def seed_mean(runs):
     return {i: m for i, (m, _) in ch3_nads.seed_spread(runs).items()}
 
 
-def fig6_lenet(f6, shown=(0, 32, 128)):
-    """Fig. 6, LeNet, on our NADs (`bundle.fig6_comparison()`): at the published sigma and at the closest
-    sigma of Chapter 1's study (`ours_best`), beside the published curve, within `CURVE_MAD`."""
-    curve, ours, best = f6["published"], f6["ours"], f6.get("ours_best") or {}
+def _mean_sd(spread, shown, seeds):
+    """`spread`'s means at the indices `shown`, each with ± its standard deviation over the seeds when
+    there are several."""
+    return ", ".join(f"{spread[i][0]:.1f}" + (f" ± {spread[i][1]:.1f}" if seeds > 1 else "") for i in shown)
+
+
+def fig6_lenet(f6, seeds=None, shown=(0, 32, 128)):
+    """Fig. 6, LeNet, on our secant NADs (`bundle.fig6_comparison()`): the mean of the seeds at the
+    published sigma and at the closest sigma of Chapter 1's study (`best_sigma`), beside the published
+    curve, within `CURVE_MAD`. `seeds`: `{sigma: [{index: accuracy}, ...]}`, the complete runs of each
+    seed (`fig6_runs` of "fig6" along the secant NADs); a sigma without them reads its one stored run
+    (`ours`, `ours_best`). The indices `shown` are NAD indices from 0, as in the published curve, which
+    is read at them as `ch3_nads.fig6_rows` reads it (interpolated between its measured indices)."""
+    curve, seeds = f6["published"], seeds or {}
+    sigma, bs = f6["settings"]["sigma"], f6.get("best_sigma")
+    runs = seeds.get(sigma) or [f6["ours"]]
+    best_runs = (seeds.get(bs) or ([f6["ours_best"]] if f6.get("ours_best") else [])) if bs is not None else []
+    spread = ch3_nads.seed_spread(runs)
+    best_spread = ch3_nads.seed_spread(best_runs) if best_runs else {}
+    ours, best = ({i: m for i, (m, _) in s.items()} for s in (spread, best_spread))
     pub = {i: q for i, _, q in ch3_nads.fig6_rows(ours, curve)}
     m = curve["measured"]
     v = {"mad": curve_mad(ours, curve), "mad_best": curve_mad(best, curve) if best else None,
          "chance": ch3_nads.first_at_chance(sorted(ours), [ours[i] for i in sorted(ours)], CHANCE_MARGIN),
          "chance_published": ch3_nads.first_at_chance(curve["index"][m], curve["accuracy"][m], CHANCE_MARGIN),
-         "ours": {i: ours[i] for i in shown}, "published": {i: pub[i] for i in shown}}
-    sigma, bs, j = f6["settings"]["sigma"], f6.get("best_sigma"), shown[1]
+         "ours": {i: ours[i] for i in shown}, "published": {i: pub[i] for i in shown},
+         "std": {i: spread[i][1] for i in shown}, "seeds": len(runs), "seeds_best": len(best_runs),
+         "ours_best": {i: best[i] for i in shown if i in best},
+         "std_best": {i: best_spread[i][1] for i in shown if i in best_spread}}
+    j, n = shown[1], [len(r) for r in (runs, best_runs) if r]
+    counted = f"{_span(n, 'd')} seed{'s' * (max(n) > 1)}"
     detail = ""
     if v["mad"] <= CURVE_MAD:
         verdict, reason = REPRODUCED, ""
@@ -543,15 +563,17 @@ def fig6_lenet(f6, shown=(0, 32, 128)):
     else:
         verdict, reason = NOT_REPRODUCED, f"at chance from NAD {v['chance']}, not {v['chance_published']}"
         detail = (f"On our NADs LeNet is at chance from NAD {v['chance']}, not {v['chance_published']} "
-                  f"({_pct(ours[j])} against {_pct(pub[j])} at NAD {j})"
+                  f"({_pct(ours[j])} against {_pct(pub[j])} at NAD {j}, the mean of {counted})"
                   + (f"; at σ = {bs:g}, where our Fig. 1 grid matches the published one, the gap narrows "
                      f"({_pct(best[j])}) without closing" if best and j in best else "")
                   + ". The authors' code has not been run for Fig. 6.")
     return Row("Fig. 6, LeNet", "accuracy on D(uᵢ) falls with the NAD index i",
                f"{_nums(pub[i] for i in shown)} % at NAD {_nums(shown, 'd')}; chance from {v['chance_published']}",
-               f"{_nums(ours[i] for i in shown)} %; chance from {v['chance']}"
-               + (f" (σ = {bs:g}: {_nums(best[i] for i in shown if i in best)} %)" if best else ""),
-               f"σ = {sigma:g}" + (f" and {bs:g}" if best else "") + ", every 32nd NAD, 1 seed", verdict, reason,
+               f"{_mean_sd(spread, shown, len(runs))} %; chance from {v['chance']}, |Δ| {v['mad']:.1f}"
+               + (f" (σ = {bs:g}: {_mean_sd(best_spread, [i for i in shown if i in best], len(best_runs))} %, "
+                  f"|Δ| {v['mad_best']:.1f})" if best else ""),
+               f"σ = {sigma:g}" + (f" and {bs:g}" if best else "") + f", every 32nd NAD, {counted}"
+               + (" (mean ± s.d.)" if len(runs) > 1 else ""), verdict, reason,
                ("ch3-fig6-bundle",), detail=detail, values=v)
 
 
@@ -810,7 +832,8 @@ def nads_rows(results):
         out[f"nads_{arch}"] = make(arch, st[(arch, "secant")], published.nads(arch), ov[(arch, "secant")])
     exact = {a: x for (a, m), x in ov.items() if m == "autograd"}
     out["exact"] = nads_exact(exact, min(st[(a, "autograd")].settings["num_networks"] for a in exact))
-    out["fig6_lenet"] = fig6_lenet(f6)
+    out["fig6_lenet"] = fig6_lenet(f6, {s: fig6_runs(runs, "fig6", "secant", s)
+                                        for s in (bundle.FIG6_CAPTION, bundle.DEEP_SIGMA)})
     for item, (arch, _) in bundle.DEEP_FIG6.items():
         secant = fig6_runs(runs, item, "secant")
         out[f"fig6_{arch}"] = fig6_deep(secant, f6["curves"][arch], arch, bundle.fig6_item(name=item)[2],
