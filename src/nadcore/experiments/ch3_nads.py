@@ -62,13 +62,14 @@ def load_nads(arch, results_dir="../results", scale="smoke", method=None, num_ne
 
 
 def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20, max_lr=0.5, seed=0,
-                     device="auto", progress=True, pooling=True, **recipe):
+                     device="auto", progress=True, pooling=True, stack=None, **recipe):
     """Fig. 6: test accuracy (percent) of `arch` trained on D(u_i) for each NAD index i in `indices`.
 
     `nads` holds directions as rows (a `NADResult`'s `.nads`, or its `.images()`); the train and
     test sets have `n_train` samples each; the training recipe is `nadcore.train`'s (SGD, linear
     decay, clipping 0.5, batch 128; `recipe` overrides e.g. `momentum`, `batch_size`, `schedule`),
-    one network per index (built with `pooling`, see `models.build`), trained together with `fit_many`.
+    one network per index (built with `pooling`, see `models.build`), trained together with `fit_many`,
+    `stack` at a time (its `chunk`; None: as many as fit, `stacked.chunk_size`).
     """
     recipe = Recipe(epochs, max_lr, **recipe)
     rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
@@ -84,7 +85,7 @@ def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20
         torch.manual_seed(st.init)
         nets.append(registry.build(arch, in_channels=1, num_classes=2, pooling=pooling))
         fit_seeds.append(st.shuffle)
-    out = fit_many(nets, datasets, recipe, device=device, seeds=fit_seeds, progress=progress)
+    out = fit_many(nets, datasets, recipe, device=device, seeds=fit_seeds, progress=progress, chunk=stack)
     return np.array([r["test_acc"] for r in out])
 
 
@@ -104,9 +105,11 @@ def fig6_sweep(arch, nads, indices, settings, results_dir, device="auto", batch=
     keys of `accuracy_on_nads`; the stored settings add the fingerprint of the NAD basis, the device
     type (and `pooling` unless it is the published True) and the `versions` stamp. Returns
     `{index: test accuracy}` for this shard's indices (with `only_stored`, for the indices already
-    stored, computing nothing).
+    stored, computing nothing). The networks of `batch` indices train together (`stack` if the
+    settings name one).
     """
     rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
+    batch = settings.get("stack") or batch      # the networks trained together: one stored batch
     dev = device if only_stored else resolve(device)   # stored cells: only their key, no device needed
     shared = fig6_settings(arch, rows, settings, dev, pooling)
     cells = [{"index": int(i)} for i in indices]
