@@ -33,15 +33,38 @@ def pytest_addoption(parser):
                      help="recompute drawn stored cells to the end (`make verify`), not their first steps")
 
 
+# The recomputations that take a minute or more each here (a whole training; a deep network's 2,048
+# probes through torch.compile): `make test` runs the one drawn with NADBOOK_DRAW_SEED, `make verify`
+# (--full-replay) every one.
+MINUTE_LONG = ("whole_run", "precision_check", "vgg11_chunk", "gpu_estimate")
+
+
+def drawn_minute_long():
+    return random.Random(f"{DRAW_SEED}:minute-long").choice(MINUTE_LONG)
+
+
 def pytest_report_header(config):
-    replay = "to the end" if config.getoption("--full-replay") else f"their first {REPLAY_STEPS} steps"
-    return f"random draws of stored results: NADBOOK_DRAW_SEED={DRAW_SEED}; trained cells replayed for {replay}"
+    if config.getoption("--full-replay"):
+        return f"random draws of stored results: NADBOOK_DRAW_SEED={DRAW_SEED}; trained cells replayed to the end"
+    return (f"random draws of stored results: NADBOOK_DRAW_SEED={DRAW_SEED}; trained cells replayed for their first "
+            f"{REPLAY_STEPS} steps; of the minute-long recomputations, {drawn_minute_long()}")
 
 
 @pytest.fixture
 def replay(request):
     """The SGD steps a recomputation test replays of a stored trained cell (None: all of them)."""
     return None if request.config.getoption("--full-replay") else REPLAY_STEPS
+
+
+@pytest.fixture
+def minute_long(request):
+    """`minute_long(kind)` skips the test unless it is `make verify` or `kind` is the drawn one."""
+    def check(kind):
+        assert kind in MINUTE_LONG, kind
+        if not request.config.getoption("--full-replay") and kind != drawn_minute_long():
+            pytest.skip(f"`make test` runs one minute-long recomputation, drawn: {drawn_minute_long()} "
+                        "(`make verify` every one)")
+    return check
 
 
 @pytest.fixture

@@ -9,6 +9,8 @@ batch-invariant (`tests/test_reproducible.py`) and the test runs with the record
 on the CPU the bundle was computed on (`bundle.machine_of`).
 On another CPU family the kernels round differently and SGD drifts; there the test only checks
 the first steps (rtol 1e-3) and the final accuracy (within 10 points) of a cell.
+Four kinds take a minute or more each here (a whole run, the precision check, VGG-11's kept chunk, a GPU
+estimate's network: `conftest.MINUTE_LONG`): `make test` runs the one drawn, `make verify` every one.
 """
 
 import itertools
@@ -277,9 +279,10 @@ WHOLE_RUNS = {"fig6": recompute_fig6_index, "ood": recompute_ood_cell, "pairs": 
 
 
 @pytest.mark.slow
-def test_a_random_stored_whole_run_recomputes_bitwise(rng, record_threads, tmp_path):
-    """`make test`: one kind of `WHOLE_RUNS` drawn (CI draws with a seed of its commit), then one of its
-    stored cells retrained; `make verify` retrains a cell of every kind."""
+def test_a_random_stored_whole_run_recomputes_bitwise(rng, record_threads, tmp_path, minute_long):
+    """One kind of `WHOLE_RUNS` drawn, then one of its stored cells retrained (`make verify` also
+    retrains a cell of every kind)."""
+    minute_long("whole_run")
     kind = rng.choice(sorted(WHOLE_RUNS))
     print(f"drawn: {kind}")
     WHOLE_RUNS[kind](rng, record_threads, tmp_path)
@@ -598,11 +601,12 @@ def test_a_gpu_item_says_where_it_is_computed_and_never_computes_on_the_cpu(tmp_
 
 
 @pytest.mark.slow
-def test_a_random_network_of_vgg11s_kept_chunk_recomputes_bitwise(rng, record_threads):
+def test_a_random_network_of_vgg11s_kept_chunk_recomputes_bitwise(rng, record_threads, minute_long):
     """VGG-11's secant (bfloat16, compiled) takes about 3 minutes a chunk here, beyond the chunk test's
     budget, so its estimate keeps its last chunk: one random network's gradient, recomputed, is the
     chunk's bit for bit on the estimate's CPU (else to bfloat16's rounding), and the chunk's total
     variance is the estimate's record of it."""
+    minute_long("vgg11_chunk")
     result = bundle.load_nad("vgg11")
     if result is None:
         pytest.skip("the bundle holds no VGG-11 secant NADs yet")
@@ -625,7 +629,7 @@ def test_a_random_network_of_vgg11s_kept_chunk_recomputes_bitwise(rng, record_th
 
 
 @pytest.mark.slow
-def test_a_random_network_of_a_stored_gpu_estimate_recomputes_on_the_cpu(rng, record_threads, replay):
+def test_a_random_network_of_a_stored_gpu_estimate_recomputes_on_the_cpu(rng, record_threads, replay, minute_long):
     """The first chunk of each GPU estimate is kept (`tools/gpu_bundle.py`): one random network's
     float32 secant gradient, recomputed here, against the GPU's (the same network: initialised on the
     CPU); and the chunk's total variance against the estimate's record of it. Not bitwise: another
@@ -634,6 +638,7 @@ def test_a_random_network_of_a_stored_gpu_estimate_recomputes_on_the_cpu(rng, re
     10 s); `make verify` any (DenseNet-121's: over a minute)."""
     from nadcore import plan
 
+    minute_long("gpu_estimate")
     bound = None if replay is None else 20
     stored = [(a, r) for a in bundle.SECANT_CUDA if (r := bundle.load_nad(a)) is not None
               and (bound is None or plan.NAD_S[(a, "secant")] < bound)]
@@ -940,7 +945,7 @@ def test_precision_check_measures_bfloat16_against_float32(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not nads.has_compiler(), reason="the compiled secant needs a C++ compiler (apt-get install g++)")
-def test_the_stored_precision_check_recomputes_bitwise(rng, record_threads, replay):
+def test_the_stored_precision_check_recomputes_bitwise(rng, record_threads, replay, minute_long):
     """One random architecture's cosines of the stored precision check: bitwise on the record's
     machine. `make test` recomputes its first network (each network is drawn from the seed and its
     index) of an architecture whose float32 secant takes seconds; `make verify` all its networks, of
@@ -948,6 +953,7 @@ def test_the_stored_precision_check_recomputes_bitwise(rng, record_threads, repl
     torch.compile add minutes: ResNet-18's eight networks ran over 10 min on an AVX2 CPU)."""
     from nadcore import plan
 
+    minute_long("precision_check")
     stored = bundle.load_precision()
     if stored is None:
         pytest.skip("the bundle holds no precision check yet")
