@@ -54,8 +54,9 @@ class Sgd:
     """A `train.Recipe` as a preset stores it: the fields the presets set (epochs, peak learning rate,
     momentum, weight decay, batch size; `schedule` "triangular" for the follow-up's cycle, left out
     for linear decay: the stored settings never had the key), the others at `Recipe`'s defaults, and
-    the `widths` of the MLP (the network's, not the recipe's). `recipe()` is the one conversion,
-    checked when the preset is made."""
+    the `widths` of the MLP (the network's, not the recipe's) and the `stack`, how many networks
+    train together (`train.fit_many`'s `chunk`; left out: as many as fit, `stacked.chunk_size`).
+    `recipe()` is the one conversion, checked when the preset is made."""
     epochs: int
     max_lr: float
     momentum: float = 0.0
@@ -63,6 +64,7 @@ class Sgd:
     batch_size: int = 128
     schedule: str | None = _optional()
     widths: list[int] | None = _optional()
+    stack: int | None = _optional()
 
     def __post_init__(self):
         self.recipe()
@@ -372,15 +374,16 @@ _UNDERSPEC_MEDIUM = replace(
 # digits; the NADs are the exact input-gradient ones (Eq. 2, "autograd") from 1,100 networks, which
 # CPUs estimate in seconds. sigma = 0.1 (paper: 1): with sigma = 1 and 500-2,000 samples no network
 # learns D(v) on a CPU.
-_SMOKE_PAIRS_RECIPE = replace(_PAIRS_RECIPE, epochs=8, max_lr=0.05, batch_size=32)
+# the smoke grids' 3-4 networks in one stack: padded to the 27 LeNets (128 MLPs) that fit at batch 32, 6-18x the work
+_SMOKE_PAIRS_RECIPE = replace(_PAIRS_RECIPE, epochs=8, max_lr=0.05, batch_size=32, stack=4)
 _UNDERSPEC_SMOKE = replace(
     _UNDERSPEC_PAPER, nads=NadRequest("autograd", 1100),
     pairs=replace(_UNDERSPEC_PAPER.pairs, archs=["lenet", "mlp"], indices=[0, 1000], seeds=[0], n_train=1000,
                   n_test=1000, sigma=0.1, resolution=41, selected=[[0, 0], [0, 1000], [1000, 0], [1000, 1000]],
                   recipe={"lenet": _SMOKE_PAIRS_RECIPE, "mlp": _SMOKE_PAIRS_RECIPE}),
     ood=replace(_UNDERSPEC_PAPER.ood, archs=["mlp", "lenet"], dataset="digits", indices=[0, 100, 1000], seeds=[0],
-                recipe={"lenet": replace(_OOD_RECIPE, epochs=8),
-                        "mlp": replace(_OOD_RECIPE, epochs=10, widths=[200, 50])}))
+                recipe={"lenet": replace(_OOD_RECIPE, epochs=8, stack=4),
+                        "mlp": replace(_OOD_RECIPE, epochs=10, widths=[200, 50], stack=4)}))
 
 
 # ----------------------------------------------------------------------------- Chapters 4-5 on Fashion-MNIST

@@ -201,8 +201,10 @@ def _fit(nets, datasets, seeds, recipe, device):
     """`train.fit_many` with the recipe (`train.Recipe`; its other keys, e.g. the MLP's `widths`, shape
     the network); inputs standardised per channel unless the recipe says `normalize: False` (the
     follow-up does not say; the images channel needs it, and at the smoke scale's sigma = 0.1 LeNet
-    learns nothing from raw inputs in 8 epochs)."""
-    return train.fit_many(nets, datasets, train.Recipe.from_settings(recipe), seeds=seeds, device=device)
+    learns nothing from raw inputs in 8 epochs). The recipe's `stack` networks train together (its
+    absence: as many as fit)."""
+    return train.fit_many(nets, datasets, train.Recipe.from_settings(recipe), seeds=seeds, device=device,
+                          chunk=recipe.get("stack"))
 
 
 def _run(name, cells, compute, settings, results_dir, batch, shard, num_shards, progress, only_stored=False,
