@@ -552,6 +552,16 @@ def test_fig6_numbers_and_reading_say_how_our_curve_stands_to_the_published_one(
     assert "follows the published one" in ch3_nads.fig6_lenet_reading(lenet_f6(shifted(5.0), {}), 5.0, 500, 10)
 
 
+def test_the_seeds_mean_replaces_lenets_one_run_where_seeds_are_stored():
+    f6 = {**lenet_f6({0: 90.0, 5: 70.0}, {0: 99.0, 5: 80.0}), "best_sigma": 1.5}
+    got = ch3_nads.with_seed_means(f6, {3.0: [{0: 90.0, 5: 70.0}, {0: 92.0, 5: 76.0}], 1.5: []})
+    assert got["ours"] == {0: 91.0, 5: 73.0} and got["seeds"] == 2
+    assert got["ours_best"] == {0: 99.0, 5: 80.0} and got["seeds_best"] == 1      # no seeds: its one run
+    assert f6["ours"] == {0: 90.0, 5: 70.0}                                          # the input is left as it was
+    assert ch3_nads.fig6_numbers(got, shown=(5,))["fig6_ours_5"] == 73.0
+    assert "our LeNet curve, the mean of 2 seeds, falls faster" in ch3_nads.fig6_lenet_reading(got, 5.0, 5, 5)
+
+
 def test_deep_fig6_reading_gives_the_seeds_spread_and_the_widest_gap():
     runs = [{0: 100.0, 5: 90.0, 10: 80.0}, {0: 100.0, 5: 92.0, 10: 82.0}]
     text = ch3_nads.deep_fig6_reading("VGG-11", runs, toy_curve(), {"max_lr": 0.5, "sigma": 1.5}, 3.0)
