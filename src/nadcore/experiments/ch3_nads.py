@@ -300,7 +300,8 @@ def fig6_lenet_reading(f6, tolerance, at=128, best_at=32):
         how = (f"{'falls faster than' if d['below'] > 0 else 'stays above'} the published one "
                f"({ours[at]:.1f} % at NAD {at} against {pub[at]:.1f} %)")
     n = f6.get("seeds", 1)
-    text = f"At the published settings (σ = {sigma:g}) our LeNet curve{f', the mean of {n} seeds,' if n > 1 else ''} {how}"
+    mean = f", the mean of {n} seeds," if n > 1 else ""
+    text = f"At the published settings (σ = {sigma:g}) our LeNet curve{mean} {how}"
     if best and bs is not None and best_at in best:
         b = curve_difference(best, curve)
         pb = {i: q for i, _, q in fig6_rows(best, curve)}[best_at]
