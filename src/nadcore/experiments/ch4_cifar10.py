@@ -13,6 +13,7 @@ from nadcore import published, seeds, store, versions
 from nadcore.cifar import EDIT_MODES, as_nads, channel_stats, edit_nads, nad_flip, normalise, poison
 from nadcore.device import resolve
 from nadcore.models import build
+from nadcore.prose import and_list, name
 from nadcore.train import Recipe, fit, predict
 
 RECIPE_KEYS = ("epochs", "max_lr", "momentum", "weight_decay", "batch_size")  # the stored recipe of Chapter 4
@@ -267,18 +268,8 @@ def fig7_verdict(ours, paper):
 # ----------------------------------------------------------------------------- numbers and readings for the prose
 
 NAN = float("nan")   # what the prose reads for a run not computed
-NAMES = {"lenet": "LeNet", "logreg": "LogReg", "vgg11": "VGG-11", "resnet18": "ResNet-18",
-         "densenet121": "DenseNet-121"}   # the networks as the prose names them
-
-
 def _by_index(curve, key):
     return dict(zip(np.asarray(curve["index"]).tolist(), np.asarray(curve[key], dtype=float).tolist()))
-
-
-def and_list(items):
-    """`items` in words: "", "a", "a and b", "a, b and c"."""
-    items = [str(i) for i in items]
-    return " and ".join([", ".join(items[:-1]), items[-1]]) if len(items) > 1 else "".join(items)
 
 
 def past_rank(indices, rank):
@@ -377,18 +368,18 @@ def flip_reading(flips, cnn="lenet", control="logreg", margin=HIJACK_MARGIN, siz
     """Whether the NAD flip points the paper's way on each run of `flips` (`{name: flip_experiment's dict}`,
     names as the prose writes them): it does when it costs `cnn` more than `margin` points and more than it
     moves the linear `control` (either way). The paper's sizes are not compared (other data and networks).
-    Returns `same` (`{name: bool}`), `text` (for the verdict: "the flip points the paper's way", on which
+    Returns `same` (`{run: bool}`), `text` (for the verdict: "the flip points the paper's way", on which
     runs if not all; given a `size` in points, it names the runs where the flip costs `cnn` less) and
     `direction` (a sentence: "The direction is the paper's on both stand-ins")."""
     if not flips:
         raise ValueError("flips must hold the flip of at least one run; got none")
     same, drops = {}, {}
-    for name, flip in flips.items():
+    for run, flip in flips.items():
         n = flip_numbers(flip, (cnn, control), cnn, control)
         if n[f"{cnn}_drop"] != n[f"{cnn}_drop"] or n[f"{control}_delta"] != n[f"{control}_delta"]:
-            raise ValueError(f"flips[{name!r}] must hold {cnn} and {control}; got {list(flip['arch'])}")
-        drops[name] = n[f"{cnn}_drop"]
-        same[name] = bool(drops[name] > margin and drops[name] > n[f"{control}_delta"])
+            raise ValueError(f"flips[{run!r}] must hold {cnn} and {control}; got {list(flip['arch'])}")
+        drops[run] = n[f"{cnn}_drop"]
+        same[run] = bool(drops[run] > margin and drops[run] > n[f"{control}_delta"])
     yes, no = [k for k, v in same.items() if v], [k for k, v in same.items() if not v]
     if not no:
         text = "the flip points the paper's way"
@@ -404,5 +395,5 @@ def flip_reading(flips, cnn="lenet", control="logreg", margin=HIJACK_MARGIN, siz
     small = [k for k in yes if size is not None and drops[k] < size]
     if small:
         costs = and_list(f"{drops[k]:.1f} points on {k}" for k in small)
-        text += f" (it costs {NAMES.get(cnn, cnn)} {costs}, under the {size:g} the claims table asks of a CNN)"
+        text += f" (it costs {name(cnn)} {costs}, under the {size:g} the claims table asks of a CNN)"
     return {"same": same, "text": text, "direction": direction}

@@ -23,8 +23,8 @@ import torch
 
 from nadcore import cifar, data, models, store, sweeps, train, versions
 from nadcore.device import resolve
-from nadcore.experiments.ch4_cifar10 import and_list  # "a, b and c": the prose's one list
 from nadcore.presets import check_dataset, preset
+from nadcore.prose import and_list, name
 from nadcore.seeds import derive, streams
 
 CHANNELS = ("both", "channel1", "channel2")
@@ -360,7 +360,6 @@ def switching(grid):
 # --------------------------------------------------------------------------- numbers and readings for the prose
 
 NAN = float("nan")   # what the prose reads for a run not computed
-NAMES = {"mlp": "MLP", "lenet": "LeNet", "resnet18": "ResNet-18"}   # the networks of `ARCHS` as the prose names them
 
 
 def pair_numbers(grid, fitted=90.0):
@@ -419,7 +418,7 @@ def ood_reading(grids, epochs=None, paper_epochs=None, threshold=75.0, cnn="lene
     claim (a CNN reads the channel on its first NADs only, the MLP at every k; `epochs` ours and
     `paper_epochs` the follow-up's, of the isotropic network), and `short`, a clause saying where each reads
     it. The index reads *k* (Markdown: glue them as `Markdown`, where $-math is not parsed)."""
-    c, i = NAMES.get(cnn, cnn), NAMES.get(isotropic, isotropic)
+    c, i = name(cnn), name(isotropic)
     if not grids:
         return {"used": [], "used_text": "none", "used_dv": NAN, "used_images": NAN, "other_dv_max": NAN,
                 "images_min": NAN, "images_max": NAN, "iso_used": [], "iso_dv_max": NAN, "iso_train_min": NAN,

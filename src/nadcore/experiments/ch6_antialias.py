@@ -19,6 +19,7 @@ import numpy as np
 from nadcore import fourier, nads, pooling, presets, stacked, store
 from nadcore.device import resolve
 from nadcore.experiments import ch1_fourier, ch3_nads
+from nadcore.prose import span
 
 VARIANTS = ("max", "avg", "blur3", "blur5", "maxblur3", "maxblur5", "strided", "none")
 PREFILTER = {"avg": "average", "blur3": "binomial3", "blur5": "binomial5"}  # variants with a linear pooling
@@ -311,11 +312,6 @@ def thresholds():
             "the prefilter's energy (the mean of |m̂|²/|m̂(0)|² over the frequencies) does.")
 
 
-def _span(values, fmt=".1f"):
-    lo, hi = f"{min(values):{fmt}}", f"{max(values):{fmt}}"
-    return lo if lo == hi else f"{lo}–{hi}"
-
-
 def predictions(results):
     """What the paper's explanation of the bias predicts for the variants of `chapter_results` (at the
     published settings), judged on what they measure: `{name: dict(claim, paper, ours, scale, verdict,
@@ -340,7 +336,7 @@ def predictions(results):
     def blur_keeps_bias():
         gaps = {v: n[f"{v}_band_low"] - n[f"{v}_band_high"] for v in BLURRED}
         flat = [v for v, g in gaps.items() if g <= BAND_GAP]
-        return dict(ours=f"every variant with a prefilter beats its other cells on |k| ≤ 4 by {_span(gaps.values())} "
+        return dict(ours=f"every variant with a prefilter beats its other cells on |k| ≤ 4 by {span(gaps.values())} "
                          f"points (BlurPool-3: {n['blur3_band_low']:.1f} % and {n['blur3_band_high']:.1f} %)",
                     verdict=FAILS if flat else HOLDS, values={"gaps": gaps},
                     reason=f"flat: {', '.join(NAMES[v] for v in flat)}" if flat else "")
@@ -349,7 +345,7 @@ def predictions(results):
         eight = {v: n[f"{v}_band_eight"] for v in POOLED if v in present}
         above = [v for v, a in eight.items() if abs(a - CHANCE) > CHANCE_MARGIN]
         rho, level = n["avg_rho2"], n["avg_band_low"] - n["avg_theory2_low"]
-        ours = (f"{_span(eight.values())} % on the k = 8 lines with every pooling layer; average pooling ordered as "
+        ours = (f"{span(eight.values())} % on the k = 8 lines with every pooling layer; average pooling ordered as "
                 f"predicted (ρ = {rho:.2f})")
         if above or rho < RHO_MIN:
             verdict = FAILS

@@ -14,6 +14,8 @@ import io
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 
+from nadcore.prose import NAMES
+
 CONTENT_PX = 672          # widest image of a page at a 1280 px window (measured in Chromium)
 DPI = 100                 # the inline backend's resolution (matplotlib's figure.dpi)
 MIN_TEXT_PX = 10          # the smallest rendered text the book accepts
@@ -39,9 +41,7 @@ RC = {
 COLORS = {"logreg": "#4c72b0", "mlp": "#dd8452", "lenet": "#55a868", "vgg11": "#c44e52", "vgg11_bn": "#c44e52",
           "resnet18": "#8172b3", "densenet121": "#937860", "vit": "#da8bc3", "mixer": "#8c8c8c",
           "convnext": "#ccb974", "resnet18_blur": "#64b5cd"}
-LABELS = {"logreg": "LogReg", "mlp": "MLP", "lenet": "LeNet", "vgg11": "VGG-11", "vgg11_bn": "VGG-11 (BN)",
-          "resnet18": "ResNet-18", "densenet121": "DenseNet-121", "vit": "ViT", "mixer": "MLP-Mixer",
-          "convnext": "ConvNeXt", "resnet18_blur": "ResNet-18 (BlurPool)"}
+LABELS = NAMES   # the networks by their names (`nadcore.prose`), in legends and titles
 
 
 def use():

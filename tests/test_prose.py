@@ -1,0 +1,9 @@
+from nadcore import prose
+
+
+def test_lists_ranges_and_names_in_words():
+    assert prose.and_list([]) == "" and prose.and_list([512]) == "512"
+    assert prose.and_list([512, 1022]) == "512 and 1022" and prose.and_list(["a", "b", "c"]) == "a, b and c"
+    assert prose.span([50.04, 49.96]) == "50.0"                  # both ends read the same
+    assert prose.span([3, 12, 7], "d") == "3–12" and prose.span([0.5, 0.25], ".2f") == "0.25–0.50"
+    assert prose.name("vgg11") == "VGG-11" and prose.name("timm:test_vit") == "timm:test_vit"
