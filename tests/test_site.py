@@ -185,6 +185,7 @@ def test_page_works_under_a_sub_path(sub_url, sub_page, page_file):
     assert state["theme"] and state["script"] in ("light", "dark"), "the theme's stylesheet or script did not apply"
     assert state["links"] == [], "links that leave the sub-path"
     if page_file in toc_files():       # what a reader sees (tests/test_browser.py), from this one load
+        check_walks_on(sub_page, sub_url, page_file)
         check_renders(sub_page, page_file)
         check_reads_as_a_book(sub_page, page_file)
         check_chapter_page(sub_page, page_file)
@@ -223,21 +224,24 @@ def test_a_link_to_a_hidden_figure_opens_it(sub_url, sub_page):
     sub_page.wait_for_function(visible, timeout=10000)
 
 
+def check_walks_on(sub_page, sub_url, page_file):
+    """The page's "next" button leads to the next page of `_toc.yml` (none on the last), and its sidebar
+    links every page under the sub-path: with the root's redirect, the buttons walk the whole book."""
+    pages = toc_files()
+    i = pages.index(page_file)
+    following = sub_page.evaluate("Array.from(document.querySelectorAll('a.right-next')).map(a => a.href)")
+    assert following == ([f"{sub_url}{pages[i + 1]}.html"] if i + 1 < len(pages) else []), "the next button"
+    sidebar = sub_page.evaluate("Array.from(document.querySelectorAll('.bd-sidebar-primary a.reference.internal'))"
+                                ".map(a => a.href.split('#')[0])")
+    assert {f"{sub_url}{p}.html" for p in pages} <= {*sidebar, sub_page.url}, "the sidebar"
+
+
 @pytest.mark.browser
-def test_next_buttons_walk_the_book_in_order(sub_url, sub_page):
-    """From the site's root (`/nadbook/`), the "next" button of each page leads through every page of
-    `_toc.yml` in order, and each page's sidebar links every chapter under the sub-path."""
+def test_the_root_leads_to_the_first_page(sub_url, sub_page):
+    """`/nadbook/` redirects to the first page of `_toc.yml`; from there each page's next button
+    (`check_walks_on`, on every page's one load) leads through the book in order."""
     sub_page.goto(sub_url)
-    sub_page.wait_for_url(f"{sub_url}{toc_files()[0]}.html")     # index.html redirects to the first page
-    visited = [sub_page.url]
-    while sub_page.locator("a.right-next").count():
-        with sub_page.expect_navigation():
-            sub_page.locator("a.right-next").click()
-        visited.append(sub_page.url)
-        sidebar = sub_page.evaluate("Array.from(document.querySelectorAll('.bd-sidebar-primary a.reference.internal'))"
-                                    ".map(a => a.href.split('#')[0])")
-        assert {f"{sub_url}{p}.html" for p in toc_files()} <= {*sidebar, sub_page.url}
-    assert visited == [f"{sub_url}{p}.html" for p in toc_files()]
+    sub_page.wait_for_url(f"{sub_url}{toc_files()[0]}.html")
     assert sub_page.failed == [] and sub_page.outside == [] and sub_page.errors == []
 
 
