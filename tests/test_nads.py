@@ -593,3 +593,56 @@ def test_which_nads_predict_and_the_reading_follow_the_runs():
     assert ch3_nads.seeds_phrase(1) == "one seed" and ch3_nads.seeds_phrase(3) == "3 seeds"
     with pytest.raises(ValueError, match="n must be"):
         ch3_nads.seeds_phrase(0)
+
+
+def toy_dial():
+    """A dial on D = 8: the exact-gradient NADs e_0..e_3, the published e_4..e_7; the step h = 1 finds the
+    first, h = 100 the second, h = 10 the first NAD of one and the next three of the other."""
+    eye = np.eye(8)
+    exact, pub = eye[:4], eye[4:]
+    found = {1.0: exact, 10.0: np.vstack([eye[0], eye[5:8]]), 100.0: pub}
+    dial = {h: {"nads": nads.NADResult(np.ones(4), u, {}), "conv": {1: 0.5, 4: 0.25}, "fig6": {0: acc, 2: 50.0}}
+            for (h, u), acc in zip(found.items(), (51.0, 52.0, 98.0))}
+    return dial, {"exact gradient": nads.NADResult(np.ones(4), exact, {}), "published": pub}
+
+
+def test_secant_dial_table_reads_each_step_against_each_reference():
+    dial, refs = toy_dial()
+    table = ch3_nads.secant_dial_table(dial, refs, ks=(1, 4))
+    assert table[1.0]["exact gradient"] == pytest.approx({1: 1.0, 4: 1.0})
+    assert table[100.0]["exact gradient"] == pytest.approx({1: 0.0, 4: 0.0})
+    assert table[10.0]["exact gradient"] == pytest.approx({1: 1.0, 4: 0.25})     # its first NAD only
+    assert table[10.0]["published"] == pytest.approx({1: 0.0, 4: 0.75})
+    assert table[100.0]["N vs 2N"] == {1: 0.5, 4: 0.25} and table[100.0]["fig6"] == {0: 98.0, 2: 50.0}
+    assert ch3_nads.dial_switch(table, k=1) == (10.0, 100.0)     # the first NAD switches last
+    assert ch3_nads.dial_switch(table, k=4) == (1.0, 10.0)
+    assert ch3_nads.dial_switch(table, before="published", after="exact gradient") is None
+    assert ch3_nads.dial_numbers(table, ks=(1, 4)) == {
+        "switch_1_from": 10.0, "switch_1_to": 100.0, "switch_4_from": 1.0, "switch_4_to": 10.0, "before_to": 1.0,
+        "after_from": 100.0, "before_overlap": pytest.approx(1.0), "before_accuracy": 51.0,
+        "after_overlap": pytest.approx(1.0), "after_accuracy": 98.0}
+    with pytest.raises(ValueError, match="never turn"):
+        ch3_nads.dial_numbers(table, before="published", after="exact gradient", ks=(1,))
+    rows, columns = ch3_nads.dial_rows(table, ["exact gradient", "published"], ks=(1, 4))
+    assert columns == ["measure", "at", "h = 1", "h = 10", "h = 100"]
+    assert rows[1] == ["overlap with exact gradient", "k = 4", "1.00", "0.25", "0.00"]
+    assert rows[4] == ["N vs 2N", "k = 1", "0.50", "0.50", "0.50"]
+    assert rows[6:] == [["Fig. 6 (%)", "NAD 0", "51.0", "52.0", "98.0"],
+                        ["Fig. 6 (%)", "NAD 2", "50.0", "50.0", "50.0"]]
+    with pytest.raises(ValueError, match="dial must hold"):
+        ch3_nads.secant_dial_table({}, refs)
+    with pytest.raises(ValueError, match="no NADs at step"):
+        ch3_nads.secant_dial_table({1.0: {"nads": None}}, refs)
+    with pytest.raises(ValueError, match="ks must be"):
+        ch3_nads.secant_dial_table(dial, refs, ks=(1, 16))                  # 4 NADs per step
+
+
+def test_secant_dial_figure_draws_the_overlaps_and_fig6_against_h():
+    dial, refs = toy_dial()
+    table = ch3_nads.secant_dial_table(dial, refs, ks=(1, 4))
+    left, right = plots.secant_dial(table, ks={1: {}, 4: {"ls": "--"}}).axes
+    assert left.get_xscale() == right.get_xscale() == "log"
+    assert len(left.lines) == 4                                            # 2 references x 2 ks
+    assert list(left.lines[1].get_ydata()) == pytest.approx([1.0, 0.25, 0.0])   # exact gradient, k = 4
+    fig6 = [line for line in right.lines if len(line.get_xdata()) == 3]
+    assert [list(line.get_ydata()) for line in fig6] == [[51.0, 52.0, 98.0], [50.0, 50.0, 50.0]]

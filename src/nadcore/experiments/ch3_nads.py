@@ -22,6 +22,7 @@ from nadcore.nads import (
     network,
     result_path,
     secant_gradient,
+    subspace_overlaps,
 )
 from nadcore.presets import preset
 from nadcore.seeds import streams
@@ -391,3 +392,80 @@ def estimates_reading(panels, learned=90.0, chance_margin=2.0):
         parts.append(f"{name} ({seeds_phrase(n_sec)}) reaches {first} and {rest}" if n_sec == n_ex else
                      f"{name} reaches {first} ({seeds_phrase(n_sec)}) and {rest} ({seeds_phrase(n_ex)})")
     return f"{head}: " + "; ".join(parts) + "."
+
+
+DIAL_KS = (1, 4, 16, 64)
+
+
+def secant_dial_table(dial, references, ks=DIAL_KS):
+    """The secant step as a dial: for each step h of `dial` (`bundle.load_secant_dial`, `{h: {"nads",
+    "conv", "fig6"}}`), the overlap (`nads.subspace_overlaps`) of its leading-k NADs with each reference
+    of `references` (`{name: NADResult or NADs as rows}`, e.g. the exact-gradient and the published
+    NADs) at each k of `ks`, its N vs 2N overlap ("N vs 2N") and its Fig. 6 accuracies ("fig6").
+    Returns `{h: {name: {k: overlap}, "N vs 2N": {k: overlap}, "fig6": {index: accuracy}}}`."""
+    if not dial:
+        raise ValueError("dial must hold at least one step ({h: {'nads', 'conv', 'fig6'}}); got none")
+    missing = [h for h, v in dial.items() if v.get("nads") is None]
+    if missing:
+        raise ValueError(f"dial holds no NADs at step(s) {', '.join(f'{h:g}' for h in missing)}")
+    ks = [int(k) for k in ks]
+    fewest = min(len(getattr(u, "nads", u)) for u in (*(v["nads"] for v in dial.values()), *references.values()))
+    if not ks or min(ks) < 1 or max(ks) > fewest:
+        raise ValueError(f"ks must be between 1 and {fewest} (the fewest NADs given); got {ks}")
+    out = {}
+    for h, v in dial.items():
+        row = {name: dict(zip(ks, subspace_overlaps(v["nads"].nads, getattr(ref, "nads", ref), ks).tolist()))
+               for name, ref in references.items()}
+        row["N vs 2N"] = {k: float(v["conv"][k]) for k in ks if k in (v.get("conv") or {})}
+        row["fig6"] = {int(i): float(a) for i, a in sorted(v.get("fig6", {}).items())}
+        out[h] = row
+    return out
+
+
+def dial_switch(table, before="exact gradient", after="published", k=1):
+    """Where the dial (`secant_dial_table`) turns the leading-`k` NADs from the reference `before` into
+    `after`: `(h, h')`, the last step closer to `before` and the first closer to `after` (overlap at `k`),
+    or None if no step is closer to `after` than to `before` after one closer to `before`."""
+    steps = sorted(table)
+    closer = [table[h][after][k] > table[h][before][k] for h in steps]
+    for (h0, c0), (h1, c1) in zip(zip(steps, closer), zip(steps[1:], closer[1:])):
+        if not c0 and c1:
+            return h0, h1
+    return None
+
+
+def dial_rows(table, names, ks=DIAL_KS):
+    """The dial's details table (`secant_dial_table`), one column per step h: a row per reference of `names`
+    and per k of `ks` (the overlap), the N vs 2N overlap at each k, then Fig. 6's accuracy at each NAD index.
+    Returns `(rows, columns)` for `plots.page.table` (index: "measure" and "at")."""
+    steps = sorted(table)
+    indices = sorted({i for row in table.values() for i in row["fig6"]})
+    rows = [[f"overlap with {n}" if n != "N vs 2N" else n, f"k = {k}",
+             *(f"{table[h][n][k]:.2f}" if k in table[h][n] else "–" for h in steps)]
+            for n in (*names, "N vs 2N") for k in ks]
+    rows += [["Fig. 6 (%)", f"NAD {i}", *(f"{table[h]['fig6'][i]:.1f}" if i in table[h]["fig6"] else "–"
+                                           for h in steps)] for i in indices]
+    return rows, ["measure", "at", *(f"h = {h:g}" for h in steps)]
+
+
+def dial_numbers(table, before="exact gradient", after="published", ks=(1, 16), index=0):
+    """The numbers of the dial's reading (`secant_dial_table`): for each k of `ks`, the steps between which
+    the leading-k NADs turn from `before` into `after` ("switch_{k}_from", "switch_{k}_to", `dial_switch`);
+    up to the earliest of these ("before_to", every k still closer to `before`), the lowest overlap with
+    `before` at k = ks[0] and the highest Fig. 6 accuracy at NAD `index` ("before_overlap",
+    "before_accuracy"); from the latest on ("after_from"), the lowest overlap with `after` and the lowest
+    accuracy ("after_overlap", "after_accuracy")."""
+    out = {}
+    for k in ks:
+        switch = dial_switch(table, before, after, k)
+        if switch is None:
+            raise ValueError(f"the dial's leading {k} NADs never turn from {before!r} into {after!r}")
+        out[f"switch_{k}_from"], out[f"switch_{k}_to"] = switch
+    out["before_to"] = min(out[f"switch_{k}_from"] for k in ks)
+    out["after_from"] = max(out[f"switch_{k}_to"] for k in ks)
+    low, high = [h for h in table if h <= out["before_to"]], [h for h in table if h >= out["after_from"]]
+    out["before_overlap"] = min(table[h][before][ks[0]] for h in low)
+    out["before_accuracy"] = max(table[h]["fig6"][index] for h in low)
+    out["after_overlap"] = min(table[h][after][ks[0]] for h in high)
+    out["after_accuracy"] = min(table[h]["fig6"][index] for h in high)
+    return out

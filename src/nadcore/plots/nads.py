@@ -462,3 +462,40 @@ def precision(check, ks, arch="lenet", dim=1024):
                 Line2D([], [], color="k", ls=":", label="chance ($k/D$)")]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9)
     return fig
+
+
+DIAL_REFERENCES = {"exact gradient": dict(color=GREEN), "published": dict(color="k")}
+DIAL_KS = {1: dict(marker="o", ls="-"), 16: dict(marker="s", ls="--", mfc="white")}
+
+
+def secant_dial(table, references=DIAL_REFERENCES, ks=DIAL_KS, width=0.97):
+    """The secant step as a dial (`ch3_nads.secant_dial_table`). Left: the overlap of the leading-k NADs at
+    each step h with each reference of `references` (`{name: line kwargs}`; k and its style from `ks`).
+    Right: Fig. 6's test accuracy along the NADs of each step, one line per NAD index, chance dotted.
+    Both against h on a log axis; `width` a fraction of the column."""
+    steps = sorted(table)
+    fig, (left, right) = style.figure(1, 2, width=width, height=3.4 * width / 0.97, layout="constrained")
+    for name, kw in references.items():
+        for k, k_kw in ks.items():
+            left.plot(steps, [table[h][name][k] for h in steps], ms=5, **{**k_kw, **kw},
+                      label=f"{name}, $k$ = {k}")
+    indices = sorted({i for h in steps for i in table[h]["fig6"]})
+    for j, i in enumerate(indices):
+        at = [h for h in steps if i in table[h]["fig6"]]
+        right.plot(at, [table[h]["fig6"][i] for h in at], "o-", ms=5, color=str(0.6 * j / max(1, len(indices) - 1)),
+                   label=f"NAD {i}")
+    right.axhline(50, color="0.6", lw=0.8, ls=":")
+    left.set_ylim(0, 1.05)
+    left.set_ylabel("overlap with the\nreference NADs")
+    left.set_title("which NADs the secant finds")
+    right.set_ylim(40, 102)
+    right.set_ylabel("test accuracy (%)")
+    right.set_title("Fig. 6 along them")
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_xticks(steps, [f"{h:g}" for h in steps])
+        ax.minorticks_off()
+        ax.set_xlabel("secant step $h$")
+    handles = [*left.get_legend_handles_labels()[0], *right.get_legend_handles_labels()[0]]
+    fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=8)
+    return fig
