@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from nadcore import bundle, fourier, pooling, presets, published
+from nadcore import bundle, fourier, pooling, presets, prose, published
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec
 from nadcore.plots import page
-from nadcore.plots.style import LABELS
 
 # ----------------------------------------------------------------------------- verdicts and thresholds
 
@@ -136,17 +135,8 @@ def _pct(x):
     return f"{x:.1f} %"
 
 
-def _name(arch):
-    return LABELS.get(arch, arch)
-
-
 def _nums(values, fmt=".1f"):
     return ", ".join(f"{v:{fmt}}" for v in values)
-
-
-def _span(values, fmt=".1f"):
-    lo, hi = min(values), max(values)
-    return f"{lo:{fmt}}" if f"{lo:{fmt}}" == f"{hi:{fmt}}" else f"{lo:{fmt}}–{hi:{fmt}}"
 
 
 def _sub(i):
@@ -180,8 +170,8 @@ def fig1_logreg(comparison, settings):
     c = comparison["logreg"]
     ours, pub = list(c["ours"].values()), list(c["published"].values())
     mad = grid_mad(c["ours"], c["published"])
-    return Row("Fig. 1, LogReg", "no directional bias", f"{_span(pub)} % on all {len(pub)} cells",
-               f"{_span(ours)} % on all {len(ours)} directions",
+    return Row("Fig. 1, LogReg", "no directional bias", f"{prose.span(pub)} % on all {len(pub)} cells",
+               f"{prose.span(ours)} % on all {len(ours)} directions",
                f"σ = {settings['sigma']:g}, n = {settings['n']:,}, {settings['epochs']} epochs",
                *_verdict(mad <= GRID_MAD, f"|Δ| {mad:.1f} points"), ("ch1-fig1-logreg",),
                values={"mad": mad, "min": min(ours), "max": max(ours)})
@@ -218,7 +208,7 @@ def fig1_lenet(sigma_grids, caption, authors_zero=None):
     else:
         verdict, reason = NOT_REPRODUCED, f"no σ within {GRID_MAD:g} points (closest {best:g}: {mads[best]:.1f})"
     seeds = {s: len(g) for s, g in sigma_grids.items()}
-    scale = f"σ = {_span(seeds, 'g')}, {_span(seeds.values(), 'd')} seeds each"
+    scale = f"σ = {prose.span(seeds, 'g')}, {prose.span(seeds.values(), 'd')} seeds each"
     return Row("Fig. 1, LeNet", "accuracy depends on the direction",
                f"mean {_pct(v['mean_published'])} ({min(pub.values()):.1f}–{max(pub.values()):.1f})", ours, scale,
                verdict, reason, ("ch1-fig1-lenet", "ch1-sigma-study"), detail=detail, values=v)
@@ -245,7 +235,7 @@ def fig1_deep(comparison, arch, settings, caption, trained):
     v = {"mad": mad, "pearson": s["pearson"], "cells": c["stored"], "mean": float(s["ours"].mean()),
          "mean_published": float(s["published"].mean())}
     verdict, reason = _deep_verdict(mad, GRID_MAD, settings["sigma"], caption)
-    return Row(f"Fig. 1, {_name(arch)}", "accuracy depends on the direction",
+    return Row(f"Fig. 1, {prose.name(arch)}", "accuracy depends on the direction",
                f"mean {_pct(v['mean_published'])} on these cells",
                f"mean {_pct(v['mean'])}, |Δ| {mad:.1f}, Pearson {s['pearson']:.2f}",
                f"σ = {settings['sigma']:g}" + (", batch norm" if trained != arch else "")
@@ -262,7 +252,7 @@ def deep_not_computed(comparison, fig6_curves, archs=("resnet18", "densenet121")
     chance = {a: ch3_nads.first_at_chance(fig6_curves[a]["index"][fig6_curves[a]["measured"]],
                                           fig6_curves[a]["accuracy"][fig6_curves[a]["measured"]], CHANCE_MARGIN)
               for a in archs}
-    return Row(f"Figs. 1 and 6 ({' and '.join(map(_name, archs))})", "the bias of deeper CNNs",
+    return Row(f"Figs. 1 and 6 ({' and '.join(map(prose.name, archs))})", "the bias of deeper CNNs",
                f"Fig. 1 mean {_nums(mean.values())} %; Fig. 6 at chance from NAD {_nums(chance.values(), 'd')}",
                "–", "–", NOT_COMPUTED, f"a GPU ({comparison[archs[0]]['cells']} directions each)",
                ("ch1-fig1-gpu", "ch3-fig6-bundle"), values={"stored": stored, "mean": mean, "chance": chance})
@@ -286,7 +276,7 @@ def fig2(iterations, limit, lenet_published, settings):
                            f"threshold on {reached} of {cells} directions within the run") if not failed \
         else (NOT_REPRODUCED, "; ".join(failed))
     return Row("Fig. 2", "iterations to a small loss depend on the direction", "an image only (no data)",
-               f"LogReg: all {hit['logreg'][1]} directions in {_span(lr, 'd') if lr else '–'} iterations; LeNet: "
+               f"LogReg: all {hit['logreg'][1]} directions in {prose.span(lr, 'd') if lr else '–'} iterations; LeNet: "
                f"{reached} of {cells} directions within {limit}, never on the other {cells - reached}; fastest where "
                f"Fig. 1 is highest (ρ {speed['spearman']:.2f})",
                f"σ = {settings['sigma']:g}, loss < {settings['threshold']:g} (the paper's is not stated)",
@@ -341,7 +331,7 @@ def fig3(without, with_pooling, caption, best=None):
         f"σ = {sigma:g}: LeNet {said(at[sigma])}; σ = {caption:g}: {said(at[caption])}"
     seeds = v["seeds_with"], v["caption_seeds_with"]
     scale = (f"σ = {sigma:g}" + ("" if sigma == caption else f" and {caption:g}") + f", {v['cells']} directions; "
-             f"with pooling {_span(seeds, 'd')} seed{'s' * (max(seeds) > 1)}, without 1")
+             f"with pooling {prose.span(seeds, 'd')} seed{'s' * (max(seeds) > 1)}, without 1")
     see = ("ch1-fig3-bundle",) if sigma == caption else ("ch1-fig3-sigma", "ch1-fig3-bundle")
     return Row("Fig. 3", "without pooling the accuracies even out", "maps", ours, scale, verdict, reason, see,
                values=v)
@@ -383,7 +373,7 @@ def fig4a(cfg):
     v = {"low": float(acc[1]), "lost": [float(acc[m]) for m in lost]}
     ok = 100 * v["low"] >= LEARNED and all(_chance(100 * a) for a in v["lost"])
     return Row("Fig. 4a", "pooling loses information anisotropically", "low ℓ kept, ℓ = kM lost",
-               f"Bayes accuracy {v['low']:.3f} at ℓ = 1, {_span(v['lost'], '.3f')} at ℓ = {_nums(lost, 'd')}",
+               f"Bayes accuracy {v['low']:.3f} at ℓ = 1, {prose.span(v['lost'], '.3f')} at ℓ = {_nums(lost, 'd')}",
                f"D = {D}, S = {S}, ε = {cfg['eps']:g}, σ = {cfg['sigma']:g}",
                *_verdict(ok, "no anisotropic loss"), ("ch2-fig4a",), values=v)
 
@@ -427,7 +417,7 @@ def fig5(stored, archs=("lenet", "vgg11", "densenet121", "resnet18")):
             continue
         shares[a] = tuple(ch3_nads.low_frequency_share(x, 3, LOW_BAND) for x in (r, published.nads(a)))
     gap = max(float(np.max(np.abs(o - p))) for o, p in shares.values())
-    text = lambda i: "; ".join(f"{_name(a)} {_nums(100 * s[i], '.0f')}" for a, s in shares.items())   # noqa: E731
+    text = lambda i: "; ".join(f"{prose.name(a)} {_nums(100 * s[i], '.0f')}" for a, s in shares.items())   # noqa: E731
     return Row("Fig. 5", f"the first 3 NADs' energy at max(|kx|, |ky|) ≤ {LOW_BAND}", text(1) + " %",
                text(0) + " %", "our secant NADs (rows below)",
                *_verdict(gap <= LOW_SHARE_TOL, f"shares {100 * gap:.0f} points apart"),
@@ -456,7 +446,7 @@ def nads_isotropic(arch, ours, pub, overlaps):
     v = {"ours": last(ours.eigenvalues), "published": last(pub.eigenvalues), "edge": edge,
          "overlaps": [float(x) for x in overlaps]}
     k = OVERLAP_KS[-1]
-    return Row(f"NADs of {_name(arch)}", "isotropic", f"λₘᵢₙ/λ₀ = {v['published']:.3f}",
+    return Row(f"NADs of {prose.name(arch)}", "isotropic", f"λₘᵢₙ/λ₀ = {v['published']:.3f}",
                f"λₘᵢₙ/λ₀ = {v['ours']:.3f} (isotropic: {edge:.3f}); overlap at k = {k}: {overlaps[-1]:.2f}, chance",
                _networks(ours), *_verdict(min(v["ours"], v["published"]) >= ISOTROPY_MIN * edge, "not flat"),
                ("ch3-spectra-bundle",), values=v)
@@ -480,7 +470,7 @@ def nads_row(arch, ours, pub, overlaps):
         verdict, reason = DIFFERENCE, f"the first two NADs trade places (λ₁/λ₀ = {v['lambda2']:.3f})"
     else:
         verdict, reason = NOT_REPRODUCED, f"the first NAD differs (overlap {ov[1]:.2f})"
-    return Row(f"NADs of {_name(arch)}", "a signature of the network", f"{lam} = {v['published']:.2g}",
+    return Row(f"NADs of {prose.name(arch)}", "a signature of the network", f"{lam} = {v['published']:.2g}",
                f"{lam} = {v['ours']:.2g}; overlap {_nums(ov.values(), '.2f')}", _networks(ours), verdict, reason,
                ("ch3-overlap-published",), values=v)
 
@@ -500,10 +490,10 @@ def nads_exact(overlaps, networks, k=16):
     if low:
         detail = ("The published NADs come from the authors' secant estimator (a central difference with step "
                   "h = 100); the exact input gradient of the paper's definition gives other NADs, sharing "
-                  + ", ".join(f"{at[a]:.2f} ({_name(a)}, {POOLING_OF.get(a, '')})" for a in low)
+                  + ", ".join(f"{at[a]:.2f} ({prose.name(a)}, {POOLING_OF.get(a, '')})" for a in low)
                   + f" of the leading {k}-dimensional subspace with them.")
     return Row("NADs by the exact gradient", "the gradient covariance's eigenvectors", "secant, h = 100",
-               f"overlap at k = {k}: " + ", ".join(f"{_name(a)} {x:.2f}" for a, x in at.items()),
+               f"overlap at k = {k}: " + ", ".join(f"{prose.name(a)} {x:.2f}" for a, x in at.items()),
                f"{networks:,} networks each",
                *_verdict(not low, "the published NADs are the secant's"),
                ("ch3-overlap-published", "ch3-secant-autograd-deep"), detail=detail, values=at)
@@ -554,7 +544,7 @@ def fig6_lenet(f6, seeds=None, shown=(0, 32, 128)):
          "ours_best": {i: best[i] for i in shown if i in best},
          "std_best": {i: best_spread[i][1] for i in shown if i in best_spread}}
     j, n = shown[1], [len(r) for r in (runs, best_runs) if r]
-    counted = f"{_span(n, 'd')} seed{'s' * (max(n) > 1)}"
+    counted = f"{prose.span(n, 'd')} seed{'s' * (max(n) > 1)}"
     detail = ""
     if v["mad"] <= CURVE_MAD:
         verdict, reason = REPRODUCED, ""
@@ -594,7 +584,7 @@ def fig6_deep(runs, curve, arch, settings, caption):
          "mad": mad, "seeds": len(runs)}
     verdict, reason = _deep_verdict(mad, CURVE_MAD, settings["sigma"], caption)
     seeds = f"{len(runs)} seed{'s' * (len(runs) > 1)}"
-    return Row(f"Fig. 6, {_name(arch)}", "accuracy on D(uᵢ) falls with the NAD index i",
+    return Row(f"Fig. 6, {prose.name(arch)}", "accuracy on D(uᵢ) falls with the NAD index i",
                f"{_nums(q for _, _, q in rows)} % at NAD {_nums((i for i, _, _ in rows), 'd')}",
                f"{_nums(ours.values())} %" + (f" (s.d. over the seeds ≤ {sd:.1f})" if len(runs) > 1 else "")
                + f", |Δ| {mad:.1f}", f"σ = {settings['sigma']:g}, batch norm, {seeds}",
@@ -619,16 +609,17 @@ def fig6_exact(exact_runs, secant_runs, curve, arch, sigma=None):
         verdict = NOT_REPRODUCED
         reason = ("at chance everywhere: they do not predict what it learns" if v["chance_everywhere"]
                   else f"{_pct(exact[first])} at NAD {first}")
-        detail = (f"Along the NADs of the paper's definition (exact gradient) {_name(arch)} "
-                  + (f"is at chance at every index ({_span(exact.values())} %, {counted})" if v["chance_everywhere"]
-                     else f"reaches only {_pct(exact[first])} at NAD {first} ({_span(exact.values())} % at every "
+        detail = (f"Along the NADs of the paper's definition (exact gradient) {prose.name(arch)} "
+                  + (f"is at chance at every index ({prose.span(exact.values())} %, {counted})"
+                     if v["chance_everywhere"]
+                     else f"reaches only {_pct(exact[first])} at NAD {first} ({prose.span(exact.values())} % at every "
                           f"index, {counted})")
                   + f"; along the secant NADs it learns the first ones ({_pct(secant[first])} at NAD {first}): "
                   "the secant NADs predict what it learns.")
     at = "" if sigma is None else f", σ = {sigma:g}"
     where = (f"{_nums(exact.values())} % at NAD {_nums(exact, 'd')}" if len(exact) <= 6 else
-             f"{_span(exact.values())} % at all {len(exact)} indices ({first}–{max(exact)})")
-    return Row(f"Fig. 6 along exact-gradient NADs ({_name(arch)}{at})", "NADs predict what a network learns",
+             f"{prose.span(exact.values())} % at all {len(exact)} indices ({first}–{max(exact)})")
+    return Row(f"Fig. 6 along exact-gradient NADs ({prose.name(arch)}{at})", "NADs predict what a network learns",
                f"{_pct(pub)} at NAD {first} (secant NADs)",
                f"{where}; secant: {_pct(secant[first])} at NAD {first}",
                f"{'as above' if sigma is None else at[2:]}, {both}",
@@ -673,8 +664,8 @@ def fig8(flip, epochs, control="logreg"):
     same = (all(o - f >= FLIP_DROP for a, (o, f) in runs.items() if a != control)
             and (control not in runs or abs(runs[control][0] - runs[control][1]) <= CHANCE_MARGIN))
     return Row("Fig. 8", "flipping the data in the NAD basis costs accuracy",
-               ", ".join(f"{_name(a)} {o:.0f} → {f:.0f}" for a, (o, f) in published.FIG8.items()) + " %",
-               ", ".join(f"{_name(a)} {o:.1f} → {f:.1f}" for a, (o, f) in runs.items()) + " %",
+               ", ".join(f"{prose.name(a)} {o:.0f} → {f:.0f}" for a, (o, f) in published.FIG8.items()) + " %",
+               ", ".join(f"{prose.name(a)} {o:.1f} → {f:.1f}" for a, (o, f) in runs.items()) + " %",
                f"{STAND_IN} and LogReg, {epochs} epochs", NOT_COMPUTED, _stand_in(same), ("ch4-fig8-bundle",),
                values={"runs": runs, "same": same})
 
@@ -743,7 +734,7 @@ def u_cnn(grid, settings, arch="lenet"):
     turns = t1 is not None and t2 is not None and t1 <= BOUNDARY_ANGLE and t2 >= 90 - BOUNDARY_ANGLE
     failed = [w for w, ok in (("reads the other channel", reads), ("the boundary does not turn", turns)) if not ok]
     angle = lambda t: "–" if t is None else f"{t:.0f}°"   # noqa: E731
-    return Row(f"App. Figs. 6-7, {_name(arch)}", "a CNN reads the channel on its lower NAD index", "maps",
+    return Row(f"App. Figs. 6-7, {prose.name(arch)}", "a CNN reads the channel on its lower NAD index", "maps",
                f"channel 1 / 2 alone: {a1:.1f} / {a2:.1f} % at ({idx[lo]}, {idx[hi]}), {b1:.1f} / {b2:.1f} % at "
                f"({idx[hi]}, {idx[lo]}); boundary at {angle(t1)}, {angle(t2)}",
                _pairs_scale(settings), *_verdict(not failed, "; ".join(failed)),
@@ -762,8 +753,9 @@ def u_mlp(grid, settings):
           and rng[1][0] > rng[2][1])
     return Row("App. Figs. 4-5, MLP", "the MLP ignores the NAD indices, leans on channel 1",
                "100 % with both; a uniform drop, smaller for channel 1",
-               f"both {_span(rng[0])} %, channel 1 alone {_span(rng[1])} %, channel 2 alone {_span(rng[2])} %"
-               + (f"; boundary at {_span(v['angles'], '.0f')}°" if angles else ""),
+               f"both {prose.span(rng[0])} %, channel 1 alone {prose.span(rng[1])} %, "
+               f"channel 2 alone {prose.span(rng[2])} %"
+               + (f"; boundary at {prose.span(v['angles'], '.0f')}°" if angles else ""),
                _pairs_scale(settings), *_verdict(ok, "depends on the pair"), ("ch5-fig2a-bundle",),
                paper="follow-up", values=v)
 
@@ -779,7 +771,7 @@ def u_fig3(oods, isotropic="mlp"):
         for arch, g in grids.items():
             ks = [k for k, c in ch5_underspec.channel_choice(g, LEARNED).items() if c in ("linear", "both")]
             used[(name, arch)] = ks
-            parts.append(f"{_name(arch)} " + (f"at k = {_nums(ks, 'd')}" if ks else "never"))
+            parts.append(f"{prose.name(arch)} " + (f"at k = {_nums(ks, 'd')}" if ks else "never"))
             last = int(max(g["indices"]))
             shows.setdefault(name, []).append(len(ks) == len(g["indices"]) if arch == isotropic
                                               else bool(ks) and last not in ks)
