@@ -9,16 +9,21 @@ harmonics of a patch grid (`harmonics`: a pattern repeated every `period` pixels
 frequencies only). `isotropic_reference` gives the same measures for gradients with an isotropic
 covariance, from as many networks. Fig. 6 (`fig6`) trains each of `fig6_archs` on D(u_i) along its
 own secant NADs, at a stated cheaper recipe with LeNet at the same recipe as the reference.
+ConvNeXt's exact-gradient spectrum ends at rank 960: `null_directions` is its null space in closed form
+(x0 on each 4x4 stem patch), `null_overlap` compares it with an estimate's, `null_ablation` finds the layers
+behind it on single networks, and `null_fig6` trains ConvNeXt along it (Fig. 6, with same-patch controls).
 
 The presets (`presets.preset("zoo", scale)`) name the architectures, the estimator, N and the
 convergence sizes; at the published scale their files are the results bundle's (`bundle.ZOO_ARCHS`).
 """
 
+import copy
 from pathlib import Path
 
 import numpy as np
+import torch
 
-from nadcore import nads, presets, stacked, store
+from nadcore import nads, presets, seeds, stacked, store, sweeps
 from nadcore.device import resolve
 from nadcore.experiments import ch3_nads
 from nadcore.fourier import fourier_energy, low_band
@@ -106,14 +111,10 @@ def patch_reading(result, patch=4, count=3):
     `peak{j}` (the largest share of u_j's energy on one tile), `tile{j}` (its (row, column)) and
     `norm{j}` (the norm of x0 on that tile over the median tile's)."""
     x0 = eval_point(result)
+    P = null_directions(x0, patch)
     size = x0.shape[-1]
-    if patch < 1 or size % patch:
-        raise ValueError(f"patch must divide the image size {size}; got {patch!r}")
     g = size // patch
     tiled = lambda a: a.reshape(-1, g, patch, g, patch)       # (C, rows, patch, columns, patch)
-    masks = np.kron(np.eye(g * g).reshape(g * g, g, g), np.ones((patch, patch)))      # (tiles, size, size)
-    P = (masks[:, None] * x0.reshape(-1, size, size)[None]).reshape(g * g, -1)
-    P /= np.linalg.norm(P, axis=1, keepdims=True)
     rank = ch3_nads.numerical_rank(result.eigenvalues)
     U = np.asarray(result.nads, dtype=np.float64)
     null = 1.0 - np.sum((P @ U[:rank].T) ** 2, axis=1)         # the share past the rank (U is orthonormal)
@@ -124,6 +125,177 @@ def patch_reading(result, patch=4, count=3):
         at = np.unravel_index(int(energy.argmax()), energy.shape)
         out.update({f"peak{j}": float(energy[at] / energy.sum()), f"tile{j}": tuple(int(i) for i in at),
                     f"norm{j}": float(norms[at] / np.median(norms))})
+    return out
+
+
+def null_directions(x0, patch=4):
+    """The closed form of ConvNeXt's null space at x0: x0 restricted to each `patch` x `patch` tile (the
+    tiles its stem reads), normalised, as rows (tiles, D) in row-major tile order; orthonormal, disjoint
+    supports. A patchify stem without bias followed by a LayerNorm makes every network constant along each."""
+    x0 = np.asarray(x0, dtype=np.float64)
+    size = x0.shape[-1]
+    if x0.ndim not in (2, 3) or x0.shape[-2] != size:
+        raise ValueError(f"x0 must be a square image (H, W) or (C, H, W); got shape {x0.shape}")
+    if isinstance(patch, bool) or not isinstance(patch, (int, np.integer)) or patch < 1 or size % patch:
+        raise ValueError(f"patch must divide the image size {size}; got {patch!r}")
+    g = size // patch
+    masks = np.kron(np.eye(g * g).reshape(g * g, g, g), np.ones((patch, patch)))      # (tiles, size, size)
+    P = (masks[:, None] * x0.reshape(-1, size, size)[None]).reshape(g * g, -1)
+    norms = np.linalg.norm(P, axis=1, keepdims=True)
+    if not np.all(norms > 0):
+        raise ValueError("x0 must be nonzero on every tile; got a tile of zeros")
+    return P / norms
+
+
+def null_overlap(result, patch=4):
+    """How much of an estimate's null space (its NADs past `ch3_nads.numerical_rank`) the closed form
+    `null_directions` of its evaluation point spans. Returns `rank`, `null` (D - rank), `tiles`, and the
+    squared cosines of the principal angles between the two subspaces: `overlap` (their mean over the
+    tiles, `nads.subspace_overlap`'s measure: 1 when every tile's direction lies in the null space, about
+    null / D for random directions) and `worst` (the smallest)."""
+    P = null_directions(eval_point(result), patch)
+    rank = ch3_nads.numerical_rank(result.eigenvalues)
+    U = np.asarray(result.nads, dtype=np.float64)[rank:]
+    out = {"rank": rank, "null": len(result.eigenvalues) - rank, "tiles": len(P)}
+    if not len(U):
+        return {**out, "overlap": 0.0, "worst": 0.0}
+    Q = np.linalg.qr(U.T)[0]                 # stored NADs may be float16: orthonormalise the null block
+    cos2 = np.clip(np.linalg.svd(P @ Q, compute_uv=False) ** 2, 0, 1)
+    cos2 = np.concatenate([cos2, np.zeros(len(P) - len(cos2))])        # a null space smaller than the tiles
+    return {**out, "overlap": float(cos2.mean()), "worst": float(cos2.min())}
+
+
+def gradient_cosines(nets, x0, patch=4):
+    """|cos| between each network's input gradient at `x0` (`nads.autograd_one`, the exact-gradient estimate's
+    pass for ConvNeXt on the CPU; one output each) and each tile's null direction (`null_directions`), the
+    gradient restricted to that tile: (networks, tiles). About 1e-7 (float32 rounding) where the network is
+    constant along the tile's x0."""
+    x = torch.as_tensor(np.asarray(x0, dtype=np.float32))
+    G = torch.stack([nads.autograd_one(net, x) for net in nets]).double().numpy()       # (networks, D)
+    P = null_directions(x.numpy(), patch)
+    on = P != 0                                                                       # each tile's support
+    tile_norm = np.sqrt((G[:, None, :] ** 2 * on[None]).sum(-1))                      # |g on the tile|
+    return np.abs(G @ P.T) / np.maximum(tile_norm, np.finfo(np.float64).tiny)
+
+
+def _stem_bias(net, gen):
+    net.stem[0].bias.copy_(0.02 * torch.randn(net.stem[0].bias.shape, generator=gen))
+
+
+# ConvNeXt with one change each, to find the layer behind its null space (`null_ablation`): "bias", a stem
+# bias drawn as its weights (std 0.02) in place of timm's zeros; "stem LN" and "stage LN" remove the stem's
+# LayerNorm and the one before stage 1's 2x2 downsampling (stage 0's blocks between them are the identity
+# to 1e-6 at initialisation: layer scale); "both LN" removes the two.
+ABLATIONS = {
+    "as built": lambda net, gen: None,
+    "bias": _stem_bias,
+    "stem LN": lambda net, gen: net.stem.__setitem__(1, torch.nn.Identity()),
+    "stage LN": lambda net, gen: net.stages[1].downsample.__setitem__(0, torch.nn.Identity()),
+    "both LN": lambda net, gen: (net.stem.__setitem__(1, torch.nn.Identity()),
+                                 net.stages[1].downsample.__setitem__(0, torch.nn.Identity())),
+}
+
+
+def null_ablation(networks=3, seed=0, patch=4, variants=None):
+    """`{variant: (networks, tiles) gradient_cosines}` of ConvNeXt networks 0 .. `networks` - 1 (`nads.network`,
+    the estimate's seeds) at their evaluation point, as built and changed as `ABLATIONS[variant]` says
+    (default all; on the CPU). `patch` = 8 reads the 8x8 blocks of stage 1's downsampling instead."""
+    names = list(ABLATIONS) if variants is None else list(variants)
+    unknown = [v for v in names if v not in ABLATIONS]
+    if unknown:
+        raise ValueError(f"variants must be among {', '.join(ABLATIONS)}; got {unknown[0]!r}")
+    sweeps.check_int("networks", networks, 1)
+    x0 = nads.eval_point_for(seed, (1, 32, 32))
+    factory = nads.one_output_factory("convnext")[0]
+    base = [nads.network(factory, seed, i, torch.device("cpu")) for i in range(networks)]
+    out = {}
+    for name in names:
+        gen = torch.Generator().manual_seed(int(seed))
+        nets = [copy.deepcopy(n) for n in base]
+        with torch.no_grad():
+            for net in nets:
+                ABLATIONS[name](net, gen)
+        out[name] = gradient_cosines(nets, x0.numpy(), patch)
+    return out
+
+
+def null_tiles(x0, patch=4):
+    """Three tiles (row, column) of `x0` for Fig. 6 along the null directions: where x0 is weakest (ConvNeXt's
+    u_1 sits there), the median and the strongest, by the norm of x0 on the tile."""
+    x0 = np.asarray(x0, dtype=np.float64)
+    g = x0.shape[-1] // patch
+    norms = np.sqrt((x0.reshape(-1, g, patch, g, patch) ** 2).sum((0, 2, 4))).ravel()
+    order = np.argsort(norms, kind="stable")
+    return [tuple(int(i) for i in divmod(int(order[j]), g)) for j in (0, len(order) // 2, len(order) - 1)]
+
+
+def null_basis(x0, tiles, patch=4, seed=0):
+    """Fig. 6's directions along ConvNeXt's null space, as rows (2 x len(tiles), D): for each tile (row,
+    column) of `tiles`, its null direction (`null_directions`), then a control on the same tile: a unit
+    direction orthogonal to x0 there (Gaussian, drawn from `seed`), which every network sees at x0."""
+    P = null_directions(x0, patch)
+    g = np.asarray(x0).shape[-1] // patch
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in tiles:
+        r, c = (int(i) for i in t)
+        if not (0 <= r < g and 0 <= c < g):
+            raise ValueError(f"tiles must be (row, column) pairs in [0, {g}); got {tuple(t)!r}")
+        u = P[r * g + c]
+        v = rng.standard_normal(u.shape) * (u != 0)
+        v -= (v @ u) * u
+        rows += [u, v / np.linalg.norm(v)]
+    return np.stack(rows)
+
+
+NULL_FIG6_REPLICATES = 3   # seeds of Fig. 6 along the null directions (`null_fig6`)
+
+
+def null_fig6(result, cfg, results_dir, replicates=NULL_FIG6_REPLICATES, seed=0, tiles=None, device="cpu", compute=True,
+              progress=False):
+    """Fig. 6 along ConvNeXt's null directions: ConvNeXt trained on D(u) for u each tile's null direction and
+    its control (`null_basis` of the evaluation point of `result`, the stored exact-gradient NADs; `tiles`
+    default `null_tiles`) at `cfg`'s Fig. 6 recipe (`fig6_recipe`), with the seeds of `replicates` replicates
+    of `seed` (`seeds.replicate`), stored cell by cell in `results_dir/nads/fig6_convnext/` (a stopped run
+    resumes; with `compute=False` only what is stored). Returns `tiles`, `seeds`, and `null` and `control`:
+    (replicates, tiles) test accuracies (%), NaN where not stored."""
+    sweeps.check_int("replicates", replicates, 1)
+    x0 = eval_point(result)
+    tiles = [tuple(int(i) for i in t) for t in (null_tiles(x0) if tiles is None else tiles)]
+    rows = null_basis(x0, tiles).astype(np.float32)
+    run_seeds = [seeds.replicate(seed, r) for r in range(replicates)]
+    batch = stacked.registry_chunk_size("convnext", True, 128, resolve(device)) if compute else len(rows)
+    acc = np.full((replicates, len(rows)), np.nan)
+    for j, s in enumerate(run_seeds):
+        found = ch3_nads.fig6_sweep("convnext", rows, range(len(rows)), fig6_recipe("convnext", cfg, s),
+                                    Path(results_dir) / "nads", device=device, progress=progress,
+                                    only_stored=not compute, batch=batch)
+        for i, a in found.items():
+            acc[j, i] = a
+    return {"tiles": tiles, "seeds": run_seeds, "null": acc[:, 0::2], "control": acc[:, 1::2]}
+
+
+def null_numbers(overlap, ablation=None, fig6=None):
+    """The null-space numbers by name, unrounded, for the prose: `null_{key}` of `null_overlap`'s reading,
+    `null_cos_{variant}` the largest |cosine| of `null_ablation`'s (variant with "_" for spaces), and from
+    `null_fig6` (stored cells only) `null_fig6_{null,control}` (mean over tiles and seeds, %), `..._sd` (their
+    standard deviation over the cells), `null_fig6_cells` (cells of each) and `null_fig6_gap` (the largest
+    |mean over seeds of null - control| on one tile)."""
+    out = {f"null_{k}": v for k, v in overlap.items()}
+    for variant, cos in (ablation or {}).items():
+        out[f"null_cos_{variant.replace(' ', '_')}"] = float(np.max(cos))
+    if fig6 is not None:
+        for kind in ("null", "control"):
+            acc = np.asarray(fig6[kind], dtype=np.float64)
+            done = acc[np.isfinite(acc)]
+            if done.size:
+                out[f"null_fig6_{kind}"] = float(done.mean())
+                out[f"null_fig6_{kind}_sd"] = float(done.std(ddof=1)) if done.size > 1 else 0.0
+                out[f"null_fig6_{kind}_cells"] = int(done.size)
+        diff = np.asarray(fig6["null"], dtype=np.float64) - np.asarray(fig6["control"], dtype=np.float64)
+        gaps = [abs(d[np.isfinite(d)].mean()) for d in diff.T if np.isfinite(d).any()]     # by tile
+        if gaps:
+            out["null_fig6_gap"] = float(max(gaps))
     return out
 
 
