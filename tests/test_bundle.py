@@ -339,9 +339,10 @@ def test_a_random_stored_nad_chunk_recomputes_bitwise(rng, record_threads):
     s = result.settings
     x0 = nads.eval_point_for(s["seed"], tuple(s["input_shape"]))
     factory = lambda: models.build(arch, num_classes=1)
-    batch = nads.default_batch(method, torch.device("cpu"))
-    chunk = nads.chunk_moments(factory, method, s["step"] or 100.0, x0, s["seed"], int(a), int(b), batch,
-                               precision=s.get("precision", "float32"), compiled=s.get("compiled", False))
+    estimator = nads.EstimateSettings(method, s["step"] or 100.0, s["seed"], s["input_shape"],
+                                      precision=s.get("precision", "float32"),
+                                      compiled=s.get("compiled", False))   # the default batch on a CPU
+    chunk = nads.chunk_moments(factory, estimator, x0, int(a), int(b))
     machines = result.chunks.get("machines")   # a resumed estimate's chunks may come from several CPUs
     if (bundle.machine_of(result.record) if machines is None else str(machines[j])) == store.machine():
         assert store.fingerprint(chunk["mean"], chunk["m2"]) == digest
@@ -619,8 +620,10 @@ def test_a_random_network_of_vgg11s_kept_chunk_recomputes_bitwise(rng, record_th
     i = rng.randrange(len(kept.arrays["gradients"]))
     print(f"recomputing network {a + i} of the secant NADs of vgg11")
     x0 = nads.eval_point_for(s["seed"], tuple(s["input_shape"]))
-    fresh = nads.chunk_arrays(lambda: models.build("vgg11", num_classes=1), "secant", s["step"], x0, s["seed"],
-                              int(a) + i, int(a) + i + 1, 1, s["precision"], s["compiled"])["gradients"][0]
+    estimator = nads.EstimateSettings("secant", s["step"], s["seed"], precision=s["precision"], compiled=s["compiled"],
+                                      batch_size=1)
+    fresh = nads.chunk_arrays(lambda: models.build("vgg11", num_classes=1), estimator, x0, int(a) + i,
+                              int(a) + i + 1)["gradients"][0]
     stored = kept.arrays["gradients"][i]
     if str(result.chunks["machines"][-1]) == store.machine():
         np.testing.assert_array_equal(fresh, stored)

@@ -86,7 +86,7 @@ def test_a_nad_estimate_holds_one_stored_chunk_at_a_time(tmp_path, monkeypatch):
 
     full = nads.estimate("logreg", 500, results_dir=tmp_path, progress=False)   # 4 chunks, stored
     refs, alive = [], []
-    real = nads.read_chunks
+    real = nads.chunks.read_chunks
 
     def watched(*args):
         for c in real(*args):
@@ -94,7 +94,7 @@ def test_a_nad_estimate_holds_one_stored_chunk_at_a_time(tmp_path, monkeypatch):
             refs.append(weakref.ref(c["m2"]))
             yield c
 
-    monkeypatch.setattr(nads, "read_chunks", watched)
+    monkeypatch.setattr(nads.chunks, "read_chunks", watched)   # as nads.estimator calls it
     again = nads.estimate("logreg", 500, results_dir=tmp_path, progress=False)
     assert len(refs) == 4 and max(alive) <= 1                  # only the chunk being merged
     np.testing.assert_array_equal(full.eigenvalues, again.eigenvalues)   # bitwise: same order of merging

@@ -82,8 +82,8 @@ class Doubled(nn.Module):
         return self.net(2 * x)
 
 
-@pytest.mark.parametrize("factory", [lambda: nads.registry.build("lenet", num_classes=1),
-                                     lambda: nads.registry.build("mlp", num_classes=1),
+@pytest.mark.parametrize("factory", [lambda: models.build("lenet", num_classes=1),
+                                     lambda: models.build("mlp", num_classes=1),
                                      lambda: nn.Sequential(nn.Conv2d(1, 5, 3, stride=2, padding=2,
                                                                      padding_mode="circular"),
                                                            nn.ReLU(), nn.Flatten(), nn.LazyLinear(1)),
@@ -459,7 +459,8 @@ def test_split_half_overlaps_are_those_of_the_even_and_odd_networks():
     """The stored overlaps are the subspace overlaps of the NADs of networks 0, 2, 4, ... and 1, 3, 5, ..."""
     kw = dict(input_shape=(1, 8, 8), progress=False, method="autograd", seed=1)
     res = nads.estimate(small_cnn, 140, **kw)                    # two chunks: 125 + 15, split within each
-    G = nads.chunk_arrays(small_cnn, "autograd", 100.0, nads.eval_point_for(1, (1, 8, 8)), 1, 0, 140, 32)["gradients"]
+    estimator = nads.EstimateSettings("autograd", seed=1, input_shape=(1, 8, 8), batch_size=32)
+    G = nads.chunk_arrays(small_cnn, estimator, nads.eval_point_for(1, (1, 8, 8)), 0, 140)["gradients"]
     halves = [nads.eig_decreasing(np.cov(G[h::2].astype(np.float64), rowvar=False))[1] for h in (0, 1)]
     trust = res.trust()
     assert list(trust.ks) == [1, 4, 16] and list(trust.networks) == [70, 70]

@@ -129,7 +129,8 @@ def test_nad_estimate_same_in_memory_stored_resumed_and_shared(tmp_path):
 def test_merged_chunks_give_the_covariance_of_all_networks():
     x0 = nads.eval_point_for(0, (1, 32, 32))
     factory = lambda: models.build("lenet", num_classes=1)
-    chunks = [nads.chunk_moments(factory, "autograd", 100.0, x0, 0, a, b, batch=4) for a, b in ((0, 4), (4, 7))]
+    estimator = nads.EstimateSettings("autograd", batch_size=4)
+    chunks = [nads.chunk_moments(factory, estimator, x0, a, b) for a, b in ((0, 4), (4, 7))]
     G = torch.stack([nads.autograd_one(nads.network(factory, 0, i, x0.device), x0) for i in range(7)])
     cov = np.cov(G.double().numpy().T)
     # vmapped (chunks) and single-network gradients differ by float32 rounding: 1e-4 of the largest entry

@@ -518,8 +518,8 @@ def test_a_stored_chunk_of_the_smallest_zoo_networks_exact_gradients_recomputes(
     threads = torch.get_num_threads()
     torch.set_num_threads(int(result.record["threads"]))
     try:   # batch 32: the estimate's batch of exact gradients on a CPU
-        chunk = nads.chunk_moments(lambda: models.build("mixer", num_classes=1), "autograd", 100.0, x0, s["seed"],
-                                   int(a), int(b), 32)
+        chunk = nads.chunk_moments(lambda: models.build("mixer", num_classes=1),
+                                   nads.EstimateSettings("autograd", seed=s["seed"], batch_size=32), x0, int(a), int(b))
     finally:
         torch.set_num_threads(threads)
     assert chunk["count"] == b - a == nads.CHUNK

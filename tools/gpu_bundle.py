@@ -34,7 +34,7 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from nadcore import bundle, models, nads, sweeps
+from nadcore import bundle, device, models, nads, sweeps
 from nadcore.experiments import ch1_fourier, ch3_nads
 
 MILESTONES = [("densenet121", 500), ("resnet18", 2000), ("densenet121", 1000), ("densenet121", 2000),
@@ -173,7 +173,7 @@ def main(argv=None):
         raise SystemExit("gpu_bundle: error: no CUDA GPU here (this runner computes the bundle's CUDA items)")
     start = time.perf_counter()
     left = lambda: args.seconds - (time.perf_counter() - start)
-    gpu, cpu = nads.resolve(DEVICE), torch.device("cpu")
+    gpu, cpu = device.resolve(DEVICE), torch.device("cpu")
     scratch = args.bundle / "partial"
     report = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,
               "tf32_conv": torch.backends.cudnn.allow_tf32, "tf32_matmul": torch.backends.cuda.matmul.allow_tf32}

@@ -26,6 +26,7 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -243,7 +244,7 @@ def sweep_name(name):
 # the two whose published accuracy lies between chance and 100 % (60-65 %) and (4, 0), where the
 # published one learns (98 %). Accepted where bfloat16 moves the test accuracy (same seed) no more than
 # a second float32 seed does.
-TRAIN_PRECISION = {"item": "fig1_vgg11", "cells": [(12, 0), (0, 12), (4, 0)], "seeds": 2}
+TRAIN_PRECISION: dict[str, Any] = {"item": "fig1_vgg11", "cells": [(12, 0), (0, 12), (4, 0)], "seeds": 2}
 
 
 def train_precision_settings(precision, r):
@@ -386,9 +387,10 @@ _declare(
 # another sigma? One seed at each sigma, then `seeds` at the caption's sigma and at the best one
 # (the smallest mean |difference| from the published grid). Stored beside Fig. 1's cells (same
 # sweep, settings differing in `sigma` and `seed`): sigma 3, seed 0 *is* Fig. 1.
-SIGMA_STUDY = {"arch": "lenet", "sigmas": (1.0, 1.25, 1.5, 2.0, 2.5, 3.0), "seeds": 3, "caption": 3.0,
-               "order": (2.0, 2.5, 1.5, 3.0, 1.25, 1.0)}   # first: the sigma the authors' code points to;
-# 1.25 and 1.0 last, to bracket the best (issue 42: 1.5 was the lowest tried, and both measures still improved)
+SIGMA_STUDY: dict[str, Any] = {"arch": "lenet", "sigmas": (1.0, 1.25, 1.5, 2.0, 2.5, 3.0), "seeds": 3, "caption": 3.0,
+                               "order": (2.0, 2.5, 1.5, 3.0, 1.25, 1.0)}
+# `order`: first, the sigma the authors' code points to; 1.25 and 1.0 last, to bracket the best (issue 42: 1.5
+# was the lowest tried, and both measures still improved)
 
 
 def sigma_settings(sigma, r):
@@ -417,7 +419,7 @@ def best_sigma(grids):
     """The sigma whose first grid is closest to the published one (mean |difference|), or None."""
     pub = published.fig1(SIGMA_STUDY["arch"])
     gaps = {s: published.compare_grids(g[0], pub)["mean_abs_difference"] for s, g in grids.items()}
-    return min(gaps, key=gaps.get) if gaps else None
+    return min(gaps, key=lambda s: gaps[s]) if gaps else None
 
 
 def known_best_sigma(grids):
@@ -558,9 +560,9 @@ def nad_device(arch, method="secant"):
 def nad_chunk_item(arch, method="secant"):
     """The settings of the stored chunks of `nad_item(arch, method)` (on `nad_device`)."""
     s, dev = nad_item(arch, method), torch.device(nad_device(arch, method))
-    return nads.chunk_settings(arch, method, s["step"] or 100.0, SEED, s["input_shape"], nads.eval_point_name(SEED),
-                               nads.default_batch(method, dev), dev, precision=s.get("precision", "float32"),
-                               compiled=s.get("compiled", False))
+    estimator = nads.EstimateSettings(method, s["step"] or 100.0, SEED, s["input_shape"],
+                                      precision=s.get("precision", "float32"), compiled=s.get("compiled", False))
+    return estimator.chunk_settings(arch, nads.eval_point_name(SEED), dev)
 
 
 def load_nad(arch, method="secant", bundle_dir=BUNDLE):
@@ -694,8 +696,9 @@ _declare(_convergence("convergence", (None,), "autograd"),
 
 # What bfloat16 and torch.compile do to the secant (the bundle's deep networks): per-network cosines
 # with float32 for a few networks of each, and LeNet's leading subspaces at 1,000 networks
-PRECISION = {"archs": ["vgg11", "resnet18", "densenet121", "vit", "mixer", "convnext", "resnet18_blur"], "count": 8,
-             "overlap_arch": "lenet", "overlap_networks": 1000, "ks": [1, 4, 16, 64, 128, 256]}
+PRECISION: dict[str, Any] = {
+    "archs": ["vgg11", "resnet18", "densenet121", "vit", "mixer", "convnext", "resnet18_blur"], "count": 8,
+    "overlap_arch": "lenet", "overlap_networks": 1000, "ks": [1, 4, 16, 64, 128, 256]}
 
 
 def precision_item():
@@ -870,8 +873,8 @@ _declare(*(BundleItem(name, partial(fig6_item, name=name), partial(_fig6_compute
 # the dial from `networks` networks, their N vs 2N overlap (N = `conv`, from the same chunks), stored with
 # the leading `rows` NADs (what the overlaps at `ks` and Fig. 6 read); Fig. 6 at `fig6_indices` along each
 # at `DEEP_SIGMA` (where LeNet learns its first NADs).
-SECANT_DIAL = {"arch": "lenet", "steps": (0.01, 1.0, 10.0, 100.0, 1000.0), "networks": 3000, "conv": 1000,
-               "ks": (1, 4, 16, 64), "rows": 128, "fig6_indices": (0, 16, 64)}
+SECANT_DIAL: dict[str, Any] = {"arch": "lenet", "steps": (0.01, 1.0, 10.0, 100.0, 1000.0), "networks": 3000,
+                               "conv": 1000, "ks": (1, 4, 16, 64), "rows": 128, "fig6_indices": (0, 16, 64)}
 
 
 def dial_settings(step):

@@ -16,7 +16,6 @@ The experiments of Chapter 4 are `nadcore.experiments.ch4_cifar10`.
 """
 
 import gzip
-import numbers
 import os
 import shutil
 from pathlib import Path
@@ -24,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+from nadcore import checks
 
 SIZE = 32
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
@@ -84,8 +85,7 @@ def load(name, data_root="../data", train=True, download=False, *, seed=0, verif
     limit: keep the first `limit` images.
     """
     _check_name(name)
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or limit < 1):
-        raise ValueError(f"limit must be None or a positive int; got {limit!r}")
+    checks.integer("limit", limit, 1, optional=True, accepted="None or a positive int")
     if name == "cifar10":
         x, y = load_cifar10(data_root, train, download, verify=verify)
     elif name == "fashion":
@@ -232,9 +232,8 @@ def poison(x, y, nads, index, eps=0.05):
     """
     u = as_nads(nads, x)
     k = u.shape[0]
-    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index <= k - 2:
-        raise ValueError(f"index must be an int in 0..{k - 2} (the carrier uses NADs index and index + 1 of {k}); "
-                         f"got {index!r}")
+    checks.integer("index", index, 0, k - 2,
+                   accepted=f"an int in 0..{k - 2} (the carrier uses NADs index and index + 1 of {k})")
     if x.shape[1] != 3:
         raise ValueError(f"x must have 3 colour channels (the rule uses channel t % 3); got {x.shape[1]}")
     y = torch.as_tensor(y, device=x.device)

@@ -13,6 +13,8 @@ import threading
 from pathlib import Path
 
 from nadcore import __version__, extras, paths
+from nadcore.checks import InputError
+from nadcore.seeds import MAX_SEED
 
 # Parameters the library reads, with the type their value must have; others take their default's type.
 KINDS = {"scale": str, "device": str, "seed": int, "num_seeds": int, "shard": int, "num_shards": int,
@@ -21,7 +23,6 @@ WORDS = {int: "an integer", float: "a number", bool: "true or false", str: "a st
 LIMITS = {"seed": " in [0, 2^63) written in decimal", "num_seeds": " >= 1", "num_shards": " >= 1",
           "shard": " in [0, num_shards)"}
 DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)")   # YAML would read 010 as 8 and 12:30 as 750
-MAX_SEED = 2 ** 63 - 1
 NAD_HOURS = 48   # `nadcore nads` asks for --yes past this estimated duration
 
 
@@ -102,7 +103,7 @@ def typed(key, text, default):
 def check_device(device, present=True):
     """The `torch.device` of `device`; a UsageError unless it is accepted and (`present`) present on this
     machine; a plan (`present=False`) also takes "cuda" on a machine without a GPU (`plan.plan_device`)."""
-    from nadcore.device import resolve
+    from nadcore.device import DeviceUnavailable, resolve
 
     try:
         return resolve(device)
@@ -112,10 +113,9 @@ def check_device(device, present=True):
 
             with contextlib.suppress(RuntimeError):
                 return torch.device(device)
-        why = re.search(r"not available here \(([^)]*)\)", str(err))
-        if not why:
+        if not isinstance(err, DeviceUnavailable):
             raise UsageError(str(err)) from None
-        raise fail("device", device, f'"auto", "cpu" or a device this machine has (here: {why[1]})') from None
+        raise fail("device", device, f'"auto", "cpu" or a device this machine has (here: {err.missing})') from None
 
 
 def os_line(err):
@@ -301,7 +301,7 @@ def kernel_manager(stopping):
     from jupyter_client import AsyncKernelManager
 
     class KernelManager(AsyncKernelManager):
-        async def shutdown_kernel(self, now=False, restart=False):
+        async def shutdown_kernel(self, now=False, restart=False):   # ty: ignore[incompatible-mutable-override]
             return await super().shutdown_kernel(now=now or stopping.is_set(), restart=restart)
 
     return KernelManager
@@ -454,13 +454,15 @@ def parse_shape(text):
     return tuple(int(p) for p in parts)
 
 
+OPTIONS = {"model": "--model", "name": "--name", "input_shape": "--input-shape"}   # the library's parameter names
+
+
 def option_error(err):
-    """A library ValueError about `model`, `name` or `input_shape` as the option's UsageError."""
-    text = str(err)
-    for key, option in (("model", "--model"), ("name", "--name"), ("input_shape", "--input-shape")):
-        if text.startswith(f"{key} must"):
-            return UsageError(option + text[len(key):])
-    return UsageError(text)
+    """A library ValueError as a UsageError: an `InputError` about `model`, `name` or `input_shape` under
+    the option's name (`OPTIONS`), any other as it is."""
+    if isinstance(err, InputError) and err.param in OPTIONS:
+        return UsageError(OPTIONS[err.param] + str(err)[len(err.param):])
+    return UsageError(str(err))
 
 
 def estimate_nads(args):
@@ -516,8 +518,9 @@ def sbatch_word(text):
     an option's `--name=`)."""
     if not re.search(r"[\s\"'\\#]", text):
         return text
-    name, value = re.fullmatch(r"(--[A-Za-z][\w-]*=)?(.*)", text, re.S).groups()
-    return (name or "") + '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    option = re.match(r"--[A-Za-z][\w-]*=", text)
+    name, value = (option.group(), text[option.end():]) if option else ("", text)
+    return name + '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def slurm_scripts(args):

@@ -10,6 +10,7 @@ import numbers
 
 import torch
 
+from nadcore import checks
 from nadcore.device import resolve
 from nadcore.seeds import check_seed
 
@@ -31,8 +32,8 @@ def _check_direction(v):
 
 
 def _check_positive_even(name, n):
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2 or n % 2:
-        raise ValueError(f"{name} must be a positive even int (half the samples per class); got {n!r}")
+    if not (checks.is_integer(n) and n >= 2 and n % 2 == 0):
+        raise checks.InputError(name, f"{name} must be a positive even int (half the samples per class); got {n!r}")
     return int(n)
 
 

@@ -5,7 +5,17 @@ import contextlib
 
 import torch
 
+from nadcore.checks import InputError, one_of
+
 ACCEPTED = '"auto", "cpu", "cuda", "cuda:N" or "mps"'
+
+
+class DeviceUnavailable(InputError):
+    """A `device` this machine does not have: `missing` says what it lacks ("no CUDA GPU", "no MPS")."""
+
+    def __init__(self, device, missing):
+        super().__init__("device", f"device {device!r} is not available here ({missing}); use \"cpu\" or \"auto\"")
+        self.missing = missing
 
 
 def resolve(device="auto") -> torch.device:
@@ -14,7 +24,7 @@ def resolve(device="auto") -> torch.device:
     if isinstance(device, torch.device):
         device = str(device)
     if not isinstance(device, str):
-        raise ValueError(f"device must be {ACCEPTED}, got {device!r}")
+        raise InputError("device", f"device must be {ACCEPTED}, got {device!r}")
     if device == "auto":
         if torch.cuda.is_available():
             exact_cuda()
@@ -25,13 +35,13 @@ def resolve(device="auto") -> torch.device:
     try:
         dev = torch.device(device)
     except RuntimeError:
-        raise ValueError(f"device must be {ACCEPTED}, got {device!r}") from None
+        raise InputError("device", f"device must be {ACCEPTED}, got {device!r}") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} is not available here (no CUDA GPU); use \"cpu\" or \"auto\"")
+        raise DeviceUnavailable(device, "no CUDA GPU")
     if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
-        raise ValueError(f"device {device!r} is not available here (no MPS); use \"cpu\" or \"auto\"")
+        raise DeviceUnavailable(device, "no MPS")
     if dev.type not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"device must be {ACCEPTED}, got {device!r}")
+        raise InputError("device", f"device must be {ACCEPTED}, got {device!r}")
     if dev.type == "cuda":
         exact_cuda()
     return dev
@@ -52,8 +62,7 @@ PRECISIONS = ("float32", "bfloat16")
 
 def check_precision(precision):
     """Raise a one-line ValueError unless `precision` is one of `PRECISIONS`."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+    one_of("precision", precision, PRECISIONS, accepted=f"one of {', '.join(PRECISIONS)}")
 
 
 def autocast(dev, precision="float32"):

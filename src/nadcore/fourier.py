@@ -13,19 +13,18 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from nadcore import checks
+
 KINDS = ("sin", "cos")
 
 
 def _check_frequency(name, k, size):
     lo, hi = -(size // 2), (size + 1) // 2 - 1
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not lo <= k <= hi:
-        raise ValueError(f"{name} must be an int in [{lo}, {hi}] (the fftshift range of a {size}x{size} image); "
-                         f"got {k!r}")
+    checks.integer(name, k, lo, hi, accepted=f"an int in [{lo}, {hi}] (the fftshift range of a {size}x{size} image)")
 
 
 def _check_size(size):
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 2:
-        raise ValueError(f"size must be an int >= 2; got {size!r}")
+    checks.integer("size", size, 2, accepted="an int >= 2")
 
 
 def is_self_conjugate(kx, ky, size=32):
@@ -123,11 +122,10 @@ class Grid:
 def coarse_grid(step=8, limit=None, size=32):
     """A cheap grid for CPU runs: every `step`-th frequency up to `limit`, symmetric around zero."""
     _check_size(size)
-    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or not 1 <= step < size // 2:
-        raise ValueError(f"step must be an int in [1, {size // 2 - 1}]; got {step!r}")
+    checks.integer("step", step, 1, size // 2 - 1, accepted=f"an int in [1, {size // 2 - 1}]")
     top = size // 2 - 1 if limit is None else limit
-    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or not step <= top <= size // 2 - 1:
-        raise ValueError(f"limit must be an int in [step, {size // 2 - 1}] or None; got {limit!r}")
+    if not (checks.is_integer(top) and step <= top <= size // 2 - 1):
+        raise checks.InputError("limit", f"limit must be an int in [step, {size // 2 - 1}] or None; got {limit!r}")
     top = top // step * step
     return Grid(tuple(range(-top, top + 1, step)), size)
 

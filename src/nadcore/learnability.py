@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from nadcore import data, fourier, nads, seeds, sweeps, train
+from nadcore import checks, data, fourier, nads, seeds, train
 
 CHANCE = 50.0            # percent, two balanced classes
 EASY_ACCURACY = 90.0     # `recipe_check`: an easy task counts as learned from this test accuracy (percent)
@@ -106,7 +106,7 @@ def sweep(model, cells, recipe, *, n=10_000, sigma=3.0, eps=1.0, kind="sin", num
     """
     shape = _check_shape(input_shape)
     recipe = train.as_recipe(recipe)
-    sweeps.check_int("num_seeds", num_seeds, 1)
+    checks.integer("num_seeds", num_seeds, 1)
     cells = tuple((int(kx), int(ky)) for kx, ky in cells)
     if not cells:
         raise ValueError("cells must hold at least one frequency (kx, ky)")

@@ -17,13 +17,12 @@ pooling=True, and `config(name)` gives the exact configuration of every architec
 
 import copy
 import math
-import numbers
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from nadcore import zoo
+from nadcore import checks, zoo
 
 SIZE = 32  # every network here takes 32x32 inputs
 
@@ -35,8 +34,7 @@ BLUR_PADDINGS = ("reflect", "zeros")
 def binomial_filter(size, dtype=torch.float32, device=None):
     """The 1-D binomial filter of `size` taps, a row of Pascal's triangle over its sum 2^(size - 1):
     [1, 2, 1] / 4 for 3, [1, 4, 6, 4, 1] / 16 for 5 (Zhang 2019's blur filters)."""
-    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
-        raise ValueError(f"size must be a positive int (the number of taps); got {size!r}")
+    checks.integer("size", size, 1, accepted="a positive int (the number of taps)")
     row = [math.comb(size - 1, i) for i in range(size)]
     return torch.tensor(row, dtype=dtype, device=device) / 2 ** (size - 1)
 
@@ -55,8 +53,7 @@ class BlurPool2d(nn.Module):
     def __init__(self, size=3, stride=2, padding="reflect"):
         super().__init__()
         binomial_filter(size)
-        if isinstance(stride, bool) or not isinstance(stride, numbers.Integral) or stride < 1:
-            raise ValueError(f"stride must be a positive int; got {stride!r}")
+        checks.integer("stride", stride, 1, accepted="a positive int")
         if padding not in BLUR_PADDINGS:
             raise ValueError(f"padding must be one of {', '.join(BLUR_PADDINGS)}; got {padding!r}")
         self.size, self.stride, self.padding = int(size), int(stride), padding
@@ -186,7 +183,7 @@ class VGG(nn.Module):
             nn.Linear(512, num_classes),
         )
         for m in self.features:
-            if isinstance(m, nn.Conv2d):
+            if isinstance(m, nn.Conv2d) and m.bias is not None:   # every conv here has a bias
                 nn.init.normal_(m.weight, 0.0, math.sqrt(2.0 / (m.kernel_size[0] * m.kernel_size[1] * m.out_channels)))
                 nn.init.zeros_(m.bias)
 
@@ -229,8 +226,9 @@ class ResNet18(nn.Module):
 
     def __init__(self, in_channels=1, num_classes=2, pooling=True, blocks=(2, 2, 2, 2), blur=None):
         super().__init__()
-        layers, planes_in = [nn.Conv2d(in_channels, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64),
-                             nn.ReLU(inplace=True)], 64
+        layers: list[nn.Module] = [nn.Conv2d(in_channels, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64),
+                                   nn.ReLU(inplace=True)]
+        planes_in = 64
         for i, (planes, n) in enumerate(zip((64, 128, 256, 512), blocks)):
             for j in range(n):
                 layers.append(BasicBlock(planes_in, planes, 2 if i > 0 and j == 0 else 1, blur))
@@ -264,7 +262,7 @@ class DenseNet121(nn.Module):
     def __init__(self, in_channels=1, num_classes=2, pooling=True, blocks=(6, 12, 24, 16), growth=32, reduction=0.5):
         super().__init__()
         planes = 2 * growth
-        layers = [nn.Conv2d(in_channels, planes, 3, padding=1, bias=False)]
+        layers: list[nn.Module] = [nn.Conv2d(in_channels, planes, 3, padding=1, bias=False)]
         for i, n in enumerate(blocks):
             for _ in range(n):
                 layers.append(Bottleneck(planes, growth))
@@ -337,8 +335,7 @@ def libraries(name):
 
 
 def _positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive int; got {value!r}")
+    checks.integer(name, value, 1, accepted="a positive int")
 
 
 def poolings(name):

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from nadcore import fourier, nads, paths, presets, store, sweeps, versions
+from nadcore import checks, fourier, nads, paths, presets, store, sweeps, versions
 from nadcore.catalog import NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED, TRAIN_S
 from nadcore.device import resolve
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
@@ -200,7 +200,7 @@ def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu",
     presets.check_scale(scale)
     if chapter not in CHAPTERS:
         raise ValueError(f"chapter must be one of {', '.join(CHAPTERS)}; got {chapter!r}")
-    sweeps.check_int("num_seeds", num_seeds, 1)
+    checks.integer("num_seeds", num_seeds, 1)
     dev = plan_device(device)
     plan = Plan(chapter, scale, str(dev))
     extra = {"num_seeds": num_seeds} if chapter == "01_fourier" else {}
@@ -315,8 +315,7 @@ def _nads(scale, seed, results, dev):
     arch, method = p["conv_arch"], p["conv_method"]
     ranges = sorted({r for n in p["conv_sizes"] for r in nads.chunk_ranges(0, n) + nads.chunk_ranges(n, 3 * n)})
     cells = [{"start": a, "stop": b} for a, b in ranges]
-    chunk = nads.chunk_settings(arch, method, 100.0, seed, (1, 32, 32), f"randn(seed={seed})",
-                                nads.default_batch(method, dev), dev)
+    chunk = nads.EstimateSettings(method, seed=seed).chunk_settings(arch, nads.eval_point_name(seed), dev)
     todo = sweeps.missing("nad_chunks", cells, chunk, results)
     cost = nad_cost(dev, arch, method)
     items.append(Item("03_nads", f"convergence {arch}", f"{method}, N vs 2N for N in {p['conv_sizes']}: chunks of "

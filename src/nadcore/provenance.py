@@ -17,7 +17,6 @@ compares what a chapter computes at the smoke and the published scale, in the pl
 import contextlib
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from nadcore import bundle, plan, store
 
@@ -49,18 +48,8 @@ OTHER_KINDS = {"train_ls": "linear model", "sim_ls": "Theorem 1", "hess_n": "Lem
 def opened():
     """Inside the block, note every stored result that `store.load` reads (and so `store.matches` and
     `store.cached`, which call it): yields a dict `{resolved path: record}`, filled as they are read."""
-    seen, load = {}, store.load
-
-    def traced(path, settings=None):
-        result = load(path, settings)
-        seen[Path(path).resolve()] = result.record
-        return result
-
-    store.load = traced
-    try:
+    with store.watched() as seen:
         yield seen
-    finally:
-        store.load = load
 
 
 def reads(items=bundle.ITEMS, bundle_dir=bundle.BUNDLE, status=None, extra=None):

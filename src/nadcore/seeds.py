@@ -11,15 +11,15 @@ from typing import NamedTuple
 
 import numpy as np
 
+from nadcore import checks
+
 TRAIN, TEST, INIT, SHUFFLE = range(4)   # the role (last part) of each stream of `streams`
 MAX_SEED = 2 ** 63 - 1                  # torch.manual_seed and the int64 kernels take no larger seed
 
 
 def check_seed(seed, name="seed"):
     """`seed` as an int; a ValueError naming `name` unless it is an integer in [0, 2^63)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
-        raise ValueError(f"{name} must be an integer in [0, 2^63); got {seed!r}")
-    return int(seed)
+    return checks.integer(name, seed, 0, MAX_SEED, accepted="an integer in [0, 2^63)")
 
 
 def derive(seed, *parts, bits=31):
@@ -52,6 +52,6 @@ def replicate(seed, r):
     """The seed of replicate `r` of a run with seed `seed`: `seed` itself for r = 0 (so a run's first
     replicate is the run as stored before replicates existed), else `derive(seed, REPLICATE, r)`."""
     check_seed(seed)
-    if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 0:
-        raise ValueError(f"r (the replicate) must be an integer >= 0; got {r!r}")
+    if not (checks.is_integer(r) and r >= 0):
+        raise checks.InputError("r", f"r (the replicate) must be an integer >= 0; got {r!r}")
     return int(seed) if r == 0 else derive(seed, REPLICATE, int(r))

@@ -135,7 +135,8 @@ class _AddBias(torch.autograd.Function):
         ctx.k = inputs[1].shape[0]
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx, *grads):
+        (grad,) = grads
         rows = grad.transpose(0, 1).reshape(ctx.k, grad.shape[1] // ctx.k, -1)
         return grad, torch.stack([r.sum(1) for r in rows])
 

@@ -9,6 +9,7 @@ so an array rebuilt with other values under its original record is refused too (
 before the hash existed load without that check; `add_content_hash` gives them one).
 """
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -31,6 +32,10 @@ RECORD_KEY = "__record__"
 
 class StoreError(ValueError):
     """A stored result is unreadable, foreign, or was made with other settings."""
+
+
+class OtherSettings(StoreError):
+    """A stored result made with other settings than those asked (`cached` recomputes it)."""
 
 
 @dataclass
@@ -338,13 +343,30 @@ def load(path, settings=None):
                          "delete it to recompute") from None
     _check_record(path, record, arrays)
     _check_settings(path, record, settings)
+    for seen in _WATCHERS:
+        seen[path.resolve()] = record
     return Result(arrays, record)
+
+
+_WATCHERS: list[dict] = []   # the dicts of the `watched` blocks open now
+
+
+@contextlib.contextmanager
+def watched():
+    """Inside the block, note every result `load` reads (and so `matches` and `cached`, which call it):
+    yields a dict `{resolved path: record}`, filled as they are read."""
+    seen: dict = {}
+    _WATCHERS.append(seen)
+    try:
+        yield seen
+    finally:
+        _WATCHERS.remove(seen)
 
 
 def _check_settings(path, record, settings):
     """Raise StoreError unless `settings` (None: any) are the ones `record` was made with."""
     if settings is not None and record["settings"] != canonical(settings):
-        raise StoreError(f"{path} was made with other settings: stored {record['settings']}, "
+        raise OtherSettings(f"{path} was made with other settings: stored {record['settings']}, "
                          f"asked {canonical(settings)}")
 
 
@@ -391,9 +413,8 @@ def cached(path, settings, compute, *, device=None, force=False):
     if not force and path.exists():
         try:
             return load(path, settings)
-        except StoreError as err:
-            if "other settings" not in str(err):
-                raise
+        except OtherSettings:
+            pass
     start = time.perf_counter()
     arrays = compute()
     return save(path, arrays, settings, device=device, duration=time.perf_counter() - start)

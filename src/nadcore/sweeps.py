@@ -9,13 +9,12 @@ cells are recomputed. `shard=i, num_shards=n` takes `cells[i::n]`; `collect` mer
 """
 
 import json
-import numbers
 import time
 from pathlib import Path
 
 from tqdm import tqdm
 
-from nadcore import store
+from nadcore import checks, store
 
 
 def cell_settings(cell, settings):
@@ -43,14 +42,6 @@ def _check(name, cells, settings):
         seen[text] = i
 
 
-def check_int(param, value, low, high=None):
-    ok = (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= low
-          and (high is None or value < high))
-    if not ok:
-        accepted = f">= {low}" if high is None else f"in [{low}, {high})"
-        raise ValueError(f"{param} must be an integer {accepted}; got {value!r}")
-
-
 def sweep(name, cells, compute, settings, results_dir, batch=1, shard=0, num_shards=1, progress=True, load=True,
           device=None):
     """Compute and store every cell of this shard that is not stored yet; return their results.
@@ -64,9 +55,9 @@ def sweep(name, cells, compute, settings, results_dir, batch=1, shard=0, num_sha
     (default: the settings' `device`).
     """
     _check(name, cells, settings)
-    check_int("num_shards", num_shards, 1)
-    check_int("shard", shard, 0, num_shards)
-    check_int("batch", batch, 1)
+    checks.integer("num_shards", num_shards, 1)
+    checks.integer("shard", shard, 0, num_shards - 1, accepted=f"an integer in [0, {num_shards})")
+    checks.integer("batch", batch, 1)
     if not callable(compute):
         raise ValueError("compute must be a callable taking a list of cells")
     mine = list(cells)[shard::num_shards]

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
-from nadcore import stacked
+from nadcore import checks, stacked
 from nadcore.device import autocast, check_precision, resolve
 
 SCHEDULES = ("linear", "triangular")
@@ -138,9 +138,7 @@ def standardize(x, out=None):
 
 
 def _check_stop_after(stop_after):
-    if stop_after is not None and (isinstance(stop_after, bool) or not isinstance(stop_after, (int, np.integer))
-                                   or stop_after < 1):
-        raise ValueError(f"stop_after must be None or a positive int; got {stop_after!r}")
+    checks.integer("stop_after", stop_after, 1, optional=True, accepted="None or a positive int")
 
 
 def _batches(n, batch_size):
@@ -157,11 +155,14 @@ def predict(model, x, mean=None, std=None, device="auto", batch_size=1000):
     images over all k networks). A network trained with `normalize=True` expects normalised
     inputs: pass the `mean` and `std` that `fit` returned (one per network for a stack) and each
     batch is normalised with them first."""
+    if (mean is None) != (std is None):
+        raise ValueError("mean and std go together (as `fit` returns them): pass both or neither; got "
+                         f"{'mean' if std is None else 'std'} only")
     if isinstance(model, stacked.Stack):
         k, n, dev = len(x), len(x[0]), next(model.parameters()).device
         forward = model
         take = lambda a, b: x[:, a:b] if torch.is_tensor(x) else torch.stack([xj[a:b] for xj in x]).to(dev)
-        if mean is not None:
+        if mean is not None and std is not None:
             shape = (k,) + (1,) * (x[0].dim() - len(mean[0].shape)) + tuple(mean[0].shape)   # (k, 1, C, 1, ...)
             mean, std = torch.stack(list(mean)).reshape(shape), torch.stack(list(std)).reshape(shape)
         batches = _batches(n, max(1, batch_size // k))
@@ -173,7 +174,7 @@ def predict(model, x, mean=None, std=None, device="auto", batch_size=1000):
     out = []
     for a, b in batches:
         xb = take(a, b)
-        if mean is not None:
+        if mean is not None and std is not None:
             xb = (xb - mean.to(xb)) / std.to(xb)
         out.append(forward(xb).argmax(-1))
     if isinstance(model, stacked.Stack):

@@ -4,7 +4,7 @@ as a resumable, shardable sweep whose cells are batch-invariant."""
 import numpy as np
 import torch
 
-from nadcore import data, fourier, models, seeds, sweeps, train, versions
+from nadcore import checks, data, fourier, models, seeds, sweeps, train, versions
 
 
 def cell_streams(seed, kx, ky, size=32):
@@ -78,7 +78,7 @@ def replicate_settings(settings, r):
 def sweep_seeds(archs, grid, settings, results_dir, num_seeds=1, **kwargs):
     """`sweep_directions` for `num_seeds` replicates (`replicate_settings`): a list of their tables,
     replicate 0 first. `kwargs` as for `sweep_directions`."""
-    sweeps.check_int("num_seeds", num_seeds, 1)
+    checks.integer("num_seeds", num_seeds, 1)
     return [sweep_directions(archs, grid, replicate_settings(settings, r), results_dir, **kwargs)
             for r in range(num_seeds)]
 

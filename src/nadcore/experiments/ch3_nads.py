@@ -12,7 +12,6 @@ from nadcore.device import resolve
 from nadcore.fourier import fourier_energy, low_band
 from nadcore.nads import (
     NADResult,
-    _with_pooling,
     compare,
     compiled_secant_gradient,
     estimate,
@@ -23,6 +22,7 @@ from nadcore.nads import (
     result_path,
     secant_gradient,
     subspace_overlaps,
+    with_pooling,
 )
 from nadcore.presets import preset
 from nadcore.seeds import streams
@@ -94,7 +94,7 @@ def fig6_settings(arch, nads, settings, device, pooling=True):
     """The settings `fig6_sweep` stores with each cell (see there)."""
     rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
     kind = resolve(device).type if device == "auto" else torch.device(device).type   # a key: any device named here
-    return versions.stamp(_with_pooling({**settings, "arch": arch, "nads": store.fingerprint(rows),
+    return versions.stamp(with_pooling({**settings, "arch": arch, "nads": store.fingerprint(rows),
                                          "device": kind}, pooling), "fig6_cell")
 
 

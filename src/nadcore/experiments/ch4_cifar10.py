@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from nadcore import published, seeds, store, versions
+from nadcore import checks, published, seeds, store, versions
 from nadcore.cifar import EDIT_MODES, as_nads, channel_stats, edit_nads, nad_flip, normalise, poison
 from nadcore.device import resolve
 from nadcore.models import build
@@ -175,8 +175,8 @@ def reviewers_test(model, x, y, nads, mean, std, ks=(2,), modes=EDIT_MODES, size
     """
     u = as_nads(nads, x)
     for k in ks:
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= len(u) // 2:
-            raise ValueError(f"ks must hold ints in 1..{len(u) // 2}; got {k!r}")
+        if not (checks.is_integer(k) and 1 <= k <= len(u) // 2):
+            raise checks.InputError("ks", f"ks must hold ints in 1..{len(u) // 2}; got {k!r}")
     before = predict(model, normalise(x, mean, std), device=device)
     rows = []
     for k in ks:

@@ -21,7 +21,7 @@ import numbers
 import numpy as np
 import torch
 
-from nadcore import cifar, data, models, store, sweeps, train, versions
+from nadcore import checks, cifar, data, models, store, sweeps, train, versions
 from nadcore.device import resolve
 from nadcore.presets import check_dataset, preset
 from nadcore.prose import and_list, name
@@ -70,9 +70,9 @@ def cifar_with_channel(images, labels, v, sigma, eps=1.0, seed=0):
 # --------------------------------------------------------------------------- evaluation
 
 def _check_split(split, channels):
-    if isinstance(split, bool) or not isinstance(split, numbers.Integral) or not 0 < split < channels:
-        raise ValueError(f"split (the number of channels of block 1) must be an int in 1..{channels - 1}; "
-                         f"got {split!r}")
+    if not (checks.is_integer(split) and 0 < split < channels):
+        raise checks.InputError("split", f"split (the number of channels of block 1) must be an int in "
+                                f"1..{channels - 1}; got {split!r}")
 
 
 def ablate(x, split, keep):

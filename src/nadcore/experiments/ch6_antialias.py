@@ -13,6 +13,7 @@ and Chapter 3 (Fig. 6) at the same scale, so the max-pooling cells are Chapter 1
 """
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -198,8 +199,9 @@ def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compu
         check_variant(v)
     grid = fourier.make_grid(cfg["grid"])
     s1, s6 = fig1_settings(scale, seed, dev, overrides), fig6_settings(scale, seed, overrides)
-    out = dict(grid=grid, variants=variants, fig1={}, theory={}, agreement={}, nads={}, convergence={}, fig6={},
-               settings=dict(fig1=s1, fig6=s6, nads=cfg["nads"], indices=cfg["fig6_indices"], show=cfg["show"]))
+    out: dict[str, Any] = dict(grid=grid, variants=variants, fig1={}, theory={}, agreement={}, nads={}, convergence={},
+                               fig6={}, settings=dict(fig1=s1, fig6=s6, nads=cfg["nads"], indices=cfg["fig6_indices"],
+                                                      show=cfg["show"]))
     for v in variants:
         out["fig1"][v] = fig1(v, grid, s1, results_dir / "fourier", compute and "fig1" in parts, progress, shard,
                               num_shards)

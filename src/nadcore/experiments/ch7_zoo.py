@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from nadcore import nads, presets, seeds, stacked, store, sweeps
+from nadcore import checks, nads, presets, seeds, stacked, store
 from nadcore.device import resolve
 from nadcore.experiments import ch3_nads
 from nadcore.fourier import fourier_energy, low_band
@@ -136,8 +136,8 @@ def null_directions(x0, patch=4):
     size = x0.shape[-1]
     if x0.ndim not in (2, 3) or x0.shape[-2] != size:
         raise ValueError(f"x0 must be a square image (H, W) or (C, H, W); got shape {x0.shape}")
-    if isinstance(patch, bool) or not isinstance(patch, (int, np.integer)) or patch < 1 or size % patch:
-        raise ValueError(f"patch must divide the image size {size}; got {patch!r}")
+    if not (checks.is_integer(patch) and patch >= 1 and size % patch == 0):
+        raise checks.InputError("patch", f"patch must divide the image size {size}; got {patch!r}")
     g = size // patch
     masks = np.kron(np.eye(g * g).reshape(g * g, g, g), np.ones((patch, patch)))      # (tiles, size, size)
     P = (masks[:, None] * x0.reshape(-1, size, size)[None]).reshape(g * g, -1)
@@ -204,7 +204,7 @@ def null_ablation(networks=3, seed=0, patch=4, variants=None):
     unknown = [v for v in names if v not in ABLATIONS]
     if unknown:
         raise ValueError(f"variants must be among {', '.join(ABLATIONS)}; got {unknown[0]!r}")
-    sweeps.check_int("networks", networks, 1)
+    checks.integer("networks", networks, 1)
     x0 = nads.eval_point_for(seed, (1, 32, 32))
     factory = nads.one_output_factory("convnext")[0]
     base = [nads.network(factory, seed, i, torch.device("cpu")) for i in range(networks)]
@@ -259,7 +259,7 @@ def null_fig6(result, cfg, results_dir, replicates=NULL_FIG6_REPLICATES, seed=0,
     of `seed` (`seeds.replicate`), stored cell by cell in `results_dir/nads/fig6_convnext/` (a stopped run
     resumes; with `compute=False` only what is stored). Returns `tiles`, `seeds`, and `null` and `control`:
     (replicates, tiles) test accuracies (%), NaN where not stored."""
-    sweeps.check_int("replicates", replicates, 1)
+    checks.integer("replicates", replicates, 1)
     x0 = eval_point(result)
     tiles = [tuple(int(i) for i in t) for t in (null_tiles(x0) if tiles is None else tiles)]
     rows = null_basis(x0, tiles).astype(np.float32)

@@ -4,14 +4,17 @@
 (Fig. 6). Published estimates are drawn black and dashed, ours in the architecture's colour, solid for
 the secant, dotted for the exact gradient ("autograd")."""
 
-import matplotlib as mpl
+from typing import Any
+
 import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt
 import matplotlib.ticker as mticker
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure, SubFigure
 from matplotlib.lines import Line2D
 
-from nadcore import published
+from nadcore import checks, published
 from nadcore.experiments.ch3_nads import numerical_rank, rank_limit
 from nadcore.fourier import fourier_energy
 from nadcore.nads import NADResult
@@ -20,7 +23,7 @@ from nadcore.plots import style
 GREEN, BROWN = "#2e8b57", "#8b4513"
 DASHES = {"secant": "-", "autograd": ":", "hessian": "-."}
 METHODS = {"secant": "secant", "autograd": "exact gradient", "hessian": "Hessian"}
-PUBLISHED = dict(color="k", ls="--", lw=1.2)
+PUBLISHED: dict[str, Any] = dict(color="k", ls="--", lw=1.2)
 ENERGY = mcolors.LogNorm(1e-4, 1)     # share of a NAD's energy per frequency, 1e-4 .. 1
 
 
@@ -110,10 +113,9 @@ def grid(result, k=16, *, fig=None, size=6.0, energy=True):
     in a diverging map, scaled to max |pixel| = 1 and signed so their largest pixel is positive;
     several channels summed. Arguments are checked before anything is drawn. Returns the figure."""
     _check_result(result)
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= len(result):
-        raise ValueError(f"k must be an integer in [1, {len(result)}] (the NADs of the result); got {k!r}")
+    checks.integer("k", k, 1, len(result), accepted=f"an integer in [1, {len(result)}] (the NADs of the result)")
     _check_inches("size", size)
-    if fig is not None and not isinstance(fig, (mpl.figure.Figure, mpl.figure.SubFigure)):
+    if fig is not None and not isinstance(fig, (Figure, SubFigure)):
         raise ValueError(f"fig must be a matplotlib Figure or SubFigure (or None: a new one); got {type(fig).__name__}")
     images = oriented(np.asarray(result.images(k), dtype=np.float64).sum(1))
     per = 2 if energy else 1                              # a NAD, then its energy on its right
@@ -125,7 +127,8 @@ def grid(result, k=16, *, fig=None, size=6.0, energy=True):
     axes = fig.subplots(nrows, ncols * per, squeeze=False)
     shares = fourier_energy(images)
     shares = shares / shares.sum((-2, -1), keepdims=True)
-    for (row, col), ax in np.ndenumerate(axes):
+    for row, col in np.ndindex(axes.shape):
+        ax = axes[row, col]
         ax.set_xticks([])
         ax.set_yticks([])
         ax.spines[:].set_visible(True)
@@ -146,10 +149,10 @@ def spectrum(result, *, ax=None, label=None, **line_kwargs):
     up to the estimate's rank (past it the eigenvalues are rounding noise; a bar marks the cut), on
     `ax` (default: the current axes); `line_kwargs` go to matplotlib's `plot`. Returns the axes."""
     _check_result(result)
-    if ax is not None and not isinstance(ax, mpl.axes.Axes):
+    if ax is not None and not isinstance(ax, Axes):
         raise ValueError(f"ax must be a matplotlib Axes (or None: the current one); got {type(ax).__name__}")
     ax = ax if ax is not None else plt.gca()
-    _spectrum(ax, result, label=label, **line_kwargs)
+    spectrum_curve(ax, result, label=label, **line_kwargs)
     ax.set_xlabel("NAD index $i$")
     ax.set_ylabel(r"$\lambda_i / \lambda_0$")
     return ax
@@ -161,7 +164,7 @@ def _top(res):
     return min(len(res.eigenvalues), rank_limit(res), numerical_rank(res.eigenvalues))
 
 
-def _spectrum(ax, res, **kw):
+def spectrum_curve(ax, res, **kw):
     """lambda_i / lambda_0 against i = 0, 1, ... up to the rank of the estimate (`_top`), its end marked when cut."""
     vals = np.asarray(res.eigenvalues, dtype=np.float64)
     top = _top(res)
@@ -172,7 +175,7 @@ def _spectrum(ax, res, **kw):
     return ratio
 
 
-def _log_axis(ax, lows):
+def log_axis(ax, lows):
     """At least two decades below 1, decade labels only (no overlapping minor labels)."""
     ax.set_ylim(min(min(lows) / 2, 0.05), 2)
     ax.yaxis.set_minor_formatter(mticker.NullFormatter())
@@ -191,15 +194,15 @@ def spectra(results, styles=None, width=0.8, height=3.2):
     lows = []
     for label, res in results.items():
         kw = (styles or {}).get(label, PUBLISHED if is_published(res) else {})
-        lows.append(_spectrum(ax, res, label=label + _limit_note(res), **kw).min())
-    _log_axis(ax, lows)
+        lows.append(spectrum_curve(ax, res, label=label + _limit_note(res), **kw).min())
+    log_axis(ax, lows)
     ax.set_xlabel("NAD index $i$")
     ax.set_ylabel(r"$\lambda_i / \lambda_0$")
     ax.legend(fontsize=9)
     return fig
 
 
-def _label_panels(axes, used, xlabel, ylabel):
+def label_panels(axes, used, xlabel, ylabel):
     """A grid of panels: the panels past the first `used` hidden, `xlabel` on the bottom row,
     `ylabel` on the left column."""
     for ax in axes.flat[used:]:
@@ -219,10 +222,10 @@ def spectra_by_arch(results, ncols=3, width=0.97):
     fig, axes = style.figure(nrows, ncols, width=width, height=(2.3 * nrows + 0.7) * width / 0.97, sharex=True,
                              squeeze=False)
     for ax, arch in zip(axes.flat, archs):
-        lows = [_spectrum(ax, r, **curve_style(r)).min() for r in results.values() if r.settings["arch"] == arch]
-        _log_axis(ax, lows)
+        lows = [spectrum_curve(ax, r, **curve_style(r)).min() for r in results.values() if r.settings["arch"] == arch]
+        log_axis(ax, lows)
         ax.set_title(style.LABELS.get(arch, arch))
-    _label_panels(axes, len(archs), "NAD index $i$", r"$\lambda_i / \lambda_0$")
+    label_panels(axes, len(archs), "NAD index $i$", r"$\lambda_i / \lambda_0$")
     methods = list(dict.fromkeys(r.settings["method"] for r in results.values() if not is_published(r)))
     handles = [Line2D([], [], color="0.3", ls=DASHES.get(m, "-"), lw=1.8, label=f"ours, {METHODS.get(m, m)}")
                for m in methods]
@@ -311,7 +314,7 @@ def convergence_panels(convs, title=None):
         ax.xaxis.set_minor_locator(mticker.NullLocator())
         ax.set_ylim(0, 1.05)
         ax.set_title(style.LABELS.get(arch, arch))
-    _label_panels(axes, len(archs), "$N$ (networks)", "overlap, $N$ vs $2N$")
+    label_panels(axes, len(archs), "$N$ (networks)", "overlap, $N$ vs $2N$")
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=9)
     if title:
@@ -389,7 +392,7 @@ def fig6_compare(ours, curves, more=None, label="ours (our NADs)", width=0.97):
             _points(ax, runs.get(arch, {}), marker, mfc="white", color="k", ms=5, zorder=3)
         ax.set_title(style.LABELS.get(arch, arch))
         ax.set_ylim(45, 102)
-    _label_panels(axes, len(archs), "NAD index $i$", "test accuracy (%)")
+    label_panels(axes, len(archs), "NAD index $i$", "test accuracy (%)")
     handles = [Line2D([], [], color=BROWN, lw=1.5, label="published (their NADs)"),
                Line2D([], [], color="k", marker="o", ls="", ms=3.5, label=label),
                Line2D([], [], color=GREEN, lw=1, label=r"published $\lambda_i / \lambda_0$")]
@@ -399,7 +402,8 @@ def fig6_compare(ours, curves, more=None, label="ours (our NADs)", width=0.97):
     return fig
 
 
-ESTIMATE_MARKERS = {"secant": dict(marker="o", mfc="k"), "autograd": dict(marker="s", mfc="white")}
+ESTIMATE_MARKERS: dict[str, dict[str, Any]] = {"secant": dict(marker="o", mfc="k"),
+                                               "autograd": dict(marker="s", mfc="white")}
 ALONG = {"secant": "secant", "autograd": "exact-gradient"}
 
 
@@ -420,7 +424,7 @@ def fig6_estimates(panels, curves, width=0.97):
         ax.axhline(50, color="0.6", lw=0.8, ls=":")
         ax.set_title(title)
         ax.set_ylim(40, 102)
-    _label_panels(axes, len(panels), "NAD index $i$", "test accuracy (%)")
+    label_panels(axes, len(panels), "NAD index $i$", "test accuracy (%)")
     handles = [Line2D([], [], color=BROWN, lw=1.5, label="published (their NADs)"),
                *(Line2D([], [], color="k", ls="", ms=4, label=f"ours, along {ALONG[k]} NADs", **kw)
                  for k, kw in ESTIMATE_MARKERS.items())]
@@ -437,7 +441,7 @@ def precision(check, ks, arch="lenet", dim=1024):
     archs = [a for a in check if a != "overlaps"]
     fig, (left, right) = style.figure(1, 2, width=0.97, height=3.8, layout="constrained",
                                       gridspec_kw={"width_ratios": [1.5, 1]})
-    kinds = {"eager": dict(marker="o"), "compiled": dict(marker="s", mfc="none")}
+    kinds: dict[str, dict[str, Any]] = {"eager": dict(marker="o"), "compiled": dict(marker="s", mfc="none")}
     for j, (method, kw) in enumerate(kinds.items()):
         for i, a in enumerate(archs):
             gap = np.clip(1 - np.asarray(check[a][method], float), 1e-7, None)

@@ -39,6 +39,8 @@ def one_header_row(df):
     if text is None:                       # pandas' display.notebook_repr_html is off
         return None
     head = re.search(r"<thead>\s*<tr[^>]*>", text)
+    if head is None:                       # no header row to label
+        return text
     corner = re.compile(r"\s*<th></th>")
     pos, cells = head.end(), []
     for name in names:                     # the row labels' cells, empty, open the header row

@@ -10,9 +10,11 @@ fraction of the column (no scaling), `use` sets the house fonts, and `smallest_t
 """
 
 import io
+from typing import Any
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+from matplotlib.text import Text
 
 from nadcore.prose import NAMES
 
@@ -21,7 +23,7 @@ DPI = 100                 # the inline backend's resolution (matplotlib's figure
 MIN_TEXT_PX = 10          # the smallest rendered text the book accepts
 WIDTH = CONTENT_PX / DPI  # inches: a figure of this width is shown unscaled across the column
 
-RC = {
+RC: dict[Any, Any] = {   # matplotlib types rcParams' keys as literals: these are checked when set
     "figure.dpi": DPI,
     "savefig.dpi": DPI,
     "font.size": 10,
@@ -61,7 +63,7 @@ def figure(nrows=1, ncols=1, width=1.0, height=None, **kwargs):
 
 
 def _visible_texts(fig):
-    texts = [t for t in fig.findobj(mpl.text.Text) if t.get_visible() and t.get_text().strip()]
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
     return [t for t in texts if t.figure is not None and t.get_alpha() != 0]
 
 

@@ -45,7 +45,8 @@ def pair_maps(grids):
         for c, ax in enumerate(row):
             im = ax.imshow(acc[..., c], vmin=50, vmax=100, cmap="viridis", origin="lower")
             if small:
-                for (r, q), value in np.ndenumerate(acc[..., c]):
+                for r, q in np.ndindex(acc.shape[:2]):
+                    value = float(acc[r, q, c])
                     text = f"{value:.0f}" if spread is None else f"{value:.0f}\n±{spread[r, q, c]:.0f}"
                     ax.text(q, r, text, ha="center", va="center", fontsize=None if spread is None else "small",
                             color="white" if value < 80 else "black")

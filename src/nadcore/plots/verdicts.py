@@ -12,6 +12,7 @@ The module sits with the page tables (`plots`) rather than in `nadcore.experimen
 """
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -147,7 +148,7 @@ def _chance(acc):
     return acc is not None and abs(acc - CHANCE) <= CHANCE_MARGIN
 
 
-def _verdict(ok, reason):
+def _verdict(ok, reason) -> tuple[str, str]:
     """`(REPRODUCED, "")` if `ok`, else `(NOT_REPRODUCED, reason)`."""
     return (REPRODUCED, "") if ok else (NOT_REPRODUCED, reason)
 
@@ -184,7 +185,7 @@ def fig1_lenet(sigma_grids, caption, authors_zero=None):
     own code at the zero frequency and the caption's sigma (`published.AUTHORS_CODE_LENET`)."""
     pub = published.fig1("lenet")
     mads = {s: grid_mad(seed_mean_grid(gs), pub) for s, gs in sigma_grids.items()}
-    best = min(mads, key=mads.get)
+    best = min(mads, key=lambda s: mads[s])
     at = {s: published.compare_grids(seed_mean_grid(sigma_grids[s]), pub) for s in {caption, best}}
     floor = published.seed_floor(sigma_grids[best])["spearman"] if len(sigma_grids[best]) > 1 else None
     v = {"mad_caption": mads[caption], "mad_best": mads[best], "best_sigma": best,
@@ -310,7 +311,7 @@ def fig3(without, with_pooling, caption, best=None):
                          f"both hold {sorted(stored)}")
     sigma = best if best in stored else caption
     at = {s: _fig3_at(without[s], with_pooling[s]) for s in {sigma, caption}}
-    v = {**at[sigma], "sigma": sigma, **{f"caption_{k}": x for k, x in at[caption].items()}}
+    v: dict[str, Any] = {**at[sigma], "sigma": sigma, **{f"caption_{k}": x for k, x in at[caption].items()}}
     near = {s: abs(at[s]["mean_with"] - CHANCE) <= NEAR_CHANCE for s in at}
     if not (v["sd_without"] <= v["sd_with"] and v["mean_without"] >= v["mean_with"]):
         verdict, reason = NOT_REPRODUCED, "the accuracies do not even out" + (
@@ -485,7 +486,7 @@ def nads_exact(overlaps, networks, k=16):
     (secant, h = 100): `overlaps` `{arch: array at OVERLAP_KS}` of our exact-gradient estimates from
     `networks` networks each; reproduced when each is at least `OVERLAP_MIN` at `k`."""
     at = {a: float(x[OVERLAP_KS.index(k)]) for a, x in overlaps.items()}
-    low = sorted((a for a, x in at.items() if x < OVERLAP_MIN), key=at.get)
+    low = sorted((a for a, x in at.items() if x < OVERLAP_MIN), key=lambda a: at[a])
     detail = ""
     if low:
         detail = ("The published NADs come from the authors' secant estimator (a central difference with step "

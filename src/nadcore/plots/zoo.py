@@ -14,12 +14,12 @@ from nadcore.plots import page, style
 from nadcore.plots.nads import (
     ENERGY,
     METHODS,
-    _label_panels,
-    _log_axis,
-    _spectrum,
     convergence_panels,
     describe,
+    label_panels,
+    log_axis,
     overlaps,
+    spectrum_curve,
 )
 
 ISOTROPIC = dict(color="k", ls=":", lw=1.5)
@@ -82,7 +82,7 @@ def energy_maps(results, k=None, ncols=4):
         ax.set_xticks(lines)
         ax.set_yticks(lines)
         ax.set_title(label(arch))
-    _label_panels(axes, len(archs), "$k_x$", "$k_y$")
+    label_panels(axes, len(archs), "$k_x$", "$k_y$")
     fig.colorbar(im, ax=axes, location="bottom", shrink=0.6, aspect=30,
                  label=f"share of a NAD's energy (mean of the first {k})")
     return fig
@@ -140,11 +140,11 @@ def spectra(results):
     lows = []
     for arch in every(results):
         ls = "-" if arch in results["archs"] else "--"
-        lows.append(_spectrum(ax, results["nads"][arch], color=style.COLORS.get(arch), ls=ls, lw=2,
+        lows.append(spectrum_curve(ax, results["nads"][arch], color=style.COLORS.get(arch), ls=ls, lw=2,
                               label=label(arch)).min())
     iso = np.asarray(results["isotropic_spectrum"])
     ax.semilogy(np.arange(len(iso)), iso / iso[0], label="isotropic gradients", **ISOTROPIC)
-    _log_axis(ax, lows)
+    log_axis(ax, lows)
     ax.set_xlim(-10, len(iso) + 10)
     ax.set_xlabel("NAD index $i$")
     ax.set_ylabel(r"$\lambda_i / \lambda_0$")

@@ -1,0 +1,47 @@
+"""The library's checks of its parameters, before any work starts: each raises an `InputError`, a
+one-line ValueError that begins with the parameter's name and says what it accepts. The CLI prints
+them as its own errors, under the option's name (`cli.option_error`)."""
+
+import numbers
+
+
+class InputError(ValueError):
+    """A parameter outside what it accepts: `param` is its name, the message one line that begins with it."""
+
+    def __init__(self, param: str, message: str):
+        if not message.startswith(param):
+            raise ValueError(f"an InputError's message must begin with its parameter {param!r}; got {message!r}")
+        super().__init__(message)
+        self.param = param
+
+
+def is_integer(value) -> bool:
+    """True for an int or numpy integer, False for a bool (an int to Python, never a count here)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def integer(param: str, value, low: int | None = None, high: int | None = None, *, accepted: str | None = None,
+            optional: bool = False) -> int | None:
+    """`value` as an int when it is an integer in [`low`, `high`] (None: unbounded; with `optional`, None
+    itself passes), else an `InputError`: "`param` must be `accepted`; got `value`", `accepted` by default
+    "an integer in [low, high]" (or ">= low", "<= high")."""
+    if optional and value is None:
+        return None
+    if is_integer(value) and (low is None or value >= low) and (high is None or value <= high):
+        return int(value)
+    raise InputError(param, f"{param} must be {accepted or _integers(low, high)}; got {value!r}")
+
+
+def one_of(param: str, value, choices, *, accepted: str | None = None):
+    """`value` when it is one of `choices`, else an `InputError` listing them (or saying `accepted`)."""
+    if isinstance(value, str | int | float | bool | None) and value in choices:
+        return value
+    raise InputError(param, f"{param} must be {accepted or 'one of ' + ', '.join(map(repr, choices))}; got {value!r}")
+
+
+def _integers(low, high):
+    if low is None and high is None:
+        return "an integer"
+    if high is None:
+        return f"an integer >= {low}"
+    return f"an integer <= {high}" if low is None else f"an integer in [{low}, {high}]"

@@ -1,0 +1,200 @@
+"""Networks in chunks: an estimate is cut at multiples of `CHUNK` networks; each chunk's gradients
+(`chunk_arrays`) are stored one file each, and their float64 moments merged in order, so an estimate
+is bitwise the same however it is batched, stored, interrupted and resumed (same device and thread
+count), and memory does not grow with N. The two halves of the networks (even and odd indices) are
+merged beside, for the split-half overlaps (`Halves`)."""
+
+import copy
+
+import numpy as np
+import torch
+
+from nadcore import store, sweeps
+from nadcore.nads.gradients import (
+    autograd_gradients,
+    autograd_one,
+    compiled_secant_gradient,
+    first_linear_layer,
+    mixed_gram,
+    secant_gradient,
+)
+from nadcore.nads.networks import check_one_output, network
+from nadcore.nads.result import TRUST_KS, eig_decreasing, subspace_overlaps
+
+CHUNK = 125  # networks per chunk: an estimate is cut at multiples of CHUNK (stored one file each)
+
+
+def chunk_ranges(start, stop, size=CHUNK):
+    """The `[a, b)` network ranges covering `[start, stop)`, cut at the multiples of `size`."""
+    cuts = [start, *range((start // size + 1) * size, stop, size), stop]
+    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def chunk_arrays(factory, settings, x0, start, stop):
+    """What a stored chunk of networks `start .. stop - 1` holds, computed as `settings` (an
+    `EstimateSettings`) say at `x0`: their `gradients` (count, D), in the estimator's dtype (float32),
+    or, for `"hessian"`, `count` and the sum `m2` (D, D) of their mixed-derivative Gram matrices. A
+    chunk's numbers depend only on its range and settings: networks are seeded by index and every
+    batch has `settings.batch(device)` networks (the last one padded with copies, then dropped), so
+    the kernels always see the same shapes."""
+    dev, s = x0.device, settings
+    method, step, batch = s.method, float(s.step), s.batch(dev)
+    rows, grams = [], None
+    for a in range(start, stop, batch):
+        nets = [network(factory, s.seed, i, dev) for i in range(a, min(a + batch, stop))]
+        if a == start:
+            check_one_output(nets[0], x0)
+            layer = first_linear_layer(nets[0], x0) if method == "secant" else None
+        if method == "hessian":
+            gram = sum(mixed_gram(net, x0) for net in nets)
+            grams = gram if grams is None else grams + gram
+            G = torch.stack([autograd_one(net, x0) for net in nets])  # only to detect repeated networks
+        elif method == "autograd":
+            pad = [copy.deepcopy(nets[-1]) for _ in range(batch - len(nets))]
+            G = autograd_gradients(nets + pad, x0)[:len(nets)]
+        elif s.compiled:
+            G = torch.stack([compiled_secant_gradient(net, x0, step, s.precision) for net in nets])
+        else:
+            if s.precision != "float32":
+                nets = [net.to(memory_format=torch.channels_last) for net in nets]
+            G = torch.stack([secant_gradient(net, x0, step, layer, s.precision) for net in nets])
+        rows.append(G)
+    G = torch.cat(rows)
+    if not torch.isfinite(G).all():
+        raise ValueError(f"the gradients of networks {start}..{stop - 1} are not finite (NaN or inf): check step "
+                         f"({s.step!r}) and the evaluation point")
+    _check_distinct(G, start, method, s.step, x0)
+    if method == "hessian":
+        assert grams is not None   # start < stop: one batch at least
+        return {"count": np.int64(len(G)), "m2": grams.cpu().numpy()}
+    return {"gradients": G.cpu().numpy()}
+
+
+def moments(chunk):
+    """`count`, `mean` (D,) and `m2` (D, D), float64 numpy, of a chunk (`chunk_arrays`): the mean and
+    the centred sum of outer products of its gradients (computed on the CPU, in float64), or, for a
+    `"hessian"` chunk, zero and the sum of its Gram matrices."""
+    if "m2" in chunk:
+        return {"count": np.int64(chunk["count"]), "mean": np.zeros(len(chunk["m2"])), "m2": chunk["m2"]}
+    G = torch.from_numpy(np.asarray(chunk["gradients"])).to(torch.float64)
+    mean = G.mean(0)
+    C = G - mean
+    return {"count": np.int64(len(G)), "mean": mean.numpy(), "m2": (C.T @ C).numpy()}
+
+
+def chunk_moments(factory, settings, x0, start, stop):
+    """`moments` of the chunk of networks `start .. stop - 1` (`chunk_arrays`)."""
+    return moments(chunk_arrays(factory, settings, x0, start, stop))
+
+
+def merge(chunks, method):
+    """The covariance (or, for `"hessian"`, the mean Gram matrix) of the networks of all `chunks`,
+    merged in order (Chan et al.'s pairwise update, float64: `merged_moments`)."""
+    merged = merged_moments(chunks, method)
+    n, m2 = int(merged["count"]), merged["m2"]
+    return m2 / n if method == "hessian" else m2 / (n - 1)
+
+
+class Halves:
+    """The moments of the two halves of an estimate's networks (even and odd indices; for the mixed
+    Hessian, whose chunks keep only sums, alternate chunks), merged as the chunks pass."""
+
+    def __init__(self, method):
+        self.method, self.parts, self.index = method, ([], []), 0
+
+    def moments(self, chunk, start):
+        """`moments(chunk)`, the chunk's halves kept aside (merged into one running sum each)."""
+        if "m2" in chunk:
+            self._add(self.index % 2, moments(chunk))
+        else:
+            G = np.asarray(chunk["gradients"])
+            for half in (0, 1):
+                rows = G[(half - start) % 2::2]
+                if len(rows):
+                    self._add(half, moments({"gradients": rows}))
+        self.index += 1
+        return moments(chunk)
+
+    def _add(self, half, m):
+        part = self.parts[half]
+        part.append(m)
+        if len(part) > 1:   # one running sum in memory per half
+            part[:] = [merged_moments(part, self.method)]
+
+    def overlaps(self, ks=TRUST_KS):
+        """`{"ks", "overlap", "networks"}` of the two halves' leading NADs at the `ks` under both
+        halves' rank and D, or None when a half is missing or too small (a mixed Hessian of one
+        chunk, fewer than 4 networks)."""
+        if not all(self.parts):
+            return None
+        counts = [int(p[0]["count"]) for p in self.parts]
+        if min(counts) < 2:
+            return None
+        covs = [merge(p, self.method) for p in self.parts]
+        D = len(covs[0])
+        ks = [k for k in ks if k < D and k < min(counts)]   # within both halves' rank (n - 1 for a covariance)
+        if not ks:
+            return None
+        tops = [_leading(c, max(ks)) for c in covs]
+        return {"ks": np.array(ks), "overlap": subspace_overlaps(tops[0], tops[1], ks), "networks": np.array(counts)}
+
+
+def merged_moments(parts, method):
+    """The `moments` of `parts` merged in order (Chan et al.'s pairwise update, float64), as one part
+    (`merge` divides its `m2`)."""
+    n, mean, m2 = 0, 0.0, 0.0
+    for c in parts:
+        nb = int(c["count"])
+        delta = c["mean"] - mean
+        total = n + nb
+        mean = mean + delta * (nb / total)
+        m2 = m2 + c["m2"] + (0.0 if method == "hessian" else np.outer(delta, delta) * (n * nb / total))
+        n = total
+    return {"count": np.int64(n), "mean": np.asarray(mean, dtype=np.float64) * np.ones(np.shape(m2)[0]), "m2": m2}
+
+
+def _leading(matrix, k):
+    """The leading `k` eigenvectors (rows, decreasing eigenvalue) of a symmetric matrix, by the estimate's
+    own `eig_decreasing` (bitwise the same in every process: scipy's partial eigh was not, between a
+    sharded and a one-process run)."""
+    return eig_decreasing(matrix)[1][:k]
+
+
+def read_chunks(paths, cells, settings, durations, machines, halves):
+    """The stored chunks' moments, read one at a time (their compute time appended to `durations`,
+    the CPU or GPU that computed them to `machines`; their halves kept by `halves`)."""
+    for path, cell in zip(paths, cells):
+        r = store.load(path, sweeps.cell_settings(cell, settings))
+        durations.append(r.record["duration_s"] or 0.0)
+        machines.append(r.record.get("machine") or "unknown")
+        yield halves.moments(r.arrays, cell["start"])
+
+
+def fingerprinted(chunks, digests, traces):
+    """`chunks` unchanged, each one's fingerprint appended to `digests` and the trace of its `m2` to
+    `traces` as it passes (a chunk recomputed on another CPU is compared by its trace)."""
+    for c in chunks:
+        digests.append(store.fingerprint(c["mean"], c["m2"]))
+        traces.append(float(np.trace(c["m2"])))
+        yield c
+
+
+def _check_distinct(G, start, method, step, x0):
+    """A ValueError when two consecutive networks of the chunk starting at `start` have identical
+    gradients: all zero (a secant step too small for float32, or an evaluation point that saturates
+    the networks), or the same network built twice by the factory."""
+    same = (G[1:] == G[:-1]).all(1) if G.shape[0] > 1 else G.new_zeros(0, dtype=torch.bool)
+    if not same.any():
+        return
+    i = int(same.nonzero()[0])
+    if not G[i].any():
+        zero = ~G.any(1)
+        which = (f"networks {start}..{start + len(G) - 1} are all zero" if zero.all() else
+                 f"{int(zero.sum())} networks of {start}..{start + len(G) - 1} are all zero "
+                 f"({start + i} and {start + i + 1} among them)")
+        change = (f"step (got {step!r}; published: 100: the secant's differences vanish in float32) or "
+                  if method == "secant" else "")
+        raise ValueError(f"the gradients of {which}: change {change}eval_point (its largest |value| is "
+                         f"{float(x0.abs().max()):.3g}: the networks may be saturated there)")
+    raise ValueError("model factory returned the same network twice (two consecutive networks have identical "
+                     "gradients): it must build a fresh, randomly initialised module on every call")

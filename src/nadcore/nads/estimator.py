@@ -1,0 +1,129 @@
+"""`estimate`: the NADs of a model from N fresh networks, chunk by chunk, stored and resumed; and
+`convergence`, the agreement of estimates from N and 2N networks."""
+
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from nadcore import catalog, checks, store, sweeps
+from nadcore import models as registry
+from nadcore.checks import InputError
+from nadcore.device import resolve
+from nadcore.nads import chunks
+from nadcore.nads.networks import NAME, describe, model_source, one_output_factory, resolve_eval_point
+from nadcore.nads.result import NADResult, NADTrustWarning, eig_decreasing, subspace_overlap
+from nadcore.nads.settings import EstimateSettings
+
+
+def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, input_shape=(1, 32, 32),
+             device="auto", seed=0, batch_size=None, first=0, results_dir=None, progress=True, pooling=True,
+             precision="float32", shard=0, num_shards=1, compiled=False, name=None):
+    """Estimate the NADs of `model` from networks `first .. first + num_networks - 1`.
+
+    model: a registry name (built with one output and `pooling`, see `models.build`),
+    `"module:callable"` or `"timm:NAME"` (`networks.model_factory`), or a zero-argument factory
+    returning a fresh, randomly initialised `nn.Module` with one output (lazy modules are
+    materialised by one forward pass at x0 as each network is built). Network `i` is initialised
+    from `network_seed(seed, i)`. Before any chunk, network `first` is built and run once: a model
+    that does not take `input_shape` or has more than one output is refused in one line.
+    `name`: what a result of a factory is stored under (its settings' `arch`; default: the
+    factory's qualified name, or NAME of "timm:NAME"); the settings of a model that is not a
+    registry name also hold its description (`model`: source, a digest of its structure,
+    parameter count). Networks go in chunks (`chunk_ranges`), `batch_size` at a time;
+    with `results_dir` (a registry name, or any model with a name) each chunk is stored in
+    `results_dir/nad_chunks/` as it finishes, so an interrupted estimate resumes and estimates
+    that share networks (N vs 2N) share chunks. Every result carries its split-half overlaps
+    (`NADResult.trust`), and a warning says when its leading NAD is not above chance. `step` is the
+    secant's h (ignored otherwise); `precision` ("float32" or "bfloat16", secant only) is stored in
+    the settings, and so is `compiled` (secant only: through `torch.compile`,
+    `compiled_secant_gradient`). The parameters that decide the numbers are checked once, as an
+    `EstimateSettings`, and passed down. Returns a `NADResult`.
+
+    Across machines: with `num_shards` > 1 and a `results_dir` they share, a call computes only
+    the chunks `shard::num_shards` and returns the merged result once every chunk is stored, else
+    None (any later call merges them; the result is bitwise that of one process).
+    """
+    checks.integer("num_networks", num_networks, 2, catalog.MAX_NETWORKS,
+                   accepted=f"an integer in [2, {catalog.MAX_NETWORKS}] (the covariance is mean-centred; "
+                            "catalog.MAX_NETWORKS bounds the chunk list)")
+    s = EstimateSettings(method, step, seed, input_shape, pooling, precision, compiled, batch_size)
+    checks.integer("first", first, 0, accepted="an integer >= 0 (the index of the first network)")
+    registered = isinstance(model, str) and model in registry.names()
+    if name is not None and (not isinstance(name, str) or not NAME.fullmatch(name)):
+        raise InputError("name", f"name must be a file-name-safe string such as \"mynet\" (letters, digits, _ . + -); "
+                                 f"got {name!r}")
+    if registered and name not in (None, model):
+        raise ValueError(f"name applies to factories, \"module:callable\" and \"timm:NAME\"; a registry "
+                         f"architecture is stored under its own name ({model!r}); got {name!r}")
+    x0_cpu, eval_desc = resolve_eval_point(eval_point, s.seed, s.input_shape)
+    factory, default = one_output_factory(model, s.input_shape, s.pooling, x0=x0_cpu)
+    name = name or default
+    if num_shards != 1 and results_dir is None:
+        raise ValueError("num_shards > 1 needs a results_dir that the shards share (they store chunks there)")
+    if results_dir is not None and name is None:
+        raise ValueError("results_dir stores chunks and the result under a name: pass name=\"mynet\" with a "
+                         "factory (or results_dir=None)")
+    dev = resolve(device)
+    model_desc = describe(factory, s.seed, int(first), x0_cpu, None if registered else model_source(model))
+    name = name or "factory"
+    x0 = x0_cpu.to(dev)
+    start = time.perf_counter()
+    ranges = chunks.chunk_ranges(int(first), int(first) + int(num_networks))
+    compute = lambda cells: [chunks.chunk_arrays(factory, s, x0, c["start"], c["stop"]) for c in cells]
+    cells = [{"start": a, "stop": b} for a, b in ranges]
+    durations, digests, traces, machines = [], [], [], []
+    halves = chunks.Halves(s.method)
+    if results_dir is None:
+        machines = [store.machine(dev)] * len(cells)
+        parts = (halves.moments(compute([c])[0], c["start"])
+                 for c in tqdm(cells, desc=f"NADs {name} ({s.method})", disable=not progress))
+    else:
+        settings = s.chunk_settings(name, eval_desc, dev, model_desc)
+        paths = sweeps.sweep("nad_chunks", cells, compute, settings, Path(results_dir), progress=progress, load=False,
+                             shard=shard, num_shards=num_shards)
+        if num_shards != 1:
+            if sweeps.missing("nad_chunks", cells, settings, Path(results_dir)):
+                return None
+            paths = [sweeps.cell_path("nad_chunks", c, settings, Path(results_dir)) for c in cells]
+        parts = chunks.read_chunks(paths, cells, settings, durations, machines, halves)
+    covariance = chunks.merge(chunks.fingerprinted(parts, digests, traces), s.method)   # one chunk in memory at a time
+    vals, rows = eig_decreasing(covariance)
+    settings = s.result_settings(name, num_networks, eval_desc, model_desc, first)
+    duration = sum(durations) if results_dir is not None else time.perf_counter() - start  # compute, resumed or not
+    stored = {"ranges": np.array(ranges), "digests": np.array(digests), "traces": np.array(traces),
+              "machines": np.array(machines)}   # a resumed run's chunks may come from several CPUs
+    result = NADResult(vals, rows.astype(np.float32), settings, chunks=stored, split_half=halves.overlaps())
+    result.record = {"device": str(dev), "duration_s": round(duration, 3)}
+    trust = result.trust()
+    if trust.available and not trust.leading_above_chance:
+        warnings.warn(f"the leading NADs of {name} from {num_networks} networks are not above chance: "
+                      f"{trust.summary()}", NADTrustWarning, stacklevel=2)
+    return result
+
+
+def convergence(model, sizes, ks=(1, 4, 16, 64), method="secant", step=100.0, input_shape=(1, 32, 32),
+                device="auto", seed=0, batch_size=None, results_dir=None, progress=True, pooling=True,
+                precision="float32", compiled=False):
+    """Overlap of the leading-k NAD subspaces estimated with N and with 2N networks, for N in `sizes`.
+
+    The two estimates use disjoint networks of the same run (indices `0 .. N - 1` and
+    `N .. 3N - 1`, the same x0), so the overlap measures Monte-Carlo agreement; with
+    `results_dir` they share stored chunks with each other and with the main estimate (of the same
+    `precision` and `compiled`, see `estimate`).
+    Returns a dict: `sizes`, `ks`, `overlap` (len(sizes), len(ks)).
+    """
+    sizes = [int(n) for n in sizes]
+    if not sizes or min(sizes) < 2:
+        raise ValueError(f"sizes must be a non-empty list of integers >= 2; got {sizes!r}")
+    common = dict(method=method, step=step, input_shape=input_shape, device=device, seed=seed,
+                  batch_size=batch_size, results_dir=results_dir, progress=progress, pooling=pooling,
+                  precision=precision, compiled=compiled)
+    overlap = np.zeros((len(sizes), len(ks)))
+    for r, n in enumerate(sizes):
+        small = estimate(model, n, **common)
+        large = estimate(model, 2 * n, first=n, **common)
+        overlap[r] = [subspace_overlap(small.nads, large.nads, k) for k in ks]
+    return {"sizes": np.array(sizes), "ks": np.array(ks), "overlap": overlap}

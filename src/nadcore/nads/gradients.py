@@ -1,0 +1,252 @@
+"""One network's input gradient at x0, three ways: the published secant (central differences with a
+large step along every pixel, its first layer by linearity), optionally through `torch.compile`;
+the exact gradient by autograd (vmapped over networks); and the mixed derivative's Gram matrix."""
+
+import copy
+from collections import OrderedDict
+
+import torch
+from torch import nn
+from torch.func import functional_call, grad, jacrev, stack_module_state, vmap
+
+from nadcore.device import autocast
+
+HESSIAN_MAX_ENTRIES = 2e8
+VMAP_MAX_PARAMS = 1_000_000   # on the CPU, larger networks' exact gradients go one at a time
+RESHAPES = (nn.Flatten, nn.Unflatten, nn.Identity)
+
+# ----------------------------------------------------------------------------- secant
+
+def probes(x0, step):
+    """The 2D secant probes `x0 + h e_i` then `x0 - h e_i` (i over the D input entries)."""
+    D = x0.numel()
+    eye = torch.eye(D, dtype=x0.dtype, device=x0.device).reshape(D, *x0.shape)
+    return torch.cat([x0 + step * eye, x0 - step * eye])
+
+
+def secant_gradient(net, x0, step, first_layer="auto", precision="float32"):
+    """The published central-difference gradient of `net` at `x0`, shape (D,) float32.
+
+    `precision="bfloat16"` runs the network after its first layer in bfloat16 (autocast, with
+    `net` in channels-last memory): about twice as fast on CPUs with AVX-512 BF16 and GPUs;
+    `benchmarks/nad_throughput.py` measures how much it moves the NADs. float32 is the reference.
+
+    `first_layer` names the network's first layer when it is a `Linear` or `Conv2d` fed the
+    input itself ("auto": look for it, None: do not use it). That layer is then evaluated by
+    linearity, `layer(x0 +- h e_i) = layer(x0) +- h layer_nobias(e_i)`, where `layer_nobias(e_i)`
+    is a few kernel entries placed where e_i reaches the output, instead of 2D convolutions;
+    the rest of the network runs unchanged on the 2D probes.
+    """
+    D = x0.numel()
+    with torch.no_grad(), autocast(x0.device, precision):
+        if first_layer == "auto":
+            first_layer = first_linear_layer(net, x0)
+        out = None if first_layer is None else _injected_forward(net, first_layer, x0, step)
+        if out is None:
+            out = net(probes(x0, step))
+    out = out.reshape(2 * D).float()
+    return (out[:D] - out[D:]) / (2 * step)
+
+
+COMPILED_KEPT = 4   # compiled copies kept (per architecture, device, precision and thread count), least recent out
+_COMPILED = OrderedDict()
+
+
+def compiled_secant_gradient(net, x0, step, precision="float32"):
+    """`secant_gradient` of `net` through `torch.compile` (inductor, whole graph): the networks of one
+    architecture share one compiled copy, into which each one's weights are copied, so only the first
+    pays the compilation (seconds). The probes go through every layer, the first one included. The
+    kernels differ from eager PyTorch's, so its numbers are not `secant_gradient`'s (cosine >= 0.99
+    per network, `benchmarks/nad_throughput.py`): the estimate's settings say `compiled`. Measured on
+    a 2-core CPU in bfloat16: 1.1x (VGG-11) to 2.7x (DenseNet-121) faster than eager."""
+    key = (repr(net), tuple(x0.shape), str(x0.device), precision, torch.get_num_threads())
+    if key not in _COMPILED:
+        if x0.device.type == "cpu" and not has_compiler():
+            raise RuntimeError("the compiled secant needs a C++ compiler on the CPU (torch.compile writes C++ "
+                               "kernels): apt-get install g++, or compiled=False")
+        base = copy.deepcopy(net)
+        if precision != "float32":
+            base = base.to(memory_format=torch.channels_last)
+        _COMPILED[key] = (base, torch.compile(base, fullgraph=True, dynamic=False))
+        while len(_COMPILED) > COMPILED_KEPT:
+            _COMPILED.popitem(last=False)
+    _COMPILED.move_to_end(key)
+    base, forward = _COMPILED[key]
+    D = x0.numel()
+    with torch.no_grad():
+        for mine, theirs in ((base.parameters(), net.parameters()), (base.buffers(), net.buffers())):
+            for a, b in zip(mine, theirs, strict=True):
+                a.copy_(b)
+        with autocast(x0.device, precision), torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):
+            out = forward(probes(x0, step))
+    out = out.reshape(2 * D).float()
+    return (out[:D] - out[D:]) / (2 * step)
+
+
+def has_compiler():
+    """True when a C++ compiler is on the PATH (`torch.compile` on the CPU needs one)."""
+    import shutil
+
+    return any(shutil.which(c) for c in ("g++", "c++"))
+
+
+def _is_linear_first(layer, x0):
+    return isinstance(layer, nn.Linear) or (isinstance(layer, nn.Conv2d) and layer.groups == 1 and x0.dim() == 3)
+
+
+def _is_input(inp, x, rows):
+    """True when `inp` is `x` itself (`rows` copies of one point, stride 0) reshaped, not permuted."""
+    return (isinstance(inp, torch.Tensor) and inp.data_ptr() == x.data_ptr() and inp.shape[0] == rows
+            and (rows == 1 or inp.stride(0) == 0) and inp[0].is_contiguous() and inp[0].numel() == x[0].numel())
+
+
+def first_linear_layer(net, x0):
+    """The name of the first layer of `net` if it is a `Linear` or `Conv2d` applied to the input
+    itself (reshapes such as `Flatten` aside), else None."""
+    seen = []
+    names = {m: n for n, m in net.named_modules()}
+    hooks = [m.register_forward_pre_hook(lambda mod, args: seen.append((mod, args[0] if args else None)))
+             for m in net.modules() if next(m.children(), None) is None and not isinstance(m, RESHAPES)]
+    try:
+        with torch.no_grad():
+            net(x0[None])
+    finally:
+        for h in hooks:
+            h.remove()
+    if not seen:
+        return None
+    layer, inp = seen[0]
+    return names[layer] if _is_linear_first(layer, x0) and _is_input(inp, x0[None], 1) else None
+
+
+class _Injected(nn.Module):
+    """Stands in for `layer` while `net` runs on the probes: fed the probes' stand-in `X`, it returns
+    the layer's outputs by linearity (`_linear_probe_outputs`), else it is `layer`."""
+
+    def __init__(self, layer, X, x0, step):
+        super().__init__()
+        self.layer, self.X, self.x0, self.step, self.fired = layer, X, x0, step, False
+
+    def forward(self, inp):
+        if not _is_input(inp, self.X, len(self.X)):
+            return self.layer(inp)
+        self.fired = True
+        return _linear_probe_outputs(self.layer, self.x0, self.step)
+
+
+def _injected_forward(net, name, x0, step):
+    """`net` on the 2D probes with the outputs of its layer `name` computed by linearity; None if that
+    layer turns out not to be fed the input (then the caller runs the plain probes)."""
+    layer = net.get_submodule(name)
+    if not _is_linear_first(layer, x0):
+        return None
+    if name == "":   # the network is that layer
+        return _linear_probe_outputs(layer, x0, step)
+    D = x0.numel()
+    X = x0[None].expand(2 * D, *x0.shape)   # a stand-in of the probes, no memory: never read
+    injected = _Injected(layer, X, x0, step)
+    net.set_submodule(name, injected)
+    try:
+        out = net(X)
+    finally:
+        net.set_submodule(name, layer)
+    return out if injected.fired else None
+
+
+def _linear_probe_outputs(layer, x0, step):
+    """`layer(x0 + h e_i)` then `layer(x0 - h e_i)` for all i, by linearity."""
+    w, D = layer.weight, x0.numel()
+    if isinstance(layer, nn.Linear):
+        base = layer(x0.reshape(1, -1))
+        return torch.cat([base + step * w.T, base - step * w.T])
+    lin, k, out_hw = _conv_support(layer, x0)
+    C, P = w.shape[0], out_hw[0] * out_hw[1]
+    taps = w.reshape(C, -1)[:, k].T                                      # (nnz, C): kernel entry per (i, p)
+    base = torch.zeros(P, C, dtype=w.dtype, device=w.device)
+    base.index_add_(0, lin % P, taps * x0.reshape(-1)[lin // P, None])   # layer(x0) without bias
+    if layer.bias is not None:
+        base += layer.bias
+    out = base.expand(2 * D, P, C).contiguous().view(2 * D * P, C)
+    out.index_add_(0, lin, taps, alpha=step)
+    out.index_add_(0, lin + D * P, taps, alpha=-step)
+    return out.view(2 * D, *out_hw, C).permute(0, 3, 1, 2)               # channels-last memory layout
+
+
+_SUPPORTS = {}
+
+
+def _conv_support(conv, x0):
+    """Where each basis vector e_i reaches the output of `conv`: flat (i, p) indices, kernel entries."""
+    key = (tuple(x0.shape), conv.kernel_size, conv.stride, conv.padding, conv.dilation, conv.padding_mode,
+           str(x0.device))
+    if key not in _SUPPORTS:
+        D = x0.numel()
+        K = conv.in_channels * conv.kernel_size[0] * conv.kernel_size[1]
+        eye = torch.eye(D, dtype=torch.float64, device=x0.device).reshape(D, *x0.shape)
+        kernel = torch.arange(1, K + 1, dtype=torch.float64, device=x0.device).reshape(
+            1, conv.in_channels, *conv.kernel_size)
+        hit = conv._conv_forward(eye, kernel, None)                      # k + 1 where e_i meets kernel entry k at p
+        out_hw = tuple(hit.shape[-2:])
+        hit = hit.round().long().reshape(D, -1)
+        rows, pos = hit.nonzero(as_tuple=True)
+        _SUPPORTS[key] = (rows * hit.shape[1] + pos, hit[rows, pos] - 1, out_hw)
+    return _SUPPORTS[key]
+
+
+# ----------------------------------------------------------------------------- autograd and hessian
+
+def _stacked(nets):
+    params, buffers = stack_module_state(nets)
+    skeleton = copy.deepcopy(nets[0]).to("meta")
+    return skeleton, params, buffers
+
+
+def autograd_gradients(nets, x0):
+    """Exact input gradients of `nets` at `x0`, shape (len(nets), D): vmapped over the networks.
+
+    On the CPU, networks with buffers (BatchNorm) or more than `VMAP_MAX_PARAMS` parameters go
+    one at a time: there vmap over their convolutions is slower than plain backward passes
+    (VGG-11: 0.24 s against 0.015 s per network; `benchmarks/nad_throughput.py`)."""
+    if x0.device.type == "cpu" and (next(nets[0].buffers(), None) is not None
+                                    or sum(p.numel() for p in nets[0].parameters()) > VMAP_MAX_PARAMS):
+        return torch.stack([autograd_one(net, x0) for net in nets])
+    try:
+        skeleton, params, buffers = _stacked(nets)
+
+        def f(p, b, x):
+            return functional_call(skeleton, (p, b), (x[None],)).reshape(())
+
+        return vmap(grad(f, argnums=2), in_dims=(0, 0, None))(params, buffers, x0).reshape(len(nets), -1)
+    except (RuntimeError, NotImplementedError, ValueError):  # an op without a batching rule: one at a time
+        return torch.stack([autograd_one(net, x0) for net in nets])
+
+
+def autograd_one(net, x0):
+    x = x0[None].clone().requires_grad_(True)
+    with torch.enable_grad():
+        (g,) = torch.autograd.grad(net(x).sum(), x)
+    return g.reshape(-1)
+
+
+def mixed_gram(net, x0):
+    """`H^T H` for the mixed derivative `H = grad^2_{theta, x} f(x0)` of one network, (D, D) float64."""
+    params = {k: v.detach() for k, v in net.named_parameters()}
+    buffers = dict(net.named_buffers())
+    D = x0.numel()
+    if D * sum(p.numel() for p in params.values()) > HESSIAN_MAX_ENTRIES:
+        raise ValueError("method 'hessian' materialises a D x (number of parameters) matrix per network: too large "
+                         "for this model; use method='autograd' or 'secant'")
+
+    def input_grad(p):
+        f = lambda x: functional_call(net, (p, buffers), (x[None],)).reshape(())
+        return grad(f)(x0).reshape(-1)
+
+    with torch.enable_grad():
+        jac = jacrev(input_grad, chunk_size=256)(params)                  # name -> (D, *param shape)
+    gram = torch.zeros(D, D, dtype=torch.float64, device=x0.device)
+    for j in jac.values():
+        j = j.reshape(D, -1).double()
+        gram += j @ j.T
+    return gram
+
+

@@ -1,0 +1,251 @@
+"""The networks of an estimate: a model (registry name, "module:callable", "timm:NAME" or a factory)
+as a factory of fresh one-output networks, checked before any is built; network `i` seeded by its
+index; the shared evaluation point x0."""
+
+import hashlib
+import importlib
+import os
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import torch
+from torch import nn
+
+from nadcore import extras
+from nadcore import models as registry
+from nadcore.checks import InputError
+from nadcore.seeds import derive
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")   # a result's name: a file name everywhere
+SPEC = re.compile(r"([A-Za-z_][\w.]*):([A-Za-z_][\w.-]*)")  # module:callable, timm:NAME
+
+
+def _factory(model, input_shape, pooling=True):
+    """A zero-argument callable returning a fresh network with one output, and its name (None for
+    a factory without a usable name: a lambda)."""
+    if isinstance(model, str) and ":" in model:
+        factory = model_factory(model, input_shape)
+        return factory, factory.default_name
+    if isinstance(model, str):
+        if model not in registry.names():
+            raise InputError("model", f"model must be one of {', '.join(registry.names())}, \"module:callable\", "
+                                      f"\"timm:NAME\" or a zero-argument factory; got {model!r}")
+        channels = input_shape[0] if len(input_shape) == 3 else 1
+        registry.check_pooling(model, pooling)
+        return (lambda: registry.build(model, in_channels=channels, num_classes=1, pooling=pooling)), model
+    if pooling is not True:
+        raise ValueError("pooling applies to registry names only; build it into the factory instead")
+    if isinstance(model, nn.Module) or not callable(model):
+        raise InputError("model", "model must be a registry name or a zero-argument factory returning a fresh "
+                                  f"nn.Module (e.g. `lambda: MyNet()`), not {type(model).__name__}")
+    name = getattr(model, "default_name", getattr(model, "__qualname__", type(model).__name__))
+    return model, (name if NAME.fullmatch(name) else None)
+
+
+@dataclass(frozen=True)
+class Factory:
+    """A zero-argument factory of fresh networks (`build`) named by its `source` ("module:callable" or
+    "timm:NAME", what the settings record) and `default_name` (what its results are stored under)."""
+    build: Callable[[], object]   # an nn.Module: `network` checks it
+    source: str
+    default_name: str
+
+    def __call__(self):
+        return self.build()
+
+
+def model_factory(spec, input_shape=(1, 32, 32)):
+    """A zero-argument factory of fresh networks for `spec`, checked before any network is built:
+
+    - `"module:callable"`: an importable class or factory (the current folder on `sys.path`, as
+      `python` puts it there), called with no argument;
+    - `"timm:NAME"`: any timm model, `timm.create_model(NAME, num_classes=1, in_chans=C,
+      img_size=(H, W) where the model takes one)` for `input_shape = (C, H, W)`.
+
+    Returns a `Factory`: its `source` is `spec`, its `default_name` the callable's qualified name or NAME.
+    Raises a one-line ValueError naming `model` (or `input_shape`)."""
+    m = SPEC.fullmatch(spec) if isinstance(spec, str) else None
+    if m is None:
+        raise InputError("model", f"model must be \"module:callable\" or \"timm:NAME\" (or a registry name); "
+                                  f"got {spec!r}")
+    module, attr = m.groups()
+    if module == "timm":
+        return _timm_factory(attr, input_shape)
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())   # as `python` does: the current folder's modules import
+    try:
+        obj = importlib.import_module(module)
+    except Exception as err:   # a module that does not import: ImportError or whatever it raised
+        raise InputError("model", f"model must be an importable module:callable (module {module!r} does not import: "
+                                  f"{type(err).__name__}: {_first_line(err)}); got {spec!r}") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise InputError("model", f"model must be an importable module:callable "
+                                      f"({getattr(obj, '__name__', module)!r} has no attribute {part!r}); got {spec!r}")
+        obj = getattr(obj, part)
+    if isinstance(obj, nn.Module) or not callable(obj):
+        raise InputError("model", f"model must name a class or zero-argument factory returning a fresh nn.Module (not "
+                                  f"{type(obj).__name__}); got {spec!r}")
+
+    return Factory(obj, spec, attr.split(".")[-1] if NAME.fullmatch(attr) is None else attr)
+
+
+def _timm_factory(name, input_shape):
+    spec = f"timm:{name}"
+    try:
+        timm = extras.require("timm", "zoo", "a timm:NAME model")
+    except extras.MissingExtra as err:
+        raise InputError("model", f"model must be a model of an installed timm ({err}); got {spec!r}") from None
+    if not timm.is_model(name):
+        import difflib
+
+        close = difflib.get_close_matches(name, timm.list_models(), n=3)
+        raise InputError("model", f"model must be a timm model name (timm {timm.__version__} has no {name!r}"
+                         + (f"; close: {', '.join(close)}" if close else "") + f"); got {spec!r}")
+    if len(input_shape) != 3:
+        raise InputError("input_shape", f"input_shape must be (C, H, W) for a timm model; got {tuple(input_shape)!r}")
+    C, H, W = input_shape
+    kwargs = {"num_classes": 1, "in_chans": C}
+    sized = {**kwargs, "img_size": H if H == W else (H, W)}
+    with torch.random.fork_rng(devices=[]), torch.device("meta"):   # which arguments it takes: no weights made
+        try:
+            timm.create_model(name, **sized)
+            kwargs = sized
+        except TypeError as err:
+            if "img_size" not in str(err):
+                raise InputError("model", f"model must be a timm model buildable with num_classes=1, in_chans={C} "
+                                          f"({type(err).__name__}: {_first_line(err)}); got {spec!r}") from None
+        except Exception:   # noqa: BLE001 - a model that cannot be built on the meta device: try it for real
+            kwargs = sized
+
+    return Factory(partial(timm.create_model, name, **kwargs), spec, name)
+
+
+def _first_line(err):
+    return (str(err).strip().splitlines() or [""])[0]
+
+
+def one_output_factory(model, input_shape=(1, 32, 32), pooling=True, x0=None):
+    """`(factory, name)` for `model` as `estimate` takes it (a registry name, "module:callable",
+    "timm:NAME" or a zero-argument factory): the factory builds a fresh network with one output,
+    lazy modules materialised by one forward pass at `x0` (default: zeros); `name` is None for a
+    factory without a usable name (a lambda). Checked before any network is built (one-line
+    ValueErrors naming `model`)."""
+    input_shape = tuple(int(s) for s in input_shape)
+    factory, name = _factory(model, input_shape, pooling)
+    return _materialising(factory, torch.zeros(input_shape) if x0 is None else x0), name
+
+
+def model_source(model):
+    """What the settings of a model that is not a registry name record as its source: the
+    "module:callable" or "timm:NAME" text, a factory's `source`, or its module and qualified name."""
+    if isinstance(model, str):
+        return model
+    return getattr(model, "source", None) or (
+        f"{getattr(model, '__module__', '?')}:{getattr(model, '__qualname__', type(model).__name__)}")
+
+
+def _is_lazy(net):
+    return any(nn.parameter.is_lazy(p) for p in net.parameters()) or any(
+        nn.parameter.is_lazy(b) for b in net.buffers())
+
+
+def forward_checked(net, x0):
+    """`net(x0[None])` (no gradient, eval mode, mode restored); a shape mismatch is a one-line
+    ValueError naming `input_shape` and the shape tried."""
+    was = net.training
+    net.eval()
+    try:
+        with torch.no_grad():
+            return net(x0[None])
+    except (RuntimeError, ValueError, TypeError, IndexError, AssertionError) as err:
+        raise InputError("input_shape", f"input_shape must be the model's input shape (C, H, W): a batch of shape "
+                                        f"{(1, *x0.shape)} (input_shape {tuple(x0.shape)}) failed in its forward pass "
+                                        f"({type(err).__name__}: {_first_line(err)})") from None
+    finally:
+        net.train(was)
+
+
+def _materialising(factory, x0):
+    """`factory` whose networks with lazy modules (`nn.LazyLinear`, ...) are materialised by one
+    forward pass at `x0` (CPU) as they are built, in the caller's seeded random state."""
+    def build():
+        net = factory()
+        if isinstance(net, nn.Module) and _is_lazy(net):
+            forward_checked(net, x0)
+        return net
+
+    return build
+
+
+def describe(factory, seed, index, x0, source):
+    """Build network `index` (seeded as in the estimate) and check it before any chunk: it is an
+    `nn.Module`, takes `x0` (a shape mismatch names `input_shape`), and has one output. Returns
+    the model's description for the settings of a model that is not a registry name (`source`,
+    `model_source`; None for a registry name, whose settings hold its name only)."""
+    net = network(factory, seed, index, torch.device("cpu"))
+    _one_output(forward_checked(net, x0))
+    if source is None:
+        return None
+    return {"source": source, "structure": hashlib.sha256(repr(net).encode()).hexdigest()[:12],
+            "parameters": int(sum(p.numel() for p in net.parameters()))}
+
+
+def eval_point_for(seed, input_shape):
+    """The shared evaluation point x0 ~ N(0, I) of `seed` (drawn on the CPU: the same on every device)."""
+    return torch.randn(tuple(input_shape), generator=torch.Generator().manual_seed(int(seed)))
+
+
+def eval_point_name(seed):
+    """How the settings name the evaluation point of `eval_point_for(seed, ...)` (a given point: its hash)."""
+    return f"randn(seed={seed})"
+
+
+def resolve_eval_point(eval_point, seed, input_shape):
+    """`(x0, name)`: the point `eval_point` (None: `eval_point_for(seed, ...)`), float32 on the CPU and
+    checked against `input_shape`, and how the settings name it (`eval_point_name`, or a hash of a given one)."""
+    if eval_point is None:
+        return eval_point_for(seed, input_shape), eval_point_name(seed)
+    x0 = torch.as_tensor(np.asarray(eval_point) if not isinstance(eval_point, torch.Tensor) else eval_point)
+    x0 = x0.detach().to(torch.float32).cpu()
+    if not torch.isfinite(x0).all():
+        raise InputError("eval_point", "eval_point must hold finite numbers; got NaN or inf entries")
+    if x0.dim() == len(input_shape) + 1 and x0.shape[0] == 1:
+        x0 = x0[0]
+    if tuple(x0.shape) != tuple(input_shape):
+        raise InputError("eval_point", f"eval_point must have shape {tuple(input_shape)} (input_shape) or "
+                                       f"(1, *input_shape); got {tuple(x0.shape)}")
+    return x0, "given:" + hashlib.sha256(x0.numpy().tobytes()).hexdigest()[:12]
+
+
+def network_seed(seed, index):
+    """The seed of network `index` of a run: independent of how networks are batched."""
+    return derive(seed, index, bits=32)
+
+
+def network(factory, seed, index, dev):
+    """Network `index`, initialised from its own seed on the CPU (the same network on every device),
+    moved to `dev`, in eval mode."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(network_seed(seed, index))
+        with torch.device("cpu"):
+            net = factory()
+    if not isinstance(net, nn.Module):
+        raise ValueError(f"model factory must return an nn.Module; got {type(net).__name__}")
+    return net.to(dev).eval().requires_grad_(False)
+
+
+def check_one_output(net, x0):
+    """A one-line ValueError unless `net` has one output at `x0`."""
+    with torch.no_grad():
+        _one_output(net(x0[None]))
+
+
+def _one_output(out):
+    if out.numel() != 1:
+        raise InputError("model", f"model must have ONE output (build it with num_classes=1); got output shape "
+                                  f"{tuple(out.shape)}")

@@ -1,0 +1,184 @@
+"""A NAD estimate's result (`NADResult`), how far to trust it (`Trust`), and subspace overlaps."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from nadcore import store
+
+
+@dataclass
+class NADResult:
+    """`eigenvalues` (decreasing) and `nads` (one unit-norm direction per row, same order)."""
+
+    eigenvalues: np.ndarray
+    nads: np.ndarray
+    settings: dict
+    record: dict = field(default_factory=dict)
+    chunks: dict = field(default_factory=dict)   # `ranges` (C, 2), `digests`, `traces`, `machines` (C,)
+    split_half: dict | None = None   # `ks`, `overlap`, `networks` (two halves): computed by `estimate`
+
+    def __len__(self):
+        return len(self.eigenvalues)
+
+    def images(self, k=None):
+        """The first `k` NADs (all by default) reshaped to the input shape."""
+        shape = tuple(self.settings["input_shape"])
+        return self.nads[:k].reshape(-1, *shape)
+
+    def save(self, path, duration=None, device=None, compact=False):
+        """Write `eigenvalues` and `nads` (float16 when `compact`: overlaps change by < 1e-3), the
+        chunk digests and the settings record to `path` (.npz, `nadcore.store`); `duration` and
+        `device` default to those of the `estimate` that made the result."""
+        arrays = {"eigenvalues": self.eigenvalues, "nads": self.nads.astype(np.float16 if compact else np.float32)}
+        arrays.update({f"chunk_{k}": v for k, v in self.chunks.items()})
+        if self.split_half is not None:
+            arrays.update({f"split_half_{k}": np.asarray(v) for k, v in self.split_half.items()})
+        duration = self.record.get("duration_s") if duration is None else duration
+        device = self.record.get("device") if device is None else device
+        self.record = store.save(path, arrays, self.settings, duration=duration, device=device).record
+        return Path(path)
+
+    @classmethod
+    def load(cls, path, settings=None):
+        """Read a result written by `save`; with `settings`, raise `StoreError` unless they match."""
+        res = store.load(path, settings)
+        for name in ("eigenvalues", "nads"):
+            if name not in res.arrays:
+                raise store.StoreError(f"{path} holds no {name!r} array: it is not a NAD result")
+        chunks = {k[len("chunk_"):]: v for k, v in res.arrays.items() if k.startswith("chunk_")}
+        half = {k[len("split_half_"):]: v for k, v in res.arrays.items() if k.startswith("split_half_")} or None
+        return cls(res["eigenvalues"], res["nads"].astype(np.float32), res.settings, res.record, chunks, half)
+
+    def trust(self):
+        """How far to trust the leading NADs: a `Trust` of the split-half subspace overlaps at
+        k = 1, 4, 16 (the NADs of the even- and of the odd-numbered networks of this estimate,
+        computed by `estimate` from the chunks it merged: no extra networks) beside chance, k / D.
+        Results stored before these overlaps were kept say "not available"."""
+        D = int(self.nads.shape[1])
+        if self.split_half is None:
+            return Trust(D, None, None, None)
+        h = self.split_half
+        return Trust(D, np.asarray(h["ks"]), np.asarray(h["overlap"], dtype=np.float64), np.asarray(h["networks"]))
+
+
+class NADTrustWarning(UserWarning):
+    """An estimate whose leading NADs are not above chance (`Trust`): too few networks."""
+
+
+TRUST_KS = (1, 4, 16)
+TRUST_SIGMAS = 5   # "above chance": at least twice chance (k / D) and this many standard deviations above it
+TRUST_WEAK = 0.5   # above chance but below this overlap: the halves agree weakly
+
+
+@dataclass
+class Trust:
+    """Split-half subspace overlaps of a NAD estimate (`NADResult.trust`).
+
+    `overlap[j]` is the overlap (`subspace_overlap`) of the leading `ks[j]` NADs of two disjoint
+    halves of the estimate's networks (even and odd indices; `networks`: their sizes); `chance` is
+    k / D, the mean overlap of random subspaces. The overlap at k is *above chance* when it exceeds
+    chance by `margin(k)` = max(k / D, TRUST_SIGMAS sqrt(2) / D): it is at least twice chance and
+    five standard deviations of the overlap of random subspaces above it (their standard deviation
+    is about sqrt(2) / D for k << D, measured 0.92-1.03 sqrt(2) / D at D = 64 and 1,024, k = 1, 4,
+    16). Above chance but under TRUST_WEAK (0.5) the halves agree weakly: more networks would move
+    the NADs. The full estimate (both halves) is closer to the exact NADs than either half."""
+
+    D: int
+    ks: np.ndarray | None
+    overlap: np.ndarray | None
+    networks: np.ndarray | None
+
+    @property
+    def available(self):
+        return self.overlap is not None
+
+    @property
+    def chance(self):
+        return None if self.ks is None else self.ks / self.D
+
+    def margin(self, k):
+        return max(k / self.D, TRUST_SIGMAS * np.sqrt(2) / self.D)
+
+    def _measured(self):
+        """`(ks, overlap, networks)`, or None when not available."""
+        if self.ks is None or self.overlap is None or self.networks is None:
+            return None
+        return self.ks, self.overlap, self.networks
+
+    @property
+    def above(self):
+        """Per k, whether the split-half overlap is above chance (by `margin`)."""
+        measured = self._measured()
+        if measured is None:
+            return None
+        ks, overlap, _ = measured
+        return np.array([o >= k / self.D + self.margin(k) for k, o in zip(ks, overlap)])
+
+    @property
+    def leading_above_chance(self):
+        """True when the leading NAD (the smallest k) is above chance; None when not available."""
+        above = self.above
+        return None if above is None else bool(above[0])
+
+    def summary(self):
+        """One line: the overlaps beside chance, and a verdict."""
+        measured, above = self._measured(), self.above
+        if measured is None or above is None:
+            return "split-half overlap: not available (a result stored before it was kept)"
+        ks, overlap, networks = measured
+        cells = ", ".join(f"k={k}: {o:.3f} (chance {k / self.D:.3f})" for k, o in zip(ks, overlap))
+        n = "/".join(str(int(x)) for x in networks)
+        weak = [int(k) for k, o in zip(ks, overlap) if o < TRUST_WEAK]
+        verdict = (("above chance at every k" + (f" (weakly at k={', '.join(map(str, weak))}: overlap < "
+                                                 f"{TRUST_WEAK}, more networks would move them)" if weak else ""))
+                   if above.all() else
+                   "NOT above chance at any k: sampling noise, use more networks" if not above.any() else
+                   f"above chance up to k={int(ks[np.flatnonzero(~above)[0] - 1])} only"
+                   if above[0] else "the leading NAD is NOT above chance: use more networks")
+        return f"split-half overlap ({n} networks): {cells}; {verdict}"
+
+
+# ----------------------------------------------------------------------------- eigenvectors and subspaces
+
+def eig_decreasing(matrix):
+    """Eigenvalues (decreasing) and eigenvectors as rows of a symmetric matrix; each row's
+    largest-magnitude entry is made positive so results are reproducible."""
+    matrix = torch.as_tensor(matrix, dtype=torch.float64).cpu()
+    vals, vecs = torch.linalg.eigh((matrix + matrix.T) / 2)
+    vals, rows = vals.flip(0), vecs.flip(1).T
+    pivot = rows.gather(1, rows.abs().argmax(1, keepdim=True))
+    rows = rows * torch.where(pivot < 0, -1.0, 1.0).to(rows.dtype)
+    return vals.numpy(), rows.numpy()
+
+
+def subspace_overlap(U, V, k):
+    """Mean squared cosine of the principal angles between the spans of the first `k` rows of U
+    and of V: 1 for the same subspace, about k / D for random ones."""
+    U, V = np.asarray(U, dtype=np.float64)[:k], np.asarray(V, dtype=np.float64)[:k]
+    cos = np.linalg.svd(np.linalg.qr(U.T)[0].T @ np.linalg.qr(V.T)[0], compute_uv=False)
+    return float(np.mean(np.clip(cos, 0, 1) ** 2))
+
+
+def subspace_overlaps(U, V, ks):
+    """`subspace_overlap(U, V, k)` for each k of `ks` (equal to within 1e-12) from one QR of each
+    basis: Gram-Schmidt bases are nested, and the squared cosines of the principal angles sum to the
+    squared Frobenius norm of `Qu_k^T Qv_k`. For reading; `compare` computes the stored overlaps."""
+    ks = [int(k) for k in ks]
+    top = max(ks)
+    qu, qv = (np.linalg.qr(np.asarray(W, dtype=np.float64)[:top].T)[0] for W in (U, V))
+    block = (qu.T @ qv) ** 2
+    return np.array([block[:k, :k].sum() / k for k in ks])
+
+
+def compare(a, b, ks):
+    """Subspace overlaps (see `subspace_overlap`) of two NAD bases for each k in `ks`."""
+    return np.array([subspace_overlap(a.nads, b.nads, k) for k in ks])
+
+
+def result_path(arch, settings, results_dir):
+    """Where a full estimate of `arch` made with `settings` is kept inside `results_dir` (by
+    `experiments.ch3_nads.load_nads`, the CLI and the bundle)."""
+    return Path(results_dir) / "nads" / f"{arch}_{store.key(settings)}.npz"

@@ -1,0 +1,121 @@
+"""An estimate's settings as one object (`EstimateSettings`): checked once when made, passed down to
+every chunk, and the settings records (whose hashes are the stored keys) of its chunks and result."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nadcore import catalog, checks, versions
+from nadcore.checks import InputError
+from nadcore.device import check_precision
+from nadcore.seeds import check_seed
+
+METHODS = catalog.NAD_METHODS
+MAX_BATCH = catalog.MAX_BATCH   # networks evaluated at once (a batch is padded with copies to this size)
+
+
+def default_batch(method, dev):
+    """Networks per batch of `method` on the `torch.device` `dev` when `batch_size` is None."""
+    return {"secant": 16, "autograd": 256 if dev.type == "cuda" else 32, "hessian": 1}[method]
+
+
+@dataclass(frozen=True)
+class EstimateSettings:
+    """How an estimate computes: `method` ("secant", the published one; "autograd"; "hessian"),
+    `step` (the secant's h; ignored by the others, recorded as None), `seed` (network i is
+    initialised from `networks.network_seed(seed, i)`; the default x0 is drawn from it),
+    `input_shape`, `pooling` (a registry network's: True, the published one, adds no key),
+    `precision` and `compiled` (the secant's: bfloat16 autocast, `torch.compile`) and `batch_size`
+    (networks per batch, None: `default_batch`). Made once by `estimate`, which checks every field
+    here (one-line ValueErrors naming the parameter), and passed down to its chunks."""
+
+    method: str = "secant"
+    step: float = 100.0
+    seed: int = 0
+    input_shape: tuple[int, ...] = (1, 32, 32)
+    pooling: bool | str = True
+    precision: str = "float32"
+    compiled: bool = False
+    batch_size: int | None = None
+
+    def __post_init__(self):
+        checks.one_of("method", self.method, METHODS)
+        step = self.step
+        if not (isinstance(step, (int, float, np.number)) and not isinstance(step, bool) and np.isfinite(step)
+                and _in_float32(step)):
+            raise InputError("step", f"step must be a finite number > 0 in float32 (the secant step h; published: "
+                                     f"100); got {step!r}")
+        shape = self.input_shape
+        if not (isinstance(shape, (tuple, list)) and shape
+                and all(isinstance(s, (int, np.integer)) and s >= 1 for s in shape)):
+            raise InputError("input_shape", f"input_shape must be a tuple of positive ints such as (1, 32, 32); "
+                                            f"got {shape!r}")
+        checks.integer("batch_size", self.batch_size, 1, MAX_BATCH, optional=True,
+                       accepted=f"an integer in [1, {MAX_BATCH}] or None (automatic)")
+        object.__setattr__(self, "input_shape", tuple(int(s) for s in shape))
+        object.__setattr__(self, "seed", check_seed(self.seed))
+        check_precision(self.precision)
+        if self.precision != "float32" and self.method != "secant":
+            raise ValueError(f"precision {self.precision!r} applies to method 'secant' only; got method "
+                             f"{self.method!r}")
+        if not isinstance(self.compiled, bool) or (self.compiled and self.method != "secant"):
+            raise InputError("compiled", f"compiled must be True (method 'secant' only) or False; got "
+                                         f"{self.compiled!r} with method {self.method!r}")
+
+    def batch(self, dev):
+        """Networks per batch on the `torch.device` `dev`."""
+        return self.batch_size or default_batch(self.method, dev)
+
+    def chunk_settings(self, name, eval_desc, dev, model=None):
+        """What a stored chunk of networks depends on (its range is the sweep cell): `name` is the
+        settings' `arch`, `eval_desc` names x0 (`networks.eval_point_name`), `dev` the device;
+        `model`: the description of a network that is not a registry name (absent for those)."""
+        return _with_model(_with_compiled(versions.stamp(with_pooling(
+            {"arch": name, "method": self.method, "step": self._recorded_step(), "input_shape": list(self.input_shape),
+             "seed": int(self.seed), "eval_point": eval_desc, "batch": int(self.batch(dev)), "device": dev.type},
+            self.pooling), "nad_chunk", self.precision), self.compiled), model)
+
+    def result_settings(self, name, num_networks, eval_desc=None, model=None, first=0):
+        """The settings record of an estimate of `num_networks` networks from `first` (`eval_desc`:
+        None for the default x0 of `seed`; `model` as for `chunk_settings`)."""
+        settings = _with_compiled(versions.stamp(with_pooling(
+            {"arch": name, "num_networks": int(num_networks), "method": self.method, "step": self._recorded_step(),
+             "input_shape": list(self.input_shape), "seed": int(self.seed),
+             "eval_point": eval_desc or f"randn(seed={self.seed})"}, self.pooling), "nad_result", self.precision),
+            self.compiled)
+        settings = _with_model(settings, model)
+        if first:
+            settings["first"] = int(first)
+        return settings
+
+    def _recorded_step(self):
+        return float(self.step) if self.method == "secant" else None
+
+
+def nad_settings(arch, num_networks, method="secant", step=100.0, seed=0, input_shape=(1, 32, 32), pooling=True,
+                 precision="float32", compiled=False):
+    """The settings record `estimate` writes for a registry architecture with the default x0."""
+    return EstimateSettings(method, step, seed, input_shape, pooling, precision, compiled).result_settings(
+        arch, num_networks)
+
+
+def _in_float32(x):
+    """True when `x` is > 0 and finite in float32 (no overflow warning for 1e39)."""
+    with np.errstate(over="ignore", under="ignore"):
+        return bool(np.float32(x) > 0 and np.isfinite(np.float32(x)))
+
+
+def with_pooling(settings, pooling):
+    """Settings of a network built with `pooling`: the published pooling (True) adds no key."""
+    return settings if pooling is True else {**settings, "pooling": pooling}
+
+
+def _with_model(settings, model):
+    """`settings` with the `model` description of a factory's network (its source, a digest of its
+    structure and its parameter count), absent for registry names."""
+    return settings if model is None else {**settings, "model": model}
+
+
+def _with_compiled(settings, compiled):
+    """`settings` with `compiled: True` for the compiled secant (absent otherwise: keys unchanged)."""
+    return {**settings, "compiled": True} if compiled else settings
