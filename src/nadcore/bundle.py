@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -183,34 +183,52 @@ def _deep_device(name):
     return DEEP_DEVICE.get(name, DEVICE)
 
 
+class FourierItem(NamedTuple):
+    """A Chapter 1 item: the networks it trains (`archs`), its `grid` of directions, the `settings` that key
+    its cells, and whether the networks pool (`pooling`)."""
+    archs: tuple
+    grid: fourier.Grid
+    settings: dict
+    pooling: bool
+
+
+class StoredFourier(NamedTuple):
+    """What the bundle holds of a Chapter 1 item (`load_fourier`): `table` `{arch: {(kx, ky): arrays}}` of
+    its stored cells, its `grid`, `settings` and the stored cells' `records`."""
+    table: dict
+    grid: fourier.Grid
+    settings: dict
+    records: dict
+
+
 def _fig1():
     """Fig. 1: LogReg and LeNet on every cell of the published grid, at the published settings."""
     p = presets.preset("fourier", "paper")
-    return CPU_ARCHS, fourier.make_grid(p["grid"]), ch1_fourier.sweep_settings(p, SEED, DEVICE), True
+    return FourierItem(CPU_ARCHS, fourier.make_grid(p["grid"]), ch1_fourier.sweep_settings(p, SEED, DEVICE), True)
 
 
 def _fig2():
     """Fig. 2: Fig. 1's networks on its grid, sample size, noise and epochs."""
     q = presets.preset("fourier", "paper")["fig2"]
     archs, _, settings, pooling = _fig1()
-    return archs, fourier.make_grid(q["grid"]), {**settings, "n": q["n"], "sigma": q["sigma"],
-                                                 "epochs": q["epochs"]}, pooling
+    return FourierItem(archs, fourier.make_grid(q["grid"]), {**settings, "n": q["n"], "sigma": q["sigma"],
+                                                             "epochs": q["epochs"]}, pooling)
 
 
 def _fig3(sigma=None):
     """Fig. 3: LeNet without pooling on `FIG3_GRID`, at Fig. 1's settings (at noise `sigma` if given)."""
-    settings = _fig1()[2]
-    return ("lenet",), fourier.make_grid(FIG3_GRID), {**settings, "sigma": settings["sigma"] if sigma is None
-                                                      else sigma}, False
+    settings = _fig1().settings
+    return FourierItem(("lenet",), fourier.make_grid(FIG3_GRID),
+                       {**settings, "sigma": settings["sigma"] if sigma is None else sigma}, False)
 
 
 def _deep_fig1(name):
     """A `DEEP_FIG1` item: Fig. 1's settings, the network and max_lr of `DEEP_TRAIN`, the noise
     `DEEP_SIGMA`, on `FIG3_GRID`, on its `DEEP_DEVICE`."""
     arch, lr = DEEP_TRAIN[DEEP_FIG1[name]]
-    settings = _fig1()[2]
-    return (arch,), fourier.make_grid(FIG3_GRID), {**settings, "sigma": DEEP_SIGMA, "max_lr": {
-        **settings["max_lr"], arch: lr}, "device": DEEP_DEVICE[name]}, True
+    settings = _fig1().settings
+    return FourierItem((arch,), fourier.make_grid(FIG3_GRID), {**settings, "sigma": DEEP_SIGMA, "max_lr": {
+        **settings["max_lr"], arch: lr}, "device": DEEP_DEVICE[name]}, True)
 
 
 # The Chapter 1 items stored as sweeps of Fourier cells: `{item: (its settings, the sweep that stores
@@ -226,8 +244,8 @@ def _check_sweep(name):
     return FOURIER_SWEEPS[name]
 
 
-def fourier_item(name):
-    """`(archs, grid, settings, pooling)` of the Chapter 1 item `name` ("fig1", "fig2", "fig3",
+def fourier_item(name) -> FourierItem:
+    """The `FourierItem` `(archs, grid, settings, pooling)` of the Chapter 1 item `name` ("fig1", "fig2", "fig3",
     "fig3_sigma": Fig. 3 at `DEEP_SIGMA`, the sigma study's best, or a deep network's Fig. 1 subset of
     `DEEP_FIG1`: Fig. 1's sweep and settings, the network and max_lr of `DEEP_TRAIN`, the noise
     `DEEP_SIGMA`, on its `DEEP_DEVICE`)."""
@@ -305,13 +323,13 @@ def train_precision_verdict(runs):
     return {"bfloat16": float(bf16), "seeds": float(spread), "accept": bool(bf16 <= spread), "cells": sorted(cells)}
 
 
-def load_fourier(name, bundle_dir=BUNDLE):
-    """The stored table `{arch: {(kx, ky): arrays}}`, the grid, the settings and the records of a
-    Chapter 1 item; cells not yet computed are absent."""
+def load_fourier(name, bundle_dir=BUNDLE) -> StoredFourier:
+    """The `StoredFourier` `(table, grid, settings, records)` of a Chapter 1 item: its stored table
+    `{arch: {(kx, ky): arrays}}`, grid, settings and records; cells not yet computed are absent."""
     archs, grid, settings, pooling = fourier_item(name)
     table, records = ch1_fourier.stored_directions(archs, grid, settings, Path(bundle_dir) / "fourier", pooling,
                                                    sweep_name(name))
-    return table, grid, settings, records
+    return StoredFourier(table, grid, settings, records)
 
 
 def fourier_remaining(name, bundle_dir=BUNDLE):
@@ -744,11 +762,20 @@ _declare(BundleItem("precision", precision_item, _precision_compute, load_precis
 
 # ----------------------------------------------------------------------------- Chapter 3: Fig. 6
 
+class Fig6Item(NamedTuple):
+    """A Fig. 6 item: the network trained (`arch`), the NAD `indices` it is trained along, the `settings`
+    that key its cells."""
+    arch: str
+    indices: list
+    settings: dict
+
+
 def _lenet_fig6(sigma=None):
     """LeNet's Fig. 6 at the published settings (at noise `sigma` if given)."""
     p = presets.preset("nads", "paper")
     settings = {**p["fig6"], "seed": SEED}
-    return p["fig6_arch"], p["fig6_indices"], settings if sigma is None else {**settings, "sigma": float(sigma)}
+    return Fig6Item(p["fig6_arch"], p["fig6_indices"],
+                    settings if sigma is None else {**settings, "sigma": float(sigma)})
 
 
 def _deep_fig6(name, sigma=None):
@@ -756,14 +783,14 @@ def _deep_fig6(name, sigma=None):
     (`sigma` is not read)."""
     published_arch, indices = DEEP_FIG6[name]
     arch, lr = DEEP_TRAIN[published_arch]
-    return arch, list(indices), {**_lenet_fig6()[2], "sigma": DEEP_SIGMA, "max_lr": lr}
+    return Fig6Item(arch, list(indices), {**_lenet_fig6().settings, "sigma": DEEP_SIGMA, "max_lr": lr})
 
 
 def _fig6_replicate(name, sigma=None):
     """A `FIG6_NADS` item: its item's at its sigma, with the seed of its replicate (`sigma` is not read)."""
     item, _, r, sigma = FIG6_NADS[name]
     arch, indices, settings = fig6_item(sigma, name=item)
-    return arch, indices, ch1_fourier.replicate_settings(settings, r)
+    return Fig6Item(arch, indices, ch1_fourier.replicate_settings(settings, r))
 
 
 # The Fig. 6 items stored as cells of NAD indices: `{item: its (arch, indices, settings) at a sigma}`.
@@ -771,8 +798,8 @@ FIG6_ITEMS = {"fig6": _lenet_fig6, **{name: partial(_deep_fig6, name) for name i
               **{name: partial(_fig6_replicate, name) for name in FIG6_NADS}}
 
 
-def fig6_item(sigma=None, name="fig6"):
-    """`(arch, indices, settings)` of Fig. 6 at the published settings, on our NADs (at noise `sigma`
+def fig6_item(sigma=None, name="fig6") -> Fig6Item:
+    """The `Fig6Item` `(arch, indices, settings)` of Fig. 6 at the published settings, on our NADs (at noise `sigma`
     instead of the published one if given: the sigma study's best). `name` "fig6" is LeNet's; a
     `DEEP_FIG6` name is the network and max_lr of `DEEP_TRAIN` at its indices and `DEEP_SIGMA`, on
     `nads_of(arch)`; a `FIG6_NADS` name is its item's at its sigma, with the seed of its replicate."""

@@ -18,8 +18,10 @@ import socket
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -53,7 +55,7 @@ class Result:
         return self.record["settings"]
 
 
-def canonical(settings):
+def canonical(settings: Any) -> Any:
     """Settings as plain JSON types (tuples become lists), so equal settings compare equal."""
     try:
         return json.loads(json.dumps(settings, sort_keys=True, default=_jsonable))
@@ -61,13 +63,13 @@ def canonical(settings):
         raise ValueError(f"settings must be JSON-serialisable: {err}") from None
 
 
-def key(settings, length=12):
+def key(settings: dict, length: int = 12) -> str:
     """A short stable hash of `settings`, for file names."""
     text = json.dumps(canonical(settings), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 
-def fingerprint(*arrays):
+def fingerprint(*arrays) -> str:
     """A short hash of arrays' (or tensors') bytes: names a dataset or a NAD basis in a record."""
     h = hashlib.sha256()
     for a in arrays:
@@ -267,7 +269,8 @@ def _named(value):
     return archs, packages
 
 
-def save(path, arrays, settings, *, device=None, duration=None):
+def save(path: str | Path, arrays: dict, settings: dict, *, device: str | None = None,
+         duration: float | None = None) -> "Result":
     """Write `arrays` (a dict of arrays or tensors) and their record to `path` atomically."""
     arrays = {str(k): _numpy(v) for k, v in arrays.items()}
     bad = [k for k in arrays if k.startswith("__") or arrays[k].dtype == object]
@@ -325,7 +328,7 @@ def migrate(path, new_path, settings, note):
     return record
 
 
-def load(path, settings=None):
+def load(path: str | Path, settings: dict | None = None) -> "Result":
     """Read the result at `path`; with `settings`, raise StoreError unless they match the record."""
     path = Path(path)
     if not path.is_file():
@@ -394,7 +397,7 @@ def _check_record(path, record, arrays):
                              "(its values were changed after it was written); delete it to recompute")
 
 
-def matches(path, settings):
+def matches(path: str | Path, settings: dict) -> bool:
     """True when `path` holds a readable result made with `settings`."""
     try:
         load(path, settings)
@@ -403,7 +406,8 @@ def matches(path, settings):
     return True
 
 
-def cached(path, settings, compute, *, device=None, force=False):
+def cached(path: str | Path, settings: dict, compute: Callable[[], dict], *, device: str | None = None,
+           force: bool = False) -> "Result":
     """Load the result at `path` if it was made with `settings`, else run `compute()` and save it.
 
     `compute()` returns a dict of arrays. A file made with other settings is recomputed and

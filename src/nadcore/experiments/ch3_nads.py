@@ -2,6 +2,8 @@
 same settings, else estimated) and Fig. 6, networks trained on D(u_i) for NAD indices i. The
 estimators are `nadcore.nads`."""
 
+from typing import Any
+
 import numpy as np
 import torch
 
@@ -207,7 +209,7 @@ def precision_overlaps(arch, n, ks, seed=0, device="cpu", results_dir=None, prog
     """Leading-k overlaps (`compare`, for each k of `ks`) of the compiled bfloat16 secant estimate of `n`
     networks with the float32 one of the same networks (`compiled`), beside two disjoint float32
     estimates of n/2 networks each (`floor`: the Monte-Carlo agreement bfloat16 has to stay above)."""
-    kw = dict(device=device, seed=seed, results_dir=results_dir, progress=progress)
+    kw: dict[str, Any] = dict(device=device, seed=seed, results_dir=results_dir, progress=progress)
     fp32 = estimate(arch, n, **kw)
     compiled = estimate(arch, n, precision="bfloat16", compiled=True, **kw)
     halves = [estimate(arch, n // 2, first=f, **kw) for f in (0, n // 2)]

@@ -17,6 +17,7 @@ mean (for `D(v)` channels, whose mean is 0, this is the raw zero of the paper).
 
 import math
 import numbers
+from typing import Any
 
 import numpy as np
 import torch
@@ -262,8 +263,9 @@ def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shar
     idx = check_indices(settings["indices"], len(U))
     seeds = [int(s) for s in settings["seeds"]]
     recipe = _recipe(settings, arch)
-    shared = {"arch": arch, "nads": store.fingerprint(U), "recipe": recipe,
-              **{k: settings[k] for k in ("n_train", "n_test", "sigma", "eps1", "eps2", "extent", "resolution")}}
+    shared: dict[str, Any] = {"arch": arch, "nads": store.fingerprint(U), "recipe": recipe,
+                              **{k: settings[k] for k in ("n_train", "n_test", "sigma", "eps1", "eps2", "extent",
+                                                          "resolution")}}
     cells = [{"i": i, "j": j, "seed": s} for s in seeds for i in idx for j in idx]
     compute = lambda group: pair_cells(arch, U, settings, group, device)
     results = _run(f"underspec_pairs_{arch}", cells, compute, shared, results_dir, batch, shard, num_shards, progress,
@@ -304,7 +306,7 @@ def ood_grid(arch, nads, settings, results_dir, data_root="../data", *, device="
     seeds = [int(s) for s in settings["seeds"]]
     recipe = _recipe(settings, arch)
     sigma = settings["sigma"][arch] if isinstance(settings["sigma"], dict) else settings["sigma"]
-    shared = {"arch": arch, "nads": store.fingerprint(U), "recipe": recipe, "sigma": float(sigma),
+    shared: dict[str, Any] = {"arch": arch, "nads": store.fingerprint(U), "recipe": recipe, "sigma": float(sigma),
               **{k: settings[k] for k in ("dataset", "limit", "eps")}}
     cells = [{"k": k, "seed": s} for s in seeds for k in idx]
     images = []

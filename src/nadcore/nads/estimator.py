@@ -3,9 +3,13 @@
 
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import torch
+from torch import nn
 from tqdm import tqdm
 
 from nadcore import catalog, checks, store, sweeps
@@ -18,9 +22,12 @@ from nadcore.nads.result import NADResult, NADTrustWarning, eig_decreasing, subs
 from nadcore.nads.settings import EstimateSettings
 
 
-def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, input_shape=(1, 32, 32),
-             device="auto", seed=0, batch_size=None, first=0, results_dir=None, progress=True, pooling=True,
-             precision="float32", shard=0, num_shards=1, compiled=False, name=None):
+def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: str = "secant", step: float = 100.0,
+             eval_point: torch.Tensor | np.ndarray | None = None, input_shape: tuple[int, ...] = (1, 32, 32),
+             device: str = "auto", seed: int = 0, batch_size: int | None = None, first: int = 0,
+             results_dir: str | Path | None = None, progress: bool = True, pooling: bool | str = True,
+             precision: str = "float32", shard: int = 0, num_shards: int = 1, compiled: bool = False,
+             name: str | None = None):
     """Estimate the NADs of `model` from networks `first .. first + num_networks - 1`.
 
     model: a registry name (built with one output and `pooling`, see `models.build`),
@@ -104,9 +111,11 @@ def estimate(model, num_networks, method="secant", step=100.0, eval_point=None, 
     return result
 
 
-def convergence(model, sizes, ks=(1, 4, 16, 64), method="secant", step=100.0, input_shape=(1, 32, 32),
-                device="auto", seed=0, batch_size=None, results_dir=None, progress=True, pooling=True,
-                precision="float32", compiled=False):
+def convergence(model: str | Callable[[], nn.Module], sizes: list[int], ks: tuple[int, ...] = (1, 4, 16, 64),
+                method: str = "secant", step: float = 100.0, input_shape: tuple[int, ...] = (1, 32, 32),
+                device: str = "auto", seed: int = 0, batch_size: int | None = None,
+                results_dir: str | Path | None = None, progress: bool = True, pooling: bool | str = True,
+                precision: str = "float32", compiled: bool = False) -> dict:
     """Overlap of the leading-k NAD subspaces estimated with N and with 2N networks, for N in `sizes`.
 
     The two estimates use disjoint networks of the same run (indices `0 .. N - 1` and
@@ -118,9 +127,9 @@ def convergence(model, sizes, ks=(1, 4, 16, 64), method="secant", step=100.0, in
     sizes = [int(n) for n in sizes]
     if not sizes or min(sizes) < 2:
         raise ValueError(f"sizes must be a non-empty list of integers >= 2; got {sizes!r}")
-    common = dict(method=method, step=step, input_shape=input_shape, device=device, seed=seed,
-                  batch_size=batch_size, results_dir=results_dir, progress=progress, pooling=pooling,
-                  precision=precision, compiled=compiled)
+    common: dict[str, Any] = dict(method=method, step=step, input_shape=input_shape, device=device, seed=seed,
+                                  batch_size=batch_size, results_dir=results_dir, progress=progress,
+                                  pooling=pooling, precision=precision, compiled=compiled)
     overlap = np.zeros((len(sizes), len(ks)))
     for r, n in enumerate(sizes):
         small = estimate(model, n, **common)

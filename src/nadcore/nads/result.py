@@ -23,12 +23,13 @@ class NADResult:
     def __len__(self):
         return len(self.eigenvalues)
 
-    def images(self, k=None):
+    def images(self, k: int | None = None) -> np.ndarray:
         """The first `k` NADs (all by default) reshaped to the input shape."""
         shape = tuple(self.settings["input_shape"])
         return self.nads[:k].reshape(-1, *shape)
 
-    def save(self, path, duration=None, device=None, compact=False):
+    def save(self, path: str | Path, duration: float | None = None, device: str | None = None,
+             compact: bool = False) -> Path:
         """Write `eigenvalues` and `nads` (float16 when `compact`: overlaps change by < 1e-3), the
         chunk digests and the settings record to `path` (.npz, `nadcore.store`); `duration` and
         `device` default to those of the `estimate` that made the result."""
@@ -42,7 +43,7 @@ class NADResult:
         return Path(path)
 
     @classmethod
-    def load(cls, path, settings=None):
+    def load(cls, path: str | Path, settings: dict | None = None) -> "NADResult":
         """Read a result written by `save`; with `settings`, raise `StoreError` unless they match."""
         res = store.load(path, settings)
         for name in ("eigenvalues", "nads"):
@@ -52,7 +53,7 @@ class NADResult:
         half = {k[len("split_half_"):]: v for k, v in res.arrays.items() if k.startswith("split_half_")} or None
         return cls(res["eigenvalues"], res["nads"].astype(np.float32), res.settings, res.record, chunks, half)
 
-    def trust(self):
+    def trust(self) -> "Trust":
         """How far to trust the leading NADs: a `Trust` of the split-half subspace overlaps at
         k = 1, 4, 16 (the NADs of the even- and of the odd-numbered networks of this estimate,
         computed by `estimate` from the chunks it merged: no extra networks) beside chance, k / D.
@@ -143,7 +144,7 @@ class Trust:
 
 # ----------------------------------------------------------------------------- eigenvectors and subspaces
 
-def eig_decreasing(matrix):
+def eig_decreasing(matrix) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvalues (decreasing) and eigenvectors as rows of a symmetric matrix; each row's
     largest-magnitude entry is made positive so results are reproducible."""
     matrix = torch.as_tensor(matrix, dtype=torch.float64).cpu()
@@ -154,7 +155,7 @@ def eig_decreasing(matrix):
     return vals.numpy(), rows.numpy()
 
 
-def subspace_overlap(U, V, k):
+def subspace_overlap(U: np.ndarray, V: np.ndarray, k: int) -> float:
     """Mean squared cosine of the principal angles between the spans of the first `k` rows of U
     and of V: 1 for the same subspace, about k / D for random ones."""
     U, V = np.asarray(U, dtype=np.float64)[:k], np.asarray(V, dtype=np.float64)[:k]
@@ -162,7 +163,7 @@ def subspace_overlap(U, V, k):
     return float(np.mean(np.clip(cos, 0, 1) ** 2))
 
 
-def subspace_overlaps(U, V, ks):
+def subspace_overlaps(U: np.ndarray, V: np.ndarray, ks) -> np.ndarray:
     """`subspace_overlap(U, V, k)` for each k of `ks` (equal to within 1e-12) from one QR of each
     basis: Gram-Schmidt bases are nested, and the squared cosines of the principal angles sum to the
     squared Frobenius norm of `Qu_k^T Qv_k`. For reading; `compare` computes the stored overlaps."""
@@ -178,7 +179,7 @@ def compare(a, b, ks):
     return np.array([subspace_overlap(a.nads, b.nads, k) for k in ks])
 
 
-def result_path(arch, settings, results_dir):
+def result_path(arch: str, settings: dict, results_dir: str | Path) -> Path:
     """Where a full estimate of `arch` made with `settings` is kept inside `results_dir` (by
     `experiments.ch3_nads.load_nads`, the CLI and the bundle)."""
     return Path(results_dir) / "nads" / f"{arch}_{store.key(settings)}.npz"
