@@ -123,10 +123,10 @@ def test_numpy_scalars_are_accepted_wherever_python_numbers_are(tmp_path):
     m_hat = pooling.prefilter("average", i(32), i(4))
     assert pooling.bayes_accuracy(m_hat, i(4), f(1), f(0.5)) == pytest.approx(pooling.bayes_accuracy(
         pooling.prefilter("average", 32, 4), 4, 1.0, 0.5))
-    gamma = pooling.snr_gamma_2d("average", S=i(2), size=i(8), grid=[(i(1), i(2))])
-    assert gamma == pooling.snr_gamma_2d("average", S=2, size=8, grid=[(1, 2)])
-    assert torch.equal(pooling.pooling_matrix_2d("binomial3_x2", S=i(4), size=i(8)),
-                       pooling.pooling_matrix_2d("binomial3_x2", S=4, size=8))
+    gamma = pooling.snr_gamma(pooling.prefilter("average", i(8), i(2), dims=i(2)), i(2), cells=[(i(1), i(2))])
+    assert torch.equal(gamma, pooling.snr_gamma(pooling.prefilter("average", 8, 2, dims=2), 2, cells=[(1, 2)]))
+    assert torch.equal(pooling.pooling_matrix("binomial3_x2", i(4), i(8), dims=i(2)),
+                       pooling.pooling_matrix("binomial3_x2", 4, 8, dims=2))
     assert torch.equal(models.binomial_filter(i(3)), models.binomial_filter(3))
     blur = models.BlurPool2d(size=i(3), stride=i(2))
     assert blur(torch.ones(1, 1, 8, 8)).shape == (1, 1, 4, 4)

@@ -1,10 +1,11 @@
-"""nadcore.pooling: Eq. 1 against avg_pool1d, Theorem 1 and Lemma 1 against Monte-Carlo simulation."""
+"""nadcore.pooling: Eq. 1 against avg_pool1d / avg_pool2d, Theorem 1 and Lemma 1 against Monte-Carlo simulation."""
 
 import math
 
 import pytest
 import torch
 
+from nadcore import fourier
 from nadcore import pooling as P
 
 D, S = 64, 4
@@ -24,6 +25,7 @@ def test_eq1_reproduces_avg_pool1d():
     torch.testing.assert_close(P.pool_spectrum(torch.fft.fft(x, norm="ortho"), m_hat, S),
                                torch.fft.fft(z, norm="ortho"), atol=1e-12, rtol=0)
     torch.testing.assert_close(P.pool(x, m_hat, S), z, atol=1e-12, rtol=0)
+    assert torch.equal(P.pool(x, "average", S), z)   # the prefilter's taps: the layer itself
 
 
 @pytest.mark.parametrize("kind", ["gaussian", "ideal"])
@@ -70,7 +72,7 @@ def test_in_the_papers_convention_the_printed_form_is_off_by_sqrt_S_over_2():
     ls = [3, 9, 13]
     torch.testing.assert_close(paper[ls] / exact[ls], torch.full((3,), math.sqrt(S / 2), dtype=torch.float64))
     l, n = 5, 50_000
-    v = P.fourier_direction_1d(l, D)
+    v = fourier.directions([l], D)[0]
     gen = torch.Generator().manual_seed(0)
     y = torch.where(torch.rand(n, generator=gen, dtype=torch.float64) < 0.5, -1.0, 1.0)
     w = sigma * torch.randn(n, D, generator=gen, dtype=torch.float64)
@@ -89,8 +91,8 @@ def test_eq2_matches_linear_algebra_for_real_directions(kind):
     m_hat = P.prefilter(kind, D, S)
     acc = P.bayes_accuracy(m_hat, S, 1.0, 2.0)
     for l in [1, 3, 5, 9, 12, 15, 20, 27]:
-        direct = P.direction_bayes_accuracy(P.fourier_direction_1d(l, D), m_hat, S, 1.0, 2.0)
-        assert direct == pytest.approx(acc[l].item(), abs=1e-9)
+        direct = P.direction_bayes_accuracy(fourier.directions([l], D), m_hat, S, 1.0, 2.0)
+        assert direct.item() == pytest.approx(acc[l].item(), abs=1e-9)
 
 
 def test_theorem1_against_avg_pool1d_simulation(capsys):
@@ -99,8 +101,8 @@ def test_theorem1_against_avg_pool1d_simulation(capsys):
     Tolerance 0.015: 4 binomial standard errors at n_test = 40000 (<= 0.0025 each) plus the
     small excess error of LDA fitted on 20000 samples in 16 dimensions.
     """
-    res = P.theorem1_check(D, S, eps=1.0, sigma=3.0, ls=(1, 4, 7, 10, 13), n_train=20000, n_test=40000,
-                           progress=False)
+    res = P.theorem1_check("average", (1, 4, 7, 10, 13), S, eps=1.0, sigma=3.0, n_train=20000, n_test=40000,
+                           size=D, progress=False)
     gap = (res["simulated"] - res["theory"]).abs()
     with capsys.disabled():
         print(f"\nTheorem 1 largest |simulated - theory| = {gap.max():.4f}")
@@ -110,12 +112,14 @@ def test_theorem1_against_avg_pool1d_simulation(capsys):
 
 
 def test_theorem1_edge_direction_uses_linear_algebra():
-    """For 2l = 0 mod M, l and -l share an output bin: direction_bayes_accuracy still matches simulation."""
+    """For 2l = 0 mod M, l and -l share an output bin: direction_bayes_accuracy still matches simulation,
+    and so does the closed form for the sine there (gamma from `pooled_fraction`, not Eq. 2)."""
     l = D // S // 2
     m_hat = P.prefilter("average", D, S)
-    direct = P.direction_bayes_accuracy(P.fourier_direction_1d(l, D), m_hat, S, 1.0, 3.0)
-    sim = P.simulated_accuracy(l, D, S, 1.0, 3.0, n_train=20000, n_test=40000, seed=5)
+    direct = P.direction_bayes_accuracy(fourier.directions([l], D), m_hat, S, 1.0, 3.0).item()
+    sim = P.simulated_accuracy(l, "average", S, 1.0, 3.0, n_train=20000, n_test=40000, seed=5, size=D)
     assert abs(sim - direct) < 0.015
+    assert P.bayes_accuracy(m_hat, S, 1.0, 3.0, cells=[l]).item() == pytest.approx(direct, abs=1e-9)
 
 
 def test_lemma1_against_monte_carlo(capsys):
@@ -158,7 +162,10 @@ def test_training_low_zeta_is_slower():
     (lambda: P.snr_gamma(torch.ones(10), 0), "S must be an integer >= 1"),
     (lambda: P.prefilter("average", 16, -2), "S must be"),
     (lambda: P.prefilter(torch.ones(5), 16, 4), "D=16"),
-    (lambda: P.prefilter("box", 16, 4), "kind must be one of average, gaussian, ideal"),
+    (lambda: P.prefilter("box", 16, 4), "kind must be one of average, gaussian, ideal, binomial3"),
+    (lambda: P.prefilter("average", 16, 4, dims=3), "dims must be 1"),
+    (lambda: P.pool(torch.zeros(16), "gaussian", 4, padding="reflect"), "padding must be circular"),
+    (lambda: P.simulated_accuracy(16, size=16), r"l must be an int in \[0, 16\)"),
     (lambda: P.bayes_accuracy(torch.ones(16), 4, 1.0, 0.0), "sigma must be"),
     (lambda: P.bayes_accuracy(torch.ones(16), 4, 1.0, -1.0), "sigma must be"),
     (lambda: P.bayes_accuracy(torch.ones(16), 4, 1.0, 1.0, convention="x"), "convention"),
@@ -171,22 +178,23 @@ def test_bad_input(call, match):
 
 # ----------------------------------------------------------------------------- Theorem 1 in 2-D
 
-from nadcore import fourier, models  # noqa: E402
+from nadcore import models  # noqa: E402
 
-KINDS_2D = P.PREFILTERS_2D
+KINDS_2D = P.TAPS
 
 
-def test_separable_prefilters_match_the_1d_module_and_the_networks():
-    torch.testing.assert_close(P.prefilter_1d("average", 32, 2), P.prefilter("average", 32, 2))
+def test_separable_prefilters_are_outer_products_and_the_networks():
+    torch.testing.assert_close(P.prefilter("average", 32, 2, dims=2), torch.outer(*[P.prefilter("average", 32, 2)] * 2))
     f = torch.arange(32, dtype=torch.float64)
     for kind, power in (("binomial3", 2), ("binomial5", 4)):  # [1,2,1]/4 -> cos^2(pi f / N), squared for 5 taps
-        m = P.prefilter_1d(kind, 32, 2)
+        m = P.prefilter(kind, 32, 2)
         torch.testing.assert_close(m.real, torch.cos(math.pi * f / 32) ** power, atol=1e-12, rtol=0)
         assert m.imag.abs().max() < 1e-12
     x = torch.randn(3, 2, 32, 32, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
-    torch.testing.assert_close(P.pool_2d(x, "average"), torch.nn.functional.avg_pool2d(x, 2), atol=1e-12, rtol=0)
+    torch.testing.assert_close(P.pool(x, "average", 2, dims=2), torch.nn.functional.avg_pool2d(x, 2), atol=1e-12,
+                               rtol=0)
     for size in (3, 5):  # the theory's reflect-padded pooling is the networks' BlurPool2d
-        torch.testing.assert_close(P.pool_2d(x, f"blur{size}", padding="reflect"), models.BlurPool2d(size)(x),
+        torch.testing.assert_close(P.pool(x, f"blur{size}", 2, dims=2, padding="reflect"), models.BlurPool2d(size)(x),
                                    atol=1e-12, rtol=0)
 
 
@@ -196,56 +204,69 @@ def test_eq1_in_2d_reproduces_circular_pooling(kind):
     S, N = 2, 32
     M = N // S
     x = torch.randn(4, N, N, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
-    z_hat = torch.fft.fft2(P.pool_2d(x, kind, S), norm="ortho")
-    y = (P.prefilter_2d(kind, N, S) * torch.fft.fft2(x, norm="ortho")).reshape(4, S, M, S, M)
+    z_hat = torch.fft.fft2(P.pool(x, kind, S, dims=2), norm="ortho")
+    m_hat = P.prefilter(kind, N, S, dims=2)
+    y = (m_hat * torch.fft.fft2(x, norm="ortho")).reshape(4, S, M, S, M)
     torch.testing.assert_close(z_hat, y.sum((1, 3)) / S, atol=1e-12, rtol=0)
+    torch.testing.assert_close(P.pool_spectrum(torch.fft.fft2(x, norm="ortho"), m_hat, S), z_hat, atol=1e-12, rtol=0)
+    torch.testing.assert_close(P.pool(x, m_hat, S), P.pool(x, kind, S, dims=2), atol=1e-12, rtol=0)  # FFT = taps
 
 
 @pytest.mark.parametrize("kind", KINDS_2D)
 def test_gamma_2d_closed_form_equals_linear_algebra_everywhere(kind):
     """Bayes accuracy from gamma (closed form) == u^T (P P^T)^+ u of the circular pooling matrix, at all 1024 cells."""
     grid = fourier.full_grid()
-    acc = P.bayes_accuracy_2d(kind, 1.0, 2.0, grid=grid)
-    direct = P.direction_bayes_accuracy_2d(P.directions_2d(grid.cells()), kind, 1.0, 2.0)
-    gap = max(abs(acc[c] - float(d)) for c, d in zip(grid.cells(), direct))
-    assert gap < 1e-9
-    assert grid.image(acc).shape == (32, 32)
+    acc = P.bayes_accuracy(P.prefilter(kind, 32, 2, dims=2), 2, 1.0, 2.0, cells=grid)
+    direct = P.direction_bayes_accuracy(fourier.directions(grid), kind, 2, 1.0, 2.0, dims=2)
+    assert (acc - direct).abs().max() < 1e-9
+    assert grid.image(dict(zip(grid.cells(), acc.tolist()))).shape == (32, 32)
 
 
-def test_directions_2d_are_fouriers():
+def test_directions_are_fouriers():
     cells = [(0, 0), (1, 0), (0, 1), (3, -5), (-7, 2), (8, 0), (8, 8), (-16, 0), (-16, 3), (-16, -16), (15, -16),
              (11, 13)]
     expected = fourier.full_grid().directions(cells)[:, 0].double()
-    torch.testing.assert_close(P.directions_2d(cells), expected, atol=1e-6, rtol=0)
-    torch.testing.assert_close(P.directions_2d([(3, -5)], kind="cos")[0],
+    torch.testing.assert_close(fourier.directions(cells), expected, atol=1e-6, rtol=0)
+    torch.testing.assert_close(fourier.directions([(3, -5)], kind="cos")[0],
                                fourier.fourier_direction(3, -5, kind="cos")[0].double(), atol=1e-6, rtol=0)
+    t = torch.arange(16, dtype=torch.float64)   # 1-D: Sec. 2's v_l, the cosine where the sine vanishes
+    v = fourier.directions([3, 0, 8], 16)
+    torch.testing.assert_close(v[0], torch.sin(2 * math.pi * 3 * t / 16) / math.sqrt(8), atol=1e-12, rtol=0)
+    torch.testing.assert_close(v[1:], torch.stack([torch.full((16,), 0.25), torch.cos(math.pi * t) / 4]).double())
 
 
 def test_gamma_2d_is_eq2_with_S2_aliases_off_the_self_aliasing_cells():
     S, M = 2, 16
     for kind in KINDS_2D:
-        m2 = P.prefilter_2d(kind).abs() ** 2
+        m2 = P.prefilter(kind, 32, 2, dims=2).abs() ** 2
         cells = [(1, 0), (3, -5), (6, 7), (-11, 2), (13, 13)]
-        gamma = P.snr_gamma_2d(kind, grid=cells)
-        for kx, ky in cells:
+        gamma = gamma_2d(kind, cells)
+        for (kx, ky), g in zip(cells, gamma):
             aliases = [m2[(ky + a * M) % 32, (kx + b * M) % 32] for a in range(S) for b in range(S)]
             expected = math.sqrt(S**2 * aliases[0] / sum(aliases[1:]))
-            assert gamma[(kx, ky)] == pytest.approx(expected, rel=1e-9)
-    assert P.snr_gamma_2d("binomial5", grid=[(1, 0)])[(1, 0)] == pytest.approx(
-        2 / math.tan(math.pi / 32) ** 4, rel=1e-7)
+            assert g == pytest.approx(expected, rel=1e-9)
+        q, r = P.pooled_fraction(fourier.directions(cells), P.prefilter(kind, 32, 2, dims=2), 2)
+        torch.testing.assert_close(gamma, S * (q / r).sqrt(), rtol=1e-9, atol=0)   # the real directions' q
+    assert gamma_2d("binomial5", [(1, 0)]).item() == pytest.approx(2 / math.tan(math.pi / 32) ** 4, rel=1e-7)
 
 
 def test_gamma_2d_nulls_and_self_aliasing():
     for kind in KINDS_2D:  # every prefilter nulls the Nyquist column kx = -16
-        assert set(P.snr_gamma_2d(kind, grid=[(-16, 3), (-16, 0), (5, -16)]).values()) == {0.0}
-        assert P.snr_gamma_2d(kind, grid=[(0, 0)])[(0, 0)] == math.inf  # the mean has no alias
+        assert gamma_2d(kind, [(-16, 3), (-16, 0), (5, -16)]).tolist() == [0.0, 0.0, 0.0]
+        assert gamma_2d(kind, [(0, 0)]).item() == math.inf  # the mean has no alias
     # (8, 0) and -(8, 0) share an output bin: the centred binomial blur keeps the sine's phase, so
     # its stride-2 samples fall on the sine's zeros; the cosine there passes, and so does the
     # one-sided average's sine
     for kind in ("binomial3", "binomial5"):
-        assert P.snr_gamma_2d(kind, grid=[(8, 0), (0, 8), (8, 8)]) == {(8, 0): 0.0, (0, 8): 0.0, (8, 8): 0.0}
-        assert P.snr_gamma_2d(kind, grid=[(8, 0)], direction="cos")[(8, 0)] > 1
-    assert P.snr_gamma_2d("average", grid=[(8, 0)])[(8, 0)] == pytest.approx(2.0)
+        assert gamma_2d(kind, [(8, 0), (0, 8), (8, 8)]).tolist() == [0.0, 0.0, 0.0]
+        assert gamma_2d(kind, [(8, 0)], "cos").item() > 1
+    assert gamma_2d("average", [(8, 0)]).item() == pytest.approx(2.0)
+    assert P.snr_gamma(P.prefilter("binomial3", 32, 2, dims=2), 2)[0, 8] > 1   # Eq. 2 alone: the exponential
+
+
+def gamma_2d(kind, cells, direction="sin"):
+    """gamma of Theorem 1 at the real 2-D directions of `cells` (32 x 32 images, stride 2)."""
+    return P.snr_gamma(P.prefilter(kind, 32, 2, dims=2), 2, cells=cells, kind=direction)
 
 
 # Cells per prefilter: low frequencies that pass, mid ones, and nulls (gamma = 0): the Nyquist
@@ -257,11 +278,11 @@ MC_CELLS = {"average": [(1, 0), (2, -3), (8, 0), (-16, 3)],
 
 @pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 def test_theorem1_2d_against_pooled_samples(capsys):
-    """Closed-form Bayes accuracy (`bayes_accuracy_2d`) vs the Bayes accuracy estimated from 16000
+    """Closed-form Bayes accuracy (`bayes_accuracy`) vs the Bayes accuracy estimated from 16000
     samples of D(v) pooled by torch conv2d (stride 2, circular padding as the theory), eps = 1, sigma = 2.
 
     The estimate is Phi(Delta / 2) with the pooled classes' Mahalanobis distance estimated without
-    bias in the 256 pooled dimensions (`simulated_accuracy_2d(method="snr")`). Tolerance 0.012 where
+    bias in the 256 pooled dimensions (`simulated_accuracy(method="snr")`). Tolerance 0.012 where
     the theory exceeds 0.55: 3 standard deviations of the estimate at the noisiest cell (0.004,
     measured over 8 seeds), and 0.02 at and near the nulls, where the estimate is clamped at
     Delta^2 = 0 (biased up by 0.006 on average, standard deviation 0.007). The printed gap is the
@@ -269,7 +290,8 @@ def test_theorem1_2d_against_pooled_samples(capsys):
     """
     gaps = []
     for kind, cells in MC_CELLS.items():
-        res = P.theorem1_check_2d(kind, cells, eps=1.0, sigma=2.0, n_train=16000, method="snr", progress=False)
+        res = P.theorem1_check(kind, cells, 2, eps=1.0, sigma=2.0, n_train=16000, size=32, method="snr",
+                               progress=False)
         gap = (res["simulated"] - res["theory"]).abs()
         passing = res["theory"] > 0.55
         assert (gap[passing] < 0.012).all(), (kind, res)
@@ -290,8 +312,8 @@ def test_theorem1_2d_reflect_padding_is_not_circular():
     """With the networks' reflect padding the border rows differ from the circular pooling of the
     theory: the linear-algebra accuracy of that pooling matrix predicts the samples, the circular
     closed form does not (binomial3 at (3, 3): 0.89 vs 0.97)."""
-    res = P.theorem1_check_2d("binomial3", [(3, 3)], eps=1.0, sigma=2.0, n_train=16000, method="snr",
-                              padding="reflect", seed=7, progress=False)
+    res = P.theorem1_check("binomial3", [(3, 3)], 2, eps=1.0, sigma=2.0, n_train=16000, size=32, method="snr",
+                           padding="reflect", seed=7, progress=False)
     assert res["theory"][0] - res["direction"][0] > 0.05
     assert abs(res["simulated"][0] - res["direction"][0]) < 0.012
     assert abs(res["simulated"][0] - res["theory"][0]) > 0.05
@@ -300,23 +322,25 @@ def test_theorem1_2d_reflect_padding_is_not_circular():
 def test_lda_on_2d_pooled_samples_reaches_the_null_and_approaches_the_bound():
     """LDA trained on pooled samples: chance at a null of the prefilter, at most ~0.02 under the Bayes
     accuracy where it passes (the fitted 256x256 covariance costs about 0.01 at 10000 samples)."""
-    null = P.simulated_accuracy_2d(-16, 3, "binomial3", eps=1.0, sigma=2.0, n_train=4000, n_test=20000)
+    null = P.simulated_accuracy((-16, 3), "binomial3", 2, eps=1.0, sigma=2.0, n_train=4000, n_test=20000, size=32)
     assert abs(null - 0.5) < 0.015  # 4 binomial standard errors
-    bound = P.bayes_accuracy_2d("binomial3", 1.0, 2.0, grid=[(4, 5)])[(4, 5)]
-    lda = P.simulated_accuracy_2d(4, 5, "binomial3", eps=1.0, sigma=2.0, n_train=10000, n_test=20000)
+    bound = P.bayes_accuracy(P.prefilter("binomial3", 32, 2, dims=2), 2, 1.0, 2.0, cells=[(4, 5)]).item()
+    lda = P.simulated_accuracy((4, 5), "binomial3", 2, eps=1.0, sigma=2.0, n_train=10000, n_test=20000, size=32)
     assert bound - 0.025 < lda < bound + 0.012
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: P.prefilter_taps("box"), "kind must be one of average, binomial3, binomial5"),
+    (lambda: P.prefilter_taps("box"), "kind must be one of average, gaussian, ideal, binomial3, binomial5"),
+    (lambda: P.prefilter_taps("gaussian"), "kind must be one of average, binomial3, binomial5, .* with taps"),
     (lambda: P.prefilter_taps("average", 0), "S must be an integer >= 1"),
-    (lambda: P.prefilter_2d("average", 30, 4), "S must divide D=30"),
-    (lambda: P.pool_2d(torch.zeros(1, 32, 32), "blur3", padding="wrap"), "padding must be one of circular"),
-    (lambda: P.snr_gamma_2d("average", grid=[(1, 0)], direction="tan"), "kind must be one of sin, cos"),
-    (lambda: P.snr_gamma_2d("average", grid=[(40, 0)]), r"grid must be a fourier.Grid or \(kx, ky\) pairs"),
-    (lambda: P.bayes_accuracy_2d("average", 1.0, 1.0, grid=[(1, 0)], convention="x"), "convention"),
-    (lambda: P.bayes_accuracy_2d("average", 1.0, 0.0), "sigma must be"),
-    (lambda: P.simulated_accuracy_2d(1, 0, "average", method="svm"), "method must be one of lda, snr"),
+    (lambda: P.prefilter("average", 30, 4, dims=2), "S must divide D=30"),
+    (lambda: P.pool(torch.zeros(1, 32, 32), "blur3", 2, dims=2, padding="wrap"), "padding must be one of circular"),
+    (lambda: gamma_2d("average", [(1, 0)], "tan"), "kind must be one of sin, cos"),
+    (lambda: gamma_2d("average", [(40, 0)]), r"grid must be a fourier.Grid or \(kx, ky\) pairs"),
+    (lambda: P.bayes_accuracy(torch.ones(32, 32), 2, 1.0, 1.0, convention="x", cells=[(1, 0)]), "convention"),
+    (lambda: P.bayes_accuracy(torch.ones(32, 32), 2, 1.0, 0.0), "sigma must be"),
+    (lambda: P.bayes_accuracy(torch.ones(32, 16), 2, 1.0, 1.0), r"shape \(D,\) or \(D, D\)"),
+    (lambda: P.simulated_accuracy((1, 0), "average", 2, size=32, method="svm"), "method must be one of lda, snr"),
 ])
 def test_bad_input_2d(call, match):
     with pytest.raises(ValueError, match=match):
@@ -325,24 +349,25 @@ def test_bad_input_2d(call, match):
 
 def test_cascades_are_two_poolings_in_a_row():
     x = torch.randn(3, 2, 32, 32, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
-    torch.testing.assert_close(P.pool_2d(x, "average_x2", 4), torch.nn.functional.avg_pool2d(x, 4), atol=1e-12, rtol=0)
-    for kind in P.PREFILTERS_2D:  # circular padding composes exactly
-        twice = P.pool_2d(P.pool_2d(x, kind, 2), kind, 2)
-        torch.testing.assert_close(P.pool_2d(x, f"{kind}_x2", 4), twice, atol=1e-12, rtol=0)
+    torch.testing.assert_close(P.pool(x, "average_x2", 4, dims=2), torch.nn.functional.avg_pool2d(x, 4), atol=1e-12,
+                               rtol=0)
+    for kind in P.TAPS:  # circular padding composes exactly
+        twice = P.pool(P.pool(x, kind, 2, dims=2), kind, 2, dims=2)
+        torch.testing.assert_close(P.pool(x, f"{kind}_x2", 4, dims=2), twice, atol=1e-12, rtol=0)
     assert P.prefilter_taps("binomial3_x2", 4)[0].tolist() == [v / 16 for v in (1, 2, 3, 4, 3, 2, 1)]
     with pytest.raises(ValueError, match="S must be 4"):
         P.prefilter_taps("binomial3_x2", 2)
 
 
-@pytest.mark.parametrize("kind", P.CASCADES_2D)
+@pytest.mark.parametrize("kind", P.CASCADES)
 def test_cascade_gamma_closed_form_equals_linear_algebra_and_samples(kind):
     grid = fourier.full_grid()
-    acc = P.bayes_accuracy_2d(kind, 1.0, 2.0, S=4, grid=grid)
-    direct = P.direction_bayes_accuracy_2d(P.directions_2d(grid.cells()), kind, 1.0, 2.0, S=4)
-    assert max(abs(acc[c] - float(d)) for c, d in zip(grid.cells(), direct)) < 1e-9
+    acc = P.bayes_accuracy(P.prefilter(kind, 32, 4, dims=2), 4, 1.0, 2.0, cells=grid)
+    direct = P.direction_bayes_accuracy(fourier.directions(grid), kind, 4, 1.0, 2.0, dims=2)
+    assert (acc - direct).abs().max() < 1e-9
     # Monte Carlo (64 pooled dimensions, 16000 samples): within 0.012 of the closed form
-    res = P.theorem1_check_2d(kind, [(1, 0), (3, 2), (6, -4)], S=4, eps=1.0, sigma=2.0, n_train=16000,
-                              method="snr", progress=False)
+    res = P.theorem1_check(kind, [(1, 0), (3, 2), (6, -4)], 4, eps=1.0, sigma=2.0, n_train=16000, size=32,
+                           method="snr", progress=False)
     assert ((res["simulated"] - res["theory"]).abs() < 0.012).all(), res
     assert res["theory"].max() - res["theory"].min() > 0.1           # the cells span a range
 

@@ -1,4 +1,4 @@
-"""2-D DFT directions and the grids of frequencies the sweeps run over.
+"""2-D DFT directions and the grids of frequencies the sweeps run over; the 1-D directions of Sec. 2.
 
 Convention: `kx` is the horizontal frequency (along image columns, the last axis) and `ky` the
 vertical one (along rows), both in the fftshift range `-size // 2 <= k < size // 2`. The
@@ -8,6 +8,8 @@ D(v) and D(-v) are the same task with the labels swapped: grids are symmetric un
 `(kx, ky) -> (-kx, -ky)` and `canonical` picks one representative of each pair.
 """
 
+import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,6 +59,58 @@ def fourier_direction(kx, ky, size=32, kind="sin"):
     spectrum[ky % size, kx] = complex(0.0, sign) if kind == "sin" else 1.0
     v = torch.fft.irfft2(spectrum, s=(size, size))
     return (v / v.norm()).to(torch.float32).unsqueeze(0)
+
+
+def cells(grid, size=32):
+    """The frequencies of `grid` as a list: a `Grid`'s cells (default `full_grid(size)`), or the ints l
+    of 1-D signals of length `size` (0 <= l < size), or (kx, ky) pairs of ints in the fftshift range."""
+    _check_size(size)
+    grid = full_grid(size) if grid is None else grid
+    if isinstance(grid, Grid):
+        if grid.size != size:
+            raise ValueError(f"grid.size must equal size={size}; got {grid.size}")
+        return grid.cells()
+    whole = lambda k: isinstance(k, numbers.Integral) and not isinstance(k, bool)  # noqa: E731
+    out = [c if whole(c) else tuple(c) for c in grid]
+    lo, hi = -(size // 2), (size + 1) // 2 - 1
+    for c in out:
+        if whole(c):
+            if not 0 <= c < size:
+                raise ValueError(f"a 1-D frequency l must be an int in [0, {size}); got {c!r}")
+        elif len(c) != 2 or not all(whole(k) and lo <= k <= hi for k in c):
+            raise ValueError(f"grid must be a fourier.Grid or (kx, ky) pairs of ints in [{lo}, {hi}] (the fftshift "
+                             f"range of a {size}x{size} image); got {c!r}")
+    return out
+
+
+def directions(grid, size=32, kind="sin"):
+    """The unit Fourier directions at the frequencies of `grid` (`cells`), float64, all at once.
+
+    (kx, ky) pairs: shape (N, size, size), the directions of `fourier_direction(kx, ky, size, kind)`,
+    -sin(2 pi (kx n + ky m) / size) (or the cosine) over pixels (row m, column n), normalised; built
+    from that formula rather than by `fourier_direction` (float32, and slow for 1024 cells).
+    Ints l: shape (N, size), Sec. 2's v_l of 1-D signals, sin(2 pi l t / size) (or the cosine).
+    Either way the cosine where the sine vanishes (`is_self_conjugate`), as `Grid.directions`.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
+    cs = cells(grid, size)
+    if cs and not isinstance(cs[0], tuple):
+        return torch.stack([_signal_direction(l, size, kind) for l in cs])
+    k = torch.tensor(cs, dtype=torch.float64).reshape(-1, 2)
+    t = torch.arange(size, dtype=torch.float64)
+    phase = 2 * math.pi * (k[:, 0, None, None] * t[None, None, :] + k[:, 1, None, None] * t[None, :, None]) / size
+    cosine = torch.tensor([kind == "cos" or is_self_conjugate(kx, ky, size) for kx, ky in cs])
+    v = torch.where(cosine[:, None, None], torch.cos(phase), -torch.sin(phase))
+    return v / v.flatten(1).norm(dim=1)[:, None, None]
+
+
+def _signal_direction(l, size, kind):
+    """Sec. 2's v_l in R^size: the sine (the cosine where it vanishes, or for kind "cos"), normalised."""
+    t = torch.arange(size, dtype=torch.float64)
+    cosine = kind == "cos" or is_self_conjugate(l, 0, size)
+    v = (torch.cos if cosine else torch.sin)(2 * math.pi * l * t / size)
+    return v / v.norm()
 
 
 def canonical(kx, ky, size=32):

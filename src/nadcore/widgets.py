@@ -13,7 +13,7 @@ import numpy as np
 
 from nadcore import pooling
 
-KINDS = pooling.PREFILTERS
+KINDS = ("average", "gaussian", "ideal")             # the prefilters of Fig. 4a
 ACCURACY = "Bayes accuracy Φ(ε γ(ℓ) / (2σ√S))"        # Theorem 1, exact constant (the static explorer)
 ACCURACY_TEX = r"Bayes accuracy $\Phi(\epsilon\,\gamma(\ell)\,/\,(2\sigma\sqrt{S}))$"   # the live one
 GAMMA = "SNR γ(ℓ) (clipped at 1000)"

@@ -34,8 +34,8 @@ def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progres
         lr=cfg["train_lr"], sigma_theta=cfg["init_std"], sigma_phi=cfg["init_std"], device=device)}, resolve(device))
     sim = {k: cfg[k] for k in ("S", "eps", "sigma", "sim_D", "sim_ls", "sim_n_train", "sim_n_test")} | {"seed": seed}
     thm1 = cached("theorem1", sim, lambda: pooling.theorem1_check(
-        cfg["sim_D"], cfg["S"], cfg["eps"], cfg["sigma"], cfg["sim_ls"], cfg["sim_n_train"], cfg["sim_n_test"],
-        seed, progress))
+        "average", cfg["sim_ls"], cfg["S"], cfg["eps"], cfg["sigma"], cfg["sim_n_train"], cfg["sim_n_test"],
+        seed, size=cfg["sim_D"], progress=progress))
     hess = {k: cfg[k] for k in ("S", "eps", "train_sigma", "hess_D", "hess_l", "hess_n")} | {"seed": seed}
     lem1 = cached("lemma1", hess, lambda: pooling.lemma1_check(
         cfg["hess_D"], cfg["S"], cfg["hess_l"], cfg["eps"], cfg["train_sigma"], cfg["hess_n"], seed))

@@ -5,7 +5,7 @@ pooling, Zhang (2019)'s BlurPool and MaxBlurPool with binomial filters of 3 and 
 convolutions, no pooling) goes through Chapter 1's Fig. 1 sweep (`ch1_fourier.sweep_directions`)
 and Chapter 3's NAD estimate, N vs 2N convergence and Fig. 6 (`nads`, `ch3_nads`). `theory` gives Theorem
 1's prediction for the linear prefilters (`PREFILTER`) on the same Fourier grid
-(`pooling.bayes_accuracy_2d`), and `agreement` its rank correlation with a measured grid.
+(`pooling.bayes_accuracy`), and `agreement` its rank correlation with a measured grid.
 
 The presets of the chapter (`presets.preset("antialias", scale)`) name the variants, the grid,
 the NAD settings and the Fig. 6 indices; the training recipes are those of Chapter 1 (Fig. 1)
@@ -116,9 +116,9 @@ def fig6(variant, basis, indices, settings, results_dir, device="cpu", compute=T
 
 def theory(variant, grid, eps, sigma, stages=1):
     """Theorem 1 for the linear prefilter of `variant` (`PREFILTER`, or the blur of a MaxBlurPool):
-    `{(kx, ky): Bayes accuracy (percent)}` of D(v) after that pooling (`pooling.bayes_accuracy_2d`,
+    `{(kx, ky): Bayes accuracy (percent)}` of D(v) after that pooling (`pooling.bayes_accuracy`,
     circular padding) on `grid`'s canonical cells. `stages=1`: LeNet's first pooling alone (stride
-    2); `stages=2`: both poolings in a row as one of stride 4 (`pooling.CASCADES_2D`). Either way
+    2); `stages=2`: both poolings in a row as one of stride 4 (`pooling.CASCADES`). Either way
     the convolutions and ReLUs around the poolings are left out: a prediction of what the
     pooling lets through, not of what SGD finds."""
     kind = PREFILTER.get(variant[3:] if variant.startswith("maxblur") else variant)
@@ -127,9 +127,9 @@ def theory(variant, grid, eps, sigma, stages=1):
                          f"got {variant!r}")
     if stages not in (1, 2):
         raise ValueError(f"stages must be 1 (first pooling) or 2 (both poolings); got {stages!r}")
-    acc = pooling.bayes_accuracy_2d(kind if stages == 1 else f"{kind}_x2", eps, sigma, S=2 * stages,
-                                    size=grid.size, grid=grid.half())
-    return {c: 100.0 * a for c, a in acc.items()}
+    S, cells = 2 * stages, grid.half()
+    m_hat = pooling.prefilter(kind if stages == 1 else f"{kind}_x2", grid.size, S, dims=2)
+    return {c: 100.0 * float(a) for c, a in zip(cells, pooling.bayes_accuracy(m_hat, S, eps, sigma, cells=cells))}
 
 
 def agreement(predicted, measured):
@@ -294,12 +294,12 @@ RHO_MIN = 0.5         # Spearman's rho of Theorem 1 (both poolings) with average
 
 def prefilter_energy(variant):
     """The share of a flat spectrum that `variant`'s linear prefilter (`PREFILTER`, one pooling) lets through:
-    the mean of |m_hat|^2 / |m_hat(0)|^2 over the 32 x 32 frequencies (`pooling.prefilter_2d`). The linear
+    the mean of |m_hat|^2 / |m_hat(0)|^2 over the 32 x 32 frequencies (`pooling.prefilter`). The linear
     model of pooling (Sec. 2.2, Eq. 4) has NAD eigenvalues proportional to |m_hat|^2: the less a prefilter
     lets through, the steeper its spectrum."""
     if variant not in PREFILTER:
         raise ValueError(f"variant must be one of {', '.join(PREFILTER)} (a linear prefilter); got {variant!r}")
-    m = pooling.prefilter_2d(PREFILTER[variant]).abs() ** 2
+    m = pooling.prefilter(PREFILTER[variant], 32, 2, dims=2).abs() ** 2
     return float(m.mean() / m[0, 0])
 
 
