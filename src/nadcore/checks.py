@@ -3,6 +3,7 @@ one-line ValueError that begins with the parameter's name and says what it accep
 them as its own errors, under the option's name (`cli.option_error`)."""
 
 import numbers
+from typing import Literal, overload
 
 
 class InputError(ValueError):
@@ -18,6 +19,16 @@ class InputError(ValueError):
 def is_integer(value) -> bool:
     """True for an int or numpy integer, False for a bool (an int to Python, never a count here)."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+@overload
+def integer(param: str, value, low: int | None = None, high: int | None = None, *, accepted: str | None = None,
+            optional: Literal[False] = False) -> int: ...
+
+
+@overload
+def integer(param: str, value, low: int | None = None, high: int | None = None, *, accepted: str | None = None,
+            optional: bool) -> int | None: ...
 
 
 def integer(param: str, value, low: int | None = None, high: int | None = None, *, accepted: str | None = None,

@@ -9,7 +9,6 @@ D(v) and D(-v) are the same task with the labels swapped: grids are symmetric un
 """
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,14 +69,13 @@ def cells(grid, size=32):
         if grid.size != size:
             raise ValueError(f"grid.size must equal size={size}; got {grid.size}")
         return grid.cells()
-    whole = lambda k: isinstance(k, numbers.Integral) and not isinstance(k, bool)  # noqa: E731
-    out = [c if whole(c) else tuple(c) for c in grid]
+    out = [c if checks.is_integer(c) else tuple(c) for c in grid]
     lo, hi = -(size // 2), (size + 1) // 2 - 1
     for c in out:
-        if whole(c):
+        if not isinstance(c, tuple):
             if not 0 <= c < size:
                 raise ValueError(f"a 1-D frequency l must be an int in [0, {size}); got {c!r}")
-        elif len(c) != 2 or not all(whole(k) and lo <= k <= hi for k in c):
+        elif len(c) != 2 or not all(checks.is_integer(k) and lo <= k <= hi for k in c):
             raise ValueError(f"grid must be a fourier.Grid or (kx, ky) pairs of ints in [{lo}, {hi}] (the fftshift "
                              f"range of a {size}x{size} image); got {c!r}")
     return out

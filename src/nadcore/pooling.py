@@ -28,7 +28,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from nadcore import data, fourier, seeds
+from nadcore import checks, data, fourier, seeds
 from nadcore.device import resolve
 from nadcore.models import binomial_filter
 
@@ -48,10 +48,8 @@ _CONV = {1: nn.functional.conv1d, 2: nn.functional.conv2d}
 
 def check_factor(D, S):
     """Raise a ValueError unless S is an integer >= 1 that divides the integer D >= 1; return M = D / S."""
-    if not isinstance(D, numbers.Integral) or isinstance(D, bool) or D < 1:
-        raise ValueError(f"D must be a positive integer; got {D!r}")
-    if not isinstance(S, numbers.Integral) or isinstance(S, bool) or S < 1:
-        raise ValueError(f"S must be an integer >= 1 (the subsampling factor); got {S!r}")
+    checks.integer("D", D, 1, accepted="a positive integer")
+    checks.integer("S", S, 1, accepted="an integer >= 1 (the subsampling factor)")
     if D % S:
         divisors = [s for s in range(1, D + 1) if D % s == 0]
         raise ValueError(f"S must divide D={D} (accepted: {divisors}); got S={S}")
@@ -104,8 +102,7 @@ def prefilter_taps(kind, S=2):
     kind = _kind(kind)
     if kind not in TAPS + CASCADES:
         raise ValueError(f"kind must be one of {', '.join(TAPS + CASCADES)} (a prefilter with taps); got {kind!r}")
-    if isinstance(S, bool) or not isinstance(S, numbers.Integral) or S < 1:
-        raise ValueError(f"S must be an integer >= 1 (the subsampling factor); got {S!r}")
+    checks.integer("S", S, 1, accepted="an integer >= 1 (the subsampling factor)")
     if kind in CASCADES:
         if S != 4:
             raise ValueError(f"S must be 4 for {kind} (two poolings of factor 2); got {S}")
@@ -234,6 +231,7 @@ def pooling_matrix(prefilter, S, D=None, dims=1, padding="circular"):
     if not isinstance(prefilter, str):
         prefilter = _spectrum(prefilter)
         D, dims = prefilter.shape[0], prefilter.ndim
+    D = checks.integer("D", D, 1, accepted="a positive int (the side; given by a spectral response itself)")
     eye = torch.eye(D ** dims, dtype=torch.float64).reshape(-1, *(D,) * dims)
     return pool(eye, prefilter, S, dims, padding).reshape(D ** dims, -1).T.contiguous()
 
