@@ -11,10 +11,6 @@ export UV_LINK_MODE ?= hardlink
 # the first import of a module compiles it once for every later kernel and subprocess. The book and the
 # tests import some 3,500 of the environment's 15,000 modules (uv sync --compile-bytecode: all of them, 1.5-2 min)
 export PYTHONDONTWRITEBYTECODE :=
-# OpenMP's threads (torch's and MKL's) sleep while they wait instead of spinning: the same work split the same
-# way, so the same numbers bitwise, and two threads no longer stall when another process runs beside them
-# (a 2-thread eigh of 1,024 x 1,024 with one busy process beside: 1.3-11 s spinning, 0.28 s passive)
-export OMP_WAIT_POLICY ?= PASSIVE
 
 .PHONY: install book pdf check test verify browser slurm fashion compiler lint benchmarks bundle clean lock
 
