@@ -37,7 +37,8 @@ def _check_positive_even(name, n):
     return int(n)
 
 
-def directional_dataset(v, n, sigma, eps, seed=0, device="cpu"):
+def directional_dataset(v: torch.Tensor, n: int, sigma: float, eps: float, seed: int = 0,
+                        device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """`n` samples of D(v) as `(x, y)`: x of shape (n, C, H, W) float32, y int64 (labels 0 then 1).
 
     Drawn in one vectorised call on the CPU from a generator seeded with `seed` (the same samples

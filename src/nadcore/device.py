@@ -18,7 +18,7 @@ class DeviceUnavailable(InputError):
         self.missing = missing
 
 
-def resolve(device="auto") -> torch.device:
+def resolve(device: str | torch.device = "auto") -> torch.device:
     """Return the torch device for `device`; "auto" picks CUDA, then MPS, then the CPU (on CUDA,
     with `exact_cuda`'s settings)."""
     if isinstance(device, torch.device):
@@ -47,7 +47,7 @@ def resolve(device="auto") -> torch.device:
     return dev
 
 
-def exact_cuda():
+def exact_cuda() -> None:
     """float32 on CUDA as on the CPU: no TensorFloat-32 in convolutions (cuDNN's default) or matrix
     products, and cuDNN's deterministic algorithms (the same numbers on the same GPU). Every stored
     float32 result says float32; `precision="bfloat16"` is the library's one lower precision."""
@@ -60,12 +60,12 @@ def exact_cuda():
 PRECISIONS = ("float32", "bfloat16")
 
 
-def check_precision(precision):
+def check_precision(precision: str) -> None:
     """Raise a one-line ValueError unless `precision` is one of `PRECISIONS`."""
     one_of("precision", precision, PRECISIONS, accepted=f"one of {', '.join(PRECISIONS)}")
 
 
-def autocast(dev, precision="float32"):
+def autocast(dev: torch.device, precision: str = "float32") -> contextlib.AbstractContextManager:
     """bfloat16 autocast on `dev` (a `torch.device`) for `precision="bfloat16"`, nothing for float32."""
     check_precision(precision)
     if precision == "float32":

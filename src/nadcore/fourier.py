@@ -28,12 +28,12 @@ def _check_size(size):
     checks.integer("size", size, 2, accepted="an int >= 2")
 
 
-def is_self_conjugate(kx, ky, size=32):
+def is_self_conjugate(kx: int, ky: int, size: int = 32) -> bool:
     """True where (kx, ky) equals (-kx, -ky) modulo `size`: there the sine direction is zero."""
     return (2 * kx) % size == 0 and (2 * ky) % size == 0
 
 
-def fourier_direction(kx, ky, size=32, kind="sin"):
+def fourier_direction(kx: int, ky: int, size: int = 32, kind: str = "sin") -> torch.Tensor:
     """The unit-norm 2-D DFT direction at frequency (kx, ky), shape (1, size, size), float32.
 
     As in the authors' code: take the rfft2 of a zero image, set the imaginary ("sin") or real
@@ -81,7 +81,7 @@ def cells(grid, size=32):
     return out
 
 
-def directions(grid, size=32, kind="sin"):
+def directions(grid, size: int = 32, kind: str = "sin") -> torch.Tensor:
     """The unit Fourier directions at the frequencies of `grid` (`cells`), float64, all at once.
 
     (kx, ky) pairs: shape (N, size, size), the directions of `fourier_direction(kx, ky, size, kind)`,
@@ -111,7 +111,7 @@ def _signal_direction(l, size, kind):
     return v / v.norm()
 
 
-def canonical(kx, ky, size=32):
+def canonical(kx: int, ky: int, size: int = 32) -> tuple[int, int]:
     """The representative of {(kx, ky), (-kx, -ky)} (mod size, in the fftshift range) that `Grid.half` keeps."""
     half = size // 2
     wrap = lambda k: (k + half) % size - half
@@ -171,7 +171,7 @@ class Grid:
         ])
 
 
-def coarse_grid(step=8, limit=None, size=32):
+def coarse_grid(step: int = 8, limit: int | None = None, size: int = 32) -> "Grid":
     """A cheap grid for CPU runs: every `step`-th frequency up to `limit`, symmetric around zero."""
     _check_size(size)
     checks.integer("step", step, 1, size // 2 - 1, accepted=f"an int in [1, {size // 2 - 1}]")
@@ -182,18 +182,18 @@ def coarse_grid(step=8, limit=None, size=32):
     return Grid(tuple(range(-top, top + 1, step)), size)
 
 
-def paper_grid(size=32):
+def paper_grid(size: int = 32) -> "Grid":
     """The published Fig. 1 grid: every second frequency of the whole spectrum, -16, -14, ..., 14
     on each axis (16x16 for 32x32 images), zero frequency at the centre."""
     return Grid(tuple(range(-(size // 2), size // 2, 2)), size)
 
 
-def low_grid(size=32):
+def low_grid(size: int = 32) -> "Grid":
     """The 16x16 lowest frequencies -8..7 (what an earlier reading took the published grid for)."""
     return Grid(tuple(range(-8, 8)), size)
 
 
-def full_grid(size=32):
+def full_grid(size: int = 32) -> "Grid":
     """The full spectrum: all size x size frequencies of the fftshift range."""
     return Grid(tuple(range(-(size // 2), (size + 1) // 2)), size)
 
@@ -201,7 +201,7 @@ def full_grid(size=32):
 GRIDS = {"coarse": coarse_grid, "paper": paper_grid, "low": low_grid, "full": full_grid}
 
 
-def make_grid(spec):
+def make_grid(spec: dict) -> "Grid":
     """A grid from a preset entry: `{"name": "coarse", "step": 4, "limit": 8}`, `{"name": "paper"}`, ..."""
     spec = dict(spec)
     name = spec.pop("name", None)
@@ -210,7 +210,7 @@ def make_grid(spec):
     return GRIDS[name](**spec)
 
 
-def fourier_energy(nads_images):
+def fourier_energy(nads_images) -> np.ndarray:
     """|2-D DFT|^2 (unitary) of each image of `nads_images` (n, C, H, W) or (n, H, W), fftshifted (zero
     frequency at the centre), summed over channels: where a NAD or a direction lives."""
     x = torch.as_tensor(np.asarray(nads_images), dtype=torch.float64)

@@ -302,7 +302,7 @@ RESNET_BLUR = 3  # resnet18_blur's binomial filter (Zhang 2019's "Tri-3", timm's
 FIXED_POOLING = {**zoo.POOLING, "resnet18_blur": "blurred strided blocks and a global average pool"}
 
 
-def names():
+def names() -> list[str]:
     """The architecture names `build` accepts."""
     return list(REGISTRY)
 
@@ -359,7 +359,7 @@ def check_pooling(name, pooling):
     return pooling if name == "lenet" else pooling == "max"
 
 
-def build(name, in_channels=1, num_classes=2, pooling=True):
+def build(name: str, in_channels: int = 1, num_classes: int = 2, pooling: bool | str = True) -> nn.Module:
     """A freshly initialised `name` network for `in_channels`x32x32 inputs and `num_classes` logits.
 
     `pooling`: True (the published pooling) or False (none); "max" and "none" are synonyms of

@@ -505,7 +505,7 @@ PRESETS = {
 }
 
 
-def check_scale(scale):
+def check_scale(scale: str) -> str:
     """Raise a ValueError naming the accepted scales unless `scale` is one of them."""
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {', '.join(SCALES)}; got {scale!r}")
@@ -522,7 +522,7 @@ def typed(chapter, scale, overrides=None):
     return base if not changes else _changed(base, changes, chapter)
 
 
-def preset(chapter, scale, overrides=None):
+def preset(chapter: str, scale: str, overrides: dict | None = None) -> dict:
     """The settings of `chapter` at `scale` as a fresh plain dict (`as_dict` of `typed`)."""
     return as_dict(typed(chapter, scale, overrides))
 

@@ -17,12 +17,12 @@ TRAIN, TEST, INIT, SHUFFLE = range(4)   # the role (last part) of each stream of
 MAX_SEED = 2 ** 63 - 1                  # torch.manual_seed and the int64 kernels take no larger seed
 
 
-def check_seed(seed, name="seed"):
+def check_seed(seed, name: str = "seed") -> int:
     """`seed` as an int; a ValueError naming `name` unless it is an integer in [0, 2^63)."""
     return checks.integer(name, seed, 0, MAX_SEED, accepted="an integer in [0, 2^63)")
 
 
-def derive(seed, *parts, bits=31):
+def derive(seed: int, *parts, bits: int = 31) -> int:
     """A `bits`-bit seed that depends only on `seed` and the integers `parts` (numpy's SeedSequence).
     `bits=32` keeps the whole word (the NAD estimate's networks, `nads.network_seed`)."""
     check_seed(seed)
@@ -39,7 +39,7 @@ class Streams(NamedTuple):
     shuffle: int
 
 
-def streams(seed, *parts):
+def streams(seed: int, *parts) -> "Streams":
     """The four seeds of the item `parts` of the run `seed`: `derive(seed, *parts, role)` for the
     roles TRAIN, TEST, INIT, SHUFFLE."""
     return Streams(*(derive(seed, *parts, role) for role in (TRAIN, TEST, INIT, SHUFFLE)))
@@ -48,7 +48,7 @@ def streams(seed, *parts):
 REPLICATE = 7919   # the part that marks a replicate's seed (any fixed integer no other caller uses first)
 
 
-def replicate(seed, r):
+def replicate(seed: int, r: int) -> int:
     """The seed of replicate `r` of a run with seed `seed`: `seed` itself for r = 0 (so a run's first
     replicate is the run as stored before replicates existed), else `derive(seed, REPLICATE, r)`."""
     check_seed(seed)

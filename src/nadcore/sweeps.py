@@ -17,11 +17,11 @@ from tqdm import tqdm
 from nadcore import checks, store
 
 
-def cell_settings(cell, settings):
+def cell_settings(cell: dict, settings: dict) -> dict:
     return {"cell": cell, "settings": settings}
 
 
-def cell_path(name, cell, settings, results_dir):
+def cell_path(name: str, cell: dict, settings: dict, results_dir: str | Path) -> Path:
     """The file that holds `cell` of sweep `name` computed with `settings`."""
     return Path(results_dir) / name / f"{store.key(cell_settings(cell, settings))}.npz"
 
@@ -82,14 +82,14 @@ def sweep(name, cells, compute, settings, results_dir, batch=1, shard=0, num_sha
     return [store.load(p, cell_settings(c, settings)) for c, p in zip(mine, paths)]
 
 
-def missing(name, cells, settings, results_dir):
+def missing(name: str, cells: list[dict], settings: dict, results_dir: str | Path) -> list[dict]:
     """The cells not yet stored with `settings` (all shards together)."""
     _check(name, cells, settings)
     return [c for c in cells
             if not store.matches(cell_path(name, c, settings, results_dir), cell_settings(c, settings))]
 
 
-def collect(name, cells, settings, results_dir):
+def collect(name: str, cells: list[dict], settings: dict, results_dir: str | Path) -> list[store.Result]:
     """The `store.Result` of every cell (whichever shard computed it), in the order of `cells`.
 
     Raises `FileNotFoundError` listing the cells that are missing.
@@ -104,7 +104,7 @@ def collect(name, cells, settings, results_dir):
     return [store.load(cell_path(name, c, settings, results_dir), cell_settings(c, settings)) for c in cells]
 
 
-def stored(name, cells, settings, results_dir):
+def stored(name: str, cells: list[dict], settings: dict, results_dir: str | Path) -> dict[int, store.Result]:
     """`{i: store.Result}` of the cells (by position in `cells`) already stored with `settings`;
     computes nothing (the book reads a results bundle this way)."""
     _check(name, cells, settings)

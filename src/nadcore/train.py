@@ -146,7 +146,8 @@ def _batches(n, batch_size):
 
 
 @torch.no_grad()
-def predict(model, x, mean=None, std=None, device="auto", batch_size=1000):
+def predict(model: nn.Module | stacked.Stack, x, mean=None, std=None, device: str | torch.device = "auto",
+            batch_size: int = 1000) -> torch.Tensor:
     """Predicted classes of `model` on `x`: the one evaluation loop of the library.
 
     `model` is a network (put in eval mode, restored after; `x` of shape (n, ...); returns (n,) on
@@ -183,7 +184,8 @@ def predict(model, x, mean=None, std=None, device="auto", batch_size=1000):
     return torch.cat(out).cpu()
 
 
-def accuracy(model, x, y, device="auto", batch_size=1000, mean=None, std=None):
+def accuracy(model: nn.Module | stacked.Stack, x, y, device: str | torch.device = "auto", batch_size: int = 1000,
+             mean=None, std=None):
     """Accuracy of `model` on `(x, y)` in percent (`predict`, with the same `mean` and `std`); for a
     `stacked.Stack`, the list of each network's accuracy on its own `(x[j], y[j])`."""
     if isinstance(model, stacked.Stack):
@@ -195,7 +197,7 @@ def accuracy(model, x, y, device="auto", batch_size=1000, mean=None, std=None):
     return 100.0 * correct / len(x)
 
 
-def iterations_to_loss(loss_history, threshold, window=1):
+def iterations_to_loss(loss_history, threshold: float, window: int = 1):
     """First iteration (1-based) at which the running mean of the last `window` batch losses is
     below `threshold` (Fig. 2 of the NAD paper); `len(loss_history) + 1` if it never is."""
     if threshold <= 0 or window < 1:
@@ -210,7 +212,7 @@ def iterations_to_loss(loss_history, threshold, window=1):
 
 # --------------------------------------------------------------------------- the training loop
 
-def as_recipe(recipe):
+def as_recipe(recipe: "Recipe | dict") -> "Recipe":
     """`recipe` as a `Recipe`: a `Recipe` as it is, a dict of its fields checked (`Recipe.from_settings`,
     strict: no other keys)."""
     if isinstance(recipe, Recipe):
@@ -220,7 +222,8 @@ def as_recipe(recipe):
     raise ValueError(f"recipe must be a train.Recipe or a dict of its fields; got {type(recipe).__name__}")
 
 
-def fit(model, data, recipe, *, seed=0, device="auto", progress=False, stop_after=None):
+def fit(model: nn.Module | stacked.Stack, data, recipe: "Recipe | dict", *, seed: int | list[int] = 0,
+        device: str | torch.device = "auto", progress: bool = False, stop_after: int | None = None):
     """Train `model` (already initialised, in place) on `data = ((x_train, y_train), (x_test, y_test))`
     with `recipe` (a `Recipe`, or a dict of its fields): the one SGD loop of the library.
 
@@ -380,8 +383,8 @@ class _Stacked:
             with autocast(self.dev, self.recipe.precision):
                 if evaluate:
                     train_acc = accuracy(self.stack, self.x, self.y, batch_size=1024)
-                    test_acc = accuracy(self.stack, *zip(*(d[1] for d in self.data)), batch_size=1024,
-                                        mean=self.mean, std=self.std)
+                    x_test, y_test = zip(*(d[1] for d in self.data))
+                    test_acc = accuracy(self.stack, x_test, y_test, batch_size=1024, mean=self.mean, std=self.std)
         return [_result(train_acc[j], test_acc[j], losses[:, j].copy(), step, lrs, self.mean[j], self.std[j])
                 for j in range(k)]
 
