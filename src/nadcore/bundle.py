@@ -183,6 +183,13 @@ def _deep_device(name):
     return DEEP_DEVICE.get(name, DEVICE)
 
 
+class Stored(NamedTuple):
+    """What the bundle holds of a study: its numbers (`values`, as the loader says) and the `records` of the
+    stored results behind them."""
+    values: dict
+    records: list
+
+
 class FourierItem(NamedTuple):
     """A Chapter 1 item: the networks it trains (`archs`), its `grid` of directions, the `settings` that key
     its cells, and whether the networks pool (`pooling`)."""
@@ -276,8 +283,9 @@ def train_precision_settings(precision, r):
 DEEP_SEEDS = 3
 
 
-def load_deep_seeds(name, bundle_dir=BUNDLE):
-    """`({(kx, ky): [test accuracy of each stored seed]}, records)` of the check's cells of `DEEP_FIG1` item `name`."""
+def load_deep_seeds(name, bundle_dir=BUNDLE) -> Stored:
+    """`Stored({(kx, ky): [test accuracy of each stored seed]}, records)` of the check's cells of `DEEP_FIG1`
+    item `name`."""
     archs, grid, settings, pooling = fourier_item(name)
     out, records = {}, []
     for r in range(DEEP_SEEDS):
@@ -287,7 +295,7 @@ def load_deep_seeds(name, bundle_dir=BUNDLE):
         for cell, acc in ch1_fourier.per_cell(table).get(archs[0], {}).items():
             out.setdefault(cell, []).append(acc)
         records += recs.get(archs[0], [])
-    return out, records
+    return Stored(out, records)
 
 
 def gpu_run(name, bundle_dir=BUNDLE):
@@ -297,8 +305,8 @@ def gpu_run(name, bundle_dir=BUNDLE):
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def load_train_precision(bundle_dir=BUNDLE):
-    """`({(precision, replicate): {(kx, ky): test accuracy}}, records)` of the check's stored cells."""
+def load_train_precision(bundle_dir=BUNDLE) -> Stored:
+    """`Stored({(precision, replicate): {(kx, ky): test accuracy}}, records)` of the check's stored cells."""
     archs, grid, _, pooling = fourier_item(TRAIN_PRECISION["item"])
     out, records = {}, []
     for precision in PRECISIONS:
@@ -308,7 +316,7 @@ def load_train_precision(bundle_dir=BUNDLE):
                                                         only=TRAIN_PRECISION["cells"])
             out[(precision, r)] = ch1_fourier.per_cell(table).get(archs[0], {})
             records += recs.get(archs[0], [])
-    return out, records
+    return Stored(out, records)
 
 
 def train_precision_verdict(runs):
@@ -416,8 +424,8 @@ def sigma_settings(sigma, r):
     return ch1_fourier.replicate_settings({**fourier_item("fig1")[2], "sigma": float(sigma)}, r)
 
 
-def load_sigma_study(bundle_dir=BUNDLE):
-    """`({sigma: [grid, ...]}, records)`: each complete stored grid `{(kx, ky): test accuracy}` of the
+def load_sigma_study(bundle_dir=BUNDLE) -> Stored:
+    """`Stored({sigma: [grid, ...]}, records)`: each complete stored grid `{(kx, ky): test accuracy}` of the
     study, by sigma in replicate order (a replicate counts once its whole grid is stored)."""
     _, grid, _, pooling = fourier_item("fig1")
     grids, records = {}, []
@@ -430,7 +438,7 @@ def load_sigma_study(bundle_dir=BUNDLE):
                 break
             grids.setdefault(sigma, []).append(cells)
             records += recs[SIGMA_STUDY["arch"]]
-    return grids, records
+    return Stored(grids, records)
 
 
 def best_sigma(grids):
