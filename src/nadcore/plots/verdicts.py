@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from nadcore import bundle, fourier, pooling, presets, prose, published
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec
@@ -391,6 +390,8 @@ def lemma1(check, cfg):
 def fig4b(loss, zeta, cfg):
     """Fig. 4b: the linear model leaves its loss plateau later as zeta(l) shrinks (`loss`: directions x
     seeds x steps; `zeta` per direction): Spearman at most -`RANK_MIN`."""
+    from scipy import stats  # here, not at import: scipy.stats takes seconds to import
+
     exits = ch2_pooling.plateau_exit(loss)
     zeta = np.asarray(zeta, dtype=float)
     rho = float(stats.spearmanr(zeta, exits)[0])
