@@ -49,16 +49,20 @@ def stand_in(tmp_path):
     return read, paths, tmp_path
 
 
-def test_opened_notes_what_store_load_read_and_restores_it(tmp_path):
+def test_watched_notes_what_store_load_read_and_stops_at_the_end_of_the_block(tmp_path):
     path = tmp_path / "r.npz"
     store.save(path, {"v": np.ones(2)}, {"k": 1})
     load = store.load
-    with provenance.opened() as seen:
+    with store.watched() as seen:
         assert store.matches(path, {"k": 1}) and not store.matches(path, {"k": 2})
         assert not store.matches(tmp_path / "missing.npz", {"k": 1})
     assert store.load is load
     assert list(seen) == [path.resolve()] and seen[path.resolve()]["settings"] == {"k": 1}
-    with pytest.raises(FileNotFoundError), provenance.opened():
+    other = tmp_path / "s.npz"
+    store.save(other, {"v": np.ones(2)}, {"k": 2})
+    store.load(other)                                             # after the block: not noted
+    assert list(seen) == [path.resolve()]
+    with pytest.raises(FileNotFoundError), store.watched():
         store.load(tmp_path / "missing.npz")
     assert store.load is load
 

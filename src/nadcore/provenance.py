@@ -4,7 +4,7 @@ Every result a page shows at the published scale is read from the results bundle
 (`bundle.ITEMS`) `PAGES` assigns to the pages that show them. `reads` runs `bundle.status` of
 each item (what `python -m nadcore.bundle status` prints), plus the few readers of a page that
 status does not call (`EXTRA`), and notes every stored result they open through `store.load`
-(`opened`), with its record. A result belongs to the item that computes it (`owners`); other
+(`store.watched`), with its record. A result belongs to the item that computes it (`owners`); other
 items read it as an input (Chapter 6 reads Chapter 1's max-pooling cells, Fig. 6 reads its NADs).
 `page_rows` groups the results a page's items read by their item and by what they hold
 (`describe`: the network, the kind of result and the settings that vary), with the machine,
@@ -14,7 +14,6 @@ compares what a chapter computes at the smoke and the published scale, in the pl
 (`plan.chapter_plan`).
 """
 
-import contextlib
 import tempfile
 from dataclasses import dataclass, field
 
@@ -44,14 +43,6 @@ OTHER_KINDS = {"train_ls": "linear model", "sim_ls": "Theorem 1", "hess_n": "Lem
                "overlap_arch": "precision"}   # a setting that names each of the other kinds of results
 
 
-@contextlib.contextmanager
-def opened():
-    """Inside the block, note every stored result that `store.load` reads (and so `store.matches` and
-    `store.cached`, which call it): yields a dict `{resolved path: record}`, filled as they are read."""
-    with store.watched() as seen:
-        yield seen
-
-
 def reads(items=bundle.ITEMS, bundle_dir=bundle.BUNDLE, status=None, extra=None):
     """`{item: (status line, {path: record})}`: for each of `items`, its `status` (default
     `bundle.status(item, bundle_dir)`) and every stored result it and its `extra` reader (default `EXTRA`)
@@ -60,7 +51,7 @@ def reads(items=bundle.ITEMS, bundle_dir=bundle.BUNDLE, status=None, extra=None)
     extra = EXTRA if extra is None else extra
     out = {}
     for item in items:
-        with opened() as seen:
+        with store.watched() as seen:
             line = status(item)
             if item in extra:
                 extra[item](bundle_dir)
