@@ -49,7 +49,6 @@ from nadcore.nads.networks import (
                                  NAME,
                                  describe,
                                  eval_point_for,
-                                 eval_point_name,
                                  forward_checked,
                                  model_factory,
                                  model_source,
@@ -69,7 +68,15 @@ from nadcore.nads.result import (
                                  subspace_overlap,
                                  subspace_overlaps,
 )
-from nadcore.nads.settings import MAX_BATCH, METHODS, EstimateSettings, default_batch, nad_settings, with_pooling
+from nadcore.nads.settings import (
+                                 MAX_BATCH,
+                                 METHODS,
+                                 EstimateSettings,
+                                 default_batch,
+                                 eval_point_name,
+                                 nad_settings,
+                                 with_pooling,
+)
 
 __all__ = ["CHUNK", "MAX_BATCH", "METHODS", "NAME", "TRUST_KS", "EstimateSettings", "Halves", "NADResult",
            "NADTrustWarning", "Trust", "autograd_gradients", "autograd_one", "chunk_arrays", "chunk_moments",

@@ -18,6 +18,7 @@ from torch import nn
 from nadcore import extras
 from nadcore import models as registry
 from nadcore.checks import InputError
+from nadcore.nads.settings import eval_point_name
 from nadcore.seeds import derive
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")   # a result's name: a file name everywhere
@@ -198,11 +199,6 @@ def describe(factory, seed, index, x0, source):
 def eval_point_for(seed, input_shape):
     """The shared evaluation point x0 ~ N(0, I) of `seed` (drawn on the CPU: the same on every device)."""
     return torch.randn(tuple(input_shape), generator=torch.Generator().manual_seed(int(seed)))
-
-
-def eval_point_name(seed):
-    """How the settings name the evaluation point of `eval_point_for(seed, ...)` (a given point: its hash)."""
-    return f"randn(seed={seed})"
 
 
 def resolve_eval_point(eval_point, seed, input_shape):

@@ -68,28 +68,36 @@ class EstimateSettings:
 
     def chunk_settings(self, name, eval_desc, dev, model=None):
         """What a stored chunk of networks depends on (its range is the sweep cell): `name` is the
-        settings' `arch`, `eval_desc` names x0 (`networks.eval_point_name`), `dev` the device;
+        settings' `arch`, `eval_desc` names x0 (`eval_point_name`), `dev` the device;
         `model`: the description of a network that is not a registry name (absent for those)."""
-        return _with_model(_with_compiled(versions.stamp(with_pooling(
-            {"arch": name, "method": self.method, "step": self._recorded_step(), "input_shape": list(self.input_shape),
-             "seed": int(self.seed), "eval_point": eval_desc, "batch": int(self.batch(dev)), "device": dev.type},
-            self.pooling), "nad_chunk", self.precision), self.compiled), model)
+        return self._record({"arch": name, **self._fields(eval_desc), "batch": int(self.batch(dev)),
+                             "device": dev.type}, "nad_chunk", model)
 
     def result_settings(self, name, num_networks, eval_desc=None, model=None, first=0):
         """The settings record of an estimate of `num_networks` networks from `first` (`eval_desc`:
         None for the default x0 of `seed`; `model` as for `chunk_settings`)."""
-        settings = _with_compiled(versions.stamp(with_pooling(
-            {"arch": name, "num_networks": int(num_networks), "method": self.method, "step": self._recorded_step(),
-             "input_shape": list(self.input_shape), "seed": int(self.seed),
-             "eval_point": eval_desc or f"randn(seed={self.seed})"}, self.pooling), "nad_result", self.precision),
-            self.compiled)
-        settings = _with_model(settings, model)
+        settings = self._record({"arch": name, "num_networks": int(num_networks),
+                                 **self._fields(eval_desc or eval_point_name(self.seed))}, "nad_result", model)
         if first:
             settings["first"] = int(first)
         return settings
 
-    def _recorded_step(self):
-        return float(self.step) if self.method == "secant" else None
+    def _fields(self, eval_desc):
+        """The fields a chunk's and a result's settings share (in their order)."""
+        return {"method": self.method, "step": float(self.step) if self.method == "secant" else None,
+                "input_shape": list(self.input_shape), "seed": int(self.seed), "eval_point": eval_desc}
+
+    def _record(self, settings, computation, model):
+        """`settings` with the pooling, the versions and precision of `computation`, `compiled` and the
+        `model` description, each only where it differs from the defaults (so older keys hold)."""
+        stamped = versions.stamp(with_pooling(settings, self.pooling), computation, self.precision)
+        return _with_model(_with_compiled(stamped, self.compiled), model)
+
+
+def eval_point_name(seed):
+    """How the settings name the evaluation point of `networks.eval_point_for(seed, ...)` (a given point:
+    its hash)."""
+    return f"randn(seed={seed})"
 
 
 def nad_settings(arch, num_networks, method="secant", step=100.0, seed=0, input_shape=(1, 32, 32), pooling=True,
