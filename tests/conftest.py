@@ -1,5 +1,6 @@
 """Shared fixtures: the repository root, a served copy of the built book, a headless Chromium page."""
 
+import fcntl
 import functools
 import http.server
 import os
@@ -93,11 +94,21 @@ def build_book_from_committed_outputs():
                    cwd=ROOT)   # warnings are errors, as in `make book`
 
 
+def built_site():
+    """`_build/html`, built from the committed notebooks if missing: by one of the parallel workers (pytest-xdist)
+    while the others wait."""
+    HTML.parent.mkdir(exist_ok=True)
+    with open(HTML.parent / ".site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (HTML / "index.html").exists():
+            build_book_from_committed_outputs()
+    return HTML
+
+
 @pytest.fixture(scope="session")
 def book_url():
     """Serve `_build/html` on 127.0.0.1 (building it from the committed notebooks if missing)."""
-    if not (HTML / "index.html").exists():
-        build_book_from_committed_outputs()
+    built_site()
     handler = functools.partial(_QuietHandler, directory=str(HTML))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

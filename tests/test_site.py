@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
-from conftest import HTML, ROOT, _QuietHandler, build_book_from_committed_outputs
+from conftest import ROOT, _QuietHandler, built_site
 from test_book import toc_files
 from test_browser import check_chapter_page, check_reads_as_a_book, check_renders, save_screenshot
 
@@ -28,9 +28,7 @@ REFERENCES = {"a": "href", "link": "href", "img": "src", "script": "src", "sourc
 @pytest.fixture(scope="module")
 def site():
     """`_build/html` (built from the committed notebooks if missing), the folder every check reads."""
-    if not (HTML / "index.html").exists():
-        build_book_from_committed_outputs()
-    return HTML
+    return built_site()
 
 
 # ----------------------------------------------------------------------------- references, offline
