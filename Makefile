@@ -31,17 +31,20 @@ pdf: install browser  # the whole book as one PDF, from the committed outputs (n
 # marked slow, browser or slurm, no notebook); `make test` is everything, each chapter executed once by
 # nbval (at most 20 minutes in a fresh clone, CI's command). Both print the 25 slowest tests.
 PYTEST := $(VENV)/bin/pytest --durations=25
-# Both run one worker per core (at most 4; pytest-xdist), a test file or notebook at a time, each worker
-# with one thread: the suite's small networks gain little from a second thread, and two processes' OpenMP
-# threads spinning on the same cores stall each other (CONTRIBUTING.md). `make test WORKERS=1`: one process
+FAST := -m "not slow and not browser and not slurm"
+# The fast tier runs on every core (at most 4; pytest-xdist, a test file per worker), each worker with one
+# thread: its small tests gain little from a second thread, and two processes' OpenMP threads spinning on
+# the same cores stall each other. The slow tests (chapters, cluster, browser) run after it in one process
+# with every thread: they start processes of their own. `make check WORKERS=1`: one process
 WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 4 ? n : 4 )))
 PARALLEL = -n $(WORKERS) --dist loadfile
 
 check: install
-	OMP_NUM_THREADS=1 $(PYTEST) $(PARALLEL) tests -m "not slow and not browser and not slurm"
+	OMP_NUM_THREADS=1 $(PYTEST) $(PARALLEL) tests $(FAST)
 
 test: install browser slurm fashion compiler lint
-	OMP_NUM_THREADS=1 $(PYTEST) $(PARALLEL) tests book --nbval-lax --nbval-current-env --nbval-cell-timeout=3600
+	OMP_NUM_THREADS=1 $(PYTEST) $(PARALLEL) tests $(FAST)
+	$(PYTEST) tests book -m "slow or browser or slurm" --nbval-lax --nbval-current-env --nbval-cell-timeout=3600
 
 verify: install fashion compiler  # the bundle's recomputations, each drawn cell retrained to the end (an hour or more)
 	$(PYTEST) tests/test_bundle.py -m slow --full-replay

@@ -44,6 +44,13 @@ def drawn_minute_long():
     return random.Random(f"{DRAW_SEED}:minute-long").choice(MINUTE_LONG)
 
 
+def pytest_collection_modifyitems(items):
+    """A notebook's cells (nbval) are slow tests: `make test` executes each chapter once, `make check` none."""
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_report_header(config):
     if config.getoption("--full-replay"):
         return f"random draws of stored results: NADBOOK_DRAW_SEED={DRAW_SEED}; trained cells replayed to the end"

@@ -140,9 +140,9 @@ def test_merged_chunks_give_the_covariance_of_all_networks():
 def test_stale_temporaries_of_dead_writers_are_removed(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     pid = int(dead.stdout)
-    stale = tmp_path / f".x.npz.{pid}.{store._HOST}.abc123.tmp"
+    stale = tmp_path / f".x.npz.{pid}.{store.HOST}.abc123.tmp"
     foreign = tmp_path / f".x.npz.{pid}.otherhost.abc123.tmp"
-    live = tmp_path / f".y.npz.{os.getpid()}.{store._HOST}.abc123.tmp"
+    live = tmp_path / f".y.npz.{os.getpid()}.{store.HOST}.abc123.tmp"
     for f in (stale, foreign, live):
         f.write_bytes(b"partial")
     store.save(tmp_path / "z.npz", {"a": np.zeros(2)}, {"seed": 0})

@@ -1,4 +1,5 @@
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -6,7 +7,6 @@ import pytest
 import torch
 
 from nadcore import __version__, store
-from nadcore.store import _umask
 
 
 def test_round_trip_keeps_arrays_and_record(tmp_path):
@@ -86,7 +86,9 @@ def test_cached_does_not_hide_a_corrupt_file(tmp_path):
 def test_write_is_atomic_no_temporary_left(tmp_path):
     store.save(tmp_path / "r.npz", {"a": np.zeros(1)}, {})
     assert [p.name for p in tmp_path.iterdir()] == ["r.npz"]
-    assert (tmp_path / "r.npz").stat().st_mode & 0o444 == 0o444 & ~_umask(), "results are ordinary readable files"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "r.npz").stat().st_mode & 0o444 == 0o444 & ~umask, "results are ordinary readable files"
 
 
 def test_key_is_stable_and_order_free():

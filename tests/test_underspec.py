@@ -9,6 +9,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
+from nadcore import train  # noqa: E402
 from nadcore.experiments import ch5_underspec as underspec  # noqa: E402
 from nadcore.plots import underspec as plots  # noqa: E402
 
@@ -145,8 +146,8 @@ def test_evaluation_bad_input():
 def test_pair_grid_resumes_and_shards_to_the_same_numbers(tmp_path, monkeypatch):
     U, s = basis(), tiny_pairs()
     computed = []
-    fit = underspec._fit
-    monkeypatch.setattr(underspec, "_fit", lambda nets, *a: computed.append(len(nets)) or fit(nets, *a))
+    fit_many = train.fit_many   # every cell's networks are trained by it
+    monkeypatch.setattr(train, "fit_many", lambda nets, *a, **k: computed.append(len(nets)) or fit_many(nets, *a, **k))
     kw = dict(device="cpu", batch=1, progress=False)
     assert underspec.pair_grid("mlp", U, s, tmp_path / "a", shard=0, num_shards=2, **kw) is None
     assert sum(computed) == 2                              # half of the 2 x 2 cells

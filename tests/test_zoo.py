@@ -246,7 +246,7 @@ def test_patch_reading_finds_gradients_orthogonal_to_x0_on_each_patch():
     assert reading["norm0"] == pytest.approx(np.linalg.norm(tiles[5, :, 2]) / np.median(
         np.linalg.norm(tiles.transpose(0, 2, 1, 3).reshape(64, 16), axis=1)))
     free = ch7_zoo.patch_reading(_estimate_of(np.random.default_rng(1).standard_normal((3000, 1024))))
-    assert free["rank"] == 1024 and free["null"] == 0 and free["peak0"] < 0.2
+    assert free["rank"] == 1024 and free["null"] < 1e-12 and free["peak0"] < 0.2   # 0 up to rounding
     with pytest.raises(ValueError, match="patch must divide the image size 32; got 5"):
         ch7_zoo.patch_reading(_estimate_of(G.reshape(3000, 1024)), patch=5)
     with pytest.raises(ValueError, match="eval_point must be the seed's randn"):

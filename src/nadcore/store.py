@@ -114,7 +114,7 @@ def atomic_write(path, write):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.{_HOST}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.{HOST}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
@@ -128,14 +128,15 @@ def atomic_write(path, write):
     return path
 
 
-_HOST = socket.gethostname().replace(".", "-") or "host"
+# this host as the names of temporary files carry it (`.NAME.PID.HOST.XXXX.tmp`)
+HOST = socket.gethostname().replace(".", "-") or "host"
 
 
 def remove_stale_temporaries(folder):
     """Delete the `.*.tmp` files in `folder` whose writer (a process of this host) no longer runs."""
     for tmp in Path(folder).glob(".*.tmp"):
         parts = tmp.name.rsplit(".", 4)                # ['.NAME', PID, HOST, XXXX, 'tmp']
-        if len(parts) == 5 and parts[1].isdigit() and parts[2] == _HOST and not _alive(int(parts[1])):
+        if len(parts) == 5 and parts[1].isdigit() and parts[2] == HOST and not _alive(int(parts[1])):
             tmp.unlink(missing_ok=True)
 
 
