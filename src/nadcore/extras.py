@@ -4,7 +4,10 @@ error that names the extra when one is missing. The core (`pip install nadcore`)
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 
 class MissingExtra(ImportError):
