@@ -19,11 +19,13 @@ merged NADs to the bundle. The default scratch, `partial/` in the bundle, is com
 computes over several sessions, and its chunks removed once the item and its convergence are stored.
 """
 
+from __future__ import annotations
+
 import argparse
 import dataclasses
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -110,7 +112,7 @@ def _check_device(item, device):
                          f"`python -m nadcore.bundle {item}` on one (or `tools/gpu_bundle.py`)")
 
 
-def deep_batch(arch, device):
+def deep_batch(arch: str, device: str) -> int:
     """Cells per group of a network trained on `device`: one on a GPU (each network alone, its RNG seeded
     just before), else what fits the CPU's cache."""
     return 1 if device == "cuda" else stacked.registry_chunk_size(arch, True, 128, device)
@@ -118,7 +120,7 @@ def deep_batch(arch, device):
 
 # ----------------------------------------------------------------------------- the machine
 
-def machine_of(record, bundle_dir=BUNDLE):
+def machine_of(record: Mapping[str, Any], bundle_dir: str | Path = BUNDLE) -> str | None:
     """The CPU a stored item was computed on: its record's `machine`, else the bundle's
     `MACHINE.json` (written by `compute`; items stored before records named their machine)."""
     if record.get("machine"):
@@ -135,7 +137,7 @@ def _note_machine(bundle_dir):
                                     "names no machine"}, indent=1) + "\n")
 
 
-def provenance(records):
+def provenance(records: Iterable[Mapping[str, Any]]) -> str:
     """One line saying how stored items were made: device and threads, versions, count, time."""
     records = list(records)
     if not records:
@@ -251,7 +253,7 @@ def _check_sweep(name):
     return FOURIER_SWEEPS[name]
 
 
-def fourier_item(name) -> FourierItem:
+def fourier_item(name: str) -> FourierItem:
     """The `FourierItem` `(archs, grid, settings, pooling)` of the Chapter 1 item `name` ("fig1", "fig2", "fig3",
     "fig3_sigma": Fig. 3 at `DEEP_SIGMA`, the sigma study's best, or a deep network's Fig. 1 subset of
     `DEEP_FIG1`: Fig. 1's sweep and settings, the network and max_lr of `DEEP_TRAIN`, the noise
@@ -259,7 +261,7 @@ def fourier_item(name) -> FourierItem:
     return _check_sweep(name)[0]()
 
 
-def sweep_name(name):
+def sweep_name(name: str) -> str:
     """The sweep that stores the cells of Chapter 1 item `name` (`DEEP_FIG1`'s: Fig. 1's)."""
     return _check_sweep(name)[1]
 
@@ -272,7 +274,7 @@ def sweep_name(name):
 TRAIN_PRECISION: dict[str, Any] = {"item": "fig1_vgg11", "cells": [(12, 0), (0, 12), (4, 0)], "seeds": 2}
 
 
-def train_precision_settings(precision, r):
+def train_precision_settings(precision: str, r: int) -> dict[str, Any]:
     """The settings of replicate `r` of the check's cells in `precision` on this CPU (`DEVICE`)."""
     settings = {**fourier_item(TRAIN_PRECISION["item"])[2], "device": DEVICE}
     return ch1_fourier.replicate_settings(versions.stamp(settings, "fourier_cell", precision), r)
@@ -283,7 +285,7 @@ def train_precision_settings(precision, r):
 DEEP_SEEDS = 3
 
 
-def load_deep_seeds(name, bundle_dir=BUNDLE) -> Stored:
+def load_deep_seeds(name: str, bundle_dir: str | Path = BUNDLE) -> Stored:
     """`Stored({(kx, ky): [test accuracy of each stored seed]}, records)` of the check's cells of `DEEP_FIG1`
     item `name`."""
     archs, grid, settings, pooling = fourier_item(name)
@@ -298,14 +300,14 @@ def load_deep_seeds(name, bundle_dir=BUNDLE) -> Stored:
     return Stored(out, records)
 
 
-def gpu_run(name, bundle_dir=BUNDLE):
+def gpu_run(name: str, bundle_dir: str | Path = BUNDLE) -> dict[str, Any] | None:
     """The report of `tools/gpu_bundle.py --train` for `DEEP_FIG1` item `name` (`fourier/NAME_gpu.json`: the
     GPU's peaks, each cell's seconds and TFLOP/s, the bitwise repeats), or None."""
     path = Path(bundle_dir) / "fourier" / f"{name}_gpu.json"
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def load_train_precision(bundle_dir=BUNDLE) -> Stored:
+def load_train_precision(bundle_dir: str | Path = BUNDLE) -> Stored:
     """`Stored({(precision, replicate): {(kx, ky): test accuracy}}, records)` of the check's stored cells."""
     archs, grid, _, pooling = fourier_item(TRAIN_PRECISION["item"])
     out, records = {}, []
@@ -319,7 +321,7 @@ def load_train_precision(bundle_dir=BUNDLE) -> Stored:
     return Stored(out, records)
 
 
-def train_precision_verdict(runs):
+def train_precision_verdict(runs: Mapping[tuple[str, int], Mapping[tuple[int, int], float]]) -> dict[str, Any] | None:
     """`{"bfloat16": mean |bfloat16 - float32| (same seed), "seeds": mean |float32 seed 0 - seed 1|,
     "accept": bool}` in points, over the check's cells; None until every run holds all of them."""
     cells = set.intersection(*(set(v) for v in runs.values()))
@@ -331,7 +333,7 @@ def train_precision_verdict(runs):
     return {"bfloat16": float(bf16), "seeds": float(spread), "accept": bool(bf16 <= spread), "cells": sorted(cells)}
 
 
-def load_fourier(name, bundle_dir=BUNDLE) -> StoredFourier:
+def load_fourier(name: str, bundle_dir: str | Path = BUNDLE) -> StoredFourier:
     """The `StoredFourier` `(table, grid, settings, records)` of a Chapter 1 item: its stored table
     `{arch: {(kx, ky): arrays}}`, grid, settings and records; cells not yet computed are absent."""
     archs, grid, settings, pooling = fourier_item(name)
@@ -340,7 +342,7 @@ def load_fourier(name, bundle_dir=BUNDLE) -> StoredFourier:
     return StoredFourier(table, grid, settings, records)
 
 
-def fourier_remaining(name, bundle_dir=BUNDLE):
+def fourier_remaining(name: str, bundle_dir: str | Path = BUNDLE) -> tuple[int, int, float]:
     """`(stored, cells, seconds)` of the Chapter 1 item `name`: its cells stored in the bundle, all its
     cells, and the rough CPU time of the rest (`nadcore.plan`'s unit costs)."""
     from nadcore import plan
@@ -419,12 +421,12 @@ SIGMA_STUDY: dict[str, Any] = {"arch": "lenet", "sigmas": (1.0, 1.25, 1.5, 2.0, 
 # was the lowest tried, and both measures still improved)
 
 
-def sigma_settings(sigma, r):
+def sigma_settings(sigma: float, r: int) -> dict[str, Any]:
     """The settings of replicate `r` (`ch1_fourier.replicate_settings`) of LeNet's Fig. 1 at `sigma`."""
     return ch1_fourier.replicate_settings({**fourier_item("fig1")[2], "sigma": float(sigma)}, r)
 
 
-def load_sigma_study(bundle_dir=BUNDLE) -> Stored:
+def load_sigma_study(bundle_dir: str | Path = BUNDLE) -> Stored:
     """`Stored({sigma: [grid, ...]}, records)`: each complete stored grid `{(kx, ky): test accuracy}` of the
     study, by sigma in replicate order (a replicate counts once its whole grid is stored)."""
     _, grid, _, pooling = fourier_item("fig1")
@@ -441,19 +443,19 @@ def load_sigma_study(bundle_dir=BUNDLE) -> Stored:
     return Stored(grids, records)
 
 
-def best_sigma(grids):
+def best_sigma(grids: Mapping[float, Sequence[Mapping[tuple[int, int], float]]]) -> float | None:
     """The sigma whose first grid is closest to the published one (mean |difference|), or None."""
     pub = published.fig1(SIGMA_STUDY["arch"])
     gaps = {s: published.compare_grids(g[0], pub)["mean_abs_difference"] for s, g in grids.items()}
     return min(gaps, key=lambda s: gaps[s]) if gaps else None
 
 
-def known_best_sigma(grids):
+def known_best_sigma(grids: Mapping[float, Sequence[Mapping[tuple[int, int], float]]]) -> float | None:
     """`best_sigma` once the study holds a grid at every sigma, else None."""
     return best_sigma(grids) if len(grids) == len(SIGMA_STUDY["sigmas"]) else None
 
 
-def sigma_study(bundle_dir=BUNDLE, boots=2000):
+def sigma_study(bundle_dir: str | Path = BUNDLE, boots: int = 2000) -> dict[str, Any]:
     """The study beside the published grid: `{sigma: published.compare_seeds(...)}` with `floor`
     (`published.seed_floor`) where a sigma has two seeds or more; also `best` and `caption` sigmas."""
     grids, records = load_sigma_study(bundle_dir)
@@ -466,7 +468,7 @@ def sigma_study(bundle_dir=BUNDLE, boots=2000):
                 grids=grids, published=pub)
 
 
-def sigma_runs(grids):
+def sigma_runs(grids: Mapping[float, Sequence[Mapping[tuple[int, int], float]]]) -> list[tuple[float, int]]:
     """The `(sigma, replicate)` runs of the study: one seed per sigma, then the extra seeds at the
     caption's sigma and at the best one (taken as 2.0, the authors' code's hint, until known)."""
     best = known_best_sigma(grids)
@@ -517,7 +519,7 @@ _declare(BundleItem("sigma", lambda: {(s, r): sigma_settings(s, r) for s in SIGM
 
 # ----------------------------------------------------------------------------- Chapter 2
 
-def load_pooling(bundle_dir=BUNDLE):
+def load_pooling(bundle_dir: str | Path = BUNDLE) -> dict[str, Any] | None:
     """The pooling chapter's results at its paper preset (`ch2_pooling.chapter_results`), or None."""
     try:
         return ch2_pooling.chapter_results(presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, compute=False)
@@ -525,7 +527,7 @@ def load_pooling(bundle_dir=BUNDLE):
         return None
 
 
-def pooling_remaining(bundle_dir=BUNDLE):
+def pooling_remaining(bundle_dir: str | Path = BUNDLE) -> float:
     """Rough CPU seconds of Chapter 2's paper preset still to compute in the bundle (0 once stored)."""
     from nadcore import plan
 
@@ -560,12 +562,12 @@ GPU_NAD_ARCHS = ("vgg11", "resnet18", "densenet121")   # the deep networks: seca
 ZOO_ARCHS = ("vit", "mixer", "convnext", "resnet18_blur")  # Chapter 7: after 2020, and ResNet-18 with BlurPool
 
 
-def nad_name(arch, method="secant"):
+def nad_name(arch: str, method: str = "secant") -> str:
     """The bundle item of the NADs of `arch` by `method`: nads_ARCH (the secant) or nads_ARCH_METHOD."""
     return f"nads_{arch}" if method == "secant" else f"nads_{arch}_{method}"
 
 
-def nad_item(arch, method="secant"):
+def nad_item(arch: str, method: str = "secant") -> dict[str, Any]:
     """The settings of the stored NADs of `arch`: the published scale (10,000 networks, float32), but
     the deep networks' secant at `SECANT_CPU` networks in `SECANT_CPU_PRECISION`, or at `SECANT_CUDA`
     networks in float32 (on `nad_device`)."""
@@ -578,12 +580,12 @@ def nad_item(arch, method="secant"):
     return nads.nad_settings(arch, n, method, seed=SEED)
 
 
-def nad_device(arch, method="secant"):
+def nad_device(arch: str, method: str = "secant") -> str:
     """The device that computes (and computed) the stored NADs of `arch`: "cuda" for `SECANT_CUDA`, else `DEVICE`."""
     return "cuda" if method == "secant" and arch in SECANT_CUDA else DEVICE
 
 
-def nad_chunk_item(arch, method="secant"):
+def nad_chunk_item(arch: str, method: str = "secant") -> dict[str, Any]:
     """The settings of the stored chunks of `nad_item(arch, method)` (on `nad_device`)."""
     s, dev = nad_item(arch, method), torch.device(nad_device(arch, method))
     estimator = nads.EstimateSettings(method, s["step"] or 100.0, SEED, s["input_shape"],
@@ -591,21 +593,23 @@ def nad_chunk_item(arch, method="secant"):
     return estimator.chunk_settings(arch, nads.eval_point_name(SEED), dev)
 
 
-def load_nad(arch, method="secant", bundle_dir=BUNDLE):
+def load_nad(arch: str, method: str = "secant", bundle_dir: str | Path = BUNDLE) -> nads.NADResult | None:
     """The stored `NADResult` of `arch`, or None if the bundle does not hold it yet."""
     settings = nad_item(arch, method)
     path = nads.result_path(arch, settings, bundle_dir)
     return nads.NADResult.load(path, settings) if store.matches(path, settings) else None
 
 
-def stored_nads(archs=NAD_ARCHS + GPU_NAD_ARCHS, bundle_dir=BUNDLE):
+def stored_nads(archs: Iterable[str] = NAD_ARCHS + GPU_NAD_ARCHS,
+                bundle_dir: str | Path = BUNDLE) -> dict[tuple[str, str], nads.NADResult]:
     """`{(arch, method): NADResult}` of every NAD estimate the bundle holds for `archs` (secant,
     then exact-gradient "autograd"), in the order of `archs`."""
     found = {(a, m): load_nad(a, m, bundle_dir) for a in archs for m in ("secant", "autograd")}
     return {key: r for key, r in found.items() if r is not None}
 
 
-def secant_exact_overlaps(ks, archs=GPU_NAD_ARCHS, bundle_dir=BUNDLE):
+def secant_exact_overlaps(ks: Sequence[int], archs: Iterable[str] = GPU_NAD_ARCHS,
+                          bundle_dir: str | Path = BUNDLE) -> dict[str, np.ndarray]:
     """`{arch: overlaps}` (`nads.subspace_overlaps` at each k of `ks`) of the secant and exact-gradient
     NADs of each architecture of `archs` whose two estimates the bundle holds."""
     stored = stored_nads(archs, bundle_dir)
@@ -661,7 +665,7 @@ SECANT_CONV_ARCHS = GPU_NAD_ARCHS
 SECANT_CONV_SIZES = (125, 250, 625, 1250, 2500, 3125)
 
 
-def convergence_item(arch=None, method="autograd"):
+def convergence_item(arch: str | None = None, method: str = "autograd") -> dict[str, Any]:
     """The settings of a stored N vs 2N convergence: the published scale's (secant LeNet, up to
     N = 5,000) without `arch`, else `arch`'s with `method` (`AUTOGRAD_CONV_SIZES`; the secant at
     `SECANT_CONV_SIZES`, reading the chunks of `nad_item(arch)` on `nad_device(arch)`)."""
@@ -679,17 +683,19 @@ def convergence_item(arch=None, method="autograd"):
             **{k: s[k] for k in ("precision", "compiled") if k in s}}
 
 
-def convergence_path(bundle_dir=BUNDLE, arch=None, method="autograd"):
+def convergence_path(bundle_dir: str | Path = BUNDLE, arch: str | None = None, method: str = "autograd") -> Path:
     return Path(bundle_dir) / "nads" / f"convergence_{store.key(convergence_item(arch, method))}.npz"
 
 
-def load_convergence(arch=None, bundle_dir=BUNDLE, method="autograd"):
+def load_convergence(arch: str | None = None, bundle_dir: str | Path = BUNDLE,
+                     method: str = "autograd") -> dict[str, np.ndarray] | None:
     """The stored convergence (`nads.convergence`'s arrays) of `convergence_item(arch, method)`, or None."""
     path, c = convergence_path(bundle_dir, arch, method), convergence_item(arch, method)
     return store.load(path, c).arrays if store.matches(path, c) else None
 
 
-def convergence_compute(arch, method, bundle_dir=BUNDLE, scratch=None, progress=True):
+def convergence_compute(arch: str | None, method: str, bundle_dir: str | Path = BUNDLE,
+                        scratch: str | Path | None = None, progress: bool = True) -> store.Result:
     """Compute (or read) the stored convergence of `convergence_item(arch, method)`, on its device;
     `scratch` holds the chunks (default: the bundle's `partial/`)."""
     c, scratch = convergence_item(arch, method), _scratch(bundle_dir, scratch)
@@ -727,15 +733,15 @@ PRECISION: dict[str, Any] = {
     "overlap_arch": "lenet", "overlap_networks": 1000, "ks": [1, 4, 16, 64, 128, 256]}
 
 
-def precision_item():
+def precision_item() -> dict[str, Any]:
     return versions.stamp({**PRECISION, "seed": SEED, "device": DEVICE}, "precision_check")
 
 
-def precision_path(bundle_dir=BUNDLE):
+def precision_path(bundle_dir: str | Path = BUNDLE) -> Path:
     return Path(bundle_dir) / "nads" / f"precision_{store.key(precision_item())}.npz"
 
 
-def load_precision(bundle_dir=BUNDLE):
+def load_precision(bundle_dir: str | Path = BUNDLE) -> dict[str, dict[str, np.ndarray]] | None:
     """`{arch: {"eager", "compiled"}}` (`ch3_nads.precision_cosines`) and `"overlaps"`
     (`ch3_nads.precision_overlaps` of `PRECISION["overlap_arch"]`), or None if not stored."""
     path = precision_path(bundle_dir)
@@ -806,7 +812,7 @@ FIG6_ITEMS = {"fig6": _lenet_fig6, **{name: partial(_deep_fig6, name) for name i
               **{name: partial(_fig6_replicate, name) for name in FIG6_NADS}}
 
 
-def fig6_item(sigma=None, name="fig6") -> Fig6Item:
+def fig6_item(sigma: float | None = None, name: str = "fig6") -> Fig6Item:
     """The `Fig6Item` `(arch, indices, settings)` of Fig. 6 at the published settings, on our NADs (at noise `sigma`
     instead of the published one if given: the sigma study's best). `name` "fig6" is LeNet's; a
     `DEEP_FIG6` name is the network and max_lr of `DEEP_TRAIN` at its indices and `DEEP_SIGMA`, on
@@ -816,18 +822,18 @@ def fig6_item(sigma=None, name="fig6") -> Fig6Item:
     return FIG6_ITEMS[name](sigma)
 
 
-def nads_of(arch):
+def nads_of(arch: str) -> str:
     """The network whose NADs a trained `arch` is tested on: VGG-11's for VGG-11 with batch norm
     (`DEEP_TRAIN`), else its own."""
     return {trained: published for published, (trained, _) in DEEP_TRAIN.items()}.get(arch, arch)
 
 
-def fig6_method(name):
+def fig6_method(name: str) -> str:
     """The NAD estimate ("secant" or "autograd") that the Fig. 6 item `name` trains along."""
     return FIG6_NADS[name][1] if name in FIG6_NADS else "secant"
 
 
-def load_fig6(bundle_dir=BUNDLE, sigma=None, name="fig6"):
+def load_fig6(bundle_dir: str | Path = BUNDLE, sigma: float | None = None, name: str = "fig6") -> dict[int, float]:
     """`{index: test accuracy}` of the stored Fig. 6 cells of `name` (`fig6_item`) on our NADs
     (`fig6_method`'s), possibly partial."""
     arch, indices, settings = fig6_item(sigma, name)
@@ -838,12 +844,12 @@ def load_fig6(bundle_dir=BUNDLE, sigma=None, name="fig6"):
                                only_stored=True)
 
 
-def fig6_runs(item, method, sigma=None):
+def fig6_runs(item: str, method: str, sigma: float | None = None) -> list[str]:
     """The `FIG6_NADS` names of `item`'s runs along the NADs of `method` at `sigma`, in seed order."""
     return [name for name, (i, m, _, s) in FIG6_NADS.items() if (i, m, s) == (item, method, sigma)]
 
 
-def fig6_records(bundle_dir=BUNDLE, name="fig6"):
+def fig6_records(bundle_dir: str | Path = BUNDLE, name: str = "fig6") -> dict[int, dict[str, Any]]:
     """`{index: record}` of the stored Fig. 6 cells of `name` (those `load_fig6` reads)."""
     arch, indices, settings = fig6_item(name=name)
     basis = load_nad(nads_of(arch), fig6_method(name), bundle_dir)
@@ -912,7 +918,7 @@ SECANT_DIAL: dict[str, Any] = {"arch": "lenet", "steps": (0.01, 1.0, 10.0, 100.0
                                "conv": 1000, "ks": (1, 4, 16, 64), "rows": 128, "fig6_indices": (0, 16, 64)}
 
 
-def dial_settings(step):
+def dial_settings(step: float) -> dict[str, Any]:
     """The stored settings of the secant dial's NADs at step `step` (`SECANT_DIAL`)."""
     d = SECANT_DIAL
     return {**nads.nad_settings(d["arch"], d["networks"], "secant", step=step, seed=SEED), "rows": d["rows"]}
@@ -923,7 +929,7 @@ def _dial_conv_path(step, bundle_dir):
     return Path(bundle_dir) / "nads" / f"dial_conv_{store.key(settings)}.npz", settings
 
 
-def load_secant_dial(bundle_dir=BUNDLE):
+def load_secant_dial(bundle_dir: str | Path = BUNDLE) -> dict[float, dict[str, Any]]:
     """`{step: {"nads": NADResult | None, "conv": {k: N vs 2N overlap} | None, "fig6": {index: accuracy}}}`
     of `SECANT_DIAL`, what is stored (nothing computed)."""
     d, out = SECANT_DIAL, {}
@@ -980,7 +986,7 @@ def _check_stand_in(dataset):
     return dataset
 
 
-def cifar_item(dataset="digits"):
+def cifar_item(dataset: str = "digits") -> dict[str, Any]:
     """The settings of Chapter 4's bundle item on `dataset`: the smoke preset on the digits, its
     Fashion-MNIST version (`presets.fashion`) on "fashion"."""
     if _check_stand_in(dataset) == "fashion":
@@ -988,7 +994,8 @@ def cifar_item(dataset="digits"):
     return presets.preset("cifar10", "smoke")
 
 
-def cifar(bundle_dir=BUNDLE, compute=False, progress=True, dataset="digits", data_root=DATA):
+def cifar(bundle_dir: str | Path = BUNDLE, compute: bool = False, progress: bool = True, dataset: str = "digits",
+          data_root: str | Path = DATA) -> dict[str, Any] | None:
     """Chapter 4 on a stand-in (no CIFAR-10 here), `dataset` "digits" or "fashion" (`cifar_item`), with
     our 10,000-network secant NADs: `{"curve": Fig. 7, "flip": Fig. 8}`, or None while missing (runs,
     NADs, or Fashion-MNIST's files in `data_root`, whose fingerprint keys the runs)."""
@@ -1008,9 +1015,9 @@ def cifar(bundle_dir=BUNDLE, compute=False, progress=True, dataset="digits", dat
     mean, std = c.stats(p["dataset"], train[0])
     run = dict(device=DEVICE, seed=SEED, results_dir=bundle_dir, progress=progress, only_stored=not compute)
     try:
-        curve = ch4_cifar10.poisoning_curve(p["arch"], train, test, bases[p["arch"]].nads, p["indices"], p["eps"],
+        curve = ch4_cifar10.poisoning_curve(p["arch"], train, test, bases[p["arch"]].nads, p["indices"], p["eps"],  # ty: ignore[missing-union-attribute]
                                             mean, std, p["recipe"], **run)
-        flip = ch4_cifar10.flip_experiment(p["flip_archs"], train, test, {a: bases[a].nads for a in p["flip_archs"]},
+        flip = ch4_cifar10.flip_experiment(p["flip_archs"], train, test, {a: bases[a].nads for a in p["flip_archs"]},  # ty: ignore[missing-union-attribute]
                                            p["recipe"], **run)
     except (FileNotFoundError, store.StoreError):
         return None
@@ -1035,7 +1042,7 @@ UNDERSPEC_ARCHS = ("lenet", "mlp")
 PAIR_INDICES = [0, 100, 1000]   # Fig. 2 of the follow-up on a 3 x 3 grid of NAD indices, 3 seeds
 
 
-def underspec_item(figure, dataset="digits"):
+def underspec_item(figure: str, dataset: str = "digits") -> dict[str, Any]:
     """The settings of the follow-up's Fig. 2 ("pairs": paper preset, `PAIR_INDICES`, its 3 seeds, which
     the paper averages) or Fig. 3 ("ood": paper preset on the digits stand-in, its first seed, or
     `presets.fashion("ood")` with `dataset="fashion"`) in the bundle, for the run `SEED`."""
@@ -1051,7 +1058,7 @@ def underspec_item(figure, dataset="digits"):
     raise ValueError(f"figure must be 'pairs' or 'ood'; got {figure!r}")
 
 
-def underspec_cost(figure, dataset="digits"):
+def underspec_cost(figure: str, dataset: str = "digits") -> str:
     """Rough time (text) of the bundle's Fig. 2 ("pairs") or Fig. 3 ("ood", on `dataset`) for
     `UNDERSPEC_ARCHS` on a 2-core CPU (`plan.train_cost`)."""
     from nadcore import plan
@@ -1063,7 +1070,8 @@ def underspec_cost(figure, dataset="digits"):
                               for a in UNDERSPEC_ARCHS))
 
 
-def underspec(figure, arch, bundle_dir=BUNDLE, compute=False, progress=True, dataset="digits", data_root=DATA):
+def underspec(figure: str, arch: str, bundle_dir: str | Path = BUNDLE, compute: bool = False, progress: bool = True,
+              dataset: str = "digits", data_root: str | Path = DATA) -> dict[str, Any] | None:
     """The stored grid of the follow-up's Fig. 2 or 3 (Fig. 3 on `dataset`, "digits" or "fashion") for
     `arch` (our 10,000-network secant NADs); None while cells are missing, unless `compute`."""
     basis = load_nad(arch, bundle_dir=bundle_dir)
@@ -1101,7 +1109,7 @@ _declare(_underspec("underspec_ood", "ood"), _underspec("underspec_pairs", "pair
 ANTIALIAS_SIGMA = {"fourier": {"sigma": DEEP_SIGMA}, "nads": {"fig6": {"sigma": DEEP_SIGMA}}}
 
 
-def load_antialias(bundle_dir=BUNDLE, best_sigma=False):
+def load_antialias(bundle_dir: str | Path = BUNDLE, best_sigma: bool = False) -> dict[str, Any]:
     """Chapter 6 at the published settings (`ch6_antialias.chapter_results`, computing nothing), or at
     the sigma study's best with `best_sigma` (`ANTIALIAS_SIGMA`): the max-pooling Fig. 1 cells are
     Fig. 1's own; pieces not stored yet are None or empty."""
@@ -1109,7 +1117,7 @@ def load_antialias(bundle_dir=BUNDLE, best_sigma=False):
                                          overrides=ANTIALIAS_SIGMA if best_sigma else None)
 
 
-def antialias_gaps(bundle_dir=BUNDLE):
+def antialias_gaps(bundle_dir: str | Path = BUNDLE) -> tuple[str, str] | None:
     """What Chapter 6's bundle item lacks: `(names of the missing parts, rough cost on a 2-core
     CPU)`, or None when it is complete (`python -m nadcore.bundle antialias` computes it)."""
     from nadcore import plan
@@ -1144,7 +1152,8 @@ _declare(BundleItem("antialias", lambda: presets.preset("antialias", "paper"), _
 
 # ----------------------------------------------------------------------------- Chapter 7
 
-def load_zoo(bundle_dir=BUNDLE, compute=False, progress=False, scratch=None):
+def load_zoo(bundle_dir: str | Path = BUNDLE, compute: bool = False, progress: bool = False,
+             scratch: str | Path | None = None) -> dict[str, Any]:
     """Chapter 7 at the published scale (`ch7_zoo.chapter_results("paper")`): what the bundle holds,
     or, with `compute`, everything (the exact-gradient NADs first, then the secant); `scratch` holds
     the chunks (default: the bundle's `partial/`)."""
@@ -1171,7 +1180,7 @@ _declare(*_nads(*((a, "autograd") for a in ZOO_ARCHS), *((a, "secant") for a in 
 
 # ----------------------------------------------------------------------------- beside the published numbers
 
-def plain_deep(name, bundle_dir=BUNDLE):
+def plain_deep(name: str, bundle_dir: str | Path = BUNDLE) -> tuple[dict, dict]:
     """`(table, records)` of the stored cells of the `DEEP_FIG1` item `name` trained as the published
     network itself (plain VGG-11) at Fig. 1's settings: why `DEEP_TRAIN` trains another."""
     _, grid, _, pooling = fourier_item(name)
@@ -1179,7 +1188,7 @@ def plain_deep(name, bundle_dir=BUNDLE):
                                          Path(bundle_dir) / "fourier", pooling, "fig1")
 
 
-def fig1_comparison(bundle_dir=BUNDLE):
+def fig1_comparison(bundle_dir: str | Path = BUNDLE) -> tuple[dict[str, dict[str, Any]], fourier.Grid]:
     """Fig. 1, ours beside the published grid, for every architecture of the published CSV:
     `{arch: {"ours", "published", "stats", "stored", "cells", "records"}}` and the grid.
     `ours` holds the stored cells (canonical ones), `stats` is `published.compare_grids` (None
@@ -1198,7 +1207,9 @@ def fig1_comparison(bundle_dir=BUNDLE):
     return out, grid
 
 
-def authors_code_rows(comparison):
+def authors_code_rows(
+    comparison: Mapping[str, Mapping[str, Any]],
+) -> list[tuple[tuple[int, int], str, float, tuple[float, float], float | None]]:
     """Rows `(cell, pattern, published, authors' code (two seeds), ours or None)` for the LeNet cells
     measured with the authors' code (`published.AUTHORS_CODE_LENET`); `comparison` is
     `fig1_comparison()[0]`. Ours are sines (cosines at self-conjugate cells), as the grid."""
@@ -1211,7 +1222,7 @@ def authors_code_rows(comparison):
     return rows
 
 
-def nad_overlaps(ks, bundle_dir=BUNDLE):
+def nad_overlaps(ks: Sequence[int], bundle_dir: str | Path = BUNDLE) -> dict[tuple[str, str], np.ndarray]:
     """Subspace overlap (`nads.subspace_overlaps`) of our stored NADs with the published ones, for
     each k of `ks`: `{(arch, method): array}` for every estimate of `stored_nads` whose architecture
     the authors published."""
@@ -1219,7 +1230,7 @@ def nad_overlaps(ks, bundle_dir=BUNDLE):
             for (a, m), r in stored_nads(bundle_dir=bundle_dir).items() if a in published.ARCHS}
 
 
-def fig6_comparison(bundle_dir=BUNDLE):
+def fig6_comparison(bundle_dir: str | Path = BUNDLE) -> dict[str, Any]:
     """Our stored Fig. 6 cells (`load_fig6`, `{index: accuracy}` on our LeNet NADs) and the published
     curves (`published.fig6`): `published` of our architecture, `curves` of all four; `best_sigma`
     (the sigma study's, None until known) and `ours_best`, our cells at that noise level; `deep`,
@@ -1251,7 +1262,8 @@ def item_device(item: str) -> str:
     return lookup(item).device()
 
 
-def compute(item: str, bundle_dir=BUNDLE, scratch=None, progress=True):
+def compute(item: str, bundle_dir: str | Path = BUNDLE, scratch: str | Path | None = None,
+            progress: bool = True) -> Any:
     """Compute (or finish) one bundle item of `ITEMS` (Chapters 4-5 on Fashion-MNIST, cifar_fashion and
     underspec_ood_fashion, read Debian's dataset-fashion-mnist, `make fashion`), stored as it goes;
     returns what `load` reads. A finished item computes nothing; NAD chunks go to `scratch` (default:
@@ -1262,17 +1274,17 @@ def compute(item: str, bundle_dir=BUNDLE, scratch=None, progress=True):
     return entry.compute(bundle_dir, _scratch(bundle_dir, scratch), progress)
 
 
-def load(item: str, bundle_dir=BUNDLE):
+def load(item: str, bundle_dir: str | Path = BUNDLE) -> Any:
     """What the bundle holds of `item` (its `BundleItem.load`), computing nothing."""
     return lookup(item).load(Path(bundle_dir))
 
 
-def complete(item: str, bundle_dir=BUNDLE) -> bool:
+def complete(item: str, bundle_dir: str | Path = BUNDLE) -> bool:
     """True when bundle item `item` is fully stored in `bundle_dir`."""
     return lookup(item).status(Path(bundle_dir), _scratch(bundle_dir, None)).complete
 
 
-def status(item: str, bundle_dir=BUNDLE, scratch=None) -> str:
+def status(item: str, bundle_dir: str | Path = BUNDLE, scratch: str | Path | None = None) -> str:
     """One line: how much of a bundle item is stored, and the command (and rough CPU cost) for the rest."""
     from nadcore import plan
 
@@ -1294,7 +1306,7 @@ With no argument: this help and the status. The bundle is --bundle-dir, else $NA
 checkout's bundle/ (here: {bundle})."""
 
 
-def parser(prog="python -m nadcore.bundle"):
+def parser(prog: str = "python -m nadcore.bundle") -> argparse.ArgumentParser:
     """The command's arguments: `status [ITEM ...]`, `all` or `ITEM ...`, and `--bundle-dir`."""
     p = argparse.ArgumentParser(prog=prog, description=HELP.format(bundle=BUNDLE), epilog=f"Items: {', '.join(ITEMS)}.",
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1303,7 +1315,7 @@ def parser(prog="python -m nadcore.bundle"):
     return p
 
 
-def main(argv=None, prog="python -m nadcore.bundle"):
+def main(argv: Sequence[str] | None = None, prog: str = "python -m nadcore.bundle") -> int | str | None:
     """`python -m nadcore.bundle [status [ITEM ...] | all | ITEM ...] [--bundle-dir DIR]` (`nadcore bundle`
     is the same command, `prog` its name); bad items exit 2 before any work."""
     p = parser(prog)

@@ -6,6 +6,8 @@ reads the same names (`models.names()` is `ARCHS`, in its order; `nads.METHODS`,
 `plan`'s costs); tests/test_cli.py holds them equal.
 """
 
+from __future__ import annotations
+
 import json
 from pathlib import Path
 
@@ -27,7 +29,8 @@ UNPRICED_NETWORKS = 20_000
 RATES_FILE = Path(__file__).resolve().parent / "artifacts" / "rates.json"
 
 
-def load_rates(path=None):
+def load_rates(path: str | Path | None = None) -> tuple[dict[str, float], dict[tuple[str, ...], float],
+                                                      dict[str, float], dict[str, float]]:
     """(TRAIN_S, NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED) from the rates file."""
     tables = json.loads(Path(path or RATES_FILE).read_text())
     seconds = lambda name: {k: float(v["s"]) for k, v in tables[name].items()}

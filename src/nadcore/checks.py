@@ -2,37 +2,40 @@
 one-line ValueError that begins with the parameter's name and says what it accepts. The CLI prints
 them as its own errors, under the option's name (`cli.option_error`)."""
 
+from __future__ import annotations
+
 import numbers
-from typing import Literal, overload
+from collections.abc import Collection
+from typing import Any, Literal, overload
 
 
 class InputError(ValueError):
     """A parameter outside what it accepts: `param` is its name, the message one line that begins with it."""
 
-    def __init__(self, param: str, message: str):
+    def __init__(self, param: str, message: str) -> None:
         if not message.startswith(param):
             raise ValueError(f"an InputError's message must begin with its parameter {param!r}; got {message!r}")
         super().__init__(message)
         self.param = param
 
 
-def is_integer(value) -> bool:
+def is_integer(value: object) -> bool:
     """True for an int or numpy integer, False for a bool (an int to Python, never a count here)."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 @overload
-def integer(param: str, value, low: int | None = None, high: int | None = None, *, accepted: str | None = None,
-            optional: Literal[False] = False) -> int: ...
+def integer(param: str, value: Any, low: int | None = None, high: int | None = None, *,
+            accepted: str | None = None, optional: Literal[False] = False) -> int: ...
 
 
 @overload
-def integer(param: str, value, low: int | None = None, high: int | None = None, *, accepted: str | None = None,
-            optional: bool) -> int | None: ...
+def integer(param: str, value: Any, low: int | None = None, high: int | None = None, *,
+            accepted: str | None = None, optional: bool) -> int | None: ...
 
 
-def integer(param: str, value, low: int | None = None, high: int | None = None, *, accepted: str | None = None,
-            optional: bool = False) -> int | None:
+def integer(param: str, value: Any, low: int | None = None, high: int | None = None, *,
+            accepted: str | None = None, optional: bool = False) -> int | None:
     """`value` as an int when it is an integer in [`low`, `high`] (None: unbounded; with `optional`, None
     itself passes), else an `InputError`: "`param` must be `accepted`; got `value`", `accepted` by default
     "an integer in [low, high]" (or ">= low", "<= high")."""
@@ -43,7 +46,7 @@ def integer(param: str, value, low: int | None = None, high: int | None = None, 
     raise InputError(param, f"{param} must be {accepted or _integers(low, high)}; got {value!r}")
 
 
-def one_of(param: str, value, choices, *, accepted: str | None = None):
+def one_of(param: str, value: Any, choices: Collection[object], *, accepted: str | None = None) -> Any:
     """`value` when it is one of `choices`, else an `InputError` listing them (or saying `accepted`)."""
     if isinstance(value, str | int | float | bool | None) and value in choices:
         return value

@@ -15,16 +15,25 @@ the mean/std normalisation (`normalise`), then train (`experiments.ch4_cifar10.p
 The experiments of Chapter 4 are `nadcore.experiments.ch4_cifar10`.
 """
 
+from __future__ import annotations
+
 import gzip
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from nadcore import checks
+
+if TYPE_CHECKING:
+    from torchvision.datasets import CIFAR10
+
+    from nadcore.nads import NADResult
 
 SIZE = 32
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
@@ -40,7 +49,7 @@ EDIT_MODES = ("remove", "flip", "shift")
 MAX_CLASSES = 12  # the carrier rule has 2 NADs x 3 channels x 2 signs
 
 
-def cifar10_reader(verify=True):
+def cifar10_reader(verify: bool = True) -> type[CIFAR10]:
     """torchvision's CIFAR-10 reader; with `verify=False`, one that checks the batch files exist
     instead of their md5.
 
@@ -63,7 +72,7 @@ def cifar10_reader(verify=True):
     return CIFAR10Files
 
 
-def classes(name):
+def classes(name: str) -> tuple[str, ...]:
     """The class names of dataset `name`."""
     _check_name(name)
     return CLASSES[name]
@@ -74,8 +83,9 @@ def _check_name(name):
         raise ValueError(f"name must be one of {', '.join(DATASETS)}; got {name!r}")
 
 
-def load(name, data_root="../data", train=True, download=False, *, seed=0, verify=True, limit=None,
-         test_fraction=0.25):
+def load(name: str, data_root: str | Path = "../data", train: bool = True, download: bool = False, *, seed: int = 0,
+         verify: bool = True, limit: int | None = None,
+         test_fraction: float = 0.25) -> tuple[torch.Tensor, torch.Tensor]:
     """`(x, y)`: images in [0, 1] of shape (N, 3, 32, 32) (float32) and int64 labels.
 
     name: "cifar10" (read from `data_root`, downloaded there when `download=True`; `verify`
@@ -95,7 +105,8 @@ def load(name, data_root="../data", train=True, download=False, *, seed=0, verif
     return (x, y) if limit is None else (x[:limit], y[:limit])
 
 
-def load_cifar10(data_root="../data", train=True, download=False, verify=True):
+def load_cifar10(data_root: str | Path = "../data", train: bool = True, download: bool = False,
+                 verify: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     """CIFAR-10's train (or test) split from `data_root` as `(x, y)`, see `load`."""
     root = Path(data_root)
     reader = cifar10_reader(verify)
@@ -116,7 +127,8 @@ def load_cifar10(data_root="../data", train=True, download=False, verify=True):
     return x.contiguous(), torch.as_tensor(ds.targets, dtype=torch.int64)
 
 
-def load_fashion(data_root="../data", train=True, download=False, limit=None):
+def load_fashion(data_root: str | Path = "../data", train: bool = True, download: bool = False,
+                 limit: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Fashion-MNIST's train (60,000) or test (10,000) split as `(x, y)`, see `load`.
 
     Read by `torchvision.datasets.FashionMNIST` from `data_root/FashionMNIST/raw`, torchvision's
@@ -160,7 +172,7 @@ def _fashion_files(root, download, reader):
             f"dataset-fashion-mnist` (or `make fashion` as root), or pass download=True to fetch it (30 MB).")
 
 
-def load_digits(train=True, seed=0, test_fraction=0.25):
+def load_digits(train: bool = True, seed: int = 0, test_fraction: float = 0.25) -> tuple[torch.Tensor, torch.Tensor]:
     """scikit-learn's 1,797 8x8 digits, bilinearly resized to 32x32, 3 channels, in [0, 1]."""
     from sklearn.datasets import load_digits as sk_digits
     from sklearn.model_selection import train_test_split
@@ -177,7 +189,7 @@ def load_digits(train=True, seed=0, test_fraction=0.25):
     return x[idx], y[idx]
 
 
-def first_of_each_class(y, num_classes=10):
+def first_of_each_class(y: torch.Tensor, num_classes: int = 10) -> torch.Tensor:
     """The index of the first sample of each class `0 .. num_classes - 1` in the labels `y`."""
     missing = [t for t in range(num_classes) if not (y == t).any()]
     if missing:
@@ -185,18 +197,18 @@ def first_of_each_class(y, num_classes=10):
     return torch.tensor([int((y == t).nonzero()[0]) for t in range(num_classes)])
 
 
-def channel_stats(x):
+def channel_stats(x: torch.Tensor) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Per-channel `(mean, std)` of images `x`, as tuples of floats."""
     return tuple(x.mean((0, 2, 3)).tolist()), tuple(x.std((0, 2, 3)).tolist())
 
 
-def stats(name, x_train):
+def stats(name: str, x_train: torch.Tensor) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """`(mean, std)` for normalisation: CIFAR-10's usual constants, else `x_train`'s own."""
     _check_name(name)
     return (CIFAR10_MEAN, CIFAR10_STD) if name == "cifar10" else channel_stats(x_train)
 
 
-def normalise(x, mean, std):
+def normalise(x: torch.Tensor, mean: Sequence[float] | torch.Tensor, std: Any) -> torch.Tensor:
     """`(x - mean) / std` per channel. Apply it after `poison` / `nad_flip`, never before."""
     mean = torch.as_tensor(mean, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
     std = torch.as_tensor(std, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
@@ -206,7 +218,7 @@ def normalise(x, mean, std):
     return (x - mean) / std
 
 
-def as_nads(nads, x):
+def as_nads(nads: np.ndarray | torch.Tensor | NADResult, x: torch.Tensor) -> torch.Tensor:
     """NADs (array, tensor or anything with a `.nads` attribute) as (K, H*W) rows matching `x`."""
     if x.ndim != 4:
         raise ValueError(f"x must be images of shape (N, C, H, W); got shape {tuple(x.shape)}")
@@ -219,12 +231,12 @@ def as_nads(nads, x):
     return u.reshape(len(u), d).to(device=x.device, dtype=x.dtype)
 
 
-def carrier(t, index):
+def carrier(t: int, index: int) -> tuple[int, int, int]:
     """The carrier of class `t` at NAD `index`: `(nad index, colour channel, sign)`."""
     return (index, index + 1)[t // 6], t % 3, 2 * (t % 2) - 1
 
 
-def poison(x, y, nads, index, eps=0.05):
+def poison(x: torch.Tensor, y: Any, nads: Any, index: int, eps: float = 0.05) -> torch.Tensor:
     """Put each image's carrier in: its component along the carrier is replaced by `sign * eps`.
 
     Class t's carrier is NAD `(index, index + 1)[t // 6]` on colour channel `t % 3` with sign
@@ -255,7 +267,7 @@ def _check_orthonormal(u, tol=1e-3):
         raise ValueError(f"nads must be orthonormal rows (max |U U^T - I| = {err:.2g} > {tol})")
 
 
-def nad_flip(x, nads):
+def nad_flip(x: torch.Tensor, nads: Any) -> torch.Tensor:
     """`U flip(U^T x)` on every colour channel: the NAD coefficients in reverse order.
 
     With K < H*W NADs the part of `x` outside their span is left as it is, so the map is a
@@ -268,7 +280,9 @@ def nad_flip(x, nads):
     return (flat + (coef.flip(-1) - coef) @ u).view_as(x)
 
 
-def edit_nads(x, nads, indices, mode="remove", size=1.0):
+def edit_nads(x: torch.Tensor, nads: np.ndarray | torch.Tensor | NADResult,
+              indices: int | Sequence[int] | np.ndarray | torch.Tensor, mode: str = "remove",
+              size: float = 1.0) -> torch.Tensor:
     """`x` edited on the NADs `indices`, in every colour channel.
 
     mode: "remove" zeroes the components on those NADs, "flip" negates them (Review 3, point

@@ -1,6 +1,8 @@
 """The `nadcore` command: run or plan a chapter with papermill at any scale, estimate NADs, list chapters,
 make the results bundle."""
 
+from __future__ import annotations
+
 import argparse
 import ast
 import contextlib
@@ -10,11 +12,17 @@ import signal
 import stat
 import sys
 import threading
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from nadcore import __version__, extras, paths
 from nadcore.checks import InputError
 from nadcore.seeds import MAX_SEED
+
+if TYPE_CHECKING:
+    import torch
+    from jupyter_client import AsyncKernelManager
 
 # Parameters the library reads, with the type their value must have; others take their default's type.
 KINDS = {"scale": str, "device": str, "seed": int, "num_seeds": int, "shard": int, "num_shards": int,
@@ -39,7 +47,7 @@ class RunFailed(Exception):
     """The chapter raised, or was interrupted, while it ran; printed as one line, exit status 1."""
 
 
-def book_dir():
+def book_dir() -> Path:
     """The `book/` folder: beside the current directory if there is one, else beside the package."""
     for base in (Path.cwd(), Path(__file__).resolve().parents[2]):
         if (base / "book").is_dir() and any((base / "book").glob("[0-9][0-9]_*.ipynb")):
@@ -47,12 +55,12 @@ def book_dir():
     raise UsageError("no book/ folder with chapters found; run nadcore from the nadbook checkout")
 
 
-def chapters(folder):
+def chapters(folder: str | Path) -> dict[str, Path]:
     """Chapter notebooks by file stem, in book order."""
     return {p.stem: p for p in sorted(Path(folder).glob("[0-9][0-9]_*.ipynb"))}
 
 
-def find_chapter(name, folder):
+def find_chapter(name: str, folder: str | Path) -> Path:
     """The notebook of `name`: its file stem (`03_nads`) or the stem without its number (`nads`)."""
     found = chapters(folder)
     for stem, path in found.items():
@@ -61,7 +69,7 @@ def find_chapter(name, folder):
     raise UsageError(f"unknown chapter {name!r}; accepted: {', '.join(found)}")
 
 
-def parse_value(text):
+def parse_value(text: str) -> Any:
     """A `-p` value as YAML (numbers, booleans, lists), falling back to the plain string."""
     yaml = extras.require("yaml", "book", "nadcore run's -p values")
     try:
@@ -70,7 +78,7 @@ def parse_value(text):
         return text
 
 
-def declared(notebook):
+def declared(notebook: str | Path) -> dict[str, Any]:
     """`{name: default}` of the chapter's parameters cell, as papermill reads it (None: not a literal)."""
     pm = extras.require("papermill", "book", "nadcore run")
     out = {}
@@ -82,12 +90,12 @@ def declared(notebook):
     return out
 
 
-def fail(key, value, accepted=None):
+def fail(key: str, value: object, accepted: str | None = None) -> UsageError:
     """The one-line UsageError `KEY must be ...; got VALUE`."""
     return UsageError(f"{key} must be {accepted or WORDS[KINDS[key]] + LIMITS.get(key, '')}; got {value!r}")
 
 
-def typed(key, text, default):
+def typed(key: str, text: str, default: Any) -> Any:
     """The `-p` text of `key` as a value of the type the library (or the declared default) gives it."""
     kind = KINDS.get(key, type(default) if type(default) in WORDS else None)
     if kind is str:
@@ -100,7 +108,7 @@ def typed(key, text, default):
     return float(value) if kind is float else value
 
 
-def check_device(device, present=True):
+def check_device(device: str | torch.device, present: bool = True) -> torch.device:
     """The `torch.device` of `device`; a UsageError unless it is accepted and (`present`) present on this
     machine; a plan (`present=False`) also takes "cuda" on a machine without a GPU (`plan.plan_device`)."""
     from nadcore.device import DeviceUnavailable, resolve
@@ -118,7 +126,7 @@ def check_device(device, present=True):
         raise fail("device", device, f'"auto", "cpu" or a device this machine has (here: {err.missing})') from None
 
 
-def os_line(err):
+def os_line(err: OSError) -> str:
     """An OSError as one line naming its path: `STRERROR: PATH`."""
     names = " -> ".join(str(f) for f in (err.filename, err.filename2) if f is not None)
     why = err.strerror or describe(err)
@@ -134,7 +142,7 @@ def _stat(path):
         return None
 
 
-def check_folder(key, path, writable=True, given=None):
+def check_folder(key: str, path: str | Path, writable: bool = True, given: str | Path | None = None) -> None:
     """A UsageError (about `given`, default `path`) unless `path` is a folder, or can be created as
     one, that we may write into (`writable`; else only read). A path part too long, a symlink loop or
     a broken symlink is refused here, not when the run first writes."""
@@ -155,7 +163,7 @@ def check_folder(key, path, writable=True, given=None):
         raise fail(key, given, f"a path we can write to ({probe} is not writable)")
 
 
-def can_create_in(folder):
+def can_create_in(folder: str | Path) -> bool:
     """True when a file can be created in `folder` (tried: `os.access` says yes to root everywhere)."""
     import tempfile
 
@@ -166,7 +174,7 @@ def can_create_in(folder):
         return False
 
 
-def check_values(values, folder, writes=True, force=False):
+def check_values(values: Mapping[str, Any], folder: Path, writes: bool = True, force: bool = False) -> None:
     """A UsageError unless the library accepts every value the chapter will see (defaults included).
 
     `writes`: the chapter runs (not only planned), so the folders it writes into must be writable and
@@ -209,12 +217,12 @@ def _once(key, option, given, default):
     return given.get(key, default if option is None else option)
 
 
-def bundles(folder):
+def bundles(folder: Path) -> tuple[Path, Path]:
     """The committed bundles a chapter run must not write into: the package's, and the one beside `folder`."""
     return BUNDLE, folder.parent / "bundle"
 
 
-def validate(args, writes=True):
+def validate(args: argparse.Namespace, writes: bool = True) -> tuple[Path, Path, dict[str, Any], dict[str, Any]]:
     """Check the chapter and every parameter before any kernel starts.
 
     Returns `(notebook, folder, params, values)`: the parameters papermill injects (`scale`,
@@ -237,7 +245,7 @@ def validate(args, writes=True):
     return notebook, folder, params, values
 
 
-def summary(stem, values, folder):
+def summary(stem: str, values: Mapping[str, Any], folder: Path) -> str:
     """`nadcore.plan.chapter_plan(...).summary()` for these values (results_dir and bundle_dir relative
     to `folder`; the bundle beside the book folder when the chapter declares none and one is there)."""
     from nadcore.plan import chapter_plan
@@ -251,7 +259,7 @@ def summary(stem, values, folder):
     return plan.summary()
 
 
-def plan_chapter(args):
+def plan_chapter(args: argparse.Namespace) -> None:
     notebook, folder, _, values = validate(args, writes=False)
     try:
         print(summary(notebook.stem, values, folder))
@@ -259,13 +267,13 @@ def plan_chapter(args):
         raise UsageError(f"no plan for {notebook.stem}: {err}") from None
 
 
-def output_stem(stem, values):
+def output_stem(stem: str, values: Mapping[str, Any]) -> str:
     """`STEM-SCALE`, with `-shardIofN` when the run is one of N shards."""
     n = values.get("num_shards", 1)
     return f"{stem}-{values['scale']}" + (f"-shard{values['shard']}of{n}" if n != 1 else "")
 
 
-def describe(err):
+def describe(err: Any) -> str:
     """One line saying why a run stopped."""
     first = lambda text: (str(text).strip().splitlines() or [""])[0]
     if hasattr(err, "ename"):              # papermill.PapermillExecutionError
@@ -274,7 +282,7 @@ def describe(err):
 
 
 @contextlib.contextmanager
-def sigterm_interrupts():
+def sigterm_interrupts() -> Generator[threading.Event]:
     """SIGTERM (a batch system's time limit) and Ctrl-C raise KeyboardInterrupt, so the run is marked
     failed; yields an Event set when either came, so the kernel is then killed (`kernel_manager`)."""
     stopping = threading.Event()
@@ -294,7 +302,7 @@ def sigterm_interrupts():
             signal.signal(sig, handler)
 
 
-def kernel_manager(stopping):
+def kernel_manager(stopping: threading.Event) -> type[AsyncKernelManager]:
     """The kernel manager papermill runs a chapter's kernel with: jupyter_client's, except that once
     `stopping` is set the kernel is killed, not asked to shut down: a kernel asked while it runs a cell
     prints a ~20-line ZMQError traceback (its sockets close before its reply is sent) after our one line."""
@@ -307,7 +315,7 @@ def kernel_manager(stopping):
     return KernelManager
 
 
-def announce(notebook, folder, values, final, running):
+def announce(notebook: Path, folder: Path, values: Mapping[str, Any], final: Path, running: Path) -> None:
     """Print the chapter's plan and where its notebook goes to stderr (a plan never blocks a run)."""
     try:
         print(summary(notebook.stem, values, folder), file=sys.stderr)
@@ -317,7 +325,7 @@ def announce(notebook, folder, values, final, running):
           f"(named {running.name} until it succeeds)", file=sys.stderr)
 
 
-def run_chapter(args):
+def run_chapter(args: argparse.Namespace) -> None:
     """Execute into `NAME.RUNNING.ipynb`; rename it `NAME.ipynb` on success, `NAME-FAILED.ipynb` otherwise."""
     pm = extras.require("papermill", "book", "nadcore run")
 
@@ -344,13 +352,13 @@ def run_chapter(args):
     print(final)
 
 
-def list_chapters(args):
+def list_chapters(args: argparse.Namespace) -> None:
     folder = Path(args.book_dir) if args.book_dir else book_dir()
     for stem, path in chapters(folder).items():
         print(f"{stem:<26} parameters: {', '.join(declared(path))}")
 
 
-def check_npz(out):
+def check_npz(out: str | Path) -> None:
     """A UsageError unless `out` names an .npz file we can write (its folder may be created)."""
     out = Path(out)
     try:
@@ -365,7 +373,7 @@ def check_npz(out):
 BUNDLE = paths.BUNDLE   # written by `python -m nadcore.bundle` only ($NADBOOK_BUNDLE, else the checkout's)
 
 
-def protect_bundle(key, path, force, bundles=(BUNDLE,)):
+def protect_bundle(key: str, path: str | Path, force: bool, bundles: Iterable[str | Path] = (BUNDLE,)) -> None:
     """A UsageError when `path` (a file or folder, existing or not, `..` and symlinks resolved) lies in a
     committed results bundle (`bundles`) and `force` is false: the bundle is written by
     `python -m nadcore.bundle` only."""
@@ -376,7 +384,7 @@ def protect_bundle(key, path, force, bundles=(BUNDLE,)):
                        "writes it), or --force to replace its files")
 
 
-def nad_hours(arch, method, networks):
+def nad_hours(arch: Any, method: str, networks: int) -> tuple[float | None, bool]:
     """`(hours, bound)`: the estimated hours of a NAD estimate on this machine's CPU (`catalog.NAD_S`)
     and whether they are a lower bound (the mixed Hessian: at least its exact gradient's cost), or
     `(None, False)` where no cost is measured."""
@@ -388,7 +396,7 @@ def nad_hours(arch, method, networks):
     return (None, False) if each is None else (each * networks / 3600, False)
 
 
-def check_nad_args(args):
+def check_nad_args(args: argparse.Namespace) -> None:
     """Every value of `nadcore nads` checked before torch loads (messages name the option), against
     `nadcore.catalog` (torch-free); only --device's presence on this machine is left to the library."""
     import math
@@ -446,7 +454,7 @@ def check_nad_args(args):
                    f"({args.method}), whose cost is not measured, or pass --yes to start it anyway")
 
 
-def parse_shape(text):
+def parse_shape(text: str) -> tuple[int, ...]:
     """`--input-shape C,H,W` as a tuple of positive ints (one to three of them)."""
     parts = str(text).replace(" ", "").split(",")
     if not 1 <= len(parts) <= 3 or not all(DECIMAL.fullmatch(p) and int(p) >= 1 for p in parts):
@@ -457,7 +465,7 @@ def parse_shape(text):
 OPTIONS = {"model": "--model", "name": "--name", "input_shape": "--input-shape"}   # the library's parameter names
 
 
-def option_error(err):
+def option_error(err: ValueError) -> UsageError:
     """A library ValueError as a UsageError: an `InputError` about `model`, `name` or `input_shape` under
     the option's name (`OPTIONS`), any other as it is."""
     if isinstance(err, InputError) and err.param in OPTIONS:
@@ -465,7 +473,7 @@ def option_error(err):
     return UsageError(str(err))
 
 
-def estimate_nads(args):
+def estimate_nads(args: argparse.Namespace) -> None:
     """`nadcore nads`: chunks stored in --results-dir as they finish (a rerun resumes), the NADs
     under the name the chapters read (`nads.result_path`) and/or in --out; then how far to trust them."""
     check_nad_args(args)                   # before torch is even imported
@@ -511,7 +519,7 @@ def estimate_nads(args):
               file=sys.stderr)
 
 
-def sbatch_word(text):
+def sbatch_word(text: str) -> str:
     """`text` as one argument of an `#SBATCH` line: sbatch splits the line at whitespace, groups
     quoted text, reads a backslash as an escape and an unquoted # as a comment (Slurm's
     `_get_argument`), so such text is double-quoted with `\\` and `\"` escaped (the value only, after
@@ -523,7 +531,7 @@ def sbatch_word(text):
     return name + '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def slurm_scripts(args):
+def slurm_scripts(args: argparse.Namespace) -> tuple[str, str]:
     """`(array, collector)`: the sbatch scripts of `nadcore submit`, every value checked as for `run`.
 
     The array job runs shard `$SLURM_ARRAY_TASK_ID` of `--shards` against the shared results_dir;
@@ -557,7 +565,7 @@ def slurm_scripts(args):
     return array, head("collect", "%j") + cd + run + "\n"
 
 
-def submit(args):
+def submit(args: argparse.Namespace) -> None:
     """`nadcore submit`: write the array and collector scripts beside the runs, then `sbatch` them
     (the collector with `--dependency=afterok` on the array); `--dry-run` prints them only."""
     import shutil
@@ -588,7 +596,7 @@ def submit(args):
           f"(afterok:{array_id}); scripts in {out}")
 
 
-def chapter_arguments(p):
+def chapter_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments `run` and `plan` share."""
     p.add_argument("chapter", help="the chapter's file stem, e.g. 03_nads (or nads)")
     p.add_argument("--scale", help="smoke (CPU, minutes; default), medium or paper (published settings)")
@@ -598,7 +606,7 @@ def chapter_arguments(p):
     p.add_argument("--book-dir", help="folder holding the chapter notebooks (default: ./book)")
 
 
-def parser():
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nadcore", description="Neural Anisotropy Directions, reproduced.")
     p.add_argument("--version", action="version", version=f"nadcore {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -664,7 +672,7 @@ def parser():
     return p
 
 
-def run_bundle(args):
+def run_bundle(args: argparse.Namespace) -> int | str | None:
     """`nadcore bundle ...`: `nadcore.bundle.main` with the same arguments (torch loads only here)."""
     from nadcore import bundle
 
@@ -672,7 +680,7 @@ def run_bundle(args):
                        prog="nadcore bundle")
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int | str:
     args = parser().parse_args(argv)
     try:
         code = args.func(args)

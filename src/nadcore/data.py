@@ -5,6 +5,8 @@ A sample of D(v) is `x = s * (eps / 2) * v + P_perp(sigma * n)` with `s = +1` fo
 `v` (the authors' implementation; the paper writes `eps * y * v`, classes `2 eps` apart).
 """
 
+from __future__ import annotations
+
 import math
 import numbers
 
@@ -74,7 +76,8 @@ def directional_dataset(v: torch.Tensor, n: int, sigma: float, eps: float, seed:
     return x.reshape(n, *v.shape).to(dev), y.long().to(dev)
 
 
-def concat_channels(first, second):
+def concat_channels(first: tuple[torch.Tensor, torch.Tensor],
+                    second: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """D1 (+) D2: stack the channels of two datasets `(x, y)` that share the same labels."""
     (x1, y1), (x2, y2) = first, second
     if x1.shape[0] != x2.shape[0] or x1.shape[2:] != x2.shape[2:]:

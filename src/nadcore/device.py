@@ -1,6 +1,8 @@
 """One place that turns the `device` parameter of every chapter into a `torch.device`, and the
 `precision` parameter (training, secant NADs) into an autocast context."""
 
+from __future__ import annotations
+
 import contextlib
 
 import torch
@@ -13,7 +15,7 @@ ACCEPTED = '"auto", "cpu", "cuda", "cuda:N" or "mps"'
 class DeviceUnavailable(InputError):
     """A `device` this machine does not have: `missing` says what it lacks ("no CUDA GPU", "no MPS")."""
 
-    def __init__(self, device, missing):
+    def __init__(self, device: str | torch.device, missing: str) -> None:
         super().__init__("device", f"device {device!r} is not available here ({missing}); use \"cpu\" or \"auto\"")
         self.missing = missing
 

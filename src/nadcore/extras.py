@@ -1,14 +1,20 @@
 """nadcore's optional parts (pyproject's extras: `zoo`, timm; `book`, the chapters' stack) and the one-line
 error that names the extra when one is missing. The core (`pip install nadcore`) imports none of them."""
 
+from __future__ import annotations
+
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 
 class MissingExtra(ImportError):
     """An optional dependency is not installed; the message names the extra that installs it."""
 
 
-def require(module, extra, what):
+def require(module: str, extra: str, what: str) -> ModuleType:
     """Import and return `module`; without it, a one-line `MissingExtra` naming `what` needs it and
     `pip install "nadcore[extra]"`."""
     try:

@@ -8,8 +8,12 @@ D(v) and D(-v) are the same task with the labels swapped: grids are symmetric un
 `(kx, ky) -> (-kx, -ky)` and `canonical` picks one representative of each pair.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -60,7 +64,7 @@ def fourier_direction(kx: int, ky: int, size: int = 32, kind: str = "sin") -> to
     return (v / v.norm()).to(torch.float32).unsqueeze(0)
 
 
-def cells(grid, size=32):
+def cells(grid: Grid | Iterable[Any] | None, size: int = 32) -> list[Any]:
     """The frequencies of `grid` as a list: a `Grid`'s cells (default `full_grid(size)`), or the ints l
     of 1-D signals of length `size` (0 <= l < size), or (kx, ky) pairs of ints in the fftshift range."""
     _check_size(size)
@@ -81,7 +85,7 @@ def cells(grid, size=32):
     return out
 
 
-def directions(grid, size: int = 32, kind: str = "sin") -> torch.Tensor:
+def directions(grid: Grid | Iterable[Any] | None, size: int = 32, kind: str = "sin") -> torch.Tensor:
     """The unit Fourier directions at the frequencies of `grid` (`cells`), float64, all at once.
 
     (kx, ky) pairs: shape (N, size, size), the directions of `fourier_direction(kx, ky, size, kind)`,
@@ -134,18 +138,18 @@ class Grid:
             raise ValueError(f"freqs must be strictly increasing; got {self.freqs}")
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
         return (len(self.freqs), len(self.freqs))
 
-    def cells(self):
+    def cells(self) -> list[tuple[int, int]]:
         """All (kx, ky) of the grid in display order (row by row: ky, then kx)."""
         return [(kx, ky) for ky in self.freqs for kx in self.freqs]
 
-    def half(self):
+    def half(self) -> list[tuple[int, int]]:
         """One (kx, ky) per pair {(kx, ky), (-kx, -ky)} present: enough to fill the grid by symmetry."""
         return sorted({canonical(kx, ky, self.size) for kx, ky in self.cells()}, key=lambda k: (k[1], k[0]))
 
-    def image(self, values):
+    def image(self, values: Mapping[tuple[int, int], float | None]) -> np.ndarray:
         """Place per-cell values (a dict {(kx, ky): value}, filled by symmetry) on the display image.
 
         Row i is `ky = freqs[i]` and column j is `kx = freqs[j]`; cells without a value are NaN.
@@ -158,7 +162,7 @@ class Grid:
                     img[i, j] = value
         return img
 
-    def directions(self, cells=None, kind="sin"):
+    def directions(self, cells: Iterable[tuple[int, int]] | None = None, kind: str = "sin") -> torch.Tensor:
         """Stacked unit directions (N, 1, size, size) for `cells` (default: `half()`).
 
         At self-conjugate frequencies (zero frequency, the Nyquist corners) the sine vanishes,
@@ -171,7 +175,7 @@ class Grid:
         ])
 
 
-def coarse_grid(step: int = 8, limit: int | None = None, size: int = 32) -> "Grid":
+def coarse_grid(step: int = 8, limit: int | None = None, size: int = 32) -> Grid:
     """A cheap grid for CPU runs: every `step`-th frequency up to `limit`, symmetric around zero."""
     _check_size(size)
     checks.integer("step", step, 1, size // 2 - 1, accepted=f"an int in [1, {size // 2 - 1}]")
@@ -182,18 +186,18 @@ def coarse_grid(step: int = 8, limit: int | None = None, size: int = 32) -> "Gri
     return Grid(tuple(range(-top, top + 1, step)), size)
 
 
-def paper_grid(size: int = 32) -> "Grid":
+def paper_grid(size: int = 32) -> Grid:
     """The published Fig. 1 grid: every second frequency of the whole spectrum, -16, -14, ..., 14
     on each axis (16x16 for 32x32 images), zero frequency at the centre."""
     return Grid(tuple(range(-(size // 2), size // 2, 2)), size)
 
 
-def low_grid(size: int = 32) -> "Grid":
+def low_grid(size: int = 32) -> Grid:
     """The 16x16 lowest frequencies -8..7 (what an earlier reading took the published grid for)."""
     return Grid(tuple(range(-8, 8)), size)
 
 
-def full_grid(size: int = 32) -> "Grid":
+def full_grid(size: int = 32) -> Grid:
     """The full spectrum: all size x size frequencies of the fftshift range."""
     return Grid(tuple(range(-(size // 2), (size + 1) // 2)), size)
 
@@ -201,7 +205,7 @@ def full_grid(size: int = 32) -> "Grid":
 GRIDS = {"coarse": coarse_grid, "paper": paper_grid, "low": low_grid, "full": full_grid}
 
 
-def make_grid(spec: dict) -> "Grid":
+def make_grid(spec: dict) -> Grid:
     """A grid from a preset entry: `{"name": "coarse", "step": 4, "limit": 8}`, `{"name": "paper"}`, ..."""
     spec = dict(spec)
     name = spec.pop("name", None)
@@ -210,7 +214,7 @@ def make_grid(spec: dict) -> "Grid":
     return GRIDS[name](**spec)
 
 
-def fourier_energy(nads_images) -> np.ndarray:
+def fourier_energy(nads_images: np.ndarray | torch.Tensor) -> np.ndarray:
     """|2-D DFT|^2 (unitary) of each image of `nads_images` (n, C, H, W) or (n, H, W), fftshifted (zero
     frequency at the centre), summed over channels: where a NAD or a direction lives."""
     x = torch.as_tensor(np.asarray(nads_images), dtype=torch.float64)
@@ -218,7 +222,7 @@ def fourier_energy(nads_images) -> np.ndarray:
     return energy.sum(-3).numpy() if energy.dim() == 4 else energy.numpy()
 
 
-def low_band(size=32, band=4):
+def low_band(size: int = 32, band: int = 4) -> np.ndarray:
     """Mask (size, size), fftshifted as `fourier_energy`: the frequencies with max(|kx|, |ky|) <= `band`."""
     k = np.abs(np.arange(size) - size // 2)        # |frequency| along each fftshifted axis
     return np.maximum.outer(k, k) <= band

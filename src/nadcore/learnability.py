@@ -7,8 +7,12 @@ zero-argument factory), with one output f(x) trained as a two-class classifier w
 (the logistic loss), or with two logits. The same factory gives a model's NADs and its Fig. 1.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -25,11 +29,11 @@ class TwoLogits(nn.Module):
     """A one-output network `net` as a two-class classifier: logits (0, f(x)), so that cross-entropy is
     the logistic loss of f (class 1 where f > 0)."""
 
-    def __init__(self, net):
+    def __init__(self, net: nn.Module) -> None:
         super().__init__()
         self.net = net
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         z = self.net(x).reshape(len(x), 1)
         return torch.cat([torch.zeros_like(z), z], 1)
 
@@ -82,19 +86,20 @@ class Sweep:
     train_acc: np.ndarray
     loss_history: np.ndarray
 
-    def mean(self):
+    def mean(self) -> dict[tuple[int, int], float]:
         """`{(kx, ky): mean test accuracy over seeds}`."""
         return {c: float(a) for c, a in zip(self.cells, self.test_acc.mean(0))}
 
-    def summary(self):
+    def summary(self) -> str:
         """One line per cell: its test accuracy (mean +- standard deviation over seeds)."""
         spread = self.test_acc.std(0, ddof=1) if len(self.test_acc) > 1 else np.zeros(len(self.cells))
         return "\n".join(f"({kx:+d}, {ky:+d}): {m:5.1f} +- {s:.1f} % test accuracy"
                          for (kx, ky), m, s in zip(self.cells, self.test_acc.mean(0), spread))
 
 
-def sweep(model, cells, recipe, *, n=10_000, sigma=3.0, eps=1.0, kind="sin", num_seeds=1, seed=0,
-          input_shape=(1, 32, 32), device="auto"):
+def sweep(model: str | Callable[[], nn.Module], cells: Iterable[Sequence[int]], recipe: train.Recipe | dict[str, Any],
+          *, n: int = 10_000, sigma: float = 3.0, eps: float = 1.0, kind: str = "sin", num_seeds: int = 1,
+          seed: int = 0, input_shape: Sequence[int] = (1, 32, 32), device: str | torch.device = "auto") -> Sweep:
     """Fig. 1 for `model`: a fresh network trained with `recipe` (a `train.Recipe` or a dict of its
     fields) on D(v) for the Fourier direction v of each cell `(kx, ky)`, `num_seeds` times.
 
@@ -134,8 +139,10 @@ class RecipeCheck:
         return self.verdict
 
 
-def recipe_check(model, recipe, *, direction=(0, 0), kind="cos", n=2_000, sigma=3.0, eps=None, seed=0,
-                 input_shape=(1, 32, 32), device="auto"):
+def recipe_check(model: str | Callable[[], nn.Module], recipe: train.Recipe | dict[str, Any], *,
+                 direction: Sequence[int] = (0, 0), kind: str = "cos", n: int = 2_000, sigma: float = 3.0,
+                 eps: float | None = None, seed: int = 0, input_shape: Sequence[int] = (1, 32, 32),
+                 device: str | torch.device = "auto") -> RecipeCheck:
     """Does `recipe` train `model` at all? One fresh network trained on an easy task: D(v) at the
     sweep's noise `sigma` with the classes as far apart as the noise is large (`eps` = sigma sqrt(D)
     by default, D = C H W), along `direction` (default: the constant image, cos(0, 0), which every

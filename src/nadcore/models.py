@@ -15,8 +15,12 @@ and `resnet18_blur` (ResNet-18 with Zhang 2019's BlurPool in its strided blocks)
 pooling=True, and `config(name)` gives the exact configuration of every architecture.
 """
 
+from __future__ import annotations
+
 import copy
 import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
@@ -31,7 +35,8 @@ POOLINGS = ("max", "none")  # what the other architectures accept (synonyms of T
 BLUR_PADDINGS = ("reflect", "zeros")
 
 
-def binomial_filter(size, dtype=torch.float32, device=None):
+def binomial_filter(size: int, dtype: torch.dtype = torch.float32,
+                    device: str | torch.device | None = None) -> torch.Tensor:
     """The 1-D binomial filter of `size` taps, a row of Pascal's triangle over its sum 2^(size - 1):
     [1, 2, 1] / 4 for 3, [1, 4, 6, 4, 1] / 16 for 5 (Zhang 2019's blur filters)."""
     checks.integer("size", size, 1, accepted="a positive int (the number of taps)")
@@ -50,7 +55,7 @@ class BlurPool2d(nn.Module):
     (`train.vmappable`) and their state_dicts are those of the same network without it.
     """
 
-    def __init__(self, size=3, stride=2, padding="reflect"):
+    def __init__(self, size: int = 3, stride: int = 2, padding: str = "reflect") -> None:
         super().__init__()
         binomial_filter(size)
         checks.integer("stride", stride, 1, accepted="a positive int")
@@ -58,10 +63,10 @@ class BlurPool2d(nn.Module):
             raise ValueError(f"padding must be one of {', '.join(BLUR_PADDINGS)}; got {padding!r}")
         self.size, self.stride, self.padding = int(size), int(stride), padding
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"size={self.size}, stride={self.stride}, padding={self.padding!r}"
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         k = binomial_filter(self.size, x.dtype, x.device)
         C = x.shape[1]
         before, after = (self.size - 1) // 2, self.size // 2
@@ -69,7 +74,7 @@ class BlurPool2d(nn.Module):
         return F.conv2d(x, torch.outer(k, k).expand(C, 1, self.size, self.size), None, self.stride, groups=C)
 
 
-def out_side(layers, side):
+def out_side(layers: Iterable[nn.Module], side: int) -> int:
     """The side of the square feature map after `layers` (Conv2d, pooling, BlurPool2d; others
     keep the size) for a `side` x `side` input."""
     for m in layers:
@@ -86,18 +91,19 @@ def out_side(layers, side):
 class LogReg(nn.Module):
     """One linear layer on the flattened input."""
 
-    def __init__(self, in_channels=1, num_classes=2, pooling=True):
+    def __init__(self, in_channels: int = 1, num_classes: int = 2, pooling: bool | str = True) -> None:
         super().__init__()
         self.fc = nn.Linear(in_channels * SIZE * SIZE, num_classes)
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(x.flatten(1))
 
 
 class MLP(nn.Module):
     """Two hidden ReLU layers, 100 and 20 wide (follow-up paper, App. A.1)."""
 
-    def __init__(self, in_channels=1, num_classes=2, pooling=True, widths=(100, 20)):
+    def __init__(self, in_channels: int = 1, num_classes: int = 2, pooling: bool | str = True,
+                 widths: Iterable[int] = (100, 20)) -> None:
         super().__init__()
         sizes = (in_channels * SIZE * SIZE, *widths)
         layers = []
@@ -105,11 +111,11 @@ class MLP(nn.Module):
             layers += [nn.Linear(a, b), nn.ReLU()]
         self.net = nn.Sequential(nn.Flatten(), *layers, nn.Linear(sizes[-1], num_classes))
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x)
 
 
-def lenet_pool(pooling):
+def lenet_pool(pooling: bool | str) -> tuple[list[nn.Module], int]:
     """The downsampling layers LeNet puts after each conv-ReLU for `pooling` (one of
     `LENET_POOLINGS`, True = "max", False = "none"), and the stride of its convolutions.
 
@@ -140,7 +146,7 @@ class LeNet(nn.Module):
     in which parameters are created stay, the first fc sized to the flattened feature map.
     """
 
-    def __init__(self, in_channels=1, num_classes=2, pooling=True):
+    def __init__(self, in_channels: int = 1, num_classes: int = 2, pooling: bool | str = True) -> None:
         super().__init__()
         pool, stride = lenet_pool(pooling)
         self.features = nn.Sequential(
@@ -154,7 +160,7 @@ class LeNet(nn.Module):
             nn.Linear(84, num_classes),
         )
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.classifier(self.features(x).flatten(1))
 
 
@@ -164,7 +170,8 @@ VGG11_CFG = (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M")
 class VGG(nn.Module):
     """VGG11 with 3x3 convs (He-normal init, zero bias) and a 512-512-512-out classifier."""
 
-    def __init__(self, in_channels=1, num_classes=2, pooling=True, batch_norm=False, cfg=VGG11_CFG):
+    def __init__(self, in_channels: int = 1, num_classes: int = 2, pooling: bool = True, batch_norm: bool = False,
+                 cfg: Sequence[int | Literal["M"]] = VGG11_CFG) -> None:
         super().__init__()
         layers, channels = [], in_channels
         for item in cfg:
@@ -187,7 +194,7 @@ class VGG(nn.Module):
                 nn.init.normal_(m.weight, 0.0, math.sqrt(2.0 / (m.kernel_size[0] * m.kernel_size[1] * m.out_channels)))
                 nn.init.zeros_(m.bias)
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.classifier(self.features(x).flatten(1))
 
 
@@ -199,7 +206,7 @@ class BasicBlock(nn.Module):
     subsamples before its 1x1 conv. The parameters (and their initialisation) are unchanged.
     """
 
-    def __init__(self, in_planes, planes, stride=1, blur=None):
+    def __init__(self, in_planes: int, planes: int, stride: int = 1, blur: int | None = None) -> None:
         super().__init__()
         down = [BlurPool2d(blur, stride)] if blur and stride != 1 else []
         conv_stride = 1 if down else stride
@@ -209,11 +216,11 @@ class BasicBlock(nn.Module):
         )
         self.shortcut = nn.Sequential()
         if stride != 1 or in_planes != planes:
-            self.shortcut = nn.Sequential(*(BlurPool2d(blur, stride) for _ in down),
+            self.shortcut = nn.Sequential(*(BlurPool2d(blur, stride) for _ in down),  # ty: ignore[invalid-argument-type]
                                           nn.Conv2d(in_planes, planes, 1, conv_stride, bias=False),
                                           nn.BatchNorm2d(planes))
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.relu(self.body(x) + self.shortcut(x))
 
 
@@ -224,7 +231,8 @@ class ResNet18(nn.Module):
     with ResNet-18's 11,168,706 parameters (one input channel, two classes) and initialisation.
     """
 
-    def __init__(self, in_channels=1, num_classes=2, pooling=True, blocks=(2, 2, 2, 2), blur=None):
+    def __init__(self, in_channels: int = 1, num_classes: int = 2, pooling: bool = True,
+                 blocks: Iterable[int] = (2, 2, 2, 2), blur: int | None = None) -> None:
         super().__init__()
         layers: list[nn.Module] = [nn.Conv2d(in_channels, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64),
                                    nn.ReLU(inplace=True)]
@@ -238,28 +246,29 @@ class ResNet18(nn.Module):
         side = 1 if pooling else SIZE // 8
         self.linear = nn.Linear(512 * side * side, num_classes)
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.linear(self.features(x).flatten(1))
 
 
 class Bottleneck(nn.Module):
     """BN-ReLU-conv1x1 (4 * growth), BN-ReLU-conv3x3 (growth), concatenated to the input."""
 
-    def __init__(self, in_planes, growth):
+    def __init__(self, in_planes: int, growth: int) -> None:
         super().__init__()
         self.body = nn.Sequential(
             nn.BatchNorm2d(in_planes), nn.ReLU(), nn.Conv2d(in_planes, 4 * growth, 1, bias=False),
             nn.BatchNorm2d(4 * growth), nn.ReLU(), nn.Conv2d(4 * growth, growth, 3, padding=1, bias=False),
         )
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.cat([self.body(x), x], 1)
 
 
 class DenseNet121(nn.Module):
     """Bottleneck blocks [6, 12, 24, 16], growth 32, reduction 0.5, average-pool transitions."""
 
-    def __init__(self, in_channels=1, num_classes=2, pooling=True, blocks=(6, 12, 24, 16), growth=32, reduction=0.5):
+    def __init__(self, in_channels: int = 1, num_classes: int = 2, pooling: bool = True,
+                 blocks: Sequence[int] = (6, 12, 24, 16), growth: int = 32, reduction: float = 0.5) -> None:
         super().__init__()
         planes = 2 * growth
         layers: list[nn.Module] = [nn.Conv2d(in_channels, planes, 3, padding=1, bias=False)]
@@ -278,11 +287,11 @@ class DenseNet121(nn.Module):
         side = 1 if pooling else SIZE
         self.linear = nn.Linear(planes * side * side, num_classes)
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.linear(self.features(x).flatten(1))
 
 
-REGISTRY = {
+REGISTRY: dict[str, Callable[..., nn.Module]] = {
     "logreg": LogReg,
     "mlp": MLP,
     "lenet": LeNet,
@@ -307,7 +316,7 @@ def names() -> list[str]:
     return list(REGISTRY)
 
 
-def config(name):
+def config(name: str) -> dict[str, Any]:
     """The configuration of registry architecture `name` as a plain dict (for settings records):
     the timm class and its arguments for `zoo`'s networks, the class and its options otherwise."""
     if name not in REGISTRY:
@@ -325,7 +334,7 @@ CONFIGS = {  # `config` of the registry's own networks that are not a class with
 }
 
 
-def libraries(name):
+def libraries(name: str) -> tuple[str, ...]:
     """The libraries besides torch whose code decides the numbers of a freshly built `name` network
     (timm's classes and initialisation for `zoo`'s; none for the others): `store.make_record` names
     their versions in every record whose settings name `name`."""
@@ -338,13 +347,13 @@ def _positive_int(name, value):
     checks.integer(name, value, 1, accepted="a positive int")
 
 
-def poolings(name):
+def poolings(name: str) -> tuple[str, ...]:
     """The string values of `pooling` that `build(name, ...)` accepts besides True and False
     (only "max", a synonym of True, for `FIXED_POOLING`'s architectures, which refuse False)."""
     return LENET_POOLINGS if name == "lenet" else ("max",) if name in FIXED_POOLING else POOLINGS
 
 
-def check_pooling(name, pooling):
+def check_pooling(name: str, pooling: bool | str) -> bool | str:
     """`pooling` for registry network `name` as `build` passes it on: a bool, or LeNet's string."""
     if name in FIXED_POOLING:
         if pooling is not True and pooling != "max":
@@ -377,7 +386,7 @@ def build(name: str, in_channels: int = 1, num_classes: int = 2, pooling: bool |
     return REGISTRY[name](in_channels=in_channels, num_classes=num_classes, pooling=pooling)
 
 
-def has_pooling(model):
+def has_pooling(model: nn.Module) -> bool:
     """True when `model` contains a max, average or blur pooling layer (`BlurPool2d`)."""
     pools = (nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, BlurPool2d)
     return any(isinstance(m, pools) for m in model.modules())

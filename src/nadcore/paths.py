@@ -5,18 +5,21 @@ The bundle (`locate`): `$NADBOOK_BUNDLE`, else the checkout's `bundle/`; install
 checkout), the `bundle/` of the current folder or of its parent (a book folder), else `./bundle`.
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 
-def checkout():
+def checkout() -> Path | None:
     """The source checkout this module runs from (`src/nadcore` beside `pyproject.toml`), or None
     when it is installed from a wheel."""
     root = Path(__file__).resolve().parents[2]
     return root if (root / "pyproject.toml").is_file() and (root / "src" / "nadcore").is_dir() else None
 
 
-def locate(environ=None, cwd=None):
+def locate(environ: Mapping[str, str] | None = None, cwd: str | Path | None = None) -> Path:
     """The bundle folder: `$NADBOOK_BUNDLE` if set, else the checkout's `bundle/`; without a checkout
     (a wheel), the `bundle/` of `cwd` (default the current folder) or of its parent, else `cwd/bundle`."""
     environ = os.environ if environ is None else environ

@@ -11,10 +11,14 @@ name data or NADs the plan does not load (Chapters 4 and 5 fingerprint them), a 
 it agrees on every other setting: that count is an upper bound, and the plan says so.
 """
 
+from __future__ import annotations
+
 import functools
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal, overload
 
 import numpy as np
 import torch
@@ -31,7 +35,7 @@ SHOW_OTHERS = 3   # estimates under other settings listed per item
 _GPU = {}   # the GPU rates `chapter_plan` plans with (set while it runs)
 
 
-def nad_seconds(arch, method, precision="float32", compiled=False):
+def nad_seconds(arch: str, method: str, precision: str = "float32", compiled: bool = False) -> float | None:
     """Rough CPU seconds per network of a NAD estimate (`NAD_S`, `NAD_S_BFLOAT16`, `NAD_S_COMPILED`;
     a compiled float32 secant: its eager cost, an upper bound), or None if unknown."""
     if precision == "bfloat16" and method == "secant":
@@ -59,7 +63,7 @@ class Item:
     others: list = field(default_factory=list)        # stored estimates of the same network, other settings
 
     @property
-    def cost_s(self):
+    def cost_s(self) -> float | None:
         return None if self.seconds_each is None else (self.count - self.stored) * self.seconds_each
 
 
@@ -72,7 +76,7 @@ class Plan:
     rates: str = ""            # where the unit costs come from
     bundle: str | None = None  # the results bundle the stored counts were also read from
 
-    def summary(self):
+    def summary(self) -> str:
         """A table: item, what, stored / total, estimated cost of the rest on this device."""
         lines = [f"plan of {self.chapter} at scale {self.scale!r} on {self.device}"
                  + (f" ({self.rates})" if self.rates else "") + ":"]
@@ -103,7 +107,7 @@ class Plan:
         return "\n".join(lines)
 
 
-def duration(seconds):
+def duration(seconds: float) -> str:
     """A time as a reader says it: seconds, minutes below 1.5 h, else hours."""
     if seconds < 90:
         return f"{seconds:.0f} s"
@@ -114,7 +118,7 @@ def _cpu(dev):
     return torch.device(dev).type == "cpu"
 
 
-def plan_device(device):
+def plan_device(device: str | torch.device) -> torch.device:
     """The `torch.device` a plan prices: `device` resolved where it is present, and "cuda" / "cuda:N"
     also on a machine without a GPU (a plan computes nothing: it is made before renting one)."""
     try:
@@ -128,7 +132,16 @@ def plan_device(device):
         raise
 
 
-def train_cost(dev, arch, samples, epochs, pooling=True):
+@overload
+def train_cost(dev: Literal["cpu"], arch: str, samples: float, epochs: float, pooling: bool = True) -> float: ...
+
+
+@overload
+def train_cost(dev: str | torch.device, arch: str, samples: float, epochs: float,
+               pooling: bool = True) -> float | None: ...
+
+
+def train_cost(dev: str | torch.device, arch: str, samples: Any, epochs: Any, pooling: bool = True) -> float | None:
     """Rough seconds to train one `arch` on `samples` for `epochs` on `dev` (on a GPU: the bundle's GPU
     records, `gpu_rates`; None where none is known)."""
     key = arch if pooling else f"{arch}/nopool"
@@ -138,7 +151,8 @@ def train_cost(dev, arch, samples, epochs, pooling=True):
     return TRAIN_S.get(key, TRAIN_S.get(arch)) * samples * epochs * 2  # x2: evaluation etc.
 
 
-def nad_cost(dev, arch, method, precision="float32", compiled=False):
+def nad_cost(dev: str | torch.device, arch: str, method: str, precision: str = "float32",
+             compiled: bool = False) -> float | None:
     """Rough seconds per network of a NAD estimate on `dev`: `nad_seconds` on the CPU, the bundle's GPU
     records on a GPU (`gpu_rates`), else None."""
     if _cpu(dev):
@@ -158,7 +172,7 @@ def _record(path):
 
 
 @functools.lru_cache(maxsize=4)
-def gpu_rates(bundle_dir=BUNDLE):
+def gpu_rates(bundle_dir: str | Path = BUNDLE) -> dict[str, Any]:
     """Unit costs on a GPU from the records of the items the bundle at `bundle_dir` computed on one
     (their `duration_s`; medians): `nads` {(arch, method, precision, compiled): seconds per network}
     from its NAD estimates, `train` {arch: seconds per sample and epoch, as `train_cost` counts them}
@@ -187,8 +201,9 @@ def gpu_rates(bundle_dir=BUNDLE):
     return {"nads": median(nad), "train": median(train), "gpus": sorted(gpus)}
 
 
-def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu", num_seeds=1, overrides=None,
-                 bundle_dir=None):
+def chapter_plan(chapter: str, scale: str, *, seed: int = 0, results_dir: str | Path = "results",
+                 device: str | torch.device = "cpu", num_seeds: int = 1, overrides: dict | None = None,
+                 bundle_dir: str | Path | None = None) -> Plan:
     """The `Plan` of `chapter` (a notebook stem such as "01_fourier") at `scale`; `num_seeds` is
     Chapter 1's seeds per cell of Fig. 1 (`ch1_fourier.sweep_seeds`), `overrides` the changes to
     the presets of a chapter that declares them (`presets.check_overrides`).
@@ -203,7 +218,7 @@ def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu",
     checks.integer("num_seeds", num_seeds, 1)
     dev = plan_device(device)
     plan = Plan(chapter, scale, str(dev))
-    extra = {"num_seeds": num_seeds} if chapter == "01_fourier" else {}
+    extra: dict[str, Any] = {"num_seeds": num_seeds} if chapter == "01_fourier" else {}
     if overrides:
         extra["overrides"] = overrides
     if dev.type == "cuda":
@@ -232,7 +247,7 @@ def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu",
 _OTHERS = {}   # the folders whose other NAD estimates `_nad_item` lists (set while `chapter_plan` runs)
 
 
-def other_estimates(arch, request, folders):
+def other_estimates(arch: str, request: dict[str, Any], folders: Iterable[str | Path]) -> list[str]:
     """Descriptions of the NAD estimates of `arch` stored in `folders` (`nads/ARCH_*.npz`) under settings
     other than `request`: the settings that differ, and where."""
     wanted = store.canonical(request)
@@ -468,7 +483,7 @@ PLANNERS = {"01_fourier": _fourier, "02_pooling": _pooling, "03_nads": _nads, "0
             "05_underspecification": _underspec, "06_antialias": _antialias, "07_zoo": _zoo}
 
 
-def check_all():
+def check_all() -> list[Plan]:
     """Resolve every chapter at every scale (a smoke test of the presets); returns the plans."""
     return [chapter_plan(c, s, results_dir=Path(store.__file__).parent / "no-results") for c in CHAPTERS
             for s in presets.SCALES]

@@ -20,9 +20,13 @@ checks the closed forms by linear algebra (any padding), `simulated_accuracy` an
 against samples.
 """
 
+from __future__ import annotations
+
 import itertools
 import math
 import numbers
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -31,6 +35,9 @@ from tqdm import tqdm
 from nadcore import checks, data, fourier, seeds
 from nadcore.device import resolve
 from nadcore.models import binomial_filter
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TAPS = ("average", "binomial3", "binomial5")      # prefilters with taps: layers torch runs
 CASCADES = tuple(f"{k}_x2" for k in TAPS)         # two poolings of factor 2 in a row: one of factor 4
@@ -46,7 +53,7 @@ _CONV = {1: nn.functional.conv1d, 2: nn.functional.conv2d}
 
 # ----------------------------------------------------------------------------- checks
 
-def check_factor(D, S):
+def check_factor(D: int, S: int) -> int:
     """Raise a ValueError unless S is an integer >= 1 that divides the integer D >= 1; return M = D / S."""
     checks.integer("D", D, 1, accepted="a positive integer")
     checks.integer("S", S, 1, accepted="an integer >= 1 (the subsampling factor)")
@@ -87,7 +94,7 @@ def _kind(kind):
 
 # ----------------------------------------------------------------------------- prefilters
 
-def prefilter_taps(kind, S=2):
+def prefilter_taps(kind: str, S: int = 2) -> tuple[torch.Tensor, int]:
     """The 1-D taps of a prefilter with taps and how many come before the output sample: output n
     of the 1-D filter is `sum_j taps[j] x[n - before + j]` (float64); a 2-D filter is their outer product.
 
@@ -117,7 +124,8 @@ def prefilter_taps(kind, S=2):
     return binomial_filter(size, torch.float64), (size - 1) // 2
 
 
-def prefilter(kind, D, S, width=None, dims=1):
+def prefilter(kind: str | torch.Tensor | np.ndarray, D: int, S: int, width: float | None = None,
+              dims: int = 1) -> torch.Tensor:
     """Spectral response m_hat of a pooling prefilter, shape (D,) for signals, (D, D) for images (`dims`).
 
     kind: a prefilter with taps (`prefilter_taps`: "average", complex because the window is
@@ -157,13 +165,13 @@ def prefilter(kind, D, S, width=None, dims=1):
 
 # ----------------------------------------------------------------------------- Eq. 1
 
-def aliasing_matrix(D, S, dtype=torch.float64):
+def aliasing_matrix(D: int, S: int, dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """The M x D aliasing matrix A = [I_M ... I_M] / sqrt(S) of Eq. 1 (M = D / S)."""
     M = check_factor(D, S)
     return torch.eye(M, dtype=dtype).repeat(1, S) / math.sqrt(S)
 
 
-def pool_spectrum(x_hat, m_hat, S):
+def pool_spectrum(x_hat: torch.Tensor | np.ndarray, m_hat: torch.Tensor | np.ndarray, S: int) -> torch.Tensor:
     """Spectrum of the pooled signal, z_hat = A (m_hat * x_hat) (Eq. 1), over the last m_hat.ndim axes:
     the S^dims aliases of each output bin summed, over sqrt(S^dims)."""
     m_hat = _spectrum(m_hat)
@@ -178,7 +186,8 @@ def pool_spectrum(x_hat, m_hat, S):
     return y.sum(aliases[0] - y.ndim if dims == 1 else aliases) / math.sqrt(S ** dims)
 
 
-def pool(x, prefilter, S, dims=1, padding="circular"):
+def pool(x: torch.Tensor | np.ndarray, prefilter: str | torch.Tensor | np.ndarray, S: int, dims: int = 1,
+         padding: str = "circular") -> torch.Tensor:
     """Pool real signals x (..., D) (`dims` 1) or images (..., D, D) (`dims` 2): prefilter, then every
     S-th sample on each axis.
 
@@ -225,7 +234,8 @@ def _pool_taps(x, kind, S, dims, padding):
     return out.reshape(*x.shape[:-dims], *(n // S for n in shape))
 
 
-def pooling_matrix(prefilter, S, D=None, dims=1, padding="circular"):
+def pooling_matrix(prefilter: str | torch.Tensor | np.ndarray, S: int, D: int | None = None, dims: int = 1,
+                   padding: str = "circular") -> torch.Tensor:
     """The real matrix P of `pool` on signals or images of side D (float64): (D/S)^dims x D^dims.
     A spectral response gives D and dims itself."""
     if not isinstance(prefilter, str):
@@ -238,7 +248,8 @@ def pooling_matrix(prefilter, S, D=None, dims=1, padding="circular"):
 
 # ----------------------------------------------------------------------------- Theorem 1
 
-def snr_gamma(m_hat, S, cells=None, kind="sin"):
+def snr_gamma(m_hat: torch.Tensor | np.ndarray, S: int, cells: fourier.Grid | Iterable[Any] | None = None,
+              kind: str = "sin") -> torch.Tensor:
     """gamma of Theorem 1 (Eq. 2) for every frequency of m_hat (shape (D,) or (D, D)), or for the real
     Fourier direction (`fourier.directions(cells, D, kind)`) at each of `cells` (a tensor (N,)).
 
@@ -278,7 +289,8 @@ def _direction_gamma(m_hat, S, gamma, cells, kind):
     return out
 
 
-def pooled_fraction(directions, m_hat, S):
+def pooled_fraction(directions: torch.Tensor | np.ndarray, m_hat: torch.Tensor | np.ndarray,
+                    S: int) -> tuple[torch.Tensor, torch.Tensor]:
     """q = u^T (P P^T)^+ u with u = P v for each unit direction v of `directions` (N, *m_hat.shape),
     P the circular pooling by m_hat: the share of v that stays distinguishable from the noise after
     pooling; returns (q, 1 - q), tensors (N,).
@@ -315,7 +327,8 @@ def _aliases_first(a, S, dims):
     return a.permute(order).reshape(*a.shape[:lead], S ** dims, *(M,) * dims)
 
 
-def bayes_accuracy(m_hat, S, eps, sigma, convention="exact", cells=None, kind="sin"):
+def bayes_accuracy(m_hat: torch.Tensor | np.ndarray, S: int, eps: float, sigma: float, convention: str = "exact",
+                   cells: fourier.Grid | Iterable[Any] | None = None, kind: str = "sin") -> torch.Tensor:
     """Best achievable accuracy after pooling on D(v) for every frequency (or the directions at
     `cells`, as `snr_gamma`) (Theorem 1).
 
@@ -341,7 +354,8 @@ def bayes_accuracy(m_hat, S, eps, sigma, convention="exact", cells=None, kind="s
     return torch.special.ndtr(arg)
 
 
-def direction_bayes_accuracy(directions, prefilter, S, eps, sigma, dims=1, padding="circular"):
+def direction_bayes_accuracy(directions: torch.Tensor | np.ndarray, prefilter: str | torch.Tensor | np.ndarray, S: int,
+                             eps: float, sigma: float, dims: int = 1, padding: str = "circular") -> torch.Tensor:
     """Bayes accuracy after `pool` for each direction of `directions` (N, D) or (N, [1,] D, D) (`dims`;
     a spectral response gives it), by linear algebra on `pooling_matrix` (any padding), a tensor (N,).
 
@@ -395,8 +409,9 @@ def _snr_accuracy(z, y):
     return float(torch.special.ndtr(torch.tensor(math.sqrt(delta2) / 2, dtype=torch.float64)))
 
 
-def simulated_accuracy(cell, prefilter="average", S=4, eps=1.0, sigma=1.0, n_train=20000, n_test=20000, seed=0,
-                       size=128, kind="sin", padding="circular", method="lda"):
+def simulated_accuracy(cell: int | Sequence[int], prefilter: str | torch.Tensor | np.ndarray = "average", S: int = 4,
+                       eps: float = 1.0, sigma: float = 1.0, n_train: int = 20000, n_test: int = 20000, seed: int = 0,
+                       size: int = 128, kind: str = "sin", padding: str = "circular", method: str = "lda") -> float:
     """The accuracy reached on samples of D(v) pooled by `pool`, v the Fourier direction at `cell`
     (`fourier.directions`: an int l for signals of length `size`, (kx, ky) for size x size images).
 
@@ -425,8 +440,10 @@ def simulated_accuracy(cell, prefilter="average", S=4, eps=1.0, sigma=1.0, n_tra
     return _snr_accuracy(*pooled[0]) if method == "snr" else _lda_accuracy(*pooled[0], *pooled[1])
 
 
-def theorem1_check(prefilter="average", cells=(1, 3, 5, 7), S=4, eps=1.0, sigma=1.0, n_train=10000, n_test=20000,
-                   seed=0, size=64, kind="sin", padding="circular", method="lda", progress=True):
+def theorem1_check(prefilter: str | torch.Tensor | np.ndarray = "average",
+                   cells: fourier.Grid | Iterable[Any] = (1, 3, 5, 7), S: int = 4, eps: float = 1.0, sigma: float = 1.0,
+                   n_train: int = 10000, n_test: int = 20000, seed: int = 0, size: int = 64, kind: str = "sin",
+                   padding: str = "circular", method: str = "lda", progress: bool = True) -> dict[str, torch.Tensor]:
     """Theorem 1 against samples pooled by `pool`, for the Fourier directions at `cells` (ints l of
     signals of length `size`, or (kx, ky) of size x size images).
 
@@ -474,7 +491,11 @@ class LinearPooling(nn.Module):
     the output has shape (N, 1). theta ~ N(0, sigma_theta^2 I_M), phi ~ N(0, sigma_phi^2 I_D).
     By Eq. 4 its NADs are the canonical basis vectors ordered by decreasing m^2.
     """
-    def __init__(self, m, S, sigma_theta=1.0, sigma_phi=1.0, generator=None):
+    m: torch.Tensor   # buffers (`register_buffer`)
+    A: torch.Tensor
+
+    def __init__(self, m: torch.Tensor | np.ndarray, S: int, sigma_theta: float = 1.0, sigma_phi: float = 1.0,
+                 generator: torch.Generator | None = None) -> None:
         super().__init__()
         m = _spectrum(m, "m").abs().to(torch.float32)
         D = m.numel()
@@ -485,23 +506,26 @@ class LinearPooling(nn.Module):
         self.theta = nn.Parameter(_positive("sigma_theta", sigma_theta) * torch.randn(M, generator=generator))
         self.phi = nn.Parameter(_positive("sigma_phi", sigma_phi) * torch.randn(D, generator=generator))
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return linear_pooling_output(self.theta, self.phi, x.reshape(x.shape[0], -1), self.m, self.A)[:, None]
 
 
-def linear_pooling_output(theta, phi, x, m, A):
+def linear_pooling_output(theta: torch.Tensor, phi: torch.Tensor, x: torch.Tensor, m: torch.Tensor,
+                          A: torch.Tensor) -> torch.Tensor:
     """f(x) = theta^T A (m * phi * x) for a batch x (N, D); theta may be (M,) or one per sample (N, M)."""
     return (((m * phi * x) @ A.T) * theta).sum(-1)
 
 
-def linear_pooling_model(m=None, S=4, D=128, sigma_theta=1.0, sigma_phi=1.0, seed=None):
+def linear_pooling_model(m: torch.Tensor | np.ndarray | None = None, S: int = 4, D: int = 128, sigma_theta: float = 1.0,
+                         sigma_phi: float = 1.0, seed: int | None = None) -> LinearPooling:
     """A freshly initialised `LinearPooling` (m defaults to |average prefilter|); `seed` fixes theta, phi."""
     m = prefilter("average", D, S) if m is None else m
     g = None if seed is None else torch.Generator().manual_seed(seed)
     return LinearPooling(m, S, sigma_theta, sigma_phi, generator=g)
 
 
-def spectral_dataset(l, D, n, eps, sigma, generator=None):
+def spectral_dataset(l: int, D: int, n: int, eps: float, sigma: float,
+                     generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The data of Sec. 2.2: x = eps y e_l + w, w ~ N(0, sigma^2 I_D), y = +-1 (half each)."""
     if not 0 <= l < D:
         raise ValueError(f"l must be in [0, D={D}); got {l}")
@@ -511,8 +535,9 @@ def spectral_dataset(l, D, n, eps, sigma, generator=None):
     return x, y
 
 
-def train_linear_pooling(l, m, S, eps=1.0, sigma=1.0, n=1000, steps=300, lr=0.05, sigma_theta=1.0,
-                         sigma_phi=1.0, seed=0, device="cpu"):
+def train_linear_pooling(l: int, m: torch.Tensor | np.ndarray, S: int, eps: float = 1.0, sigma: float = 1.0,
+                         n: int = 1000, steps: int = 300, lr: float = 0.05, sigma_theta: float = 1.0,
+                         sigma_phi: float = 1.0, seed: int = 0, device: str | torch.device = "cpu") -> torch.Tensor:
     """Train the linear model with the quadratic loss (y - f(x))^2 by full-batch gradient descent.
 
     Returns the training loss at every step (length `steps`), as in Fig. 4b.
@@ -536,7 +561,8 @@ def train_linear_pooling(l, m, S, eps=1.0, sigma=1.0, n=1000, steps=300, lr=0.05
     return losses
 
 
-def loss_curves(ls, m, S, seeds=(0,), progress=True, **kwargs):
+def loss_curves(ls: Sequence[int], m: torch.Tensor | np.ndarray, S: int, seeds: Sequence[int] = (0,),
+                progress: bool = True, **kwargs: Any) -> torch.Tensor:
     """Training-loss curves (len(ls), len(seeds), steps) of `train_linear_pooling` for every l and seed."""
     cells = [(l, s) for l in ls for s in seeds]
     curves = [train_linear_pooling(l, m, S, seed=s, **kwargs)
@@ -546,7 +572,8 @@ def loss_curves(ls, m, S, seeds=(0,), progress=True, **kwargs):
 
 # ----------------------------------------------------------------------------- Lemma 1
 
-def expected_hessian(m, l, S, eps, sigma, sigma_theta=1.0):
+def expected_hessian(m: torch.Tensor | np.ndarray, l: int, S: int, eps: float, sigma: float,
+                     sigma_theta: float = 1.0) -> torch.Tensor:
     """E grad^2_phi J for J = (y - f(x))^2 (Lemma 1), with A normalised by 1/sqrt(S) as in Eq. 1.
 
     (2 sigma_theta^2 / S) (eps^2 m[l]^2 diag(e_l) + sigma^2 diag(m^2)). The paper's statement lacks
@@ -560,7 +587,9 @@ def expected_hessian(m, l, S, eps, sigma, sigma_theta=1.0):
     return torch.diag(2 * sigma_theta**2 / S * diag)
 
 
-def monte_carlo_hessian(m, l, S, eps, sigma, n=20000, draws=10, sigma_theta=1.0, sigma_phi=1.0, seed=0):
+def monte_carlo_hessian(m: torch.Tensor | np.ndarray, l: int, S: int, eps: float, sigma: float, n: int = 20000,
+                        draws: int = 10, sigma_theta: float = 1.0, sigma_phi: float = 1.0,
+                        seed: int = 0) -> torch.Tensor:
     """Monte-Carlo E grad^2_phi J over random theta, phi, x, y, by an autograd Hessian of the model's loss.
 
     Each of `draws` random phi is shared by n / draws samples (theta, x, y); the Hessian of their
@@ -586,13 +615,14 @@ def monte_carlo_hessian(m, l, S, eps, sigma, n=20000, draws=10, sigma_theta=1.0,
     return total / draws
 
 
-def zeta(m, eps, sigma):
+def zeta(m: torch.Tensor | np.ndarray, eps: float, sigma: float) -> torch.Tensor:
     """zeta(l) = eps^2 m[l]^2 / (sigma^2 max m^2) for every l: signal over largest noise curvature."""
     m2 = _spectrum(m, "m").abs() ** 2
     return _positive("eps", eps) ** 2 * m2 / (_positive("sigma", sigma) ** 2 * m2.max())
 
 
-def lemma1_check(D=16, S=4, l=3, eps=1.0, sigma=0.5, n=10000, seed=0):
+def lemma1_check(D: int = 16, S: int = 4, l: int = 3, eps: float = 1.0, sigma: float = 0.5, n: int = 10000,
+                 seed: int = 0) -> dict[str, torch.Tensor]:
     """Lemma 1 against a Monte-Carlo average Hessian: arrays `theory` and `monte_carlo` (D x D)."""
     m = prefilter("average", D, S).abs()
     return {"theory": expected_hessian(m, l, S, eps, sigma),

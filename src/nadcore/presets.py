@@ -9,8 +9,11 @@ the preset as a fresh plain dict, the form the experiments read and the store ke
 orphan stored results is a deliberate one).
 """
 
+from __future__ import annotations
+
 import dataclasses
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from nadcore import models
 from nadcore.train import Recipe
@@ -26,7 +29,7 @@ def _optional():
     return field(default=None, metadata={"omit_if_none": True})
 
 
-def as_dict(value):
+def as_dict(value: Any) -> Any:
     """A preset (dataclasses, dicts, lists) as plain dicts and lists, optional None fields left out."""
     if dataclasses.is_dataclass(value):
         return {f.name: as_dict(getattr(value, f.name)) for f in dataclasses.fields(value)
@@ -69,7 +72,7 @@ class Sgd:
     def __post_init__(self):
         self.recipe()
 
-    def recipe(self):
+    def recipe(self) -> Recipe:
         """This preset's `train.Recipe` (what experiments read from its dict: `Recipe.from_settings`)."""
         return Recipe.from_settings(as_dict(self))
 
@@ -254,7 +257,7 @@ DEEP_SIGMA = 1.5
 DATASETS = ("cifar10", "digits", "fashion")
 
 
-def check_dataset(dataset):
+def check_dataset(dataset: str) -> str:
     """Raise a ValueError naming the accepted datasets unless `dataset` is one of them."""
     if dataset not in DATASETS:
         raise ValueError(f"dataset must be one of {', '.join(DATASETS)}; got {dataset!r}")
@@ -402,7 +405,7 @@ _OOD_FASHION = replace(_UNDERSPEC_PAPER.ood, archs=["mlp", "lenet"], dataset="fa
 FASHION = {"cifar10": _CIFAR_FASHION, "ood": _OOD_FASHION}
 
 
-def fashion(part):
+def fashion(part: str) -> dict[str, Any]:
     """The Fashion-MNIST settings of Chapter 4 (`part` "cifar10", a `Cifar10` dict) or of the follow-up's
     Fig. 3 ("ood", an `Ood` dict), as a fresh plain dict."""
     if part not in FASHION:
@@ -512,7 +515,7 @@ def check_scale(scale: str) -> str:
     return scale
 
 
-def typed(chapter, scale, overrides=None):
+def typed(chapter: str, scale: str, overrides: dict | None = None) -> Any:
     """The typed preset (a frozen dataclass) of `chapter` at `scale`, with the changes
     `overrides[chapter]` (`check_overrides`) if any."""
     if chapter not in PRESETS:
@@ -527,7 +530,7 @@ def preset(chapter: str, scale: str, overrides: dict | None = None) -> dict:
     return as_dict(typed(chapter, scale, overrides))
 
 
-def check_overrides(overrides, scale):
+def check_overrides(overrides: dict | None, scale: str) -> dict | None:
     """Raise a ValueError unless `overrides` changes the presets at `scale`: a dict `{chapter:
     changes}`, where `changes` maps a field of that chapter's preset to its new value, or, for a
     field that is itself a dataclass or a dict (a grid, a recipe, values per architecture), to a
@@ -576,7 +579,7 @@ def _same_kind(old, new):
     return type(new) is type(old) or (type(old) is float and type(new) is int)
 
 
-def scalars(chapter, scale):
+def scalars(chapter: str, scale: str) -> dict[str, Any]:
     """The numbers and names of a preset, flattened for prose (myst-nb `glue`): `{"n": 3000,
     "grid_step": 4, "recipe_epochs": 15, "indices_count": 9, ...}`; a list gives its `_count`,
     values by architecture are left out."""

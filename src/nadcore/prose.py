@@ -1,23 +1,28 @@
 """Names and numbers in words, as the book's prose, tables and figure legends write them (no torch, no
 plotting: experiments and plots both read it)."""
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
 NAMES = {"logreg": "LogReg", "mlp": "MLP", "lenet": "LeNet", "vgg11": "VGG-11", "vgg11_bn": "VGG-11 (BN)",
          "resnet18": "ResNet-18", "densenet121": "DenseNet-121", "vit": "ViT", "mixer": "MLP-Mixer",
          "convnext": "ConvNeXt", "resnet18_blur": "ResNet-18 (BlurPool)"}   # the networks by their names
 
 
-def name(arch):
+def name(arch: str) -> str:
     """The network `arch` by its name (`NAMES`), else `arch` itself (a model of the reader's)."""
     return NAMES.get(arch, arch)
 
 
-def and_list(items):
+def and_list(items: Iterable[object]) -> str:
     """`items` in words: "", "a", "a and b", "a, b and c"."""
     items = [str(i) for i in items]
     return " and ".join([", ".join(items[:-1]), items[-1]]) if len(items) > 1 else "".join(items)
 
 
-def span(values, fmt=".1f"):
+def span(values: Any, fmt: str = ".1f") -> str:
     """The range of `values` as "lo–hi" in format `fmt`, one number when both ends read the same."""
     lo, hi = f"{min(values):{fmt}}", f"{max(values):{fmt}}"
     return lo if lo == hi else f"{lo}–{hi}"

@@ -14,10 +14,19 @@ compares what a chapter computes at the smoke and the published scale, in the pl
 (`plan.chapter_plan`).
 """
 
+from __future__ import annotations
+
 import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from nadcore import bundle, plan, store
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import torch
 
 PAGES = {   # the bundle items each page reads (a page reads an item whose number it shows)
     "01_fourier": ("fig1", "fig2", "fig3", "fig3_sigma", "sigma", *bundle.DEEP_FIG1, "train_precision"),
@@ -43,7 +52,9 @@ OTHER_KINDS = {"train_ls": "linear model", "sim_ls": "Theorem 1", "hess_n": "Lem
                "overlap_arch": "precision"}   # a setting that names each of the other kinds of results
 
 
-def reads(items=bundle.ITEMS, bundle_dir=bundle.BUNDLE, status=None, extra=None):
+def reads(items: Iterable[str] = bundle.ITEMS, bundle_dir: str | Path = bundle.BUNDLE,
+          status: Callable[[str], str] | None = None,
+          extra: Mapping[str, Callable[[str | Path], object]] | None = None) -> dict[str, tuple[str, dict[Path, dict]]]:
     """`{item: (status line, {path: record})}`: for each of `items`, its `status` (default
     `bundle.status(item, bundle_dir)`) and every stored result it and its `extra` reader (default `EXTRA`)
     read."""
@@ -59,7 +70,7 @@ def reads(items=bundle.ITEMS, bundle_dir=bundle.BUNDLE, status=None, extra=None)
     return out
 
 
-def owners(read):
+def owners(read: Mapping[str, tuple[str, Mapping[Path, dict]]]) -> dict[Path, str]:
     """`{path: item}`: each stored result of `read` (`reads`, in `bundle.ITEMS` order) and the item that
     computes it: among the items that read it, one that reads no other such item's results as inputs
     (an item whose reads strictly include another's consumes them), the first of those in `read`'s order,
@@ -84,7 +95,7 @@ def _value(x):
     return tuple(x) if isinstance(x, list) else x
 
 
-def describe(settings):
+def describe(settings: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
     """What a stored result holds, from its record's settings: `(network, kind, fields)`, with `kind` one
     of "D(v)" (a training on a Fourier direction), "D(u_i)" (on a NAD), "pair" (on D(v_i) + D(v_j)),
     "stand-in" (a dataset with a carrier D(v_k)), "flip", "carrier", "NADs", "convergence", one of
@@ -152,7 +163,8 @@ def _sorted(values):
     return tuple(sorted(values, key=lambda v: (str(type(v)), v if not isinstance(v, tuple) else str(v))))
 
 
-def page_rows(page, read, bundle_dir=bundle.BUNDLE, pages=None):
+def page_rows(page: str, read: Mapping[str, tuple[str, Mapping[Path, dict]]], bundle_dir: str | Path = bundle.BUNDLE,
+              pages: Mapping[str, Sequence[str]] | None = None) -> list[Row]:
     """The `Row`s of `page` (a key of `pages`, default `PAGES`): every stored result its items read in `read`
     (`reads` of all the bundle's items, in their order, so that `owners` sees every reader), grouped by the
     item that owns it, its network and kind (`describe`), in the order the page's items list them."""
@@ -181,7 +193,8 @@ def page_rows(page, read, bundle_dir=bundle.BUNDLE, pages=None):
     return out
 
 
-def page_seconds(page, read, pages=None):
+def page_seconds(page: str, read: Mapping[str, tuple[str, Mapping[Path, dict]]],
+                 pages: Mapping[str, Sequence[str]] | None = None) -> dict[str, float]:
     """`{"CPU": seconds, "GPU": seconds}`: the compute time of the stored results `page`'s items read
     (`reads`), each result once, by the kind of device its record names."""
     pages = _check_page(page, pages)
@@ -192,7 +205,8 @@ def page_seconds(page, read, pages=None):
     return out
 
 
-def pending(page, read, pages=None):
+def pending(page: str, read: Mapping[str, tuple[str, Mapping[Path, dict]]],
+            pages: Mapping[str, Sequence[str]] | None = None) -> list[tuple[str, str]]:
     """`[(item, status line)]` of the items of `page` that `bundle.status` says are not complete."""
     pages = _check_page(page, pages)
     return [(item, read[item][0]) for item in pages[page] if item in read and INCOMPLETE in read[item][0]]
@@ -205,7 +219,7 @@ def _check_page(page, pages):
     return pages
 
 
-def scales(chapter, device="cpu"):
+def scales(chapter: str, device: str | torch.device = "cpu") -> dict[str, tuple[int, float | None]]:
     """What `chapter` computes from nothing stored, at the smoke and at the published ("paper") scale:
     `{scale: (units, seconds)}`, the plan's units (cells, networks, runs) and its rough cost on `device`
     (`plan.chapter_plan`; None where the plan knows no cost of an item)."""

@@ -14,9 +14,13 @@ the gradient matrix: `spectrum` squares them into covariance eigenvalues, `singu
 keeps them as stored.
 """
 
+from __future__ import annotations
+
 import csv
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -36,25 +40,25 @@ def _check(arch, allowed):
 
 
 @cache
-def read_table(name):
+def read_table(name: str) -> dict[str, np.ndarray]:
     """A CSV of the folder as `{column: float array}` (cached; callers copy)."""
     with open(FOLDER / name, newline="") as f:
         rows = list(csv.DictReader(f))
     return {c: np.array([float(r[c]) for r in rows]) for c in rows[0]}
 
 
-def cell_frequency(x, y):
+def cell_frequency(x: float, y: float) -> tuple[int, int]:
     """`(kx, ky)` of the published Fig. 1 CSV cell `(x, y)` (row frequency 2(x-8), column 2(y-8))."""
     wrap = lambda k: (k + SIZE // 2) % SIZE - SIZE // 2
     return wrap(2 * (int(y) - 8)), wrap(2 * (int(x) - 8))
 
 
-def fig1_archs():
+def fig1_archs() -> tuple[str, ...]:
     """The architectures of the published Fig. 1 CSV."""
     return tuple(a for a in ARCHS if f"acc_{COLUMNS[a]}" in read_table("fig1_dft_accuracies.csv"))
 
 
-def fig1(arch):
+def fig1(arch: str) -> dict[tuple[int, int], float]:
     """Published Fig. 1 test accuracies (%) as `{(kx, ky): accuracy}` on `fourier.paper_grid()`."""
     _check(arch, fig1_archs())
     t = read_table("fig1_dft_accuracies.csv")
@@ -62,12 +66,12 @@ def fig1(arch):
     return {c: acc[c] for c in fourier.paper_grid(SIZE).cells()}  # display order
 
 
-def fig1_image(arch):
+def fig1_image(arch: str) -> np.ndarray:
     """The published Fig. 1 grid of `arch` as a 16x16 display image (`fourier.Grid.image`)."""
     return fourier.paper_grid(SIZE).image(fig1(arch))
 
 
-def fig6_measured():
+def fig6_measured() -> np.ndarray:
     """Boolean mask of the Fig. 6 NAD indices the authors trained on: 0..10, then every 4th
     (10, 14, ..., 1022); the CSV fills the indices between by linear interpolation."""
     mask = np.zeros(1023, dtype=bool)
@@ -75,7 +79,7 @@ def fig6_measured():
     return mask
 
 
-def fig6(arch):
+def fig6(arch: str) -> dict[str, np.ndarray]:
     """Published Fig. 6: `index`, `accuracy` (test % on D(u_i)), `eigenvalue` and `measured`
     (see `fig6_measured`) as arrays over the 1023 NAD indices. The CSV's `eig_*` columns are
     singular values (see `spectrum`): `singular_value` holds them, `eigenvalue` their squares
@@ -98,7 +102,7 @@ def _eigenvalues(singular):
     return np.asarray(singular, dtype=np.float64) ** 2 / (NUM_NETWORKS - 1)
 
 
-def singular_values(arch):
+def singular_values(arch: str) -> np.ndarray:
     """The published "eigenvalues" of `arch` as stored (`*_eigenvals.npy`): scikit-learn's
     `pca.singular_values_` of the N = 10,000 gradients, the square roots of (N - 1) lambda_i."""
     _check(arch, ARCHS)
@@ -106,13 +110,13 @@ def singular_values(arch):
         return z["eigenvalues"].astype(np.float64)
 
 
-def spectrum(arch):
+def spectrum(arch: str) -> np.ndarray:
     """The published covariance eigenvalues lambda_i of `arch`: `singular_values(arch)` squared over
     N - 1 (scikit-learn's `explained_variance_`), on the same footing as `nadcore.nads` (1023,)."""
     return _eigenvalues(singular_values(arch))
 
 
-def nads(arch):
+def nads(arch: str) -> NADResult:
     """The published NADs of `arch` as a `nadcore.nads.NADResult`: `eigenvalues` (1023,), decreasing,
     the covariance eigenvalues (`spectrum`; the stored singular values are `singular_values`), and
     `nads` (1023, 1024) float32 unit rows (stored in float16)."""
@@ -130,7 +134,8 @@ def _lookup(values, cell):
     return values.get(cell, values.get(fourier.canonical(*cell, SIZE)))
 
 
-def compare_grids(ours, published):
+def compare_grids(ours: Mapping[tuple[int, int], float],
+                  published: Mapping[tuple[int, int], float]) -> dict[str, Any]:
     """Compare two `{(kx, ky): accuracy}` grids on their common cells.
 
     Either may hold only canonical cells (`fourier.canonical`): a cell missing from a grid is
@@ -171,7 +176,7 @@ def _weighted_ranks(a, w):
     return w @ less + (w @ equal + 1) / 2
 
 
-def bootstrap_stats(a, b, w):
+def bootstrap_stats(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Spearman, Pearson and mean |a - b| of two matched arrays (n,) with element i repeated w[:, i]
     times, for each row of w (B, n): the statistics of B bootstrap samples without building them."""
     w = np.asarray(w, dtype=float)
@@ -180,7 +185,8 @@ def bootstrap_stats(a, b, w):
                      (w * np.abs(a - b)).sum(axis=1) / w.sum(axis=1)], axis=1)
 
 
-def compare_seeds(grids, published, boots=2000, level=0.95, seed=0):
+def compare_seeds(grids: Sequence[Mapping[tuple[int, int], float]], published: Mapping[tuple[int, int], float],
+                  boots: int = 2000, level: float = 0.95, seed: int = 0) -> dict[str, Any]:
     """Our grid from several seeds (`grids`: one `{(kx, ky): accuracy}` per seed) against `published`.
 
     The estimates compare the mean over seeds with `published` on the cells every grid holds
@@ -221,7 +227,7 @@ def compare_seeds(grids, published, boots=2000, level=0.95, seed=0):
     return out
 
 
-def seed_floor(grids):
+def seed_floor(grids: Sequence[Mapping[tuple[int, int], float]]) -> dict[str, Any]:
     """How well our own grids agree with each other: `compare_grids` of every pair of seeds'
     grids (`pairs`), and the mean of each statistic over the pairs. The published grid is one run:
     one seed of ours matches it at best about as well as it matches another seed of ours."""
@@ -264,14 +270,14 @@ FIG7_RESNET18 = {
 }
 
 
-def fig7():
+def fig7() -> dict[str, np.ndarray]:
     """Published Fig. 7 (ResNet-18, CIFAR-10): `index` and `accuracy` arrays of the carriers read off
     the figure (`FIG7_RESNET18`)."""
     index = np.array(sorted(FIG7_RESNET18))
     return dict(index=index, accuracy=np.array([FIG7_RESNET18[i] for i in index]))
 
 
-def fig8(arch):
+def fig8(arch: str) -> tuple[float, float]:
     """Published Fig. 8: `(original, flipped)` CIFAR-10 test accuracy (%) of `arch`."""
     _check(arch, tuple(FIG8))
     return FIG8[arch]

@@ -7,6 +7,8 @@ draws four independent streams, `streams(seed, *parts)`: its training data, its 
 its network's initialisation and its shuffling, each `derive(seed, *parts, role)`.
 """
 
+from __future__ import annotations
+
 from typing import NamedTuple
 
 import numpy as np
@@ -17,12 +19,12 @@ TRAIN, TEST, INIT, SHUFFLE = range(4)   # the role (last part) of each stream of
 MAX_SEED = 2 ** 63 - 1                  # torch.manual_seed and the int64 kernels take no larger seed
 
 
-def check_seed(seed, name: str = "seed") -> int:
+def check_seed(seed: object, name: str = "seed") -> int:
     """`seed` as an int; a ValueError naming `name` unless it is an integer in [0, 2^63)."""
     return checks.integer(name, seed, 0, MAX_SEED, accepted="an integer in [0, 2^63)")
 
 
-def derive(seed: int, *parts, bits: int = 31) -> int:
+def derive(seed: int, *parts: int, bits: int = 31) -> int:
     """A `bits`-bit seed that depends only on `seed` and the integers `parts` (numpy's SeedSequence).
     `bits=32` keeps the whole word (the NAD estimate's networks, `nads.network_seed`)."""
     check_seed(seed)
@@ -39,7 +41,7 @@ class Streams(NamedTuple):
     shuffle: int
 
 
-def streams(seed: int, *parts) -> "Streams":
+def streams(seed: int, *parts: int) -> Streams:
     """The four seeds of the item `parts` of the run `seed`: `derive(seed, *parts, role)` for the
     roles TRAIN, TEST, INIT, SHUFFLE."""
     return Streams(*(derive(seed, *parts, role) for role in (TRAIN, TEST, INIT, SHUFFLE)))

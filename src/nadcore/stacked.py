@@ -12,7 +12,10 @@ CPU about 2x faster for LogReg and 3x for LeNet than `torch.func.vmap`'s batchin
 layers); every other network without buffers or dropout goes through `vmap(functional_call)`.
 """
 
+from __future__ import annotations
+
 import copy
+from collections.abc import Callable, Iterable, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -34,7 +37,7 @@ COLUMNS = 16
 POOLS = (nn.MaxPool2d, nn.AvgPool2d, models.BlurPool2d)     # per-channel: run on the grouped channels as they are
 LEAVES = (nn.Conv2d, nn.Linear, nn.ReLU, nn.Flatten, nn.Identity, *POOLS)
 
-CHAINS = {  # the forward of each architecture as the list of its leaf modules, in order
+CHAINS: dict[type, Callable] = {  # the forward of each architecture as the list of its leaf modules, in order
     models.LogReg: lambda m: [nn.Flatten(), m.fc],
     models.MLP: lambda m: list(m.net),
     models.LeNet: lambda m: [*m.features, nn.Flatten(), *m.classifier],
@@ -42,7 +45,7 @@ CHAINS = {  # the forward of each architecture as the list of its leaf modules, 
 }
 
 
-def chain(model):
+def chain(model: nn.Module) -> list[tuple[nn.Module, str]] | None:
     """The leaf modules of `model`'s forward as `[(module, parameter prefix)]`, or None when the
     model is not a chain that `forward` runs with grouped convolutions (then it uses vmap)."""
     leaves = CHAINS.get(type(model), lambda m: None)(model)
@@ -61,7 +64,7 @@ def chain(model):
     return [(m, names.get(id(m), "")) for m in leaves]
 
 
-def forward(model):
+def forward(model: nn.Module) -> Callable[[dict[str, torch.Tensor], torch.Tensor], torch.Tensor]:
     """`f(params, x)` -> (k, B, classes) logits of k stacked copies of `model` (see the module)."""
     layers = chain(model)
     if layers is None:
@@ -77,7 +80,7 @@ class Stack(nn.Module):
     (`params` names them); `write_back` copies them into the networks (`train.fit` does, after
     training)."""
 
-    def __init__(self, networks):
+    def __init__(self, networks: Iterable[nn.Module]) -> None:
         super().__init__()
         networks = list(networks)
         if not networks or not all(isinstance(m, nn.Module) for m in networks):
@@ -98,15 +101,15 @@ class Stack(nn.Module):
         return len(self.networks)
 
     @property
-    def params(self):
+    def params(self) -> dict[str, torch.Tensor]:
         """The stacked parameters by the networks' parameter names, each (k, ...)."""
         return dict(zip(self.names, self.weights))
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self._logits(self.params, x)
 
     @torch.no_grad()
-    def write_back(self):
+    def write_back(self) -> None:
         """Copy network j's slice of the stacked parameters into `networks[j]`, for every j."""
         params = self.params
         for j, m in enumerate(self.networks):
@@ -175,7 +178,8 @@ def _run(layers, p, x):
     return h[:, :, :B].transpose(1, 2)                            # chain() ends every chain flat
 
 
-def chunk_size(model, sample_shape, batch_size, device="cpu", budget=None):
+def chunk_size(model: nn.Module, sample_shape: Sequence[int], batch_size: int, device: str | torch.device = "cpu",
+               budget: int | None = None) -> int:
     """How many copies of `model` to stack so that no tensor of a training step on batches of
     `batch_size` inputs of `sample_shape` exceeds `budget` bytes (default `BUDGET` for the type of
     `device`; sizes measured on the meta device). On a CPU, larger steps allocate fresh memory
@@ -191,7 +195,8 @@ def chunk_size(model, sample_shape, batch_size, device="cpu", budget=None):
     return max(1, budget // max(sizes))
 
 
-def registry_chunk_size(arch, pooling=True, batch_size=128, device="cpu", input_shape=(1, 32, 32)):
+def registry_chunk_size(arch: str, pooling: bool | str = True, batch_size: int = 128,
+                        device: str | torch.device = "cpu", input_shape: Sequence[int] = (1, 32, 32)) -> int:
     """`chunk_size` of the registry network `arch` built with `pooling` (`models.build`): how many
     `train.fit_many` stacks, so the cells of one stored batch of a sweep."""
     return chunk_size(models.build(arch, pooling=pooling), input_shape, batch_size, device)

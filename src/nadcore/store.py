@@ -9,6 +9,8 @@ so an array rebuilt with other values under its original record is refused too (
 before the hash existed load without that check; `add_content_hash` gives them one).
 """
 
+from __future__ import annotations
+
 import contextlib
 import functools
 import hashlib
@@ -18,10 +20,10 @@ import socket
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import torch
@@ -47,11 +49,11 @@ class Result:
     arrays: dict
     record: dict
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> np.ndarray:
         return self.arrays[name]
 
     @property
-    def settings(self):
+    def settings(self) -> dict[str, Any]:
         return self.record["settings"]
 
 
@@ -69,7 +71,7 @@ def key(settings: dict, length: int = 12) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 
-def fingerprint(*arrays) -> str:
+def fingerprint(*arrays: np.ndarray | torch.Tensor) -> str:
     """A short hash of arrays' (or tensors') bytes: names a dataset or a NAD basis in a record."""
     h = hashlib.sha256()
     for a in arrays:
@@ -77,7 +79,7 @@ def fingerprint(*arrays) -> str:
     return h.hexdigest()[:16]
 
 
-def content_hash(array):
+def content_hash(array: np.ndarray) -> str:
     """The sha256 (hex) of an array's dtype, shape and bytes: the `sha256` of its entry in a record."""
     a = np.ascontiguousarray(array)
     h = hashlib.sha256(json.dumps({"dtype": a.dtype.str, "shape": list(a.shape)}, sort_keys=True).encode())
@@ -105,7 +107,7 @@ def _numpy(value):
     return np.asarray(value)
 
 
-def atomic_write(path, write):
+def atomic_write(path: str | Path, write: Callable[[IO[bytes]], object]) -> Path:
     """Call `write(file_object)` on a temporary file beside `path`, then rename it into place.
 
     Temporary files are named `.NAME.PID.HOST.XXXX.tmp`; those that a killed writer of this host
@@ -132,7 +134,7 @@ def atomic_write(path, write):
 HOST = socket.gethostname().replace(".", "-") or "host"
 
 
-def remove_stale_temporaries(folder):
+def remove_stale_temporaries(folder: str | Path) -> None:
     """Delete the `.*.tmp` files in `folder` whose writer (a process of this host) no longer runs."""
     for tmp in Path(folder).glob(".*.tmp"):
         parts = tmp.name.rsplit(".", 4)                # ['.NAME', PID, HOST, XXXX, 'tmp']
@@ -157,7 +159,7 @@ def _umask():
 
 
 @functools.lru_cache(maxsize=1)
-def machine(device=None):
+def machine(device: str | torch.device | None = None) -> str | None:
     """The CPU this process runs on: its model name and widest vector extension (bitwise
     equality of float results needs the same kernels, hence the same CPU family and threads);
     for a CUDA `device`, the GPU's name and CUDA version (None where no GPU is, as for a test's stand-in)."""
@@ -180,7 +182,7 @@ def machine(device=None):
 
 
 @functools.lru_cache(maxsize=1)
-def commit():
+def commit() -> str | None:
     """The git commit of the checkout `nadcore` runs from (with `+dirty` when files differ), or None
     outside a git checkout (an installed wheel)."""
     import subprocess
@@ -207,7 +209,9 @@ def _seed(settings):
     return next((s for s in map(_seed, settings.values()) if s is not None), None)
 
 
-def make_record(settings, *, device=None, duration=None, arrays=None, seed=None):
+def make_record(settings: dict[str, Any], *, device: str | torch.device | None = None, duration: float | None = None,
+                arrays: Mapping[str, np.ndarray | torch.Tensor] | None = None,
+                seed: int | None = None) -> dict[str, Any]:
     """The JSON record of a result: its settings, and at the top level the seed, the library and
     torch versions, `versions` (those of the libraries that decide its numbers: `library_versions`),
     the git commit of the code, the device, its thread count and the machine (bitwise results need
@@ -232,7 +236,7 @@ def make_record(settings, *, device=None, duration=None, arrays=None, seed=None)
     return record
 
 
-def library_versions(settings):
+def library_versions(settings: Any) -> dict[str, str]:
     """`{library: version}` of the libraries whose code decides the numbers of a result with `settings`:
     torch always; those of every registry architecture the settings name under `arch` or `archs`, at
     any depth (`models.libraries`: timm for the networks of `nadcore.zoo`); and for a model given by
@@ -270,8 +274,8 @@ def _named(value):
     return archs, packages
 
 
-def save(path: str | Path, arrays: dict, settings: dict, *, device: str | None = None,
-         duration: float | None = None) -> "Result":
+def save(path: str | Path, arrays: dict, settings: dict, *, device: str | torch.device | None = None,
+         duration: float | None = None) -> Result:
     """Write `arrays` (a dict of arrays or tensors) and their record to `path` atomically."""
     arrays = {str(k): _numpy(v) for k, v in arrays.items()}
     bad = [k for k in arrays if k.startswith("__") or arrays[k].dtype == object]
@@ -288,7 +292,7 @@ def _write(path, arrays, record):
     atomic_write(path, lambda f: np.savez(f, **arrays, **{RECORD_KEY: blob}))
 
 
-def amend_record(path, note, **fields):
+def amend_record(path: str | Path, note: str, **fields: Any) -> dict[str, Any]:
     """Add `fields` missing from the record of the result at `path` (arrays and settings untouched),
     with `note` saying where they come from; returns the new record."""
     res = load(path)
@@ -299,8 +303,9 @@ def amend_record(path, note, **fields):
     return record
 
 
-def add_content_hash(path, note="content hashes of the arrays added to the record (arrays and settings "
-                     "unchanged)"):
+def add_content_hash(path: str | Path,
+                     note: str = "content hashes of the arrays added to the record (arrays and settings "
+                     "unchanged)") -> dict[str, Any] | None:
     """Give the record of the result at `path` the content hash of each of its arrays, for a file
     written before `save` stored them: arrays, settings and every other field stay as they are, and
     `note` is kept under "hashed". Returns the new record, or None when every array has its hash already
@@ -318,7 +323,7 @@ def add_content_hash(path, note="content hashes of the arrays added to the recor
     return record
 
 
-def migrate(path, new_path, settings, note):
+def migrate(path: str | Path, new_path: str | Path, settings: dict[str, Any], note: str) -> dict[str, Any]:
     """Move the result at `path` to `new_path` under new `settings` (arrays untouched), with `note`
     saying why its numbers are those of the new settings; for a change of key that provably does
     not move the numbers (`nadcore.versions`). Returns the new record."""
@@ -329,7 +334,7 @@ def migrate(path, new_path, settings, note):
     return record
 
 
-def load(path: str | Path, settings: dict | None = None) -> "Result":
+def load(path: str | Path, settings: dict | None = None) -> Result:
     """Read the result at `path`; with `settings`, raise StoreError unless they match the record."""
     path = Path(path)
     if not path.is_file():
@@ -356,7 +361,7 @@ _WATCHERS: list[dict] = []   # the dicts of the `watched` blocks open now
 
 
 @contextlib.contextmanager
-def watched():
+def watched() -> Generator[dict[Path, dict[str, Any]]]:
     """Inside the block, note every result `load` reads (and so `matches` and `cached`, which call it):
     yields a dict `{resolved path: record}`, filled as they are read."""
     seen: dict = {}
@@ -408,7 +413,7 @@ def matches(path: str | Path, settings: dict) -> bool:
 
 
 def cached(path: str | Path, settings: dict, compute: Callable[[], dict], *, device: str | None = None,
-           force: bool = False) -> "Result":
+           force: bool = False) -> Result:
     """Load the result at `path` if it was made with `settings`, else run `compute()` and save it.
 
     `compute()` returns a dict of arrays. A file made with other settings is recomputed and
@@ -425,7 +430,8 @@ def cached(path: str | Path, settings: dict, compute: Callable[[], dict], *, dev
     return save(path, arrays, settings, device=device, duration=time.perf_counter() - start)
 
 
-def save_weights(path, state_dict, settings, *, device=None, duration=None):
+def save_weights(path: str | Path, state_dict: Mapping[str, torch.Tensor], settings: dict[str, Any], *,
+                 device: str | torch.device | None = None, duration: float | None = None) -> dict[str, Any]:
     """Write a module's `state_dict` and its record to a `.pt` file atomically."""
     record = make_record(settings, device=device, duration=duration)
     state = {k: v.detach().cpu() for k, v in state_dict.items()}
@@ -434,7 +440,8 @@ def save_weights(path, state_dict, settings, *, device=None, duration=None):
     return record
 
 
-def load_weights(path, settings=None):
+def load_weights(path: str | Path,
+                 settings: dict[str, Any] | None = None) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     """Read `(state_dict, record)` from a `.pt` file written by `save_weights`, with weights_only."""
     path = Path(path)
     if not path.is_file():

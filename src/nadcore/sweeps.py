@@ -8,13 +8,20 @@ the same settings (resume after an interruption); changed settings give new file
 cells are recomputed. `shard=i, num_shards=n` takes `cells[i::n]`; `collect` merges the shards.
 """
 
+from __future__ import annotations
+
 import json
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal, overload
 
 from tqdm import tqdm
 
 from nadcore import checks, store
+
+if TYPE_CHECKING:
+    import torch
 
 
 def cell_settings(cell: dict, settings: dict) -> dict:
@@ -42,8 +49,27 @@ def _check(name, cells, settings):
         seen[text] = i
 
 
-def sweep(name, cells, compute, settings, results_dir, batch=1, shard=0, num_shards=1, progress=True, load=True,
-          device=None):
+@overload
+def sweep(name: str, cells: Sequence[dict], compute: Callable[[list[dict]], Sequence[dict]], settings: dict,
+          results_dir: str | Path, batch: int = 1, shard: int = 0, num_shards: int = 1, progress: bool = True,
+          load: Literal[True] = True, device: str | torch.device | None = None) -> list[store.Result]: ...
+
+
+@overload
+def sweep(name: str, cells: Sequence[dict], compute: Callable[[list[dict]], Sequence[dict]], settings: dict,
+          results_dir: str | Path, batch: int = 1, shard: int = 0, num_shards: int = 1, progress: bool = True, *,
+          load: Literal[False], device: str | torch.device | None = None) -> list[Path]: ...
+
+
+@overload
+def sweep(name: str, cells: Sequence[dict], compute: Callable[[list[dict]], Sequence[dict]], settings: dict,
+          results_dir: str | Path, batch: int = 1, shard: int = 0, num_shards: int = 1, progress: bool = True,
+          load: bool = True, device: str | torch.device | None = None) -> list[store.Result] | list[Path]: ...
+
+
+def sweep(name: str, cells: Sequence[dict], compute: Callable[[list[dict]], Sequence[dict]], settings: dict,
+          results_dir: str | Path, batch: int = 1, shard: int = 0, num_shards: int = 1, progress: bool = True,
+          load: bool = True, device: str | torch.device | None = None) -> list[store.Result] | list[Path]:
     """Compute and store every cell of this shard that is not stored yet; return their results.
 
     `compute(list_of_cells)` returns one dict of arrays per cell, in order; it is called with up

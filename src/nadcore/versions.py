@@ -9,6 +9,11 @@ A change that moves the numbers of a stored key without a bump fails the bundle'
 bitwise recomputation (`tests/test_bundle.py`).
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
 from nadcore.device import check_precision
 
 # v2 (all networks trained stacked by `train.fit_many`): batches of a size that is not a multiple
@@ -26,7 +31,7 @@ VERSIONS = {
 }
 
 
-def stamp(settings, computation, precision="float32"):
+def stamp(settings: Mapping[str, Any], computation: str, precision: str = "float32") -> dict[str, Any]:
     """`settings` with the `version` of `computation` (when above 1) and the `precision` (when not float32)."""
     if computation not in VERSIONS:
         raise ValueError(f"computation must be one of {', '.join(VERSIONS)}; got {computation!r}")

@@ -7,11 +7,18 @@ in the browser, with Plotly's JavaScript served by the book itself (the book's b
 `book/_ext/nadbook_sphinx.py`), so it works with no kernel and no network.
 """
 
+from __future__ import annotations
+
 import json
+from collections.abc import Collection, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from nadcore import pooling
+
+if TYPE_CHECKING:
+    from ipywidgets import interactive
 
 KINDS = ("average", "gaussian", "ideal")             # the prefilters of Fig. 4a
 ACCURACY = "Bayes accuracy Φ(ε γ(ℓ) / (2σ√S))"        # Theorem 1, exact constant (the static explorer)
@@ -31,7 +38,8 @@ def _display_gamma(gamma, cap=1e3):
     return np.clip(np.nan_to_num(gamma, posinf=cap), 1e-3, cap)
 
 
-def gamma_explorer(D=128, S=4, kind="average", eps=1.0, sigma=1.0):
+def gamma_explorer(D: int = 128, S: int = 4, kind: str = "average", eps: float = 1.0,
+                   sigma: float = 1.0) -> interactive:
     """Live explorer (needs a kernel): prefilter, S, D, eps and sigma controls redraw gamma(l) and the accuracy."""
     import ipywidgets as w
     import matplotlib.pyplot as plt
@@ -67,7 +75,8 @@ def _rounded(values, digits=5):
     return [float(f"{v:.{digits}g}") for v in np.asarray(values, dtype=float)]
 
 
-def explorer_data(D=128, Ss=(1, 2, 4, 8, 16), kinds=KINDS, ratios=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0)):
+def explorer_data(D: int = 128, Ss: Collection[int] = (1, 2, 4, 8, 16), kinds: Iterable[str] = KINDS,
+                  ratios: Collection[float] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)) -> dict[str, dict[str, dict[str, Any]]]:
     """Precomputed frames: data[kind][S] = {"gamma": [...], "acc": {ratio: [...]}} with ratio = eps/sigma."""
     data = {}
     for kind in kinds:
@@ -93,8 +102,10 @@ gd.on('plotly_sliderchange', function (e) { state[e.slider.name] = e.step.value;
 """
 
 
-def static_gamma_explorer(D=128, S=4, kind="average", ratio=1.0, Ss=(1, 2, 4, 8, 16),
-                          ratios=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0), include_plotlyjs=False):
+def static_gamma_explorer(D: int = 128, S: int = 4, kind: str = "average", ratio: float = 1.0,
+                          Ss: Sequence[int] = (1, 2, 4, 8, 16),
+                          ratios: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
+                          include_plotlyjs: bool | str = False) -> str:
     """HTML of a Plotly explorer of gamma(l) and the Bayes accuracy that needs no kernel and no network.
 
     Buttons pick the prefilter, sliders pick S and eps/sigma; every combination is precomputed.
@@ -143,7 +154,7 @@ def static_gamma_explorer(D=128, S=4, kind="average", ratio=1.0, Ss=(1, 2, 4, 8,
 class StaticExplorer:
     """Displays `static_gamma_explorer(...)` as HTML in a notebook (Jupyter Book renders it statically)."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         self.html = static_gamma_explorer(**kwargs)
 
     def _repr_html_(self):

@@ -29,7 +29,10 @@ free of it (and of torchvision). uv.lock pins timm: a release that changes an in
 moves these networks' NADs (their stored numbers then need a `versions.VERSIONS` bump).
 """
 
+from __future__ import annotations
+
 import copy
+from typing import Any
 
 from torch import nn
 
@@ -55,19 +58,19 @@ POOLING = {  # what each architecture does in place of pooling; `build` accepts 
 }
 
 
-def names():
+def names() -> list[str]:
     """The architectures this module builds."""
     return list(CONFIGS)
 
 
-def config(name):
+def config(name: str) -> dict[str, Any]:
     """The configuration of `name` (a fresh copy: the timm class and its keyword arguments)."""
     if name not in CONFIGS:
         raise ValueError(f"name must be one of {', '.join(names())}; got {name!r}")
     return copy.deepcopy(CONFIGS[name])
 
 
-def build(name, in_channels=1, num_classes=2):
+def build(name: str, in_channels: int = 1, num_classes: int = 2) -> nn.Module:
     """A freshly initialised `name` network (timm's initialisation), dropout modules removed."""
     kwargs = config(name)
     cls, head_init = _timm_class(kwargs.pop("timm_class")), kwargs.pop("head_init", None)
@@ -92,7 +95,7 @@ class NoDropout(nn.Identity):
     p = 0.0
 
 
-def without_dropout(model):
+def without_dropout(model: nn.Module) -> nn.Module:
     """`model` with every `nn.Dropout(p=0)` replaced by `NoDropout` (in place); a dropout with
     p > 0 is an error (the registry's networks are deterministic)."""
     for name, m in list(model.named_modules()):
