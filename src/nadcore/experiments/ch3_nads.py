@@ -199,7 +199,7 @@ def precision_cosines(arch, count, seed=0, device="cpu"):
         net = network(factory, seed, i, dev)
         layer = first_linear_layer(net, x0)
         g32 = secant_gradient(net, x0, 100.0, layer)
-        g16 = secant_gradient(net.to(memory_format=torch.channels_last), x0, 100.0, layer, "bfloat16")
+        g16 = secant_gradient(net.to(memory_format=torch.channels_last), x0, 100.0, layer, "bfloat16")  # ty: ignore[no-matching-overload]
         out["eager"].append(cos(g32, g16))
         out["compiled"].append(cos(g32, compiled_secant_gradient(net, x0, 100.0, "bfloat16")))
     return {k: np.array(v) for k, v in out.items()}
