@@ -1,20 +1,29 @@
 """Chapter 1 (paper Sec. 2, Figs. 1-3): networks trained on D(v) for Fourier directions v,
 as a resumable, shardable sweep whose cells are batch-invariant."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import torch
 
 from nadcore import checks, data, fourier, models, seeds, sweeps, train, versions
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from pathlib import Path
 
-def cell_streams(seed, kx, ky, size=32):
+
+def cell_streams(seed: int, kx: int, ky: int, size: int = 32) -> seeds.Streams:
     """The seeds of one (kx, ky) cell (`seeds.streams` of the frequency modulo `size`): its data, its
     network's initialisation and its shuffling depend only on the sweep's `seed` and the cell, so
     resumed and sharded sweeps agree."""
     return seeds.streams(seed, kx % size, ky % size)
 
 
-def train_directions(arch, cells, settings, pooling=True, stop_after=None):
+def train_directions(arch: str, cells: Sequence[tuple[int, int]], settings: dict[str, Any], pooling: bool | str = True,
+                     stop_after: int | None = None) -> list[dict[str, np.ndarray]]:
     """Train one fresh `arch` network on D(v) for each Fourier direction v of `cells`.
 
     `settings` holds `n` (train size; the test set is drawn independently with the same size),
@@ -41,8 +50,10 @@ def train_directions(arch, cells, settings, pooling=True, stop_after=None):
             for r in out]
 
 
-def sweep_directions(archs, grid, settings, results_dir, pooling=True, name="fourier", batch=32,
-                     shard=0, num_shards=1, progress=True, only=None):
+def sweep_directions(archs: Sequence[str], grid: fourier.Grid, settings: dict[str, Any], results_dir: str | Path,
+                     pooling: bool | str = True, name: str = "fourier", batch: int = 32, shard: int = 0,
+                     num_shards: int = 1, progress: bool = True, only: Sequence[Sequence[int]] | None = None,
+                     ) -> dict[str, dict[tuple[int, int], dict[str, np.ndarray]]]:
     """Figs. 1-3: train every architecture of `archs` on D(v) for each direction of `grid.half()`
     (or of its cells `only`, a list of (kx, ky)).
 
@@ -69,13 +80,14 @@ def sweep_directions(archs, grid, settings, results_dir, pooling=True, name="fou
     return table
 
 
-def replicate_settings(settings, r):
+def replicate_settings(settings: Mapping[str, Any], r: int) -> dict[str, Any]:
     """`settings` of replicate `r` of a sweep: its seed `seeds.replicate(settings["seed"], r)` (replicate
     0 is the sweep itself), so each seed's cells are cells of their own in the store."""
     return {**settings, "seed": seeds.replicate(settings["seed"], r)}
 
 
-def sweep_seeds(archs, grid, settings, results_dir, num_seeds=1, **kwargs):
+def sweep_seeds(archs: Sequence[str], grid: fourier.Grid, settings: dict[str, Any], results_dir: str | Path,
+                num_seeds: int = 1, **kwargs: Any) -> list[dict[str, dict[tuple[int, int], dict[str, np.ndarray]]]]:
     """`sweep_directions` for `num_seeds` replicates (`replicate_settings`): a list of their tables,
     replicate 0 first. `kwargs` as for `sweep_directions`."""
     checks.integer("num_seeds", num_seeds, 1)
@@ -83,7 +95,8 @@ def sweep_seeds(archs, grid, settings, results_dir, num_seeds=1, **kwargs):
             for r in range(num_seeds)]
 
 
-def seed_mean(tables, key="test_acc"):
+def seed_mean(tables: Iterable[Mapping[str, Mapping[tuple[int, int], Mapping[str, Any]]]], key: str = "test_acc",
+              ) -> tuple[dict[str, dict[tuple[int, int], float]], dict[str, dict[tuple[int, int], float]]]:
     """`({arch: {(kx, ky): mean}}, {arch: {(kx, ky): spread}})` of one stored scalar over the tables of
     `sweep_seeds` (the spread is the standard deviation over seeds, ddof 1; 0 for one seed)."""
     values = [per_cell(t, key) for t in tables]
@@ -95,7 +108,8 @@ def seed_mean(tables, key="test_acc"):
     return mean, spread
 
 
-def sweep_cells(archs, grid, pooling=True, only=None):
+def sweep_cells(archs: Iterable[str], grid: fourier.Grid, pooling: bool | str = True,
+                only: Sequence[Sequence[int]] | None = None) -> list[dict[str, Any]]:
     """The cells of a Figs. 1-3 sweep: one per architecture and canonical frequency of `grid` (those
     of `only`, a list of canonical (kx, ky) of the grid, if given)."""
     half = grid.half()
@@ -105,7 +119,10 @@ def sweep_cells(archs, grid, pooling=True, only=None):
     return [{"arch": a, "pooling": pooling, "kx": kx, "ky": ky} for a in archs for kx, ky in keep]
 
 
-def stored_directions(archs, grid, settings, results_dir, pooling=True, name="fourier", only=None):
+def stored_directions(archs: Iterable[str], grid: fourier.Grid, settings: dict[str, Any], results_dir: str | Path,
+                      pooling: bool | str = True, name: str = "fourier", only: Sequence[Sequence[int]] | None = None,
+                      ) -> tuple[dict[str, dict[tuple[int, int], dict[str, np.ndarray]]],
+                                 dict[str, list[dict[str, Any]]]]:
     """The table of `sweep_directions` for the cells already stored (a results bundle); computes
     nothing. Returns `{arch: {(kx, ky): arrays}}` and the records `{arch: [record, ...]}`."""
     cells = sweep_cells(archs, grid, pooling, only)
@@ -118,35 +135,39 @@ def stored_directions(archs, grid, settings, results_dir, pooling=True, name="fo
     return table, records
 
 
-def sweep_settings(preset, seed, device, **overrides):
+def sweep_settings(preset: Mapping[str, Any], seed: int, device: str | torch.device,
+                   **overrides: Any) -> dict[str, Any]:
     """The settings `sweep_directions` stores with each cell, from a `presets.preset("fourier", ...)`."""
     keys = ("n", "sigma", "eps", "kind", "epochs", "max_lr", "momentum", "weight_decay", "batch_size")
     return versions.stamp({**{k: preset[k] for k in keys}, "normalize": preset.get("normalize", False), "size": 32,
                            "seed": int(seed), "device": str(device), **overrides}, "fourier_cell")
 
 
-def per_cell(table, key="test_acc"):
+def per_cell(table: Mapping[str, Mapping[tuple[int, int], Mapping[str, Any]]],
+             key: str = "test_acc") -> dict[str, dict[tuple[int, int], float]]:
     """`{arch: {(kx, ky): value}}` of one stored scalar (e.g. `test_acc`) of a `sweep_directions` table."""
     return {a: {c: float(r[key]) for c, r in cells.items()} for a, cells in table.items()}
 
 
-def iterations_to_loss(table, threshold, window=1):
+def iterations_to_loss(table: Mapping[str, Mapping[tuple[int, int], Mapping[str, Any]]], threshold: float,
+                       window: int = 1) -> dict[str, dict[tuple[int, int], int]]:
     """Fig. 2: `{arch: {(kx, ky): iterations}}` until the training loss falls below `threshold`."""
     return {a: {c: train.iterations_to_loss(r["loss_history"], threshold, window) for c, r in cells.items()}
             for a, cells in table.items()}
 
 
-def run_iterations(table):
+def run_iterations(table: Mapping[str, Mapping[tuple[int, int], Mapping[str, Any]]]) -> int:
     """The SGD iterations of the runs of a `sweep_directions` table (its longest loss history)."""
     return max(len(r["loss_history"]) for cells in table.values() for r in cells.values())
 
 
-def reached(iterations, limit):
+def reached(iterations: Mapping[str, Mapping[tuple[int, int], int]], limit: int) -> dict[str, tuple[int, int]]:
     """`{arch: (cells whose loss fell below the threshold within `limit` iterations, cells)}` of Fig. 2."""
     return {a: (sum(v <= limit for v in cells.values()), len(cells)) for a, cells in iterations.items()}
 
 
-def speed_and_accuracy(iterations, limit, accuracy):
+def speed_and_accuracy(iterations: Mapping[tuple[int, int], int], limit: int,
+                       accuracy: Mapping[tuple[int, int], float]) -> dict[str, float]:
     """Fig. 2 beside Fig. 1 for one network: `{"spearman", "reached", "missed"}`, the Spearman
     correlation over the directions of `iterations` ({cell: SGD iterations to the threshold}) between
     the fitting speed (minus the iterations; a run that never got there counts as `limit + 1`) and

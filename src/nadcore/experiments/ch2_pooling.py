@@ -1,7 +1,10 @@
 """Chapter 2 (paper Sec. 2.2, Theorem 1, Lemma 1, Fig. 4): the heavy results of the pooling
 chapter, cached by `nadcore.store`. The theory itself is `nadcore.pooling`."""
 
+from __future__ import annotations
+
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -9,10 +12,18 @@ from nadcore import pooling, store
 from nadcore.device import resolve
 from nadcore.seeds import derive
 
+if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
+
+    import torch
+    from numpy.typing import ArrayLike
+
 PARTS = ("fig4b", "theorem1", "lemma1")
 
 
-def chapter_results(cfg, seed=0, results_dir="../results", device="cpu", progress=True, compute=True, parts=PARTS):
+def chapter_results(cfg: Mapping[str, Any], seed: int = 0, results_dir: str | Path = "../results",
+                    device: str | torch.device = "cpu", progress: bool = True, compute: bool = True,
+                    parts: Collection[str] = PARTS) -> dict[str, dict[str, np.ndarray]]:
     """The heavy results `parts` (of `PARTS`) of the pooling chapter for the preset `cfg`, cached by
     `nadcore.store` (with `compute=False`, only read: a missing result raises `FileNotFoundError`)."""
     if not set(parts) <= set(PARTS):
@@ -47,12 +58,12 @@ def _prefilter(cfg):
     return pooling.prefilter("average", cfg["D"], cfg["S"]).abs()
 
 
-def fig4b_zeta(cfg):
+def fig4b_zeta(cfg: Mapping[str, Any]) -> torch.Tensor:
     """Fig. 4b: zeta(l) of the linear model of `cfg` at its frequencies `train_ls`."""
     return pooling.zeta(_prefilter(cfg), cfg["eps"], cfg["train_sigma"])[cfg["train_ls"]]
 
 
-def plateau_exit(loss):
+def plateau_exit(loss: ArrayLike) -> np.ndarray:
     """Fig. 4b: per direction, the first gradient step (1-based) at which the seed-mean loss is below the
     midpoint of its first and last values; `loss` is (directions, seeds, steps)."""
     mean = np.asarray(loss, dtype=float).mean(1)

@@ -2,7 +2,9 @@
 same settings, else estimated) and Fig. 6, networks trained on D(u_i) for NAD indices i. The
 estimators are `nadcore.nads`."""
 
-from typing import Any
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -30,8 +32,15 @@ from nadcore.presets import preset
 from nadcore.seeds import streams
 from nadcore.train import Recipe, fit_many
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from pathlib import Path
 
-def resolve_request(arch, scale="smoke", method=None, num_networks=None, seed=0):
+    from numpy.typing import ArrayLike
+
+
+def resolve_request(arch: str, scale: str = "smoke", method: str | None = None, num_networks: int | None = None,
+                    seed: int = 0) -> dict[str, Any]:
     """The settings of the NADs `load_nads` will use: `method` and `num_networks` default to the
     `nads` preset of `scale` for `arch`. Resolves presets only (the run plan uses it)."""
     if arch not in registry.names():
@@ -42,15 +51,16 @@ def resolve_request(arch, scale="smoke", method=None, num_networks=None, seed=0)
     return nad_settings(arch, n, method, seed=seed)
 
 
-def find_stored(arch, settings, results_dir):
+def find_stored(arch: str, settings: dict[str, Any], results_dir: str | Path) -> Path | None:
     """The file in `results_dir/nads/` holding NADs made with exactly `settings` (seed, step,
     evaluation point, method, N, precision, version), or None: no other estimate stands in."""
     path = result_path(arch, settings, results_dir)
     return path if store.matches(path, settings) else None
 
 
-def load_nads(arch, results_dir="../results", scale="smoke", method=None, num_networks=None, seed=0,
-              device="auto", progress=True):
+def load_nads(arch: str, results_dir: str | Path = "../results", scale: str = "smoke", method: str | None = None,
+              num_networks: int | None = None, seed: int = 0, device: str | torch.device = "auto",
+              progress: bool = True) -> NADResult:
     """The NADs of a registry architecture for the chapters that use them (`resolve_request`
     gives their settings): stored in `results_dir/nads/` or committed (`find_stored`), else
     estimated (chunks stored in `results_dir/nad_chunks/`) and stored."""
@@ -64,8 +74,10 @@ def load_nads(arch, results_dir="../results", scale="smoke", method=None, num_ne
     return result
 
 
-def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20, max_lr=0.5, seed=0,
-                     device="auto", progress=True, pooling=True, stack=None, **recipe):
+def accuracy_on_nads(arch: str, nads: NADResult | np.ndarray, indices: Iterable[int], n_train: int,
+                     sigma: float = 3.0, eps: float = 1.0, epochs: int = 20, max_lr: float = 0.5, seed: int = 0,
+                     device: str | torch.device = "auto", progress: bool = True, pooling: bool | str = True,
+                     stack: int | None = None, **recipe) -> np.ndarray:
     """Fig. 6: test accuracy (percent) of `arch` trained on D(u_i) for each NAD index i in `indices`.
 
     `nads` holds directions as rows (a `NADResult`'s `.nads`, or its `.images()`); the train and
@@ -92,7 +104,8 @@ def accuracy_on_nads(arch, nads, indices, n_train, sigma=3.0, eps=1.0, epochs=20
     return np.array([r["test_acc"] for r in out])
 
 
-def fig6_settings(arch, nads, settings, device, pooling=True):
+def fig6_settings(arch: str, nads: NADResult | np.ndarray, settings: Mapping[str, Any], device: str | torch.device,
+                  pooling: bool | str = True) -> dict[str, Any]:
     """The settings `fig6_sweep` stores with each cell (see there)."""
     rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
     kind = resolve(device).type if device == "auto" else torch.device(device).type   # a key: any device named here
@@ -100,8 +113,10 @@ def fig6_settings(arch, nads, settings, device, pooling=True):
                                          "device": kind}, pooling), "fig6_cell")
 
 
-def fig6_sweep(arch, nads, indices, settings, results_dir, device="auto", batch=32, shard=0, num_shards=1,
-               progress=True, only_stored=False, pooling=True):
+def fig6_sweep(arch: str, nads: NADResult | np.ndarray, indices: Iterable[int], settings: dict[str, Any],
+               results_dir: str | Path, device: str | torch.device = "auto", batch: int = 32, shard: int = 0,
+               num_shards: int = 1, progress: bool = True, only_stored: bool = False,
+               pooling: bool | str = True) -> dict[int, float]:
     """Fig. 6 as a resumable, shardable sweep (`nadcore.sweeps`): one stored cell per NAD index.
 
     `settings` holds `n_train`, `sigma`, `eps`, `epochs`, `max_lr`, `seed` and optional recipe
@@ -132,7 +147,9 @@ def fig6_sweep(arch, nads, indices, settings, results_dir, device="auto", batch=
     return {c["index"]: float(r["test_acc"]) for c, r in zip(mine, results)}
 
 
-def secant_vs_autograd(archs, results_dir, scale, networks, ks, seed=0, device="auto", progress=True, names=None):
+def secant_vs_autograd(archs: Iterable[str], results_dir: str | Path, scale: str, networks: int, ks: Sequence[int],
+                       seed: int = 0, device: str | torch.device = "auto", progress: bool = True,
+                       names: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
     """For each of `archs`: the subspace overlaps (`nads.compare`, for each k of `ks`) of the
     preset's secant NADs at `scale` and exact-gradient NADs from `networks` networks, keyed by a
     label naming both estimates and the architecture (as `names[arch]`, e.g. `plots.style.LABELS`;
@@ -148,20 +165,20 @@ def secant_vs_autograd(archs, results_dir, scale, networks, ks, seed=0, device="
     return curves
 
 
-def rank_limit(result):
+def rank_limit(result: NADResult) -> int:
     """The rank of the sample covariance behind `result`: at most N - 1 (mean-centred, N networks)
     and at most D; eigenvalues past it are rounding noise."""
     return min(int(result.settings["num_networks"]) - 1, int(np.prod(result.settings["input_shape"])))
 
 
-def numerical_rank(eigenvalues, rtol=1e-12):
+def numerical_rank(eigenvalues: ArrayLike, rtol: float = 1e-12) -> int:
     """How many of `eigenvalues` (decreasing) exceed `rtol` times the first: the rank of a covariance
     whose true rank is below `rank_limit` (e.g. a network that sees only part of its input)."""
     vals = np.asarray(eigenvalues, dtype=np.float64)
     return int((vals > rtol * vals[0]).sum())
 
 
-def low_frequency_share(result, count=3, band=4):
+def low_frequency_share(result: NADResult, count: int = 3, band: int = 4) -> np.ndarray:
     """Share of the Fourier energy (`fourier_energy`) of each of the first `count` NADs at the
     frequencies with max(|kx|, |ky|) <= `band` (zero frequency included): array (count,)."""
     energy = fourier_energy(result.images(count))
@@ -170,7 +187,7 @@ def low_frequency_share(result, count=3, band=4):
     return energy[:, low].sum(-1) / energy.sum((-2, -1))
 
 
-def fig6_rows(ours, curve):
+def fig6_rows(ours: Mapping[int, float], curve: Mapping[str, np.ndarray]) -> list[tuple[int, float, Any]]:
     """Fig. 6, ours beside the published curve, at our indices: rows `(index, ours, published)`;
     `published` is interpolated between the indices the authors trained (`curve["measured"]`),
     None past their last index."""
@@ -180,12 +197,13 @@ def fig6_rows(ours, curve):
     return [(int(i), float(ours[i]), pub(i)) for i in sorted(ours)]
 
 
-def first_at_chance(indices, accuracy, margin=2.0):
+def first_at_chance(indices: Iterable[int], accuracy: Iterable[float | None], margin: float = 2.0) -> int | None:
     """The first of `indices` whose accuracy is within `margin` points of chance (50 %), or None."""
     return next((int(i) for i, a in zip(indices, accuracy) if a is not None and a <= 50 + margin), None)
 
 
-def precision_cosines(arch, count, seed=0, device="cpu"):
+def precision_cosines(arch: str, count: int, seed: int = 0,
+                      device: str | torch.device = "cpu") -> dict[str, np.ndarray]:
     """What the bundle's secant precision does to each network's gradient: for networks `0 .. count - 1`
     of `arch` (those of every estimate with `seed`), the cosine of the bfloat16 secant gradient, eager
     (`nadcore.nads.secant_gradient`) and compiled (`compiled_secant_gradient`), with the float32 one.
@@ -199,13 +217,14 @@ def precision_cosines(arch, count, seed=0, device="cpu"):
         net = network(factory, seed, i, dev)
         layer = first_linear_layer(net, x0)
         g32 = secant_gradient(net, x0, 100.0, layer)
-        g16 = secant_gradient(net.to(memory_format=torch.channels_last), x0, 100.0, layer, "bfloat16")
+        g16 = secant_gradient(net.to(memory_format=torch.channels_last), x0, 100.0, layer, "bfloat16")  # ty: ignore[no-matching-overload]
         out["eager"].append(cos(g32, g16))
         out["compiled"].append(cos(g32, compiled_secant_gradient(net, x0, 100.0, "bfloat16")))
     return {k: np.array(v) for k, v in out.items()}
 
 
-def precision_overlaps(arch, n, ks, seed=0, device="cpu", results_dir=None, progress=False):
+def precision_overlaps(arch: str, n: int, ks: Sequence[int], seed: int = 0, device: str | torch.device = "cpu",
+                       results_dir: str | Path | None = None, progress: bool = False) -> dict[str, np.ndarray]:
     """Leading-k overlaps (`compare`, for each k of `ks`) of the compiled bfloat16 secant estimate of `n`
     networks with the float32 one of the same networks (`compiled`), beside two disjoint float32
     estimates of n/2 networks each (`floor`: the Monte-Carlo agreement bfloat16 has to stay above)."""
@@ -221,14 +240,14 @@ def precision_overlaps(arch, n, ks, seed=0, device="cpu", results_dir=None, prog
 # Chapter 3's prose, from its results: the numbers it glues and the sentences whose wording depends on
 # them. The thresholds come in as arguments (the results page's, `nadcore.plots.verdicts`, pass them).
 
-def complete_runs(runs, indices):
+def complete_runs(runs: Iterable[Mapping[int, float]], indices: Iterable[int]) -> list[Mapping[int, float]]:
     """The runs of `runs` (`[{index: accuracy}, ...]`, one per seed) that hold every one of `indices`:
     a seed counts once all its cells are stored."""
     want = {int(i) for i in indices}
     return [r for r in runs if r and want <= {int(i) for i in r}]
 
 
-def seed_spread(runs):
+def seed_spread(runs: Iterable[Mapping[int, float]]) -> dict[int, tuple[float, float]]:
     """`{index: (mean, standard deviation)}` over the seeds' `runs` (`[{index: accuracy}, ...]`) at the
     indices every run holds; the deviation with ddof 1, 0 for one run."""
     runs = list(runs)
@@ -242,7 +261,7 @@ def seed_spread(runs):
     return out
 
 
-def curve_difference(ours, curve):
+def curve_difference(ours: Mapping[int, float], curve: Mapping[str, np.ndarray]) -> dict[str, float]:
     """Our Fig. 6 accuracies `{index: accuracy}` against a published curve (`fig6_rows`, interpolated), at
     our indices within the published range: `{"mad": mean |difference|, "below": mean of published - ours}`
     in points (below > 0: ours lower)."""
@@ -253,7 +272,7 @@ def curve_difference(ours, curve):
     return {"mad": float(np.abs(d).mean()), "below": float(d.mean())}
 
 
-def with_seed_means(f6, seeds):
+def with_seed_means(f6: Mapping[str, Any], seeds: Mapping[float, Sequence[Mapping[int, float]]]) -> dict[str, Any]:
     """`f6` (`bundle.fig6_comparison`) with LeNet's run at the published sigma (`ours`) and at the sigma
     study's best (`ours_best`) replaced by the mean over the seeds (`seed_spread`) where `seeds`
     (`{sigma: [{index: accuracy}, ...]}`, complete runs) holds them; `seeds` and `seeds_best` count the
@@ -267,7 +286,8 @@ def with_seed_means(f6, seeds):
     return out
 
 
-def fig6_numbers(f6, shown=(0, 32, 64, 128), margin=2.0):
+def fig6_numbers(f6: Mapping[str, Any], shown: Iterable[int] = (0, 32, 64, 128),
+                 margin: float = 2.0) -> dict[str, float | None]:
     """Fig. 6 of LeNet by name, for the prose (`bundle.fig6_comparison`'s `f6`): `fig6_ours_{i}` and
     `fig6_published_{i}` (interpolated) at each of `shown`, `fig6_best_{i}` (at the sigma study's best,
     where stored), `fig6_chance_ours` and `fig6_chance_{arch}` of each published curve (`first_at_chance`
@@ -287,7 +307,7 @@ def fig6_numbers(f6, shown=(0, 32, 64, 128), margin=2.0):
     return out
 
 
-def fig6_lenet_reading(f6, tolerance, at=128, best_at=32):
+def fig6_lenet_reading(f6: Mapping[str, Any], tolerance: float, at: int = 128, best_at: int = 32) -> str:
     """The sentence under Fig. 6 of LeNet (`bundle.fig6_comparison`'s `f6`): how our curve at the
     published sigma stands to the published one (follows it when their mean |difference| is at most
     `tolerance` points, else falls faster or stays above; the values at NAD `at`), and what the sigma
@@ -318,7 +338,7 @@ def fig6_lenet_reading(f6, tolerance, at=128, best_at=32):
     return text + "."
 
 
-def seeds_phrase(n):
+def seeds_phrase(n: int) -> str:
     """"one seed", "2 seeds", ...: `n` seeds in words for the prose."""
     if int(n) < 1:
         raise ValueError(f"n must be a positive number of seeds; got {n!r}")
@@ -329,7 +349,8 @@ def _accuracies(spread):
     return ", ".join(f"{m:.1f} ± {s:.1f} % at NAD {i}" for i, (m, s) in spread.items())
 
 
-def deep_fig6_reading(network, runs, curve, settings, caption_sigma, batch_norm=True):
+def deep_fig6_reading(network: str, runs: Sequence[Mapping[int, float]], curve: Mapping[str, np.ndarray],
+                      settings: Mapping[str, Any], caption_sigma: float, batch_norm: bool = True) -> str:
     """The paragraph on a deep network's Fig. 6 points along our secant NADs: `runs` the seeds' complete
     runs (`[{index: accuracy}, ...]`), `curve` the published one (`published.fig6`), `settings` their
     training settings (`max_lr`, `sigma`), `caption_sigma` the published noise level; the seeds' mean
@@ -356,7 +377,8 @@ def deep_fig6_reading(network, runs, curve, settings, caption_sigma, batch_norm=
     return text
 
 
-def which_nads_predict(by_method, learned=90.0, chance_margin=2.0):
+def which_nads_predict(by_method: Mapping[str, Iterable[Mapping[int, float]]], learned: float = 90.0,
+                       chance_margin: float = 2.0) -> tuple[str, ...]:
     """Which NAD estimate predicts what a network learns, from its runs along each (`{method: runs}`,
     methods "secant" and "autograd"): an estimate predicts when the network learns its first NAD
     (`learned` % or more) and is at chance (within `chance_margin` of 50 %) at its last index.
@@ -373,7 +395,8 @@ def which_nads_predict(by_method, learned=90.0, chance_margin=2.0):
 ESTIMATE_WORDS = {"secant": "secant", "autograd": "exact-gradient"}
 
 
-def estimates_reading(panels, learned=90.0, chance_margin=2.0):
+def estimates_reading(panels: Mapping[str, Mapping[str, Sequence[Mapping[int, float]]]], learned: float = 90.0,
+                      chance_margin: float = 2.0) -> str:
     """The answer to "which NADs predict learning?" over `panels` `{network: {method: runs}}` (the
     seeds' complete runs along the secant and the exact-gradient NADs): the estimate that predicts for
     every network (`which_nads_predict`), then each network's accuracy on its first NAD along either
@@ -399,7 +422,8 @@ def estimates_reading(panels, learned=90.0, chance_margin=2.0):
 DIAL_KS = (1, 4, 16, 64)
 
 
-def secant_dial_table(dial, references, ks=DIAL_KS):
+def secant_dial_table(dial: Mapping[float, Mapping[str, Any]], references: Mapping[str, Any],
+                      ks: Iterable[int] = DIAL_KS) -> dict[float, dict[str, dict[int, float]]]:
     """The secant step as a dial: for each step h of `dial` (`bundle.load_secant_dial`, `{h: {"nads",
     "conv", "fig6"}}`), the overlap (`nads.subspace_overlaps`) of its leading-k NADs with each reference
     of `references` (`{name: NADResult or NADs as rows}`, e.g. the exact-gradient and the published
@@ -424,7 +448,8 @@ def secant_dial_table(dial, references, ks=DIAL_KS):
     return out
 
 
-def dial_switch(table, before="exact gradient", after="published", k=1):
+def dial_switch(table: Mapping[float, Mapping[str, Mapping[int, float]]], before: str = "exact gradient",
+                after: str = "published", k: int = 1) -> tuple[float, float] | None:
     """Where the dial (`secant_dial_table`) turns the leading-`k` NADs from the reference `before` into
     `after`: `(h, h')`, the last step closer to `before` and the first closer to `after` (overlap at `k`),
     or None if no step is closer to `after` than to `before` after one closer to `before`."""
@@ -436,7 +461,8 @@ def dial_switch(table, before="exact gradient", after="published", k=1):
     return None
 
 
-def dial_rows(table, names, ks=DIAL_KS):
+def dial_rows(table: Mapping[float, Mapping[str, Mapping[int, float]]], names: Iterable[str],
+              ks: Sequence[int] = DIAL_KS) -> tuple[list[list[str]], list[str]]:
     """The dial's details table (`secant_dial_table`), one column per step h: a row per reference of `names`
     and per k of `ks` (the overlap), the N vs 2N overlap at each k, then Fig. 6's accuracy at each NAD index.
     Returns `(rows, columns)` for `plots.page.table` (index: "measure" and "at")."""
@@ -450,7 +476,8 @@ def dial_rows(table, names, ks=DIAL_KS):
     return rows, ["measure", "at", *(f"h = {h:g}" for h in steps)]
 
 
-def dial_numbers(table, before="exact gradient", after="published", ks=(1, 16), index=0):
+def dial_numbers(table: Mapping[float, Mapping[str, Mapping[int, float]]], before: str = "exact gradient",
+                 after: str = "published", ks: Sequence[int] = (1, 16), index: int = 0) -> dict[str, float]:
     """The numbers of the dial's reading (`secant_dial_table`): for each k of `ks`, the steps between which
     the leading-k NADs turn from `before` into `after` ("switch_{k}_from", "switch_{k}_to", `dial_switch`);
     up to the earliest of these ("before_to", every k still closer to `before`), the lowest overlap with

@@ -3,7 +3,10 @@ with a NAD carrier, trained on NAD-flipped images, and the reviewers' NAD-edit t
 `dataset` names of `nadcore.cifar.load`) and the NAD transforms are `nadcore.cifar`; the functions
 here take the loaded images, whatever their dataset (the store keys hold their fingerprint)."""
 
+from __future__ import annotations
+
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -15,6 +18,11 @@ from nadcore.device import resolve
 from nadcore.models import build
 from nadcore.prose import and_list, name
 from nadcore.train import Recipe, fit, predict
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from nadcore.nads.result import NADResult
 
 RECIPE_KEYS = ("epochs", "max_lr", "momentum", "weight_decay", "batch_size")  # the stored recipe of Chapter 4
 
@@ -30,7 +38,9 @@ def _recipe(recipe):
     return {k: recipe[k] for k in RECIPE_KEYS}
 
 
-def train_network(arch, train, test, recipe, device="auto", seed=0, progress=False):
+def train_network(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[torch.Tensor, torch.Tensor],
+                  recipe: Mapping[str, Any], device: str | torch.device = "auto", seed: int = 0,
+                  progress: bool = False) -> tuple[torch.nn.Module, dict[str, Any]]:
     """A fresh `arch` (3 channels, 10 logits) fitted on already-normalised `train`: `(model, fit dict)`.
     Its initialisation and shuffling are the `seeds.streams` of `seed` (the data are given): every run
     of one seed starts from the same network, so the runs of a curve differ by their data alone."""
@@ -42,7 +52,9 @@ def train_network(arch, train, test, recipe, device="auto", seed=0, progress=Fal
     return model, out
 
 
-def prepare(x, mean, std, nads=None, y=None, index=None, eps=0.05, flip=False):
+def prepare(x: torch.Tensor, mean: Sequence[float], std: Sequence[float],
+            nads: NADResult | np.ndarray | torch.Tensor | None = None, y: torch.Tensor | None = None,
+            index: int | None = None, eps: float = 0.05, flip: bool = False) -> torch.Tensor:
     """Pixel-space images to network inputs, in the authors' order: poison or flip, then normalise."""
     if index is not None:
         x = poison(x, y, nads, index, eps)
@@ -59,7 +71,10 @@ def _run(results_dir, name, settings, compute, only_stored=False, device=None):
     return store.load(path, settings) if only_stored else store.cached(path, settings, compute, device=device)
 
 
-def poisoning_run(arch, train, test, nads, index, eps, mean, std, recipe, device="auto", seed=0):
+def poisoning_run(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[torch.Tensor, torch.Tensor],
+                  nads: NADResult | np.ndarray | torch.Tensor, index: int | None, eps: float, mean: Sequence[float],
+                  std: Sequence[float], recipe: Mapping[str, Any], device: str | torch.device = "auto",
+                  seed: int = 0) -> dict[str, np.float64]:
     """Train on the train set poisoned at NAD `index` (None: clean); evaluate on clean test data.
 
     Returns `train_acc` (poisoned train set), `test_acc` (clean test set, Fig. 7) and
@@ -78,8 +93,10 @@ def poisoning_run(arch, train, test, nads, index, eps, mean, std, recipe, device
             "follow_rate": np.float64(follow)}
 
 
-def poisoning_curve(arch, train, test, nads, indices, eps, mean, std, recipe, device="auto", seed=0,
-                    results_dir=None, progress=True, only_stored=False):
+def poisoning_curve(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[torch.Tensor, torch.Tensor],
+                    nads: NADResult | np.ndarray | torch.Tensor, indices: Sequence[int], eps: float,
+                    mean: Sequence[float], std: Sequence[float], recipe: Mapping[str, Any],
+                    device="auto", seed=0, results_dir=None, progress=True, only_stored=False) -> dict[str, np.ndarray]:
     """Fig. 7: one network per carrier index in `indices` plus a clean baseline (index -1).
 
     Each run is cached on its own in `results_dir` (keyed on the data, NADs and recipe), so a
@@ -103,8 +120,10 @@ def poisoning_curve(arch, train, test, nads, indices, eps, mean, std, recipe, de
     return {"index": cols[0].astype(np.int64), "train_acc": cols[1], "test_acc": cols[2], "follow_rate": cols[3]}
 
 
-def flip_experiment(archs, train, test, nads, recipe, device="auto", seed=0, results_dir=None, progress=True,
-                    only_stored=False):
+def flip_experiment(archs: Sequence[str], train: tuple[torch.Tensor, torch.Tensor],
+                    test: tuple[torch.Tensor, torch.Tensor], nads: Mapping[str, NADResult | np.ndarray | torch.Tensor],
+                    recipe: Mapping[str, Any], device="auto", seed=0, results_dir=None, progress=True,
+                    only_stored=False) -> dict[str, Any]:
     """Fig. 8: each network in `archs` trained on the original and on the NAD-flipped data.
 
     nads: a dict `arch -> NADs` (each network flipped with its own NADs). Both representations
@@ -127,7 +146,9 @@ def flip_experiment(archs, train, test, nads, recipe, device="auto", seed=0, res
     return {"arch": list(archs), **{k: np.array(v) for k, v in out.items()}}
 
 
-def flip_run(arch, train, test, nads, kind, recipe, device="auto", seed=0):
+def flip_run(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[torch.Tensor, torch.Tensor],
+             nads: NADResult | np.ndarray | torch.Tensor, kind: str, recipe: Mapping[str, Any],
+             device: str | torch.device = "auto", seed: int = 0) -> dict[str, np.float64]:
     """One run of Fig. 8: `arch` trained on the `kind` ("original" or "flipped") representation of
     `train`, normalised with its own channel statistics; `train_acc` and `test_acc` (percent)."""
     if kind not in ("original", "flipped"):
@@ -140,7 +161,10 @@ def flip_run(arch, train, test, nads, kind, recipe, device="auto", seed=0):
     return {"train_acc": np.float64(fitted["train_acc"]), "test_acc": np.float64(fitted["test_acc"])}
 
 
-def clean_model(arch, train, test, mean, std, recipe, device="auto", seed=0, results_dir=None):
+def clean_model(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[torch.Tensor, torch.Tensor],
+                mean: Sequence[float], std: Sequence[float], recipe: Mapping[str, Any],
+                device: str | torch.device = "auto", seed: int = 0,
+                results_dir: str | Path | None = None) -> tuple[torch.nn.Module, float]:
     """A network trained on the clean data (the reviewers' test needs one): `(model, test_acc)`.
 
     Its weights are cached in `results_dir` as a `.pt` file keyed on the settings.
@@ -165,7 +189,11 @@ def clean_model(arch, train, test, mean, std, recipe, device="auto", seed=0, res
     return model, out["test_acc"]
 
 
-def reviewers_test(model, x, y, nads, mean, std, ks=(2,), modes=EDIT_MODES, size=1.0, device="auto"):
+def reviewers_test(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor,
+                   nads: NADResult | np.ndarray | torch.Tensor, mean: Sequence[float], std: Sequence[float],
+                   ks: Sequence[int] = (2,),
+                   modes: Sequence[str] = EDIT_MODES, size: float = 1.0,
+                   device: str | torch.device = "auto") -> list[dict[str, Any]]:
     """Review 3, point 6: edit test points on the first vs the last `k` NADs of a trained network.
 
     For every `k` in `ks`, `where` in ("first", "last") and `mode` in `modes` (see `edit_nads`:
@@ -200,7 +228,7 @@ def reviewers_test(model, x, y, nads, mean, std, ks=(2,), modes=EDIT_MODES, size
 HIJACK_MARGIN = 2.0   # points of test accuracy under the clean network's that count as a hijacked training
 
 
-def published_curve():
+def published_curve() -> dict[str, np.ndarray]:
     """The paper's Fig. 7 (ResNet-18, CIFAR-10; `published.fig7`) as a curve of `poisoning_curve`'s form:
     `index` (-1: the clean network, whose accuracy Fig. 7 does not give: Fig. 8's, 89 %) and `test_acc`;
     no `follow_rate` (nan), which the paper does not report."""
@@ -210,7 +238,7 @@ def published_curve():
     return {"index": index, "test_acc": acc, "follow_rate": np.full(len(index), np.nan)}
 
 
-def carrier_reading(curve, margin=HIJACK_MARGIN):
+def carrier_reading(curve: Mapping[str, Any], margin: float = HIJACK_MARGIN) -> dict[str, Any]:
     """What a Fig. 7 curve (`poisoning_curve`'s dict, the clean network at index -1) shows: which carrier
     indices hijack training (test accuracy more than `margin` points under the clean network's) and which
     are ignored (the others). Returns `clean`, `indices` (the carriers, ascending), `hijacked` and
@@ -248,7 +276,7 @@ def _hijack_reach(reading):
     return f"NADs {h[0]}–{h[-1]}" if reading["prefix"] else "NADs " + ", ".join(map(str, h))
 
 
-def fig7_verdict(ours, paper):
+def fig7_verdict(ours: Mapping[str, Mapping[str, Any]], paper: Mapping[str, Any]) -> dict[str, Any]:
     """Fig. 7 on our stand-ins against the paper's, from `carrier_reading`s: `ours` (`{dataset name:
     reading}`) and `paper` (of `published_curve`). Returns `first` (NAD 0 hijacks training in the paper
     and on every stand-in), `reach` (every carrier of ours up to the paper's reach hijacks training too,
@@ -272,13 +300,14 @@ def _by_index(curve, key):
     return dict(zip(np.asarray(curve["index"]).tolist(), np.asarray(curve[key], dtype=float).tolist()))
 
 
-def past_rank(indices, rank):
+def past_rank(indices: Iterable[int], rank: int) -> str:
     """The NAD indices of `indices` at or past `rank` (those of a covariance of that rank's null space), in
     words (`and_list`)."""
     return and_list([i for i in indices if i >= rank])
 
 
-def curve_numbers(curve, indices, test_n=None, margin=HIJACK_MARGIN):
+def curve_numbers(curve: Mapping[str, Any] | None, indices: Iterable[int], test_n: int | None = None,
+                  margin: float = HIJACK_MARGIN) -> dict[str, Any]:
     """A stand-in's Fig. 7 by name, for the prose. From `curve` (`poisoning_curve`'s dict; None: not
     computed, every number nan) at the carrier `indices` it was run at: `clean`; `first`, `second`, `mid` and
     `last`, the accuracy with the carrier at `indices[0]`, `[1]`, `[2]` and `[-1]` (`second_index`,
@@ -314,7 +343,8 @@ def curve_numbers(curve, indices, test_n=None, margin=HIJACK_MARGIN):
     return out
 
 
-def flip_numbers(flip, archs, cnn="lenet", control="logreg"):
+def flip_numbers(flip: Mapping[str, Any] | None, archs: Iterable[str], cnn: str = "lenet",
+                 control: str = "logreg") -> dict[str, float]:
     """Fig. 8 of a run by name, for the prose: `{arch}_before` and `{arch}_after` (test accuracy on the
     original and on the flipped data) for each of `archs`, `{cnn}_drop` (the points the flip costs `cnn`)
     and `{control}_delta` (the points it moves `control`, either way). `flip` (`flip_experiment`'s dict;
@@ -331,7 +361,7 @@ def flip_numbers(flip, archs, cnn="lenet", control="logreg"):
 PAPER_BANDS = ((10, 99), (500, 1023))   # the bands of carrier indices the chapter quotes the published Fig. 7 over
 
 
-def paper_numbers(margin=HIJACK_MARGIN, bands=PAPER_BANDS):
+def paper_numbers(margin: float = HIJACK_MARGIN, bands: Iterable[tuple[int, int]] = PAPER_BANDS) -> dict[str, float]:
     """The published Figs. 7-8 by name, for the prose: of Fig. 7 (`published_curve`, `carrier_reading`)
     `clean`, `first`, `last` and `last_index`, `min_gap` (the points the mildest hijacked carrier is under
     clean), `b{lo}_lo` and `b{lo}_hi` (the lowest and highest accuracy at the carriers in each `(lo, hi)` of
@@ -354,7 +384,7 @@ def paper_numbers(margin=HIJACK_MARGIN, bands=PAPER_BANDS):
     return out
 
 
-def runs_phrase(curve, seed, unit="training run"):
+def runs_phrase(curve: Mapping[str, Any], seed: int, unit: str = "training run") -> str:
     """How many runs each point of a Fig. 7 `curve` is, in words: "one training run (seed 0)" when each
     carrier index was trained once (with `seed`), else "3 training runs" (`unit` names what is counted)."""
     counts = np.unique(np.asarray(curve["index"]), return_counts=True)[1]
@@ -364,7 +394,8 @@ def runs_phrase(curve, seed, unit="training run"):
     return f"one {unit} (seed {seed})" if n == 1 else f"{n} {unit}s"
 
 
-def flip_reading(flips, cnn="lenet", control="logreg", margin=HIJACK_MARGIN, size=None):
+def flip_reading(flips: Mapping[str, Mapping[str, Any]], cnn: str = "lenet", control: str = "logreg",
+                 margin: float = HIJACK_MARGIN, size: float | None = None) -> dict[str, Any]:
     """Whether the NAD flip points the paper's way on each run of `flips` (`{name: flip_experiment's dict}`,
     names as the prose writes them): it does when it costs `cnn` more than `margin` points and more than it
     moves the linear `control` (either way). The paper's sizes are not compared (other data and networks).

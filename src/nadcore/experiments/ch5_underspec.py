@@ -15,9 +15,11 @@ tilt of its decision boundary on the plane spanned by `v1 (+) 0` and `0 (+) v2`
 mean (for `D(v)` channels, whose mean is 0, this is the raw zero of the paper).
 """
 
+from __future__ import annotations
+
 import math
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -28,13 +30,21 @@ from nadcore.presets import check_dataset, preset
 from nadcore.prose import and_list, name
 from nadcore.seeds import derive, streams
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+    from numpy.typing import ArrayLike
+
+    from nadcore.nads.result import NADResult
+
 CHANNELS = ("both", "channel1", "channel2")
 ARCHS = ("mlp", "lenet", "resnet18")
 
 
 # --------------------------------------------------------------------------- data
 
-def binarise(labels):
+def binarise(labels: torch.Tensor | ArrayLike) -> torch.Tensor:
     """The binary CIFAR-10 labels of App. A.2: class `c < 5` -> 0 (the paper's -1), else 1."""
     labels = torch.as_tensor(labels)
     if labels.dtype.is_floating_point or labels.numel() == 0 or labels.min() < 0 or labels.max() > 9:
@@ -42,7 +52,8 @@ def binarise(labels):
     return (labels >= 5).long()
 
 
-def labelled_directional(v, y, sigma, eps, seed=0):
+def labelled_directional(v: torch.Tensor, y: torch.Tensor, sigma: float, eps: float,
+                         seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """`D(v)` samples whose labels are exactly `y` (0/1): drawn with `data.directional_dataset`
     and picked class by class, so a `D(v)` channel can be stacked on any binary dataset."""
     y = torch.as_tensor(y)
@@ -56,13 +67,15 @@ def labelled_directional(v, y, sigma, eps, seed=0):
     return out, y.clone()
 
 
-def pair_dataset(v1, v2, n, sigma=1.0, eps1=1.0, eps2=0.5, seed=0):
+def pair_dataset(v1: torch.Tensor, v2: torch.Tensor, n: int, sigma: float = 1.0, eps1: float = 1.0, eps2: float = 0.5,
+                 seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """`D(v1) (+) D(v2)` with `n` samples: two channels, the same labels, independent noise."""
     first = data.directional_dataset(v1, n, sigma, eps1, seed=derive(seed, 1))
     return data.concat_channels(first, labelled_directional(v2, first[1], sigma, eps2, seed=derive(seed, 2)))
 
 
-def cifar_with_channel(images, labels, v, sigma, eps=1.0, seed=0):
+def cifar_with_channel(images: torch.Tensor, labels: torch.Tensor, v: torch.Tensor, sigma: float, eps: float = 1.0,
+                       seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Binary CIFAR-10 (3 channels) with an extra `D(v)` channel: `(x, y)`, x of shape (N, 4, 32, 32)."""
     y = binarise(labels)
     return data.concat_channels((images, y), labelled_directional(v, y, sigma, eps, seed=seed))
@@ -76,7 +89,7 @@ def _check_split(split, channels):
                                 f"1..{channels - 1}; got {split!r}")
 
 
-def ablate(x, split, keep):
+def ablate(x: torch.Tensor, split: int, keep: str) -> torch.Tensor:
     """`x` with one block of channels zeroed: `keep` is "both", "channel1" (channels `[:split]`
     kept) or "channel2" (channels `[split:]` kept)."""
     _check_split(split, x.shape[1])
@@ -91,7 +104,10 @@ def ablate(x, split, keep):
 
 
 @torch.no_grad()
-def channel_accuracies(model, x, y, split=1, mean=None, std=None, device="auto", batch_size=1000):
+def channel_accuracies(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, split: int = 1,
+                       mean: torch.Tensor | Sequence[float] | None = None,
+                       std: torch.Tensor | Sequence[float] | None = None, device: str | torch.device = "auto",
+                       batch_size: int = 1000) -> dict[str, float]:
     """Accuracy (percent) with both blocks, only block 1 and only block 2: a dict over `CHANNELS`.
 
     `x` is raw; with `mean`, `std` (from `train.fit`) it is normalised first and the ablated block
@@ -119,8 +135,10 @@ def _as_block(v, name):
 
 
 @torch.no_grad()
-def cross_section(model, v1, v2, extent=2.0, resolution=65, origin=None, mean=None, std=None,
-                  device="auto"):
+def cross_section(model: torch.nn.Module, v1: torch.Tensor | np.ndarray, v2: torch.Tensor | np.ndarray,
+                  extent: float = 2.0, resolution: int = 65, origin: torch.Tensor | np.ndarray | None = None,
+                  mean: torch.Tensor | Sequence[float] | None = None, std: torch.Tensor | Sequence[float] | None = None,
+                  device: str | torch.device = "auto") -> tuple[np.ndarray, np.ndarray]:
     """The decision boundary of `model` on the plane spanned by `v1 (+) 0` and `0 (+) v2`.
 
     Returns `(classes, coords)`: `classes[r, c]` is the predicted class at
@@ -154,7 +172,7 @@ def cross_section(model, v1, v2, extent=2.0, resolution=65, origin=None, mean=No
 
 
 
-def nad_images(nads):
+def nad_images(nads: NADResult | np.ndarray | torch.Tensor) -> torch.Tensor:
     """NADs (a `NADResult`, or rows / images as an array) as a float32 tensor (K, 1, 32, 32)."""
     rows = torch.as_tensor(np.asarray(getattr(nads, "nads", nads)), dtype=torch.float32)
     if rows.dim() < 2 or rows[0].numel() != models.SIZE * models.SIZE:
@@ -162,7 +180,7 @@ def nad_images(nads):
     return rows.reshape(len(rows), 1, models.SIZE, models.SIZE)
 
 
-def check_indices(indices, count, name="indices"):
+def check_indices(indices: Sequence[int] | np.ndarray, count: int, name: str = "indices") -> list[int]:
     """`indices` as a list of ints, each a valid NAD index in `0..count - 1`."""
     out = [int(k) for k in indices] if isinstance(indices, (list, tuple, np.ndarray)) else None
     if not out or any(isinstance(k, bool) or k != float(k) for k in indices) or min(out) < 0 or max(out) >= count:
@@ -170,7 +188,7 @@ def check_indices(indices, count, name="indices"):
     return out
 
 
-def chapter_settings(scale, seed=0, overrides=None):
+def chapter_settings(scale: str, seed: int = 0, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """Chapter 5's settings at `scale` for the run `seed`: the preset (changed by `overrides`,
     `presets.check_overrides`) with each replicate `r` of its Figs. 2 and 3 (its `seeds`) seeded by
     `derive(seed, r)`, so the runs of two seeds share nothing."""
@@ -223,7 +241,8 @@ def _run(name, cells, compute, settings, results_dir, batch, shard, num_shards, 
     return sweeps.collect(name, cells, settings, results_dir)
 
 
-def pair_cells(arch, nads, settings, cells, device="cpu"):
+def pair_cells(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: Mapping[str, Any],
+               cells: Sequence[Mapping[str, Any]], device: str | torch.device = "cpu") -> list[dict[str, np.ndarray]]:
     """Train `arch` on the Fig. 2 cells `cells` (dicts of `i`, `j`, `seed`) as one stack and measure
     each: `[{"accuracy", "train_accuracy", "section"}]` (see `pair_grid`, which stores them)."""
     U = nad_images(nads)
@@ -239,7 +258,7 @@ def pair_cells(arch, nads, settings, cells, device="cpu"):
     fits = _fit(nets, datasets, fit_seeds, recipe, device)
     out = []
     for c, net, (_, test), fit in zip(cells, nets, datasets, fits):
-        norm = dict(mean=fit["mean"], std=fit["std"], device=device)
+        norm: dict[str, Any] = dict(mean=fit["mean"], std=fit["std"], device=device)
         acc = channel_accuracies(net, *test, split=1, **norm)
         section, _ = cross_section(net, U[c["i"]], U[c["j"]], settings["extent"], settings["resolution"], **norm)
         out.append({"accuracy": np.array([acc[k] for k in CHANNELS]),
@@ -247,8 +266,9 @@ def pair_cells(arch, nads, settings, cells, device="cpu"):
     return out
 
 
-def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shard=0, num_shards=1,
-              progress=True, only_stored=False):
+def pair_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: Mapping[str, Any],
+              results_dir: str | Path, *, device="auto", batch=8, shard=0, num_shards=1, progress=True,
+              only_stored=False) -> dict[str, np.ndarray] | None:
     """Fig. 2: train `arch` on `D(v_i) (+) D(v_j)` for every NAD index pair of `settings["indices"]`
     and every seed of `settings["seeds"]`, through `nadcore.sweeps` (resumable, shardable).
 
@@ -280,7 +300,8 @@ def pair_grid(arch, nads, settings, results_dir, *, device="auto", batch=8, shar
             "sections": stack("section"), "coords": coords}
 
 
-def load_images(dataset, data_root, limit=None):
+def load_images(dataset: str, data_root: str | Path, limit: int | None = None,
+                ) -> tuple[tuple[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
     """Train and test `(x, y)` of `dataset` ("cifar10", or the stand-ins "digits" and "fashion"), 10-class
     labels; `limit` images per split (None: all)."""
     check_dataset(dataset)
@@ -288,8 +309,9 @@ def load_images(dataset, data_root, limit=None):
     return cifar.load(dataset, data_root, train=True, **kw), cifar.load(dataset, data_root, train=False, **kw)
 
 
-def ood_grid(arch, nads, settings, results_dir, data_root="../data", *, device="auto", batch=8, shard=0,
-             num_shards=1, progress=True, only_stored=False):
+def ood_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: Mapping[str, Any],
+             results_dir: str | Path, data_root: str | Path = "../data", *, device="auto", batch=8, shard=0,
+             num_shards=1, progress=True, only_stored=False) -> dict[str, Any] | None:
     """Fig. 3: train `arch` on binary images (+) `D(v_k)` for every NAD index `k` of
     `settings["indices"]` and every seed, through `nadcore.sweeps` (resumable, shardable).
 
@@ -342,7 +364,7 @@ def ood_grid(arch, nads, settings, results_dir, data_root="../data", *, device="
 CHOICES = ("linear", "images", "both", "neither")
 
 
-def channel_choice(grid, threshold=75.0):
+def channel_choice(grid: Mapping[str, Any], threshold: float = 75.0) -> dict[int, str]:
     """What a network of Fig. 3 reads at each NAD index `k` of an `ood_grid` result: "linear" when the
     seed-mean test accuracy with the `D(v_k)` channel alone reaches `threshold` (%) and with the images
     alone does not, "images" for the converse, "both" or "neither"; a dict `{k: choice}`."""
@@ -351,7 +373,7 @@ def channel_choice(grid, threshold=75.0):
     return {int(k): pick[bool(a[1] >= threshold), bool(a[2] >= threshold)] for k, a in zip(grid["indices"], acc)}
 
 
-def switching(grid):
+def switching(grid: Mapping[str, Any]) -> list[tuple[int, int, float, float]]:
     """Per NAD index pair, the seed-mean accuracies with only channel 1 and only channel 2:
     rows `(i, j, channel1, channel2)` of a `pair_grid` result."""
     acc = np.asarray(grid["accuracy"]).mean(0)
@@ -364,7 +386,7 @@ def switching(grid):
 NAN = float("nan")   # what the prose reads for a run not computed
 
 
-def pair_numbers(grid, fitted=90.0):
+def pair_numbers(grid: Mapping[str, Any], fitted: float = 90.0) -> dict[str, Any]:
     """Fig. 2 of one network by name, for the prose (a `pair_grid` result, indices `idx`, seed-mean
     accuracies unless said): `indices`, `seeds` (their number), `first`, `mid` and `last` (`idx[0]`,
     `idx[1]`, `idx[-1]`); with v1 on the first NAD and v2 further out, `first_ch1_min` (channel 1 alone, the
@@ -391,7 +413,7 @@ def pair_numbers(grid, fitted=90.0):
             "sd_max": float(per_seed.std(0, ddof=1).max()) if len(per_seed) > 1 else NAN}
 
 
-def ood_extremes(grids):
+def ood_extremes(grids: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
     """Over the networks of `grids` (`{arch: ood_grid}`) and every NAD index: the lowest seed-mean accuracy
     with the images alone, `images_min`, and the highest with the linear channel alone, `dv_max`."""
     if not grids:
@@ -408,7 +430,8 @@ def _count(used, ks):
     return f"one index only (*k* = {used[0]})" if len(used) == 1 else f"{len(used)} indices (*k* = {and_list(used)})"
 
 
-def ood_reading(grids, epochs=None, paper_epochs=None, threshold=75.0, cnn="lenet", isotropic="mlp"):
+def ood_reading(grids: Mapping[str, Mapping[str, Any]], epochs: int | None = None, paper_epochs: int | None = None,
+                threshold: float = 75.0, cnn: str = "lenet", isotropic: str = "mlp") -> dict[str, Any]:
     """Fig. 3 on a stand-in by name and in words, for the prose: `grids` (`{arch: ood_grid}`, each over the
     same NAD indices `ks`; empty: not computed, every number nan) read by `channel_choice` at `threshold`.
     Returns `used` (the indices at which `cnn` reads the linear channel) and `used_text` ("none" if none);

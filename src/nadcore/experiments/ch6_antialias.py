@@ -12,8 +12,10 @@ the NAD settings and the Fig. 6 indices; the training recipes are those of Chapt
 and Chapter 3 (Fig. 6) at the same scale, so the max-pooling cells are Chapter 1's own.
 """
 
+from __future__ import annotations
+
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,42 +24,49 @@ from nadcore.device import resolve
 from nadcore.experiments import ch1_fourier, ch3_nads
 from nadcore.prose import span
 
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterable, Mapping
+
+    import torch
+
 VARIANTS = ("max", "avg", "blur3", "blur5", "maxblur3", "maxblur5", "strided", "none")
 PREFILTER = {"avg": "average", "blur3": "binomial3", "blur5": "binomial5"}  # variants with a linear pooling
 BLURRED = ("avg", "blur3", "blur5", "maxblur3", "maxblur5")  # a linear prefilter (after the max, for MaxBlurPool)
 ARCH = "lenet"
 
 
-def check_variant(variant):
+def check_variant(variant: str) -> str:
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
     return variant
 
 
-def pooling_arg(variant):
+def pooling_arg(variant: str) -> bool | str:
     """The `pooling` argument of `models.build` for `variant` (True and False for the published
     max pooling and for none, so that their stored keys are those of Chapters 1 and 3)."""
     check_variant(variant)
     return {"max": True, "none": False}.get(variant, variant)
 
 
-def fig1_settings(scale, seed, device, overrides=None):
+def fig1_settings(scale: str, seed: int, device: str | torch.device,
+                  overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """Chapter 1's Fig. 1 settings at `scale` (`ch1_fourier.sweep_settings`; `overrides` as in
     `presets.check_overrides`)."""
     return ch1_fourier.sweep_settings(presets.preset("fourier", scale, overrides), seed, device)
 
 
-def fig6_settings(scale, seed, overrides=None):
+def fig6_settings(scale: str, seed: int, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """Chapter 3's Fig. 6 settings at `scale`."""
     return {**presets.preset("nads", scale, overrides)["fig6"], "seed": int(seed)}
 
 
-def sweep_name(variant):
+def sweep_name(variant: str) -> str:
     """The sweep that stores the Fig. 1 cells of `variant`: the published LeNet's are Chapter 1's."""
     return "fig1" if check_variant(variant) == "max" else "antialias"
 
 
-def fig1(variant, grid, settings, results_dir, compute=True, progress=True, shard=0, num_shards=1):
+def fig1(variant: str, grid: fourier.Grid, settings: dict[str, Any], results_dir: str | Path, compute: bool = True,
+         progress: bool = True, shard: int = 0, num_shards: int = 1) -> dict[tuple[int, int], float]:
     """Fig. 1 of the LeNet `variant` on `grid`: `{(kx, ky): test accuracy}` (canonical cells of
     this shard; with `compute=False` every cell already stored). Stored in `results_dir/<sweep_name>/`."""
     p = pooling_arg(variant)
@@ -71,13 +80,14 @@ def fig1(variant, grid, settings, results_dir, compute=True, progress=True, shar
     return ch1_fourier.per_cell(table, "test_acc").get(ARCH, {})
 
 
-def nad_settings(variant, cfg, seed):
+def nad_settings(variant: str, cfg: Mapping[str, Any], seed: int) -> dict[str, Any]:
     """The settings of the stored NADs of `variant` (`nads.nad_settings` with its pooling)."""
     return nads.nad_settings(ARCH, cfg["num_networks"], cfg["method"], seed=seed, pooling=pooling_arg(variant))
 
 
-def nad_estimate(variant, cfg, seed, results_dir, device="cpu", compute=True, progress=True, scratch=None,
-                 compact=False):
+def nad_estimate(variant: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path,
+                 device: str | torch.device = "cpu", compute: bool = True, progress: bool = True,
+                 scratch: str | Path | None = None, compact: bool = False) -> nads.NADResult | None:
     """The NADs of the LeNet `variant` (`cfg`: `method`, `num_networks`) stored in
     `results_dir/nads/` (float16 when `compact`), chunks in `scratch/nad_chunks/` (default
     `results_dir`); None if not stored and not `compute`. Always the stored copy, as readers see it."""
@@ -92,7 +102,9 @@ def nad_estimate(variant, cfg, seed, results_dir, device="cpu", compute=True, pr
     return nads.NADResult.load(path, settings)
 
 
-def nad_convergence(variant, cfg, seed, results_dir, device="cpu", compute=True, progress=False, scratch=None):
+def nad_convergence(variant: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path, device="cpu",
+                    compute: bool = True, progress: bool = False,
+                    scratch: str | Path | None = None) -> dict[str, np.ndarray] | None:
     """`nads.convergence` of `variant` for `cfg["conv_sizes"]`, stored in `results_dir/nads/`
     (None if not stored and not `compute`). When 3N is at most the estimate's N and N a multiple
     of `nads.CHUNK`, its chunks (in `scratch`, default `results_dir`) are the estimate's: after
@@ -106,7 +118,9 @@ def nad_convergence(variant, cfg, seed, results_dir, device="cpu", compute=True,
         results_dir=scratch or results_dir, progress=progress, pooling=pooling_arg(variant)), device=device).arrays
 
 
-def fig6(variant, basis, indices, settings, results_dir, device="cpu", compute=True, progress=True):
+def fig6(variant: str, basis: nads.NADResult | np.ndarray, indices: Iterable[int], settings: dict[str, Any],
+         results_dir: Path, device: str | torch.device = "cpu", compute: bool = True,
+         progress: bool = True) -> dict[int, float]:
     """Fig. 6 of `variant` on its own NADs `basis`: `{index: test accuracy}` (`ch3_nads.fig6_sweep`)."""
     p = pooling_arg(variant)
     batch = stacked.registry_chunk_size(ARCH, p, settings.get("batch_size", 128), resolve(device))
@@ -114,7 +128,8 @@ def fig6(variant, basis, indices, settings, results_dir, device="cpu", compute=T
                                progress=progress, only_stored=not compute, pooling=p)
 
 
-def theory(variant, grid, eps, sigma, stages=1):
+def theory(variant: str, grid: fourier.Grid, eps: float, sigma: float,
+           stages: int = 1) -> dict[tuple[int, int], float]:
     """Theorem 1 for the linear prefilter of `variant` (`PREFILTER`, or the blur of a MaxBlurPool):
     `{(kx, ky): Bayes accuracy (percent)}` of D(v) after that pooling (`pooling.bayes_accuracy`,
     circular padding) on `grid`'s canonical cells. `stages=1`: LeNet's first pooling alone (stride
@@ -132,7 +147,7 @@ def theory(variant, grid, eps, sigma, stages=1):
     return {c: 100.0 * float(a) for c, a in zip(cells, pooling.bayes_accuracy(m_hat, S, eps, sigma, cells=cells))}
 
 
-def agreement(predicted, measured):
+def agreement(predicted: Mapping[tuple[int, int], float], measured: Mapping[tuple[int, int], float]) -> float:
     """Spearman's rank correlation of two `{cell: value}` maps over their common cells (NaN below 3)."""
     cells = sorted(set(predicted) & set(measured))
     if len(cells) < 3:
@@ -144,7 +159,7 @@ def agreement(predicted, measured):
     return float(stats.spearmanr(a, b)[0])
 
 
-def spread(acc):
+def spread(acc: Mapping[tuple[int, int], float]) -> dict[str, float]:
     """How directional a Fig. 1 grid is: min, max, mean and standard deviation of its accuracies."""
     v = np.array(list(acc.values()), dtype=float)
     if v.size == 0:
@@ -156,7 +171,7 @@ BANDS = {"low": r"$\max(|k_x|, |k_y|) \le 4$",
          "eight": r"$|k_x| = 8$ or $|k_y| = 8$ (the Nyquist frequency of stride 4)", "high": "the other cells"}
 
 
-def band(cell):
+def band(cell: tuple[int, int]) -> str:
     """Which of `BANDS` a (kx, ky) cell is in: LeNet's two stride-2 poolings subsample by 4, so
     on 32x32 images frequency 8 is the Nyquist frequency of the pooled maps."""
     kx, ky = (abs(int(k)) for k in cell)
@@ -165,7 +180,7 @@ def band(cell):
     return "eight" if 8 in (kx, ky) else "high"
 
 
-def band_means(acc):
+def band_means(acc: Mapping[tuple[int, int], float]) -> dict[str, float]:
     """`{band: mean accuracy}` of a `{cell: accuracy}` map over the cells of each of `BANDS`."""
     out = {}
     for name in BANDS:
@@ -174,9 +189,11 @@ def band_means(acc):
     return out
 
 
-def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compute=True, progress=True,
-                    variants=None, parts=("fig1", "nads", "fig6"), scratch=None, compact=False, shard=0,
-                    num_shards=1, overrides=None):
+def chapter_results(scale: str, seed: int = 0, results_dir: str | Path = "../results",
+                    device: str | torch.device = "cpu", compute: bool = True, progress: bool = True,
+                    variants: Iterable[str] | None = None, parts: Collection[str] = ("fig1", "nads", "fig6"),
+                    scratch: str | Path | None = None, compact: bool = False, shard: int = 0, num_shards: int = 1,
+                    overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """Everything the chapter shows at `scale`: per variant its Fig. 1 grid, NADs, convergence and
     Fig. 6, and the theory maps of the linear ones. With `compute=False` nothing is computed and
     missing pieces are None or empty (the results bundle's read-only path). `parts` picks what to
@@ -223,7 +240,7 @@ def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compu
     return out
 
 
-def summary(results):
+def summary(results: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per variant of `chapter_results`: its Fig. 1 spread, the Spearman rho with Theorem 1
     for the first pooling (rho1) and both (rho2) (blurred variants), lambda_1 / lambda_0 (`lam2`, of the first two) and
     lambda_64 / lambda_0 of its NADs (indices from 0), the N vs 2N
@@ -248,7 +265,7 @@ def summary(results):
 POOLED = ("max", "avg", "blur3", "blur5", "maxblur3", "maxblur5")  # a pooling layer (no stride-2 convs, not none)
 
 
-def key_numbers(results):
+def key_numbers(results: Mapping[str, Any]) -> dict[str, float]:
     """The chapter's numbers by name, unrounded, for the prose (myst-nb `glue`): `{variant}_{column}`
     of every `summary` row, `{variant}_fig6_best` (the best Fig. 6 accuracy), and
     `{variant}_theory2_{band}`, Theorem 1's mean over each of `BANDS` for both poolings."""
@@ -263,13 +280,13 @@ def key_numbers(results):
     return out
 
 
-def missing(results):
+def missing(results: Mapping[str, Any]) -> dict[str, list[str]]:
     """`{part: [variants]}` of the parts (fig1, nads, fig6) of `chapter_results` not stored for a variant."""
     gaps = {part: [v for v in results["variants"] if not results[part][v]] for part in ("fig1", "nads", "fig6")}
     return {part: vs for part, vs in gaps.items() if vs}
 
 
-def setting_numbers(results):
+def setting_numbers(results: Mapping[str, Any]) -> dict[str, Any]:
     """The settings of `chapter_results` by name, for the prose: Fig. 1's `n`, `sigma`, `epochs`,
     the grid (`side`, `freqs`, `cells`), the number of `variants`, the NADs' `nad_networks` and
     `nad_method`, the number of Fig. 6 indices (`fig6_count`) and the last one (`last_index`)."""
@@ -292,7 +309,7 @@ CHANCE, CHANCE_MARGIN = 50.0, 2.0   # %: two balanced classes; an accuracy withi
 RHO_MIN = 0.5         # Spearman's rho of Theorem 1 (both poolings) with average pooling's grid that orders it
 
 
-def prefilter_energy(variant):
+def prefilter_energy(variant: str) -> float:
     """The share of a flat spectrum that `variant`'s linear prefilter (`PREFILTER`, one pooling) lets through:
     the mean of |m_hat|^2 / |m_hat(0)|^2 over the 32 x 32 frequencies (`pooling.prefilter`). The linear
     model of pooling (Sec. 2.2, Eq. 4) has NAD eigenvalues proportional to |m_hat|^2: the less a prefilter
@@ -303,7 +320,7 @@ def prefilter_energy(variant):
     return float(m.mean() / m[0, 0])
 
 
-def thresholds():
+def thresholds() -> str:
     """The thresholds of `predictions` in words, for the page."""
     return (f"A grid keeps a bias when its mean on the low band max(|kx|, |ky|) ≤ 4 beats its other cells (off "
             f"the k = 8 lines) by more than {BAND_GAP:g} points, and is flat when its band means lie within "
@@ -314,7 +331,7 @@ def thresholds():
             "the prefilter's energy (the mean of |m̂|²/|m̂(0)|² over the frequencies) does.")
 
 
-def predictions(results):
+def predictions(results: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """What the paper's explanation of the bias predicts for the variants of `chapter_results` (at the
     published settings), judged on what they measure: `{name: dict(claim, paper, ours, scale, verdict,
     reason, values)}` with `verdict` one of `OUTCOMES` (`reason` says why, unless it plainly holds; what is

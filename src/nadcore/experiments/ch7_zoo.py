@@ -17,8 +17,11 @@ The presets (`presets.preset("zoo", scale)`) name the architectures, the estimat
 convergence sizes; at the published scale their files are the results bundle's (`bundle.ZOO_ARCHS`).
 """
 
+from __future__ import annotations
+
 import copy
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -28,11 +31,16 @@ from nadcore.device import resolve
 from nadcore.experiments import ch3_nads
 from nadcore.fourier import fourier_energy, low_band
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from numpy.typing import ArrayLike
+
 PERIODS = (4, 8)   # the 4x4 patches of the ViT, the Mixer and ConvNeXt's stem; ResNet-18's stride of 8
 LOW_BAND = 4       # max(|kx|, |ky|) <= 4, as Chapter 3's low-frequency share
 
 
-def effective_rank(eigenvalues):
+def effective_rank(eigenvalues: ArrayLike) -> float:
     """exp of the entropy of the normalised spectrum (Roy & Vetterli 2007): D for an isotropic
     covariance of D directions, k for k equal eigenvalues and zeros elsewhere."""
     p = np.clip(np.asarray(eigenvalues, dtype=np.float64), 0, None)
@@ -40,13 +48,13 @@ def effective_rank(eigenvalues):
     return float(np.exp(-(p * np.log(p)).sum()))
 
 
-def top_share(eigenvalues, k):
+def top_share(eigenvalues: ArrayLike, k: int) -> float:
     """Share of the variance in the first `k` NADs: k / D for an isotropic covariance."""
     lam = np.clip(np.asarray(eigenvalues, dtype=np.float64), 0, None)
     return float(lam[:k].sum() / lam.sum())
 
 
-def harmonics(period, size=32):
+def harmonics(period: int, size: int = 32) -> np.ndarray:
     """Mask (size, size), fftshifted as `fourier_energy`: the frequencies of a pattern repeated every
     `period` pixels along both axes, the multiples of size / period (period^2 frequencies)."""
     if period < 1 or size % period:
@@ -55,7 +63,7 @@ def harmonics(period, size=32):
     return np.outer(on, on)
 
 
-def energy_share(images, mask):
+def energy_share(images: ArrayLike, mask: np.ndarray) -> np.ndarray:
     """Share of the Fourier energy of each image of `images` ((n, C, H, W) or (n, H, W)) on `mask`:
     mask.mean() on average for images with isotropic (white) covariance."""
     e = fourier_energy(images)
@@ -70,7 +78,7 @@ def _measures(eigenvalues, images, k):
     return out
 
 
-def isotropy(result, k=16):
+def isotropy(result: nads.NADResult, k: int = 16) -> dict[str, float]:
     """How isotropic a NAD estimate (`NADResult`) is: its `effective_rank` (of D = 1,024), the share
     of the variance in its first `k` NADs (`top`), and the mean over its first `k` NADs of the share of
     their Fourier energy at the low frequencies (`low`, `fourier.low_band`) and on the harmonics of a 4- and
@@ -79,7 +87,8 @@ def isotropy(result, k=16):
     return _measures(result.eigenvalues, images, k)
 
 
-def isotropic_reference(num_networks, k=16, input_shape=(1, 32, 32), seed=0):
+def isotropic_reference(num_networks: int, k: int = 16, input_shape: Sequence[int] = (1, 32, 32),
+                        seed: int = 0) -> tuple[dict[str, float], np.ndarray]:
     """`isotropy`'s measures for `num_networks` gradients with an isotropic (white) covariance, and
     the spectrum of their sample covariance: `(measures, eigenvalues)`. That spectrum is not flat
     (Marchenko-Pastur), so its effective rank is below D, and its leading eigenvectors are random."""
@@ -91,7 +100,7 @@ def isotropic_reference(num_networks, k=16, input_shape=(1, 32, 32), seed=0):
     return _measures(lam, vec[:, :k].T.reshape(k, *input_shape), k), lam
 
 
-def eval_point(result):
+def eval_point(result: nads.NADResult) -> np.ndarray:
     """The evaluation point x0 of a stored estimate (`nads.eval_point_for` of its settings' seed), as an
     array of its input shape."""
     s = result.settings
@@ -101,7 +110,7 @@ def eval_point(result):
     return nads.eval_point_for(s["seed"], s["input_shape"]).numpy().astype(np.float64)
 
 
-def patch_reading(result, patch=4, count=3):
+def patch_reading(result: nads.NADResult, patch: int = 4, count: int = 3) -> dict[str, Any]:
     """How an estimate sits on the `patch` x `patch` tiles of its evaluation point x0 (`eval_point`), the
     tiles a patchify stem reads. A LayerNorm right after a stem without bias (ConvNeXt's at
     initialisation) does not change when a tile of the input is scaled, so every gradient is orthogonal to
@@ -128,7 +137,7 @@ def patch_reading(result, patch=4, count=3):
     return out
 
 
-def null_directions(x0, patch=4):
+def null_directions(x0: ArrayLike, patch: int = 4) -> np.ndarray:
     """The closed form of ConvNeXt's null space at x0: x0 restricted to each `patch` x `patch` tile (the
     tiles its stem reads), normalised, as rows (tiles, D) in row-major tile order; orthonormal, disjoint
     supports. A patchify stem without bias followed by a LayerNorm makes every network constant along each."""
@@ -147,7 +156,7 @@ def null_directions(x0, patch=4):
     return P / norms
 
 
-def null_overlap(result, patch=4):
+def null_overlap(result: nads.NADResult, patch: int = 4) -> dict[str, float]:
     """How much of an estimate's null space (its NADs past `ch3_nads.numerical_rank`) the closed form
     `null_directions` of its evaluation point spans. Returns `rank`, `null` (D - rank), `tiles`, and the
     squared cosines of the principal angles between the two subspaces: `overlap` (their mean over the
@@ -165,7 +174,7 @@ def null_overlap(result, patch=4):
     return {**out, "overlap": float(cos2.mean()), "worst": float(cos2.min())}
 
 
-def gradient_cosines(nets, x0, patch=4):
+def gradient_cosines(nets: Iterable[torch.nn.Module], x0: ArrayLike, patch: int = 4) -> np.ndarray:
     """|cos| between each network's input gradient at `x0` (`nads.autograd_one`, the exact-gradient estimate's
     pass for ConvNeXt on the CPU; one output each) and each tile's null direction (`null_directions`), the
     gradient restricted to that tile: (networks, tiles). About 1e-7 (float32 rounding) where the network is
@@ -196,7 +205,8 @@ ABLATIONS = {
 }
 
 
-def null_ablation(networks=3, seed=0, patch=4, variants=None):
+def null_ablation(networks: int = 3, seed: int = 0, patch: int = 4,
+                  variants: Iterable[str] | None = None) -> dict[str, np.ndarray]:
     """`{variant: (networks, tiles) gradient_cosines}` of ConvNeXt networks 0 .. `networks` - 1 (`nads.network`,
     the estimate's seeds) at their evaluation point, as built and changed as `ABLATIONS[variant]` says
     (default all; on the CPU). `patch` = 8 reads the 8x8 blocks of stage 1's downsampling instead."""
@@ -219,7 +229,7 @@ def null_ablation(networks=3, seed=0, patch=4, variants=None):
     return out
 
 
-def null_tiles(x0, patch=4):
+def null_tiles(x0: ArrayLike, patch: int = 4) -> list[tuple[int, ...]]:
     """Three tiles (row, column) of `x0` for Fig. 6 along the null directions: where x0 is weakest (ConvNeXt's
     u_1 sits there), the median and the strongest, by the norm of x0 on the tile."""
     x0 = np.asarray(x0, dtype=np.float64)
@@ -229,7 +239,7 @@ def null_tiles(x0, patch=4):
     return [tuple(int(i) for i in divmod(int(order[j]), g)) for j in (0, len(order) // 2, len(order) - 1)]
 
 
-def null_basis(x0, tiles, patch=4, seed=0):
+def null_basis(x0: ArrayLike, tiles: Iterable[Sequence[int]], patch: int = 4, seed: int = 0) -> np.ndarray:
     """Fig. 6's directions along ConvNeXt's null space, as rows (2 x len(tiles), D): for each tile (row,
     column) of `tiles`, its null direction (`null_directions`), then a control on the same tile: a unit
     direction orthogonal to x0 there (Gaussian, drawn from `seed`), which every network sees at x0."""
@@ -251,8 +261,9 @@ def null_basis(x0, tiles, patch=4, seed=0):
 NULL_FIG6_REPLICATES = 3   # seeds of Fig. 6 along the null directions (`null_fig6`)
 
 
-def null_fig6(result, cfg, results_dir, replicates=NULL_FIG6_REPLICATES, seed=0, tiles=None, device="cpu", compute=True,
-              progress=False):
+def null_fig6(result: nads.NADResult, cfg: Mapping[str, Any], results_dir: str | Path,
+              replicates: int = NULL_FIG6_REPLICATES, seed: int = 0, tiles: Iterable[Sequence[int]] | None = None,
+              device: str | torch.device = "cpu", compute: bool = True, progress: bool = False) -> dict[str, Any]:
     """Fig. 6 along ConvNeXt's null directions: ConvNeXt trained on D(u) for u each tile's null direction and
     its control (`null_basis` of the evaluation point of `result`, the stored exact-gradient NADs; `tiles`
     default `null_tiles`) at `cfg`'s Fig. 6 recipe (`fig6_recipe`), with the seeds of `replicates` replicates
@@ -275,7 +286,8 @@ def null_fig6(result, cfg, results_dir, replicates=NULL_FIG6_REPLICATES, seed=0,
     return {"tiles": tiles, "seeds": run_seeds, "null": acc[:, 0::2], "control": acc[:, 1::2]}
 
 
-def null_numbers(overlap, ablation=None, fig6=None):
+def null_numbers(overlap: Mapping[str, float], ablation: Mapping[str, ArrayLike] | None = None,
+                 fig6: Mapping[str, Any] | None = None) -> dict[str, float]:
     """The null-space numbers by name, unrounded, for the prose: `null_{key}` of `null_overlap`'s reading,
     `null_cos_{variant}` the largest |cosine| of `null_ablation`'s (variant with "_" for spaces), and from
     `null_fig6` (stored cells only) `null_fig6_{null,control}` (mean over tiles and seeds, %), `..._sd` (their
@@ -299,7 +311,7 @@ def null_numbers(overlap, ablation=None, fig6=None):
     return out
 
 
-def nad_settings(arch, cfg, seed, method=None):
+def nad_settings(arch: str, cfg: Mapping[str, Any], seed: int, method: str | None = None) -> dict[str, Any]:
     """The settings of the stored NADs of `arch` (`nads.nad_settings`): `cfg["method"]` from
     `cfg["num_networks"]` networks, or the secant from `cfg["secant_networks"]` in `cfg["secant_precision"]`
     (compiled if `cfg["secant_compiled"]`)."""
@@ -309,8 +321,10 @@ def nad_settings(arch, cfg, seed, method=None):
     return nads.nad_settings(arch, cfg["num_networks"], cfg["method"], seed=seed)
 
 
-def nad_estimate(arch, cfg, seed, results_dir, device="cpu", compute=True, progress=True, scratch=None,
-                 compact=False, method=None):
+def nad_estimate(arch: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path,
+                 device: str | torch.device = "cpu", compute: bool = True, progress: bool = True,
+                 scratch: str | Path | None = None, compact: bool = False,
+                 method: str | None = None) -> nads.NADResult | None:
     """The NADs of `arch` (`nad_settings`) stored in `results_dir/nads/` (float16 when `compact`),
     chunks in `scratch/nad_chunks/` (default `results_dir`); None if not stored and not `compute`.
     Always the stored copy, as readers see it."""
@@ -325,13 +339,13 @@ def nad_estimate(arch, cfg, seed, results_dir, device="cpu", compute=True, progr
     return nads.NADResult.load(path, settings)
 
 
-def secant_archs(cfg):
+def secant_archs(cfg: Mapping[str, Any]) -> list[str]:
     """The architectures whose secant the chapter estimates, Fig. 6's first (its reference leads), then
     the new ones without Fig. 6."""
     return list(dict.fromkeys(cfg["fig6_archs"] + cfg["archs"])) if cfg["secant_networks"] else []
 
 
-def fig6_recipe(arch, cfg, seed):
+def fig6_recipe(arch: str, cfg: Mapping[str, Any], seed: int) -> dict[str, Any]:
     """The Fig. 6 settings of `arch` (`ch3_nads.fig6_sweep`): `cfg["fig6"]` with its learning rate for
     `arch` (by architecture, else "default") and `seed`."""
     f6, lr = dict(cfg["fig6"]), cfg["fig6"]["max_lr"]
@@ -339,7 +353,8 @@ def fig6_recipe(arch, cfg, seed):
     return {**f6, "seed": int(seed)}
 
 
-def fig6(arch, basis, cfg, seed, results_dir, device="cpu", compute=True, progress=False):
+def fig6(arch: str, basis: nads.NADResult | np.ndarray, cfg: Mapping[str, Any], seed: int, results_dir: str | Path,
+         device: str | torch.device = "cpu", compute: bool = True, progress: bool = False) -> dict[int, float]:
     """`{index: test accuracy}` of `arch` trained on D(u_i) for `cfg["fig6_indices"]`, u_i the NADs of
     `basis`, stored in `results_dir/nads/` (with `compute=False` only those already stored)."""
     dev = resolve(device)
@@ -348,13 +363,16 @@ def fig6(arch, basis, cfg, seed, results_dir, device="cpu", compute=True, progre
                                batch=stacked.registry_chunk_size(arch, True, 128, dev))
 
 
-def convergence_settings(arch, cfg, seed, device="cpu"):
+def convergence_settings(arch: str, cfg: Mapping[str, Any], seed: int,
+                         device: str | torch.device = "cpu") -> dict[str, Any]:
     """The settings of the N vs 2N convergence of `arch` (those of `bundle.convergence_item`)."""
     return {"arch": arch, "method": cfg["method"], "sizes": list(cfg["conv_sizes"]), "ks": list(cfg["conv_ks"]),
             "seed": int(seed), "device": resolve(device).type}
 
 
-def nad_convergence(arch, cfg, seed, results_dir, device="cpu", compute=True, progress=False, scratch=None):
+def nad_convergence(arch: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path, device="cpu",
+                    compute: bool = True, progress: bool = False,
+                    scratch: str | Path | None = None) -> dict[str, np.ndarray] | None:
     """`nads.convergence` of `arch` stored in `results_dir/nads/` (None if not stored and not
     `compute`); with 3N <= the estimate's N its chunks (in `scratch`, default `results_dir`) are the
     estimate's, so after `nad_estimate` it costs a merge."""
@@ -367,8 +385,9 @@ def nad_convergence(arch, cfg, seed, results_dir, device="cpu", compute=True, pr
         results_dir=scratch or results_dir, progress=progress), device=device).arrays
 
 
-def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compute=True, progress=True,
-                    scratch=None, compact=False, secant=True):
+def chapter_results(scale: str, seed: int = 0, results_dir: str | Path = "../results",
+                    device: str | torch.device = "cpu", compute: bool = True, progress: bool = True,
+                    scratch: str | Path | None = None, compact: bool = False, secant: bool = True) -> dict[str, Any]:
     """Everything the chapter shows at `scale`. With `compute=False` nothing is computed and what
     is missing is None (the results bundle's read-only path); `secant=False` leaves the secant
     estimates and Fig. 6 out of the computation (they are read when stored).
@@ -383,8 +402,8 @@ def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compu
     dev = resolve(device)
     results_dir = Path(results_dir)
     every = list(cfg["references"]) + list(cfg["archs"])
-    out = dict(archs=list(cfg["archs"]), references=list(cfg["references"]), nads={}, secant={}, fig6={},
-               convergence={}, isotropy={}, settings=cfg)
+    out: dict[str, Any] = dict(archs=list(cfg["archs"]), references=list(cfg["references"]), nads={}, secant={},
+                               fig6={}, convergence={}, isotropy={}, settings=cfg)
     for arch in every:
         basis = nad_estimate(arch, cfg, seed, results_dir, dev, compute, progress, scratch, compact)
         out["nads"][arch] = basis
@@ -401,7 +420,7 @@ def chapter_results(scale, seed=0, results_dir="../results", device="cpu", compu
     return out
 
 
-def secant_agreement(results, ks=None):
+def secant_agreement(results: Mapping[str, Any], ks: Iterable[int] | None = None) -> dict[str, np.ndarray]:
     """`{arch: overlaps}` of the secant and the exact-gradient NADs of each new architecture with both
     stored, at `ks` (default the convergence's)."""
     ks = list(ks or results["settings"]["conv_ks"])
@@ -409,7 +428,7 @@ def secant_agreement(results, ks=None):
             if s is not None and results["nads"][a] is not None}
 
 
-def secant_isotropy(results):
+def secant_isotropy(results: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     """`{arch: isotropy}` of each stored secant estimate, and `"isotropic"`: as many isotropic
     gradients as the secant's networks (a smaller sample has a lower effective rank)."""
     out = {a: isotropy(s, results["settings"]["top"]) for a, s in results["secant"].items()
@@ -426,7 +445,7 @@ def _count(estimates):
     return counts.pop() if len(counts) == 1 else None
 
 
-def key_numbers(results):
+def key_numbers(results: Mapping[str, Any]) -> dict[str, float]:
     """The chapter's numbers by name, unrounded, for the prose (myst-nb `glue`): `{arch}_{measure}` of
     every `isotropy`, `isotropic_{measure}`, `{arch}_lam{top - 1}` and `{arch}_lam{top}` (lambda_i /
     lambda_0 at the edge of the first `top` NADs u_0 .. u_{top - 1}, indices from 0), `{arch}_rank` (the
@@ -493,7 +512,7 @@ PREDICTIONS = {
 }
 
 
-def measured(numbers, arch):
+def measured(numbers: Mapping[str, float], arch: str) -> str:
     """What the chapter measures for the prediction about `arch`, in words with the numbers."""
     n, pct = numbers, lambda x: f"{100 * x:.1f}%"
     iso = (f"isotropic: {pct(n['isotropic_top'])}, {pct(n['isotropic_harmonic4'])}, "
@@ -515,7 +534,7 @@ def measured(numbers, arch):
     }[arch]
 
 
-def verdict(results):
+def verdict(results: Mapping[str, Any]) -> dict[str, tuple[str, str, str, bool]]:
     """`{arch: (question, expected, measured, as expected)}` of every prediction whose numbers
     `results` holds."""
     n = key_numbers(results)
@@ -528,6 +547,6 @@ def verdict(results):
     return out
 
 
-def missing(results):
+def missing(results: Mapping[str, Any]) -> list[str]:
     """The architectures whose NADs `chapter_results` did not find."""
     return [a for a, r in results["nads"].items() if r is None]

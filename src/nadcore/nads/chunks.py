@@ -4,7 +4,10 @@ is bitwise the same however it is batched, stored, interrupted and resumed (same
 count), and memory does not grow with N. The two halves of the networks (even and odd indices) are
 merged beside, for the split-half overlaps (`Halves`)."""
 
+from __future__ import annotations
+
 import copy
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -21,16 +24,23 @@ from nadcore.nads.gradients import (
 from nadcore.nads.networks import check_one_output, network
 from nadcore.nads.result import TRUST_KS, eig_decreasing, subspace_overlaps
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from pathlib import Path
+
+    from nadcore.nads.settings import EstimateSettings
+
 CHUNK = 125  # networks per chunk: an estimate is cut at multiples of CHUNK (stored one file each)
 
 
-def chunk_ranges(start, stop, size=CHUNK):
+def chunk_ranges(start: int, stop: int, size: int = CHUNK) -> list[tuple[int, int]]:
     """The `[a, b)` network ranges covering `[start, stop)`, cut at the multiples of `size`."""
     cuts = [start, *range((start // size + 1) * size, stop, size), stop]
     return [(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
 
 
-def chunk_arrays(factory, settings, x0, start, stop):
+def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: torch.Tensor, start: int,
+                 stop: int) -> dict[str, Any]:
     """What a stored chunk of networks `start .. stop - 1` holds, computed as `settings` (an
     `EstimateSettings`) say at `x0`: their `gradients` (count, D), in the estimator's dtype (float32),
     or, for `"hessian"`, `count` and the sum `m2` (D, D) of their mixed-derivative Gram matrices. A
@@ -56,7 +66,7 @@ def chunk_arrays(factory, settings, x0, start, stop):
             G = torch.stack([compiled_secant_gradient(net, x0, step, s.precision) for net in nets])
         else:
             if s.precision != "float32":
-                nets = [net.to(memory_format=torch.channels_last) for net in nets]
+                nets = [net.to(memory_format=torch.channels_last) for net in nets]  # ty: ignore[no-matching-overload]
             G = torch.stack([secant_gradient(net, x0, step, layer, s.precision) for net in nets])
         rows.append(G)
     G = torch.cat(rows)
@@ -66,11 +76,11 @@ def chunk_arrays(factory, settings, x0, start, stop):
     _check_distinct(G, start, method, s.step, x0)
     if method == "hessian":
         assert grams is not None   # start < stop: one batch at least
-        return {"count": np.int64(len(G)), "m2": grams.cpu().numpy()}
+        return {"count": np.int64(len(G)), "m2": grams.cpu().numpy()}  # ty: ignore[missing-union-attribute]
     return {"gradients": G.cpu().numpy()}
 
 
-def moments(chunk):
+def moments(chunk: Mapping[str, Any]) -> dict[str, Any]:
     """`count`, `mean` (D,) and `m2` (D, D), float64 numpy, of a chunk (`chunk_arrays`): the mean and
     the centred sum of outer products of its gradients (computed on the CPU, in float64), or, for a
     `"hessian"` chunk, zero and the sum of its Gram matrices."""
@@ -82,12 +92,13 @@ def moments(chunk):
     return {"count": np.int64(len(G)), "mean": mean.numpy(), "m2": (C.T @ C).numpy()}
 
 
-def chunk_moments(factory, settings, x0, start, stop):
+def chunk_moments(factory: Callable[[], object], settings: EstimateSettings, x0: torch.Tensor, start: int,
+                  stop: int) -> dict[str, Any]:
     """`moments` of the chunk of networks `start .. stop - 1` (`chunk_arrays`)."""
     return moments(chunk_arrays(factory, settings, x0, start, stop))
 
 
-def merge(chunks, method):
+def merge(chunks: Iterable[Mapping[str, Any]], method: str) -> np.ndarray:
     """The covariance (or, for `"hessian"`, the mean Gram matrix) of the networks of all `chunks`,
     merged in order (Chan et al.'s pairwise update, float64: `merged_moments`)."""
     merged = merged_moments(chunks, method)
@@ -99,10 +110,10 @@ class Halves:
     """The moments of the two halves of an estimate's networks (even and odd indices; for the mixed
     Hessian, whose chunks keep only sums, alternate chunks), merged as the chunks pass."""
 
-    def __init__(self, method):
+    def __init__(self, method: str) -> None:
         self.method, self.parts, self.index = method, ([], []), 0
 
-    def moments(self, chunk, start):
+    def moments(self, chunk: Mapping[str, Any], start: int) -> dict[str, Any]:
         """`moments(chunk)`, the chunk's halves kept aside (merged into one running sum each)."""
         if "m2" in chunk:
             self._add(self.index % 2, moments(chunk))
@@ -121,7 +132,7 @@ class Halves:
         if len(part) > 1:   # one running sum in memory per half
             part[:] = [merged_moments(part, self.method)]
 
-    def overlaps(self, ks=TRUST_KS):
+    def overlaps(self, ks: Iterable[int] = TRUST_KS) -> dict[str, np.ndarray] | None:
         """`{"ks", "overlap", "networks"}` of the two halves' leading NADs at the `ks` under both
         halves' rank and D, or None when a half is missing or too small (a mixed Hessian of one
         chunk, fewer than 4 networks)."""
@@ -139,7 +150,7 @@ class Halves:
         return {"ks": np.array(ks), "overlap": subspace_overlaps(tops[0], tops[1], ks), "networks": np.array(counts)}
 
 
-def merged_moments(parts, method):
+def merged_moments(parts: Iterable[Mapping[str, Any]], method: str) -> dict[str, Any]:
     """The `moments` of `parts` merged in order (Chan et al.'s pairwise update, float64), as one part
     (`merge` divides its `m2`)."""
     n, mean, m2 = 0, 0.0, 0.0
@@ -160,7 +171,8 @@ def _leading(matrix, k):
     return eig_decreasing(matrix)[1][:k]
 
 
-def read_chunks(paths, cells, settings, durations, machines, halves):
+def read_chunks(paths: Iterable[str | Path], cells: Iterable[dict[str, int]], settings: dict[str, Any],
+                durations: list[float], machines: list[str], halves: Halves) -> Iterator[dict[str, Any]]:
     """The stored chunks' moments, read one at a time (their compute time appended to `durations`,
     the CPU or GPU that computed them to `machines`; their halves kept by `halves`)."""
     for path, cell in zip(paths, cells):
@@ -170,7 +182,8 @@ def read_chunks(paths, cells, settings, durations, machines, halves):
         yield halves.moments(r.arrays, cell["start"])
 
 
-def fingerprinted(chunks, digests, traces):
+def fingerprinted(chunks: Iterable[Mapping[str, Any]], digests: list[str],
+                  traces: list[float]) -> Iterator[Mapping[str, Any]]:
     """`chunks` unchanged, each one's fingerprint appended to `digests` and the trace of its `m2` to
     `traces` as it passes (a chunk recomputed on another CPU is compared by its trace)."""
     for c in chunks:

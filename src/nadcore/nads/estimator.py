@@ -1,11 +1,13 @@
 """`estimate`: the NADs of a model from N fresh networks, chunk by chunk, stored and resumed; and
 `convergence`, the agreement of estimates from N and 2N networks."""
 
+from __future__ import annotations
+
 import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import torch
@@ -22,12 +24,26 @@ from nadcore.nads.result import NADResult, NADTrustWarning, eig_decreasing, subs
 from nadcore.nads.settings import EstimateSettings
 
 
+@overload
+def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: str = ..., step: float = ...,
+             eval_point: torch.Tensor | np.ndarray | None = ..., input_shape: tuple[int, ...] = ...,
+             device: str | torch.device = ..., seed: int = ..., batch_size: int | None = ..., first: int = ...,
+             results_dir: str | Path | None = ..., progress: bool = ..., pooling: bool | str = ...,
+             precision: str = ..., shard: int = ..., num_shards: Literal[1] = ..., compiled: bool = ...,
+             name: str | None = ...) -> NADResult: ...
+@overload
+def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: str = ..., step: float = ...,
+             eval_point: torch.Tensor | np.ndarray | None = ..., input_shape: tuple[int, ...] = ...,
+             device: str | torch.device = ..., seed: int = ..., batch_size: int | None = ..., first: int = ...,
+             results_dir: str | Path | None = ..., progress: bool = ..., pooling: bool | str = ...,
+             precision: str = ..., shard: int = ..., num_shards: int = ..., compiled: bool = ...,
+             name: str | None = ...) -> NADResult | None: ...
 def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: str = "secant", step: float = 100.0,
              eval_point: torch.Tensor | np.ndarray | None = None, input_shape: tuple[int, ...] = (1, 32, 32),
-             device: str = "auto", seed: int = 0, batch_size: int | None = None, first: int = 0,
+             device: str | torch.device = "auto", seed: int = 0, batch_size: int | None = None, first: int = 0,
              results_dir: str | Path | None = None, progress: bool = True, pooling: bool | str = True,
              precision: str = "float32", shard: int = 0, num_shards: int = 1, compiled: bool = False,
-             name: str | None = None):
+             name: str | None = None) -> NADResult | None:
     """Estimate the NADs of `model` from networks `first .. first + num_networks - 1`.
 
     model: a registry name (built with one output and `pooling`, see `models.build`),
@@ -113,7 +129,7 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
 
 def convergence(model: str | Callable[[], nn.Module], sizes: list[int], ks: tuple[int, ...] = (1, 4, 16, 64),
                 method: str = "secant", step: float = 100.0, input_shape: tuple[int, ...] = (1, 32, 32),
-                device: str = "auto", seed: int = 0, batch_size: int | None = None,
+                device: str | torch.device = "auto", seed: int = 0, batch_size: int | None = None,
                 results_dir: str | Path | None = None, progress: bool = True, pooling: bool | str = True,
                 precision: str = "float32", compiled: bool = False) -> dict:
     """Overlap of the leading-k NAD subspaces estimated with N and with 2N networks, for N in `sizes`.

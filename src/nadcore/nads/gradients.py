@@ -2,8 +2,11 @@
 large step along every pixel, its first layer by linearity), optionally through `torch.compile`;
 the exact gradient by autograd (vmapped over networks); and the mixed derivative's Gram matrix."""
 
+from __future__ import annotations
+
 import copy
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -11,20 +14,24 @@ from torch.func import functional_call, grad, jacrev, stack_module_state, vmap
 
 from nadcore.device import autocast
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 HESSIAN_MAX_ENTRIES = 2e8
 VMAP_MAX_PARAMS = 1_000_000   # on the CPU, larger networks' exact gradients go one at a time
 RESHAPES = (nn.Flatten, nn.Unflatten, nn.Identity)
 
 # ----------------------------------------------------------------------------- secant
 
-def probes(x0, step):
+def probes(x0: torch.Tensor, step: float) -> torch.Tensor:
     """The 2D secant probes `x0 + h e_i` then `x0 - h e_i` (i over the D input entries)."""
     D = x0.numel()
     eye = torch.eye(D, dtype=x0.dtype, device=x0.device).reshape(D, *x0.shape)
     return torch.cat([x0 + step * eye, x0 - step * eye])
 
 
-def secant_gradient(net, x0, step, first_layer="auto", precision="float32"):
+def secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, first_layer: str | None = "auto",
+                    precision: str = "float32") -> torch.Tensor:
     """The published central-difference gradient of `net` at `x0`, shape (D,) float32.
 
     `precision="bfloat16"` runs the network after its first layer in bfloat16 (autocast, with
@@ -52,7 +59,7 @@ COMPILED_KEPT = 4   # compiled copies kept (per architecture, device, precision 
 _COMPILED = OrderedDict()
 
 
-def compiled_secant_gradient(net, x0, step, precision="float32"):
+def compiled_secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, precision: str = "float32") -> torch.Tensor:
     """`secant_gradient` of `net` through `torch.compile` (inductor, whole graph): the networks of one
     architecture share one compiled copy, into which each one's weights are copied, so only the first
     pays the compilation (seconds). The probes go through every layer, the first one included. The
@@ -66,7 +73,7 @@ def compiled_secant_gradient(net, x0, step, precision="float32"):
                                "kernels): apt-get install g++, or compiled=False")
         base = copy.deepcopy(net)
         if precision != "float32":
-            base = base.to(memory_format=torch.channels_last)
+            base = base.to(memory_format=torch.channels_last)  # ty: ignore[no-matching-overload]
         _COMPILED[key] = (base, torch.compile(base, fullgraph=True, dynamic=False))
         while len(_COMPILED) > COMPILED_KEPT:
             _COMPILED.popitem(last=False)
@@ -83,7 +90,7 @@ def compiled_secant_gradient(net, x0, step, precision="float32"):
     return (out[:D] - out[D:]) / (2 * step)
 
 
-def has_compiler():
+def has_compiler() -> bool:
     """True when a C++ compiler is on the PATH (`torch.compile` on the CPU needs one)."""
     import shutil
 
@@ -100,7 +107,7 @@ def _is_input(inp, x, rows):
             and (rows == 1 or inp.stride(0) == 0) and inp[0].is_contiguous() and inp[0].numel() == x[0].numel())
 
 
-def first_linear_layer(net, x0):
+def first_linear_layer(net: nn.Module, x0: torch.Tensor) -> str | None:
     """The name of the first layer of `net` if it is a `Linear` or `Conv2d` applied to the input
     itself (reshapes such as `Flatten` aside), else None."""
     seen = []
@@ -201,7 +208,7 @@ def _stacked(nets):
     return skeleton, params, buffers
 
 
-def autograd_gradients(nets, x0):
+def autograd_gradients(nets: Sequence[nn.Module], x0: torch.Tensor) -> torch.Tensor:
     """Exact input gradients of `nets` at `x0`, shape (len(nets), D): vmapped over the networks.
 
     On the CPU, networks with buffers (BatchNorm) or more than `VMAP_MAX_PARAMS` parameters go
@@ -221,14 +228,14 @@ def autograd_gradients(nets, x0):
         return torch.stack([autograd_one(net, x0) for net in nets])
 
 
-def autograd_one(net, x0):
+def autograd_one(net: nn.Module, x0: torch.Tensor) -> torch.Tensor:
     x = x0[None].clone().requires_grad_(True)
     with torch.enable_grad():
         (g,) = torch.autograd.grad(net(x).sum(), x)
     return g.reshape(-1)
 
 
-def mixed_gram(net, x0):
+def mixed_gram(net: nn.Module, x0: torch.Tensor) -> torch.Tensor:
     """`H^T H` for the mixed derivative `H = grad^2_{theta, x} f(x0)` of one network, (D, D) float64."""
     params = {k: v.detach() for k, v in net.named_parameters()}
     buffers = dict(net.named_buffers())

@@ -2,6 +2,8 @@
 as a factory of fresh one-output networks, checked before any is built; network `i` seeded by its
 index; the shared evaluation point x0."""
 
+from __future__ import annotations
+
 import hashlib
 import importlib
 import os
@@ -10,6 +12,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -20,6 +23,9 @@ from nadcore import models as registry
 from nadcore.checks import InputError
 from nadcore.nads.settings import eval_point_name
 from nadcore.seeds import derive
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")   # a result's name: a file name everywhere
 SPEC = re.compile(r"([A-Za-z_][\w.]*):([A-Za-z_][\w.-]*)")  # module:callable, timm:NAME
@@ -59,7 +65,7 @@ class Factory:
         return self.build()
 
 
-def model_factory(spec, input_shape=(1, 32, 32)):
+def model_factory(spec: str, input_shape: Sequence[int] = (1, 32, 32)) -> Factory:
     """A zero-argument factory of fresh networks for `spec`, checked before any network is built:
 
     - `"module:callable"`: an importable class or factory (the current folder on `sys.path`, as
@@ -130,7 +136,9 @@ def _first_line(err):
     return (str(err).strip().splitlines() or [""])[0]
 
 
-def one_output_factory(model, input_shape=(1, 32, 32), pooling=True, x0=None):
+def one_output_factory(model: str | Callable[[], nn.Module], input_shape: Sequence[int] = (1, 32, 32),
+                       pooling: bool | str = True,
+                       x0: torch.Tensor | None = None) -> tuple[Callable[[], nn.Module], str | None]:
     """`(factory, name)` for `model` as `estimate` takes it (a registry name, "module:callable",
     "timm:NAME" or a zero-argument factory): the factory builds a fresh network with one output,
     lazy modules materialised by one forward pass at `x0` (default: zeros); `name` is None for a
@@ -141,7 +149,7 @@ def one_output_factory(model, input_shape=(1, 32, 32), pooling=True, x0=None):
     return _materialising(factory, torch.zeros(input_shape) if x0 is None else x0), name
 
 
-def model_source(model):
+def model_source(model: str | Callable[[], object]) -> str:
     """What the settings of a model that is not a registry name record as its source: the
     "module:callable" or "timm:NAME" text, a factory's `source`, or its module and qualified name."""
     if isinstance(model, str):
@@ -155,7 +163,7 @@ def _is_lazy(net):
         nn.parameter.is_lazy(b) for b in net.buffers())
 
 
-def forward_checked(net, x0):
+def forward_checked(net: nn.Module, x0: torch.Tensor) -> torch.Tensor:
     """`net(x0[None])` (no gradient, eval mode, mode restored); a shape mismatch is a one-line
     ValueError naming `input_shape` and the shape tried."""
     was = net.training
@@ -183,7 +191,8 @@ def _materialising(factory, x0):
     return build
 
 
-def describe(factory, seed, index, x0, source):
+def describe(factory: Callable[[], object], seed: int, index: int, x0: torch.Tensor,
+             source: str | None) -> dict[str, Any] | None:
     """Build network `index` (seeded as in the estimate) and check it before any chunk: it is an
     `nn.Module`, takes `x0` (a shape mismatch names `input_shape`), and has one output. Returns
     the model's description for the settings of a model that is not a registry name (`source`,
@@ -196,12 +205,13 @@ def describe(factory, seed, index, x0, source):
             "parameters": int(sum(p.numel() for p in net.parameters()))}
 
 
-def eval_point_for(seed, input_shape):
+def eval_point_for(seed: int, input_shape: Sequence[int]) -> torch.Tensor:
     """The shared evaluation point x0 ~ N(0, I) of `seed` (drawn on the CPU: the same on every device)."""
     return torch.randn(tuple(input_shape), generator=torch.Generator().manual_seed(int(seed)))
 
 
-def resolve_eval_point(eval_point, seed, input_shape):
+def resolve_eval_point(eval_point: torch.Tensor | np.ndarray | None, seed: int,
+                       input_shape: Sequence[int]) -> tuple[torch.Tensor, str]:
     """`(x0, name)`: the point `eval_point` (None: `eval_point_for(seed, ...)`), float32 on the CPU and
     checked against `input_shape`, and how the settings name it (`eval_point_name`, or a hash of a given one)."""
     if eval_point is None:
@@ -218,12 +228,12 @@ def resolve_eval_point(eval_point, seed, input_shape):
     return x0, "given:" + hashlib.sha256(x0.numpy().tobytes()).hexdigest()[:12]
 
 
-def network_seed(seed, index):
+def network_seed(seed: int, index: int) -> int:
     """The seed of network `index` of a run: independent of how networks are batched."""
     return derive(seed, index, bits=32)
 
 
-def network(factory, seed, index, dev):
+def network(factory: Callable[[], object], seed: int, index: int, dev: torch.device | str) -> nn.Module:
     """Network `index`, initialised from its own seed on the CPU (the same network on every device),
     moved to `dev`, in eval mode."""
     with torch.random.fork_rng(devices=[]):
@@ -235,7 +245,7 @@ def network(factory, seed, index, dev):
     return net.to(dev).eval().requires_grad_(False)
 
 
-def check_one_output(net, x0):
+def check_one_output(net: nn.Module, x0: torch.Tensor) -> None:
     """A one-line ValueError unless `net` has one output at `x0`."""
     with torch.no_grad():
         _one_output(net(x0[None]))

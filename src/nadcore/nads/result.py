@@ -1,12 +1,18 @@
 """A NAD estimate's result (`NADResult`), how far to trust it (`Trust`), and subspace overlaps."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from nadcore import store
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 
 @dataclass
@@ -20,7 +26,7 @@ class NADResult:
     chunks: dict = field(default_factory=dict)   # `ranges` (C, 2), `digests`, `traces`, `machines` (C,)
     split_half: dict | None = None   # `ks`, `overlap`, `networks` (two halves): computed by `estimate`
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.eigenvalues)
 
     def images(self, k: int | None = None) -> np.ndarray:
@@ -43,7 +49,7 @@ class NADResult:
         return Path(path)
 
     @classmethod
-    def load(cls, path: str | Path, settings: dict | None = None) -> "NADResult":
+    def load(cls, path: str | Path, settings: dict | None = None) -> NADResult:
         """Read a result written by `save`; with `settings`, raise `StoreError` unless they match."""
         res = store.load(path, settings)
         for name in ("eigenvalues", "nads"):
@@ -53,7 +59,7 @@ class NADResult:
         half = {k[len("split_half_"):]: v for k, v in res.arrays.items() if k.startswith("split_half_")} or None
         return cls(res["eigenvalues"], res["nads"].astype(np.float32), res.settings, res.record, chunks, half)
 
-    def trust(self) -> "Trust":
+    def trust(self) -> Trust:
         """How far to trust the leading NADs: a `Trust` of the split-half subspace overlaps at
         k = 1, 4, 16 (the NADs of the even- and of the odd-numbered networks of this estimate,
         computed by `estimate` from the chunks it merged: no extra networks) beside chance, k / D.
@@ -93,14 +99,14 @@ class Trust:
     networks: np.ndarray | None
 
     @property
-    def available(self):
+    def available(self) -> bool:
         return self.overlap is not None
 
     @property
-    def chance(self):
+    def chance(self) -> np.ndarray | None:
         return None if self.ks is None else self.ks / self.D
 
-    def margin(self, k):
+    def margin(self, k: int) -> float:
         return max(k / self.D, TRUST_SIGMAS * np.sqrt(2) / self.D)
 
     def _measured(self):
@@ -110,7 +116,7 @@ class Trust:
         return self.ks, self.overlap, self.networks
 
     @property
-    def above(self):
+    def above(self) -> np.ndarray | None:
         """Per k, whether the split-half overlap is above chance (by `margin`)."""
         measured = self._measured()
         if measured is None:
@@ -119,12 +125,12 @@ class Trust:
         return np.array([o >= k / self.D + self.margin(k) for k, o in zip(ks, overlap)])
 
     @property
-    def leading_above_chance(self):
+    def leading_above_chance(self) -> bool | None:
         """True when the leading NAD (the smallest k) is above chance; None when not available."""
         above = self.above
         return None if above is None else bool(above[0])
 
-    def summary(self):
+    def summary(self) -> str:
         """One line: the overlaps beside chance, and a verdict."""
         measured, above = self._measured(), self.above
         if measured is None or above is None:
@@ -144,7 +150,7 @@ class Trust:
 
 # ----------------------------------------------------------------------------- eigenvectors and subspaces
 
-def eig_decreasing(matrix) -> tuple[np.ndarray, np.ndarray]:
+def eig_decreasing(matrix: np.ndarray | torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvalues (decreasing) and eigenvectors as rows of a symmetric matrix; each row's
     largest-magnitude entry is made positive so results are reproducible."""
     matrix = torch.as_tensor(matrix, dtype=torch.float64).cpu()
@@ -163,7 +169,7 @@ def subspace_overlap(U: np.ndarray, V: np.ndarray, k: int) -> float:
     return float(np.mean(np.clip(cos, 0, 1) ** 2))
 
 
-def subspace_overlaps(U: np.ndarray, V: np.ndarray, ks) -> np.ndarray:
+def subspace_overlaps(U: np.ndarray, V: np.ndarray, ks: Iterable[int]) -> np.ndarray:
     """`subspace_overlap(U, V, k)` for each k of `ks` (equal to within 1e-12) from one QR of each
     basis: Gram-Schmidt bases are nested, and the squared cosines of the principal angles sum to the
     squared Frobenius norm of `Qu_k^T Qv_k`. For reading; `compare` computes the stored overlaps."""
@@ -174,7 +180,7 @@ def subspace_overlaps(U: np.ndarray, V: np.ndarray, ks) -> np.ndarray:
     return np.array([block[:k, :k].sum() / k for k in ks])
 
 
-def compare(a, b, ks):
+def compare(a: NADResult, b: NADResult, ks: Iterable[int]) -> np.ndarray:
     """Subspace overlaps (see `subspace_overlap`) of two NAD bases for each k in `ks`."""
     return np.array([subspace_overlap(a.nads, b.nads, k) for k in ks])
 

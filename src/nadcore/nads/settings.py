@@ -1,7 +1,10 @@
 """An estimate's settings as one object (`EstimateSettings`): checked once when made, passed down to
 every chunk, and the settings records (whose hashes are the stored keys) of its chunks and result."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -10,11 +13,14 @@ from nadcore.checks import InputError
 from nadcore.device import check_precision
 from nadcore.seeds import check_seed
 
+if TYPE_CHECKING:
+    import torch
+
 METHODS = catalog.NAD_METHODS
 MAX_BATCH = catalog.MAX_BATCH   # networks evaluated at once (a batch is padded with copies to this size)
 
 
-def default_batch(method, dev):
+def default_batch(method: str, dev: torch.device) -> int:
     """Networks per batch of `method` on the `torch.device` `dev` when `batch_size` is None."""
     return {"secant": 16, "autograd": 256 if dev.type == "cuda" else 32, "hessian": 1}[method]
 
@@ -38,7 +44,7 @@ class EstimateSettings:
     compiled: bool = False
     batch_size: int | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         checks.one_of("method", self.method, METHODS)
         step = self.step
         if not (isinstance(step, (int, float, np.number)) and not isinstance(step, bool) and np.isfinite(step)
@@ -62,18 +68,20 @@ class EstimateSettings:
             raise InputError("compiled", f"compiled must be True (method 'secant' only) or False; got "
                                          f"{self.compiled!r} with method {self.method!r}")
 
-    def batch(self, dev):
+    def batch(self, dev: torch.device) -> int:
         """Networks per batch on the `torch.device` `dev`."""
         return self.batch_size or default_batch(self.method, dev)
 
-    def chunk_settings(self, name, eval_desc, dev, model=None):
+    def chunk_settings(self, name: str, eval_desc: str, dev: torch.device,
+                       model: dict[str, Any] | None = None) -> dict[str, Any]:
         """What a stored chunk of networks depends on (its range is the sweep cell): `name` is the
         settings' `arch`, `eval_desc` names x0 (`eval_point_name`), `dev` the device;
         `model`: the description of a network that is not a registry name (absent for those)."""
         return self._record({"arch": name, **self._fields(eval_desc), "batch": int(self.batch(dev)),
                              "device": dev.type}, "nad_chunk", model)
 
-    def result_settings(self, name, num_networks, eval_desc=None, model=None, first=0):
+    def result_settings(self, name: str, num_networks: int, eval_desc: str | None = None,
+                        model: dict[str, Any] | None = None, first: int = 0) -> dict[str, Any]:
         """The settings record of an estimate of `num_networks` networks from `first` (`eval_desc`:
         None for the default x0 of `seed`; `model` as for `chunk_settings`)."""
         settings = self._record({"arch": name, "num_networks": int(num_networks),
@@ -94,14 +102,15 @@ class EstimateSettings:
         return _with_model(_with_compiled(stamped, self.compiled), model)
 
 
-def eval_point_name(seed):
+def eval_point_name(seed: int) -> str:
     """How the settings name the evaluation point of `networks.eval_point_for(seed, ...)` (a given point:
     its hash)."""
     return f"randn(seed={seed})"
 
 
-def nad_settings(arch, num_networks, method="secant", step=100.0, seed=0, input_shape=(1, 32, 32), pooling=True,
-                 precision="float32", compiled=False):
+def nad_settings(arch: str, num_networks: int, method: str = "secant", step: float = 100.0, seed: int = 0,
+                 input_shape: tuple[int, ...] = (1, 32, 32), pooling: bool | str = True, precision: str = "float32",
+                 compiled: bool = False) -> dict[str, Any]:
     """The settings record `estimate` writes for a registry architecture with the default x0."""
     return EstimateSettings(method, step, seed, input_shape, pooling, precision, compiled).result_settings(
         arch, num_networks)
@@ -113,7 +122,7 @@ def _in_float32(x):
         return bool(np.float32(x) > 0 and np.isfinite(np.float32(x)))
 
 
-def with_pooling(settings, pooling):
+def with_pooling(settings: dict[str, Any], pooling: bool | str) -> dict[str, Any]:
     """Settings of a network built with `pooling`: the published pooling (True) adds no key."""
     return settings if pooling is True else {**settings, "pooling": pooling}
 

@@ -6,6 +6,10 @@ style and marker (`STYLE`) on every figure, so that curves lying on top of each 
 distinguishable.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 from matplotlib.ticker import FixedLocator, NullLocator
 from matplotlib.transforms import offset_copy
@@ -14,6 +18,16 @@ from nadcore.experiments import ch6_antialias
 from nadcore.fourier import fourier_energy
 from nadcore.plots import page, style
 from nadcore.plots.nads import ENERGY, oriented
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from nadcore.fourier import Grid
+    from nadcore.nads.result import NADResult
 
 LABELS = {"max": "max pool (published)", "avg": "average pool", "blur3": "BlurPool, 3 taps",
           "blur5": "BlurPool, 5 taps", "maxblur3": "MaxBlurPool, 3 taps", "maxblur5": "MaxBlurPool, 5 taps",
@@ -66,7 +80,8 @@ def _shape(n):
 PANEL = 1.05   # inches of a Fourier grid's panel at the figures' default widths: about 105 px on the page
 
 
-def fig1_variants(fig1, grid, variants=None, width=0.97):
+def fig1_variants(fig1: Mapping[str, Mapping[tuple[int, int], float]], grid: Grid,
+                  variants: Iterable[str] | None = None, width: float = 0.97) -> Figure:
     """One Fig. 1 panel per variant (`{variant: {cell: test accuracy}}`, `SHORT` names and the
     grid's mean in the titles), four to a row, one colour scale 50-100%; grey where a variant has no
     stored cell. `width`: a fraction of the column (the panels and the height follow)."""
@@ -87,7 +102,9 @@ def fig1_variants(fig1, grid, variants=None, width=0.97):
     return fig
 
 
-def theory_beside(measured, theory, agreement, grid, width=0.8):
+def theory_beside(measured: Mapping[str, Mapping[tuple[int, int], float]],
+                  theory: Mapping[int, Mapping[str, Mapping[tuple[int, int], float]]],
+                  agreement: Mapping[int, Mapping[str, float]], grid: Grid, width: float = 0.8) -> Figure:
     """For each linear variant (a row): Theorem 1's Bayes accuracy after its first pooling, after
     both poolings (`theory[1]`, `theory[2]`), and the measured Fig. 1 grid, with Spearman's rank
     correlation of each prediction with the measurement in the titles; one colour scale. `width`: a
@@ -115,7 +132,7 @@ def _rank(res):
     return vals[:np.count_nonzero(vals > 1e-12)]
 
 
-def spectra(results, ax=None):
+def spectra(results: Mapping[str, NADResult | None], ax: Axes | None = None) -> Figure | None:
     """The NADs' normalised covariance eigenvalues lambda_i / lambda_0 against the NAD index, per
     variant (`{variant: NADResult | None}`), up to the covariance's rank (the number of networks);
     on `ax` if given (no legend then: the caller's)."""
@@ -131,7 +148,8 @@ def spectra(results, ax=None):
     return fig
 
 
-def spectra_and_fig6(results, fig6, width=0.97):
+def spectra_and_fig6(results: Mapping[str, NADResult | None], fig6: Mapping[str, Mapping[int, float]],
+                     width: float = 0.97) -> Figure:
     """`spectra` (left) and `fig6_variants` (right) side by side, one legend of the variants below."""
     fig, (left, right) = style.figure(1, 2, width=width, height=3.4 * width / 0.97)
     spectra(results, ax=left)
@@ -156,7 +174,7 @@ def _stored(results):
     return {v: r for v, r in results.items() if r is not None}
 
 
-def first_nads(results, show=3):
+def first_nads(results: Mapping[str, NADResult | None], show: int = 3) -> Figure:
     """The first `show` NADs of each variant (a row; `{variant: NADResult | None}`), scaled as
     Chapters 3 and 7 draw NADs (`plots.nads.fig5`): pixels over max |pixel| (`oriented`, one diverging
     scale from -1 to 1) and the share of each NAD's energy per Fourier frequency (zero frequency at
@@ -196,7 +214,7 @@ def _ticks_at(ax, values):
     ax.set_xticklabels([str(v) for v in values])
 
 
-def convergence(conv):
+def convergence(conv: Mapping[str, Mapping[str, np.ndarray] | None]) -> Figure:
     """Overlap of the leading-k NAD subspaces from N and from 2N networks, at the largest N, per variant
     (the chance level of random subspaces, k/D, a thick grey line)."""
     stored = {v: c for v, c in conv.items() if c is not None}
@@ -229,7 +247,7 @@ def _side_by_side(curves):
     return shifts
 
 
-def fig6_variants(fig6, ax=None):
+def fig6_variants(fig6: Mapping[str, Mapping[int, float]], ax: Axes | None = None) -> Figure | None:
     """Test accuracy on D(u_i) against the NAD index i, one curve per variant (its own NADs), on a
     symmetric-log axis ticked at the measured indices; on `ax` if given (no legend then). Curves that
     coincide (within `SAME_POINTS` at every index) are drawn `SIDE_STEP` points apart, side by side,
@@ -239,9 +257,9 @@ def fig6_variants(fig6, ax=None):
     curves = {v: (sorted(acc), np.array([acc[i] for i in sorted(acc)], dtype=float)) for v, acc in fig6.items() if acc}
     shifts = _side_by_side(curves)
     for v, (idx, vals) in curves.items():
-        line, = ax.plot(idx, vals, label=SHORT.get(v, v), **{"ms": 5, **STYLE.get(v, {})})
+        line, = ax.plot(idx, vals, label=SHORT.get(v, v), **{"ms": 5, **STYLE.get(v, {})})  # ty: ignore[invalid-argument-type]
         if shifts[v]:                          # moved after plotting: the axis limits follow the data
-            line.set_transform(offset_copy(ax.transData, fig=ax.figure, x=shifts[v], units="points"))
+            line.set_transform(offset_copy(ax.transData, fig=ax.figure, x=shifts[v], units="points"))  # ty: ignore[invalid-argument-type]
     ax.set_xscale("symlog", linthresh=8)
     _ticks_at(ax, indices)
     ax.set_ylim(45, 102)
@@ -256,7 +274,7 @@ def _fmt(x, digits=1):
     return "–" if x is None or np.isnan(x) else f"{x:.{digits}f}"
 
 
-def summary_table(results):
+def summary_table(results: Mapping[str, Any]) -> pd.DataFrame:
     """`ch6_antialias.summary` of `results` as a table that fits the page: one row per variant
     (`SHORT` names); Fig. 1's mean, std and band means (`ch6_antialias.BANDS`), Spearman's rho of
     Theorem 1 for both poolings, lambda_64 / lambda_0, the N vs 2N overlap of the leading 16

@@ -1,11 +1,22 @@
 """Figures and tables of the CIFAR-10 chapter: the poisoned-image gallery, Figs. 7 and 8, the
 reviewers' test, and the paper's numbers (`nadcore.published`) beside ours."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import torch
 
 from nadcore import published
 from nadcore.plots import page, style
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure, SubFigure
 
 LINES = {"remove": "-", "flip": "--", "shift": ":"}
 CHANNELS = "RGB"
@@ -32,7 +43,8 @@ def _two_lines(name, width=8):
     return f"{name[:cut + 1].rstrip()}\n{name[cut + 1:]}"
 
 
-def poison_gallery(clean, poisoned, labels, class_names=None, title=None):
+def poison_gallery(clean: torch.Tensor, poisoned: torch.Tensor, labels: torch.Tensor | Sequence[int],
+                   class_names: Sequence[str] | None = None, title: str | None = None) -> Figure:
     """Clean images (top), poisoned ones (middle) and their difference `d` (bottom), one column per
     image, titled by its class (long names over two lines). A carrier changes one colour channel
     (`t % 3`, written under the poisoned image), so `d` is drawn as that channel's signed difference
@@ -60,7 +72,7 @@ def poison_gallery(clean, poisoned, labels, class_names=None, title=None):
     return fig
 
 
-def fig7(curve, arch="", ax=None):
+def fig7(curve: Mapping[str, Any], arch: str = "", ax: Axes | None = None) -> Figure | SubFigure:
     """Fig. 7: clean test accuracy against the carrier's NAD index, the clean baseline dashed.
 
     `curve` is the dict of `nadcore.experiments.ch4_cifar10.poisoning_curve` (baseline at index -1). The share of
@@ -90,7 +102,8 @@ def fig7(curve, arch="", ax=None):
     return ax.figure
 
 
-def fig8(result, ax=None, fmt="%.1f", fontsize=9):
+def fig8(result: Mapping[str, Any], ax: Axes | None = None, fmt: str = "%.1f",
+         fontsize: float = 9) -> Figure | SubFigure:
     """Fig. 8: test accuracy on the original and the NAD-flipped data, one pair of bars per network
     (named by `style.LABELS`, or as given), each bar's value printed on it with `fmt`."""
     if ax is None:
@@ -109,7 +122,7 @@ def fig8(result, ax=None, fmt="%.1f", fontsize=9):
 MARKERS = {"remove": "o", "flip": "s", "shift": "^"}
 
 
-def reviewers_test(rows):
+def reviewers_test(rows: Sequence[Mapping[str, Any]]) -> Figure:
     """The reviewers' test: % of predictions changed (left) and the mean pixel norm of the edit
     `||x' - x||_2` (right) against the number `k` of first or last NADs edited, for each mode.
 
@@ -138,7 +151,7 @@ def reviewers_test(rows):
     return fig
 
 
-def reviewers_table(rows):
+def reviewers_table(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """The rows of `ch4_cifar10.reviewers_test` as a table: per `k` and edit, the % of predictions
     changed and the mean pixel norm ||x' - x||_2 of the edit, on the first and on the last NADs."""
     cell = {(r["k"], r["mode"], r["where"]): r for r in rows}
@@ -169,7 +182,7 @@ def _band(acc, lo, hi, empty):
             f"({len(ids)} carriers, i = {ids[0]}–{ids[-1]})")
 
 
-def curve_table(curves, bands=BANDS):
+def curve_table(curves: Mapping[str, Mapping[str, Any]], bands: Iterable[tuple[int, int]] = BANDS) -> pd.DataFrame:
     """Fig. 7's numbers by bands of carrier index (`bands`, inclusive `(lo, hi)` pairs): clean test
     accuracy (%), the paper's ResNet-18 on CIFAR-10 (`ch4_cifar10.published_curve`; its clean network
     from Fig. 8) beside our `curves` (`{column: poisoning_curve dict}`). A cell lists the accuracies of
@@ -199,7 +212,7 @@ def _fig7_axes(ax, top_index):
     ax.set_ylim(-3, 103)
 
 
-def fig7_beside_published(curves, arch="lenet"):
+def fig7_beside_published(curves: Mapping[str, Mapping[str, Any]], arch: str = "lenet") -> Figure:
     """Fig. 7, the published one beside ours, on the same axes (clean test accuracy against the NAD index
     of the carrier, a symmetric log scale): left, the paper's ResNet-18 on CIFAR-10
     (`ch4_cifar10.published_curve`, its clean network from Fig. 8, dashed); right, our `arch` on each
@@ -236,7 +249,7 @@ def fig7_beside_published(curves, arch="lenet"):
     return fig
 
 
-def fig8_beside_published(flips):
+def fig8_beside_published(flips: Mapping[str, Mapping[str, Any]]) -> Figure:
     """Fig. 8, the published one beside ours: test accuracy (%) on the original and on the NAD-flipped
     data, one pair of bars per network; left, the paper's four CNNs on CIFAR-10 (`published.FIG8`);
     right, ours on each stand-in of `flips` (`{dataset name: flip_experiment result}`), the bars named

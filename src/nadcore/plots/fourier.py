@@ -4,6 +4,10 @@ Every figure is sized for the book's column (`nadcore.plots.style`): a grid pane
 third of the column wide, image grids share one colour scale per quantity.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 from matplotlib.colors import ListedColormap, LogNorm
 from matplotlib.patches import Patch
@@ -12,6 +16,14 @@ from matplotlib.ticker import LogLocator, NullFormatter, StrMethodFormatter
 from nadcore import published
 from nadcore.fourier import canonical, fourier_direction, is_self_conjugate
 from nadcore.plots import style
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from matplotlib.figure import Figure
+    from numpy.typing import ArrayLike
+
+    from nadcore.fourier import Grid
 
 LABELS = style.LABELS
 NOT_REACHED = "0.55"   # the grey of Fig. 2's cells whose loss never fell below the threshold
@@ -46,7 +58,8 @@ def _panels(images, grid, cbar_label, title=None, **imshow):
     return fig, axes[0], cbar
 
 
-def fig1_accuracy(accuracies, grid, title=None):
+def fig1_accuracy(accuracies: Mapping[str, Mapping[tuple[int, int], float]], grid: Grid,
+                  title: str | None = None) -> Figure:
     """Fig. 1: test accuracy (%) per Fourier direction; `accuracies` maps architecture -> {(kx, ky): acc}."""
     images = {name: grid.image(values) for name, values in accuracies.items()}
     fig, *_ = _panels(images, grid, "test accuracy (%)", title, cmap="viridis", vmin=50, vmax=100)
@@ -73,7 +86,8 @@ def _grey_unreached(ax, img, grid, limit):
               interpolation="nearest")
 
 
-def fig2_iterations(iterations, grid, threshold, limit=None, title=None):
+def fig2_iterations(iterations: Mapping[str, Mapping[tuple[int, int], int]], grid: Grid, threshold: float,
+                    limit: int | None = None, title: str | None = None) -> Figure:
     """Fig. 2: SGD iterations until the training loss falls below `threshold`, per direction (log scale).
 
     `iterations` maps architecture -> {(kx, ky): iterations}. Cells above `limit` (the iterations of
@@ -91,8 +105,9 @@ def fig2_iterations(iterations, grid, threshold, limit=None, title=None):
     return fig
 
 
-def fig2_speed(iterations, grid, threshold, limit, accuracy, arch="lenet", control="logreg",
-               accuracy_label="Fig. 1 test accuracy (%)"):
+def fig2_speed(iterations: Mapping[str, Mapping[tuple[int, int], int]], grid: Grid, threshold: float, limit: int,
+               accuracy: Mapping[tuple[int, int], float], arch: str = "lenet", control: str = "logreg",
+               accuracy_label: str = "Fig. 1 test accuracy (%)") -> Figure:
     """Fig. 2 for `arch` and what it shows. Left: its SGD iterations until the training loss falls below
     `threshold`, per direction (`fig2_iterations`' map; grey: not within the run's `limit` iterations).
     Right: the same iterations against the test accuracy of the same direction in Fig. 1 (`accuracy`,
@@ -148,7 +163,7 @@ def fig2_speed(iterations, grid, threshold, limit, accuracy, arch="lenet", contr
     return fig
 
 
-def accuracy_range(images, step=5.0):
+def accuracy_range(images: Mapping[str, ArrayLike], step: float = 5.0) -> tuple[float, float]:
     """(low, high): the accuracies of `images` (NaN cells ignored) rounded out to multiples of `step`,
     at least `step` apart, within 0..100; (50, 100) when there are none."""
     values = np.concatenate([np.asarray(img, dtype=float).ravel() for img in images.values()]) if images \
@@ -163,7 +178,8 @@ def accuracy_range(images, step=5.0):
     return float(low), float(high)
 
 
-def fig3_no_pooling(accuracies, grid, title=None):
+def fig3_no_pooling(accuracies: Mapping[str, Mapping[tuple[int, int], float]], grid: Grid,
+                    title: str | None = None) -> Figure:
     """Fig. 3: Fig. 1 for the same networks with every pooling layer removed. Without pooling the
     accuracies sit in a narrow band, so the colour scale spans the data (`accuracy_range`), not Fig. 1's
     50-100; the colour bar says so."""
@@ -174,7 +190,9 @@ def fig3_no_pooling(accuracies, grid, title=None):
     return fig
 
 
-def fig3_beside_pooling(without, with_pooling, grid, sigma=None, seeds=None, arch="lenet"):
+def fig3_beside_pooling(without: Mapping[tuple[int, int], float], with_pooling: Mapping[tuple[int, int], float],
+                        grid: Grid, sigma: float | None = None, seeds: int | None = None,
+                        arch: str = "lenet") -> Figure:
     """Fig. 3 beside what it is compared with: `arch` with pooling (`with_pooling`, `{(kx, ky): accuracy}` on
     any grid holding the directions of `without`, e.g. the mean of Fig. 1's seeds at the same noise; `seeds`
     of them, named in its title) and without pooling (`without`, `{(kx, ky): accuracy}`), on the directions of
@@ -197,7 +215,7 @@ def fig3_beside_pooling(without, with_pooling, grid, sigma=None, seeds=None, arc
     return fig
 
 
-def directions_gallery(cells, size=32, kind="sin", ncols=5):
+def directions_gallery(cells: Sequence[tuple[int, int]], size: int = 32, kind: str = "sin", ncols: int = 5) -> Figure:
     """The Fourier directions of `cells` as images, `ncols` per row (sine, or cosine where the sine
     vanishes), the frequency (kx, ky) above each, one colour scale."""
     nrows = -(-len(cells) // ncols)
@@ -214,7 +232,7 @@ def directions_gallery(cells, size=32, kind="sin", ncols=5):
     return fig
 
 
-def compare_grids(ours, published, grid, arch, stats=None):
+def compare_grids(ours: ArrayLike, published: ArrayLike, grid: Grid, arch: str, stats: str | None = None) -> Figure:
     """Ours, the published grid and their difference (ours - published), three panels on `grid`.
 
     `ours` and `published` are display images (`grid.image`); NaN cells are left blank. `stats`
@@ -236,7 +254,7 @@ def compare_grids(ours, published, grid, arch, stats=None):
     return fig
 
 
-def fig1_comparison(comparison, grid, arch):
+def fig1_comparison(comparison: Mapping[str, Any], grid: Grid, arch: str) -> Figure:
     """`compare_grids` of one architecture of `bundle.fig1_comparison`, its rank correlation and mean
     |difference| in the title."""
     s = comparison["stats"]
@@ -245,7 +263,9 @@ def fig1_comparison(comparison, grid, arch):
                          stats=f"Spearman {rho}, mean |ours - published| {s['mean_abs_difference']:.1f} points")
 
 
-def seed_mean_comparison(grids, published_grid, grid, arch, sigma=None):
+def seed_mean_comparison(grids: Sequence[Mapping[tuple[int, int], float]],
+                         published_grid: Mapping[tuple[int, int], float], grid: Grid, arch: str,
+                         sigma: float | None = None) -> Figure:
     """`compare_grids` of the mean over seeds (`grids`: one `{(kx, ky): accuracy}` per seed, on the cells
     every seed holds) against `published_grid` (`{(kx, ky): accuracy}`), with the noise level `sigma`,
     the number of seeds, Spearman's rho and the mean |difference| of that mean in the title: the numbers
@@ -262,7 +282,7 @@ def seed_mean_comparison(grids, published_grid, grid, arch, sigma=None):
                                f"{s['mean_abs_difference']:.1f} points")
 
 
-def sigma_study(study):
+def sigma_study(study: Mapping[str, Any]) -> Figure:
     """Which noise level sigma reproduces the published LeNet grid (`bundle.sigma_study`): per sigma,
     the Spearman correlation (left) and the mean |difference| (right) of our grid (the mean of its
     seeds) with the published one, with their bootstrap intervals; open markers: how well two of our

@@ -4,7 +4,9 @@
 (Fig. 6). Published estimates are drawn black and dashed, ours in the architecture's colour, solid for
 the secant, dotted for the exact gradient ("autograd")."""
 
-from typing import Any
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt
@@ -20,6 +22,11 @@ from nadcore.fourier import fourier_energy
 from nadcore.nads import NADResult
 from nadcore.plots import style
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from numpy.typing import ArrayLike
+
 GREEN, BROWN = "#2e8b57", "#8b4513"
 DASHES = {"secant": "-", "autograd": ":", "hessian": "-."}
 METHODS = {"secant": "secant", "autograd": "exact gradient", "hessian": "Hessian"}
@@ -27,11 +34,11 @@ PUBLISHED: dict[str, Any] = dict(color="k", ls="--", lw=1.2)
 ENERGY = mcolors.LogNorm(1e-4, 1)     # share of a NAD's energy per frequency, 1e-4 .. 1
 
 
-def is_published(result):
+def is_published(result: NADResult) -> bool:
     return result.settings.get("source") == "published"
 
 
-def describe(result, lines=False):
+def describe(result: NADResult, lines: bool = False) -> str:
     """'LeNet, ours, secant, N = 10,000' (or 'published'), one line or three (`lines`)."""
     s = result.settings
     parts = [style.LABELS.get(s["arch"], s["arch"]), "published" if is_published(result) else
@@ -39,7 +46,7 @@ def describe(result, lines=False):
     return "\n".join(parts) if lines else ", ".join(parts)
 
 
-def curve_style(result):
+def curve_style(result: NADResult) -> dict[str, Any]:
     """Line style of an estimate: published black dashed, ours in its architecture's colour."""
     if is_published(result):
         return dict(PUBLISHED)
@@ -47,7 +54,7 @@ def curve_style(result):
     return dict(color=style.COLORS.get(s["arch"]), ls=DASHES.get(s["method"], "-"), lw=2.4)
 
 
-def beside_published(stored, archs):
+def beside_published(stored: Mapping[tuple[str, str], NADResult], archs: Iterable[str]) -> dict[str, NADResult]:
     """`{row label: NADResult}` for `fig5`/`spectra_by_arch`: per architecture of `archs`, our
     estimates of `stored` (`{(arch, method): NADResult}`, `bundle.stored_nads`), then the published one."""
     rows = {}
@@ -58,7 +65,7 @@ def beside_published(stored, archs):
     return rows
 
 
-def oriented(images):
+def oriented(images: np.ndarray) -> np.ndarray:
     """Each image of `images` (n, H, W) scaled to max |pixel| = 1, its largest-magnitude pixel positive
     (a NAD is defined up to its sign)."""
     flat = images.reshape(len(images), -1)
@@ -66,14 +73,14 @@ def oriented(images):
     return images / peak[:, None, None]
 
 
-def fig5(results, show=3, width=0.97):
+def fig5(results: Mapping[str, NADResult], show: int = 3, width: float = 0.97) -> Figure:
     """The first `show` NADs of each estimate (`{row label: NADResult}`), one row each: pixels
     (scaled to max |pixel| = 1, one colour scale) and Fourier energy (share per frequency, zero
     frequency at the centre, one log colour scale)."""
     rows, scale = len(results), width / 0.97          # panel size follows the width
     fig = style.figure(width=width, height=(0.9 * rows + 1.1) * scale)[0]
     fig.clf()
-    left, right = fig.subfigures(1, 2, wspace=0.02, width_ratios=[1.4, 1])
+    left, right = fig.subfigures(1, 2, wspace=0.02, width_ratios=[1.4, 1])  # ty: ignore[not-iterable]
     pix = left.subplots(rows, show, squeeze=False)
     eng = right.subplots(rows, show, squeeze=False)
     for r, (label, res) in enumerate(results.items()):
@@ -106,7 +113,8 @@ def _check_inches(name, value):
         raise ValueError(f"{name} must be a size in inches in (0, 100]; got {value!r}")
 
 
-def grid(result, k=16, *, fig=None, size=6.0, energy=True):
+def grid(result: NADResult, k: int = 16, *, fig: Figure | SubFigure | None = None, size: float = 6.0,
+         energy: bool = True) -> Figure | SubFigure:
     """The first `k` NADs of `result` (a `NADResult`) on a square grid, each above its Fourier energy
     (`energy=True`; share per frequency, zero frequency at the centre): matplotlib's conventions, in
     `fig` (a `Figure` or `SubFigure`; default: a new figure `size` inches wide). One-channel NADs
@@ -144,7 +152,7 @@ def grid(result, k=16, *, fig=None, size=6.0, energy=True):
     return fig
 
 
-def spectrum(result, *, ax=None, label=None, **line_kwargs):
+def spectrum(result: NADResult, *, ax: Axes | None = None, label: str | None = None, **line_kwargs: Any) -> Axes:
     """lambda_i / lambda_0 of `result` (a `NADResult`) against the NAD index i (from 0), on a log scale,
     up to the estimate's rank (past it the eigenvalues are rounding noise; a bar marks the cut), on
     `ax` (default: the current axes); `line_kwargs` go to matplotlib's `plot`. Returns the axes."""
@@ -164,7 +172,7 @@ def _top(res):
     return min(len(res.eigenvalues), rank_limit(res), numerical_rank(res.eigenvalues))
 
 
-def spectrum_curve(ax, res, **kw):
+def spectrum_curve(ax: Axes, res: NADResult, **kw: Any) -> np.ndarray:
     """lambda_i / lambda_0 against i = 0, 1, ... up to the rank of the estimate (`_top`), its end marked when cut."""
     vals = np.asarray(res.eigenvalues, dtype=np.float64)
     top = _top(res)
@@ -175,7 +183,7 @@ def spectrum_curve(ax, res, **kw):
     return ratio
 
 
-def log_axis(ax, lows):
+def log_axis(ax: Axes, lows: Iterable[float]) -> None:
     """At least two decades below 1, decade labels only (no overlapping minor labels)."""
     ax.set_ylim(min(min(lows) / 2, 0.05), 2)
     ax.yaxis.set_minor_formatter(mticker.NullFormatter())
@@ -186,7 +194,8 @@ def _limit_note(res):
     return f" (rank {top})" if top < len(res.eigenvalues) else ""
 
 
-def spectra(results, styles=None, width=0.8, height=3.2):
+def spectra(results: Mapping[str, NADResult], styles: Mapping[str, Mapping[str, Any]] | None = None,
+            width: float = 0.8, height: float = 3.2) -> Figure:
     """Normalised eigenvalues lambda_i / lambda_0 against the NAD index i (from 0), one curve per
     `{label: NADResult}` (`styles`: `{label: line kwargs}`), drawn up to the rank of the sample
     covariance, at most min(N - 1, D): past it the eigenvalues are rounding noise (a `|` marks the end)."""
@@ -202,7 +211,7 @@ def spectra(results, styles=None, width=0.8, height=3.2):
     return fig
 
 
-def label_panels(axes, used, xlabel, ylabel):
+def label_panels(axes: np.ndarray, used: int, xlabel: str, ylabel: str) -> None:
     """A grid of panels: the panels past the first `used` hidden, `xlabel` on the bottom row,
     `ylabel` on the left column."""
     for ax in axes.flat[used:]:
@@ -213,7 +222,7 @@ def label_panels(axes, used, xlabel, ylabel):
         ax.set_ylabel(ylabel)
 
 
-def spectra_by_arch(results, ncols=3, width=0.97):
+def spectra_by_arch(results: Mapping[str, NADResult], ncols: int = 3, width: float = 0.97) -> Figure:
     """One panel per architecture (`settings["arch"]`) of `{label: NADResult}`: our estimates and
     the published ones (eigenvalues: singular values squared, `published.spectrum`), up to the rank
     limit (see `spectra`); `width` a fraction of the column (the height follows)."""
@@ -235,7 +244,9 @@ def spectra_by_arch(results, ncols=3, width=0.97):
     return fig
 
 
-def overlaps(curves, ks, dim=1024, title=None, styles=None, width=0.8):
+def overlaps(curves: Mapping[str, ArrayLike], ks: Sequence[int] | np.ndarray, dim: int = 1024,
+             title: str | None = None, styles: Mapping[str, Mapping[str, Any]] | None = None,
+             width: float = 0.8) -> Figure:
     """Subspace overlap against k for each labelled curve (`{label: overlaps}`, `styles`:
     `{label: line kwargs}`), with the chance level k/D; `width` a fraction of the column."""
     fig, ax = style.figure(width=width, height=(3.2 + 0.25 * ((len(curves) + 2) // 2)) * width / 0.8,
@@ -253,7 +264,8 @@ def overlaps(curves, ks, dim=1024, title=None, styles=None, width=0.8):
     return fig
 
 
-def overlaps_published(overlap, ks, dim=1024, width=0.8):
+def overlaps_published(overlap: Mapping[tuple[str, str], ArrayLike], ks: Sequence[int] | np.ndarray, dim: int = 1024,
+                       width: float = 0.8) -> Figure:
     """`overlaps` of our estimates with the published NADs, `{(arch, method): values}`
     (`bundle.nad_overlaps`), in the architectures' colours, dotted for the exact gradient."""
     curves, styles = {}, {}
@@ -264,7 +276,7 @@ def overlaps_published(overlap, ks, dim=1024, width=0.8):
     return overlaps(curves, ks, dim, styles=styles, width=width)
 
 
-def secant_vs_exact(pairs, ks, dim=1024):
+def secant_vs_exact(pairs: Mapping[str, ArrayLike], ks: Sequence[int] | np.ndarray, dim: int = 1024) -> Figure:
     """`overlaps` of each architecture's secant and exact-gradient NADs (`{arch: values}`,
     `bundle.secant_exact_overlaps`), in the architectures' colours."""
     curves = {f"{style.LABELS.get(a, a)}: secant vs exact gradient": v for a, v in pairs.items()}
@@ -272,7 +284,7 @@ def secant_vs_exact(pairs, ks, dim=1024):
     return overlaps(curves, ks, dim, styles=styles)
 
 
-def convergence(conv, title=None):
+def convergence(conv: Mapping[str, Any], title: str | None = None) -> Figure:
     """Overlap between the leading-k NADs from N and from 2N networks, against N (one curve per k, at N > k:
     N networks span at most N - 1 directions)."""
     fig, ax = style.figure(width=0.8, height=3.2)
@@ -294,7 +306,7 @@ def _above_k(conv, j, k):
     return sizes[sizes > k], np.asarray(conv["overlap"])[sizes > k, j]
 
 
-def convergence_panels(convs, title=None):
+def convergence_panels(convs: Mapping[str, Mapping[str, Any]], title: str | None = None) -> Figure:
     """`convergence` of several architectures (`{arch: conv}`), one panel each, shared axes (the N axis
     only where every panel has the same N)."""
     archs = list(convs)
@@ -322,7 +334,8 @@ def convergence_panels(convs, title=None):
     return fig
 
 
-def fig6(indices, accuracy, eigenvalues, name=""):
+def fig6(indices: Sequence[int] | np.ndarray, accuracy: Sequence[float] | np.ndarray,
+         eigenvalues: NADResult | ArrayLike, name: str = "") -> Figure:
     """Fig. 6: test accuracy on D(u_i) (brown) and normalised eigenvalues (green) against the NAD index.
     `eigenvalues`: an array, or the NADResult itself, whose curve then stops at the estimate's rank
     (`_top`, as `spectra` draws it; a `|` marks the end): past it the eigenvalues are rounding noise."""
@@ -361,7 +374,10 @@ def _points(ax, acc, marker, **kw):
         ax.errorbar(idx, vals[:, 0], yerr=vals[:, 1], fmt=marker, capsize=2, elinewidth=0.8, **kw)
 
 
-def fig6_compare(ours, curves, more=None, label="ours (our NADs)", width=0.97):
+def fig6_compare(ours: Mapping[str, Mapping[int, float | tuple[float, float]]],
+                 curves: Mapping[str, Mapping[str, np.ndarray]],
+                 more: Mapping[str, Mapping[str, Mapping[int, float | tuple[float, float]]]] | None = None,
+                 label: str = "ours (our NADs)", width: float = 0.97) -> Figure:
     """Fig. 6 of each architecture of `curves` (`{arch: published.fig6(arch)}`), one panel each:
     the published accuracies on D(u_i) (line, only the indices the authors trained), ours where
     measured (`{arch: {index: accuracy}}`, or `{index: (mean, std)}` over seeds, drawn with +-1 std
@@ -407,7 +423,8 @@ ESTIMATE_MARKERS: dict[str, dict[str, Any]] = {"secant": dict(marker="o", mfc="k
 ALONG = {"secant": "secant", "autograd": "exact-gradient"}
 
 
-def fig6_estimates(panels, curves, width=0.97):
+def fig6_estimates(panels: Mapping[str, tuple[str, Mapping[str, Mapping[int, tuple[float, float]]]]],
+                   curves: Mapping[str, Mapping[str, np.ndarray]], width: float = 0.97) -> Figure:
     """Fig. 6 along two NAD estimates: one panel per `{title: (arch, {method: {index: (mean, std)}})}`
     (`ch3_nads.seed_spread` of `verdicts.fig6_runs`; "secant" or "autograd", the exact gradient), the seeds' mean
     with +-1 std bars beside the published curve of `arch` (`curves`, `published.fig6`); `width` a
@@ -432,7 +449,8 @@ def fig6_estimates(panels, curves, width=0.97):
     return fig
 
 
-def precision(check, ks, arch="lenet", dim=1024):
+def precision(check: Mapping[str, Any], ks: Sequence[int] | np.ndarray, arch: str = "lenet",
+              dim: int = 1024) -> Figure:
     """What the bundle's secant arithmetic does (`bundle.load_precision`). Left: per network, 1 - the
     cosine of its bfloat16 secant gradient (eager and through `torch.compile`) with its float32 one.
     Right: leading-k overlap of the compiled bfloat16 and the float32 estimates of the same networks
@@ -472,7 +490,9 @@ DIAL_REFERENCES = {"exact gradient": dict(color=GREEN), "published": dict(color=
 DIAL_KS = {1: dict(marker="o", ls="-"), 16: dict(marker="s", ls="--", mfc="white")}
 
 
-def secant_dial(table, references=DIAL_REFERENCES, ks=DIAL_KS, width=0.97):
+def secant_dial(table: Mapping[float, Mapping[str, Mapping[int, float]]],
+                references: Mapping[str, Mapping[str, Any]] = DIAL_REFERENCES,
+                ks: Mapping[int, Mapping[str, Any]] = DIAL_KS, width: float = 0.97) -> Figure:
     """The secant step as a dial (`ch3_nads.secant_dial_table`). Left: the overlap of the leading-k NADs at
     each step h with each reference of `references` (`{name: line kwargs}`; k and its style from `ks`).
     Right: Fig. 6's test accuracy along the NADs of each step, one line per NAD index, chance dotted.

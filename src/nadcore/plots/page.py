@@ -5,11 +5,17 @@ chapters' claims tables are `plots.verdicts.chapter_table`'s); `not_computed` is
 that says what a page does not show at its scale and the command that computes it.
 """
 
+from __future__ import annotations
+
 import html
 import re
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from IPython.display import HTML
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Iterable, Sequence
 
 pd.set_option("display.max_colwidth", None)   # the pages show table cells whole (pandas cuts them at 50 characters)
 
@@ -28,7 +34,7 @@ class Table(pd.DataFrame):
         return one_header_row(self)
 
 
-def one_header_row(df):
+def one_header_row(df: pd.DataFrame) -> str | None:
     """The notebook HTML of DataFrame `df` with its index names, if any, on the columns' header row (in
     its first, otherwise empty cells) rather than on a header row of their own."""
     names = list(df.index.names)
@@ -52,14 +58,15 @@ def one_header_row(df):
     return text[:head.end()] + "".join(cells) + text[pos:]
 
 
-def table(rows, columns, index=None):
+def table(rows: Iterable[Iterable[Any]], columns: Iterable[Hashable],
+          index: Hashable | Sequence[Hashable] | None = None) -> pd.DataFrame:
     """A `Table` (a DataFrame) of `rows` (sequences) under `columns`; `index` names the column (or columns)
     shown as row labels. Its HTML has one header row, the row labels' names on it."""
     df = Table([list(r) for r in rows], columns=list(columns))
     return df.set_index(index) if index is not None else df
 
 
-def not_computed(what, command, cost=None):
+def not_computed(what: str, command: str, cost: str | None = None) -> HTML:
     """An admonition (HTML) saying that `what` is not computed at this page's scale, and `command`."""
     tail = f" (about {html.escape(cost)} on a 2-core CPU)" if cost else ""
     return HTML('<div class="admonition note"><p class="admonition-title">Not computed here yet</p>'

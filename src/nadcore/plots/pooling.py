@@ -3,11 +3,23 @@
 Sized for the book's column (`nadcore.plots.style`); math in the labels is matplotlib mathtext.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 from matplotlib.lines import Line2D
 
 from nadcore import pooling
 from nadcore.plots import style
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    import torch
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from numpy.typing import ArrayLike
 
 EXACT = r"exact, $\Phi(\epsilon\,\gamma(\ell)\,/\,(2\sigma\sqrt{S}))$"
 PRINTED = r"as printed, $1 - Q(\sqrt{2}\,\epsilon\,\gamma(\ell)\,/\,(2\sigma))$"
@@ -19,7 +31,8 @@ def _axes(ax, ncols=1, width=0.8, height=3.0):
     return style.figure(1, ncols, width=width, height=height)
 
 
-def fig4a_bayes_accuracy(D=128, S=4, eps=1.0, sigma=1.0, kinds=("average",), ax=None):
+def fig4a_bayes_accuracy(D: int = 128, S: int = 4, eps: float = 1.0, sigma: float = 1.0,
+                         kinds: Iterable[str] = ("average",), ax: Axes | None = None) -> Figure:
     """Fig. 4a: best achievable accuracy after pooling on D(v_l) for every l (Theorem 1), with the
     exact constant (solid) and the one printed in the paper (dashed)."""
     fig, ax = _axes(ax, height=3.3)
@@ -38,7 +51,9 @@ def fig4a_bayes_accuracy(D=128, S=4, eps=1.0, sigma=1.0, kinds=("average",), ax=
     return fig
 
 
-def fig4b_training_loss(loss, ls, zeta=None, ax=None):
+def fig4b_training_loss(loss: ArrayLike, ls: Iterable[int],
+                        zeta: Sequence[float] | np.ndarray | torch.Tensor | None = None,
+                        ax: Axes | None = None) -> Figure:
     """Fig. 4b: training loss of the linear model of pooling (mean over seeds) for every l."""
     fig, ax = _axes(ax)
     loss = np.asarray(loss)
@@ -52,7 +67,7 @@ def fig4b_training_loss(loss, ls, zeta=None, ax=None):
     return fig
 
 
-def theory_vs_simulation(theorem1, lemma1):
+def theory_vs_simulation(theorem1: Mapping[str, ArrayLike], lemma1: Mapping[str, ArrayLike]) -> Figure:
     """Left: Theorem 1 (closed forms) against avg_pool1d simulations; right: Lemma 1's diagonal.
 
     The closed forms are lines drawn over the simulations, which are hollow markers: where they agree,

@@ -6,13 +6,24 @@ where every row was computed on one machine with one thread count, the caption s
 column does. `scales_table` puts each chapter's smoke run beside its published scale.
 """
 
+from __future__ import annotations
+
 import html
 import re
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from nadcore import plan, provenance
 from nadcore.plots import antialias, page, style
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    import pandas as pd
+    import torch
+    from matplotlib.figure import Figure
+    from pandas.io.formats.style import Styler
 
 KINDS = {"D(v)": "trainings on D(v)", "D(u_i)": "trainings on D(uᵢ)", "pair": "trainings on D(vᵢ) + D(vⱼ)",
          "stand-in": "stand-in + D(vₖ)", "flip": "trainings on flipped images", "carrier": "trainings with a carrier",
@@ -25,7 +36,7 @@ PAGE_TITLES = {"01_fourier": "Chapter 1", "02_pooling": "Chapter 2", "03_nads": 
                "07_zoo": "Chapter 7", "nads_in_practice": "Appendix A"}
 
 
-def network(name):
+def network(name: str) -> str:
     """`arch/pooling` of `provenance.describe` as a reader names it: "LeNet (avg pool)"."""
     arch, _, pooling = name.partition("/")
     archs = [style.LABELS.get(a, a) for a in arch.split("+")] if arch else []
@@ -47,7 +58,7 @@ def _values(values, fmt=_number):
     return ", ".join(fmt(v) for v in values)
 
 
-def settings_text(fields):
+def settings_text(fields: Mapping[str, Sequence[Any]]) -> str:
     """The settings of a `Row` in words: "exact gradient, N = 10,000, bfloat16; n = 10,000, σ = 3, 20 epochs"."""
     parts = []
     if "method" in fields:
@@ -76,7 +87,7 @@ def _dates(row):
     return row.first if row.first == row.last else f"{row.first} to {row.last[5:]}"
 
 
-def threads_text(threads):
+def threads_text(threads: Iterable[int]) -> str:
     """A row's thread counts in words: "1 thread", "2 threads", "1, 2 threads"."""
     threads = list(threads)
     return f"{_values(threads)} thread" + ("" if threads == [1] else "s")
@@ -86,14 +97,14 @@ def _where(row):
     return "; ".join(row.machines) + (f", {threads_text(row.threads)}" if row.threads else "")
 
 
-def result_text(row):
+def result_text(row: provenance.Row) -> str:
     """What a `Row` holds and its settings: "LeNet (avg pool), trainings on D(v): n = 10,000, σ = 3, 20 epochs"."""
     what = ", ".join(x for x in (network(row.network), KINDS.get(row.kind, row.kind)) if x)
     settings = settings_text(row.fields)
     return f"{what}: {settings}" if settings else what
 
 
-def records_table(rows):
+def records_table(rows: Sequence[provenance.Row]) -> Styler | None:
     """The rows of `provenance.page_rows` as a table (a pandas Styler; `.data` is the table): item, result
     and settings, how many, when and the compute time; the machine and threads most rows share in the
     caption, a last column for the rows computed elsewhere. None without rows."""
@@ -117,7 +128,7 @@ def records_table(rows):
     styled = df.style.set_caption(caption).set_table_styles(
         {"computed": [{"selector": "td", "props": "white-space: nowrap"}]})   # items repeat: no set_properties
     styled = styled.format_index(lambda item: f"<code>{html.escape(str(item))}</code>", axis=0)   # names, as typed
-    return styled.set_table_styles(overwrite=False, table_styles=[
+    return styled.set_table_styles(overwrite=False, table_styles=[  # ty: ignore[missing-attribute]
         {"selector": "th, td",
          "props": "font-size: 0.8em; padding: 0.15em 0.4em; text-align: left; vertical-align: top"},
         {"selector": "th.row_heading", "props": "overflow-wrap: anywhere; min-width: 7em"},   # long item names
@@ -125,7 +136,7 @@ def records_table(rows):
         {"selector": "caption", "props": "caption-side: bottom; font-size: 0.85em; text-align: left"}])
 
 
-def pending_text(todo):
+def pending_text(todo: Sequence[tuple[str, str]]) -> str:
     """`provenance.pending`'s items in one sentence (Markdown): what each holds, in status's words, its
     command folded into one for all; "" when none."""
     if not todo:
@@ -135,7 +146,8 @@ def pending_text(todo):
     return ("Not complete yet: " + "; ".join(lines) + ". `python -m nadcore.bundle ITEM` computes the rest of each.")
 
 
-def compute_figure(read, pages=None):
+def compute_figure(read: Mapping[str, tuple[str, Mapping[str, Mapping[str, Any]]]],
+                   pages: Mapping[str, Sequence[str]] | None = None) -> Figure:
     """Hours of compute behind each page of `pages` (default `provenance.PAGES`; `provenance.page_seconds`):
     a bar for its stored results computed on CPUs, one for those on GPUs, on a log axis (a result that two
     pages read counts on both)."""
@@ -154,14 +166,15 @@ def compute_figure(read, pages=None):
     return fig
 
 
-def hours(seconds):
+def hours(seconds: float | None) -> str:
     """A cost as `plan.duration` says it, in whole hours with thousands separated from 100 hours on."""
     if seconds is None:
         return "–"
     return f"{seconds / 3600:,.0f} h" if seconds >= 360000 else plan.duration(seconds)
 
 
-def scales_table(read=None, chapters=None, device="cpu"):
+def scales_table(read: Mapping[str, tuple[str, Mapping[str, Mapping[str, Any]]]] | None = None,
+                 chapters: Iterable[str] | None = None, device: str | torch.device = "cpu") -> pd.DataFrame:
     """One row per chapter: the rough cost of its smoke run and of its published scale from nothing stored
     (`provenance.scales`, the plan's unit costs on `device`) and, with `read` (`provenance.reads`), the
     compute time its stored results took, as their records say."""

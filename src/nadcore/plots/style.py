@@ -9,14 +9,19 @@ fraction of the column (no scaling), `use` sets the house fonts, and `smallest_t
 `check_readable` on every figure they draw).
 """
 
+from __future__ import annotations
+
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 from matplotlib.text import Text
 
 from nadcore.prose import NAMES
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 CONTENT_PX = 672          # widest image of a page at a 1280 px window (measured in Chromium)
 DPI = 100                 # the inline backend's resolution (matplotlib's figure.dpi)
@@ -46,12 +51,13 @@ COLORS = {"logreg": "#4c72b0", "mlp": "#dd8452", "lenet": "#55a868", "vgg11": "#
 LABELS = NAMES   # the networks by their names (`nadcore.prose`), in legends and titles
 
 
-def use():
+def use() -> None:
     """Set the house style (fonts, dpi, layout) for the figures drawn after it."""
     mpl.rcParams.update(RC)
 
 
-def figure(nrows=1, ncols=1, width=1.0, height=None, **kwargs):
+def figure(nrows: int = 1, ncols: int = 1, width: float = 1.0, height: float | None = None,
+           **kwargs: Any) -> tuple[Figure, Any]:
     """`plt.subplots` with the house style: `width` a fraction of the page column, `height` in
     inches (default: square panels). Returns `(fig, axes)`."""
     if not 0 < width <= 1:
@@ -67,7 +73,7 @@ def _visible_texts(fig):
     return [t for t in texts if t.figure is not None and t.get_alpha() != 0]
 
 
-def png_width(fig):
+def png_width(fig: Figure) -> int:
     """The width in pixels of the PNG the inline backend makes of `fig` (tight bounding box)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", bbox_inches="tight", dpi=fig.dpi)
@@ -77,19 +83,19 @@ def png_width(fig):
     return Image.open(buf).size[0]
 
 
-def text_px(fig):
+def text_px(fig: Figure) -> list[tuple[float, str]]:
     """`[(rendered size in px, text)]` of every visible text of `fig`, as the page shows it."""
     scale = fig.dpi / 72 * min(1.0, CONTENT_PX / png_width(fig))
     return [(t.get_fontsize() * scale, t.get_text()) for t in _visible_texts(fig)]
 
 
-def smallest_text(fig):
+def smallest_text(fig: Figure) -> tuple[float, str] | None:
     """`(px, text)` of the smallest visible text of `fig` at its rendered size, or None without text."""
     sizes = text_px(fig)
     return min(sizes) if sizes else None
 
 
-def check_readable(fig, min_px=MIN_TEXT_PX):
+def check_readable(fig: Figure, min_px: float = MIN_TEXT_PX) -> None:
     """Raise ValueError if a visible text of `fig` renders smaller than `min_px` pixels on the page."""
     small = smallest_text(fig)
     if small is not None and small[0] < min_px - 1e-9:

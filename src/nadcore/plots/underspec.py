@@ -5,12 +5,22 @@ Each figure function takes the dicts returned by `nadcore.experiments.ch5_unders
 averaged; the spread (standard deviation over seeds) is drawn where a figure has room for it.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
 from nadcore.experiments.ch5_underspec import channel_choice
 from nadcore.plots import page, style
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    import pandas as pd
+    from matplotlib.figure import Figure
 
 PAIR_TITLES = ("both channels", "only channel 1", "only channel 2")
 OOD_LABELS = ("both parts", r"images only ($\mathcal{D}(v)$ zeroed)", r"$\mathcal{D}(v)$ only (images zeroed)")
@@ -31,7 +41,7 @@ def _check(grids, name):
     return dict(sorted(grids.items(), key=lambda kv: ORDER.index(kv[0]) if kv[0] in ORDER else len(ORDER)))
 
 
-def pair_maps(grids):
+def pair_maps(grids: dict[str, dict[str, Any]]) -> Figure:
     """Fig. 2a: test accuracy over NAD index pairs `(i, j)`, with both channels, only channel 1
     and only channel 2; one row per architecture, seeds averaged (cell text: the mean accuracy, and
     with several seeds ± their standard deviation)."""
@@ -59,7 +69,7 @@ def pair_maps(grids):
     return fig
 
 
-def cross_sections(grids, pairs):
+def cross_sections(grids: dict[str, dict[str, Any]], pairs: Sequence[tuple[int, int]]) -> Figure:
     """Fig. 2b: the predicted class on the plane spanned by `v1 (+) 0` (horizontal) and `0 (+) v2`
     (vertical) for the NAD index pairs `pairs`, one row per architecture (first seed); a legend
     names the two classes."""
@@ -85,7 +95,7 @@ def cross_sections(grids, pairs):
     return fig
 
 
-def ood_curves(grids):
+def ood_curves(grids: dict[str, dict[str, Any]]) -> Figure:
     """Fig. 3: accuracy on the image+`D(v)` task with both parts, images only and `D(v)` only,
     against the NAD index of `v` (a symlog axis: the first NADs apart); one panel per architecture,
     mean and spread over seeds."""
@@ -113,7 +123,7 @@ def ood_curves(grids):
     return fig
 
 
-def ood_table(grids):
+def ood_table(grids: dict[str, dict[str, Any]]) -> pd.DataFrame:
     """Fig. 3's numbers: per NAD index `k` (rows), the seed-mean test accuracy (%) of each
     architecture with the images only and with the linear channel only (columns)."""
     grids = _check(grids, "grids")
@@ -131,7 +141,7 @@ def ood_table(grids):
 READS = {"linear": "the linear channel", "images": "the images", "both": "both parts", "neither": "neither part"}
 
 
-def reading(grid, threshold=75.0):
+def reading(grid: Mapping[str, Any], threshold: float = 75.0) -> str:
     """What a network of Fig. 3 reads, in words: "the images at every k" or "the linear channel at
     k = 0, 5; the images at k = 25, 100" (`ch5_underspec.channel_choice` at `threshold` %)."""
     groups = {}

@@ -11,14 +11,26 @@ The module sits with the page tables (`plots`) rather than in `nadcore.experimen
 `nadcore.bundle`, which is above the experiments layer (CONTRIBUTING.md, "The map").
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from nadcore import bundle, fourier, pooling, presets, prose, published
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec
 from nadcore.plots import page
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from pathlib import Path
+
+    import pandas as pd
+    import torch
+    from numpy.typing import ArrayLike
+
+    from nadcore.nads.result import NADResult
 
 # ----------------------------------------------------------------------------- verdicts and thresholds
 
@@ -77,7 +89,7 @@ THRESHOLD_TEXT = {
 }
 
 
-def thresholds(*topics):
+def thresholds(*topics: str) -> str:
     """The thresholds of `topics` (keys of `THRESHOLD_TEXT`; all of them if none) in words."""
     unknown = [t for t in topics if t not in THRESHOLD_TEXT]
     if unknown:
@@ -88,7 +100,7 @@ def thresholds(*topics):
 THRESHOLDS = thresholds()
 
 
-def overlap_chance(ks=OVERLAP_KS, dim=1024):
+def overlap_chance(ks: Sequence[int] = OVERLAP_KS, dim: int = 1024) -> str:
     """The overlap of random leading subspaces in words: k/`dim` at each k of `ks` (what an overlap of our
     NADs with the published ones is measured against)."""
     values = [f"{k / dim:.3f}" for k in ks]
@@ -124,7 +136,7 @@ class Row:
     detail: str = ""
     values: dict = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}; got {self.verdict!r}")
 
@@ -154,17 +166,17 @@ def _verdict(ok, reason) -> tuple[str, str]:
 
 # ----------------------------------------------------------------------------- NAD paper, Figs. 1-3
 
-def grid_mad(ours, published_grid):
+def grid_mad(ours: Mapping[tuple[int, int], float], published_grid: Mapping[tuple[int, int], float]) -> float:
     """Mean |difference| (points) of two Fig. 1 grids on their common cells (`published.compare_grids`)."""
     return published.compare_grids(ours, published_grid)["mean_abs_difference"]
 
 
-def seed_mean_grid(grids):
+def seed_mean_grid(grids: Sequence[Mapping[tuple[int, int], float]]) -> dict[tuple[int, int], float]:
     """`{cell: mean accuracy}` over the seeds' grids `[{cell: accuracy}, ...]` (the first grid's cells)."""
     return {c: float(np.mean([g[c] for g in grids])) for c in grids[0]}
 
 
-def fig1_logreg(comparison, settings):
+def fig1_logreg(comparison: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any]) -> Row:
     """Fig. 1, LogReg (`bundle.fig1_comparison()[0]`): a linear model has no directional bias, ours within
     `GRID_MAD` of the published grid."""
     c = comparison["logreg"]
@@ -177,7 +189,8 @@ def fig1_logreg(comparison, settings):
                values={"mad": mad, "min": min(ours), "max": max(ours)})
 
 
-def fig1_lenet(sigma_grids, caption, authors_zero=None):
+def fig1_lenet(sigma_grids: Mapping[float, Sequence[Mapping[tuple[int, int], float]]], caption: float,
+               authors_zero: Sequence[float] | None = None) -> Row:
     """Fig. 1, LeNet, from the noise-level study (`bundle.load_sigma_study()[0]`: `{sigma: [grid per
     seed]}`): ours (the seeds' mean) against the published grid at the caption's sigma and at the closest
     sigma. With a difference when only another sigma is within `GRID_MAD`. `authors_zero`: the authors'
@@ -224,7 +237,8 @@ def _deep_verdict(mad, limit, sigma, caption):
     return REPRODUCED, ""
 
 
-def fig1_deep(comparison, arch, settings, caption, trained):
+def fig1_deep(comparison: Mapping[str, Mapping[str, Any]], arch: str, settings: Mapping[str, Any], caption: float,
+              trained: str) -> Row:
     """Fig. 1 of a deep network on its stored cells (`bundle.DEEP_FIG1`, trained as `trained` at
     `settings`): within `GRID_MAD`, with a difference when its sigma is not the caption's."""
     c = comparison[arch]
@@ -242,7 +256,8 @@ def fig1_deep(comparison, arch, settings, caption, trained):
                + f"; {c['stored']} of {c['cells']} directions", verdict, reason, (f"ch1-fig1-{arch}",), values=v)
 
 
-def deep_not_computed(comparison, fig6_curves, archs=("resnet18", "densenet121")):
+def deep_not_computed(comparison: Mapping[str, Mapping[str, Any]], fig6_curves: Mapping[str, Mapping[str, np.ndarray]],
+                      archs: Sequence[str] = ("resnet18", "densenet121")) -> Row:
     """ResNet-18 and DenseNet-121 trained on D(v) (Figs. 1 and 6): not computed while no cell is stored;
     what the published figures say of them."""
     stored = {a: comparison[a]["stored"] for a in archs}
@@ -258,7 +273,8 @@ def deep_not_computed(comparison, fig6_curves, archs=("resnet18", "densenet121")
                ("ch1-fig1-gpu", "ch3-fig6-bundle"), values={"stored": stored, "mean": mean, "chance": chance})
 
 
-def fig2(iterations, limit, lenet_published, settings):
+def fig2(iterations: Mapping[str, Mapping[tuple[int, int], int]], limit: int,
+         lenet_published: Mapping[tuple[int, int], float], settings: Mapping[str, Any]) -> Row:
     """Fig. 2 (`ch1_fourier.iterations_to_loss` of the stored runs, `limit` their length): LogReg fits every
     direction alike, LeNet some and not others, fastest where its published Fig. 1 accuracy is highest.
     With a difference when all hold: the published Fig. 2 is an image (no data), so the comparison is
@@ -296,7 +312,9 @@ def _fig3_at(without, grids):
             "sd_with": float(b.std()), "cells": len(cells), "seeds_with": len(grids)}
 
 
-def fig3(without, with_pooling, caption, best=None):
+def fig3(without: Mapping[float, Mapping[tuple[int, int], float]],
+         with_pooling: Mapping[float, Sequence[Mapping[tuple[int, int], float]]], caption: float,
+         best: float | None = None) -> Row:
     """Fig. 3: LeNet without pooling (`without`, `{sigma: {cell: accuracy}}`, one seed at each noise level
     stored) against the same directions with pooling (`with_pooling`, `{sigma: [grid per seed]}`, the
     noise-level study's grids: the mean of their seeds): the accuracies even out (a smaller standard
@@ -309,7 +327,7 @@ def fig3(without, with_pooling, caption, best=None):
         raise ValueError(f"without and with_pooling must both hold the caption's sigma {caption:g}; "
                          f"both hold {sorted(stored)}")
     sigma = best if best in stored else caption
-    at = {s: _fig3_at(without[s], with_pooling[s]) for s in {sigma, caption}}
+    at = {s: _fig3_at(without[s], with_pooling[s]) for s in {sigma, caption}}  # ty: ignore[invalid-argument-type]
     v: dict[str, Any] = {**at[sigma], "sigma": sigma, **{f"caption_{k}": x for k, x in at[caption].items()}}
     near = {s: abs(at[s]["mean_with"] - CHANCE) <= NEAR_CHANCE for s in at}
     if not (v["sd_without"] <= v["sd_with"] and v["mean_without"] >= v["mean_with"]):
@@ -339,7 +357,7 @@ def fig3(without, with_pooling, caption, best=None):
 
 # ----------------------------------------------------------------------------- Theorem 1, Lemma 1, Fig. 4
 
-def theorem1(check, cfg):
+def theorem1(check: Mapping[str, np.ndarray], cfg: Mapping[str, Any]) -> Row:
     """Theorem 1 against the simulations of `ch2_pooling.chapter_results` (`theorem1`: `simulated`,
     `stderr`, `theory` with the exact constant, `paper` as printed in (2)), each within `THEORY_Z`
     standard errors: with a difference when only the exact constant is."""
@@ -364,7 +382,7 @@ def theorem1(check, cfg):
                verdict, reason, ("ch2-theory-vs-simulation-paper",), detail=detail, values=v)
 
 
-def fig4a(cfg):
+def fig4a(cfg: Mapping[str, Any]) -> Row:
     """Fig. 4a, average pooling (`cfg`: D, S, eps, sigma), in closed form: a low frequency keeps its
     information, the multiples of M = D/S lose it."""
     D, S = cfg["D"], cfg["S"]
@@ -378,7 +396,7 @@ def fig4a(cfg):
                *_verdict(ok, "no anisotropic loss"), ("ch2-fig4a",), values=v)
 
 
-def lemma1(check, cfg):
+def lemma1(check: Mapping[str, np.ndarray], cfg: Mapping[str, Any]) -> Row:
     """Lemma 1 against a Monte-Carlo average of autograd Hessians (`lemma1`: `monte_carlo`, `theory`)."""
     gap = float(np.abs(check["monte_carlo"] - check["theory"]).max() / np.abs(check["theory"]).max())
     return Row("Lemma 1", "the expected Hessian of the linear model", "closed form",
@@ -387,7 +405,7 @@ def lemma1(check, cfg):
                values={"gap": gap})
 
 
-def fig4b(loss, zeta, cfg):
+def fig4b(loss: ArrayLike, zeta: ArrayLike | torch.Tensor, cfg: Mapping[str, Any]) -> Row:
     """Fig. 4b: the linear model leaves its loss plateau later as zeta(l) shrinks (`loss`: directions x
     seeds x steps; `zeta` per direction): Spearman at most -`RANK_MIN`."""
     from scipy import stats  # here, not at import: scipy.stats takes seconds to import
@@ -405,7 +423,8 @@ def fig4b(loss, zeta, cfg):
 
 # ----------------------------------------------------------------------------- Fig. 5 and the NADs
 
-def fig5(stored, archs=("lenet", "vgg11", "densenet121", "resnet18")):
+def fig5(stored: Mapping[tuple[str, str], NADResult],
+         archs: Iterable[str] = ("lenet", "vgg11", "densenet121", "resnet18")) -> Row:
     """Fig. 5: the share of the first three NADs' energy at low frequencies, our secant NADs beside the
     published. A network whose first two eigenvalues are not told apart (`FIRST_GAP`) is left out: its
     first NADs are any rotation within one subspace (its NAD row compares the subspace)."""
@@ -426,7 +445,7 @@ def fig5(stored, archs=("lenet", "vgg11", "densenet121", "resnet18")):
                ("ch3-fig5-bundle", "ch3-fig5-gpu"), values={"gap": gap, "archs": list(shares), "skipped": skipped})
 
 
-def marchenko_pastur_edge(num_networks, dim=1024):
+def marchenko_pastur_edge(num_networks: int, dim: int = 1024) -> float:
     """lambda_min / lambda_max of an isotropic covariance estimated from `num_networks` samples in `dim`
     dimensions: ((1 - sqrt(D/N)) / (1 + sqrt(D/N)))^2."""
     g = dim / (num_networks - 1)
@@ -439,7 +458,7 @@ def _networks(result):
                                                  else "")
 
 
-def nads_isotropic(arch, ours, pub, overlaps):
+def nads_isotropic(arch: str, ours: NADResult, pub: NADResult, overlaps: Sequence[float] | np.ndarray) -> Row:
     """The NADs of a linear model (`ours`, `pub`: `NADResult`s; `overlaps` at `OVERLAP_KS`): both spectra
     isotropic (lambda_min / lambda_0 at least `ISOTROPY_MIN` of the Marchenko-Pastur edge), so any basis
     is an eigenbasis and the overlap with the published NADs is at chance."""
@@ -454,7 +473,7 @@ def nads_isotropic(arch, ours, pub, overlaps):
                ("ch3-spectra-bundle",), values=v)
 
 
-def nads_row(arch, ours, pub, overlaps):
+def nads_row(arch: str, ours: NADResult, pub: NADResult, overlaps: Iterable[float]) -> Row:
     """Our secant NADs of `arch` beside the published ones (`NADResult`s): their leading subspaces
     (`overlaps` at `OVERLAP_KS`) and spectra (lambda_`SPECTRUM_INDEX` / lambda_0). With a difference when
     only the first NAD differs and its eigenvalue has a close neighbour (`FIRST_GAP`)."""
@@ -482,7 +501,7 @@ POOLING_OF = {"lenet": "max pooling", "vgg11": "max pooling", "resnet18": "strid
               "densenet121": "average pooling"}   # how each network downsamples (`nadcore.models`)
 
 
-def nads_exact(overlaps, networks, k=16):
+def nads_exact(overlaps: Mapping[str, Sequence[float] | np.ndarray], networks: int, k: int = 16) -> Row:
     """The NADs of the paper's definition, from the exact input gradient, against the published ones
     (secant, h = 100): `overlaps` `{arch: array at OVERLAP_KS}` of our exact-gradient estimates from
     `networks` networks each; reproduced when each is at least `OVERLAP_MIN` at `k`."""
@@ -503,14 +522,14 @@ def nads_exact(overlaps, networks, k=16):
 
 # ----------------------------------------------------------------------------- Fig. 6
 
-def curve_mad(ours, curve):
+def curve_mad(ours: Mapping[int, float], curve: Mapping[str, np.ndarray]) -> float:
     """Mean |difference| (points) of our Fig. 6 accuracies `{index: accuracy}` and a published curve
     (`published.fig6`, interpolated between its measured indices as `ch3_nads.fig6_rows`), at our
     indices within the published range (`ch3_nads.curve_difference`)."""
     return ch3_nads.curve_difference(ours, curve)["mad"]
 
 
-def seed_mean(runs):
+def seed_mean(runs: Iterable[Mapping[int, float]]) -> dict[int, float]:
     """`{index: mean accuracy}` over the runs `[{index: accuracy}, ...]` (the indices every run holds;
     `ch3_nads.seed_spread`)."""
     return {i: m for i, (m, _) in ch3_nads.seed_spread(runs).items()}
@@ -522,7 +541,8 @@ def _mean_sd(spread, shown, seeds):
     return ", ".join(f"{spread[i][0]:.1f}" + (f" ± {spread[i][1]:.1f}" if seeds > 1 else "") for i in shown)
 
 
-def fig6_lenet(f6, seeds=None, shown=(0, 32, 128)):
+def fig6_lenet(f6: Mapping[str, Any], seeds: Mapping[float, Sequence[Mapping[int, float]]] | None = None,
+               shown: Sequence[int] = (0, 32, 128)) -> Row:
     """Fig. 6, LeNet, on our secant NADs (`bundle.fig6_comparison()`): the mean of the seeds at the
     published sigma and at the closest sigma of Chapter 1's study (`best_sigma`), beside the published
     curve, within `CURVE_MAD`. `seeds`: `{sigma: [{index: accuracy}, ...]}`, the complete runs of each
@@ -574,7 +594,8 @@ def _vgg11_nads_figure(arch):
     return ("ch3-fig6-vgg11-nads",) if arch == "vgg11" else ()
 
 
-def fig6_deep(runs, curve, arch, settings, caption):
+def fig6_deep(runs: Sequence[Mapping[int, float]], curve: Mapping[str, np.ndarray], arch: str,
+              settings: Mapping[str, Any], caption: float) -> Row:
     """Fig. 6 of a deep network along our secant NADs, the mean of the seeds' `runs` beside the published
     curve, within `CURVE_MAD`: with a difference when trained at another sigma than `caption`."""
     spread = ch3_nads.seed_spread(runs)
@@ -593,7 +614,8 @@ def fig6_deep(runs, curve, arch, settings, caption):
                verdict, reason, ("ch3-fig6-bundle", *_vgg11_nads_figure(arch)), values=v)
 
 
-def fig6_exact(exact_runs, secant_runs, curve, arch, sigma=None):
+def fig6_exact(exact_runs: Sequence[Mapping[int, float]], secant_runs: Sequence[Mapping[int, float]],
+               curve: Mapping[str, np.ndarray], arch: str, sigma: float | None = None) -> Row:
     """Fig. 6 along the NADs of the paper's definition (exact gradient) beside along our secant NADs (the
     seeds' runs of each) and the published curve: reproduced when the network learns the first
     exact-gradient NAD (`LEARNED`) as it learns the first published one. `sigma`: the noise level, named
@@ -637,7 +659,7 @@ def _stand_in(same):
     return "CIFAR-10 and a GPU; the stand-in " + ("agrees" if same else "does not show it")
 
 
-def fig7(curve, epochs):
+def fig7(curve: Mapping[str, Any], epochs: int) -> Row:
     """Fig. 7 (ResNet-18 on CIFAR-10): not computed here; whether our digits stand-in (`bundle.cifar()
     ["curve"]`) points the same way: a carrier on the first NAD costs `HIJACK_DROP` points, on the last
     at most `CHANCE_MARGIN`."""
@@ -659,7 +681,7 @@ def fig7(curve, epochs):
                values={"first": acc[first], "last": acc[last], "clean": clean, "same": same, "reach": reach})
 
 
-def fig8(flip, epochs, control="logreg"):
+def fig8(flip: Mapping[str, Any], epochs: int, control: str = "logreg") -> Row:
     """Fig. 8 (four CNNs on CIFAR-10): not computed here; on our digits stand-in (`bundle.cifar()["flip"]`)
     the NAD flip should cost each CNN `FLIP_DROP` points and the linear `control` less than `CHANCE_MARGIN`."""
     runs = {a: (float(o), float(f)) for a, o, f in zip(flip["arch"], flip["original"], flip["flipped"])}
@@ -674,7 +696,7 @@ def fig8(flip, epochs, control="logreg"):
 
 # ----------------------------------------------------------------------------- follow-up
 
-def boundary_angle(section, coords):
+def boundary_angle(section: ArrayLike, coords: ArrayLike) -> float | None:
     """The tilt (degrees) of the decision boundary in a cross-section (`ch5_underspec.cross_section`: rows
     along v2, columns along v1): 0 when the class depends on channel 1 alone (a vertical boundary), 90 on
     channel 2 alone; from the normal of a least-squares linear fit of the classes. None for one class."""
@@ -704,7 +726,7 @@ def _pairs_scale(settings):
             f"{len(settings['seeds'])} seeds")
 
 
-def u_fig1(pairs, settings):
+def u_fig1(pairs: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any]) -> Row:
     """Follow-up Fig. 1: D(v1) (+) D(v2) is underspecified, either channel alone solves it: the best
     accuracy with only channel 1 and with only channel 2, over the networks and pairs (`pair_grid`s)."""
     best = {c: max(float(_pair_means(g)[0][..., c].max()) for g in pairs.values()) for c in (1, 2)}
@@ -714,7 +736,7 @@ def u_fig1(pairs, settings):
                ("ch5-fig2a-bundle",), paper="follow-up", values=best)
 
 
-def u_fig2_resnet(settings):
+def u_fig2_resnet(settings: Mapping[str, Any]) -> Row:
     """Follow-up Fig. 2 and App. Fig. 8 (ResNet-18) at the follow-up's `settings` (its "pairs" preset):
     not computed here."""
     n = len(settings["indices"])
@@ -723,7 +745,7 @@ def u_fig2_resnet(settings):
                ("ch5-fig2a-bundle",), paper="follow-up")
 
 
-def u_cnn(grid, settings, arch="lenet"):
+def u_cnn(grid: Mapping[str, Any], settings: Mapping[str, Any], arch: str = "lenet") -> Row:
     """App. Figs. 6-7: a CNN reads the channel on its lower NAD index, and its decision boundary turns
     with it (`BOUNDARY_ANGLE`), at the pairs (first, last) and (last, first) of its `pair_grid`."""
     acc, idx = _pair_means(grid)
@@ -743,7 +765,7 @@ def u_cnn(grid, settings, arch="lenet"):
                ("ch5-fig2a-bundle", "ch5-fig2b-bundle"), paper="follow-up", values=v)
 
 
-def u_mlp(grid, settings):
+def u_mlp(grid: Mapping[str, Any], settings: Mapping[str, Any]) -> Row:
     """App. Figs. 4-5: the MLP treats every NAD pair alike (each accuracy varies less than `UNIFORM_SPREAD`
     over the pairs), near 100 % with both channels, leaning on channel 1."""
     acc, _ = _pair_means(grid)
@@ -762,7 +784,7 @@ def u_mlp(grid, settings):
                paper="follow-up", values=v)
 
 
-def u_fig3(oods, isotropic="mlp"):
+def u_fig3(oods: Mapping[str, Mapping[str, Mapping[str, Any]]], isotropic: str = "mlp") -> Row:
     """Follow-up Fig. 3 (CIFAR-10): not computed here; what the stand-ins `oods` (`{dataset: {arch:
     ood_grid}}`) show. Where a network reads the linear channel (`ch5_underspec.channel_choice` at
     `LEARNED`): a stand-in shows the claim when the `isotropic` network reads it at every k and each
@@ -787,7 +809,7 @@ def u_fig3(oods, isotropic="mlp"):
 
 # ----------------------------------------------------------------------------- all rows, the page
 
-def load(bundle_dir=bundle.BUNDLE):
+def load(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, Any]:
     """Everything the rows read, from the stored results (computes nothing)."""
     comparison, _ = bundle.fig1_comparison(bundle_dir)
     stand_ins = {"digits": {}, "Fashion-MNIST": {}}
@@ -804,7 +826,8 @@ def load(bundle_dir=bundle.BUNDLE):
         pairs={a: bundle.underspec("pairs", a, bundle_dir, progress=False) for a in bundle.UNDERSPEC_ARCHS})
 
 
-def fig6_runs(fig6_nads, item, method, sigma=None):
+def fig6_runs(fig6_nads: Mapping[str, Mapping[int, float]], item: str, method: str,
+              sigma: float | None = None) -> list[Mapping[int, float]]:
     """The complete stored runs `[{index: accuracy}, ...]` (one per seed) of `bundle.FIG6_NADS` for the item
     `item` along the NADs of `method` at `sigma` (None: the item's own): `fig6_nads` `{name: run}` as
     `load` reads it; a run counts once it holds every index of the item (`ch3_nads.complete_runs`). The
@@ -813,7 +836,7 @@ def fig6_runs(fig6_nads, item, method, sigma=None):
                                   bundle.fig6_item(name=item)[1])
 
 
-def nads_rows(results):
+def nads_rows(results: Mapping[str, Any]) -> dict[str, Row]:
     """The rows of Chapter 3 (Fig. 5, the NADs of the five networks and by the exact gradient, Fig. 6 along
     either estimate) from `load`'s `stored`, `overlaps`, `fig6` and `fig6_nads`, as `{key: Row}` in the
     page's order; keys `fig5`, `nads_{arch}`, `exact`, `fig6_lenet`, `fig6_{arch}` and
@@ -841,7 +864,7 @@ def nads_rows(results):
     return out
 
 
-def rows(results):
+def rows(results: Mapping[str, Any]) -> list[Row]:
     """Every row of the page, in the papers' order, from `load`'s results."""
     fig1_settings = bundle.fourier_item("fig1")[2]
     caption = bundle.SIGMA_STUDY["caption"]
@@ -875,7 +898,7 @@ def _cell(text):
     return " ".join(str(text).split()) or "–"
 
 
-def table(rows_, paper):
+def table(rows_: Iterable[Row], paper: str) -> str:
     """The rows of `paper` ("NAD" or "follow-up") as a MyST list-table (glue it with `:format: myst`);
     the last cell links the book's figures by number ({numref})."""
     lines = ["```{list-table}", ":header-rows: 1", f":widths: {' '.join(map(str, WIDTHS))}", ":class: nad-results",
@@ -897,7 +920,7 @@ def _ours(row):
     return f"{ours} — {scale}" if ours != "–" and scale else ours
 
 
-def chapter_table(rows_):
+def chapter_table(rows_: Iterable[Row]) -> pd.DataFrame:
     """A chapter's claims beside the paper (a `page.table`, one line per `Row` of `rows_`): the claim, the
     paper's number, ours (then, after a dash, the scale it was computed at), and the verdict with its
     reason. The chapter states the thresholds beside it (`thresholds`)."""
@@ -906,7 +929,7 @@ def chapter_table(rows_):
     return page.table(lines, CHAPTER_COLUMNS, index="Claim")
 
 
-def counts(rows_):
+def counts(rows_: Sequence[Row]) -> dict[str, int]:
     """`{KEYS[verdict]: number of rows}` over `VERDICTS`."""
     return {KEYS[v]: sum(r.verdict == v for r in rows_) for v in VERDICTS}
 
@@ -915,7 +938,7 @@ def _where(row):
     return ("follow-up " if row.paper == "follow-up" else "") + row.item
 
 
-def differences(rows_):
+def differences(rows_: Sequence[Row]) -> str:
     """The main differences as MyST bullets: each row not plainly reproduced by its detail, else its reason
     (rows with the same reason share a bullet), then what is not computed here and what it needs."""
     said, by_reason = [], {}
@@ -948,7 +971,8 @@ POOLING_THRESHOLDS = (
 
 # ----------------------------------------------------------------------------- Chapter 4's rows, every stand-in
 
-def stand_in_rows(runs, digits="digits"):
+def stand_in_rows(runs: Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any], int]],
+                  digits: str = "digits") -> list[Row]:
     """Chapter 4's claims table (`chapter_table`): the rows `fig7` and `fig8` of each stand-in in `runs`
     (`{name: (curve, flip, epochs)}`, names as the page writes them). The `digits` run's rows are the
     results page's; another stand-in's name its dataset in the figure's item and in the scale, and are
@@ -971,7 +995,7 @@ def stand_in_rows(runs, digits="digits"):
 PREDICTION_COLUMNS = ("Prediction", "The paper", "Ours", "Verdict")
 
 
-def prediction_table(predictions):
+def prediction_table(predictions: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """Chapter 6's table of the paper's predictions (`ch6_antialias.predictions`: `{name: dict(claim, paper,
     ours, scale, verdict, reason)}`) beside what the networks do, laid out as `chapter_table`: ours, then
     after a dash the scale; the verdict (`ch6_antialias.OUTCOMES`) with its reason. The chapter states the
@@ -981,7 +1005,7 @@ def prediction_table(predictions):
     return page.table(lines, PREDICTION_COLUMNS, index="Prediction")
 
 
-def stand_in_thresholds():
+def stand_in_thresholds() -> str:
     """The thresholds of `stand_in_rows` in words: `thresholds("stand_ins")` and the margin `fig7` and
     `fig8` allow the last carrier and the linear control."""
     return (thresholds("stand_ins") + f" A carrier on the last NAD must cost at most {CHANCE_MARGIN:g} points, and "
@@ -993,7 +1017,7 @@ def stand_in_thresholds():
 FIG3_ITEMS = ("fig3", "fig3_sigma")   # Fig. 3 at the caption's noise level and at the sigma study's best
 
 
-def fig3_without(bundle_dir=bundle.BUNDLE):
+def fig3_without(bundle_dir: str | Path = bundle.BUNDLE) -> dict[float, dict[tuple[int, int], float]]:
     """`{sigma: {cell: test accuracy}}` of LeNet without pooling, from the stored Fig. 3 items `FIG3_ITEMS`
     (a noise level without a stored cell is left out): what `fig3` reads, on the results page and in
     Chapter 1."""

@@ -6,6 +6,10 @@ patch grid marked; `spectra` the eigenvalues of every estimate beside those of i
 and the overlap curves are Chapter 3's (`plots.nads`).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from nadcore.experiments import ch7_zoo
@@ -22,14 +26,22 @@ from nadcore.plots.nads import (
     spectrum_curve,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from nadcore.nads.result import NADResult
+
 ISOTROPIC = dict(color="k", ls=":", lw=1.5)
 
 
-def label(arch):
+def label(arch: str) -> str:
     return style.LABELS.get(arch, arch)
 
 
-def every(results):
+def every(results: Mapping[str, Any]) -> list[str]:
     """The architectures of `chapter_results` with stored NADs: references first, then the new ones."""
     return [a for a in results["references"] + results["archs"] if results["nads"].get(a) is not None]
 
@@ -46,7 +58,7 @@ DESIGN = {   # what a reader of the architectures' papers recognises, from `mode
 }
 
 
-def design_table(archs):
+def design_table(archs: Iterable[str]) -> pd.DataFrame:
     """One row per architecture of `archs`: its design (`models.config`), parameters (one input
     channel, two classes) and what it has in place of pooling (`models.FIXED_POOLING`)."""
     from nadcore import models
@@ -56,12 +68,12 @@ def design_table(archs):
     return page.table(rows, ["network", "design", "parameters", "in place of pooling"], index="network")
 
 
-def gallery_rows(results):
+def gallery_rows(results: Mapping[str, Any]) -> dict[str, NADResult]:
     """`{row label: NADResult}` for `plots.nads.fig5`: each architecture's estimate."""
     return {describe(results["nads"][a], lines=True): results["nads"][a] for a in every(results)}
 
 
-def energy_maps(results, k=None, ncols=4):
+def energy_maps(results: Mapping[str, Any], k: int | None = None, ncols: int = 4) -> Figure:
     """One panel per architecture: the mean over its first `k` NADs (default the preset's `top`) of
     the share of each NAD's energy per frequency (zero frequency at the centre, log colour scale);
     thin lines cross at the 16 harmonics of a 4-pixel grid (multiples of 8 cycles)."""
@@ -88,13 +100,13 @@ def energy_maps(results, k=None, ncols=4):
     return fig
 
 
-def convergence(results):
+def convergence(results: Mapping[str, Any]) -> Figure:
     """Chapter 3's N vs 2N panels (`plots.nads.convergence_panels`) of the new architectures."""
     return convergence_panels({a: results["convergence"][a] for a in results["archs"]
                                if results["convergence"].get(a) is not None})
 
 
-def secant_overlaps(results):
+def secant_overlaps(results: Mapping[str, Any]) -> Figure | None:
     """Overlap of the secant's and the exact gradient's leading k NADs (`ch7_zoo.secant_agreement`),
     one curve per new architecture, or None when no secant estimate is stored."""
     agree = ch7_zoo.secant_agreement(results)
@@ -104,7 +116,7 @@ def secant_overlaps(results):
                     styles={label(a): dict(color=style.COLORS.get(a)) for a in agree}, width=0.65)
 
 
-def fig6(results):
+def fig6(results: Mapping[str, Any]) -> Figure | None:
     """Fig. 6 of the chapter (`chapter_results`' `fig6`): test accuracy on D(u_i) against the NAD index i
     of each network's own secant NADs, the reference (LeNet) dashed; None when nothing is stored."""
     runs = {a: f for a, f in results["fig6"].items() if f}
@@ -132,7 +144,7 @@ def _extent(size):
     return (-half - 0.5, half - 0.5, half - 0.5, -half - 0.5)
 
 
-def spectra(results):
+def spectra(results: Mapping[str, Any]) -> Figure:
     """lambda_i / lambda_0 against i = 0, 1, ... of every estimate (up to its rank, see `plots.nads.spectra`),
     in the architectures' colours (the new ones solid, the references dashed), beside the sample
     covariance of as many isotropic gradients (black dotted); the legend to the right of the axes."""
@@ -156,7 +168,7 @@ COLUMNS = {"effective_rank": "effective rank", "top": "variance in first {k} (%)
            "harmonic4": "4-px grid (%)", "harmonic8": "8-px grid (%)", "conv": "N vs 2N, k={k}"}
 
 
-def isotropy_table(results):
+def isotropy_table(results: Mapping[str, Any]) -> pd.DataFrame:
     """One row per architecture (and the isotropic reference): `ch7_zoo.isotropy`'s measures in %
     (the effective rank of 1,024) and the N vs 2N overlap of the first k NADs at the largest N; the
     header of the row labels names the estimate and its N (the stored settings')."""
@@ -177,7 +189,7 @@ def isotropy_table(results):
     return page.table(rows, [name, *(c.format(k=k) for c in COLUMNS.values())], index=name)
 
 
-def secant_table(results):
+def secant_table(results: Mapping[str, Any]) -> pd.DataFrame | None:
     """The measures of `isotropy_table` for each new architecture's exact-gradient and secant NADs,
     row under row, and the isotropic reference at the secant's number of networks; None when no
     secant estimate is stored."""
@@ -206,7 +218,7 @@ def _cells(iso):
     return [round(iso["effective_rank"]), *(round(100 * iso[m], 1) for m in ("top", "low", "harmonic4", "harmonic8"))]
 
 
-def verdict(results):
+def verdict(results: Mapping[str, Any]) -> pd.DataFrame:
     """The chapter's opening table: each question, what we expected, what we measure, and whether
     it came out as expected (`ch7_zoo.verdict`)."""
     rows = [[q, e, m, "yes" if ok else "no"] for q, e, m, ok in ch7_zoo.verdict(results).values()]
