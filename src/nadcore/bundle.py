@@ -1013,7 +1013,8 @@ def cifar(bundle_dir: str | Path = BUNDLE, compute: bool = False, progress: bool
             raise                      # its message says how to install the data
         return None
     mean, std = c.stats(p["dataset"], train[0])
-    run = dict(device=DEVICE, seed=SEED, results_dir=bundle_dir, progress=progress, only_stored=not compute)
+    run: dict[str, Any] = dict(device=DEVICE, seed=SEED, results_dir=bundle_dir, progress=progress,
+                               only_stored=not compute)
     try:
         curve = ch4_cifar10.poisoning_curve(p["arch"], train, test, bases[p["arch"]].nads, p["indices"], p["eps"],  # ty: ignore[missing-union-attribute]
                                             mean, std, p["recipe"], **run)
@@ -1077,7 +1078,7 @@ def underspec(figure: str, arch: str, bundle_dir: str | Path = BUNDLE, compute: 
     basis = load_nad(arch, bundle_dir=bundle_dir)
     if basis is None:
         return None
-    run = dict(device=DEVICE, progress=progress, only_stored=not compute)
+    run: dict[str, Any] = dict(device=DEVICE, progress=progress, only_stored=not compute)
     if figure == "pairs":
         return ch5_underspec.pair_grid(arch, basis, underspec_item("pairs"), bundle_dir, **run)
     return ch5_underspec.ood_grid(arch, basis, underspec_item("ood", dataset), bundle_dir, data_root, **run)

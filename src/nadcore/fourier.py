@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 
 from nadcore import checks
 
@@ -214,7 +215,7 @@ def make_grid(spec: dict) -> Grid:
     return GRIDS[name](**spec)
 
 
-def fourier_energy(nads_images: np.ndarray | torch.Tensor) -> np.ndarray:
+def fourier_energy(nads_images: ArrayLike) -> np.ndarray:
     """|2-D DFT|^2 (unitary) of each image of `nads_images` (n, C, H, W) or (n, H, W), fftshifted (zero
     frequency at the centre), summed over channels: where a NAD or a direction lives."""
     x = torch.as_tensor(np.asarray(nads_images), dtype=torch.float64)

@@ -412,7 +412,7 @@ def matches(path: str | Path, settings: dict) -> bool:
     return True
 
 
-def cached(path: str | Path, settings: dict, compute: Callable[[], dict], *, device: str | None = None,
+def cached(path: str | Path, settings: dict, compute: Callable[[], dict], *, device: str | torch.device | None = None,
            force: bool = False) -> Result:
     """Load the result at `path` if it was made with `settings`, else run `compute()` and save it.
 

@@ -96,7 +96,8 @@ def poisoning_run(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tup
 def poisoning_curve(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[torch.Tensor, torch.Tensor],
                     nads: NADResult | np.ndarray | torch.Tensor, indices: Sequence[int], eps: float,
                     mean: Sequence[float], std: Sequence[float], recipe: Mapping[str, Any],
-                    device="auto", seed=0, results_dir=None, progress=True, only_stored=False) -> dict[str, np.ndarray]:
+                    device: str | torch.device = "auto", seed: int = 0, results_dir: str | Path | None = None,
+                    progress: bool = True, only_stored: bool = False) -> dict[str, np.ndarray]:
     """Fig. 7: one network per carrier index in `indices` plus a clean baseline (index -1).
 
     Each run is cached on its own in `results_dir` (keyed on the data, NADs and recipe), so a
@@ -122,8 +123,9 @@ def poisoning_curve(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: t
 
 def flip_experiment(archs: Sequence[str], train: tuple[torch.Tensor, torch.Tensor],
                     test: tuple[torch.Tensor, torch.Tensor], nads: Mapping[str, NADResult | np.ndarray | torch.Tensor],
-                    recipe: Mapping[str, Any], device="auto", seed=0, results_dir=None, progress=True,
-                    only_stored=False) -> dict[str, Any]:
+                    recipe: Mapping[str, Any], device: str | torch.device = "auto", seed: int = 0,
+                    results_dir: str | Path | None = None, progress: bool = True,
+                    only_stored: bool = False) -> dict[str, Any]:
     """Fig. 8: each network in `archs` trained on the original and on the NAD-flipped data.
 
     nads: a dict `arch -> NADs` (each network flipped with its own NADs). Both representations

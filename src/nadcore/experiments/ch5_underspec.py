@@ -137,7 +137,7 @@ def _as_block(v, name):
 @torch.no_grad()
 def cross_section(model: torch.nn.Module, v1: torch.Tensor | np.ndarray, v2: torch.Tensor | np.ndarray,
                   extent: float = 2.0, resolution: int = 65, origin: torch.Tensor | np.ndarray | None = None,
-                  mean: torch.Tensor | Sequence[float] | None = None, std: torch.Tensor | Sequence[float] | None = None,
+                  mean: torch.Tensor | None = None, std: torch.Tensor | None = None,
                   device: str | torch.device = "auto") -> tuple[np.ndarray, np.ndarray]:
     """The decision boundary of `model` on the plane spanned by `v1 (+) 0` and `0 (+) v2`.
 
@@ -267,8 +267,8 @@ def pair_cells(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings:
 
 
 def pair_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: Mapping[str, Any],
-              results_dir: str | Path, *, device="auto", batch=8, shard=0, num_shards=1, progress=True,
-              only_stored=False) -> dict[str, np.ndarray] | None:
+              results_dir: str | Path, *, device: str | torch.device = "auto", batch: int = 8, shard: int = 0,
+              num_shards: int = 1, progress: bool = True, only_stored: bool = False) -> dict[str, np.ndarray] | None:
     """Fig. 2: train `arch` on `D(v_i) (+) D(v_j)` for every NAD index pair of `settings["indices"]`
     and every seed of `settings["seeds"]`, through `nadcore.sweeps` (resumable, shardable).
 
@@ -305,13 +305,14 @@ def load_images(dataset: str, data_root: str | Path, limit: int | None = None,
     """Train and test `(x, y)` of `dataset` ("cifar10", or the stand-ins "digits" and "fashion"), 10-class
     labels; `limit` images per split (None: all)."""
     check_dataset(dataset)
-    kw = dict(limit=limit) if limit else {}
+    kw: dict[str, Any] = dict(limit=limit) if limit else {}
     return cifar.load(dataset, data_root, train=True, **kw), cifar.load(dataset, data_root, train=False, **kw)
 
 
 def ood_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: Mapping[str, Any],
-             results_dir: str | Path, data_root: str | Path = "../data", *, device="auto", batch=8, shard=0,
-             num_shards=1, progress=True, only_stored=False) -> dict[str, Any] | None:
+             results_dir: str | Path, data_root: str | Path = "../data", *, device: str | torch.device = "auto",
+             batch: int = 8, shard: int = 0, num_shards: int = 1, progress: bool = True,
+             only_stored: bool = False) -> dict[str, Any] | None:
     """Fig. 3: train `arch` on binary images (+) `D(v_k)` for every NAD index `k` of
     `settings["indices"]` and every seed, through `nadcore.sweeps` (resumable, shardable).
 

@@ -102,8 +102,8 @@ def nad_estimate(variant: str, cfg: Mapping[str, Any], seed: int, results_dir: s
     return nads.NADResult.load(path, settings)
 
 
-def nad_convergence(variant: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path, device="cpu",
-                    compute: bool = True, progress: bool = False,
+def nad_convergence(variant: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path,
+                    device: str | torch.device = "cpu", compute: bool = True, progress: bool = False,
                     scratch: str | Path | None = None) -> dict[str, np.ndarray] | None:
     """`nads.convergence` of `variant` for `cfg["conv_sizes"]`, stored in `results_dir/nads/`
     (None if not stored and not `compute`). When 3N is at most the estimate's N and N a multiple

@@ -370,8 +370,8 @@ def convergence_settings(arch: str, cfg: Mapping[str, Any], seed: int,
             "seed": int(seed), "device": resolve(device).type}
 
 
-def nad_convergence(arch: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path, device="cpu",
-                    compute: bool = True, progress: bool = False,
+def nad_convergence(arch: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path,
+                    device: str | torch.device = "cpu", compute: bool = True, progress: bool = False,
                     scratch: str | Path | None = None) -> dict[str, np.ndarray] | None:
     """`nads.convergence` of `arch` stored in `results_dir/nads/` (None if not stored and not
     `compute`); with 3N <= the estimate's N its chunks (in `scratch`, default `results_dir`) are the

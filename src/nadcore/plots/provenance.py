@@ -19,6 +19,7 @@ from nadcore.plots import antialias, page, style
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
+    from pathlib import Path
 
     import pandas as pd
     import torch
@@ -146,7 +147,7 @@ def pending_text(todo: Sequence[tuple[str, str]]) -> str:
     return ("Not complete yet: " + "; ".join(lines) + ". `python -m nadcore.bundle ITEM` computes the rest of each.")
 
 
-def compute_figure(read: Mapping[str, tuple[str, Mapping[str, Mapping[str, Any]]]],
+def compute_figure(read: Mapping[str, tuple[str, Mapping[Path, dict]]],
                    pages: Mapping[str, Sequence[str]] | None = None) -> Figure:
     """Hours of compute behind each page of `pages` (default `provenance.PAGES`; `provenance.page_seconds`):
     a bar for its stored results computed on CPUs, one for those on GPUs, on a log axis (a result that two
@@ -173,7 +174,7 @@ def hours(seconds: float | None) -> str:
     return f"{seconds / 3600:,.0f} h" if seconds >= 360000 else plan.duration(seconds)
 
 
-def scales_table(read: Mapping[str, tuple[str, Mapping[str, Mapping[str, Any]]]] | None = None,
+def scales_table(read: Mapping[str, tuple[str, Mapping[Path, dict]]] | None = None,
                  chapters: Iterable[str] | None = None, device: str | torch.device = "cpu") -> pd.DataFrame:
     """One row per chapter: the rough cost of its smoke run and of its published scale from nothing stored
     (`provenance.scales`, the plan's unit costs on `device`) and, with `read` (`provenance.reads`), the
