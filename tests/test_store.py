@@ -268,3 +268,16 @@ def test_a_record_names_the_versions_of_the_libraries_that_decide_it(tmp_path):
     res = store.save(tmp_path / "r.npz", {"a": np.zeros(2)}, cell)
     assert store.load(tmp_path / "r.npz").record["versions"] == res.record["versions"]
     assert store.key(res.record["settings"]) == store.key(cell)                 # not part of the key
+
+
+@pytest.mark.parametrize("arrays", [
+    (np.arange(12.0).reshape(3, 4)[:, ::2],), (torch.arange(6).reshape(2, 3).t(),), (np.array(3.5),),
+    (np.zeros((0, 4)),), (np.array([True, False]), np.float16([1, 2])), ([1, 2, 3],)],
+    ids=["strided", "transposed tensor", "0-d", "empty", "two arrays", "list"])
+def test_fingerprint_hashes_the_c_ordered_bytes_of_each_array(arrays):
+    """A record's data fingerprint is the sha256 of each array's C-ordered bytes, in order (keys must not move)."""
+    import hashlib
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a.numpy() if torch.is_tensor(a) else np.asarray(a)).tobytes())
+    assert store.fingerprint(*arrays) == h.hexdigest()[:16]
