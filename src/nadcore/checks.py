@@ -4,6 +4,7 @@ them as its own errors, under the option's name (`cli.option_error`)."""
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Collection
 from typing import Any, Literal, overload
@@ -22,6 +23,22 @@ class InputError(ValueError):
 def is_integer(value: object) -> bool:
     """True for an int or numpy integer, False for a bool (an int to Python, never a count here)."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_number(value) -> bool:
+    """True for a finite real number (int, float or numpy's), False for a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def number(param: str, value, low: float | None = None, *, inclusive: bool = False,
+           accepted: str | None = None) -> float:
+    """`value` as a float when it is a finite real number above `low` (or equal to it, with `inclusive`;
+    None: unbounded), else an `InputError`: "`param` must be `accepted`; got `value`", `accepted` by
+    default "a finite number > low" (">= low")."""
+    if is_number(value) and (low is None or value > low or (inclusive and value == low)):
+        return float(value)
+    bound = "" if low is None else f" {'>=' if inclusive else '>'} {low:g}"
+    raise InputError(param, f"{param} must be {accepted or 'a finite number' + bound}; got {value!r}")
 
 
 @overload

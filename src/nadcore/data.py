@@ -7,9 +7,6 @@ A sample of D(v) is `x = s * (eps / 2) * v + P_perp(sigma * n)` with `s = +1` fo
 
 from __future__ import annotations
 
-import math
-import numbers
-
 import torch
 
 from nadcore import checks
@@ -51,9 +48,7 @@ def directional_dataset(v: torch.Tensor, n: int, sigma: float, eps: float, seed:
     v = _check_direction(v)
     n = _check_positive_even("n", n)
     for name, value, low in (("sigma", sigma, "> 0"), ("eps", eps, ">= 0")):
-        number = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-        if not (number and (value > 0 if low == "> 0" else value >= 0)):
-            raise ValueError(f"{name} must be a finite number {low}; got {value!r}")
+        checks.number(name, value, 0, inclusive=low == ">= 0")
         if value > FLOAT32_MAX:
             raise ValueError(f"{name} must be a finite number {low} in float32 (at most {FLOAT32_MAX:.4g}); "
                              f"got {value!r}")

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -61,12 +60,6 @@ def check_factor(D: int, S: int) -> int:
         divisors = [s for s in range(1, D + 1) if D % s == 0]
         raise ValueError(f"S must divide D={D} (accepted: {divisors}); got S={S}")
     return D // S
-
-
-def _positive(name, value):
-    if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
-    return float(value)
 
 
 def _dims(dims):
@@ -145,7 +138,7 @@ def prefilter(kind: str | torch.Tensor | np.ndarray, D: int, S: int, width: floa
         return m_hat
     kind = _kind(kind)
     if kind == "gaussian":
-        w = _positive("width", S / 2 if width is None else width)
+        w = checks.number("width", S / 2 if width is None else width, 0)
         t = torch.arange(D, dtype=torch.float64)
         t = torch.minimum(t, D - t)
         h = torch.exp(-0.5 * (t / w) ** 2)
@@ -342,8 +335,8 @@ def bayes_accuracy(m_hat: torch.Tensor | np.ndarray, S: int, eps: float, sigma: 
     it in the paper's own convention x = eps y v + w (classes 2 eps apart), whose exact accuracy is
     `bayes_accuracy(m_hat, S, 2 * eps, sigma)` = Phi(eps gamma / (sigma sqrt(S))).
     """
-    eps = _positive("eps", eps)
-    sigma = _positive("sigma", sigma)
+    eps = checks.number("eps", eps, 0)
+    sigma = checks.number("sigma", sigma, 0)
     if convention not in CONVENTIONS:
         raise ValueError(f"convention must be one of {', '.join(CONVENTIONS)}; got {convention!r}")
     gamma = snr_gamma(m_hat, S, cells, kind)
@@ -362,7 +355,7 @@ def direction_bayes_accuracy(directions: torch.Tensor | np.ndarray, prefilter: s
     With u = P v (v normalised) and Sigma_0 = P P^T, q = u^T Sigma_0^+ u and the accuracy is
     Phi(eps / (2 sigma) sqrt(q / (1 - q))) (1 when q = 1: the classes separate perfectly).
     """
-    eps, sigma = _positive("eps", eps), _positive("sigma", sigma)
+    eps, sigma = checks.number("eps", eps, 0), checks.number("sigma", sigma, 0)
     vs = torch.as_tensor(directions, dtype=torch.float64)
     P = pooling_matrix(prefilter, S, int(vs.shape[-1]), dims, padding)
     vs = vs.reshape(len(vs), -1)
@@ -427,7 +420,7 @@ def simulated_accuracy(cell: int | Sequence[int], prefilter: str | torch.Tensor 
     if method not in SIM_METHODS:
         raise ValueError(f"method must be one of {', '.join(SIM_METHODS)}; got {method!r}")
     check_factor(size, S)
-    eps, sigma = _positive("eps", eps), _positive("sigma", sigma)
+    eps, sigma = checks.number("eps", eps, 0), checks.number("sigma", sigma, 0)
     v = fourier.directions([cell], size, kind)
     dims = v.ndim - 1
     v = v.reshape(1, -1) if dims == 1 else v  # `data.directional_dataset` reads a signal as a 1 x D image
@@ -503,8 +496,8 @@ class LinearPooling(nn.Module):
         self.S = S
         self.register_buffer("m", m)
         self.register_buffer("A", aliasing_matrix(D, S, dtype=torch.float32))
-        self.theta = nn.Parameter(_positive("sigma_theta", sigma_theta) * torch.randn(M, generator=generator))
-        self.phi = nn.Parameter(_positive("sigma_phi", sigma_phi) * torch.randn(D, generator=generator))
+        self.theta = nn.Parameter(checks.number("sigma_theta", sigma_theta, 0) * torch.randn(M, generator=generator))
+        self.phi = nn.Parameter(checks.number("sigma_phi", sigma_phi, 0) * torch.randn(D, generator=generator))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return linear_pooling_output(self.theta, self.phi, x.reshape(x.shape[0], -1), self.m, self.A)[:, None]
@@ -545,7 +538,7 @@ def train_linear_pooling(l: int, m: torch.Tensor | np.ndarray, S: int, eps: floa
     dev = resolve(device)
     g = torch.Generator().manual_seed(seed)
     m = _spectrum(m, "m")
-    sigma = _positive("sigma", sigma)
+    sigma = checks.number("sigma", sigma, 0)
     x, y = spectral_dataset(l, m.numel(), n, eps, sigma, generator=g)
     model = LinearPooling(m, S, sigma_theta, sigma_phi, generator=g).to(dev)
     x, y = x.to(dev), y.to(dev)
@@ -581,7 +574,7 @@ def expected_hessian(m: torch.Tensor | np.ndarray, l: int, S: int, eps: float, s
     """
     m2 = _spectrum(m, "m").abs() ** 2
     check_factor(m2.numel(), S)
-    sigma, sigma_theta = _positive("sigma", sigma), _positive("sigma_theta", sigma_theta)
+    sigma, sigma_theta = checks.number("sigma", sigma, 0), checks.number("sigma_theta", sigma_theta, 0)
     diag = sigma**2 * m2
     diag[l] += eps**2 * m2[l]
     return torch.diag(2 * sigma_theta**2 / S * diag)
@@ -618,7 +611,7 @@ def monte_carlo_hessian(m: torch.Tensor | np.ndarray, l: int, S: int, eps: float
 def zeta(m: torch.Tensor | np.ndarray, eps: float, sigma: float) -> torch.Tensor:
     """zeta(l) = eps^2 m[l]^2 / (sigma^2 max m^2) for every l: signal over largest noise curvature."""
     m2 = _spectrum(m, "m").abs() ** 2
-    return _positive("eps", eps) ** 2 * m2 / (_positive("sigma", sigma) ** 2 * m2.max())
+    return checks.number("eps", eps, 0) ** 2 * m2 / (checks.number("sigma", sigma, 0) ** 2 * m2.max())
 
 
 def lemma1_check(D: int = 16, S: int = 4, l: int = 3, eps: float = 1.0, sigma: float = 0.5, n: int = 10000,

@@ -75,7 +75,7 @@ def fingerprint(*arrays: np.ndarray | torch.Tensor) -> str:
     """A short hash of arrays' (or tensors') bytes: names a dataset or a NAD basis in a record."""
     h = hashlib.sha256()
     for a in arrays:
-        h.update(np.ascontiguousarray(_numpy(a)).reshape(-1).view(np.uint8))   # its bytes, not a copy
+        h.update(np.ascontiguousarray(_numpy(a)).reshape(-1).view(np.uint8).data)   # its bytes, not a copy
     return h.hexdigest()[:16]
 
 

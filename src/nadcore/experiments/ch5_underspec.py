@@ -17,8 +17,6 @@ mean (for `D(v)` channels, whose mean is 0, this is the raw zero of the paper).
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -147,10 +145,8 @@ def cross_section(model: torch.nn.Module, v1: torch.Tensor | np.ndarray, v2: tor
     `[-extent, extent]` in `resolution` steps. `v1`, `v2` are unit-normalised; `origin` defaults
     to 0. Points are raw inputs (normalised with `mean`, `std` when given).
     """
-    if not (isinstance(resolution, numbers.Integral) and not isinstance(resolution, bool) and resolution >= 2):
-        raise ValueError(f"resolution must be an int >= 2; got {resolution!r}")
-    if not (isinstance(extent, numbers.Real) and not isinstance(extent, bool) and math.isfinite(extent) and extent > 0):
-        raise ValueError(f"extent must be a number > 0; got {extent!r}")
+    checks.integer("resolution", resolution, 2)
+    checks.number("extent", extent, 0)
     b1, b2 = _as_block(v1, "v1"), _as_block(v2, "v2")
     if b1.shape[1:] != b2.shape[1:]:
         raise ValueError(f"v1 and v2 must have the same image size; got {tuple(b1.shape)} and {tuple(b2.shape)}")

@@ -47,8 +47,7 @@ class EstimateSettings:
     def __post_init__(self) -> None:
         checks.one_of("method", self.method, METHODS)
         step = self.step
-        if not (isinstance(step, (int, float, np.number)) and not isinstance(step, bool) and np.isfinite(step)
-                and _in_float32(step)):
+        if not (checks.is_number(step) and _in_float32(step)):
             raise InputError("step", f"step must be a finite number > 0 in float32 (the secant step h; published: "
                                      f"100); got {step!r}")
         shape = self.input_shape
