@@ -212,6 +212,6 @@ def test_the_rates_plan_prices_with_are_dated_and_sourced_and_benchmarks_rewrite
     rates.write({("nad_s", "lenet/secant"): 0.0123456}, "a test")
     entry = json.loads(copy.read_text())["nad_s"]["lenet/secant"]
     assert entry["s"] == 0.0123 and "a test" in entry["source"]
-    assert catalog.load_rates(copy)[1][("lenet", "secant")] == 0.0123
+    assert catalog.load_rates(copy).nad_s[("lenet", "secant")] == 0.0123
     with pytest.raises(ValueError, match="table must be one of"):
         rates.write({("nad_seconds", "lenet/secant"): 1.0}, "a test")

@@ -1171,12 +1171,35 @@ def _zoo_stored(bundle_dir):
             and all(len(f) == len(zoo["settings"]["fig6_indices"]) for f in zoo["fig6"].values()))
 
 
+def load_zoo_null(bundle_dir: str | Path = BUNDLE, compute: bool = False, progress: bool = False) -> dict[str, Any]:
+    """Fig. 6 along ConvNeXt's null directions and their controls (`ch7_zoo.null_fig6`, its
+    `NULL_FIG6_REPLICATES` seeds) at Chapter 7's Fig. 6 recipe, on the stored exact-gradient NADs: what the
+    bundle holds (NaN where not stored), or, with `compute`, every cell (~12 CPU-minutes each)."""
+    convnext = load_nad("convnext", "autograd", bundle_dir)
+    if convnext is None:
+        raise ValueError("bundle_dir holds no exact-gradient NADs of ConvNeXt: compute the item nads_convnext_autograd "
+                         "first")
+    return ch7_zoo.null_fig6(convnext, presets.preset("zoo", "paper"), bundle_dir, seed=SEED, device=DEVICE,
+                             compute=compute, progress=progress)
+
+
+def _zoo_null_stored(bundle_dir):
+    if load_nad("convnext", "autograd", bundle_dir) is None:
+        return False
+    r = load_zoo_null(bundle_dir)
+    return bool(np.isfinite(r["null"]).all() and np.isfinite(r["control"]).all())
+
+
 _declare(*_nads(*((a, "autograd") for a in ZOO_ARCHS), *((a, "secant") for a in ZOO_ARCHS)),
          _convergence("convergence_zoo", ZOO_ARCHS, "autograd"),
          BundleItem("zoo", lambda: presets.preset("zoo", "paper"),
                     lambda bundle_dir, scratch, progress: load_zoo(bundle_dir, compute=True, progress=progress,
                                                                    scratch=scratch),
-                    load_zoo, _whole("zoo", _zoo_stored)))
+                    load_zoo, _whole("zoo", _zoo_stored)),
+         BundleItem("zoo_null", lambda: {"zoo": presets.preset("zoo", "paper"),
+                                         "replicates": ch7_zoo.NULL_FIG6_REPLICATES},
+                    lambda bundle_dir, scratch, progress: load_zoo_null(bundle_dir, compute=True, progress=progress),
+                    load_zoo_null, _whole("zoo_null", _zoo_null_stored)))
 
 
 # ----------------------------------------------------------------------------- beside the published numbers
@@ -1255,7 +1278,7 @@ ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_au
          "nads_densenet121",
          "cifar_fashion", "underspec_ood_fashion",
          *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo",
-         "fig3_sigma", "antialias_sigma", "secant_dial")
+         "fig3_sigma", "antialias_sigma", "secant_dial", "zoo_null")
 
 
 def item_device(item: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 # models.REGISTRY's keys, in its order
 ARCHS = ("logreg", "mlp", "lenet", "vgg11", "vgg11_bn", "resnet18", "densenet121", "vit", "mixer", "convnext",
@@ -29,13 +30,20 @@ UNPRICED_NETWORKS = 20_000
 RATES_FILE = Path(__file__).resolve().parent / "artifacts" / "rates.json"
 
 
-def load_rates(path: str | Path | None = None) -> tuple[dict[str, float], dict[tuple[str, ...], float],
-                                                      dict[str, float], dict[str, float]]:
-    """(TRAIN_S, NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED) from the rates file."""
+class Rates(NamedTuple):
+    """The measured rates of the rates file: seconds per training sample and epoch, per network of a NAD estimate."""
+    train_s: dict[str, float]                    # {arch: s}
+    nad_s: dict[tuple[str, ...], float]          # {(arch, method): s}
+    nad_s_bfloat16: dict[str, float]             # {arch: s}, the secant in bfloat16
+    nad_s_compiled: dict[str, float]             # {arch: s}, the secant through torch.compile
+
+
+def load_rates(path: str | Path | None = None) -> Rates:
+    """The `Rates` of the rates file (default `RATES_FILE`)."""
     tables = json.loads(Path(path or RATES_FILE).read_text())
     seconds = lambda name: {k: float(v["s"]) for k, v in tables[name].items()}
     nad = {tuple(k.split("/")): v for k, v in seconds("nad_s").items()}
-    return seconds("train_s"), nad, seconds("nad_s_bfloat16"), seconds("nad_s_compiled")
+    return Rates(seconds("train_s"), nad, seconds("nad_s_bfloat16"), seconds("nad_s_compiled"))
 
 
 TRAIN_S, NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED = load_rates()

@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nadcore import __version__, extras, paths
 from nadcore.checks import InputError
@@ -222,10 +222,18 @@ def bundles(folder: Path) -> tuple[Path, Path]:
     return BUNDLE, folder.parent / "bundle"
 
 
-def validate(args: argparse.Namespace, writes: bool = True) -> tuple[Path, Path, dict[str, Any], dict[str, Any]]:
+class Validated(NamedTuple):
+    """A chapter run's checked arguments (`validate`)."""
+    notebook: Path
+    folder: Path
+    params: dict[str, Any]
+    values: dict[str, Any]
+
+
+def validate(args: argparse.Namespace, writes: bool = True) -> Validated:
     """Check the chapter and every parameter before any kernel starts.
 
-    Returns `(notebook, folder, params, values)`: the parameters papermill injects (`scale`,
+    Returns `Validated(notebook, folder, params, values)`: the parameters papermill injects (`scale`,
     `device` and the `-p` ones) and every value the chapter will see (its declared defaults too).
     `-p scale` and `-p device` are the same as `--scale` and `--device`. `writes`: the chapter will
     run (`plan` only reads), so its results_dir must lie outside the bundle unless `args.force`.
@@ -242,7 +250,7 @@ def validate(args: argparse.Namespace, writes: bool = True) -> tuple[Path, Path,
               "device": _once("device", args.device, given, "auto")}
     values = {**defaults, **params}
     check_values(values, folder, writes=writes, force=getattr(args, "force", False))
-    return notebook, folder, params, values
+    return Validated(notebook, folder, params, values)
 
 
 def summary(stem: str, values: Mapping[str, Any], folder: Path) -> str:

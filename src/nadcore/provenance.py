@@ -38,7 +38,7 @@ PAGES = {   # the bundle items each page reads (a page reads an item whose numbe
     "05_underspecification": ("underspec_pairs", "underspec_ood", "underspec_ood_fashion"),
     "06_antialias": ("antialias", "fig6"),
     "07_zoo": ("zoo", *(f"nads_{a}_autograd" for a in bundle.ZOO_ARCHS), *(f"nads_{a}" for a in bundle.ZOO_ARCHS),
-               "convergence_zoo"),
+               "convergence_zoo", "zoo_null"),
     "nads_in_practice": ("convergence_autograd", "convergence_secant", "precision", "train_precision"),
 }
 NOT_SHOWN = ("antialias_sigma",)   # items no page reads yet

@@ -534,9 +534,20 @@ def measured(numbers: Mapping[str, float], arch: str) -> str:
     }[arch]
 
 
-def verdict(results: Mapping[str, Any]) -> dict[str, tuple[str, str, str, bool]]:
+# Fig. 6 along ConvNeXt's null directions (`null_fig6`), predicted before training: "as well as" its controls
+# means within NULL_GAP points on every patch (the largest gap of the seeds' means; 3 binomial standard errors
+# of a 2,000-image test set at 90 %)
+NULL_GAP = 2.0
+NULL_PREDICTION = ("Does ConvNeXt learn along the directions that none of its networks sees at initialisation?",
+                   "Yes, as well as along another direction of the same patch: only the stem's Gaussian weights "
+                   "read the input, alike in every direction of a patch")
+
+
+def verdict(results: Mapping[str, Any], null: Mapping[str, float] | None = None
+            ) -> dict[str, tuple[str, str, str, bool]]:
     """`{arch: (question, expected, measured, as expected)}` of every prediction whose numbers
-    `results` holds."""
+    `results` holds, and `convnext_null` (`NULL_PREDICTION`) when `null` (`null_numbers`) holds Fig. 6
+    along ConvNeXt's null directions."""
     n = key_numbers(results)
     out = {}
     for arch, (question, expected, check) in PREDICTIONS.items():
@@ -544,7 +555,21 @@ def verdict(results: Mapping[str, Any]) -> dict[str, tuple[str, str, str, bool]]
             out[arch] = (question, expected, measured(n, arch), bool(check(n)))
         except KeyError:       # an architecture not stored yet
             continue
+    if null is not None and (row := null_verdict(null)) is not None:
+        out["convnext_null"] = row
     return out
+
+
+def null_verdict(null: Mapping[str, float]) -> tuple[str, str, str, bool] | None:
+    """`NULL_PREDICTION`'s row of `verdict` (question, expected, measured, as expected) from `null_numbers`,
+    or None before Fig. 6 along the null directions is stored."""
+    if "null_fig6_gap" not in null:
+        return None
+    u = null
+    text = (f"{u['null_fig6_null']:.1f} ± {u['null_fig6_null_sd']:.1f}% along x0 on a patch, "
+            f"{u['null_fig6_control']:.1f} ± {u['null_fig6_control_sd']:.1f}% along a control of the same "
+            f"patch ({u['null_fig6_null_cells']} runs each); largest gap on a patch {u['null_fig6_gap']:.1f} points")
+    return (*NULL_PREDICTION, text, u["null_fig6_gap"] <= NULL_GAP)
 
 
 def missing(results: Mapping[str, Any]) -> list[str]:

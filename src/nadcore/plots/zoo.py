@@ -218,10 +218,10 @@ def _cells(iso):
     return [round(iso["effective_rank"]), *(round(100 * iso[m], 1) for m in ("top", "low", "harmonic4", "harmonic8"))]
 
 
-def verdict(results: Mapping[str, Any]) -> pd.DataFrame:
+def verdict(results: Mapping[str, Any], null: Mapping[str, float] | None = None) -> pd.DataFrame:
     """The chapter's opening table: each question, what we expected, what we measure, and whether
-    it came out as expected (`ch7_zoo.verdict`)."""
-    rows = [[q, e, m, "yes" if ok else "no"] for q, e, m, ok in ch7_zoo.verdict(results).values()]
+    it came out as expected (`ch7_zoo.verdict`; `null`: its `null_numbers`)."""
+    rows = [[q, e, m, "yes" if ok else "no"] for q, e, m, ok in ch7_zoo.verdict(results, null).values()]
     columns = ["Question", "We expected", "We measure (exact gradient)", "As expected?"]
     return page.table(rows, columns, index="Question")
 
