@@ -157,6 +157,6 @@ def test_null_numbers_name_the_readings_for_the_prose():
     # the chapter's verdict row: as well as the controls when no patch's gap exceeds NULL_GAP points
     row = ch7_zoo.null_verdict(n)
     assert row is not None and row[:2] == ch7_zoo.NULL_PREDICTION and row[3] is (n["null_fig6_gap"] <= ch7_zoo.NULL_GAP)
-    assert "64.7 ± 5.0% along x0 on a patch" in row[2] and "largest gap on a patch 2.0 points" in row[2]
+    assert "64.7 ± 5.0% along x₀ on a patch" in row[2] and "largest gap on a patch 2.0 points" in row[2]
     worse = ch7_zoo.null_numbers(overlap, None, {**fig6, "null": fig6["null"] - 5})
     assert ch7_zoo.null_verdict(worse)[3] is False and ch7_zoo.null_verdict(nothing) is None

@@ -566,7 +566,7 @@ def null_verdict(null: Mapping[str, float]) -> tuple[str, str, str, bool] | None
     if "null_fig6_gap" not in null:
         return None
     u = null
-    text = (f"{u['null_fig6_null']:.1f} ± {u['null_fig6_null_sd']:.1f}% along x0 on a patch, "
+    text = (f"{u['null_fig6_null']:.1f} ± {u['null_fig6_null_sd']:.1f}% along x₀ on a patch, "
             f"{u['null_fig6_control']:.1f} ± {u['null_fig6_control_sd']:.1f}% along a control of the same "
             f"patch ({u['null_fig6_null_cells']} runs each); largest gap on a patch {u['null_fig6_gap']:.1f} points")
     return (*NULL_PREDICTION, text, u["null_fig6_gap"] <= NULL_GAP)
