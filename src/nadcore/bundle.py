@@ -342,9 +342,15 @@ def load_fourier(name: str, bundle_dir: str | Path = BUNDLE) -> StoredFourier:
     return StoredFourier(table, grid, settings, records)
 
 
-def fourier_remaining(name: str, bundle_dir: str | Path = BUNDLE) -> tuple[int, int, float]:
-    """`(stored, cells, seconds)` of the Chapter 1 item `name`: its cells stored in the bundle, all its
-    cells, and the rough CPU time of the rest (`nadcore.plan`'s unit costs)."""
+class Remaining(NamedTuple):
+    """How much of a Chapter 1 item is stored (`fourier_remaining`)."""
+    stored: int          # its cells stored in the bundle
+    cells: int           # all its cells
+    seconds: float       # the rough CPU time of the rest (`nadcore.plan`'s unit costs)
+
+
+def fourier_remaining(name: str, bundle_dir: str | Path = BUNDLE) -> Remaining:
+    """The `Remaining` cells of the Chapter 1 item `name`."""
     from nadcore import plan
 
     archs, grid, settings, pooling = fourier_item(name)
@@ -353,7 +359,7 @@ def fourier_remaining(name: str, bundle_dir: str | Path = BUNDLE) -> tuple[int, 
     epochs = settings["epochs"]
     each = {a: plan.train_cost(DEVICE, a, 2 * settings["n"], epochs[a] if isinstance(epochs, dict) else epochs,
                                pooling) for a in archs}
-    return done, len(cells), sum(each[c["arch"]] for c in cells) * (1 - done / len(cells))
+    return Remaining(done, len(cells), sum(each[c["arch"]] for c in cells) * (1 - done / len(cells)))
 
 
 def _sweep_status(name, bundle_dir, scratch):

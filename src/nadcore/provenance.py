@@ -19,7 +19,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nadcore import bundle, plan, store
 
@@ -95,8 +95,15 @@ def _value(x):
     return tuple(x) if isinstance(x, list) else x
 
 
-def describe(settings: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
-    """What a stored result holds, from its record's settings: `(network, kind, fields)`, with `kind` one
+class Described(NamedTuple):
+    """What a stored result holds (`describe`)."""
+    network: str
+    kind: str
+    fields: dict[str, Any]
+
+
+def describe(settings: Mapping[str, Any]) -> Described:
+    """What a stored result holds, from its record's settings: `Described(network, kind, fields)`, with `kind` one
     of "D(v)" (a training on a Fourier direction), "D(u_i)" (on a NAD), "pair" (on D(v_i) + D(v_j)),
     "stand-in" (a dataset with a carrier D(v_k)), "flip", "carrier", "NADs", "convergence", one of
     `OTHER_KINDS` or "other"; `network` names the architecture and, where one is set, its pooling
@@ -137,7 +144,7 @@ def describe(settings: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
               "sigma": flat.get("sigma"), "epochs": epochs, "dataset": flat.get("dataset"),
               "eps": flat.get("eps") if kind == "carrier" else None,
               "sizes": _value(flat.get("sizes"))}
-    return network, kind, {k: v for k, v in fields.items() if v is not None}
+    return Described(network, kind, {k: v for k, v in fields.items() if v is not None})
 
 
 @dataclass

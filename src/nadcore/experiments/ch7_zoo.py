@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
@@ -543,16 +543,24 @@ NULL_PREDICTION = ("Does ConvNeXt learn along the directions that none of its ne
                    "read the input, alike in every direction of a patch")
 
 
-def verdict(results: Mapping[str, Any], null: Mapping[str, float] | None = None
-            ) -> dict[str, tuple[str, str, str, bool]]:
-    """`{arch: (question, expected, measured, as expected)}` of every prediction whose numbers
+class Prediction(NamedTuple):
+    """A row of the chapter's predictions (`verdict`): what we asked, expected before measuring, measure, and
+    whether it came out as expected."""
+    question: str
+    expected: str
+    measured: str
+    held: bool
+
+
+def verdict(results: Mapping[str, Any], null: Mapping[str, float] | None = None) -> dict[str, Prediction]:
+    """`{arch: Prediction}` of every prediction whose numbers
     `results` holds, and `convnext_null` (`NULL_PREDICTION`) when `null` (`null_numbers`) holds Fig. 6
     along ConvNeXt's null directions."""
     n = key_numbers(results)
     out = {}
     for arch, (question, expected, check) in PREDICTIONS.items():
         try:
-            out[arch] = (question, expected, measured(n, arch), bool(check(n)))
+            out[arch] = Prediction(question, expected, measured(n, arch), bool(check(n)))
         except KeyError:       # an architecture not stored yet
             continue
     if null is not None and (row := null_verdict(null)) is not None:
@@ -560,8 +568,8 @@ def verdict(results: Mapping[str, Any], null: Mapping[str, float] | None = None
     return out
 
 
-def null_verdict(null: Mapping[str, float]) -> tuple[str, str, str, bool] | None:
-    """`NULL_PREDICTION`'s row of `verdict` (question, expected, measured, as expected) from `null_numbers`,
+def null_verdict(null: Mapping[str, float]) -> Prediction | None:
+    """`NULL_PREDICTION`'s row of `verdict` (a `Prediction`) from `null_numbers`,
     or None before Fig. 6 along the null directions is stored."""
     if "null_fig6_gap" not in null:
         return None
@@ -569,7 +577,7 @@ def null_verdict(null: Mapping[str, float]) -> tuple[str, str, str, bool] | None
     text = (f"{u['null_fig6_null']:.1f} ± {u['null_fig6_null_sd']:.1f}% along x₀ on a patch, "
             f"{u['null_fig6_control']:.1f} ± {u['null_fig6_control_sd']:.1f}% along a control of the same "
             f"patch ({u['null_fig6_null_cells']} runs each); largest gap on a patch {u['null_fig6_gap']:.1f} points")
-    return (*NULL_PREDICTION, text, u["null_fig6_gap"] <= NULL_GAP)
+    return Prediction(*NULL_PREDICTION, text, u["null_fig6_gap"] <= NULL_GAP)
 
 
 def missing(results: Mapping[str, Any]) -> list[str]:
