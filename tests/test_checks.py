@@ -23,8 +23,9 @@ def test_one_of_and_the_message_begins_with_the_parameter():
     assert checks.one_of("method", "secant", ("secant", "autograd")) == "secant"
     with pytest.raises(checks.InputError, match=r"^method must be one of 'secant', 'autograd'; got \['secant'\]$"):
         checks.one_of("method", ["secant"], ("secant", "autograd"))   # unhashable: refused, not a TypeError
-    with pytest.raises(ValueError, match="must begin with its parameter"):
-        checks.InputError("seed", "step must be positive")
+    assert checks.InputError("r (the replicate) must be >= 0; got -1").param == "r"   # the name it begins with
+    with pytest.raises(ValueError, match="must begin with its parameter's name"):
+        checks.InputError("(a replicate) must be >= 0")
 
 
 def test_a_missing_device_says_what_is_missing_and_the_cli_reads_it():
@@ -38,9 +39,9 @@ def test_a_missing_device_says_what_is_missing_and_the_cli_reads_it():
 
 
 def test_the_cli_names_the_option_of_a_library_input_error():
-    assert str(cli.option_error(checks.InputError("input_shape", "input_shape must be (C, H, W); got 3"))) == \
+    assert str(cli.option_error(checks.InputError("input_shape must be (C, H, W); got 3"))) == \
         "--input-shape must be (C, H, W); got 3"
-    assert str(cli.option_error(checks.InputError("step", "step must be > 0; got 0"))) == "step must be > 0; got 0"
+    assert str(cli.option_error(checks.InputError("step must be > 0; got 0"))) == "step must be > 0; got 0"
     assert str(cli.option_error(ValueError("model must be nice"))) == "model must be nice"   # not an InputError
 
 

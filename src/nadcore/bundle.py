@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from nadcore import fourier, nads, presets, published, seeds, stacked, store, sweeps, versions
+from nadcore.checks import InputError
 from nadcore.device import PRECISIONS
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
 from nadcore.paths import BUNDLE, DATA  # where the bundle is (`paths.locate`) and the stand-ins' files
@@ -93,7 +94,7 @@ def _declare(*items):
 def lookup(item: str) -> BundleItem:
     """The `BundleItem` named `item`."""
     if not isinstance(item, str) or item not in REGISTRY:
-        raise ValueError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
+        raise InputError(f"item must be one of {', '.join(ITEMS)}; got {item!r}")
     return REGISTRY[item]
 
 
@@ -249,7 +250,7 @@ FOURIER_SWEEPS = {"fig1": (_fig1, "fig1"), "fig2": (_fig2, "fig2"), "fig3": (_fi
 
 def _check_sweep(name):
     if name not in FOURIER_SWEEPS:
-        raise ValueError(f"name must be one of {', '.join(FOURIER_SWEEPS)}; got {name!r}")
+        raise InputError(f"name must be one of {', '.join(FOURIER_SWEEPS)}; got {name!r}")
     return FOURIER_SWEEPS[name]
 
 
@@ -824,7 +825,7 @@ def fig6_item(sigma: float | None = None, name: str = "fig6") -> Fig6Item:
     `DEEP_FIG6` name is the network and max_lr of `DEEP_TRAIN` at its indices and `DEEP_SIGMA`, on
     `nads_of(arch)`; a `FIG6_NADS` name is its item's at its sigma, with the seed of its replicate."""
     if name not in FIG6_ITEMS:
-        raise ValueError(f"name must be one of {', '.join(FIG6_ITEMS)}; got {name!r}")
+        raise InputError(f"name must be one of {', '.join(FIG6_ITEMS)}; got {name!r}")
     return FIG6_ITEMS[name](sigma)
 
 
@@ -988,7 +989,7 @@ STAND_INS = ("digits", "fashion")  # the datasets of Chapters 4-5 in the bundle 
 
 def _check_stand_in(dataset):
     if dataset not in STAND_INS:
-        raise ValueError(f"dataset must be one of {', '.join(STAND_INS)}; got {dataset!r}")
+        raise InputError(f"dataset must be one of {', '.join(STAND_INS)}; got {dataset!r}")
     return dataset
 
 
@@ -1062,7 +1063,7 @@ def underspec_item(figure: str, dataset: str = "digits") -> dict[str, Any]:
             f = presets.fashion("ood")
             return {**f, "seeds": [seeds.derive(SEED, r) for r in f["seeds"]]}
         return {**P["ood"], "dataset": "digits", "limit": None, "seeds": P["ood"]["seeds"][:1]}
-    raise ValueError(f"figure must be 'pairs' or 'ood'; got {figure!r}")
+    raise InputError(f"figure must be 'pairs' or 'ood'; got {figure!r}")
 
 
 def underspec_cost(figure: str, dataset: str = "digits") -> str:

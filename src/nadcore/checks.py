@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Collection
 from typing import Any, Literal, overload
 
 
 class InputError(ValueError):
-    """A parameter outside what it accepts: `param` is its name, the message one line that begins with it."""
+    """A parameter outside what it accepts: a one-line message that begins with the parameter's name, which
+    `param` holds ("r must be an integer >= 0; got -1": "r")."""
 
-    def __init__(self, param: str, message: str) -> None:
-        if not message.startswith(param):
-            raise ValueError(f"an InputError's message must begin with its parameter {param!r}; got {message!r}")
+    def __init__(self, message: str) -> None:
+        name = re.match(r"[A-Za-z_]\w*", message)
+        if name is None:
+            raise ValueError(f"an InputError's message must begin with its parameter's name; got {message!r}")
         super().__init__(message)
-        self.param = param
+        self.param = name.group()
 
 
 def is_integer(value: object) -> bool:
@@ -38,7 +41,7 @@ def number(param: str, value, low: float | None = None, *, inclusive: bool = Fal
     if is_number(value) and (low is None or value > low or (inclusive and value == low)):
         return float(value)
     bound = "" if low is None else f" {'>=' if inclusive else '>'} {low:g}"
-    raise InputError(param, f"{param} must be {accepted or 'a finite number' + bound}; got {value!r}")
+    raise InputError(f"{param} must be {accepted or 'a finite number' + bound}; got {value!r}")
 
 
 @overload
@@ -60,14 +63,14 @@ def integer(param: str, value: Any, low: int | None = None, high: int | None = N
         return None
     if is_integer(value) and (low is None or value >= low) and (high is None or value <= high):
         return int(value)
-    raise InputError(param, f"{param} must be {accepted or _integers(low, high)}; got {value!r}")
+    raise InputError(f"{param} must be {accepted or _integers(low, high)}; got {value!r}")
 
 
 def one_of(param: str, value: Any, choices: Collection[object], *, accepted: str | None = None) -> Any:
     """`value` when it is one of `choices`, else an `InputError` listing them (or saying `accepted`)."""
     if isinstance(value, str | int | float | bool | None) and value in choices:
         return value
-    raise InputError(param, f"{param} must be {accepted or 'one of ' + ', '.join(map(repr, choices))}; got {value!r}")
+    raise InputError(f"{param} must be {accepted or 'one of ' + ', '.join(map(repr, choices))}; got {value!r}")
 
 
 def _integers(low, high):

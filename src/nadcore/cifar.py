@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from nadcore import checks
+from nadcore.checks import InputError
 
 if TYPE_CHECKING:
     from torchvision.datasets import CIFAR10
@@ -80,7 +81,7 @@ def classes(name: str) -> tuple[str, ...]:
 
 def _check_name(name):
     if name not in DATASETS:
-        raise ValueError(f"name must be one of {', '.join(DATASETS)}; got {name!r}")
+        raise InputError(f"name must be one of {', '.join(DATASETS)}; got {name!r}")
 
 
 def load(name: str, data_root: str | Path = "../data", train: bool = True, download: bool = False, *, seed: int = 0,
@@ -178,7 +179,7 @@ def load_digits(train: bool = True, seed: int = 0, test_fraction: float = 0.25) 
     from sklearn.model_selection import train_test_split
 
     if not 0 < test_fraction < 1:
-        raise ValueError(f"test_fraction must lie strictly between 0 and 1; got {test_fraction!r}")
+        raise InputError(f"test_fraction must lie strictly between 0 and 1; got {test_fraction!r}")
     bunch = sk_digits()
     images = torch.as_tensor(bunch.images, dtype=torch.float32).unsqueeze(1) / 16.0
     images = F.interpolate(images, size=(SIZE, SIZE), mode="bilinear", align_corners=False).clamp_(0, 1)
@@ -193,7 +194,7 @@ def first_of_each_class(y: torch.Tensor, num_classes: int = 10) -> torch.Tensor:
     """The index of the first sample of each class `0 .. num_classes - 1` in the labels `y`."""
     missing = [t for t in range(num_classes) if not (y == t).any()]
     if missing:
-        raise ValueError(f"y must hold every class 0..{num_classes - 1}; missing {missing}")
+        raise InputError(f"y must hold every class 0..{num_classes - 1}; missing {missing}")
     return torch.tensor([int((y == t).nonzero()[0]) for t in range(num_classes)])
 
 
@@ -221,12 +222,12 @@ def normalise(x: torch.Tensor, mean: Sequence[float] | torch.Tensor, std: Any) -
 def as_nads(nads: np.ndarray | torch.Tensor | NADResult, x: torch.Tensor) -> torch.Tensor:
     """NADs (array, tensor or anything with a `.nads` attribute) as (K, H*W) rows matching `x`."""
     if x.ndim != 4:
-        raise ValueError(f"x must be images of shape (N, C, H, W); got shape {tuple(x.shape)}")
+        raise InputError(f"x must be images of shape (N, C, H, W); got shape {tuple(x.shape)}")
     nads = getattr(nads, "nads", nads)
     u = nads if isinstance(nads, torch.Tensor) else torch.as_tensor(np.asarray(nads))
     d = x.shape[2] * x.shape[3]
     if u.ndim < 2 or u[0].numel() != d:
-        raise ValueError(f"nads must be rows of dimension H*W = {d} (for images of shape {tuple(x.shape[1:])}), "
+        raise InputError(f"nads must be rows of dimension H*W = {d} (for images of shape {tuple(x.shape[1:])}), "
                          f"e.g. shape (K, {d}); got shape {tuple(u.shape)}")
     return u.reshape(len(u), d).to(device=x.device, dtype=x.dtype)
 
@@ -247,10 +248,10 @@ def poison(x: torch.Tensor, y: Any, nads: Any, index: int, eps: float = 0.05) ->
     checks.integer("index", index, 0, k - 2,
                    accepted=f"an int in 0..{k - 2} (the carrier uses NADs index and index + 1 of {k})")
     if x.shape[1] != 3:
-        raise ValueError(f"x must have 3 colour channels (the rule uses channel t % 3); got {x.shape[1]}")
+        raise InputError(f"x must have 3 colour channels (the rule uses channel t % 3); got {x.shape[1]}")
     y = torch.as_tensor(y, device=x.device)
     if y.shape != (x.shape[0],) or y.min() < 0 or y.max() >= MAX_CLASSES:
-        raise ValueError(f"y must hold one label in 0..{MAX_CLASSES - 1} per image; got shape {tuple(y.shape)}")
+        raise InputError(f"y must hold one label in 0..{MAX_CLASSES - 1} per image; got shape {tuple(y.shape)}")
     rows = torch.arange(x.shape[0], device=x.device)
     which, channel, sign = index + y // 6, y % 3, (2 * (y % 2) - 1).to(x.dtype)
     out = x.reshape(x.shape[0], 3, -1).clone()
@@ -264,7 +265,7 @@ def _check_orthonormal(u, tol=1e-3):
     gram = u @ u.T
     err = (gram - torch.eye(len(u), dtype=u.dtype, device=u.device)).abs().max().item()
     if err > tol:
-        raise ValueError(f"nads must be orthonormal rows (max |U U^T - I| = {err:.2g} > {tol})")
+        raise InputError(f"nads must be orthonormal rows (max |U U^T - I| = {err:.2g} > {tol})")
 
 
 def nad_flip(x: torch.Tensor, nads: Any) -> torch.Tensor:
@@ -290,11 +291,11 @@ def edit_nads(x: torch.Tensor, nads: np.ndarray | torch.Tensor | NADResult,
     channel, scaled to norm `size`), so first and last NADs can be compared at equal size.
     """
     if mode not in EDIT_MODES:
-        raise ValueError(f"mode must be one of {', '.join(EDIT_MODES)}; got {mode!r}")
+        raise InputError(f"mode must be one of {', '.join(EDIT_MODES)}; got {mode!r}")
     u = as_nads(nads, x)
     idx = torch.as_tensor(indices, dtype=torch.int64).reshape(-1)
     if len(idx) == 0 or idx.min() < 0 or idx.max() >= len(u):
-        raise ValueError(f"indices must be NAD indices in 0..{len(u) - 1}; got {indices!r}")
+        raise InputError(f"indices must be NAD indices in 0..{len(u) - 1}; got {indices!r}")
     v = u[idx.to(u.device)]
     flat = x.reshape(x.shape[0], x.shape[1], -1)
     if mode == "shift":

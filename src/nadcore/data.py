@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from nadcore import checks
+from nadcore.checks import InputError
 from nadcore.device import resolve
 from nadcore.seeds import check_seed
 
@@ -20,19 +21,19 @@ FLOAT32_MAX = float(torch.finfo(torch.float32).max)   # the samples are float32
 def _check_direction(v):
     v = torch.as_tensor(v)
     if v.dim() not in (2, 3) or not v.dtype.is_floating_point or v.numel() == 0:
-        raise ValueError(f"v must be a float tensor of shape (C, H, W) or (H, W); "
+        raise InputError(f"v must be a float tensor of shape (C, H, W) or (H, W); "
                          f"got shape {tuple(v.shape)} and dtype {v.dtype}")
     if not torch.isfinite(v).all():
-        raise ValueError("v must hold finite numbers; got NaN or inf entries")
+        raise InputError("v must hold finite numbers; got NaN or inf entries")
     norm = v.double().norm().item()
     if abs(norm - 1.0) > UNIT_TOL:
-        raise ValueError(f"v must have unit norm (within {UNIT_TOL}); got norm {norm:.6g}")
+        raise InputError(f"v must have unit norm (within {UNIT_TOL}); got norm {norm:.6g}")
     return v if v.dim() == 3 else v.unsqueeze(0)
 
 
 def _check_positive_even(name, n):
     if not (checks.is_integer(n) and n >= 2 and n % 2 == 0):
-        raise checks.InputError(name, f"{name} must be a positive even int (half the samples per class); got {n!r}")
+        raise InputError(f"{name} must be a positive even int (half the samples per class); got {n!r}")
     return int(n)
 
 
@@ -60,13 +61,13 @@ def directional_dataset(v: torch.Tensor, n: int, sigma: float, eps: float, seed:
     noise = sigma * torch.randn((n, flat.numel()), generator=gen)
     noise -= torch.outer(noise @ flat, flat)  # P_perp
     if not torch.isfinite(noise).all():
-        raise ValueError(f"sigma must be a number > 0 whose noise fits float32 (sigma * N(0, 1) overflows past "
+        raise InputError(f"sigma must be a number > 0 whose noise fits float32 (sigma * N(0, 1) overflows past "
                          f"{FLOAT32_MAX:.4g}); got {sigma!r}")
     y = torch.arange(n) >= n // 2
     s = 1.0 - 2.0 * y.to(torch.float32)
     x = torch.addr(noise, s, flat, alpha=eps / 2)
     if not torch.isfinite(x).all():
-        raise ValueError(f"eps must be a number >= 0 whose samples fit float32 (eps / 2 * v plus the noise "
+        raise InputError(f"eps must be a number >= 0 whose samples fit float32 (eps / 2 * v plus the noise "
                          f"overflows past {FLOAT32_MAX:.4g}); got {eps!r}")
     return x.reshape(n, *v.shape).to(dev), y.long().to(dev)
 

@@ -16,7 +16,7 @@ class DeviceUnavailable(InputError):
     """A `device` this machine does not have: `missing` says what it lacks ("no CUDA GPU", "no MPS")."""
 
     def __init__(self, device: str | torch.device, missing: str) -> None:
-        super().__init__("device", f"device {device!r} is not available here ({missing}); use \"cpu\" or \"auto\"")
+        super().__init__(f"device {device!r} is not available here ({missing}); use \"cpu\" or \"auto\"")
         self.missing = missing
 
 
@@ -26,7 +26,7 @@ def resolve(device: str | torch.device = "auto") -> torch.device:
     if isinstance(device, torch.device):
         device = str(device)
     if not isinstance(device, str):
-        raise InputError("device", f"device must be {ACCEPTED}, got {device!r}")
+        raise InputError(f"device must be {ACCEPTED}, got {device!r}")
     if device == "auto":
         if torch.cuda.is_available():
             exact_cuda()
@@ -37,13 +37,13 @@ def resolve(device: str | torch.device = "auto") -> torch.device:
     try:
         dev = torch.device(device)
     except RuntimeError:
-        raise InputError("device", f"device must be {ACCEPTED}, got {device!r}") from None
+        raise InputError(f"device must be {ACCEPTED}, got {device!r}") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise DeviceUnavailable(device, "no CUDA GPU")
     if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
         raise DeviceUnavailable(device, "no MPS")
     if dev.type not in ("cpu", "cuda", "mps"):
-        raise InputError("device", f"device must be {ACCEPTED}, got {device!r}")
+        raise InputError(f"device must be {ACCEPTED}, got {device!r}")
     if dev.type == "cuda":
         exact_cuda()
     return dev

@@ -20,6 +20,7 @@ import torch
 from numpy.typing import ArrayLike
 
 from nadcore import checks
+from nadcore.checks import InputError
 
 KINDS = ("sin", "cos")
 
@@ -50,7 +51,7 @@ def fourier_direction(kx: int, ky: int, size: int = 32, kind: str = "sin") -> to
     _check_frequency("kx", kx, size)
     _check_frequency("ky", ky, size)
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
+        raise InputError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
     if kind == "sin" and is_self_conjugate(kx, ky, size):
         raise ValueError(f"the sine direction vanishes at (kx, ky) = ({kx}, {ky}) (a self-conjugate frequency); "
                          "use kind='cos'")
@@ -81,7 +82,7 @@ def cells(grid: Grid | Iterable[Any] | None, size: int = 32) -> list[Any]:
             if not 0 <= c < size:
                 raise ValueError(f"a 1-D frequency l must be an int in [0, {size}); got {c!r}")
         elif len(c) != 2 or not all(checks.is_integer(k) and lo <= k <= hi for k in c):
-            raise ValueError(f"grid must be a fourier.Grid or (kx, ky) pairs of ints in [{lo}, {hi}] (the fftshift "
+            raise InputError(f"grid must be a fourier.Grid or (kx, ky) pairs of ints in [{lo}, {hi}] (the fftshift "
                              f"range of a {size}x{size} image); got {c!r}")
     return out
 
@@ -96,7 +97,7 @@ def directions(grid: Grid | Iterable[Any] | None, size: int = 32, kind: str = "s
     Either way the cosine where the sine vanishes (`is_self_conjugate`), as `Grid.directions`.
     """
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
+        raise InputError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
     cs = cells(grid, size)
     if cs and not isinstance(cs[0], tuple):
         return torch.stack([_signal_direction(l, size, kind) for l in cs])
@@ -136,7 +137,7 @@ class Grid:
         for k in self.freqs:
             _check_frequency("freqs", k, self.size)
         if list(self.freqs) != sorted(set(self.freqs)):
-            raise ValueError(f"freqs must be strictly increasing; got {self.freqs}")
+            raise InputError(f"freqs must be strictly increasing; got {self.freqs}")
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -182,7 +183,7 @@ def coarse_grid(step: int = 8, limit: int | None = None, size: int = 32) -> Grid
     checks.integer("step", step, 1, size // 2 - 1, accepted=f"an int in [1, {size // 2 - 1}]")
     top = size // 2 - 1 if limit is None else limit
     if not (checks.is_integer(top) and step <= top <= size // 2 - 1):
-        raise checks.InputError("limit", f"limit must be an int in [step, {size // 2 - 1}] or None; got {limit!r}")
+        raise InputError(f"limit must be an int in [step, {size // 2 - 1}] or None; got {limit!r}")
     top = top // step * step
     return Grid(tuple(range(-top, top + 1, step)), size)
 

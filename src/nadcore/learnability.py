@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from nadcore import checks, data, fourier, nads, seeds, train
+from nadcore.checks import InputError
 
 CHANCE = 50.0            # percent, two balanced classes
 EASY_ACCURACY = 90.0     # `recipe_check`: an easy task counts as learned from this test accuracy (percent)
@@ -44,7 +45,7 @@ def _classifier_factory(model, input_shape):
     with torch.random.fork_rng(devices=[]):
         out = nads.forward_checked(factory(), torch.zeros(input_shape))
     if out.numel() not in (1, 2):
-        raise ValueError(f"model must have one output (or two logits); got output shape {tuple(out.shape)}")
+        raise InputError(f"model must have one output (or two logits); got output shape {tuple(out.shape)}")
     return (lambda: TwoLogits(factory())) if out.numel() == 1 else factory
 
 
@@ -52,7 +53,7 @@ def _check_shape(input_shape):
     shape = tuple(input_shape) if isinstance(input_shape, (tuple, list)) else None
     if shape is None or len(shape) != 3 or not all(isinstance(s, int) and s > 0 for s in shape) \
             or shape[1] != shape[2]:
-        raise ValueError(f"input_shape must be (C, H, W) with H == W (Fourier directions are square); "
+        raise InputError(f"input_shape must be (C, H, W) with H == W (Fourier directions are square); "
                          f"got {input_shape!r}")
     return shape
 
@@ -114,7 +115,7 @@ def sweep(model: str | Callable[[], nn.Module], cells: Iterable[Sequence[int]], 
     checks.integer("num_seeds", num_seeds, 1)
     cells = tuple((int(kx), int(ky)) for kx, ky in cells)
     if not cells:
-        raise ValueError("cells must hold at least one frequency (kx, ky)")
+        raise InputError("cells must hold at least one frequency (kx, ky)")
     vs = [_direction(kx, ky, shape, kind) for kx, ky in cells]      # checks the frequencies and kind
     factory = _classifier_factory(model, shape)
     tasks = [(v, seeds.streams(seeds.replicate(seed, r), kx % shape[1], ky % shape[1]))

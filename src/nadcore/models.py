@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from nadcore import checks, zoo
+from nadcore.checks import InputError
 
 SIZE = 32  # every network here takes 32x32 inputs
 
@@ -60,7 +61,7 @@ class BlurPool2d(nn.Module):
         binomial_filter(size)
         checks.integer("stride", stride, 1, accepted="a positive int")
         if padding not in BLUR_PADDINGS:
-            raise ValueError(f"padding must be one of {', '.join(BLUR_PADDINGS)}; got {padding!r}")
+            raise InputError(f"padding must be one of {', '.join(BLUR_PADDINGS)}; got {padding!r}")
         self.size, self.stride, self.padding = int(size), int(stride), padding
 
     def extra_repr(self) -> str:
@@ -127,7 +128,7 @@ def lenet_pool(pooling: bool | str) -> tuple[list[nn.Module], int]:
     if isinstance(pooling, bool):
         pooling = "max" if pooling else "none"
     if pooling not in LENET_POOLINGS:
-        raise ValueError(f"pooling must be True, False or one of {', '.join(LENET_POOLINGS)}; got {pooling!r}")
+        raise InputError(f"pooling must be True, False or one of {', '.join(LENET_POOLINGS)}; got {pooling!r}")
     if pooling == "max":
         return [nn.MaxPool2d(2)], 1
     if pooling == "avg":
@@ -320,7 +321,7 @@ def config(name: str) -> dict[str, Any]:
     """The configuration of registry architecture `name` as a plain dict (for settings records):
     the timm class and its arguments for `zoo`'s networks, the class and its options otherwise."""
     if name not in REGISTRY:
-        raise ValueError(f"name must be one of {', '.join(names())}; got {name!r}")
+        raise InputError(f"name must be one of {', '.join(names())}; got {name!r}")
     if name in zoo.CONFIGS:
         return zoo.config(name)
     return copy.deepcopy(CONFIGS.get(name, {"class": getattr(REGISTRY[name], "__name__", name)}))
@@ -339,7 +340,7 @@ def libraries(name: str) -> tuple[str, ...]:
     (timm's classes and initialisation for `zoo`'s; none for the others): `store.make_record` names
     their versions in every record whose settings name `name`."""
     if name not in REGISTRY:
-        raise ValueError(f"name must be one of {', '.join(names())}; got {name!r}")
+        raise InputError(f"name must be one of {', '.join(names())}; got {name!r}")
     return ("timm",) if name in zoo.CONFIGS else ()
 
 
@@ -357,13 +358,13 @@ def check_pooling(name: str, pooling: bool | str) -> bool | str:
     """`pooling` for registry network `name` as `build` passes it on: a bool, or LeNet's string."""
     if name in FIXED_POOLING:
         if pooling is not True and pooling != "max":
-            raise ValueError(f"pooling must be True or 'max' for {name} (its pooling is fixed: "
+            raise InputError(f"pooling must be True or 'max' for {name} (its pooling is fixed: "
                              f"{FIXED_POOLING[name]}); got {pooling!r}")
         return True
     if isinstance(pooling, bool):
         pooling = "max" if pooling else "none"
     elif not (isinstance(pooling, str) and pooling in poolings(name)):
-        raise ValueError(f"pooling must be True, False or one of {', '.join(poolings(name))} for {name}; "
+        raise InputError(f"pooling must be True, False or one of {', '.join(poolings(name))} for {name}; "
                          f"got {pooling!r}")
     return pooling if name == "lenet" else pooling == "max"
 
@@ -379,7 +380,7 @@ def build(name: str, in_channels: int = 1, num_classes: int = 2, pooling: bool |
     their design (`FIXED_POOLING`). `config(name)` gives each network's exact configuration.
     """
     if name not in REGISTRY:
-        raise ValueError(f"name must be one of {', '.join(names())}; got {name!r}")
+        raise InputError(f"name must be one of {', '.join(names())}; got {name!r}")
     _positive_int("in_channels", in_channels)
     _positive_int("num_classes", num_classes)
     pooling = check_pooling(name, pooling)

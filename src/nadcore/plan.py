@@ -25,6 +25,7 @@ import torch
 
 from nadcore import checks, fourier, nads, paths, presets, store, sweeps, versions
 from nadcore.catalog import NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED, TRAIN_S
+from nadcore.checks import InputError
 from nadcore.device import resolve
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
 
@@ -214,7 +215,7 @@ def chapter_plan(chapter: str, scale: str, *, seed: int = 0, results_dir: str | 
     `results_dir` under other settings."""
     presets.check_scale(scale)
     if chapter not in CHAPTERS:
-        raise ValueError(f"chapter must be one of {', '.join(CHAPTERS)}; got {chapter!r}")
+        raise InputError(f"chapter must be one of {', '.join(CHAPTERS)}; got {chapter!r}")
     checks.integer("num_seeds", num_seeds, 1)
     dev = plan_device(device)
     plan = Plan(chapter, scale, str(dev))

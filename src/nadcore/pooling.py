@@ -32,6 +32,7 @@ from torch import nn
 from tqdm import tqdm
 
 from nadcore import checks, data, fourier, seeds
+from nadcore.checks import InputError
 from nadcore.device import resolve
 from nadcore.models import binomial_filter
 
@@ -58,13 +59,13 @@ def check_factor(D: int, S: int) -> int:
     checks.integer("S", S, 1, accepted="an integer >= 1 (the subsampling factor)")
     if D % S:
         divisors = [s for s in range(1, D + 1) if D % s == 0]
-        raise ValueError(f"S must divide D={D} (accepted: {divisors}); got S={S}")
+        raise InputError(f"S must divide D={D} (accepted: {divisors}); got S={S}")
     return D // S
 
 
 def _dims(dims):
     if dims not in (1, 2):
-        raise ValueError(f"dims must be 1 (signals) or 2 (images); got {dims!r}")
+        raise InputError(f"dims must be 1 (signals) or 2 (images); got {dims!r}")
     return dims
 
 
@@ -80,7 +81,7 @@ def _kind(kind):
     """A prefilter's name, the model names (avg, blur3, blur5) read as theirs."""
     kind = MODEL_NAMES.get(kind, kind)
     if kind not in PREFILTERS + CASCADES:
-        raise ValueError(f"kind must be one of {', '.join(PREFILTERS + CASCADES)} (or avg, blur3, blur5), or an "
+        raise InputError(f"kind must be one of {', '.join(PREFILTERS + CASCADES)} (or avg, blur3, blur5), or an "
                          f"array of spectral values; got {kind!r}")
     return kind
 
@@ -101,11 +102,11 @@ def prefilter_taps(kind: str, S: int = 2) -> tuple[torch.Tensor, int]:
     """
     kind = _kind(kind)
     if kind not in TAPS + CASCADES:
-        raise ValueError(f"kind must be one of {', '.join(TAPS + CASCADES)} (a prefilter with taps); got {kind!r}")
+        raise InputError(f"kind must be one of {', '.join(TAPS + CASCADES)} (a prefilter with taps); got {kind!r}")
     checks.integer("S", S, 1, accepted="an integer >= 1 (the subsampling factor)")
     if kind in CASCADES:
         if S != 4:
-            raise ValueError(f"S must be 4 for {kind} (two poolings of factor 2); got {S}")
+            raise InputError(f"S must be 4 for {kind} (two poolings of factor 2); got {S}")
         t, b = prefilter_taps(kind[:-3], 2)
         c = torch.zeros(3 * (len(t) - 1) + 1, dtype=torch.float64)
         for j, tj in enumerate(t.tolist()):
@@ -172,7 +173,7 @@ def pool_spectrum(x_hat: torch.Tensor | np.ndarray, m_hat: torch.Tensor | np.nda
     M = check_factor(D, S)
     x_hat = torch.as_tensor(x_hat)
     if x_hat.shape[-dims:] != m_hat.shape:
-        raise ValueError(f"x_hat must end in the shape {tuple(m_hat.shape)} of m_hat; got {tuple(x_hat.shape)}")
+        raise InputError(f"x_hat must end in the shape {tuple(m_hat.shape)} of m_hat; got {tuple(x_hat.shape)}")
     lead = x_hat.shape[:-dims]
     y = (m_hat.to(x_hat.device) * x_hat).reshape(*lead, *(S, M) * dims)
     aliases = tuple(range(len(lead), y.ndim, 2))
@@ -192,12 +193,12 @@ def pool(x: torch.Tensor | np.ndarray, prefilter: str | torch.Tensor | np.ndarra
     circular convolution through the FFT, in float64.
     """
     if padding not in PADDINGS:
-        raise ValueError(f"padding must be one of {', '.join(PADDINGS)}; got {padding!r}")
+        raise InputError(f"padding must be one of {', '.join(PADDINGS)}; got {padding!r}")
     x = torch.as_tensor(x)
     if isinstance(prefilter, str) and MODEL_NAMES.get(prefilter, prefilter) in TAPS + CASCADES:
         return _pool_taps(x, prefilter, S, _dims(dims), padding)
     if padding != "circular":
-        raise ValueError(f"padding must be circular for a prefilter without taps; got {padding!r}")
+        raise InputError(f"padding must be circular for a prefilter without taps; got {padding!r}")
     m_hat = _spectrum(prefilter) if not isinstance(prefilter, str) else _response(prefilter, x, S, dims)
     dims = m_hat.ndim
     check_factor(m_hat.shape[0], S)
@@ -212,7 +213,7 @@ def _response(kind, x, S, dims):
 
 def _pool_taps(x, kind, S, dims, padding):
     if x.dim() < dims:
-        raise ValueError(f"x must have {dims} axes to pool; got shape {tuple(x.shape)}")
+        raise InputError(f"x must have {dims} axes to pool; got shape {tuple(x.shape)}")
     shape = x.shape[-dims:]
     for n in shape:
         check_factor(int(n), S)
@@ -264,7 +265,7 @@ def snr_gamma(m_hat: torch.Tensor | np.ndarray, S: int, cells: fourier.Grid | It
     if cells is None:
         return gamma2.sqrt()
     if kind not in fourier.KINDS:
-        raise ValueError(f"kind must be one of {', '.join(fourier.KINDS)}; got {kind!r}")
+        raise InputError(f"kind must be one of {', '.join(fourier.KINDS)}; got {kind!r}")
     return _direction_gamma(m_hat, S, gamma2.sqrt(), fourier.cells(cells, D), kind)
 
 
@@ -338,7 +339,7 @@ def bayes_accuracy(m_hat: torch.Tensor | np.ndarray, S: int, eps: float, sigma: 
     eps = checks.number("eps", eps, 0)
     sigma = checks.number("sigma", sigma, 0)
     if convention not in CONVENTIONS:
-        raise ValueError(f"convention must be one of {', '.join(CONVENTIONS)}; got {convention!r}")
+        raise InputError(f"convention must be one of {', '.join(CONVENTIONS)}; got {convention!r}")
     gamma = snr_gamma(m_hat, S, cells, kind)
     if convention == "exact":
         arg = eps * gamma / (2 * sigma * math.sqrt(S ** _spectrum(m_hat).ndim))
@@ -360,7 +361,7 @@ def direction_bayes_accuracy(directions: torch.Tensor | np.ndarray, prefilter: s
     P = pooling_matrix(prefilter, S, int(vs.shape[-1]), dims, padding)
     vs = vs.reshape(len(vs), -1)
     if vs.shape[1] != P.shape[1]:
-        raise ValueError(f"directions must hold {P.shape[1]} entries each; got shape {tuple(vs.shape)}")
+        raise InputError(f"directions must hold {P.shape[1]} entries each; got shape {tuple(vs.shape)}")
     inverse = torch.linalg.pinv(P @ P.T, hermitian=True)
     return torch.tensor([_separation(P @ (v / v.norm()), inverse, eps, sigma) for v in vs], dtype=torch.float64)
 
@@ -418,7 +419,7 @@ def simulated_accuracy(cell: int | Sequence[int], prefilter: str | torch.Tensor 
     the Bayes accuracy itself, estimated from samples.
     """
     if method not in SIM_METHODS:
-        raise ValueError(f"method must be one of {', '.join(SIM_METHODS)}; got {method!r}")
+        raise InputError(f"method must be one of {', '.join(SIM_METHODS)}; got {method!r}")
     check_factor(size, S)
     eps, sigma = checks.number("eps", eps, 0), checks.number("sigma", sigma, 0)
     v = fourier.directions([cell], size, kind)
@@ -521,7 +522,7 @@ def spectral_dataset(l: int, D: int, n: int, eps: float, sigma: float,
                      generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The data of Sec. 2.2: x = eps y e_l + w, w ~ N(0, sigma^2 I_D), y = +-1 (half each)."""
     if not 0 <= l < D:
-        raise ValueError(f"l must be in [0, D={D}); got {l}")
+        raise InputError(f"l must be in [0, D={D}); got {l}")
     y = 1.0 - 2.0 * (torch.arange(n) % 2).float()
     x = sigma * torch.randn(n, D, generator=generator)
     x[:, l] += eps * y

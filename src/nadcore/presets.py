@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nadcore import models
+from nadcore.checks import InputError
 from nadcore.train import Recipe
 
 SCALES = ("smoke", "medium", "paper")
@@ -260,7 +261,7 @@ DATASETS = ("cifar10", "digits", "fashion")
 def check_dataset(dataset: str) -> str:
     """Raise a ValueError naming the accepted datasets unless `dataset` is one of them."""
     if dataset not in DATASETS:
-        raise ValueError(f"dataset must be one of {', '.join(DATASETS)}; got {dataset!r}")
+        raise InputError(f"dataset must be one of {', '.join(DATASETS)}; got {dataset!r}")
     return dataset
 
 
@@ -409,7 +410,7 @@ def fashion(part: str) -> dict[str, Any]:
     """The Fashion-MNIST settings of Chapter 4 (`part` "cifar10", a `Cifar10` dict) or of the follow-up's
     Fig. 3 ("ood", an `Ood` dict), as a fresh plain dict."""
     if part not in FASHION:
-        raise ValueError(f"part must be one of {', '.join(FASHION)}; got {part!r}")
+        raise InputError(f"part must be one of {', '.join(FASHION)}; got {part!r}")
     return as_dict(FASHION[part])
 
 
@@ -511,7 +512,7 @@ PRESETS = {
 def check_scale(scale: str) -> str:
     """Raise a ValueError naming the accepted scales unless `scale` is one of them."""
     if scale not in SCALES:
-        raise ValueError(f"scale must be one of {', '.join(SCALES)}; got {scale!r}")
+        raise InputError(f"scale must be one of {', '.join(SCALES)}; got {scale!r}")
     return scale
 
 
@@ -519,7 +520,7 @@ def typed(chapter: str, scale: str, overrides: dict | None = None) -> Any:
     """The typed preset (a frozen dataclass) of `chapter` at `scale`, with the changes
     `overrides[chapter]` (`check_overrides`) if any."""
     if chapter not in PRESETS:
-        raise ValueError(f"chapter must be one of {', '.join(PRESETS)}; got {chapter!r}")
+        raise InputError(f"chapter must be one of {', '.join(PRESETS)}; got {chapter!r}")
     base = PRESETS[chapter][check_scale(scale)]
     changes = _check_names(overrides).get(chapter)
     return base if not changes else _changed(base, changes, chapter)
@@ -547,7 +548,7 @@ def _check_names(overrides):
     if overrides is None:
         return {}
     if not isinstance(overrides, dict) or not all(c in PRESETS and isinstance(v, dict) for c, v in overrides.items()):
-        raise ValueError(f"overrides must be a dict {{chapter: {{field: value}}}} of the chapters "
+        raise InputError(f"overrides must be a dict {{chapter: {{field: value}}}} of the chapters "
                          f"{', '.join(PRESETS)}; got {overrides!r}")
     return overrides
 
@@ -559,13 +560,13 @@ def _changed(value, changes, where):
         names = [f.name for f in dataclasses.fields(value)] if dataclasses.is_dataclass(value) else list(value)
         unknown = [k for k in changes if k not in names]
         if unknown:
-            raise ValueError(f"overrides must name fields that {where} has ({', '.join(map(str, names))}); "
+            raise InputError(f"overrides must name fields that {where} has ({', '.join(map(str, names))}); "
                              f"got {unknown[0]!r}")
         old = (lambda k: getattr(value, k)) if dataclasses.is_dataclass(value) else value.get
         new = {k: _changed(old(k), v, f"{where}.{k}") for k, v in changes.items()}
         return replace(value, **new) if dataclasses.is_dataclass(value) else {**value, **new}
     if not _same_kind(value, changes):
-        raise ValueError(f"overrides must give {where} a value of the type of {as_dict(value)!r}; got {changes!r}")
+        raise InputError(f"overrides must give {where} a value of the type of {as_dict(value)!r}; got {changes!r}")
     return float(changes) if type(value) is float else changes
 
 

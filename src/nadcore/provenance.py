@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nadcore import bundle, plan, store
+from nadcore.checks import InputError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -222,7 +223,7 @@ def pending(page: str, read: Mapping[str, tuple[str, Mapping[Path, dict]]],
 def _check_page(page, pages):
     pages = PAGES if pages is None else pages
     if page not in pages:
-        raise ValueError(f"page must be one of {', '.join(pages)}; got {page!r}")
+        raise InputError(f"page must be one of {', '.join(pages)}; got {page!r}")
     return pages
 
 

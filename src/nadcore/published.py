@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from nadcore import fourier
+from nadcore.checks import InputError
 from nadcore.nads import NADResult
 
 FOLDER = Path(__file__).resolve().parent / "artifacts" / "published"
@@ -36,7 +37,7 @@ SIZE = 32
 
 def _check(arch, allowed):
     if arch not in allowed:
-        raise ValueError(f"arch must be one of {', '.join(allowed)} (published data); got {arch!r}")
+        raise InputError(f"arch must be one of {', '.join(allowed)} (published data); got {arch!r}")
 
 
 @cache
@@ -199,7 +200,7 @@ def compare_seeds(grids: Sequence[Mapping[tuple[int, int], float]], published: M
     `per_seed` (`compare_grids` of each seed's grid alone).
     """
     if not grids:
-        raise ValueError("grids must hold at least one seed's grid")
+        raise InputError("grids must hold at least one seed's grid")
     cells = sorted(set.intersection(*(set(g) for g in grids)), key=lambda c: (c[1], c[0]))
     mean = {c: float(np.mean([g[c] for g in grids])) for c in cells}
     out = compare_grids(mean, published)
@@ -232,7 +233,7 @@ def seed_floor(grids: Sequence[Mapping[tuple[int, int], float]]) -> dict[str, An
     grids (`pairs`), and the mean of each statistic over the pairs. The published grid is one run:
     one seed of ours matches it at best about as well as it matches another seed of ours."""
     if len(grids) < 2:
-        raise ValueError(f"grids must hold at least two seeds' grids; got {len(grids)}")
+        raise InputError(f"grids must hold at least two seeds' grids; got {len(grids)}")
     pairs = [compare_grids(grids[i], grids[j]) for i in range(len(grids)) for j in range(i + 1, len(grids))]
     return {"pairs": pairs, **{s: float(np.mean([p[s] for p in pairs])) for s in STATS}}
 

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from nadcore import checks
+from nadcore.checks import InputError
 
 TRAIN, TEST, INIT, SHUFFLE = range(4)   # the role (last part) of each stream of `streams`
 MAX_SEED = 2 ** 63 - 1                  # torch.manual_seed and the int64 kernels take no larger seed
@@ -55,5 +56,5 @@ def replicate(seed: int, r: int) -> int:
     replicate is the run as stored before replicates existed), else `derive(seed, REPLICATE, r)`."""
     check_seed(seed)
     if not (checks.is_integer(r) and r >= 0):
-        raise checks.InputError("r", f"r (the replicate) must be an integer >= 0; got {r!r}")
+        raise InputError(f"r (the replicate) must be an integer >= 0; got {r!r}")
     return int(seed) if r == 0 else derive(seed, REPLICATE, int(r))

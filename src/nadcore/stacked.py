@@ -23,6 +23,7 @@ from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from nadcore import models
+from nadcore.checks import InputError
 
 # Largest tensor of a stacked training step, in bytes. CPU: glibc serves blocks up to 32 MiB from
 # its heap and larger ones page-fault anew. Accelerators want large batches (not yet tuned).
@@ -84,13 +85,13 @@ class Stack(nn.Module):
         super().__init__()
         networks = list(networks)
         if not networks or not all(isinstance(m, nn.Module) for m in networks):
-            raise ValueError("networks must be a non-empty list of torch modules")
+            raise InputError("networks must be a non-empty list of torch modules")
         first = [(n, tuple(p.shape)) for n, p in networks[0].named_parameters()]
         if any(type(m) is not type(networks[0]) or [(n, tuple(p.shape)) for n, p in m.named_parameters()] != first
                for m in networks):
-            raise ValueError("networks must share one architecture (type and parameter shapes)")
+            raise InputError("networks must share one architecture (type and parameter shapes)")
         if next(networks[0].buffers(), None) is not None:
-            raise ValueError("networks must have no buffers (BatchNorm statistics) to be stacked")
+            raise InputError("networks must have no buffers (BatchNorm statistics) to be stacked")
         params, _ = stack_module_state(networks)
         self.names = list(params)
         self.weights = nn.ParameterList([nn.Parameter(p) for p in params.values()])

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from nadcore import __version__, models
+from nadcore.checks import InputError
 
 FORMAT = "nadcore-result/1"
 RECORD_KEY = "__record__"
@@ -62,7 +63,7 @@ def canonical(settings: Any) -> Any:
     try:
         return json.loads(json.dumps(settings, sort_keys=True, default=_jsonable))
     except TypeError as err:
-        raise ValueError(f"settings must be JSON-serialisable: {err}") from None
+        raise InputError(f"settings must be JSON-serialisable: {err}") from None
 
 
 def key(settings: dict, length: int = 12) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal, overload
 from tqdm import tqdm
 
 from nadcore import checks, store
+from nadcore.checks import InputError
 
 if TYPE_CHECKING:
     import torch
@@ -35,17 +36,17 @@ def cell_path(name: str, cell: dict, settings: dict, results_dir: str | Path) ->
 
 def _check(name, cells, settings):
     if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
-        raise ValueError(f"name must be a non-empty string without path separators; got {name!r}")
+        raise InputError(f"name must be a non-empty string without path separators; got {name!r}")
     if not isinstance(settings, dict):
-        raise ValueError(f"settings must be a dict (shared by all cells, seed included); got {type(settings).__name__}")
+        raise InputError(f"settings must be a dict (shared by all cells, seed included); got {type(settings).__name__}")
     store.canonical(settings)
     if not isinstance(cells, (list, tuple)) or not all(isinstance(c, dict) for c in cells):
-        raise ValueError("cells must be a list of dicts")
+        raise InputError("cells must be a list of dicts")
     seen = {}
     for i, cell in enumerate(cells):
         text = json.dumps(store.canonical(cell), sort_keys=True)
         if text in seen:
-            raise ValueError(f"cells must be distinct: cells[{seen[text]}] and cells[{i}] are both {cell}")
+            raise InputError(f"cells must be distinct: cells[{seen[text]}] and cells[{i}] are both {cell}")
         seen[text] = i
 
 
@@ -85,7 +86,7 @@ def sweep(name: str, cells: Sequence[dict], compute: Callable[[list[dict]], Sequ
     checks.integer("shard", shard, 0, num_shards - 1, accepted=f"an integer in [0, {num_shards})")
     checks.integer("batch", batch, 1)
     if not callable(compute):
-        raise ValueError("compute must be a callable taking a list of cells")
+        raise InputError("compute must be a callable taking a list of cells")
     mine = list(cells)[shard::num_shards]
     paths = [cell_path(name, c, settings, results_dir) for c in mine]
     todo = [i for i, (c, p) in enumerate(zip(mine, paths)) if not store.matches(p, cell_settings(c, settings))]
@@ -96,7 +97,7 @@ def sweep(name: str, cells: Sequence[dict], compute: Callable[[list[dict]], Sequ
         outputs = compute([mine[i] for i in group])
         if not isinstance(outputs, (list, tuple)) or len(outputs) != len(group):
             got = len(outputs) if isinstance(outputs, (list, tuple)) else type(outputs).__name__
-            raise ValueError(f"compute must return one dict of arrays per cell ({len(group)}); got {got}")
+            raise InputError(f"compute must return one dict of arrays per cell ({len(group)}); got {got}")
         duration = (time.perf_counter() - t0) / len(group)
         for i, arrays in zip(group, outputs):
             store.save(paths[i], arrays, cell_settings(mine[i], settings),

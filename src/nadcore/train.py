@@ -26,6 +26,7 @@ from torch import nn
 from tqdm import tqdm
 
 from nadcore import checks, stacked
+from nadcore.checks import InputError
 from nadcore.device import autocast, check_precision, resolve
 
 SCHEDULES = ("linear", "triangular")
@@ -43,7 +44,7 @@ def lr_schedule(max_lr: float, iterations: int, schedule: str = "linear") -> np.
     follow-up paper's cyclic schedule, one cycle over the run).
     """
     if schedule not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {', '.join(map(repr, SCHEDULES))}; got {schedule!r}")
+        raise InputError(f"schedule must be one of {', '.join(map(repr, SCHEDULES))}; got {schedule!r}")
     t = np.arange(1, iterations + 1, dtype=np.float64)
     if schedule == "linear":
         return np.interp(t, [0, iterations], [max_lr, 0.0])
@@ -66,18 +67,18 @@ def _check_pair(pair, name):
 
 def _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, schedule, precision="float32"):
     if not (isinstance(epochs, (int, np.integer)) and epochs >= 1):
-        raise ValueError(f"epochs must be an integer >= 1; got {epochs!r}")
+        raise InputError(f"epochs must be an integer >= 1; got {epochs!r}")
     if not (isinstance(batch_size, (int, np.integer)) and batch_size >= 1):
-        raise ValueError(f"batch_size must be an integer >= 1; got {batch_size!r}")
+        raise InputError(f"batch_size must be an integer >= 1; got {batch_size!r}")
     for name, value in (("max_lr", max_lr), ("momentum", momentum), ("weight_decay", weight_decay)):
         if not (isinstance(value, (int, float, np.number)) and math.isfinite(value) and value >= 0):
             raise ValueError(f"{name} must be a finite number >= 0; got {value!r}")
     if max_lr <= 0:
-        raise ValueError(f"max_lr must be > 0; got {max_lr!r}")
+        raise InputError(f"max_lr must be > 0; got {max_lr!r}")
     if clip is not None and not (isinstance(clip, (int, float, np.number)) and clip > 0):
-        raise ValueError(f"clip must be a number > 0 or None (no clipping); got {clip!r}")
+        raise InputError(f"clip must be a number > 0 or None (no clipping); got {clip!r}")
     if schedule not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {', '.join(map(repr, SCHEDULES))}; got {schedule!r}")
+        raise InputError(f"schedule must be one of {', '.join(map(repr, SCHEDULES))}; got {schedule!r}")
     check_precision(precision)
 
 
@@ -101,7 +102,7 @@ class Recipe:
 
     def __post_init__(self):
         if not isinstance(self.normalize, bool):
-            raise ValueError(f"normalize must be True or False; got {self.normalize!r}")
+            raise InputError(f"normalize must be True or False; got {self.normalize!r}")
         _check_recipe(self.epochs, self.max_lr, self.momentum, self.weight_decay, self.batch_size, self.clip,
                       self.schedule, self.precision)
 
@@ -113,7 +114,7 @@ class Recipe:
         if strict and (unknown := sorted(set(settings) - set(names))):
             raise ValueError(f"recipe keys must be among {', '.join(names)}; got unknown {', '.join(unknown)}")
         if missing := [k for k in ("epochs", "max_lr") if k not in settings]:
-            raise ValueError(f"recipe must give {' and '.join(missing)}; got keys {', '.join(map(str, settings))}")
+            raise InputError(f"recipe must give {' and '.join(missing)}; got keys {', '.join(map(str, settings))}")
         kw = {}
         for k in names:
             if k in settings:
@@ -228,7 +229,7 @@ def iterations_to_loss(loss_history: Sequence[float] | np.ndarray, threshold: fl
     """First iteration (1-based) at which the running mean of the last `window` batch losses is
     below `threshold` (Fig. 2 of the NAD paper); `len(loss_history) + 1` if it never is."""
     if threshold <= 0 or window < 1:
-        raise ValueError(f"threshold must be > 0 and window >= 1; got {threshold!r}, {window!r}")
+        raise InputError(f"threshold must be > 0 and window >= 1; got {threshold!r}, {window!r}")
     loss = np.asarray(loss_history, dtype=np.float64)
     if len(loss) < window:
         return len(loss) + 1
@@ -246,7 +247,7 @@ def as_recipe(recipe: Recipe | dict) -> Recipe:
         return recipe
     if isinstance(recipe, dict):
         return Recipe.from_settings(recipe, strict=True)
-    raise ValueError(f"recipe must be a train.Recipe or a dict of its fields; got {type(recipe).__name__}")
+    raise InputError(f"recipe must be a train.Recipe or a dict of its fields; got {type(recipe).__name__}")
 
 
 @overload
@@ -470,9 +471,9 @@ def fit_many(models: Iterable[nn.Module], datasets: Iterable[Sequence[Sequence[t
         raise ValueError(f"models and datasets must have the same length; got {len(models)} and {len(datasets)}")
     seeds = [seed] * len(models) if seeds is None else [int(s) for s in seeds]
     if len(seeds) != len(models):
-        raise ValueError(f"seeds must hold one seed per model ({len(models)}); got {len(seeds)}")
+        raise InputError(f"seeds must hold one seed per model ({len(models)}); got {len(seeds)}")
     if chunk is not None and not (isinstance(chunk, (int, np.integer)) and 1 <= chunk <= MAX_CHUNK):
-        raise ValueError(f"chunk must be an integer in [1, {MAX_CHUNK}] or None (automatic); got {chunk!r}")
+        raise InputError(f"chunk must be an integer in [1, {MAX_CHUNK}] or None (automatic); got {chunk!r}")
     _check_stop_after(stop_after)
     for i, data in enumerate(datasets):
         _check_data(data, f"datasets[{i}] ")

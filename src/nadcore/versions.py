@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from nadcore.checks import InputError
 from nadcore.device import check_precision
 
 # v2 (all networks trained stacked by `train.fit_many`): batches of a size that is not a multiple
@@ -34,7 +35,7 @@ VERSIONS = {
 def stamp(settings: Mapping[str, Any], computation: str, precision: str = "float32") -> dict[str, Any]:
     """`settings` with the `version` of `computation` (when above 1) and the `precision` (when not float32)."""
     if computation not in VERSIONS:
-        raise ValueError(f"computation must be one of {', '.join(VERSIONS)}; got {computation!r}")
+        raise InputError(f"computation must be one of {', '.join(VERSIONS)}; got {computation!r}")
     check_precision(precision)
     out = dict(settings)
     if VERSIONS[computation] != 1:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nadcore import pooling
+from nadcore.checks import InputError
 
 if TYPE_CHECKING:
     from ipywidgets import interactive
@@ -115,9 +116,9 @@ def static_gamma_explorer(D: int = 128, S: int = 4, kind: str = "average", ratio
     from plotly.subplots import make_subplots
 
     if S not in Ss:
-        raise ValueError(f"S must be one of {list(Ss)}; got {S!r}")
+        raise InputError(f"S must be one of {list(Ss)}; got {S!r}")
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
+        raise InputError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
     if ratio not in ratios:
         raise ValueError(f"ratio (eps/sigma) must be one of {list(ratios)}; got {ratio!r}")
     data = explorer_data(D, Ss, KINDS, ratios)

@@ -37,6 +37,7 @@ from typing import Any
 from torch import nn
 
 from nadcore import extras
+from nadcore.checks import InputError
 
 CONFIGS = {
     "vit": {"timm_class": "VisionTransformer", "img_size": 32, "patch_size": 4, "embed_dim": 192, "depth": 6,
@@ -66,7 +67,7 @@ def names() -> list[str]:
 def config(name: str) -> dict[str, Any]:
     """The configuration of `name` (a fresh copy: the timm class and its keyword arguments)."""
     if name not in CONFIGS:
-        raise ValueError(f"name must be one of {', '.join(names())}; got {name!r}")
+        raise InputError(f"name must be one of {', '.join(names())}; got {name!r}")
     return copy.deepcopy(CONFIGS[name])
 
 

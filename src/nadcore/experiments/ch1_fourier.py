@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from nadcore import checks, data, fourier, models, seeds, sweeps, train, versions
+from nadcore.checks import InputError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -114,7 +115,7 @@ def sweep_cells(archs: Iterable[str], grid: fourier.Grid, pooling: bool | str = 
     of `only`, a list of canonical (kx, ky) of the grid, if given)."""
     half = grid.half()
     if only is not None and (bad := [c for c in map(tuple, only) if c not in half]):
-        raise ValueError(f"only must hold canonical cells of the grid (Grid.half()); got {bad}")
+        raise InputError(f"only must hold canonical cells of the grid (Grid.half()); got {bad}")
     keep = half if only is None else [c for c in half if c in set(map(tuple, only))]
     return [{"arch": a, "pooling": pooling, "kx": kx, "ky": ky} for a in archs for kx, ky in keep]
 
@@ -176,7 +177,7 @@ def speed_and_accuracy(iterations: Mapping[tuple[int, int], int], limit: int,
     cells = sorted(iterations)
     missing = [c for c in cells if c not in accuracy]
     if missing:
-        raise ValueError(f"accuracy must hold every direction of iterations; missing {missing[:3]}")
+        raise InputError(f"accuracy must hold every direction of iterations; missing {missing[:3]}")
     from scipy import stats  # here, not at import: scipy.stats takes seconds to import
     its = np.array([min(iterations[c], limit + 1) for c in cells])
     acc = np.array([accuracy[c] for c in cells], dtype=float)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nadcore import pooling, store
+from nadcore.checks import InputError
 from nadcore.device import resolve
 from nadcore.seeds import derive
 
@@ -27,7 +28,7 @@ def chapter_results(cfg: Mapping[str, Any], seed: int = 0, results_dir: str | Pa
     """The heavy results `parts` (of `PARTS`) of the pooling chapter for the preset `cfg`, cached by
     `nadcore.store` (with `compute=False`, only read: a missing result raises `FileNotFoundError`)."""
     if not set(parts) <= set(PARTS):
-        raise ValueError(f"parts must be a subset of {PARTS}; got {parts!r}")
+        raise InputError(f"parts must be a subset of {PARTS}; got {parts!r}")
 
     root = Path(results_dir) / "pooling"
 

@@ -11,6 +11,7 @@ import torch
 
 from nadcore import models as registry
 from nadcore import store, sweeps, versions
+from nadcore.checks import InputError
 from nadcore.data import directional_dataset
 from nadcore.device import resolve
 from nadcore.fourier import fourier_energy, low_band
@@ -44,7 +45,7 @@ def resolve_request(arch: str, scale: str = "smoke", method: str | None = None, 
     """The settings of the NADs `load_nads` will use: `method` and `num_networks` default to the
     `nads` preset of `scale` for `arch`. Resolves presets only (the run plan uses it)."""
     if arch not in registry.names():
-        raise ValueError(f"arch must be one of {', '.join(registry.names())}; got {arch!r}")
+        raise InputError(f"arch must be one of {', '.join(registry.names())}; got {arch!r}")
     p = preset("nads", scale)
     method = method or p["methods"].get(arch, "secant")
     n = int(num_networks or p["num_networks"].get(arch, p["num_networks"]["default"]))
@@ -91,7 +92,7 @@ def accuracy_on_nads(arch: str, nads: NADResult | np.ndarray, indices: Iterable[
     rows = rows.reshape(rows.shape[0], -1)
     indices = [int(i) for i in indices]
     if not indices or min(indices) < 0 or max(indices) >= rows.shape[0]:
-        raise ValueError(f"indices must be NAD indices in [0, {rows.shape[0] - 1}]; got {indices!r}")
+        raise InputError(f"indices must be NAD indices in [0, {rows.shape[0] - 1}]; got {indices!r}")
     datasets, nets, fit_seeds = [], [], []
     for i in indices:                     # index i's data, network and shuffling depend on (seed, i) only
         v = torch.from_numpy(rows[i]).reshape(1, 32, 32)
@@ -252,7 +253,7 @@ def seed_spread(runs: Iterable[Mapping[int, float]]) -> dict[int, tuple[float, f
     indices every run holds; the deviation with ddof 1, 0 for one run."""
     runs = list(runs)
     if not runs:
-        raise ValueError("runs must hold at least one run ({index: accuracy}); got none")
+        raise InputError("runs must hold at least one run ({index: accuracy}); got none")
     common = sorted(set.intersection(*(set(r) for r in runs)))
     out = {}
     for i in common:
@@ -267,7 +268,7 @@ def curve_difference(ours: Mapping[int, float], curve: Mapping[str, np.ndarray])
     in points (below > 0: ours lower)."""
     pairs = [(o, q) for _, o, q in fig6_rows(ours, curve) if q is not None]
     if not pairs:
-        raise ValueError("ours must hold an index within the published curve's range; got none")
+        raise InputError("ours must hold an index within the published curve's range; got none")
     d = np.array([q - o for o, q in pairs])
     return {"mad": float(np.abs(d).mean()), "below": float(d.mean())}
 
@@ -341,7 +342,7 @@ def fig6_lenet_reading(f6: Mapping[str, Any], tolerance: float, at: int = 128, b
 def seeds_phrase(n: int) -> str:
     """"one seed", "2 seeds", ...: `n` seeds in words for the prose."""
     if int(n) < 1:
-        raise ValueError(f"n must be a positive number of seeds; got {n!r}")
+        raise InputError(f"n must be a positive number of seeds; got {n!r}")
     return "one seed" if int(n) == 1 else f"{int(n)} seeds"
 
 
@@ -402,7 +403,7 @@ def estimates_reading(panels: Mapping[str, Mapping[str, Sequence[Mapping[int, fl
     every network (`which_nads_predict`), then each network's accuracy on its first NAD along either
     and its span along the exact-gradient ones, with its seeds."""
     if not panels:
-        raise ValueError("panels must hold at least one network ({network: {method: runs}}); got none")
+        raise InputError("panels must hold at least one network ({network: {method: runs}}); got none")
     answers = {frozenset(which_nads_predict(by, learned, chance_margin)) for by in panels.values()}
     answer = next(iter(answers)) if len(answers) == 1 else None
     head = ("It depends on the network" if answer is None else "Neither estimate" if not answer
@@ -430,14 +431,14 @@ def secant_dial_table(dial: Mapping[float, Mapping[str, Any]], references: Mappi
     NADs) at each k of `ks`, its N vs 2N overlap ("N vs 2N") and its Fig. 6 accuracies ("fig6").
     Returns `{h: {name: {k: overlap}, "N vs 2N": {k: overlap}, "fig6": {index: accuracy}}}`."""
     if not dial:
-        raise ValueError("dial must hold at least one step ({h: {'nads', 'conv', 'fig6'}}); got none")
+        raise InputError("dial must hold at least one step ({h: {'nads', 'conv', 'fig6'}}); got none")
     missing = [h for h, v in dial.items() if v.get("nads") is None]
     if missing:
         raise ValueError(f"dial holds no NADs at step(s) {', '.join(f'{h:g}' for h in missing)}")
     ks = [int(k) for k in ks]
     fewest = min(len(getattr(u, "nads", u)) for u in (*(v["nads"] for v in dial.values()), *references.values()))
     if not ks or min(ks) < 1 or max(ks) > fewest:
-        raise ValueError(f"ks must be between 1 and {fewest} (the fewest NADs given); got {ks}")
+        raise InputError(f"ks must be between 1 and {fewest} (the fewest NADs given); got {ks}")
     out = {}
     for h, v in dial.items():
         row = {name: dict(zip(ks, subspace_overlaps(v["nads"].nads, getattr(ref, "nads", ref), ks).tolist()))

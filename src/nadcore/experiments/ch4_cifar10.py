@@ -13,6 +13,7 @@ import torch
 from tqdm import tqdm
 
 from nadcore import checks, published, seeds, store, versions
+from nadcore.checks import InputError
 from nadcore.cifar import EDIT_MODES, as_nads, channel_stats, edit_nads, nad_flip, normalise, poison
 from nadcore.device import resolve
 from nadcore.models import build
@@ -31,7 +32,7 @@ def _recipe(recipe):
     """The recipe as stored with the results: exactly `RECIPE_KEYS`, checked by `train.Recipe`."""
     Recipe.from_settings(recipe, strict=True)
     if missing := [k for k in RECIPE_KEYS if k not in recipe]:
-        raise ValueError(f"recipe must give {', '.join(RECIPE_KEYS)}; missing {', '.join(missing)}")
+        raise InputError(f"recipe must give {', '.join(RECIPE_KEYS)}; missing {', '.join(missing)}")
     if extra := [k for k in recipe if k not in RECIPE_KEYS]:
         raise ValueError(f"recipe keys must be {', '.join(RECIPE_KEYS)} (inputs are normalised by `prepare`); "
                          f"got {', '.join(extra)}")
@@ -108,7 +109,7 @@ def poisoning_curve(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: t
     u = as_nads(nads, train[0])
     for i in indices:
         if not 0 <= int(i) <= len(u) - 2:
-            raise ValueError(f"indices must lie in 0..{len(u) - 2} (a carrier uses NADs i and i + 1); got {i}")
+            raise InputError(f"indices must lie in 0..{len(u) - 2} (a carrier uses NADs i and i + 1); got {i}")
     base = {"arch": arch, "eps": eps, "mean": list(mean), "std": list(std), "recipe": _recipe(recipe),
             "seed": seed, "data": store.fingerprint(*train, *test), "nads": store.fingerprint(u)}
     rows = []
@@ -134,7 +135,7 @@ def flip_experiment(archs: Sequence[str], train: tuple[torch.Tensor, torch.Tenso
     """
     missing = [a for a in archs if a not in nads]
     if missing:
-        raise ValueError(f"nads must hold NADs for every arch in archs; missing {missing}")
+        raise InputError(f"nads must hold NADs for every arch in archs; missing {missing}")
     out = {"original": [], "flipped": [], "train_original": [], "train_flipped": []}
     for arch in tqdm(list(archs), desc="flip", disable=not progress):
         u = as_nads(nads[arch], train[0])
@@ -154,7 +155,7 @@ def flip_run(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[to
     """One run of Fig. 8: `arch` trained on the `kind` ("original" or "flipped") representation of
     `train`, normalised with its own channel statistics; `train_acc` and `test_acc` (percent)."""
     if kind not in ("original", "flipped"):
-        raise ValueError(f"kind must be 'original' or 'flipped'; got {kind!r}")
+        raise InputError(f"kind must be 'original' or 'flipped'; got {kind!r}")
     u = as_nads(nads, train[0])
     xs, xt = (train[0], test[0]) if kind == "original" else (nad_flip(train[0], u), nad_flip(test[0], u))
     mean, std = channel_stats(xs)
@@ -206,7 +207,7 @@ def reviewers_test(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor,
     u = as_nads(nads, x)
     for k in ks:
         if not (checks.is_integer(k) and 1 <= k <= len(u) // 2):
-            raise checks.InputError("ks", f"ks must hold ints in 1..{len(u) // 2}; got {k!r}")
+            raise InputError(f"ks must hold ints in 1..{len(u) // 2}; got {k!r}")
     before = predict(model, normalise(x, mean, std), device=device)
     rows = []
     for k in ks:
@@ -249,10 +250,10 @@ def carrier_reading(curve: Mapping[str, Any], margin: float = HIJACK_MARGIN) -> 
     (the largest hijacked index, None when none is) and `prefix` (whether the hijacked indices are
     exactly the first ones: one band of first NADs, then none)."""
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin >= 0:
-        raise ValueError(f"margin must be a number >= 0 (points of accuracy); got {margin!r}")
+        raise InputError(f"margin must be a number >= 0 (points of accuracy); got {margin!r}")
     acc = dict(zip(np.asarray(curve["index"]).tolist(), np.asarray(curve["test_acc"], dtype=float).tolist()))
     if -1 not in acc or len(acc) < 2:
-        raise ValueError("curve must hold the clean network (index -1) and at least one carrier index")
+        raise InputError("curve must hold the clean network (index -1) and at least one carrier index")
     clean = acc.pop(-1)
     indices = sorted(acc)
     hijacked = [i for i in indices if acc[i] < clean - margin]
@@ -284,7 +285,7 @@ def fig7_verdict(ours: Mapping[str, Mapping[str, Any]], paper: Mapping[str, Any]
     and on every stand-in), `reach` (every carrier of ours up to the paper's reach hijacks training too,
     as the paper's do) and `text`, one sentence that says both, with the indices."""
     if not ours:
-        raise ValueError("ours must hold the reading of at least one stand-in")
+        raise InputError("ours must hold the reading of at least one stand-in")
     first = 0 in paper["hijacked"] and all(0 in r["hijacked"] for r in ours.values())
     top = paper["reach"] if paper["reach"] is not None else -1
     reach = all(i in r["hijacked"] for r in ours.values() for i in r["indices"] if i <= top)
@@ -321,7 +322,7 @@ def curve_numbers(curve: Mapping[str, Any] | None, indices: Iterable[int], test_
     `ign_images` (those points in test images). A number that the curve does not hold is nan."""
     indices = [int(i) for i in indices]
     if not indices:
-        raise ValueError("indices must hold at least one carrier index; got none")
+        raise InputError("indices must hold at least one carrier index; got none")
     at = lambda k: indices[k] if -len(indices) <= k < len(indices) else None   # noqa: E731
     acc = _by_index(curve, "test_acc") if curve is not None else {}
     follow = _by_index(curve, "follow_rate") if curve is not None else {}
@@ -376,7 +377,7 @@ def paper_numbers(margin: float = HIJACK_MARGIN, bands: Iterable[tuple[int, int]
     for lo, hi in bands:
         band = [float(a) for i, a in zip(curve["index"], curve["test_acc"]) if lo <= i <= hi]
         if not band:
-            raise ValueError(f"bands must each hold a published carrier; ({lo}, {hi}) holds none")
+            raise InputError(f"bands must each hold a published carrier; ({lo}, {hi}) holds none")
         out[f"b{lo}_lo"], out[f"b{lo}_hi"] = min(band), max(band)
     drops = {a: o - f for a, (o, f) in published.FIG8.items()}
     deep = [d for a, d in drops.items() if a != "lenet"]
@@ -391,7 +392,7 @@ def runs_phrase(curve: Mapping[str, Any], seed: int, unit: str = "training run")
     carrier index was trained once (with `seed`), else "3 training runs" (`unit` names what is counted)."""
     counts = np.unique(np.asarray(curve["index"]), return_counts=True)[1]
     if not len(counts):
-        raise ValueError("curve must hold at least one run; got none")
+        raise InputError("curve must hold at least one run; got none")
     n = int(counts.max())
     return f"one {unit} (seed {seed})" if n == 1 else f"{n} {unit}s"
 
@@ -405,7 +406,7 @@ def flip_reading(flips: Mapping[str, Mapping[str, Any]], cnn: str = "lenet", con
     runs if not all; given a `size` in points, it names the runs where the flip costs `cnn` less) and
     `direction` (a sentence: "The direction is the paper's on both stand-ins")."""
     if not flips:
-        raise ValueError("flips must hold the flip of at least one run; got none")
+        raise InputError("flips must hold the flip of at least one run; got none")
     same, drops = {}, {}
     for run, flip in flips.items():
         n = flip_numbers(flip, (cnn, control), cnn, control)

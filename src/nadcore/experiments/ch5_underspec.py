@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from nadcore import checks, cifar, data, models, store, sweeps, train, versions
+from nadcore.checks import InputError
 from nadcore.device import resolve
 from nadcore.presets import check_dataset, preset
 from nadcore.prose import and_list, name
@@ -46,7 +47,7 @@ def binarise(labels: torch.Tensor | ArrayLike) -> torch.Tensor:
     """The binary CIFAR-10 labels of App. A.2: class `c < 5` -> 0 (the paper's -1), else 1."""
     labels = torch.as_tensor(labels)
     if labels.dtype.is_floating_point or labels.numel() == 0 or labels.min() < 0 or labels.max() > 9:
-        raise ValueError("labels must be non-empty integer class labels in 0..9")
+        raise InputError("labels must be non-empty integer class labels in 0..9")
     return (labels >= 5).long()
 
 
@@ -56,7 +57,7 @@ def labelled_directional(v: torch.Tensor, y: torch.Tensor, sigma: float, eps: fl
     and picked class by class, so a `D(v)` channel can be stacked on any binary dataset."""
     y = torch.as_tensor(y)
     if y.dim() != 1 or not set(y.unique().tolist()) <= {0, 1}:
-        raise ValueError("y must be a 1-D tensor of binary labels (0 or 1)")
+        raise InputError("y must be a 1-D tensor of binary labels (0 or 1)")
     counts = [int((y == k).sum()) for k in (0, 1)]
     xv, yv = data.directional_dataset(v, 2 * max(counts), sigma, eps, seed=seed)
     out = torch.empty((len(y),) + tuple(xv.shape[1:]), dtype=xv.dtype)
@@ -83,8 +84,8 @@ def cifar_with_channel(images: torch.Tensor, labels: torch.Tensor, v: torch.Tens
 
 def _check_split(split, channels):
     if not (checks.is_integer(split) and 0 < split < channels):
-        raise checks.InputError("split", f"split (the number of channels of block 1) must be an int in "
-                                f"1..{channels - 1}; got {split!r}")
+        raise InputError(f"split (the number of channels of block 1) must be an int in "
+                         f"1..{channels - 1}; got {split!r}")
 
 
 def ablate(x: torch.Tensor, split: int, keep: str) -> torch.Tensor:
@@ -92,7 +93,7 @@ def ablate(x: torch.Tensor, split: int, keep: str) -> torch.Tensor:
     kept) or "channel2" (channels `[split:]` kept)."""
     _check_split(split, x.shape[1])
     if keep not in CHANNELS:
-        raise ValueError(f"keep must be one of {', '.join(CHANNELS)}; got {keep!r}")
+        raise InputError(f"keep must be one of {', '.join(CHANNELS)}; got {keep!r}")
     x = x.clone()
     if keep == "channel1":
         x[:, split:] = 0
@@ -158,7 +159,7 @@ def cross_section(model: torch.nn.Module, v1: torch.Tensor | np.ndarray, v2: tor
     if origin is not None:
         origin = torch.as_tensor(origin, dtype=torch.float32)
         if origin.shape != u1.shape:
-            raise ValueError(f"origin must have shape {tuple(u1.shape)}; got {tuple(origin.shape)}")
+            raise InputError(f"origin must have shape {tuple(u1.shape)}; got {tuple(origin.shape)}")
         points = points + origin
     classes = train.predict(model, points, mean, std, device)
     return classes.view(resolution, resolution).numpy().astype(np.int8), coords.numpy()
@@ -172,7 +173,7 @@ def nad_images(nads: NADResult | np.ndarray | torch.Tensor) -> torch.Tensor:
     """NADs (a `NADResult`, or rows / images as an array) as a float32 tensor (K, 1, 32, 32)."""
     rows = torch.as_tensor(np.asarray(getattr(nads, "nads", nads)), dtype=torch.float32)
     if rows.dim() < 2 or rows[0].numel() != models.SIZE * models.SIZE:
-        raise ValueError(f"nads must hold 32x32 directions (rows of 1024 or images); got shape {tuple(rows.shape)}")
+        raise InputError(f"nads must hold 32x32 directions (rows of 1024 or images); got shape {tuple(rows.shape)}")
     return rows.reshape(len(rows), 1, models.SIZE, models.SIZE)
 
 
@@ -205,7 +206,7 @@ def _network(arch, in_channels, recipe, seed):
 def _recipe(settings, arch):
     recipes = settings.get("recipe", {})
     if arch not in recipes:
-        raise ValueError(f"arch must be one of the architectures with a recipe in settings ({', '.join(recipes)}); "
+        raise InputError(f"arch must be one of the architectures with a recipe in settings ({', '.join(recipes)}); "
                          f"got {arch!r}")
     recipe = {"normalize": True, **recipes[arch]}   # see `_fit`
     train.Recipe.from_settings(recipe)               # checked before any work
@@ -397,7 +398,7 @@ def pair_numbers(grid: Mapping[str, Any], fitted: float = 90.0) -> dict[str, Any
     train_acc = np.asarray(grid["train_accuracy"], dtype=float)     # (S, I, J)
     idx = [int(k) for k in grid["indices_1"]]
     if len(idx) < 2:
-        raise ValueError(f"grid must hold at least two NAD indices; got {idx}")
+        raise InputError(f"grid must hold at least two NAD indices; got {idx}")
     acc, high_train = per_seed.mean(0), train_acc.mean(0)[1:, 1:]
     return {"indices": idx, "seeds": len(per_seed), "first": idx[0], "mid": idx[1], "last": idx[-1],
             "first_ch1_min": float(acc[0, 1:, 1].min()), "first_ch2_max": float(acc[0, 1:, 2].max()),
@@ -414,7 +415,7 @@ def ood_extremes(grids: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
     """Over the networks of `grids` (`{arch: ood_grid}`) and every NAD index: the lowest seed-mean accuracy
     with the images alone, `images_min`, and the highest with the linear channel alone, `dv_max`."""
     if not grids:
-        raise ValueError("grids must hold at least one network's ood_grid; got none")
+        raise InputError("grids must hold at least one network's ood_grid; got none")
     acc = [np.asarray(g["accuracy"], dtype=float).mean(0) for g in grids.values()]
     return {"images_min": float(min(a[:, 1].min() for a in acc)), "dv_max": float(max(a[:, 2].max() for a in acc))}
 
@@ -447,7 +448,7 @@ def ood_reading(grids: Mapping[str, Mapping[str, Any]], epochs: int | None = Non
                 "text": "Its runs are not stored.", "short": "its runs are not stored"}
     missing = [a for a in (cnn, isotropic) if a not in grids]
     if missing:
-        raise ValueError(f"grids must hold {cnn} and {isotropic}; missing {', '.join(missing)}")
+        raise InputError(f"grids must hold {cnn} and {isotropic}; missing {', '.join(missing)}")
     ks = [int(k) for k in grids[cnn]["indices"]]
     acc = {a: np.asarray(g["accuracy"], dtype=float).mean(0) for a, g in grids.items()}   # (K, channels)
     reads = lambda a: [k for k, what in channel_choice(grids[a], threshold).items()  # noqa: E731

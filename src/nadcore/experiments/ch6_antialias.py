@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nadcore import fourier, nads, pooling, presets, stacked, store
+from nadcore.checks import InputError
 from nadcore.device import resolve
 from nadcore.experiments import ch1_fourier, ch3_nads
 from nadcore.prose import span
@@ -37,7 +38,7 @@ ARCH = "lenet"
 
 def check_variant(variant: str) -> str:
     if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
+        raise InputError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
     return variant
 
 
@@ -138,10 +139,10 @@ def theory(variant: str, grid: fourier.Grid, eps: float, sigma: float,
     pooling lets through, not of what SGD finds."""
     kind = PREFILTER.get(variant[3:] if variant.startswith("maxblur") else variant)
     if kind is None:
-        raise ValueError(f"variant must be one of {', '.join(PREFILTER)}, maxblur3, maxblur5 (a linear prefilter); "
+        raise InputError(f"variant must be one of {', '.join(PREFILTER)}, maxblur3, maxblur5 (a linear prefilter); "
                          f"got {variant!r}")
     if stages not in (1, 2):
-        raise ValueError(f"stages must be 1 (first pooling) or 2 (both poolings); got {stages!r}")
+        raise InputError(f"stages must be 1 (first pooling) or 2 (both poolings); got {stages!r}")
     S, cells = 2 * stages, grid.half()
     m_hat = pooling.prefilter(kind if stages == 1 else f"{kind}_x2", grid.size, S, dims=2)
     return {c: 100.0 * float(a) for c, a in zip(cells, pooling.bayes_accuracy(m_hat, S, eps, sigma, cells=cells))}
@@ -315,7 +316,7 @@ def prefilter_energy(variant: str) -> float:
     model of pooling (Sec. 2.2, Eq. 4) has NAD eigenvalues proportional to |m_hat|^2: the less a prefilter
     lets through, the steeper its spectrum."""
     if variant not in PREFILTER:
-        raise ValueError(f"variant must be one of {', '.join(PREFILTER)} (a linear prefilter); got {variant!r}")
+        raise InputError(f"variant must be one of {', '.join(PREFILTER)} (a linear prefilter); got {variant!r}")
     m = pooling.prefilter(PREFILTER[variant], 32, 2, dims=2).abs() ** 2
     return float(m.mean() / m[0, 0])
 

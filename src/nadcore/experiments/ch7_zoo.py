@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from nadcore import checks, nads, presets, seeds, stacked, store
+from nadcore.checks import InputError
 from nadcore.device import resolve
 from nadcore.experiments import ch3_nads
 from nadcore.fourier import fourier_energy, low_band
@@ -58,7 +59,7 @@ def harmonics(period: int, size: int = 32) -> np.ndarray:
     """Mask (size, size), fftshifted as `fourier_energy`: the frequencies of a pattern repeated every
     `period` pixels along both axes, the multiples of size / period (period^2 frequencies)."""
     if period < 1 or size % period:
-        raise ValueError(f"period must divide the image size {size}; got {period!r}")
+        raise InputError(f"period must divide the image size {size}; got {period!r}")
     on = (np.arange(size) - size // 2) % (size // period) == 0
     return np.outer(on, on)
 
@@ -105,7 +106,7 @@ def eval_point(result: nads.NADResult) -> np.ndarray:
     array of its input shape."""
     s = result.settings
     if s.get("eval_point") != f"randn(seed={s['seed']})":
-        raise ValueError(f"eval_point must be the seed's randn(seed={s['seed']}) to be recovered; got "
+        raise InputError(f"eval_point must be the seed's randn(seed={s['seed']}) to be recovered; got "
                          f"{s.get('eval_point')!r}")
     return nads.eval_point_for(s["seed"], s["input_shape"]).numpy().astype(np.float64)
 
@@ -144,15 +145,15 @@ def null_directions(x0: ArrayLike, patch: int = 4) -> np.ndarray:
     x0 = np.asarray(x0, dtype=np.float64)
     size = x0.shape[-1]
     if x0.ndim not in (2, 3) or x0.shape[-2] != size:
-        raise ValueError(f"x0 must be a square image (H, W) or (C, H, W); got shape {x0.shape}")
+        raise InputError(f"x0 must be a square image (H, W) or (C, H, W); got shape {x0.shape}")
     if not (checks.is_integer(patch) and patch >= 1 and size % patch == 0):
-        raise checks.InputError("patch", f"patch must divide the image size {size}; got {patch!r}")
+        raise InputError(f"patch must divide the image size {size}; got {patch!r}")
     g = size // patch
     masks = np.kron(np.eye(g * g).reshape(g * g, g, g), np.ones((patch, patch)))      # (tiles, size, size)
     P = (masks[:, None] * x0.reshape(-1, size, size)[None]).reshape(g * g, -1)
     norms = np.linalg.norm(P, axis=1, keepdims=True)
     if not np.all(norms > 0):
-        raise ValueError("x0 must be nonzero on every tile; got a tile of zeros")
+        raise InputError("x0 must be nonzero on every tile; got a tile of zeros")
     return P / norms
 
 
@@ -213,7 +214,7 @@ def null_ablation(networks: int = 3, seed: int = 0, patch: int = 4,
     names = list(ABLATIONS) if variants is None else list(variants)
     unknown = [v for v in names if v not in ABLATIONS]
     if unknown:
-        raise ValueError(f"variants must be among {', '.join(ABLATIONS)}; got {unknown[0]!r}")
+        raise InputError(f"variants must be among {', '.join(ABLATIONS)}; got {unknown[0]!r}")
     checks.integer("networks", networks, 1)
     x0 = nads.eval_point_for(seed, (1, 32, 32))
     factory = nads.one_output_factory("convnext")[0]
@@ -250,7 +251,7 @@ def null_basis(x0: ArrayLike, tiles: Iterable[Sequence[int]], patch: int = 4, se
     for t in tiles:
         r, c = (int(i) for i in t)
         if not (0 <= r < g and 0 <= c < g):
-            raise ValueError(f"tiles must be (row, column) pairs in [0, {g}); got {tuple(t)!r}")
+            raise InputError(f"tiles must be (row, column) pairs in [0, {g}); got {tuple(t)!r}")
         u = P[r * g + c]
         v = rng.standard_normal(u.shape) * (u != 0)
         v -= (v @ u) * u

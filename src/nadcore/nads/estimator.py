@@ -76,8 +76,8 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
     checks.integer("first", first, 0, accepted="an integer >= 0 (the index of the first network)")
     registered = isinstance(model, str) and model in registry.names()
     if name is not None and (not isinstance(name, str) or not NAME.fullmatch(name)):
-        raise InputError("name", f"name must be a file-name-safe string such as \"mynet\" (letters, digits, _ . + -); "
-                                 f"got {name!r}")
+        raise InputError(f"name must be a file-name-safe string such as \"mynet\" (letters, digits, _ . + -); "
+                         f"got {name!r}")
     if registered and name not in (None, model):
         raise ValueError(f"name applies to factories, \"module:callable\" and \"timm:NAME\"; a registry "
                          f"architecture is stored under its own name ({model!r}); got {name!r}")
@@ -142,7 +142,7 @@ def convergence(model: str | Callable[[], nn.Module], sizes: list[int], ks: tupl
     """
     sizes = [int(n) for n in sizes]
     if not sizes or min(sizes) < 2:
-        raise ValueError(f"sizes must be a non-empty list of integers >= 2; got {sizes!r}")
+        raise InputError(f"sizes must be a non-empty list of integers >= 2; got {sizes!r}")
     common: dict[str, Any] = dict(method=method, step=step, input_shape=input_shape, device=device, seed=seed,
                                   batch_size=batch_size, results_dir=results_dir, progress=progress,
                                   pooling=pooling, precision=precision, compiled=compiled)

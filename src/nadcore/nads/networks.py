@@ -39,16 +39,16 @@ def _factory(model, input_shape, pooling=True):
         return factory, factory.default_name
     if isinstance(model, str):
         if model not in registry.names():
-            raise InputError("model", f"model must be one of {', '.join(registry.names())}, \"module:callable\", "
-                                      f"\"timm:NAME\" or a zero-argument factory; got {model!r}")
+            raise InputError(f"model must be one of {', '.join(registry.names())}, \"module:callable\", "
+                             f"\"timm:NAME\" or a zero-argument factory; got {model!r}")
         channels = input_shape[0] if len(input_shape) == 3 else 1
         registry.check_pooling(model, pooling)
         return (lambda: registry.build(model, in_channels=channels, num_classes=1, pooling=pooling)), model
     if pooling is not True:
         raise ValueError("pooling applies to registry names only; build it into the factory instead")
     if isinstance(model, nn.Module) or not callable(model):
-        raise InputError("model", "model must be a registry name or a zero-argument factory returning a fresh "
-                                  f"nn.Module (e.g. `lambda: MyNet()`), not {type(model).__name__}")
+        raise InputError("model must be a registry name or a zero-argument factory returning a fresh "
+                         f"nn.Module (e.g. `lambda: MyNet()`), not {type(model).__name__}")
     name = getattr(model, "default_name", getattr(model, "__qualname__", type(model).__name__))
     return model, (name if NAME.fullmatch(name) else None)
 
@@ -77,8 +77,8 @@ def model_factory(spec: str, input_shape: Sequence[int] = (1, 32, 32)) -> Factor
     Raises a one-line ValueError naming `model` (or `input_shape`)."""
     m = SPEC.fullmatch(spec) if isinstance(spec, str) else None
     if m is None:
-        raise InputError("model", f"model must be \"module:callable\" or \"timm:NAME\" (or a registry name); "
-                                  f"got {spec!r}")
+        raise InputError(f"model must be \"module:callable\" or \"timm:NAME\" (or a registry name); "
+                         f"got {spec!r}")
     module, attr = m.groups()
     if module == "timm":
         return _timm_factory(attr, input_shape)
@@ -87,16 +87,16 @@ def model_factory(spec: str, input_shape: Sequence[int] = (1, 32, 32)) -> Factor
     try:
         obj = importlib.import_module(module)
     except Exception as err:   # a module that does not import: ImportError or whatever it raised
-        raise InputError("model", f"model must be an importable module:callable (module {module!r} does not import: "
-                                  f"{type(err).__name__}: {_first_line(err)}); got {spec!r}") from None
+        raise InputError(f"model must be an importable module:callable (module {module!r} does not import: "
+                         f"{type(err).__name__}: {_first_line(err)}); got {spec!r}") from None
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise InputError("model", f"model must be an importable module:callable "
-                                      f"({getattr(obj, '__name__', module)!r} has no attribute {part!r}); got {spec!r}")
+            raise InputError(f"model must be an importable module:callable "
+                             f"({getattr(obj, '__name__', module)!r} has no attribute {part!r}); got {spec!r}")
         obj = getattr(obj, part)
     if isinstance(obj, nn.Module) or not callable(obj):
-        raise InputError("model", f"model must name a class or zero-argument factory returning a fresh nn.Module (not "
-                                  f"{type(obj).__name__}); got {spec!r}")
+        raise InputError(f"model must name a class or zero-argument factory returning a fresh nn.Module (not "
+                         f"{type(obj).__name__}); got {spec!r}")
 
     return Factory(obj, spec, attr.split(".")[-1] if NAME.fullmatch(attr) is None else attr)
 
@@ -106,15 +106,15 @@ def _timm_factory(name, input_shape):
     try:
         timm = extras.require("timm", "zoo", "a timm:NAME model")
     except extras.MissingExtra as err:
-        raise InputError("model", f"model must be a model of an installed timm ({err}); got {spec!r}") from None
+        raise InputError(f"model must be a model of an installed timm ({err}); got {spec!r}") from None
     if not timm.is_model(name):
         import difflib
 
         close = difflib.get_close_matches(name, timm.list_models(), n=3)
-        raise InputError("model", f"model must be a timm model name (timm {timm.__version__} has no {name!r}"
+        raise InputError(f"model must be a timm model name (timm {timm.__version__} has no {name!r}"
                          + (f"; close: {', '.join(close)}" if close else "") + f"); got {spec!r}")
     if len(input_shape) != 3:
-        raise InputError("input_shape", f"input_shape must be (C, H, W) for a timm model; got {tuple(input_shape)!r}")
+        raise InputError(f"input_shape must be (C, H, W) for a timm model; got {tuple(input_shape)!r}")
     C, H, W = input_shape
     kwargs = {"num_classes": 1, "in_chans": C}
     sized = {**kwargs, "img_size": H if H == W else (H, W)}
@@ -124,8 +124,8 @@ def _timm_factory(name, input_shape):
             kwargs = sized
         except TypeError as err:
             if "img_size" not in str(err):
-                raise InputError("model", f"model must be a timm model buildable with num_classes=1, in_chans={C} "
-                                          f"({type(err).__name__}: {_first_line(err)}); got {spec!r}") from None
+                raise InputError(f"model must be a timm model buildable with num_classes=1, in_chans={C} "
+                                 f"({type(err).__name__}: {_first_line(err)}); got {spec!r}") from None
         except Exception:   # noqa: BLE001 - a model that cannot be built on the meta device: try it for real
             kwargs = sized
 
@@ -172,9 +172,9 @@ def forward_checked(net: nn.Module, x0: torch.Tensor) -> torch.Tensor:
         with torch.no_grad():
             return net(x0[None])
     except (RuntimeError, ValueError, TypeError, IndexError, AssertionError) as err:
-        raise InputError("input_shape", f"input_shape must be the model's input shape (C, H, W): a batch of shape "
-                                        f"{(1, *x0.shape)} (input_shape {tuple(x0.shape)}) failed in its forward pass "
-                                        f"({type(err).__name__}: {_first_line(err)})") from None
+        raise InputError(f"input_shape must be the model's input shape (C, H, W): a batch of shape "
+                         f"{(1, *x0.shape)} (input_shape {tuple(x0.shape)}) failed in its forward pass "
+                         f"({type(err).__name__}: {_first_line(err)})") from None
     finally:
         net.train(was)
 
@@ -219,12 +219,12 @@ def resolve_eval_point(eval_point: torch.Tensor | np.ndarray | None, seed: int,
     x0 = torch.as_tensor(np.asarray(eval_point) if not isinstance(eval_point, torch.Tensor) else eval_point)
     x0 = x0.detach().to(torch.float32).cpu()
     if not torch.isfinite(x0).all():
-        raise InputError("eval_point", "eval_point must hold finite numbers; got NaN or inf entries")
+        raise InputError("eval_point must hold finite numbers; got NaN or inf entries")
     if x0.dim() == len(input_shape) + 1 and x0.shape[0] == 1:
         x0 = x0[0]
     if tuple(x0.shape) != tuple(input_shape):
-        raise InputError("eval_point", f"eval_point must have shape {tuple(input_shape)} (input_shape) or "
-                                       f"(1, *input_shape); got {tuple(x0.shape)}")
+        raise InputError(f"eval_point must have shape {tuple(input_shape)} (input_shape) or "
+                         f"(1, *input_shape); got {tuple(x0.shape)}")
     return x0, "given:" + hashlib.sha256(x0.numpy().tobytes()).hexdigest()[:12]
 
 
@@ -253,5 +253,5 @@ def check_one_output(net: nn.Module, x0: torch.Tensor) -> None:
 
 def _one_output(out):
     if out.numel() != 1:
-        raise InputError("model", f"model must have ONE output (build it with num_classes=1); got output shape "
-                                  f"{tuple(out.shape)}")
+        raise InputError(f"model must have ONE output (build it with num_classes=1); got output shape "
+                         f"{tuple(out.shape)}")

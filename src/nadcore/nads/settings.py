@@ -48,13 +48,13 @@ class EstimateSettings:
         checks.one_of("method", self.method, METHODS)
         step = self.step
         if not (checks.is_number(step) and _in_float32(step)):
-            raise InputError("step", f"step must be a finite number > 0 in float32 (the secant step h; published: "
-                                     f"100); got {step!r}")
+            raise InputError(f"step must be a finite number > 0 in float32 (the secant step h; published: "
+                             f"100); got {step!r}")
         shape = self.input_shape
         if not (isinstance(shape, (tuple, list)) and shape
                 and all(isinstance(s, (int, np.integer)) and s >= 1 for s in shape)):
-            raise InputError("input_shape", f"input_shape must be a tuple of positive ints such as (1, 32, 32); "
-                                            f"got {shape!r}")
+            raise InputError(f"input_shape must be a tuple of positive ints such as (1, 32, 32); "
+                             f"got {shape!r}")
         checks.integer("batch_size", self.batch_size, 1, MAX_BATCH, optional=True,
                        accepted=f"an integer in [1, {MAX_BATCH}] or None (automatic)")
         object.__setattr__(self, "input_shape", tuple(int(s) for s in shape))
@@ -64,8 +64,8 @@ class EstimateSettings:
             raise ValueError(f"precision {self.precision!r} applies to method 'secant' only; got method "
                              f"{self.method!r}")
         if not isinstance(self.compiled, bool) or (self.compiled and self.method != "secant"):
-            raise InputError("compiled", f"compiled must be True (method 'secant' only) or False; got "
-                                         f"{self.compiled!r} with method {self.method!r}")
+            raise InputError(f"compiled must be True (method 'secant' only) or False; got "
+                             f"{self.compiled!r} with method {self.method!r}")
 
     def batch(self, dev: torch.device) -> int:
         """Networks per batch on the `torch.device` `dev`."""

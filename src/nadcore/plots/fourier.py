@@ -14,6 +14,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import LogLocator, NullFormatter, StrMethodFormatter
 
 from nadcore import published
+from nadcore.checks import InputError
 from nadcore.fourier import canonical, fourier_direction, is_self_conjugate
 from nadcore.plots import style
 
@@ -118,11 +119,11 @@ def fig2_speed(iterations: Mapping[str, Mapping[tuple[int, int], int]], grid: Gr
     `arch` and `control`."""
     for name in (arch, control):
         if name not in iterations:
-            raise ValueError(f"iterations must hold {name!r}; got {sorted(iterations)}")
+            raise InputError(f"iterations must hold {name!r}; got {sorted(iterations)}")
     cells = sorted(iterations[arch])
     missing = [c for c in cells if c not in accuracy]
     if missing:
-        raise ValueError(f"accuracy must hold every direction of iterations[{arch!r}]; missing {missing[:3]}")
+        raise InputError(f"accuracy must hold every direction of iterations[{arch!r}]; missing {missing[:3]}")
     img = grid.image(iterations[arch])
     reached, norm = _iteration_norm({arch: img}, limit)
     fig, (left, right) = style.figure(1, 2, width=0.97, height=2.6, layout="constrained",
@@ -201,7 +202,7 @@ def fig3_beside_pooling(without: Mapping[tuple[int, int], float], with_pooling: 
     cells = sorted(without)
     missing = [c for c in cells if canonical(*c, grid.size) not in with_pooling and c not in with_pooling]
     if missing:
-        raise ValueError(f"with_pooling must hold every direction of without; missing {missing[:3]}")
+        raise InputError(f"with_pooling must hold every direction of without; missing {missing[:3]}")
     pooled = {c: with_pooling.get(c, with_pooling.get(canonical(*c, grid.size))) for c in cells}
     images = {"with pooling" + (f", {seeds} seeds" if seeds and seeds > 1 else ""): grid.image(pooled),
               "without pooling": grid.image(without)}
@@ -271,7 +272,7 @@ def seed_mean_comparison(grids: Sequence[Mapping[tuple[int, int], float]],
     the number of seeds, Spearman's rho and the mean |difference| of that mean in the title: the numbers
     `published.compare_seeds` gives for the same grids."""
     if not grids:
-        raise ValueError("grids must hold at least one seed's grid")
+        raise InputError("grids must hold at least one seed's grid")
     cells = set.intersection(*(set(g) for g in grids))
     mean = {c: float(np.mean([g[c] for g in grids])) for c in cells}
     s = published.compare_grids(mean, published_grid)

@@ -17,6 +17,7 @@ from matplotlib.figure import Figure, SubFigure
 from matplotlib.lines import Line2D
 
 from nadcore import checks, published
+from nadcore.checks import InputError
 from nadcore.experiments.ch3_nads import numerical_rank, rank_limit
 from nadcore.fourier import fourier_energy
 from nadcore.nads import NADResult
@@ -124,7 +125,7 @@ def grid(result: NADResult, k: int = 16, *, fig: Figure | SubFigure | None = Non
     checks.integer("k", k, 1, len(result), accepted=f"an integer in [1, {len(result)}] (the NADs of the result)")
     _check_inches("size", size)
     if fig is not None and not isinstance(fig, (Figure, SubFigure)):
-        raise ValueError(f"fig must be a matplotlib Figure or SubFigure (or None: a new one); got {type(fig).__name__}")
+        raise InputError(f"fig must be a matplotlib Figure or SubFigure (or None: a new one); got {type(fig).__name__}")
     images = oriented(np.asarray(result.images(k), dtype=np.float64).sum(1))
     per = 2 if energy else 1                              # a NAD, then its energy on its right
     ncols = int(np.ceil(np.sqrt(k / per)))                # NADs per row: a square figure
@@ -158,7 +159,7 @@ def spectrum(result: NADResult, *, ax: Axes | None = None, label: str | None = N
     `ax` (default: the current axes); `line_kwargs` go to matplotlib's `plot`. Returns the axes."""
     _check_result(result)
     if ax is not None and not isinstance(ax, Axes):
-        raise ValueError(f"ax must be a matplotlib Axes (or None: the current one); got {type(ax).__name__}")
+        raise InputError(f"ax must be a matplotlib Axes (or None: the current one); got {type(ax).__name__}")
     ax = ax if ax is not None else plt.gca()
     spectrum_curve(ax, result, label=label, **line_kwargs)
     ax.set_xlabel("NAD index $i$")

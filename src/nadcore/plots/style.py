@@ -18,6 +18,7 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 from matplotlib.text import Text
 
+from nadcore.checks import InputError
 from nadcore.prose import NAMES
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def figure(nrows: int = 1, ncols: int = 1, width: float = 1.0, height: float | N
     """`plt.subplots` with the house style: `width` a fraction of the page column, `height` in
     inches (default: square panels). Returns `(fig, axes)`."""
     if not 0 < width <= 1:
-        raise ValueError(f"width must be a fraction of the page column in (0, 1]; got {width!r}")
+        raise InputError(f"width must be a fraction of the page column in (0, 1]; got {width!r}")
     use()
     w = WIDTH * width
     h = height if height is not None else w / ncols * nrows

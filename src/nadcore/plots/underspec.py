@@ -13,6 +13,7 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
+from nadcore.checks import InputError
 from nadcore.experiments.ch5_underspec import channel_choice
 from nadcore.plots import page, style
 
@@ -81,7 +82,7 @@ def cross_sections(grids: dict[str, dict[str, Any]], pairs: Sequence[tuple[int, 
         c = np.asarray(grid["coords"])
         for ax, (i, j) in zip(row, pairs):
             if i not in i_idx or j not in j_idx:
-                raise ValueError(f"pairs must be taken from the grid's indices {i_idx} x {j_idx}; got {(i, j)}")
+                raise InputError(f"pairs must be taken from the grid's indices {i_idx} x {j_idx}; got {(i, j)}")
             section = np.asarray(grid["sections"])[0, i_idx.index(i), j_idx.index(j)]
             ax.imshow(section, origin="lower", extent=(c[0], c[-1], c[0], c[-1]), cmap=ListedColormap(CLASS_COLORS),
                       vmin=0, vmax=1)

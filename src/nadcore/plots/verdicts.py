@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nadcore import bundle, fourier, pooling, presets, prose, published
+from nadcore.checks import InputError
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec
 from nadcore.plots import page
 
@@ -93,7 +94,7 @@ def thresholds(*topics: str) -> str:
     """The thresholds of `topics` (keys of `THRESHOLD_TEXT`; all of them if none) in words."""
     unknown = [t for t in topics if t not in THRESHOLD_TEXT]
     if unknown:
-        raise ValueError(f"topics must be among {', '.join(THRESHOLD_TEXT)}; got {unknown!r}")
+        raise InputError(f"topics must be among {', '.join(THRESHOLD_TEXT)}; got {unknown!r}")
     return " ".join(THRESHOLD_TEXT[t] for t in topics or THRESHOLD_TEXT)
 
 
@@ -138,7 +139,7 @@ class Row:
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}; got {self.verdict!r}")
+            raise InputError(f"verdict must be one of {', '.join(VERDICTS)}; got {self.verdict!r}")
 
 
 # ----------------------------------------------------------------------------- text
