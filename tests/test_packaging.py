@@ -87,3 +87,10 @@ def test_a_core_only_environment_estimates_and_names_the_extra_a_missing_piece_n
     assert chapter.returncode == 2 and 'pip install "nadcore[book]"' in chapter.stderr, chapter.stderr[-500:]
     assert len(chapter.stderr.strip().splitlines()) == 1
     assert os.path.exists(venv / "bin" / "nadcore")
+
+
+def test_conda_requirements_are_uv_lock_exported():
+    """environment.yml installs requirements.lock: it must be `make lock`'s export of uv.lock as it is now."""
+    exported = run([*uv(), "export", "--frozen", "--all-extras", "--no-hashes", "--no-emit-project", "--format",
+                    "requirements-txt"], cwd=ROOT).stdout
+    assert (ROOT / "requirements.lock").read_text() == exported + "-e .[all]\n", "run `make lock`"
