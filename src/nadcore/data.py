@@ -51,7 +51,7 @@ def directional_dataset(v: torch.Tensor, n: int, sigma: float, eps: float, seed:
     for name, value, low in (("sigma", sigma, "> 0"), ("eps", eps, ">= 0")):
         checks.number(name, value, 0, inclusive=low == ">= 0")
         if value > FLOAT32_MAX:
-            raise ValueError(f"{name} must be a finite number {low} in float32 (at most {FLOAT32_MAX:.4g}); "
+            raise InputError(f"{name} must be a finite number {low} in float32 (at most {FLOAT32_MAX:.4g}); "
                              f"got {value!r}")
     sigma, eps = float(sigma), float(eps)
     dev = resolve(device)

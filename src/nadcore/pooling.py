@@ -73,7 +73,7 @@ def _spectrum(m_hat, name="m_hat"):
     """m_hat as float64 (complex128 if complex), checked: shape (D,) or (D, D)."""
     m_hat = torch.as_tensor(m_hat)
     if m_hat.ndim not in (1, 2) or m_hat.numel() == 0 or len(set(m_hat.shape)) != 1:
-        raise ValueError(f"{name} must be a spectral response of shape (D,) or (D, D); got shape {tuple(m_hat.shape)}")
+        raise InputError(f"{name} must be a spectral response of shape (D,) or (D, D); got shape {tuple(m_hat.shape)}")
     return m_hat.to(torch.complex128 if m_hat.is_complex() else torch.float64)
 
 

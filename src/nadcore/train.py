@@ -53,10 +53,10 @@ def lr_schedule(max_lr: float, iterations: int, schedule: str = "linear") -> np.
 
 def _check_pair(pair, name):
     if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
-        raise ValueError(f"{name} must be an (x, y) pair of tensors; got {type(pair).__name__}")
+        raise InputError(f"{name} must be an (x, y) pair of tensors; got {type(pair).__name__}")
     x, y = pair
     if not (torch.is_tensor(x) and torch.is_tensor(y)):
-        raise ValueError(f"{name} must be an (x, y) pair of tensors")
+        raise InputError(f"{name} must be an (x, y) pair of tensors")
     if x.dim() < 2 or y.dim() != 1 or len(x) != len(y) or len(x) == 0:
         raise ValueError(f"{name}: x must be (n, ...) and y (n,) with n > 0; got {tuple(x.shape)} and {tuple(y.shape)}")
     if y.dtype.is_floating_point or y.dtype == torch.bool:
@@ -72,7 +72,7 @@ def _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, sche
         raise InputError(f"batch_size must be an integer >= 1; got {batch_size!r}")
     for name, value in (("max_lr", max_lr), ("momentum", momentum), ("weight_decay", weight_decay)):
         if not (isinstance(value, (int, float, np.number)) and math.isfinite(value) and value >= 0):
-            raise ValueError(f"{name} must be a finite number >= 0; got {value!r}")
+            raise InputError(f"{name} must be a finite number >= 0; got {value!r}")
     if max_lr <= 0:
         raise InputError(f"max_lr must be > 0; got {max_lr!r}")
     if clip is not None and not (isinstance(clip, (int, float, np.number)) and clip > 0):

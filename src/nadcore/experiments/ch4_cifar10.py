@@ -249,8 +249,7 @@ def carrier_reading(curve: Mapping[str, Any], margin: float = HIJACK_MARGIN) -> 
     `ignored_range` and `hijacked_range` (`(min, max)` accuracy, None when the list is empty), `reach`
     (the largest hijacked index, None when none is) and `prefix` (whether the hijacked indices are
     exactly the first ones: one band of first NADs, then none)."""
-    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin >= 0:
-        raise InputError(f"margin must be a number >= 0 (points of accuracy); got {margin!r}")
+    checks.number("margin", margin, 0, inclusive=True, accepted="a number >= 0 (points of accuracy)")
     acc = dict(zip(np.asarray(curve["index"]).tolist(), np.asarray(curve["test_acc"], dtype=float).tolist()))
     if -1 not in acc or len(acc) < 2:
         raise InputError("curve must hold the clean network (index -1) and at least one carrier index")

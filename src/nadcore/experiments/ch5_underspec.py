@@ -124,12 +124,12 @@ def _as_block(v, name):
     if v.dim() == 1:
         side = int(round(v.numel() ** 0.5))
         if side * side != v.numel():
-            raise ValueError(f"{name} must be an image (C, H, W), (H, W) or a flat square image; got {tuple(v.shape)}")
+            raise InputError(f"{name} must be an image (C, H, W), (H, W) or a flat square image; got {tuple(v.shape)}")
         v = v.view(side, side)
     if v.dim() == 2:
         v = v.unsqueeze(0)
     if v.dim() != 3 or not torch.isfinite(v).all() or v.norm() == 0:
-        raise ValueError(f"{name} must be a finite non-zero image (C, H, W), (H, W) or flat; got {tuple(v.shape)}")
+        raise InputError(f"{name} must be a finite non-zero image (C, H, W), (H, W) or flat; got {tuple(v.shape)}")
     return v / v.norm()
 
 
@@ -181,7 +181,7 @@ def check_indices(indices: Sequence[int] | np.ndarray, count: int, name: str = "
     """`indices` as a list of ints, each a valid NAD index in `0..count - 1`."""
     out = [int(k) for k in indices] if isinstance(indices, (list, tuple, np.ndarray)) else None
     if not out or any(isinstance(k, bool) or k != float(k) for k in indices) or min(out) < 0 or max(out) >= count:
-        raise ValueError(f"{name} must be a non-empty list of NAD indices in 0..{count - 1}; got {indices!r}")
+        raise InputError(f"{name} must be a non-empty list of NAD indices in 0..{count - 1}; got {indices!r}")
     return out
 
 

@@ -106,12 +106,12 @@ def fig5(results: Mapping[str, NADResult], show: int = 3, width: float = 0.97) -
 
 def _check_result(result, name="result"):
     if not isinstance(result, NADResult):
-        raise ValueError(f"{name} must be a NADResult (what nads.estimate returns); got {type(result).__name__}")
+        raise InputError(f"{name} must be a NADResult (what nads.estimate returns); got {type(result).__name__}")
 
 
 def _check_inches(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 100:
-        raise ValueError(f"{name} must be a size in inches in (0, 100]; got {value!r}")
+    if not (checks.is_number(value) and 0 < value <= 100):
+        raise InputError(f"{name} must be a size in inches in (0, 100]; got {value!r}")
 
 
 def grid(result: NADResult, k: int = 16, *, fig: Figure | SubFigure | None = None, size: float = 6.0,

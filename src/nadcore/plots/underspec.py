@@ -38,7 +38,7 @@ def _name(arch):
 def _check(grids, name):
     """`grids` as a dict in the book's order of architectures (`ORDER`); ValueError if empty."""
     if not isinstance(grids, dict) or not grids:
-        raise ValueError(f"{name} must be a non-empty dict {{arch: grid result}}")
+        raise InputError(f"{name} must be a non-empty dict {{arch: grid result}}")
     return dict(sorted(grids.items(), key=lambda kv: ORDER.index(kv[0]) if kv[0] in ORDER else len(ORDER)))
 
 
