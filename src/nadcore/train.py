@@ -66,19 +66,15 @@ def _check_pair(pair, name):
 
 
 def _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, schedule, precision="float32"):
-    if not (isinstance(epochs, (int, np.integer)) and epochs >= 1):
-        raise InputError(f"epochs must be an integer >= 1; got {epochs!r}")
-    if not (isinstance(batch_size, (int, np.integer)) and batch_size >= 1):
-        raise InputError(f"batch_size must be an integer >= 1; got {batch_size!r}")
+    checks.integer("epochs", epochs, 1)
+    checks.integer("batch_size", batch_size, 1)
     for name, value in (("max_lr", max_lr), ("momentum", momentum), ("weight_decay", weight_decay)):
-        if not (isinstance(value, (int, float, np.number)) and math.isfinite(value) and value >= 0):
-            raise InputError(f"{name} must be a finite number >= 0; got {value!r}")
+        checks.number(name, value, 0, inclusive=True)
     if max_lr <= 0:
         raise InputError(f"max_lr must be > 0; got {max_lr!r}")
-    if clip is not None and not (isinstance(clip, (int, float, np.number)) and clip > 0):
-        raise InputError(f"clip must be a number > 0 or None (no clipping); got {clip!r}")
-    if schedule not in SCHEDULES:
-        raise InputError(f"schedule must be one of {', '.join(map(repr, SCHEDULES))}; got {schedule!r}")
+    if clip is not None:
+        checks.number("clip", clip, 0, accepted="a number > 0 or None (no clipping)")
+    checks.one_of("schedule", schedule, SCHEDULES)
     check_precision(precision)
 
 
@@ -472,8 +468,8 @@ def fit_many(models: Iterable[nn.Module], datasets: Iterable[Sequence[Sequence[t
     seeds = [seed] * len(models) if seeds is None else [int(s) for s in seeds]
     if len(seeds) != len(models):
         raise InputError(f"seeds must hold one seed per model ({len(models)}); got {len(seeds)}")
-    if chunk is not None and not (isinstance(chunk, (int, np.integer)) and 1 <= chunk <= MAX_CHUNK):
-        raise InputError(f"chunk must be an integer in [1, {MAX_CHUNK}] or None (automatic); got {chunk!r}")
+    checks.integer("chunk", chunk, 1, MAX_CHUNK, optional=True,
+                   accepted=f"an integer in [1, {MAX_CHUNK}] or None (automatic)")
     _check_stop_after(stop_after)
     for i, data in enumerate(datasets):
         _check_data(data, f"datasets[{i}] ")

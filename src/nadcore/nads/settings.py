@@ -52,7 +52,7 @@ class EstimateSettings:
                              f"100); got {step!r}")
         shape = self.input_shape
         if not (isinstance(shape, (tuple, list)) and shape
-                and all(isinstance(s, (int, np.integer)) and s >= 1 for s in shape)):
+                and all(checks.is_integer(s) and s >= 1 for s in shape)):
             raise InputError(f"input_shape must be a tuple of positive ints such as (1, 32, 32); "
                              f"got {shape!r}")
         checks.integer("batch_size", self.batch_size, 1, MAX_BATCH, optional=True,
