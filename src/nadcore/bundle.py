@@ -1010,7 +1010,8 @@ def cifar(bundle_dir: str | Path = BUNDLE, compute: bool = False, progress: bool
 
     p = cifar_item(dataset)
     bases = {a: load_nad(a, bundle_dir=bundle_dir) for a in dict.fromkeys([p["arch"], *p["flip_archs"]])}
-    if any(b is None for b in bases.values()):
+    U = {a: b.nads for a, b in bases.items() if b is not None}
+    if len(U) < len(bases):
         return None
     try:
         train = c.load(p["dataset"], data_root, train=True, seed=SEED)
@@ -1023,9 +1024,9 @@ def cifar(bundle_dir: str | Path = BUNDLE, compute: bool = False, progress: bool
     run: dict[str, Any] = dict(device=DEVICE, seed=SEED, results_dir=bundle_dir, progress=progress,
                                only_stored=not compute)
     try:
-        curve = ch4_cifar10.poisoning_curve(p["arch"], train, test, bases[p["arch"]].nads, p["indices"], p["eps"],  # ty: ignore[missing-union-attribute]
+        curve = ch4_cifar10.poisoning_curve(p["arch"], train, test, U[p["arch"]], p["indices"], p["eps"],
                                             mean, std, p["recipe"], **run)
-        flip = ch4_cifar10.flip_experiment(p["flip_archs"], train, test, {a: bases[a].nads for a in p["flip_archs"]},  # ty: ignore[missing-union-attribute]
+        flip = ch4_cifar10.flip_experiment(p["flip_archs"], train, test, {a: U[a] for a in p["flip_archs"]},
                                            p["recipe"], **run)
     except (FileNotFoundError, store.StoreError):
         return None
@@ -1178,23 +1179,25 @@ def _zoo_stored(bundle_dir):
             and all(len(f) == len(zoo["settings"]["fig6_indices"]) for f in zoo["fig6"].values()))
 
 
-def load_zoo_null(bundle_dir: str | Path = BUNDLE, compute: bool = False, progress: bool = False) -> dict[str, Any]:
+def load_zoo_null(bundle_dir: str | Path = BUNDLE, compute: bool = False,
+                  progress: bool = False) -> dict[str, Any] | None:
     """Fig. 6 along ConvNeXt's null directions and their controls (`ch7_zoo.null_fig6`, its
     `NULL_FIG6_REPLICATES` seeds) at Chapter 7's Fig. 6 recipe, on the stored exact-gradient NADs: what the
-    bundle holds (NaN where not stored), or, with `compute`, every cell (~12 CPU-minutes each)."""
+    bundle holds (NaN where not stored; None without those NADs), or, with `compute`, every cell (~12
+    CPU-minutes each)."""
     convnext = load_nad("convnext", "autograd", bundle_dir)
     if convnext is None:
-        raise ValueError("bundle_dir holds no exact-gradient NADs of ConvNeXt: compute the item nads_convnext_autograd "
-                         "first")
+        if compute:
+            raise ValueError("bundle_dir holds no exact-gradient NADs of ConvNeXt: compute the item "
+                             "nads_convnext_autograd first")
+        return None
     return ch7_zoo.null_fig6(convnext, presets.preset("zoo", "paper"), bundle_dir, seed=SEED, device=DEVICE,
                              compute=compute, progress=progress)
 
 
 def _zoo_null_stored(bundle_dir):
-    if load_nad("convnext", "autograd", bundle_dir) is None:
-        return False
     r = load_zoo_null(bundle_dir)
-    return bool(np.isfinite(r["null"]).all() and np.isfinite(r["control"]).all())
+    return r is not None and bool(np.isfinite(r["null"]).all() and np.isfinite(r["control"]).all())
 
 
 _declare(*_nads(*((a, "autograd") for a in ZOO_ARCHS), *((a, "secant") for a in ZOO_ARCHS)),
