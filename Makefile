@@ -42,8 +42,7 @@ PARALLEL = -n $(WORKERS) --dist loadfile
 check: install
 	OMP_NUM_THREADS=1 $(PYTEST) $(PARALLEL) tests $(FAST)
 
-test: install browser slurm fashion compiler lint
-	OMP_NUM_THREADS=1 $(PYTEST) $(PARALLEL) tests $(FAST)
+test: install browser slurm fashion compiler lint check   # the fast tier first, then the slow tests
 	$(PYTEST) tests book -m "slow or browser or slurm" --nbval-lax --nbval-current-env --nbval-cell-timeout=3600
 
 verify: install fashion compiler  # the bundle's recomputations, each drawn cell retrained to the end (an hour or more)
