@@ -217,6 +217,8 @@ def test_a_link_to_a_hidden_figure_opens_it(sub_url, sub_page):
     page, label = cited[0]
     sub_page.goto(f"{sub_url}{page}.html", wait_until="networkidle")
     visible = f"document.getElementById('{label}').checkVisibility()"
+    # the theme's scripts may still be wrapping the hidden outputs after the network is idle: wait for the figure
+    sub_page.wait_for_function(f"document.getElementById('{label}') !== null", timeout=10000)
     assert not sub_page.evaluate(visible), f"{label} on {page} is not hidden by default"
     sub_page.goto(f"{sub_url}{page}.html#{label}", wait_until="networkidle")
     sub_page.wait_for_function(visible, timeout=10000)
