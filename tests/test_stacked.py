@@ -85,6 +85,13 @@ def test_chunk_size_keeps_every_step_tensor_under_budget():
     assert stacked.registry_chunk_size("lenet") == 6                        # the same, by registry name
     assert stacked.registry_chunk_size("lenet", pooling=False) == stacked.chunk_size(
         models.build("lenet", pooling=False), (1, 32, 32), 128) == 3
+    for arch in ("densenet121", "convnext"):                                # built on the meta device
+        assert stacked.registry_chunk_size(arch) == stacked.chunk_size(models.build(arch), (1, 32, 32), 128)
+    torch.manual_seed(0)
+    drawn = torch.rand(3)
+    torch.manual_seed(0)
+    stacked.registry_chunk_size("vgg11", pooling=False, batch_size=32)     # draws no weights
+    assert torch.equal(torch.rand(3), drawn)
 
 
 def test_a_stack_is_a_module_of_its_networks():

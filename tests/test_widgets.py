@@ -70,9 +70,13 @@ def test_sphinxext_serves_plotly_js(tmp_path):
                           set_html_assets_policy=lambda policy: calls.append(policy),
                           connect=lambda event, fn, **kw: calls.append(event))
     assert nadbook_sphinx.setup(app)["parallel_read_safe"]
-    assert "plotly.min.js" in calls and "build-finished" in calls
+    assert "html-page-context" in calls and "build-finished" in calls
     assert "env-get-updated" in calls                       # figures numbered by chapter
     assert "nadbook.css" in calls and "always" in calls     # the book's stylesheet; MathJax on every page
+    for body, scripts in (("<div class=\"plotly-graph-div\"></div>", ["plotly.min.js"]), ("<p>prose</p>", [])):
+        calls.clear()
+        nadbook_sphinx.plotly_where_drawn(app, "page", "page.html", {"body": body}, None)
+        assert calls == scripts                              # Plotly only where a page draws with it
     nadbook_sphinx.copy_assets(app, None)
     copied = tmp_path / "_static" / "plotly.min.js"
     assert copied.stat().st_size == nadbook_sphinx.plotly_js_path().stat().st_size

@@ -6,8 +6,9 @@ interactive figures, so nothing is loaded from a CDN (and `nadbook.js`, `SCRIPT`
 dropdown or hidden output that holds a linked figure):
 - MathJax 3 comes from the `django-static-mathjax` package and is copied to `_static/mathjax`.
 - Plotly comes from the installed `plotly` package (`package_data/plotly.min.js`), is copied to
-  `_static/plotly.min.js` and loaded by every page, so the static gamma(l) explorer
-  (`nadcore.widgets.static_gamma_explorer`, made with `include_plotlyjs=False`) works offline.
+  `_static/plotly.min.js` and loaded by the pages that draw a Plotly figure (`plotly_where_drawn`),
+  so the static gamma(l) explorer (`nadcore.widgets.static_gamma_explorer`, made with
+  `include_plotlyjs=False`) works offline; the other pages are spared its 3.5 MB.
 MathJax is loaded on every page (Sphinx loads it only where a page has math, but the sidebar
 shows every chapter's title, some with math). The bibliography's entries are labelled as the text
 cites them, author and year (`AuthorYear`, `bibtex_default_style: authoryear`). Registered in
@@ -78,6 +79,13 @@ def number_by_chapter(app, env):
     return []
 
 
+def plotly_where_drawn(app, pagename, templatename, context, doctree):
+    """Load plotly.min.js on a page whose body holds a Plotly figure (before require.js and the
+    page's own scripts)."""
+    if "plotly-graph-div" in context.get("body", ""):
+        app.add_js_file(PLOTLY_JS, priority=200)
+
+
 def copy_assets(app, exception):
     """After an HTML build, copy MathJax and plotly.min.js into the build's `_static` folder."""
     if exception is not None or app.builder.format != "html":
@@ -117,7 +125,7 @@ def setup(app):
 
     register_plugin("pybtex.style.formatting", "authoryear", _author_year_style(), force=True)
     plotly_js_path()  # fail early, at configuration time, if plotly is not installed
-    app.add_js_file(PLOTLY_JS, priority=200)  # before require.js and the page's own scripts
+    app.connect("html-page-context", plotly_where_drawn)
     app.add_css_file(CSS, priority=900)       # after myst-nb's stylesheet
     app.add_js_file(JS)
     app.connect("config-inited", _use_local_mathjax)

@@ -15,6 +15,7 @@ layers); every other network without buffers or dropout goes through `vmap(funct
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Iterable, Sequence
 
 import torch
@@ -200,4 +201,11 @@ def registry_chunk_size(arch: str, pooling: bool | str = True, batch_size: int =
                         device: str | torch.device = "cpu", input_shape: Sequence[int] = (1, 32, 32)) -> int:
     """`chunk_size` of the registry network `arch` built with `pooling` (`models.build`): how many
     `train.fit_many` stacks, so the cells of one stored batch of a sweep."""
-    return chunk_size(models.build(arch, pooling=pooling), input_shape, batch_size, device)
+    return _registry_chunk_size(arch, pooling, batch_size, torch.device(device).type, tuple(input_shape))
+
+
+@functools.cache
+def _registry_chunk_size(arch, pooling, batch_size, device_type, input_shape):
+    with torch.device("meta"):   # its shapes alone: no weights drawn, no draw from the global RNG
+        model = models.build(arch, pooling=pooling)
+    return chunk_size(model, input_shape, batch_size, device_type)

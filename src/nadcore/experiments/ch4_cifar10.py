@@ -137,11 +137,12 @@ def flip_experiment(archs: Sequence[str], train: tuple[torch.Tensor, torch.Tenso
     if missing:
         raise InputError(f"nads must hold NADs for every arch in archs; missing {missing}")
     out = {"original": [], "flipped": [], "train_original": [], "train_flipped": []}
+    data = store.fingerprint(*train, *test)
     for arch in tqdm(list(archs), desc="flip", disable=not progress):
         u = as_nads(nads[arch], train[0])
         for kind in ("original", "flipped"):
             settings = {"arch": arch, "kind": kind, "recipe": _recipe(recipe), "seed": seed,
-                        "data": store.fingerprint(*train, *test), "nads": store.fingerprint(u)}
+                        "data": data, "nads": store.fingerprint(u)}
             compute = lambda kind=kind, u=u, arch=arch: flip_run(arch, train, test, u, kind, recipe, device, seed)
             res = _run(results_dir, f"flip-{arch}-{kind}", settings, compute, only_stored, resolve(device))
             out[kind].append(float(res["test_acc"]))
