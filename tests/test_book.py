@@ -109,3 +109,45 @@ def test_chapter_opens_with_its_paper_versus_book_table(path):
     assert first is not None and first <= 2, f"{path.stem}: paste the glued 'verdict' table near the top"
     glued = [c for c in nb.cells if c.cell_type == "code" and 'glue("verdict"' in c.source]
     assert glued, f"{path.stem}: no cell glues the verdict table"
+
+
+def _names(source):
+    """(names a cell defines, names it reads outside an `if num_shards == 1:` block)."""
+    lines = [line[:len(line) - len(line.lstrip())] + "pass" if line.lstrip().startswith(("!", "%")) else line
+             for line in source.splitlines()]
+    defined, read, collector = set(), set(), set()
+    tree = ast.parse("\n".join(lines))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "num_shards == 1":
+            collector |= {id(n) for n in ast.walk(node)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store):
+                defined.add(node.id)
+            elif id(node) not in collector:
+                read.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return defined, read
+
+
+@pytest.mark.parametrize("path", [p for p in chapter_notebooks() if "num_shards" in p.read_text()],
+                         ids=lambda p: p.stem)
+def test_a_shard_needs_no_cell_that_makes_the_page_only(path):
+    """`nadcore run` leaves the cells tagged `page-only` out of a shard's run (`cli.shard_notebook`): the
+    cells left read no name that only those define (but in the collector's `if num_shards == 1:` blocks)."""
+    from nadcore import cli
+
+    nb = nbformat.read(path, as_version=4)
+    page, shard, missing = set(), set(), []
+    for i, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        defined, read = _names(cell.source)
+        if cli.PAGE_ONLY in cell.metadata.get("tags", []):
+            page |= defined
+            continue
+        missing += [(i, name) for name in sorted((read & page) - shard - defined)]
+        shard |= defined
+    assert page, "no cell is tagged page-only"
+    assert missing == [], "code cells of a shard that read names only page-only cells define"

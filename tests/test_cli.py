@@ -100,6 +100,22 @@ def test_sharded_run_prints_the_plan_and_names_its_notebook_by_shard(tiny_book, 
     assert executed.cells[-1].outputs[0]["text"].strip() == "smoke cpu 0 1 2"
 
 
+def test_a_shard_runs_without_the_cells_that_make_the_page_only(tiny_book, tmp_path, fake_plan):
+    write_chapter(tiny_book, "02_paged", "print(shard, num_shards)")
+    path = tiny_book / "02_paged.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    page = nbformat.v4.new_code_cell("raise RuntimeError('a page-only cell ran')")
+    page.metadata["tags"] = [cli.PAGE_ONLY]
+    nb.cells.insert(1, page)
+    nbformat.write(nb, path)
+    runs = tmp_path / "runs"
+    args = ["--device", "cpu", "--book-dir", str(tiny_book), "--out", str(runs), "--no-progress"]
+    assert cli.main(["run", "02_paged", "-p", "shard", "0", "-p", "num_shards", "2", *args]) == 0
+    executed = nbformat.read(runs / "02_paged-smoke-shard0of2.ipynb", as_version=4)
+    assert "page-only" not in str(executed.cells) and executed.cells[-1].outputs[0]["text"].strip() == "0 2"
+    assert cli.main(["run", "02_paged", *args]) == 1             # the whole chapter (a collector) runs them
+
+
 def test_failed_run_keeps_its_notebook_as_failed_and_exits_1(tiny_book, tmp_path, capsys):
     write_chapter(tiny_book, "02_fails", "raise ValueError('boom\\nsecond line')")
     runs = tmp_path / "runs"

@@ -7,11 +7,12 @@ the single-process estimate. Chapters 5 and 6 shard through the same code (`swee
 CLI's scripts): each is run whole in one process by `nadcore run` (its smoke checks at the tiny
 scale), its scripts are checked with `--dry-run`, and its two shards and collector are computed
 in this process by the functions its notebook calls, bitwise equal to that run. A notebook
-execution costs about 45 s before it computes anything (kernel, imports, the stored results'
-figures), so those two chapters' six shard and collector notebooks, which would prove nothing
-Chapter 1's do not, are left out. The chapters run on grids of a few cells (`TINY`, through their
-`overrides` parameter), all at once. The fixture starts munged, slurmctld and slurmd from Debian's
-packages (`tools/ensure-slurm.sh` installs them) and stops them by their process ids.
+execution costs 15-30 s before it computes anything (kernel, imports; the stored results' figures
+but in a shard's run, which leaves out the cells tagged `page-only`), so those two chapters' six
+shard and collector notebooks, which would prove nothing Chapter 1's do not, are left out. The
+chapters run on grids of a few cells (`TINY`, through their `overrides` parameter), all at once.
+The fixture starts munged, slurmctld and slurmd from Debian's packages (`tools/ensure-slurm.sh`
+installs them) and stops them by their process ids.
 """
 
 import contextlib

@@ -30,6 +30,8 @@ KINDS = {"scale": str, "device": str, "seed": int, "num_seeds": int, "shard": in
 WORDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
 LIMITS = {"seed": " in [0, 2^63) written in decimal", "num_seeds": " >= 1", "num_shards": " >= 1",
           "shard": " in [0, num_shards)"}
+PAGE_ONLY = "page-only"   # the tag of a chapter's cells that make its page only (the stored results at the
+                         # published settings, the cost of the paper scale): a shard's run leaves them out
 DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)")   # YAML would read 010 as 8 and 12:30 as 750
 NAD_HOURS = 48   # `nadcore nads` asks for --yes past this estimated duration
 
@@ -281,6 +283,18 @@ def output_stem(stem: str, values: Mapping[str, Any]) -> str:
     return f"{stem}-{values['scale']}" + (f"-shard{values['shard']}of{n}" if n != 1 else "")
 
 
+def shard_notebook(notebook: Path, values: Mapping[str, Any]) -> Path | Any:
+    """What papermill executes: `notebook`, or for one of several shards its cells without those tagged
+    `PAGE_ONLY` (a shard's notebook is not a page; the collector, a run of one shard, makes the page)."""
+    if values.get("num_shards", 1) == 1:
+        return notebook
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    nb.cells = [c for c in nb.cells if PAGE_ONLY not in c.metadata.get("tags", [])]
+    return nb
+
+
 def describe(err: Any) -> str:
     """One line saying why a run stopped."""
     first = lambda text: (str(text).strip().splitlines() or [""])[0]
@@ -349,7 +363,7 @@ def run_chapter(args: argparse.Namespace) -> None:
     out.mkdir(parents=True, exist_ok=True)
     try:
         with sigterm_interrupts() as stopping:
-            pm.execute_notebook(str(notebook), str(running), parameters=params, cwd=str(folder),
+            pm.execute_notebook(shard_notebook(notebook, values), str(running), parameters=params, cwd=str(folder),
                                 progress_bar=not args.no_progress, request_save_on_cell_execute=True,
                                 kernel_manager_class=kernel_manager(stopping))
     except (Exception, KeyboardInterrupt) as err:
