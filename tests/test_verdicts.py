@@ -532,3 +532,41 @@ def test_chapter_3_rows_are_the_pages_and_its_table_has_a_verdict_column(stored,
     assert v.chapter_table([blank]).iloc[0]["Ours"] == "–"     # nothing computed: one dash, not '– — scale'
     done = v.Row("Fig. 9", "a claim", "1 %", "2 %", "σ = 3", v.REPRODUCED)
     assert v.chapter_table([done]).iloc[0]["Ours"] == "2 % — σ = 3"
+
+
+# ----------------------------------------------------------------------------- beyond the papers
+
+def test_the_questions_beyond_the_papers_on_the_bundle():
+    from nadcore.experiments import ch6_antialias
+
+    results = dict(dial=v._dial(BUNDLE), antialias=bundle.load_antialias(BUNDLE, best_sigma=True),
+                   null=bundle.load_zoo_null(BUNDLE))
+    got = v.questions(results)
+    assert [q.verdict for q in got] == [ch6_antialias.FAILS, ch6_antialias.HOLDS, ch6_antialias.IN_PART,
+                                        ch6_antialias.HOLDS, ch6_antialias.HOLDS, ch6_antialias.HOLDS]
+    assert "from h = 100 the published ones" in got[0].ours and got[1].scale.startswith("published recipe at σ = 1.5")
+    text = v.question_table(got)
+    body = [line for line in text.splitlines() if line.startswith("* - ")]
+    assert len(body) == 1 + len(got) and "{ref}`Chapter 6 <tbl-antialias-verdict>`" in text
+    prose = re.sub(r"\{ref\}`[^`]*`", "", text)
+    assert "bundle" not in prose.lower() and "- \n" not in text + "\n"
+
+
+def _dial(exact_at_last):
+    """A two-step dial: at h = 0.01 the exact-gradient NADs, at h = 100 the published ones (overlap 0.98 at k = 1)
+    and `exact_at_last` with the exact gradient's."""
+    return {0.01: {"exact gradient": {1: 0.9, 16: 0.5}, "published": {1: 0.1, 16: 0.1}, "fig6": {0: 51.0}},
+            100.0: {"exact gradient": {1: exact_at_last, 16: 0.1}, "published": {1: 0.98, 16: 0.8}, "fig6": {0: 98.0}}}
+
+
+def test_dial_question_flips_when_the_largest_step_leaves_the_gradient():
+    from nadcore.experiments import ch6_antialias
+
+    held = v.dial_question(_dial(v.OVERLAP_MIN + 0.01))
+    assert held.verdict == ch6_antialias.HOLDS and not held.reason
+    failed = v.dial_question(_dial(v.OVERLAP_MIN - 0.01))
+    assert failed.verdict == ch6_antialias.FAILS and failed.reason
+    assert "up to h = 0.01 the exact-gradient NADs (overlap at k = 1 at least 0.90)" in failed.ours
+    assert "between h = 0.01 and 100" in failed.ours
+    with pytest.raises(ValueError, match="verdict must be one of"):
+        v.Question("q", "e", "o", "s", "fine")

@@ -70,7 +70,7 @@ def test_sphinxext_serves_plotly_js(tmp_path):
                           set_html_assets_policy=lambda policy: calls.append(policy),
                           connect=lambda event, fn, **kw: calls.append(event))
     assert nadbook_sphinx.setup(app)["parallel_read_safe"]
-    assert "html-page-context" in calls and "build-finished" in calls
+    assert "html-page-context" in calls and "build-finished" in calls and "doctree-resolved" in calls
     assert "env-get-updated" in calls                       # figures numbered by chapter
     assert "nadbook.css" in calls and "always" in calls     # the book's stylesheet; MathJax on every page
     for body, scripts in (("<div class=\"plotly-graph-div\"></div>", ["plotly.min.js"]), ("<p>prose</p>", [])):
@@ -83,6 +83,17 @@ def test_sphinxext_serves_plotly_js(tmp_path):
     assert (tmp_path / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
     css = (tmp_path / "_static" / "nadbook.css").read_text()
     assert "pasted-text" in css and "table.dataframe thead th { text-align: left; }" in css
+
+
+def test_a_percent_sign_stays_on_the_line_of_its_glued_number():
+    from docutils import nodes
+
+    number = lambda text: nodes.inline(text, text, classes=["pasted-text"])
+    para = nodes.paragraph("", "", nodes.Text("average pooling "), number("95.8"), nodes.Text(" %, BlurPool-3 "),
+                           number("81.6"), nodes.Text(" points"), nodes.inline("", "7", classes=["other"]),
+                           nodes.Text(" % typed"))
+    nadbook_sphinx.units_on_the_numbers_line(None, nodes.section("", para), "page")
+    assert para.astext() == "average pooling 95.8\u00a0%, BlurPool-3 81.6 points7 % typed"
 
 
 def test_both_explorers_name_the_accuracy_they_draw():

@@ -79,6 +79,17 @@ def number_by_chapter(app, env):
     return []
 
 
+def units_on_the_numbers_line(app, doctree, docname):
+    """Keep a "%" on the line of the number glued before it (myst-nb's `pasted-text`, after its glue is
+    resolved): the space between them becomes a no-break space, so "68.7 %" never wraps after 68.7."""
+    from docutils import nodes
+
+    for number in list(doctree.findall(nodes.inline)):
+        after = number.next_node(descend=False, siblings=True) if "pasted-text" in number["classes"] else None
+        if isinstance(after, nodes.Text) and after.startswith(" %"):
+            after.parent.replace(after, nodes.Text("\u00a0" + after[1:]))
+
+
 def plotly_where_drawn(app, pagename, templatename, context, doctree):
     """Load plotly.min.js on a page whose body holds a Plotly figure (before require.js and the
     page's own scripts)."""
@@ -126,6 +137,7 @@ def setup(app):
     register_plugin("pybtex.style.formatting", "authoryear", _author_year_style(), force=True)
     plotly_js_path()  # fail early, at configuration time, if plotly is not installed
     app.connect("html-page-context", plotly_where_drawn)
+    app.connect("doctree-resolved", units_on_the_numbers_line)
     app.add_css_file(CSS, priority=900)       # after myst-nb's stylesheet
     app.add_js_file(JS)
     app.connect("config-inited", _use_local_mathjax)

@@ -20,7 +20,7 @@ import numpy as np
 
 from nadcore import bundle, fourier, pooling, presets, prose, published
 from nadcore.checks import InputError
-from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec
+from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
 from nadcore.plots import page
 
 if TYPE_CHECKING:
@@ -824,7 +824,15 @@ def load(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, Any]:
         overlaps=bundle.nad_overlaps(OVERLAP_KS, bundle_dir), fig6=bundle.fig6_comparison(bundle_dir),
         fig6_nads={name: bundle.load_fig6(bundle_dir, name=name) for name in bundle.FIG6_NADS},
         cifar=bundle.cifar(bundle_dir, progress=False), ood=stand_ins,
-        pairs={a: bundle.underspec("pairs", a, bundle_dir, progress=False) for a in bundle.UNDERSPEC_ARCHS})
+        pairs={a: bundle.underspec("pairs", a, bundle_dir, progress=False) for a in bundle.UNDERSPEC_ARCHS},
+        dial=_dial(bundle_dir), antialias=bundle.load_antialias(bundle_dir, best_sigma=True),
+        null=bundle.load_zoo_null(bundle_dir))
+
+
+def _dial(bundle_dir):
+    """Chapter 3's secant dial against the exact-gradient and the published NADs of LeNet."""
+    refs = {"exact gradient": bundle.load_nad("lenet", "autograd", bundle_dir), "published": published.nads("lenet")}
+    return ch3_nads.secant_dial_table(bundle.load_secant_dial(bundle_dir), refs)
 
 
 def fig6_runs(fig6_nads: Mapping[str, Mapping[int, float]], item: str, method: str,
@@ -1011,6 +1019,94 @@ def stand_in_thresholds() -> str:
     `fig8` allow the last carrier and the linear control."""
     return (thresholds("stand_ins") + f" A carrier on the last NAD must cost at most {CHANCE_MARGIN:g} points, and "
             f"the flip move the linear control by at most {CHANCE_MARGIN:g}.")
+
+
+# ----------------------------------------------------------------------------- beyond the papers
+
+@dataclass(frozen=True)
+class Question:
+    """A line of the results page's table of the questions the papers raise and leave open: the `question`
+    (or the prediction tested), what was `expected` before measuring (the paper's reading, or ours), what we
+    measured (`ours`, at `scale`), a `verdict` (one of `ch6_antialias.OUTCOMES`: did it come out as expected)
+    with its `reason`, and `see`, `(text, label)` of the page that shows it."""
+    question: str
+    expected: str
+    ours: str
+    scale: str
+    verdict: str
+    reason: str = ""
+    see: tuple = ()
+
+    def __post_init__(self) -> None:
+        if self.verdict not in ch6_antialias.OUTCOMES:
+            raise InputError(f"verdict must be one of {', '.join(ch6_antialias.OUTCOMES)}; got {self.verdict!r}")
+
+
+def dial_question(dial: Mapping[float, Mapping[str, Mapping[int, float]]]) -> Question:
+    """Chapter 3's secant step as a dial (`ch3_nads.secant_dial_table` against the references "exact
+    gradient" and "published"): Eq. 4 defines the NADs by the gradient, so every step should give them;
+    holds when the largest step's first NAD is still the exact gradient's (overlap at k = 1 at least
+    `OVERLAP_MIN`)."""
+    n, last = ch3_nads.dial_numbers(dial), max(dial)
+    held = dial[last]["exact gradient"][1] >= OVERLAP_MIN
+    d = bundle.SECANT_DIAL
+    return Question(
+        "Which NADs predict what a network learns: Eq. 4's gradient, or the published secant (h = 100)?",
+        "the same NADs: Eq. 4 defines them by the gradient, which a secant estimates",
+        f"up to h = {n['before_to']:g} the exact-gradient NADs (overlap at k = 1 at least {n['before_overlap']:.2f}), "
+        f"LeNet at most {n['before_accuracy']:.1f} % along the first; from h = {n['after_from']:g} the published ones "
+        f"(at least {n['after_overlap']:.2f}), {n['after_accuracy']:.1f} % or more; the first NAD turns between "
+        f"h = {n['switch_1_from']:g} and {n['switch_1_to']:g}",
+        f"LeNet, {d['networks']:,} networks per step, Fig. 6 at σ = {bundle.DEEP_SIGMA:g}, 1 seed",
+        ch6_antialias.HOLDS if held else ch6_antialias.FAILS,
+        "" if held else "the large step's NADs predict learning, not the gradient's",
+        (("Chapter 3", "ch3-secant-dial"),))
+
+
+def antialias_questions(results: Mapping[str, Any]) -> list[Question]:
+    """Chapter 6's predictions of the paper's explanation (`ch6_antialias.predictions` of `results`, where
+    LeNet learns: `bundle.load_antialias(best_sigma=True)`)."""
+    return [Question(p["claim"], p["paper"], p["ours"], p["scale"], p["verdict"], p["reason"],
+                     (("Chapter 6", "tbl-antialias-verdict"),))
+            for p in ch6_antialias.predictions(results).values()]
+
+
+def null_question(fig6: Mapping[str, Any] | None) -> Question | None:
+    """Chapter 7's Fig. 6 along ConvNeXt's null directions (`bundle.load_zoo_null`), None before it is stored."""
+    row = None if fig6 is None else ch7_zoo.null_verdict(ch7_zoo.null_numbers({}, fig6=fig6))
+    if row is None:
+        return None
+    return Question(row.question, row.expected, row.measured, "ConvNeXt, exact-gradient NADs of "
+                    f"{bundle.nad_item('convnext', 'autograd')['num_networks']:,} networks",
+                    ch6_antialias.HOLDS if row.held else ch6_antialias.FAILS, see=(("Chapter 7", "tbl-zoo-verdict"),))
+
+
+def questions(results: Mapping[str, Any]) -> list[Question]:
+    """The results page's questions beyond the papers, from `load`'s `dial`, `antialias` and `null`."""
+    out = [dial_question(results["dial"]), *antialias_questions(results["antialias"]), null_question(results["null"])]
+    return [q for q in out if q is not None]
+
+
+QUESTION_COLUMNS = ("Question or prediction", "Expected", "Ours", "Computed at", "Verdict", "See")
+
+
+def question_table(questions_: Iterable[Question]) -> str:
+    """`questions` as a MyST list-table (glue it with `:format: myst`), as `table` lays out the papers' rows."""
+    lines = ["```{list-table}", ":header-rows: 1", f":widths: {' '.join(map(str, WIDTHS))}", ":class: nad-results",
+             "", "* - " + "\n  - ".join(QUESTION_COLUMNS)]
+    for q in questions_:
+        verdict = f"**{q.verdict}**" + (f": {q.reason}" if q.reason else "")
+        cells = [f"**{q.question}**", q.expected, q.ours, q.scale, verdict,
+                 ", ".join(f"{{ref}}`{text} <{label}>`" for text, label in q.see)]
+        lines.append("* - " + "\n  - ".join(map(_cell, cells)))
+    return "\n".join(lines + ["```"])
+
+
+def question_thresholds() -> str:
+    """The thresholds of `questions` in words: Chapter 6's (`ch6_antialias.thresholds`), the dial's and the null's."""
+    return (f"{ch6_antialias.thresholds()} The secant step keeps Eq. 4's NADs when the largest step's first NAD "
+            f"overlaps the exact gradient's by {OVERLAP_MIN:g} or more; ConvNeXt learns its null directions as well "
+            f"as a control when the mean over seeds differs by at most {ch7_zoo.NULL_GAP:g} points on every patch.")
 
 
 # ----------------------------------------------------------------------------- Fig. 3 at each noise level
