@@ -647,3 +647,33 @@ def test_secant_dial_figure_draws_the_overlaps_and_fig6_against_h():
     assert list(left.lines[1].get_ydata()) == pytest.approx([1.0, 0.25, 0.0])   # exact gradient, k = 4
     fig6 = [line for line in right.lines if len(line.get_xdata()) == 3]
     assert [list(line.get_ydata()) for line in fig6] == [[51.0, 52.0, 98.0], [50.0, 50.0, 50.0]]
+
+
+def test_first_layer_flips_count_the_relus_and_maxima_the_secant_moves():
+    from nadcore.experiments import ch3_nads
+
+    got = ch3_nads.first_layer_flips((1e-4, 10.0, 1e6), networks=2, pixels=8)
+    assert got[1e-4]["relu"] < 0.01 and got[1e6]["relu"] > 0.99          # a tiny step moves none, a huge one all
+    assert got[1e-4]["relu"] < got[10.0]["relu"] < got[1e6]["relu"]
+    assert got[1e-4]["argmax"] < got[10.0]["argmax"] < got[1e6]["argmax"]
+    # against the network's own first ReLU on the probes of 8 pixels, by a forward hook (network 0, h = 10)
+    factory, _ = nads.one_output_factory("lenet")
+    net, x0 = nads.network(factory, 0, 0, "cpu"), nads.eval_point_for(0, (1, 32, 32))
+    picked = torch.randperm(1024, generator=torch.Generator().manual_seed(0))[:8]
+    seen = []
+    hook = net.features[1].register_forward_hook(lambda m, i, o: seen.append((i[0], o)))
+    probes = [x0.flatten().clone() for _ in range(16)]
+    for j, i in enumerate(picked):
+        probes[j][i] += 10.0
+        probes[8 + j][i] -= 10.0
+    with torch.no_grad():
+        net(x0[None])
+        net(torch.stack(probes).reshape(16, 1, 32, 32))
+    hook.remove()
+    (pre0, _), (pre, _) = seen
+    moved = (pre != pre0).reshape(2, 8, -1).any(0)
+    flipped = ((pre > 0) != (pre0 > 0)).reshape(2, 8, -1).any(0)
+    one = ch3_nads.first_layer_flips((10.0,), networks=1, pixels=8)[10.0]["relu"]
+    assert one == pytest.approx((moved & flipped).sum().item() / moved.sum().item())
+    with pytest.raises(ValueError, match="arch must open with a Conv2d and a ReLU"):
+        ch3_nads.first_layer_flips((1.0,), networks=1, arch="mlp")

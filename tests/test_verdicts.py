@@ -567,6 +567,8 @@ def test_dial_question_flips_when_the_largest_step_leaves_the_gradient():
     failed = v.dial_question(_dial(v.OVERLAP_MIN - 0.01))
     assert failed.verdict == ch6_antialias.FAILS and failed.reason
     assert "up to h = 0.01 the exact-gradient NADs (overlap at k = 1 at least 0.90)" in failed.ours
-    assert "between h = 0.01 and 100" in failed.ours
+    assert "between h = 0.01 and 100" in failed.ours and "switch" not in failed.ours
+    flips = {0.01: {"relu": 0.001}, 100.0: {"relu": 0.976}}
+    assert "switch in 0 % at h = 0.01, 98 % at h = 100" in v.dial_question(_dial(0.5), flips).ours
     with pytest.raises(ValueError, match="verdict must be one of"):
         v.Question("q", "e", "o", "s", "fine")

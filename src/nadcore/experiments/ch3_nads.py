@@ -499,3 +499,46 @@ def dial_numbers(table: Mapping[float, Mapping[str, Mapping[int, float]]], befor
     out["after_overlap"] = min(table[h][after][ks[0]] for h in high)
     out["after_accuracy"] = min(table[h]["fig6"][index] for h in high)
     return out
+
+
+def first_layer_flips(steps: Iterable[float], networks: int = 32, pixels: int = 64, arch: str = "lenet",
+                      seed: int = 0, pooling: bool | str = True) -> dict[float, dict[str, float]]:
+    """How far the secant's probes `x0 +- h e_i` take a network's first layer from x0, for each step h of
+    `steps`: over networks 0 .. `networks` - 1 (`nads.network` with `seed`, at its default x0) and `pixels`
+    pixels i drawn once from `seed`, the share of the first convolution's units that see pixel i whose ReLU
+    changes sign at x0 + h e_i or x0 - h e_i (`relu`), and of the first pooling's windows holding such a unit
+    whose maximum moves to another unit (`argmax`; NaN without a max pooling). A difference quotient is a gradient while these
+    stay near 0. `arch` must open with a Conv2d and a ReLU. Returns `{h: {"relu": share, "argmax": share}}`."""
+    import torch.nn.functional as F
+
+    from nadcore.nads import one_output_factory
+
+    factory, _ = one_output_factory(arch, pooling=pooling)
+    x0 = eval_point_for(seed, (1, 32, 32))
+    layers = [m for m in network(factory, seed, 0, "cpu").modules() if not list(m.children())][:3]
+    if not (isinstance(layers[0], torch.nn.Conv2d) and isinstance(layers[1], torch.nn.ReLU)):
+        raise InputError(f"arch must open with a Conv2d and a ReLU (LeNet does); {arch!r} opens with "
+                         f"{', '.join(type(m).__name__ for m in layers[:2])}")
+    pool = layers[2].kernel_size if isinstance(layers[2], torch.nn.MaxPool2d) else None
+    picked = torch.randperm(x0.numel(), generator=torch.Generator().manual_seed(seed))[:pixels]
+    eye = torch.zeros(len(picked), x0.numel())
+    eye[torch.arange(len(picked)), picked] = 1.0
+    eye = eye.reshape(len(picked), *x0.shape)
+    counts = {float(h): np.zeros(4) for h in steps}      # flipped, seen; moved maxima, windows seen
+    for i in range(networks):
+        conv = next(m for m in network(factory, seed, i, "cpu").modules() if isinstance(m, torch.nn.Conv2d))
+        with torch.no_grad():
+            base = conv(x0[None])
+            _, at0 = F.max_pool2d(base.relu(), pool, return_indices=True) if pool else (None, None)
+            for h in counts:
+                out = conv(torch.cat([x0 + h * eye, x0 - h * eye]))   # +h then -h for each pixel
+                seen = (out != base).reshape(2, -1, *out.shape[1:]).any(0)    # the units that see pixel i
+                flipped = ((out > 0) != (base > 0)).reshape(2, -1, *out.shape[1:]).any(0)   # on either side
+                counts[h][:2] += (seen & flipped).sum().item(), seen.sum().item()
+                if pool:
+                    _, at = F.max_pool2d(out.relu(), pool, return_indices=True)
+                    moved = (at != at0).reshape(2, -1, *at.shape[1:]).any(0)
+                    touched = F.max_pool2d(seen.float(), pool) > 0
+                    counts[h][2:] += (moved & touched).sum().item(), touched.sum().item()
+    return {h: {"relu": float(c[0] / c[1]), "argmax": float(c[2] / c[3]) if pool else float("nan")}
+            for h, c in counts.items()}

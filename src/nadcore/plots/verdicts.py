@@ -825,7 +825,8 @@ def load(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, Any]:
         fig6_nads={name: bundle.load_fig6(bundle_dir, name=name) for name in bundle.FIG6_NADS},
         cifar=bundle.cifar(bundle_dir, progress=False), ood=stand_ins,
         pairs={a: bundle.underspec("pairs", a, bundle_dir, progress=False) for a in bundle.UNDERSPEC_ARCHS},
-        dial=_dial(bundle_dir), antialias=bundle.load_antialias(bundle_dir, best_sigma=True),
+        dial=_dial(bundle_dir), flips=ch3_nads.first_layer_flips(bundle.SECANT_DIAL["steps"]),
+        antialias=bundle.load_antialias(bundle_dir, best_sigma=True),
         null=bundle.load_zoo_null(bundle_dir))
 
 
@@ -1042,12 +1043,16 @@ class Question:
             raise InputError(f"verdict must be one of {', '.join(ch6_antialias.OUTCOMES)}; got {self.verdict!r}")
 
 
-def dial_question(dial: Mapping[float, Mapping[str, Mapping[int, float]]]) -> Question:
+def dial_question(dial: Mapping[float, Mapping[str, Mapping[int, float]]],
+                  flips: Mapping[float, Mapping[str, float]] | None = None) -> Question:
     """Chapter 3's secant step as a dial (`ch3_nads.secant_dial_table` against the references "exact
     gradient" and "published"): Eq. 4 defines the NADs by the gradient, so every step should give them;
     holds when the largest step's first NAD is still the exact gradient's (overlap at k = 1 at least
-    `OVERLAP_MIN`)."""
+    `OVERLAP_MIN`). `flips` (`ch3_nads.first_layer_flips` at the dial's steps) says why, in the text."""
     n, last = ch3_nads.dial_numbers(dial), max(dial)
+    why = "" if not flips else (
+        f"; the ReLUs of the first layer that see the pixel switch in {100 * flips[n['before_to']]['relu']:.0f} % at "
+        f"h = {n['before_to']:g}, {100 * flips[n['after_from']]['relu']:.0f} % at h = {n['after_from']:g}")
     held = dial[last]["exact gradient"][1] >= OVERLAP_MIN
     d = bundle.SECANT_DIAL
     return Question(
@@ -1056,7 +1061,7 @@ def dial_question(dial: Mapping[float, Mapping[str, Mapping[int, float]]]) -> Qu
         f"up to h = {n['before_to']:g} the exact-gradient NADs (overlap at k = 1 at least {n['before_overlap']:.2f}), "
         f"LeNet at most {n['before_accuracy']:.1f} % along the first; from h = {n['after_from']:g} the published ones "
         f"(at least {n['after_overlap']:.2f}), {n['after_accuracy']:.1f} % or more; the first NAD turns between "
-        f"h = {n['switch_1_from']:g} and {n['switch_1_to']:g}",
+        f"h = {n['switch_1_from']:g} and {n['switch_1_to']:g}{why}",
         f"LeNet, {d['networks']:,} networks per step, Fig. 6 at σ = {bundle.DEEP_SIGMA:g}, 1 seed",
         ch6_antialias.HOLDS if held else ch6_antialias.FAILS,
         "" if held else "the large step's NADs predict learning, not the gradient's",
@@ -1082,8 +1087,9 @@ def null_question(fig6: Mapping[str, Any] | None) -> Question | None:
 
 
 def questions(results: Mapping[str, Any]) -> list[Question]:
-    """The results page's questions beyond the papers, from `load`'s `dial`, `antialias` and `null`."""
-    out = [dial_question(results["dial"]), *antialias_questions(results["antialias"]), null_question(results["null"])]
+    """The results page's questions beyond the papers, from `load`'s `dial` (and `flips`), `antialias` and `null`."""
+    out = [dial_question(results["dial"], results.get("flips")), *antialias_questions(results["antialias"]),
+           null_question(results["null"])]
     return [q for q in out if q is not None]
 
 
