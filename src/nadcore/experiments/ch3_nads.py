@@ -507,8 +507,9 @@ def first_layer_flips(steps: Iterable[float], networks: int = 32, pixels: int = 
     `steps`: over networks 0 .. `networks` - 1 (`nads.network` with `seed`, at its default x0) and `pixels`
     pixels i drawn once from `seed`, the share of the first convolution's units that see pixel i whose ReLU
     changes sign at x0 + h e_i or x0 - h e_i (`relu`), and of the first pooling's windows holding such a unit
-    whose maximum moves to another unit (`argmax`; NaN without a max pooling). A difference quotient is a gradient while these
-    stay near 0. `arch` must open with a Conv2d and a ReLU. Returns `{h: {"relu": share, "argmax": share}}`."""
+    whose maximum moves to another unit (`argmax`; NaN without a max pooling). A difference quotient is a
+    gradient while these stay near 0. `arch` must open with a Conv2d and a ReLU. Returns `{h: {"relu": share,
+    "argmax": share}}`."""
     import torch.nn.functional as F
 
     from nadcore.nads import one_output_factory
