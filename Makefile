@@ -75,6 +75,7 @@ benchmarks: install
 	$(VENV)/bin/python benchmarks/train_throughput.py --arch lenet --networks 16
 	$(VENV)/bin/python benchmarks/train_throughput.py --arch logreg --networks 32
 	$(VENV)/bin/python benchmarks/nad_throughput.py
+	$(VENV)/bin/python benchmarks/nad_peers.py --arch lenet --networks 16
 	$(VENV)/bin/python benchmarks/batch_invariance.py --arch lenet --networks 32
 
 bundle: install  # compute (or finish) the results bundle at the published settings: hours on a CPU, resumable

@@ -677,3 +677,47 @@ def test_first_layer_flips_count_the_relus_and_maxima_the_secant_moves():
     assert one == pytest.approx((moved & flipped).sum().item() / moved.sum().item())
     with pytest.raises(ValueError, match="arch must open with a Conv2d and a ReLU"):
         ch3_nads.first_layer_flips((1.0,), networks=1, arch="mlp")
+
+
+class _ReadsTheReLU(nn.Module):
+    """Reads its Sequential's layers one by one and uses the ReLU's output twice: no swap may apply."""
+
+    def __init__(self):
+        super().__init__()
+        self.seq = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2))
+
+    def forward(self, x):
+        r = self.seq[1](self.seq[0](x))
+        return (self.seq[2](r).flatten(1).sum(1) + r.flatten(1).mean(1))[:, None]
+
+
+@pytest.mark.parametrize("arch, pooling, precision", [("lenet", True, "float32"), ("lenet", True, "bfloat16"),
+                                                      ("lenet", "avg", "float32")])
+def test_pooling_before_the_relu_keeps_the_secant_bitwise(monkeypatch, arch, pooling, precision):
+    from nadcore.nads import gradients
+
+    factory, _ = nads.one_output_factory(arch, pooling=pooling)
+    x0 = nads.eval_point_for(0, (1, 32, 32))
+    net = nads.network(factory, 0, 3, "cpu")
+    order = [type(m).__name__ for m in net.modules()]
+    fast = gradients.secant_gradient(net, x0, 100.0, precision=precision)
+    assert [type(m).__name__ for m in net.modules()] == order                  # the modules are put back
+    monkeypatch.setattr(gradients, "POOL_FIRST", False)
+    assert torch.equal(fast, gradients.secant_gradient(net, x0, 100.0, precision=precision))
+
+
+def test_pooling_before_the_relu_leaves_a_model_that_reads_the_relu_alone(monkeypatch):
+    from nadcore.nads import gradients
+
+    torch.manual_seed(0)
+    net, x0 = _ReadsTheReLU().eval(), torch.randn(1, 8, 8)
+    with torch.no_grad(), gradients.pool_before_relu(net, x0):
+        assert [type(m).__name__ for m in net.seq] == ["Conv2d", "ReLU", "MaxPool2d"]   # not swapped
+    lenet = nads.network(nads.one_output_factory("lenet")[0], 0, 0, "cpu")
+    with torch.no_grad(), gradients.pool_before_relu(lenet, nads.eval_point_for(0, (1, 32, 32))):
+        assert [type(m).__name__ for m in lenet.features][1:3] == ["MaxPool2d", "ReLU"]  # swapped within ...
+    assert [type(m).__name__ for m in lenet.features][1:3] == ["ReLU", "MaxPool2d"]      # ... and put back
+    monkeypatch.setattr(gradients, "POOL_FIRST", False)
+    slow = gradients.secant_gradient(net, x0, 100.0)
+    monkeypatch.setattr(gradients, "POOL_FIRST", True)
+    assert torch.equal(slow, gradients.secant_gradient(net, x0, 100.0))

@@ -4,6 +4,7 @@ the exact gradient by autograd (vmapped over networks); and the mixed derivative
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections import OrderedDict
 from typing import TYPE_CHECKING
@@ -48,11 +49,43 @@ def secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, first_layer: 
     with torch.no_grad(), autocast(x0.device, precision):
         if first_layer == "auto":
             first_layer = first_linear_layer(net, x0)
-        out = None if first_layer is None else _injected_forward(net, first_layer, x0, step)
-        if out is None:
-            out = net(probes(x0, step))
+        with pool_before_relu(net, x0):
+            out = None if first_layer is None else _injected_forward(net, first_layer, x0, step)
+            if out is None:
+                out = net(probes(x0, step))
     out = out.reshape(2 * D).float()
     return (out[:D] - out[D:]) / (2 * step)
+
+
+POOL_FIRST = True   # `pool_before_relu` on (the tests turn it off to compare)
+
+
+@contextlib.contextmanager
+def pool_before_relu(net: nn.Module, x0: torch.Tensor):
+    """Within the block, every `nn.ReLU` that an `nn.MaxPool2d` directly follows in an `nn.Sequential` of `net`
+    runs after it instead: max pooling and ReLU commute exactly (relu(max(a, b)) = max(relu(a), relu(b)), both
+    pick one of the values), so the outputs are bitwise the same and the ReLU reads a quarter of the elements
+    (2x2 pooling). Only where `net(x0)` is bitwise the same both ways (a model that reads a Sequential's
+    layers one by one is left alone); the modules are put back on exit."""
+    pairs = [] if not POOL_FIRST else [
+        (seq, a, b) for seq in net.modules() if type(seq) is nn.Sequential
+        for a, b in zip(list(seq._modules), list(seq._modules)[1:])
+        if type(seq._modules[a]) is nn.ReLU and type(seq._modules[b]) is nn.MaxPool2d]
+
+    def swap():
+        for seq, a, b in pairs:
+            seq._modules[a], seq._modules[b] = seq._modules[b], seq._modules[a]
+
+    if pairs:
+        before = net(x0[None])
+        swap()
+        if not torch.equal(net(x0[None]), before):
+            swap()
+            pairs = []
+    try:
+        yield
+    finally:
+        swap()
 
 
 COMPILED_KEPT = 4   # compiled copies kept (per architecture, device, precision and thread count), least recent out
