@@ -530,7 +530,7 @@ def first_layer_flips(steps: Iterable[float], networks: int = 32, pixels: int = 
         conv = next(m for m in network(factory, seed, i, "cpu").modules() if isinstance(m, torch.nn.Conv2d))
         with torch.no_grad():
             base = conv(x0[None])
-            _, at0 = F.max_pool2d(base.relu(), pool, return_indices=True) if pool else (None, None)
+            at0 = F.max_pool2d(base.relu(), pool, return_indices=True)[1] if pool else base
             for h in counts:
                 out = conv(torch.cat([x0 + h * eye, x0 - h * eye]))   # +h then -h for each pixel
                 seen = (out != base).reshape(2, -1, *out.shape[1:]).any(0)    # the units that see pixel i
@@ -538,7 +538,7 @@ def first_layer_flips(steps: Iterable[float], networks: int = 32, pixels: int = 
                 counts[h][:2] += (seen & flipped).sum().item(), seen.sum().item()
                 if pool:
                     _, at = F.max_pool2d(out.relu(), pool, return_indices=True)
-                    moved = (at != at0).reshape(2, -1, *at.shape[1:]).any(0)
+                    moved = torch.ne(at, at0).reshape(2, -1, *at.shape[1:]).any(0)
                     touched = F.max_pool2d(seen.float(), pool) > 0
                     counts[h][2:] += (moved & touched).sum().item(), touched.sum().item()
     return {h: {"relu": float(c[0] / c[1]), "argmax": float(c[2] / c[3]) if pool else float("nan")}
