@@ -24,6 +24,7 @@ from nadcore.nads import (
     first_linear_layer,
     nad_settings,
     network,
+    one_output_factory,
     result_path,
     secant_gradient,
     subspace_overlaps,
@@ -511,8 +512,6 @@ def first_layer_flips(steps: Iterable[float], networks: int = 32, pixels: int = 
     gradient while these stay near 0. `arch` must open with a Conv2d and a ReLU. Returns `{h: {"relu": share,
     "argmax": share}}`."""
     import torch.nn.functional as F
-
-    from nadcore.nads import one_output_factory
 
     factory, _ = one_output_factory(arch, pooling=pooling)
     x0 = eval_point_for(seed, (1, 32, 32))
