@@ -715,9 +715,20 @@ def test_pooling_before_the_relu_leaves_a_model_that_reads_the_relu_alone(monkey
         assert [type(m).__name__ for m in net.seq] == ["Conv2d", "ReLU", "MaxPool2d"]   # not swapped
     lenet = nads.network(nads.one_output_factory("lenet")[0], 0, 0, "cpu")
     with torch.no_grad(), gradients.pool_before_relu(lenet, nads.eval_point_for(0, (1, 32, 32))):
-        assert [type(m).__name__ for m in lenet.features][1:3] == ["MaxPool2d", "ReLU"]  # swapped within ...
+        assert [type(m).__name__ for m in lenet.features][1:3] == ["_StridedMax", "ReLU"]   # swapped within ...
     assert [type(m).__name__ for m in lenet.features][1:3] == ["ReLU", "MaxPool2d"]      # ... and put back
     monkeypatch.setattr(gradients, "POOL_FIRST", False)
     slow = gradients.secant_gradient(net, x0, 100.0)
     monkeypatch.setattr(gradients, "POOL_FIRST", True)
     assert torch.equal(slow, gradients.secant_gradient(net, x0, 100.0))
+
+
+@pytest.mark.parametrize("shape", [(3, 6, 28, 28), (3, 6, 9, 7), (2, 16, 10, 10)])
+def test_strided_maxima_are_the_max_pooling(shape):
+    from nadcore.nads import gradients
+
+    torch.manual_seed(0)
+    x = torch.randn(*shape).to(memory_format=torch.channels_last)
+    for pool in (nn.MaxPool2d(2), nn.MaxPool2d(3), nn.MaxPool2d(2, ceil_mode=True)):
+        assert torch.equal(gradients._StridedMax(pool)(x), pool(x))
+    assert gradients._StridedMax(nn.MaxPool2d(2)).plain and not gradients._StridedMax(nn.MaxPool2d(3)).plain

@@ -58,6 +58,28 @@ def secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, first_layer: 
 
 
 POOL_FIRST = True   # `pool_before_relu` on (the tests turn it off to compare)
+FEW_CHANNELS = 16   # below this many channels, a 2x2 max pooling runs as strided maxima (`_StridedMax`)
+
+
+class _StridedMax(nn.Module):
+    """`pool` (an `nn.MaxPool2d`) on maps of fewer than `FEW_CHANNELS` channels, when it is a plain 2x2 stride-2
+    pooling, as the maximum of the four strided quarters of the maps: the same values (a maximum is exact), about
+    twice as fast there on a CPU as ATen's channels-last pooling, which vectorises over the channels (LeNet's
+    first pooling: 6 channels). Otherwise `pool` itself."""
+
+    def __init__(self, pool):
+        super().__init__()
+        self.pool = pool
+        k, st, pad, dil = (pool.kernel_size, pool.stride, pool.padding, pool.dilation)
+        self.plain = (k in (2, (2, 2)) and st in (2, (2, 2)) and pad in (0, (0, 0)) and dil in (1, (1, 1))
+                      and not pool.ceil_mode and not pool.return_indices)
+
+    def forward(self, x):
+        if not (self.plain and x.dim() == 4 and x.shape[1] < FEW_CHANNELS):
+            return self.pool(x)
+        x = x[:, :, : x.shape[2] // 2 * 2, : x.shape[3] // 2 * 2]
+        return torch.maximum(torch.maximum(x[:, :, 0::2, 0::2], x[:, :, 0::2, 1::2]),
+                             torch.maximum(x[:, :, 1::2, 0::2], x[:, :, 1::2, 1::2]))
 
 
 @contextlib.contextmanager
@@ -65,27 +87,27 @@ def pool_before_relu(net: nn.Module, x0: torch.Tensor):
     """Within the block, every `nn.ReLU` that an `nn.MaxPool2d` directly follows in an `nn.Sequential` of `net`
     runs after it instead: max pooling and ReLU commute exactly (relu(max(a, b)) = max(relu(a), relu(b)), both
     pick one of the values), so the outputs are bitwise the same and the ReLU reads a quarter of the elements
-    (2x2 pooling). Only where `net(x0)` is bitwise the same both ways (a model that reads a Sequential's
-    layers one by one is left alone); the modules are put back on exit."""
+    (2x2 pooling); that pooling runs as `_StridedMax`. Only where `net(x0)` is bitwise the same both ways (a model
+    that reads a Sequential's layers one by one is left alone); the modules are put back on exit."""
     pairs = [] if not POOL_FIRST else [
-        (seq, a, b) for seq in net.modules() if type(seq) is nn.Sequential
+        (seq, a, b, seq._modules[a], seq._modules[b]) for seq in net.modules() if type(seq) is nn.Sequential
         for a, b in zip(list(seq._modules), list(seq._modules)[1:])
         if type(seq._modules[a]) is nn.ReLU and type(seq._modules[b]) is nn.MaxPool2d]
 
-    def swap():
-        for seq, a, b in pairs:
-            seq._modules[a], seq._modules[b] = seq._modules[b], seq._modules[a]
+    def swap(on):
+        for seq, a, b, relu, pool in pairs:
+            seq._modules[a], seq._modules[b] = (_StridedMax(pool), relu) if on else (relu, pool)
 
     if pairs:
         before = net(x0[None])
-        swap()
+        swap(True)
         if not torch.equal(net(x0[None]), before):
-            swap()
+            swap(False)
             pairs = []
     try:
         yield
     finally:
-        swap()
+        swap(False)
 
 
 COMPILED_KEPT = 4   # compiled copies kept (per architecture, device, precision and thread count), least recent out
