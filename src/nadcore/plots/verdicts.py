@@ -908,17 +908,22 @@ def _cell(text):
     return " ".join(str(text).split()) or "–"
 
 
-def table(rows_: Iterable[Row], paper: str) -> str:
-    """The rows of `paper` ("NAD" or "follow-up") as a MyST list-table (glue it with `:format: myst`);
-    the last cell links the book's figures by number ({numref})."""
+def list_table(columns: Sequence[str], rows_: Iterable[Sequence[str]]) -> str:
+    """A MyST list-table of the results page (`WIDTHS`, class `nad-results`; glue it with `:format: myst`): a
+    header of `columns`, then one line per row of cells (each on one line, "–" when empty)."""
     lines = ["```{list-table}", ":header-rows: 1", f":widths: {' '.join(map(str, WIDTHS))}", ":class: nad-results",
-             "", "* - " + "\n  - ".join(COLUMNS)]
-    for r in (r for r in rows_ if r.paper == paper):
-        cells = [f"**{r.item}**: {r.claim}", r.published, r.ours, r.scale,
-                 f"**{SHORT[r.verdict]}**" + (f": {r.reason}" if r.reason else ""),
-                 ", ".join(f"{{numref}}`%s <{label}>`" for label in r.see)]
-        lines.append("* - " + "\n  - ".join(map(_cell, cells)))
+             "", "* - " + "\n  - ".join(columns)]
+    lines += ["* - " + "\n  - ".join(map(_cell, cells)) for cells in rows_]
     return "\n".join(lines + ["```"])
+
+
+def table(rows_: Iterable[Row], paper: str) -> str:
+    """The rows of `paper` ("NAD" or "follow-up") as a `list_table`; the last cell links the book's figures
+    by number ({numref})."""
+    return list_table(COLUMNS, ([f"**{r.item}**: {r.claim}", r.published, r.ours, r.scale,
+                                 f"**{SHORT[r.verdict]}**" + (f": {r.reason}" if r.reason else ""),
+                                 ", ".join(f"{{numref}}`%s <{label}>`" for label in r.see)]
+                                for r in rows_ if r.paper == paper))
 
 
 CHAPTER_COLUMNS = ("Claim", "The paper", "Ours", "Verdict")
@@ -1097,15 +1102,11 @@ QUESTION_COLUMNS = ("Question or prediction", "Expected", "Ours", "Computed at",
 
 
 def question_table(questions_: Iterable[Question]) -> str:
-    """`questions` as a MyST list-table (glue it with `:format: myst`), as `table` lays out the papers' rows."""
-    lines = ["```{list-table}", ":header-rows: 1", f":widths: {' '.join(map(str, WIDTHS))}", ":class: nad-results",
-             "", "* - " + "\n  - ".join(QUESTION_COLUMNS)]
-    for q in questions_:
-        verdict = f"**{q.verdict}**" + (f": {q.reason}" if q.reason else "")
-        cells = [f"**{q.question}**", q.expected, q.ours, q.scale, verdict,
-                 ", ".join(f"{{ref}}`{text} <{label}>`" for text, label in q.see)]
-        lines.append("* - " + "\n  - ".join(map(_cell, cells)))
-    return "\n".join(lines + ["```"])
+    """`questions` as a `list_table`, laid out as `table` lays out the papers' rows."""
+    return list_table(QUESTION_COLUMNS, ([f"**{q.question}**", q.expected, q.ours, q.scale,
+                                          f"**{q.verdict}**" + (f": {q.reason}" if q.reason else ""),
+                                          ", ".join(f"{{ref}}`{text} <{label}>`" for text, label in q.see)]
+                                         for q in questions_))
 
 
 def question_thresholds() -> str:
