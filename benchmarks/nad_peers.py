@@ -17,9 +17,10 @@ machine's load moves all of them alike. The rows:
 Each row prints seconds per network for the gradients, its ratio to nadcore (above 1: slower than nadcore), and
 the fraction of the peak measured in this run (the secant's direct-convolution FLOPs, `nad_throughput.secant_gflop`,
 over the best of matrix products and 3x3 convolutions in that precision). Then the eigen step on D = 1,024:
-nadcore's `eig_decreasing` of the covariance at this process's threads and at one thread, the PCA and the SVD
-of the N x D gradients of the peers, each quiet and beside a 2-thread matrix-product loop in another process (a
-build running beside it). No timing is asserted anywhere.
+nadcore's `eig_decreasing` of the covariance as `nads.estimate` runs it (`eig_threads=1`) and at this process's
+threads (`eig_threads=None`, how the bundle's estimates were made), the PCA and the SVD of the N x D gradients of
+the peers, each quiet, beside a pure-Python busy process (a build's interpreter or compiler) and beside a
+2-thread matrix-product loop in another process. No timing is asserted anywhere.
 
     .venv/bin/python benchmarks/nad_peers.py --arch lenet --networks 16 --rounds 3
     .venv/bin/python benchmarks/nad_peers.py --arch vgg11 resnet18 --networks 2 --rounds 2 --no-eigen
@@ -147,10 +148,8 @@ def interleaved(arch, n, method, precision, rounds):
 
 
 @contextlib.contextmanager
-def busy_beside():
-    """A 2-thread float32 matrix-product loop in another process while the block runs (a build beside it)."""
-    loop = ("import torch; torch.set_num_threads(2); a = torch.randn(1024, 1024)\n"
-            "while True: a @ a")
+def busy_beside(loop):
+    """Another process running the Python source `loop` while the block runs (`BESIDE`: a build beside it)."""
     proc = subprocess.Popen([sys.executable, "-c", loop])
     time.sleep(3)                                   # torch imported, the loop running
     try:
@@ -158,6 +157,11 @@ def busy_beside():
     finally:
         proc.kill()
         proc.wait()
+
+
+BESIDE = {"beside a pure-Python process": "while True: sum(i * i for i in range(1000))",
+          "beside a 2-thread matmul loop": "import torch; torch.set_num_threads(2); a = torch.randn(1024, 1024)\n"
+                                           "while True: a @ a"}
 
 
 def eigen_rows(n_rows, repeats=3):
@@ -168,16 +172,8 @@ def eigen_rows(n_rows, repeats=3):
     G = rng.standard_normal((n_rows, 1024)).astype(np.float32) @ np.diag(np.linspace(1, 0.01, 1024)).astype(np.float32)
     C = np.cov(G.T)
     threads = torch.get_num_threads()
-
-    def one_thread():
-        torch.set_num_threads(1)
-        try:
-            nads.eig_decreasing(C)
-        finally:
-            torch.set_num_threads(threads)
-
-    steps = {f"nadcore eigh of the covariance, {threads} threads": lambda: nads.eig_decreasing(C),
-             "nadcore eigh of the covariance, 1 thread": one_thread,
+    steps = {"nadcore eigh, as estimated (eig_threads=1)": lambda: nads.eig_decreasing(C, threads=1),
+             f"nadcore eigh, the caller's {threads} threads (stored ones)": lambda: nads.eig_decreasing(C),
              f"authors: PCA of the {n_rows} x 1,024 gradients": lambda: PCA(n_components=1024).fit(G),
              f"nads 0.0.4: SVD of the {n_rows} x 1,024 gradients": lambda: torch.linalg.svd(torch.as_tensor(G),
                                                                                              full_matrices=False)}
@@ -221,12 +217,13 @@ def main(argv=None):
                           f"{s / best['nadcore']:5.2f}x nadcore's time{frac}", flush=True)
     if args.no_eigen:
         return
-    quiet = eigen_rows(args.eigen_rows)
-    with busy_beside():
-        loaded = eigen_rows(args.eigen_rows)
-    print("eigen step, D = 1,024 (median of 3): quiet | beside a 2-thread matmul loop")
-    for label in quiet:
-        print(f"  {label:<52} {quiet[label]:7.3f} s | {loaded[label]:7.3f} s")
+    rows = {"quiet": eigen_rows(args.eigen_rows)}
+    for beside, loop in BESIDE.items():
+        with busy_beside(loop):
+            rows[beside] = eigen_rows(args.eigen_rows)
+    print("eigen step, D = 1,024 (median of 3): " + " | ".join(rows))
+    for label in rows["quiet"]:
+        print(f"  {label:<55} " + " | ".join(f"{r[label]:7.3f} s" for r in rows.values()))
 
 
 if __name__ == "__main__":

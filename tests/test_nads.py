@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from nadcore import fourier, models, nads, store
+from nadcore import bundle, fourier, models, nads, store
 from nadcore.experiments import ch3_nads
 from nadcore.plots import nads as plots
 from nadcore.plots import style
@@ -140,6 +140,7 @@ def same_network_factory():
     (dict(model=lambda: nn.Sequential(nn.Flatten(), nn.Linear(64, 2))), "ONE output"),
     (dict(model=same_network_factory()), "same network"),
     (dict(batch_size=0), "batch_size"),
+    (dict(eig_threads=0), "eig_threads"),
 ])
 def test_bad_input_raises_a_clear_error(kwargs, match):
     args = dict(model=small_cnn, num_networks=4, input_shape=(1, 8, 8), progress=False)
@@ -404,6 +405,34 @@ def test_registry_settings_and_keys_are_unchanged():
     res = nads.estimate("logreg", 3, method="autograd", progress=False)
     assert "model" not in res.settings and store.key(res.settings) == store.key(nads.nad_settings("logreg", 3,
                                                                                                     "autograd"))
+
+
+def test_the_eigen_steps_run_on_their_own_threads_and_name_them_in_the_key():
+    """Issue 43 item 3: the eigen steps on `eig_threads` (1 by default: its bits do not depend on the
+    caller's threads, its time not on the machine's load), the caller's threads restored; None, the
+    caller's, is how the bundle's estimates were made, and their keys name no `eig_threads`."""
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal((40, 256))
+    cov = np.cov(g, rowvar=False)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        alone = nads.eig_decreasing(cov)
+    finally:
+        torch.set_num_threads(before)
+    torch.set_num_threads(2)
+    try:
+        pinned = nads.eig_decreasing(cov, threads=1)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    for a, b in zip(alone, pinned):
+        np.testing.assert_array_equal(a, b)
+    new, old = (nads.estimate("logreg", 6, progress=False, eig_threads=t) for t in (1, None))
+    assert new.settings == {**old.settings, "eig_threads": 1} and "eig_threads" not in old.settings
+    assert new.settings == nads.nad_settings("logreg", 6)
+    assert "eig_threads" not in bundle.nad_item("lenet") and "eig_threads" not in bundle.dial_settings(100.0)
+    assert store.matches(nads.result_path("lenet", bundle.nad_item("lenet"), bundle.BUNDLE), bundle.nad_item("lenet"))
 
 
 def test_lazy_modules_are_materialised_by_one_forward_pass():

@@ -45,6 +45,8 @@ from nadcore.presets import DEEP_SIGMA, DEEP_TRAIN  # the policy: how the deep n
 SCRATCH = BUNDLE / "partial"   # chunks of the NAD items still computing (see above)
 DEVICE = "cpu"   # the device of the stored items (in their keys) but those `item_device` names: a GPU's
 SEED = 0
+EIG_THREADS = None   # the stored estimates' eigen steps ran on the caller's threads (their records' `threads`):
+                     # their keys name no `eig_threads` (`nads.EstimateSettings`); new items ask for the same
 
 
 def _scratch(bundle_dir, scratch):
@@ -580,11 +582,11 @@ def nad_item(arch: str, method: str = "secant") -> dict[str, Any]:
     networks in float32 (on `nad_device`)."""
     if method == "secant" and arch in SECANT_CPU:
         return nads.nad_settings(arch, SECANT_CPU[arch], method, seed=SEED, precision=SECANT_CPU_PRECISION,
-                                 compiled=SECANT_CPU_COMPILED)
+                                 compiled=SECANT_CPU_COMPILED, eig_threads=EIG_THREADS)
     if method == "secant" and arch in SECANT_CUDA:
-        return nads.nad_settings(arch, SECANT_CUDA[arch], method, seed=SEED)
+        return nads.nad_settings(arch, SECANT_CUDA[arch], method, seed=SEED, eig_threads=EIG_THREADS)
     n = presets.preset("nads", "paper")["num_networks"]["default"]
-    return nads.nad_settings(arch, n, method, seed=SEED)
+    return nads.nad_settings(arch, n, method, seed=SEED, eig_threads=EIG_THREADS)
 
 
 def nad_device(arch: str, method: str = "secant") -> str:
@@ -632,7 +634,8 @@ def _nad_compute(arch, method, bundle_dir, scratch, progress):
     _check_device(nad_name(arch, method), device)
     result = nads.estimate(arch, settings["num_networks"], method=method, seed=SEED, device=device,
                            precision=settings.get("precision", "float32"),
-                           compiled=settings.get("compiled", False), results_dir=scratch, progress=progress)
+                           compiled=settings.get("compiled", False), results_dir=scratch, progress=progress,
+                           eig_threads=EIG_THREADS)
     result.save(nads.result_path(arch, settings, bundle_dir), compact=True)
     return load_nad(arch, method, bundle_dir)    # what later readers see (float16 NADs, other fingerprint)
 
@@ -678,10 +681,10 @@ def convergence_item(arch: str | None = None, method: str = "autograd") -> dict[
     `SECANT_CONV_SIZES`, reading the chunks of `nad_item(arch)` on `nad_device(arch)`)."""
     p = presets.preset("nads", "paper")
     if arch is None:
-        return {"arch": p["conv_arch"], "method": p["conv_method"], "sizes": p["conv_sizes"], "ks": p["conv_ks"],
-                "seed": SEED, "device": DEVICE}
-    out = {"arch": arch, "method": method, "sizes": AUTOGRAD_CONV_SIZES, "ks": p["conv_ks"], "seed": SEED,
-           "device": nad_device(arch, method)}
+        return nads.with_eig_threads({"arch": p["conv_arch"], "method": p["conv_method"], "sizes": p["conv_sizes"],
+                                      "ks": p["conv_ks"], "seed": SEED, "device": DEVICE}, EIG_THREADS)
+    out = nads.with_eig_threads({"arch": arch, "method": method, "sizes": AUTOGRAD_CONV_SIZES, "ks": p["conv_ks"],
+                                 "seed": SEED, "device": nad_device(arch, method)}, EIG_THREADS)
     if method == "autograd":
         return out
     s = nad_item(arch, method)
@@ -710,7 +713,8 @@ def convergence_compute(arch: str | None, method: str, bundle_dir: str | Path = 
         compute(nad_name(arch, method), bundle_dir, scratch, progress)
     return store.cached(convergence_path(bundle_dir, arch, method), c, lambda: nads.convergence(
         c["arch"], c["sizes"], c["ks"], method=c["method"], seed=SEED, device=c["device"], results_dir=scratch,
-        progress=progress, precision=c.get("precision", "float32"), compiled=c.get("compiled", False)),
+        progress=progress, precision=c.get("precision", "float32"), compiled=c.get("compiled", False),
+        eig_threads=EIG_THREADS),
         device=c["device"])
 
 
@@ -767,7 +771,7 @@ def _precision_arrays(scratch, progress):
         if progress:
             print(f"precision: {arch} done", flush=True)
     ov = ch3_nads.precision_overlaps(PRECISION["overlap_arch"], PRECISION["overlap_networks"], PRECISION["ks"], SEED,
-                                     DEVICE, results_dir=scratch, progress=progress)
+                                     DEVICE, results_dir=scratch, progress=progress, eig_threads=EIG_THREADS)
     return {**out, **{f"overlap_{m}": v for m, v in ov.items()}}
 
 
@@ -928,7 +932,8 @@ SECANT_DIAL: dict[str, Any] = {"arch": "lenet", "steps": (0.01, 1.0, 10.0, 100.0
 def dial_settings(step: float) -> dict[str, Any]:
     """The stored settings of the secant dial's NADs at step `step` (`SECANT_DIAL`)."""
     d = SECANT_DIAL
-    return {**nads.nad_settings(d["arch"], d["networks"], "secant", step=step, seed=SEED), "rows": d["rows"]}
+    return {**nads.nad_settings(d["arch"], d["networks"], "secant", step=step, seed=SEED, eig_threads=EIG_THREADS),
+            "rows": d["rows"]}
 
 
 def _dial_conv_path(step, bundle_dir):
@@ -959,13 +964,14 @@ def _dial_compute(bundle_dir, scratch, progress):
         path = nads.result_path(d["arch"], dial_settings(h), bundle_dir)
         if not store.matches(path, dial_settings(h)):
             res = nads.estimate(d["arch"], d["networks"], step=h, seed=SEED, device=DEVICE, results_dir=scratch,
-                                progress=progress)
+                                progress=progress, eig_threads=EIG_THREADS)
             nads.NADResult(res.eigenvalues, res.nads[:d["rows"]], dial_settings(h), res.record, res.chunks).save(
                 path, compact=True)
         cpath, csettings = _dial_conv_path(h, bundle_dir)
         store.cached(cpath, csettings, lambda h=h: nads.convergence(d["arch"], [d["conv"]], ks=d["ks"], step=h,
                                                                     seed=SEED, device=DEVICE, results_dir=scratch,
-                                                                    progress=progress), device=DEVICE)
+                                                                    progress=progress, eig_threads=EIG_THREADS),
+                     device=DEVICE)
         ch3_nads.fig6_sweep(d["arch"], nads.NADResult.load(path, dial_settings(h)), d["fig6_indices"],
                             fig6_item(DEEP_SIGMA)[2], bundle_dir / "nads", device=DEVICE,
                             batch=deep_batch(d["arch"], DEVICE), progress=progress)

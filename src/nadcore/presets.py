@@ -201,7 +201,9 @@ class Fig6:
 class Nads:
     """Chapter 3: the NADs of `archs` (Fig. 5, spectra), estimated from `num_networks` networks per
     architecture ("default" for the others) with `methods` (default secant); secant against autograd
-    (`compare_*`); N vs 2N overlaps (`conv_*`); Fig. 6 of `fig6_arch` at `fig6_indices`."""
+    (`compare_*`); N vs 2N overlaps (`conv_*`); Fig. 6 of `fig6_arch` at `fig6_indices`; `eig_threads`
+    as `nads.estimate`'s (None at the published scale: the bundle's estimates were decomposed on the
+    caller's threads)."""
     archs: Archs
     num_networks: dict[str, int]
     methods: dict[str, str]
@@ -216,6 +218,7 @@ class Nads:
     fig6_arch: str
     fig6_indices: list[int]
     fig6: Fig6
+    eig_threads: int | None = 1
 
 
 _FIG6_PAPER = Fig6(n_train=10000, sigma=3.0, eps=1.0, epochs=20, max_lr=0.5)   # Fig. 1's settings
@@ -223,11 +226,11 @@ _NADS_PAPER = Nads(
     archs=["logreg", "lenet", "vgg11", "resnet18", "densenet121"], num_networks={"default": 10000}, methods={},
     show=3, compare_archs=["lenet", "resnet18"], compare_networks=10000, compare_ks=[1, 4, 16, 64, 256],
     conv_arch="lenet", conv_method="secant", conv_sizes=[625, 1250, 2500, 5000], conv_ks=[1, 4, 16, 64, 256],
-    fig6_arch="lenet", fig6_indices=list(range(0, 1024, 32)) + [1023], fig6=_FIG6_PAPER)
+    fig6_arch="lenet", fig6_indices=list(range(0, 1024, 32)) + [1023], fig6=_FIG6_PAPER, eig_threads=None)
 _NADS_MEDIUM = replace(
     _NADS_PAPER, archs=["logreg", "mlp", "lenet", "resnet18"], num_networks={"default": 2000, "resnet18": 256},
     methods={"resnet18": "autograd"}, compare_archs=["lenet"], compare_networks=2000,
-    conv_sizes=[125, 250, 500, 1000], fig6_indices=[0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1023])
+    conv_sizes=[125, 250, 500, 1000], fig6_indices=[0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1023], eig_threads=1)
 _NADS_SMOKE = replace(
     _NADS_MEDIUM, archs=["logreg", "lenet"], num_networks={"default": 300, "logreg": 200, "lenet": 300, "resnet18": 24},
     compare_networks=200, compare_ks=[1, 4, 16, 64], conv_method="autograd", conv_sizes=[16, 32, 64],
@@ -419,11 +422,13 @@ def fashion(part: str) -> dict[str, Any]:
 @dataclass(frozen=True)
 class AntialiasNads:
     """The NADs of each LeNet pooling variant, and their N vs 2N overlaps for `conv_sizes` (3N <=
-    num_networks reuses the estimate's networks)."""
+    num_networks reuses the estimate's networks); `eig_threads` as `nads.estimate`'s (None at the
+    published scale: the bundle's estimates were decomposed on the caller's threads)."""
     method: str
     num_networks: int
     conv_sizes: list[int]
     conv_ks: list[int]
+    eig_threads: int | None = 1
 
 
 @dataclass(frozen=True)
@@ -441,7 +446,7 @@ _ALL_VARIANTS = ["max", "avg", "blur3", "blur5", "maxblur3", "maxblur5", "stride
 _ANTIALIAS_PAPER = Antialias(
     variants=_ALL_VARIANTS, grid=GridSpec("coarse", 4, 12),
     # 1,000 secant networks per variant (~15 min for all eight on a 2-core CPU), not 10,000
-    nads=AntialiasNads("secant", 1000, conv_sizes=[125, 250], conv_ks=[1, 4, 16, 64]),
+    nads=AntialiasNads("secant", 1000, conv_sizes=[125, 250], conv_ks=[1, 4, 16, 64], eig_threads=None),
     fig6_indices=[0, 8, 32, 128, 512, 1023], show=3)
 _ANTIALIAS_MEDIUM = replace(_ANTIALIAS_PAPER, grid=GridSpec("coarse", 4, 8),
                             nads=AntialiasNads("secant", 500, conv_sizes=[125], conv_ks=[1, 4, 16, 64]))
@@ -460,7 +465,8 @@ class Zoo:
     and of the book's `references`, all with `method` from `num_networks` networks, their N vs 2N
     overlaps (`conv_sizes`, `conv_ks`; 3N <= num_networks reuses the estimate's networks), and the
     secant of `archs` from `secant_networks` networks in `secant_precision` (compiled if
-    `secant_compiled`, `nads.compiled_secant_gradient`; 0 networks: none) against it;
+    `secant_compiled`, `nads.compiled_secant_gradient`; 0 networks: none) against it, every estimate's
+    eigen steps on `eig_threads` (as `nads.estimate`'s; None at the published scale, as the bundle's were);
     `top` is the k of the isotropy measures (`ch7_zoo.isotropy`), `show` the NADs drawn. Fig. 6 of
     `fig6_archs` (the new ones and a reference) on their secant NADs at `fig6_indices` with the
     recipe `fig6` (none if empty)."""
@@ -478,6 +484,7 @@ class Zoo:
     fig6_archs: Archs = field(default_factory=list)
     fig6_indices: list[int] = field(default_factory=list)
     fig6: Fig6 | None = _optional()
+    eig_threads: int | None = 1
 
 
 # Fig. 6 at a stated cheaper recipe than the published one (a fifth of the samples, half the epochs:
@@ -488,14 +495,14 @@ _ZOO_PAPER = Zoo(archs=["vit", "mixer", "convnext", "resnet18_blur"], references
                  conv_ks=[1, 4, 16, 64, 256], secant_networks=1000, secant_precision="bfloat16", secant_compiled=True,
                  top=16, show=3,
                  fig6_archs=["lenet", "vit", "mixer", "convnext", "resnet18_blur"], fig6_indices=[0, 16, 256],
-                 fig6=_ZOO_FIG6)
+                 fig6=_ZOO_FIG6, eig_threads=None)
 _ZOO_MEDIUM = replace(_ZOO_PAPER, num_networks=2000, conv_sizes=[125, 250, 500], secant_networks=0, fig6_archs=[],
-                      fig6_indices=[], fig6=None)
+                      fig6_indices=[], fig6=None, eig_threads=1)
 # The machinery in about a minute of CPU: the ViT (the chapter's clearest answer, already visible at
 # this size) beside LeNet; N vs 2N at N = 32 from the networks 0 .. 95, the estimate's 32 among them
 # (on the CPU a batch is 32 networks: smaller chunks would compute padding)
 _ZOO_SMOKE = replace(_ZOO_PAPER, archs=["vit"], references=["lenet"], num_networks=32, conv_sizes=[32],
-                     conv_ks=[1, 4, 16], secant_networks=0, fig6_archs=[], fig6_indices=[], fig6=None)
+                     conv_ks=[1, 4, 16], secant_networks=0, fig6_archs=[], fig6_indices=[], fig6=None, eig_threads=1)
 
 
 PRESETS = {

@@ -44,13 +44,14 @@ if TYPE_CHECKING:
 def resolve_request(arch: str, scale: str = "smoke", method: str | None = None, num_networks: int | None = None,
                     seed: int = 0) -> dict[str, Any]:
     """The settings of the NADs `load_nads` will use: `method` and `num_networks` default to the
-    `nads` preset of `scale` for `arch`. Resolves presets only (the run plan uses it)."""
+    `nads` preset of `scale` for `arch` (and so do the eigen steps' threads). Resolves presets only
+    (the run plan uses it)."""
     if arch not in registry.names():
         raise InputError(f"arch must be one of {', '.join(registry.names())}; got {arch!r}")
     p = preset("nads", scale)
     method = method or p["methods"].get(arch, "secant")
     n = int(num_networks or p["num_networks"].get(arch, p["num_networks"]["default"]))
-    return nad_settings(arch, n, method, seed=seed)
+    return nad_settings(arch, n, method, seed=seed, eig_threads=p["eig_threads"])
 
 
 def find_stored(arch: str, settings: dict[str, Any], results_dir: str | Path) -> Path | None:
@@ -71,7 +72,7 @@ def load_nads(arch: str, results_dir: str | Path = "../results", scale: str = "s
     if found is not None:
         return NADResult.load(found)
     result = estimate(arch, settings["num_networks"], method=settings["method"], device=device, seed=seed,
-                      results_dir=results_dir, progress=progress)
+                      results_dir=results_dir, progress=progress, eig_threads=settings.get("eig_threads"))
     result.save(result_path(arch, settings, results_dir))
     return result
 
@@ -226,11 +227,14 @@ def precision_cosines(arch: str, count: int, seed: int = 0,
 
 
 def precision_overlaps(arch: str, n: int, ks: Sequence[int], seed: int = 0, device: str | torch.device = "cpu",
-                       results_dir: str | Path | None = None, progress: bool = False) -> dict[str, np.ndarray]:
+                       results_dir: str | Path | None = None, progress: bool = False,
+                       eig_threads: int | None = 1) -> dict[str, np.ndarray]:
     """Leading-k overlaps (`compare`, for each k of `ks`) of the compiled bfloat16 secant estimate of `n`
     networks with the float32 one of the same networks (`compiled`), beside two disjoint float32
-    estimates of n/2 networks each (`floor`: the Monte-Carlo agreement bfloat16 has to stay above)."""
-    kw: dict[str, Any] = dict(device=device, seed=seed, results_dir=results_dir, progress=progress)
+    estimates of n/2 networks each (`floor`: the Monte-Carlo agreement bfloat16 has to stay above);
+    `eig_threads` as `estimate`'s."""
+    kw: dict[str, Any] = dict(device=device, seed=seed, results_dir=results_dir, progress=progress,
+                              eig_threads=eig_threads)
     fp32 = estimate(arch, n, **kw)
     compiled = estimate(arch, n, precision="bfloat16", compiled=True, **kw)
     halves = [estimate(arch, n // 2, first=f, **kw) for f in (0, n // 2)]

@@ -83,7 +83,8 @@ def fig1(variant: str, grid: fourier.Grid, settings: dict[str, Any], results_dir
 
 def nad_settings(variant: str, cfg: Mapping[str, Any], seed: int) -> dict[str, Any]:
     """The settings of the stored NADs of `variant` (`nads.nad_settings` with its pooling)."""
-    return nads.nad_settings(ARCH, cfg["num_networks"], cfg["method"], seed=seed, pooling=pooling_arg(variant))
+    return nads.nad_settings(ARCH, cfg["num_networks"], cfg["method"], seed=seed, pooling=pooling_arg(variant),
+                             eig_threads=cfg["eig_threads"])
 
 
 def nad_estimate(variant: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path,
@@ -99,7 +100,7 @@ def nad_estimate(variant: str, cfg: Mapping[str, Any], seed: int, results_dir: s
             return None
         nads.estimate(ARCH, cfg["num_networks"], method=cfg["method"], device=device, seed=seed,
                       results_dir=scratch or results_dir, progress=progress,
-                      pooling=pooling_arg(variant)).save(path, compact=compact)
+                      pooling=pooling_arg(variant), eig_threads=cfg["eig_threads"]).save(path, compact=compact)
     return nads.NADResult.load(path, settings)
 
 
@@ -116,7 +117,8 @@ def nad_convergence(variant: str, cfg: Mapping[str, Any], seed: int, results_dir
         return store.load(path, settings).arrays if store.matches(path, settings) else None
     return store.cached(path, settings, lambda: nads.convergence(
         ARCH, cfg["conv_sizes"], cfg["conv_ks"], method=cfg["method"], device=device, seed=seed,
-        results_dir=scratch or results_dir, progress=progress, pooling=pooling_arg(variant)), device=device).arrays
+        results_dir=scratch or results_dir, progress=progress, pooling=pooling_arg(variant),
+        eig_threads=cfg["eig_threads"]), device=device).arrays
 
 
 def fig6(variant: str, basis: nads.NADResult | np.ndarray, indices: Iterable[int], settings: dict[str, Any],

@@ -318,8 +318,8 @@ def nad_settings(arch: str, cfg: Mapping[str, Any], seed: int, method: str | Non
     (compiled if `cfg["secant_compiled"]`)."""
     if (method or cfg["method"]) == "secant" and cfg["method"] != "secant":
         return nads.nad_settings(arch, cfg["secant_networks"], "secant", seed=seed, precision=cfg["secant_precision"],
-                                 compiled=cfg["secant_compiled"])
-    return nads.nad_settings(arch, cfg["num_networks"], cfg["method"], seed=seed)
+                                 compiled=cfg["secant_compiled"], eig_threads=cfg["eig_threads"])
+    return nads.nad_settings(arch, cfg["num_networks"], cfg["method"], seed=seed, eig_threads=cfg["eig_threads"])
 
 
 def nad_estimate(arch: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path,
@@ -336,7 +336,8 @@ def nad_estimate(arch: str, cfg: Mapping[str, Any], seed: int, results_dir: str 
             return None
         nads.estimate(arch, settings["num_networks"], method=settings["method"], device=device, seed=seed,
                       precision=settings.get("precision", "float32"), compiled=settings.get("compiled", False),
-                      results_dir=scratch or results_dir, progress=progress).save(path, compact=compact)
+                      eig_threads=cfg["eig_threads"], results_dir=scratch or results_dir,
+                      progress=progress).save(path, compact=compact)
     return nads.NADResult.load(path, settings)
 
 
@@ -367,8 +368,9 @@ def fig6(arch: str, basis: nads.NADResult | np.ndarray, cfg: Mapping[str, Any], 
 def convergence_settings(arch: str, cfg: Mapping[str, Any], seed: int,
                          device: str | torch.device = "cpu") -> dict[str, Any]:
     """The settings of the N vs 2N convergence of `arch` (those of `bundle.convergence_item`)."""
-    return {"arch": arch, "method": cfg["method"], "sizes": list(cfg["conv_sizes"]), "ks": list(cfg["conv_ks"]),
-            "seed": int(seed), "device": resolve(device).type}
+    return nads.with_eig_threads({"arch": arch, "method": cfg["method"], "sizes": list(cfg["conv_sizes"]),
+                                  "ks": list(cfg["conv_ks"]), "seed": int(seed), "device": resolve(device).type},
+                                 cfg["eig_threads"])
 
 
 def nad_convergence(arch: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path,
@@ -383,7 +385,7 @@ def nad_convergence(arch: str, cfg: Mapping[str, Any], seed: int, results_dir: s
         return store.load(path, settings).arrays if store.matches(path, settings) else None
     return store.cached(path, settings, lambda: nads.convergence(
         arch, cfg["conv_sizes"], cfg["conv_ks"], method=cfg["method"], device=device, seed=seed,
-        results_dir=scratch or results_dir, progress=progress), device=device).arrays
+        results_dir=scratch or results_dir, progress=progress, eig_threads=cfg["eig_threads"]), device=device).arrays
 
 
 def chapter_results(scale: str, seed: int = 0, results_dir: str | Path = "../results",

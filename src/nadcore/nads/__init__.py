@@ -75,6 +75,7 @@ from nadcore.nads.settings import (
                                  default_batch,
                                  eval_point_name,
                                  nad_settings,
+                                 with_eig_threads,
                                  with_pooling,
 )
 
@@ -84,4 +85,5 @@ __all__ = ["CHUNK", "MAX_BATCH", "METHODS", "NAME", "TRUST_KS", "EstimateSetting
            "eig_decreasing", "estimate", "eval_point_for", "eval_point_name", "first_linear_layer", "forward_checked",
            "has_compiler", "merge", "merged_moments", "mixed_gram", "model_factory", "model_source", "moments",
            "nad_settings", "network", "network_seed", "one_output_factory", "probes", "read_chunks", "result_path",
-           "resolve_eval_point", "secant_gradient", "subspace_overlap", "subspace_overlaps", "with_pooling"]
+           "resolve_eval_point", "secant_gradient", "subspace_overlap", "subspace_overlaps", "with_eig_threads",
+           "with_pooling"]

@@ -132,9 +132,9 @@ class Halves:
         if len(part) > 1:   # one running sum in memory per half
             part[:] = [merged_moments(part, self.method)]
 
-    def overlaps(self, ks: Iterable[int] = TRUST_KS) -> dict[str, np.ndarray] | None:
-        """`{"ks", "overlap", "networks"}` of the two halves' leading NADs at the `ks` under both
-        halves' rank and D, or None when a half is missing or too small (a mixed Hessian of one
+    def overlaps(self, ks: Iterable[int] = TRUST_KS, threads: int | None = None) -> dict[str, np.ndarray] | None:
+        """`{"ks", "overlap", "networks"}` of the two halves' leading NADs (`eig_decreasing` on `threads`)
+        at the `ks` under both halves' rank and D, or None when a half is missing or too small (a mixed Hessian of one
         chunk, fewer than 4 networks)."""
         if not all(self.parts):
             return None
@@ -146,7 +146,7 @@ class Halves:
         ks = [k for k in ks if k < D and k < min(counts)]   # within both halves' rank (n - 1 for a covariance)
         if not ks:
             return None
-        tops = [_leading(c, max(ks)) for c in covs]
+        tops = [_leading(c, max(ks), threads) for c in covs]
         return {"ks": np.array(ks), "overlap": subspace_overlaps(tops[0], tops[1], ks), "networks": np.array(counts)}
 
 
@@ -164,11 +164,11 @@ def merged_moments(parts: Iterable[Mapping[str, Any]], method: str) -> dict[str,
     return {"count": np.int64(n), "mean": np.asarray(mean, dtype=np.float64) * np.ones(np.shape(m2)[0]), "m2": m2}
 
 
-def _leading(matrix, k):
+def _leading(matrix, k, threads):
     """The leading `k` eigenvectors (rows, decreasing eigenvalue) of a symmetric matrix, by the estimate's
     own `eig_decreasing` (bitwise the same in every process: scipy's partial eigh was not, between a
     sharded and a one-process run)."""
-    return eig_decreasing(matrix)[1][:k]
+    return eig_decreasing(matrix, threads)[1][:k]
 
 
 def read_chunks(paths: Iterable[str | Path], cells: Iterable[dict[str, int]], settings: dict[str, Any],

@@ -30,20 +30,20 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
              device: str | torch.device = ..., seed: int = ..., batch_size: int | None = ..., first: int = ...,
              results_dir: str | Path | None = ..., progress: bool = ..., pooling: bool | str = ...,
              precision: str = ..., shard: int = ..., num_shards: Literal[1] = ..., compiled: bool = ...,
-             name: str | None = ...) -> NADResult: ...
+             name: str | None = ..., eig_threads: int | None = ...) -> NADResult: ...
 @overload
 def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: str = ..., step: float = ...,
              eval_point: torch.Tensor | np.ndarray | None = ..., input_shape: tuple[int, ...] = ...,
              device: str | torch.device = ..., seed: int = ..., batch_size: int | None = ..., first: int = ...,
              results_dir: str | Path | None = ..., progress: bool = ..., pooling: bool | str = ...,
              precision: str = ..., shard: int = ..., num_shards: int = ..., compiled: bool = ...,
-             name: str | None = ...) -> NADResult | None: ...
+             name: str | None = ..., eig_threads: int | None = ...) -> NADResult | None: ...
 def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: str = "secant", step: float = 100.0,
              eval_point: torch.Tensor | np.ndarray | None = None, input_shape: tuple[int, ...] = (1, 32, 32),
              device: str | torch.device = "auto", seed: int = 0, batch_size: int | None = None, first: int = 0,
              results_dir: str | Path | None = None, progress: bool = True, pooling: bool | str = True,
              precision: str = "float32", shard: int = 0, num_shards: int = 1, compiled: bool = False,
-             name: str | None = None) -> NADResult | None:
+             name: str | None = None, eig_threads: int | None = 1) -> NADResult | None:
     """Estimate the NADs of `model` from networks `first .. first + num_networks - 1`.
 
     model: a registry name (built with one output and `pooling`, see `models.build`),
@@ -62,8 +62,9 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
     (`NADResult.trust`), and a warning says when its leading NAD is not above chance. `step` is the
     secant's h (ignored otherwise); `precision` ("float32" or "bfloat16", secant only) is stored in
     the settings, and so is `compiled` (secant only: through `torch.compile`,
-    `compiled_secant_gradient`). The parameters that decide the numbers are checked once, as an
-    `EstimateSettings`, and passed down. Returns a `NADResult`.
+    `compiled_secant_gradient`) and `eig_threads` (the eigen steps' threads: 1, or None for the
+    caller's, as the estimates stored before the field were made). The parameters that decide the
+    numbers are checked once, as an `EstimateSettings`, and passed down. Returns a `NADResult`.
 
     Across machines: with `num_shards` > 1 and a `results_dir` they share, a call computes only
     the chunks `shard::num_shards` and returns the merged result once every chunk is stored, else
@@ -72,7 +73,7 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
     checks.integer("num_networks", num_networks, 2, catalog.MAX_NETWORKS,
                    accepted=f"an integer in [2, {catalog.MAX_NETWORKS}] (the covariance is mean-centred; "
                             "catalog.MAX_NETWORKS bounds the chunk list)")
-    s = EstimateSettings(method, step, seed, input_shape, pooling, precision, compiled, batch_size)
+    s = EstimateSettings(method, step, seed, input_shape, pooling, precision, compiled, batch_size, eig_threads)
     checks.integer("first", first, 0, accepted="an integer >= 0 (the index of the first network)")
     registered = isinstance(model, str) and model in registry.names()
     if name is not None and (not isinstance(name, str) or not NAME.fullmatch(name)):
@@ -113,12 +114,13 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
             paths = [sweeps.cell_path("nad_chunks", c, settings, Path(results_dir)) for c in cells]
         parts = chunks.read_chunks(paths, cells, settings, durations, machines, halves)
     covariance = chunks.merge(chunks.fingerprinted(parts, digests, traces), s.method)   # one chunk in memory at a time
-    vals, rows = eig_decreasing(covariance)
+    vals, rows = eig_decreasing(covariance, s.eig_threads)
     settings = s.result_settings(name, num_networks, eval_desc, model_desc, first)
     duration = sum(durations) if results_dir is not None else time.perf_counter() - start  # compute, resumed or not
     stored = {"ranges": np.array(ranges), "digests": np.array(digests), "traces": np.array(traces),
               "machines": np.array(machines)}   # a resumed run's chunks may come from several CPUs
-    result = NADResult(vals, rows.astype(np.float32), settings, chunks=stored, split_half=halves.overlaps())
+    result = NADResult(vals, rows.astype(np.float32), settings, chunks=stored,
+                       split_half=halves.overlaps(threads=s.eig_threads))
     result.record = {"device": str(dev), "duration_s": round(duration, 3)}
     trust = result.trust()
     if trust.available and not trust.leading_above_chance:
@@ -131,13 +133,13 @@ def convergence(model: str | Callable[[], nn.Module], sizes: list[int], ks: tupl
                 method: str = "secant", step: float = 100.0, input_shape: tuple[int, ...] = (1, 32, 32),
                 device: str | torch.device = "auto", seed: int = 0, batch_size: int | None = None,
                 results_dir: str | Path | None = None, progress: bool = True, pooling: bool | str = True,
-                precision: str = "float32", compiled: bool = False) -> dict:
+                precision: str = "float32", compiled: bool = False, eig_threads: int | None = 1) -> dict:
     """Overlap of the leading-k NAD subspaces estimated with N and with 2N networks, for N in `sizes`.
 
     The two estimates use disjoint networks of the same run (indices `0 .. N - 1` and
     `N .. 3N - 1`, the same x0), so the overlap measures Monte-Carlo agreement; with
     `results_dir` they share stored chunks with each other and with the main estimate (of the same
-    `precision` and `compiled`, see `estimate`).
+    `precision` and `compiled`, see `estimate`; `eig_threads` as there).
     Returns a dict: `sizes`, `ks`, `overlap` (len(sizes), len(ks)).
     """
     sizes = [int(n) for n in sizes]
@@ -145,7 +147,8 @@ def convergence(model: str | Callable[[], nn.Module], sizes: list[int], ks: tupl
         raise InputError(f"sizes must be a non-empty list of integers >= 2; got {sizes!r}")
     common: dict[str, Any] = dict(method=method, step=step, input_shape=input_shape, device=device, seed=seed,
                                   batch_size=batch_size, results_dir=results_dir, progress=progress,
-                                  pooling=pooling, precision=precision, compiled=compiled)
+                                  pooling=pooling, precision=precision, compiled=compiled,
+                                  eig_threads=eig_threads)
     overlap = np.zeros((len(sizes), len(ks)))
     for r, n in enumerate(sizes):
         small = estimate(model, n, **common)

@@ -31,8 +31,10 @@ class EstimateSettings:
     `step` (the secant's h; ignored by the others, recorded as None), `seed` (network i is
     initialised from `networks.network_seed(seed, i)`; the default x0 is drawn from it),
     `input_shape`, `pooling` (a registry network's: True, the published one, adds no key),
-    `precision` and `compiled` (the secant's: bfloat16 autocast, `torch.compile`) and `batch_size`
-    (networks per batch, None: `default_batch`). Made once by `estimate`, which checks every field
+    `precision` and `compiled` (the secant's: bfloat16 autocast, `torch.compile`), `batch_size`
+    (networks per batch, None: `default_batch`) and `eig_threads` (the threads of the eigen steps,
+    whose bits depend on them: 1; None, the caller's threads, is how the estimates stored before the
+    field were made, their records' `threads`). Made once by `estimate`, which checks every field
     here (one-line ValueErrors naming the parameter), and passed down to its chunks."""
 
     method: str = "secant"
@@ -43,6 +45,7 @@ class EstimateSettings:
     precision: str = "float32"
     compiled: bool = False
     batch_size: int | None = None
+    eig_threads: int | None = 1
 
     def __post_init__(self) -> None:
         checks.one_of("method", self.method, METHODS)
@@ -57,6 +60,8 @@ class EstimateSettings:
                              f"got {shape!r}")
         checks.integer("batch_size", self.batch_size, 1, MAX_BATCH, optional=True,
                        accepted=f"an integer in [1, {MAX_BATCH}] or None (automatic)")
+        checks.integer("eig_threads", self.eig_threads, 1, 1024, optional=True,
+                       accepted="an integer in [1, 1024] or None (the caller's threads)")
         object.__setattr__(self, "input_shape", tuple(int(s) for s in shape))
         object.__setattr__(self, "seed", check_seed(self.seed))
         check_precision(self.precision)
@@ -87,7 +92,7 @@ class EstimateSettings:
                                  **self._fields(eval_desc or eval_point_name(self.seed))}, "nad_result", model)
         if first:
             settings["first"] = int(first)
-        return settings
+        return with_eig_threads(settings, self.eig_threads)
 
     def _fields(self, eval_desc):
         """The fields a chunk's and a result's settings share (in their order)."""
@@ -109,10 +114,10 @@ def eval_point_name(seed: int) -> str:
 
 def nad_settings(arch: str, num_networks: int, method: str = "secant", step: float = 100.0, seed: int = 0,
                  input_shape: tuple[int, ...] = (1, 32, 32), pooling: bool | str = True, precision: str = "float32",
-                 compiled: bool = False) -> dict[str, Any]:
+                 compiled: bool = False, eig_threads: int | None = 1) -> dict[str, Any]:
     """The settings record `estimate` writes for a registry architecture with the default x0."""
-    return EstimateSettings(method, step, seed, input_shape, pooling, precision, compiled).result_settings(
-        arch, num_networks)
+    return EstimateSettings(method, step, seed, input_shape, pooling, precision, compiled,
+                            eig_threads=eig_threads).result_settings(arch, num_networks)
 
 
 def _in_float32(x):
@@ -124,6 +129,12 @@ def _in_float32(x):
 def with_pooling(settings: dict[str, Any], pooling: bool | str) -> dict[str, Any]:
     """Settings of a network built with `pooling`: the published pooling (True) adds no key."""
     return settings if pooling is True else {**settings, "pooling": pooling}
+
+
+def with_eig_threads(settings: dict[str, Any], eig_threads: int | None) -> dict[str, Any]:
+    """Settings of a computation whose eigen steps ran on `eig_threads` threads: None (the caller's,
+    the estimates stored before the field) adds no key."""
+    return settings if eig_threads is None else {**settings, "eig_threads": int(eig_threads)}
 
 
 def _with_model(settings, model):
