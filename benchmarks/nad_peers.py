@@ -1,8 +1,10 @@
 """NAD estimators side by side, in one process: nadcore against a plain loop, the authors' algorithm and `nads` 0.0.4.
 
-The same networks (network i from seed i, the registry's one-output factory) go through each implementation,
-interleaved: every round times each implementation once and the best of `--rounds` is kept, so a change in the
-machine's load moves all of them alike. The rows:
+The same networks (network i from seed i, the registry's one-output factory; the peers build theirs as plain code
+does, `torch.manual_seed` then the factory, and nadcore with `nads.network`: the same parameters, bitwise) go
+through each implementation, each timing including the networks' construction, interleaved: every round times
+each implementation once and the best of `--rounds` is kept, so a change in the machine's load moves all of them
+alike. The rows:
 
 - nadcore: one chunk of `nads.estimate` (`chunks.chunk_arrays`: the secant with the first layer injected, or
   the exact gradient through vmap), its stored precision.
@@ -47,9 +49,15 @@ STEP = 100.0   # the published secant step h
 CPU = torch.device("cpu")
 
 
+def plain_network(factory, i):
+    """Network i as plain code builds it: `torch.manual_seed`, then the factory (nadcore's parameters, bitwise)."""
+    torch.manual_seed(nads.network_seed(0, i))
+    return factory().eval()
+
+
 def build(factory, n):
-    """Networks 0 .. n - 1 as nadcore builds them (seeded by index, eval mode, no parameter gradients)."""
-    return [nads.network(factory, 0, i, CPU) for i in range(n)]
+    """Networks 0 .. n - 1 of the plain loop (eval mode, no parameter gradients)."""
+    return [plain_network(factory, i).requires_grad_(False) for i in range(n)]
 
 
 def nadcore_rows(factory, x0, n, method, precision):
@@ -88,7 +96,7 @@ def authors_secant(factory, x0, n, precision="float32"):
     v = torch.eye(D).view([D] + list(x0.shape))
     rows = []
     for i in range(n):
-        model = nads.network(factory, 0, i, CPU).requires_grad_(True)   # their networks keep requires_grad
+        model = plain_network(factory, i)   # their networks keep requires_grad
         fn = lambda x, model=model: -model(x)
         jac = torch.zeros(D)
         plus, minus = x0[None, :] + STEP * v, x0[None, :] - STEP * v
@@ -111,7 +119,7 @@ def pypi_rows(factory, x0, n, method, precision="float32"):
     pypi = pypi_nads()
     jac = pypi.numerical_jacobian if method == "secant" else pypi.backprop_jacobian
     counter = iter(range(n))
-    model_cls = lambda: nads.network(factory, 0, next(counter), CPU).requires_grad_(True)
+    model_cls = lambda: plain_network(factory, next(counter))
     model_cls.__name__ = "net"
     gc = pypi.GradientCovariance(x0.clone(), model_cls, jacobian_fn=jac)   # its backprop_jacobian sets requires_grad
     return torch.stack([gc.sample_grad.reshape(-1) for _ in range(n)])

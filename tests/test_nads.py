@@ -435,6 +435,21 @@ def test_the_eigen_steps_run_on_their_own_threads_and_name_them_in_the_key():
     assert store.matches(nads.result_path("lenet", bundle.nad_item("lenet"), bundle.BUNDLE), bundle.nad_item("lenet"))
 
 
+def test_network_i_is_the_factory_after_torch_manual_seed_of_its_seed_and_leaves_the_rng_alone():
+    """`nads.network` seeds the CPU generator alone (issue 43: `torch.manual_seed` also queues a seed per
+    accelerator): the parameters are bitwise those of the plain recipe, and the caller's RNG state is kept."""
+    factory = nads.one_output_factory("lenet")[0]
+    torch.manual_seed(123)
+    state = torch.get_rng_state()
+    net = nads.network(factory, 0, 7, "cpu")
+    assert torch.equal(torch.get_rng_state(), state) and not net.training
+    assert not any(p.requires_grad for p in net.parameters())
+    torch.manual_seed(nads.network_seed(0, 7))
+    plain = factory()
+    for (name, a), b in zip(net.state_dict().items(), plain.state_dict().values()):
+        assert torch.equal(a, b), name
+
+
 def test_lazy_modules_are_materialised_by_one_forward_pass():
     """Item 7: nn.LazyLinear failed with torch's "uninitialized parameter"."""
     kw = dict(input_shape=(1, 8, 8), progress=False, method="autograd")

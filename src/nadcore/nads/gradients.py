@@ -257,12 +257,6 @@ def _conv_support(conv, x0):
 
 # ----------------------------------------------------------------------------- autograd and hessian
 
-def _stacked(nets):
-    params, buffers = stack_module_state(nets)
-    skeleton = copy.deepcopy(nets[0]).to("meta")
-    return skeleton, params, buffers
-
-
 def autograd_gradients(nets: Sequence[nn.Module], x0: torch.Tensor) -> torch.Tensor:
     """Exact input gradients of `nets` at `x0`, shape (len(nets), D): vmapped over the networks.
 
@@ -273,10 +267,10 @@ def autograd_gradients(nets: Sequence[nn.Module], x0: torch.Tensor) -> torch.Ten
                                     or sum(p.numel() for p in nets[0].parameters()) > VMAP_MAX_PARAMS):
         return torch.stack([autograd_one(net, x0) for net in nets])
     try:
-        skeleton, params, buffers = _stacked(nets)
+        params, buffers = stack_module_state(nets)
 
-        def f(p, b, x):
-            return functional_call(skeleton, (p, b), (x[None],)).reshape(())
+        def f(p, b, x):   # network 0 runs each network's stacked parameters in place of its own
+            return functional_call(nets[0], (p, b), (x[None],)).reshape(())
 
         return vmap(grad(f, argnums=2), in_dims=(0, 0, None))(params, buffers, x0).reshape(len(nets), -1)
     except (RuntimeError, NotImplementedError, ValueError):  # an op without a batching rule: one at a time

@@ -235,14 +235,21 @@ def network_seed(seed: int, index: int) -> int:
 
 def network(factory: Callable[[], object], seed: int, index: int, dev: torch.device | str) -> nn.Module:
     """Network `index`, initialised from its own seed on the CPU (the same network on every device),
-    moved to `dev`, in eval mode."""
+    moved to `dev`, in eval mode. Seeds the CPU generator alone: `torch.manual_seed` also queues a
+    seed for every accelerator not yet initialised, with a formatted stack each (LeNet: 0.9 of 2.5 ms)."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(network_seed(seed, index))
-        with torch.device("cpu"):
+        torch.default_generator.manual_seed(network_seed(seed, index))
+        if torch.get_default_device().type == "cpu":
             net = factory()
+        else:
+            with torch.device("cpu"):
+                net = factory()
     if not isinstance(net, nn.Module):
         raise ValueError(f"model factory must return an nn.Module; got {type(net).__name__}")
-    return net.to(dev).eval().requires_grad_(False)
+    first = next(net.parameters(), None)
+    if first is None or first.device != torch.device(dev):   # (`to` walks every module, even where all is)
+        net = net.to(dev)
+    return net.eval().requires_grad_(False)
 
 
 def check_one_output(net: nn.Module, x0: torch.Tensor) -> None:
