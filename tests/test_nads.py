@@ -450,6 +450,24 @@ def test_network_i_is_the_factory_after_torch_manual_seed_of_its_seed_and_leaves
         assert torch.equal(a, b), name
 
 
+def test_networks_run_one_at_a_time_are_not_padded_to_the_batch(monkeypatch):
+    """The exact gradient pads a batch for vmap's batch invariance only: networks with buffers run one at a
+    time on the CPU (`one_at_a_time`), so a chunk of 3 computes 3 gradients, not a batch of 32."""
+    from nadcore.nads import chunks, gradients
+
+    def bn_cnn():
+        return nn.Sequential(nn.Conv2d(1, 3, 3), nn.BatchNorm2d(3), nn.ReLU(), nn.Flatten(), nn.Linear(108, 1))
+
+    x0 = nads.eval_point_for(0, (1, 8, 8))
+    assert gradients.one_at_a_time(bn_cnn(), x0) and not gradients.one_at_a_time(small_cnn(), x0)
+    calls = []
+    one = gradients.autograd_one
+    monkeypatch.setattr(gradients, "autograd_one", lambda net, x: calls.append(1) or one(net, x))
+    s = nads.EstimateSettings("autograd", input_shape=(1, 8, 8))
+    G = chunks.chunk_arrays(bn_cnn, s, x0, 0, 3)["gradients"]
+    assert s.batch(torch.device("cpu")) == 32 and len(calls) == 3 and G.shape == (3, 64)
+
+
 def test_lazy_modules_are_materialised_by_one_forward_pass():
     """Item 7: nn.LazyLinear failed with torch's "uninitialized parameter"."""
     kw = dict(input_shape=(1, 8, 8), progress=False, method="autograd")

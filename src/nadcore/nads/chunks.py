@@ -19,6 +19,7 @@ from nadcore.nads.gradients import (
     compiled_secant_gradient,
     first_linear_layer,
     mixed_gram,
+    one_at_a_time,
     secant_gradient,
 )
 from nadcore.nads.networks import check_one_output, network
@@ -59,8 +60,8 @@ def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: 
             gram = sum(mixed_gram(net, x0) for net in nets)
             grams = gram if grams is None else grams + gram
             G = torch.stack([autograd_one(net, x0) for net in nets])  # only to detect repeated networks
-        elif method == "autograd":
-            pad = [copy.deepcopy(nets[-1]) for _ in range(batch - len(nets))]
+        elif method == "autograd":   # padded for vmap's batch invariance (one at a time: nothing to pad)
+            pad = [] if one_at_a_time(nets[0], x0) else [copy.deepcopy(nets[-1]) for _ in range(batch - len(nets))]
             G = autograd_gradients(nets + pad, x0)[:len(nets)]
         elif s.compiled:
             G = torch.stack([compiled_secant_gradient(net, x0, step, s.precision) for net in nets])

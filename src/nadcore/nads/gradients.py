@@ -263,8 +263,7 @@ def autograd_gradients(nets: Sequence[nn.Module], x0: torch.Tensor) -> torch.Ten
     On the CPU, networks with buffers (BatchNorm) or more than `VMAP_MAX_PARAMS` parameters go
     one at a time: there vmap over their convolutions is slower than plain backward passes
     (VGG-11: 0.24 s against 0.015 s per network; `benchmarks/nad_throughput.py`)."""
-    if x0.device.type == "cpu" and (next(nets[0].buffers(), None) is not None
-                                    or sum(p.numel() for p in nets[0].parameters()) > VMAP_MAX_PARAMS):
+    if one_at_a_time(nets[0], x0):
         return torch.stack([autograd_one(net, x0) for net in nets])
     try:
         params, buffers = stack_module_state(nets)
@@ -275,6 +274,13 @@ def autograd_gradients(nets: Sequence[nn.Module], x0: torch.Tensor) -> torch.Ten
         return vmap(grad(f, argnums=2), in_dims=(0, 0, None))(params, buffers, x0).reshape(len(nets), -1)
     except (RuntimeError, NotImplementedError, ValueError):  # an op without a batching rule: one at a time
         return torch.stack([autograd_one(net, x0) for net in nets])
+
+
+def one_at_a_time(net: nn.Module, x0: torch.Tensor) -> bool:
+    """True where `autograd_gradients` runs networks like `net` one at a time (a CPU, and buffers or more
+    than `VMAP_MAX_PARAMS` parameters): each gradient is then its network's alone, whatever the batch."""
+    return x0.device.type == "cpu" and (next(net.buffers(), None) is not None
+                                        or sum(p.numel() for p in net.parameters()) > VMAP_MAX_PARAMS)
 
 
 def autograd_one(net: nn.Module, x0: torch.Tensor) -> torch.Tensor:
