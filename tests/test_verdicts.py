@@ -539,12 +539,13 @@ def test_chapter_3_rows_are_the_pages_and_its_table_has_a_verdict_column(stored,
 def test_the_questions_beyond_the_papers_on_the_bundle():
     from nadcore.experiments import ch6_antialias
 
-    results = dict(dial=v._dial(BUNDLE), antialias=bundle.load_antialias(BUNDLE, best_sigma=True),
+    results = dict(dial=bundle.secant_dial(BUNDLE), antialias=bundle.load_antialias(BUNDLE, best_sigma=True),
                    null=bundle.load_zoo_null(BUNDLE))
     got = v.questions(results)
     assert [q.verdict for q in got] == [ch6_antialias.FAILS, ch6_antialias.HOLDS, ch6_antialias.IN_PART,
                                         ch6_antialias.HOLDS, ch6_antialias.HOLDS, ch6_antialias.HOLDS]
     assert "from h = 100 the published ones" in got[0].ours and got[1].scale.startswith("published recipe at σ = 1.5")
+    assert "the ReLUs of the first layer that see the pixel switch in" in got[0].ours
     text = v.question_table(got)
     body = [line for line in text.splitlines() if line.startswith("* - ")]
     assert len(body) == 1 + len(got) and "{ref}`Chapter 6 <tbl-antialias-verdict>`" in text

@@ -957,6 +957,20 @@ def load_secant_dial(bundle_dir: str | Path = BUNDLE) -> dict[float, dict[str, A
     return out
 
 
+DIAL_REFERENCES = ("exact gradient", "published", "secant, h = 100")   # what `secant_dial` compares each step with
+
+
+def secant_dial(bundle_dir: str | Path = BUNDLE) -> dict[str, Any]:
+    """The secant dial as the pages read it: `"table"`, `ch3_nads.secant_dial_table` of `load_secant_dial`
+    against the `DIAL_REFERENCES`, LeNet's stored exact-gradient NADs, the published NADs and its stored
+    secant NADs; `"flips"`, why it turns (`ch3_nads.first_layer_flips` at the dial's steps). Reads the
+    stored dial; computes the first-layer switches (2 s)."""
+    refs = dict(zip(DIAL_REFERENCES, (load_nad("lenet", "autograd", bundle_dir), published.nads("lenet"),
+                                      load_nad("lenet", "secant", bundle_dir))))
+    return {"table": ch3_nads.secant_dial_table(load_secant_dial(bundle_dir), refs),
+            "flips": ch3_nads.first_layer_flips(SECANT_DIAL["steps"])}
+
+
 def _dial_compute(bundle_dir, scratch, progress):
     """Compute (or finish) `SECANT_DIAL`, one step at a time: NADs, their N vs 2N overlap, Fig. 6."""
     d = SECANT_DIAL

@@ -825,15 +825,9 @@ def load(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, Any]:
         fig6_nads={name: bundle.load_fig6(bundle_dir, name=name) for name in bundle.FIG6_NADS},
         cifar=bundle.cifar(bundle_dir, progress=False), ood=stand_ins,
         pairs={a: bundle.underspec("pairs", a, bundle_dir, progress=False) for a in bundle.UNDERSPEC_ARCHS},
-        dial=_dial(bundle_dir), flips=ch3_nads.first_layer_flips(bundle.SECANT_DIAL["steps"]),
+        dial=bundle.secant_dial(bundle_dir),
         antialias=bundle.load_antialias(bundle_dir, best_sigma=True),
         null=bundle.load_zoo_null(bundle_dir))
-
-
-def _dial(bundle_dir):
-    """Chapter 3's secant dial against the exact-gradient and the published NADs of LeNet."""
-    refs = {"exact gradient": bundle.load_nad("lenet", "autograd", bundle_dir), "published": published.nads("lenet")}
-    return ch3_nads.secant_dial_table(bundle.load_secant_dial(bundle_dir), refs)
 
 
 def fig6_runs(fig6_nads: Mapping[str, Mapping[int, float]], item: str, method: str,
@@ -1092,8 +1086,10 @@ def null_question(fig6: Mapping[str, Any] | None) -> Question | None:
 
 
 def questions(results: Mapping[str, Any]) -> list[Question]:
-    """The results page's questions beyond the papers, from `load`'s `dial` (and `flips`), `antialias` and `null`."""
-    out = [dial_question(results["dial"], results.get("flips")), *antialias_questions(results["antialias"]),
+    """The results page's questions beyond the papers, from `load`'s `dial` (`bundle.secant_dial`), `antialias`
+    and `null`."""
+    dial = results["dial"]
+    out = [dial_question(dial["table"], dial["flips"]), *antialias_questions(results["antialias"]),
            null_question(results["null"])]
     return [q for q in out if q is not None]
 
