@@ -785,6 +785,49 @@ def test_pooling_before_the_relu_leaves_a_model_that_reads_the_relu_alone(monkey
     assert torch.equal(slow, gradients.secant_gradient(net, x0, 100.0))
 
 
+class _ReadsTheConv(nn.Module):
+    """Reads its first convolution's maps besides the Sequential that pools them (odd maps: 7 x 7)."""
+
+    def __init__(self):
+        super().__init__()
+        self.seq = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(36, 1))
+
+    def forward(self, x):
+        return self.seq(x) + self.seq[0](x).mean((1, 2, 3))[:, None]
+
+
+@pytest.mark.parametrize("model, fused", [("lenet", True), ("lenet bfloat16", True), ("odd", True),
+                                          ("reads the conv", False)])
+def test_the_first_pooling_fused_with_the_injection_keeps_the_secant_bitwise(monkeypatch, model, fused):
+    """Issue 43: the first convolution's probe outputs pooled without their full maps
+    (`_pooled_probe_outputs`), bitwise the secant without it (and without the ReLU swap); a model that
+    reads the convolution's own maps is detected at x0 and runs unfused."""
+    from nadcore.nads import gradients
+
+    torch.manual_seed(0)
+    precision = "bfloat16" if model.endswith("bfloat16") else "float32"
+    if model.startswith("lenet"):
+        net, x0 = nads.network(nads.one_output_factory("lenet")[0], 0, 5, "cpu"), nads.eval_point_for(0, (1, 32, 32))
+    elif model == "odd":
+        net = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(36, 1)).eval()
+        x0 = torch.randn(1, 9, 9)
+    else:
+        net, x0 = _ReadsTheConv().eval(), torch.randn(1, 9, 9)
+    calls = []
+    pooled = gradients._pooled_probe_outputs
+    monkeypatch.setattr(gradients, "_pooled_probe_outputs", lambda *a: calls.append(1) or pooled(*a))
+    fast = gradients.secant_gradient(net, x0, 100.0, precision=precision)
+    assert bool(calls) == fused
+    monkeypatch.setattr(gradients, "FUSE_POOL", False)
+    assert torch.equal(fast, gradients.secant_gradient(net, x0, 100.0, precision=precision))
+    monkeypatch.setattr(gradients, "POOL_FIRST", False)
+    assert torch.equal(fast, gradients.secant_gradient(net, x0, 100.0, precision=precision))
+    plain = net(nads.probes(x0, 100.0)).reshape(-1)
+    D = x0.numel()
+    if precision == "float32":
+        torch.testing.assert_close(fast, (plain[:D] - plain[D:]) / 200.0, rtol=1e-4, atol=1e-6)
+
+
 @pytest.mark.parametrize("shape", [(3, 6, 28, 28), (3, 6, 9, 7), (2, 16, 10, 10)])
 def test_strided_maxima_are_the_max_pooling(shape):
     from nadcore.nads import gradients
