@@ -196,6 +196,17 @@ def eigen_rows(n_rows, repeats=3):
     return out
 
 
+def bfloat16_instructions():
+    """The CPU's bfloat16 instructions named by `/proc/cpuinfo` (avx512_bf16, amx_bf16), or "none": the bfloat16
+    rows then run emulated, and the bfloat16 peak measured here is not a hardware one."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return "unknown"
+    return ", ".join(x for x in ("avx512_bf16", "amx_bf16") if x in flags) or "none"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arch", nargs="+", default=["lenet"])
@@ -210,7 +221,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     peaks = {str(t).split(".")[-1]: max(peak_gflops(t), conv_peak_gflops(t)) for t in (torch.float32, torch.bfloat16)}
     print(f"threads={torch.get_num_threads()} networks={args.networks} rounds={args.rounds}; measured peaks (GFLOP/s): "
-          + ", ".join(f"{k} {v:.0f}" for k, v in peaks.items())
+          + ", ".join(f"{k} {v:.0f}" for k, v in peaks.items()) + f"; bfloat16 instructions: {bfloat16_instructions()}"
           + ("" if pypi_nads() else "; nads 0.0.4 not installed: its rows are left out"), flush=True)
     for arch in args.arch:
         gflop = secant_gflop(arch)
