@@ -45,8 +45,8 @@ from nadcore.presets import DEEP_SIGMA, DEEP_TRAIN  # the policy: how the deep n
 SCRATCH = BUNDLE / "partial"   # chunks of the NAD items still computing (see above)
 DEVICE = "cpu"   # the device of the stored items (in their keys) but those `item_device` names: a GPU's
 SEED = 0
-EIG_THREADS = None   # the stored estimates' eigen steps ran on the caller's threads (their records' `threads`):
-                     # their keys name no `eig_threads` (`nads.EstimateSettings`); new items ask for the same
+EIG_THREADS = None   # the bundle's estimates (all stored before `nads.EstimateSettings.eig_threads`) ran their
+                     # eigen steps on the caller's threads (their records' `threads`): their keys name none
 
 
 def _scratch(bundle_dir, scratch):
