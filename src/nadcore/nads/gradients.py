@@ -49,8 +49,8 @@ def secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, first_layer: 
     with torch.no_grad(), autocast(x0.device, precision):
         if first_layer == "auto":
             first_layer = first_linear_layer(net, x0)
-        with pool_before_relu(net, x0):
-            out = None if first_layer is None else _injected_forward(net, first_layer, x0, step)
+        with pool_before_relu(net, x0) as at_x0:
+            out = None if first_layer is None else _injected_forward(net, first_layer, x0, step, at_x0)
             if out is None:
                 out = net(probes(x0, step))
     out = out.reshape(2 * D).float()
@@ -96,7 +96,8 @@ def pool_before_relu(net: nn.Module, x0: torch.Tensor):
     runs after it instead: max pooling and ReLU commute exactly (relu(max(a, b)) = max(relu(a), relu(b)), both
     pick one of the values), so the outputs are bitwise the same and the ReLU reads a quarter of the elements
     (2x2 pooling); that pooling runs as `_StridedMax`. Only where `net(x0)` is bitwise the same both ways (a model
-    that reads a Sequential's layers one by one is left alone); the modules are put back on exit."""
+    that reads a Sequential's layers one by one is left alone); the modules are put back on exit. Yields
+    `net(x0)` where it swapped (None otherwise)."""
     pairs = [] if not POOL_FIRST else [
         (seq, a, b, seq._modules[a], seq._modules[b]) for seq in net.modules() if type(seq) is nn.Sequential
         for a, b in zip(list(seq._modules), list(seq._modules)[1:])
@@ -106,14 +107,14 @@ def pool_before_relu(net: nn.Module, x0: torch.Tensor):
         for seq, a, b, relu, pool in pairs:
             seq._modules[a], seq._modules[b] = (_StridedMax(pool), relu) if on else (relu, pool)
 
+    before = net(x0[None]) if pairs else None
     if pairs:
-        before = net(x0[None])
         swap(True)
-        if not torch.equal(net(x0[None]), before):
+        if not _same_output(net, x0, before):
             swap(False)
-            pairs = []
+            pairs, before = [], None
     try:
-        yield
+        yield before
     finally:
         swap(False)
 
@@ -208,9 +209,10 @@ class _Injected(nn.Module):
         return _pooled_probe_outputs(self.layer, self.x0, self.step)
 
 
-def _injected_forward(net, name, x0, step):
+def _injected_forward(net, name, x0, step, at_x0=None):
     """`net` on the 2D probes with the outputs of its layer `name` computed by linearity; None if that
-    layer turns out not to be fed the input (then the caller runs the plain probes)."""
+    layer turns out not to be fed the input (then the caller runs the plain probes). `at_x0`: `net(x0)`
+    from `pool_before_relu` where it swapped (a pooling it put there may then be fused with the layer)."""
     layer = net.get_submodule(name)
     if not _is_linear_first(layer, x0):
         return None
@@ -218,14 +220,13 @@ def _injected_forward(net, name, x0, step):
         return _linear_probe_outputs(layer, x0, step)
     D = x0.numel()
     X = x0[None].expand(2 * D, *x0.shape)   # a stand-in of the probes, no memory: never read
-    seq, key, pool = _pool_after(net, name, layer)
-    before = None if pool is None else net(x0[None])
+    seq, key, pool = _pool_after(net, name, layer, at_x0)
     injected = _Injected(layer, X, x0, step, pool)
     net.set_submodule(name, injected)
     if pool is not None:
         seq._modules[key] = nn.Identity()
     try:
-        if pool is not None and not _same_output(net, x0, before):   # a model that reads the layer's own output
+        if pool is not None and not _same_output(net, x0, at_x0):   # a model that reads the layer's own output
             injected.pool, seq._modules[key] = None, pool
         out = net(X)
     finally:
@@ -260,15 +261,16 @@ def _pooled_support(conv, x0):
 FUSE_POOL = True   # `_pooled_probe_outputs` on (the tests turn it off to compare)
 
 
-def _pool_after(net, name, layer):
-    """`(sequential, key, pool)` when the `_StridedMax` `pool` (put there by `pool_before_relu`) follows the
-    convolution `name` in an `nn.Sequential` and pools its maps, else `(None, None, None)`."""
+def _pool_after(net, name, layer, at_x0):
+    """`(sequential, key, pool)` when the `_StridedMax` `pool` (put there by `pool_before_relu`, which gave
+    `at_x0`) follows the convolution `name` in an `nn.Sequential` and pools its maps, else `(None, None, None)`."""
     parent, _, leaf = name.rpartition(".")
     seq = net.get_submodule(parent)
     keys = list(seq._modules) if type(seq) is nn.Sequential else []
     key = keys[keys.index(leaf) + 1] if leaf in keys[:-1] else None
     pool = None if key is None else seq._modules[key]
-    if FUSE_POOL and isinstance(layer, nn.Conv2d) and isinstance(pool, _StridedMax) and pool.pools(layer.out_channels):
+    if (FUSE_POOL and at_x0 is not None and isinstance(layer, nn.Conv2d) and isinstance(pool, _StridedMax)
+            and pool.pools(layer.out_channels)):
         return seq, key, pool
     return None, None, None
 
