@@ -797,17 +797,23 @@ class _ReadsTheConv(nn.Module):
 
 
 @pytest.mark.parametrize("model, fused", [("lenet", True), ("lenet bfloat16", True), ("odd", True),
+                                          ("many channels", True), ("many channels bfloat16", True),
                                           ("reads the conv", False)])
 def test_the_first_pooling_fused_with_the_injection_keeps_the_secant_bitwise(monkeypatch, model, fused):
     """Issue 43: the first convolution's probe outputs pooled without their full maps
-    (`_pooled_probe_outputs`), bitwise the secant without it (and without the ReLU swap); a model that
-    reads the convolution's own maps is detected at x0 and runs unfused."""
+    (`_pooled_probe_outputs`, whatever the channels), bitwise the secant without it (and without the ReLU
+    swap); a model that reads the convolution's own maps is detected at x0 and runs unfused."""
     from nadcore.nads import gradients
 
     torch.manual_seed(0)
     precision = "bfloat16" if model.endswith("bfloat16") else "float32"
     if model.startswith("lenet"):
         net, x0 = nads.network(nads.one_output_factory("lenet")[0], 0, 5, "cpu"), nads.eval_point_for(0, (1, 32, 32))
+    elif model.startswith("many channels"):   # VGG-11's first layer: 64 channels (ATen's pooling), padding 1
+        net = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(inplace=True), nn.MaxPool2d(2),
+                            nn.Conv2d(32, 8, 3, padding=1), nn.ReLU(inplace=True), nn.MaxPool2d(2), nn.Flatten(),
+                            nn.Linear(32, 1)).eval()
+        x0 = torch.randn(1, 9, 9)
     elif model == "odd":
         net = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(36, 1)).eval()
         x0 = torch.randn(1, 9, 9)

@@ -263,14 +263,15 @@ FUSE_POOL = True   # `_pooled_probe_outputs` on (the tests turn it off to compar
 
 def _pool_after(net, name, layer, at_x0):
     """`(sequential, key, pool)` when the `_StridedMax` `pool` (put there by `pool_before_relu`, which gave
-    `at_x0`) follows the convolution `name` in an `nn.Sequential` and pools its maps, else `(None, None, None)`."""
+    `at_x0`) follows the convolution `name` in an `nn.Sequential` and is a plain 2x2 pooling of its maps (any
+    number of channels: LeNet's 6, VGG-11's 64), else `(None, None, None)`."""
     parent, _, leaf = name.rpartition(".")
     seq = net.get_submodule(parent)
     keys = list(seq._modules) if type(seq) is nn.Sequential else []
     key = keys[keys.index(leaf) + 1] if leaf in keys[:-1] else None
     pool = None if key is None else seq._modules[key]
     if (FUSE_POOL and at_x0 is not None and isinstance(layer, nn.Conv2d) and isinstance(pool, _StridedMax)
-            and pool.pools(layer.out_channels)):
+            and pool.plain):
         return seq, key, pool
     return None, None, None
 
@@ -315,7 +316,7 @@ def _pooled_probe_outputs(conv, x0, step):
     """`_StridedMax` of `_linear_probe_outputs(conv, x0, step)` without the 2D full maps: x0's pooled map
     copied for every probe, and the windows that e_i reaches recomputed for probe i from the same sums
     (`index_add_` of the same rows) and maxima (`_quarter_max`): bitwise the same values, a quarter of
-    the memory (LeNet: 9.6 of 38 MB)."""
+    the memory (LeNet: 9.6 of 38 MB; VGG-11: 134 of 537 MB, and no pooling pass over the full maps)."""
     base, taps, _, (H, W) = _conv_taps(conv, x0)
     D, C, (H2, W2) = x0.numel(), base.shape[1], (H // 2, W // 2)
     Q = H2 * W2
