@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from nadcore import store, sweeps
+from nadcore.device import kept_memory
 from nadcore.nads.gradients import (
     autograd_gradients,
     autograd_one,
@@ -49,27 +50,17 @@ def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: 
     batch has `settings.batch(device)` networks (the last one padded with copies, then dropped), so
     the kernels always see the same shapes."""
     dev, s = x0.device, settings
-    method, step, batch = s.method, float(s.step), s.batch(dev)
+    method, batch = s.method, s.batch(dev)
     rows, grams = [], None
-    for a in range(start, stop, batch):
-        nets = [network(factory, s.seed, i, dev) for i in range(a, min(a + batch, stop))]
-        if a == start:
-            check_one_output(nets[0], x0)
-            layer = first_linear_layer(nets[0], x0) if method == "secant" else None
-        if method == "hessian":
-            gram = sum(mixed_gram(net, x0) for net in nets)
+    with kept_memory():   # every network allocates the same large tensors: their memory is reused
+        for a in range(start, stop, batch):
+            nets = [network(factory, s.seed, i, dev) for i in range(a, min(a + batch, stop))]
+            if a == start:
+                check_one_output(nets[0], x0)
+                layer = first_linear_layer(nets[0], x0) if method == "secant" else None
+            G, gram = _batch_gradients(nets, s, x0, layer, batch)
+            rows.append(G)
             grams = gram if grams is None else grams + gram
-            G = torch.stack([autograd_one(net, x0) for net in nets])  # only to detect repeated networks
-        elif method == "autograd":   # padded for vmap's batch invariance (one at a time: nothing to pad)
-            pad = [] if one_at_a_time(nets[0], x0) else [copy.deepcopy(nets[-1]) for _ in range(batch - len(nets))]
-            G = autograd_gradients(nets + pad, x0)[:len(nets)]
-        elif s.compiled:
-            G = torch.stack([compiled_secant_gradient(net, x0, step, s.precision) for net in nets])
-        else:
-            if s.precision != "float32":
-                nets = [net.to(memory_format=torch.channels_last) for net in nets]  # ty: ignore[no-matching-overload]
-            G = torch.stack([secant_gradient(net, x0, step, layer, s.precision) for net in nets])
-        rows.append(G)
     G = torch.cat(rows)
     if not torch.isfinite(G).all():
         raise ValueError(f"the gradients of networks {start}..{stop - 1} are not finite (NaN or inf): check step "
@@ -77,8 +68,24 @@ def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: 
     _check_distinct(G, start, method, s.step, x0)
     if method == "hessian":
         assert grams is not None   # start < stop: one batch at least
-        return {"count": np.int64(len(G)), "m2": grams.cpu().numpy()}  # ty: ignore[missing-union-attribute]
+        return {"count": np.int64(len(G)), "m2": grams.cpu().numpy()}
     return {"gradients": G.cpu().numpy()}
+
+
+def _batch_gradients(nets, s, x0, layer, batch):
+    """`(G, gram)`: the gradients (len(nets), D) of one batch of networks as the settings `s` say (`layer`:
+    the secant's first layer), and for `"hessian"` the sum of their Gram matrices (else None)."""
+    if s.method == "hessian":
+        G = torch.stack([autograd_one(net, x0) for net in nets])  # only to detect repeated networks
+        return G, sum(mixed_gram(net, x0) for net in nets)
+    if s.method == "autograd":   # padded for vmap's batch invariance (one at a time: nothing to pad)
+        pad = [] if one_at_a_time(nets[0], x0) else [copy.deepcopy(nets[-1]) for _ in range(batch - len(nets))]
+        return autograd_gradients(nets + pad, x0)[:len(nets)], None
+    if s.compiled:
+        return torch.stack([compiled_secant_gradient(net, x0, float(s.step), s.precision) for net in nets]), None
+    if s.precision != "float32":
+        nets = [net.to(memory_format=torch.channels_last) for net in nets]
+    return torch.stack([secant_gradient(net, x0, float(s.step), layer, s.precision) for net in nets]), None
 
 
 def moments(chunk: Mapping[str, Any]) -> dict[str, Any]:
