@@ -6,8 +6,9 @@ through each implementation, each timing including the networks' construction, i
 each implementation once and the best of `--rounds` is kept, so a change in the machine's load moves all of them
 alike. The rows:
 
-- nadcore: one chunk of `nads.estimate` (`chunks.chunk_arrays`: the secant with the first layer injected, or
-  the exact gradient through vmap), its stored precision.
+- nadcore: one chunk of `nads.estimate` (`chunks.chunk_arrays`: the secant with the first layer injected, and
+  pooled as it is injected where a 2x2 pooling follows, or the exact gradient through vmap; the chunk's memory
+  kept for its next network, `device.kept_memory`), its stored precision.
 - plain loop: one network at a time, all 2D probes in one batch under `torch.inference_mode` (autocast for
   bfloat16); for the exact gradient, a bare `torch.func.vmap(grad)` over the stacked networks.
 - authors: `GradientCovarianceAnisotropyFinder` re-implemented as the authors wrote it

@@ -450,22 +450,36 @@ def test_network_i_is_the_factory_after_torch_manual_seed_of_its_seed_and_leaves
         assert torch.equal(a, b), name
 
 
-def test_networks_run_one_at_a_time_are_not_padded_to_the_batch(monkeypatch):
+def test_networks_run_one_at_a_time_are_not_padded_to_the_batch_and_are_built_as_used(monkeypatch):
     """The exact gradient pads a batch for vmap's batch invariance only: networks with buffers run one at a
-    time on the CPU (`one_at_a_time`), so a chunk of 3 computes 3 gradients, not a batch of 32."""
+    time on the CPU (`one_at_a_time`), so a chunk of 3 computes 3 gradients, not a batch of 32. Networks that
+    run one at a time (these, and the secant's) are built as they are used: a batch never holds them all
+    (issue 43: VGG-11's 16 or 32 networks of 39 MB each were faulted into memory anew every batch)."""
+    import weakref
+
     from nadcore.nads import chunks, gradients
 
+    alive, most = weakref.WeakSet(), []
+
     def bn_cnn():
-        return nn.Sequential(nn.Conv2d(1, 3, 3), nn.BatchNorm2d(3), nn.ReLU(), nn.Flatten(), nn.Linear(108, 1))
+        net = nn.Sequential(nn.Conv2d(1, 3, 3), nn.BatchNorm2d(3), nn.ReLU(), nn.Flatten(), nn.Linear(108, 1))
+        alive.add(net)
+        most.append(len(alive))
+        return net
 
     x0 = nads.eval_point_for(0, (1, 8, 8))
     assert gradients.one_at_a_time(bn_cnn(), x0) and not gradients.one_at_a_time(small_cnn(), x0)
     calls = []
-    one = gradients.autograd_one
-    monkeypatch.setattr(gradients, "autograd_one", lambda net, x: calls.append(1) or one(net, x))
+    one = chunks.autograd_one
+    monkeypatch.setattr(chunks, "autograd_one", lambda net, x: calls.append(1) or one(net, x))
     s = nads.EstimateSettings("autograd", input_shape=(1, 8, 8))
+    most.clear()
     G = chunks.chunk_arrays(bn_cnn, s, x0, 0, 3)["gradients"]
     assert s.batch(torch.device("cpu")) == 32 and len(calls) == 3 and G.shape == (3, 64)
+    for method in ("autograd", "secant"):
+        most.clear()
+        chunks.chunk_arrays(bn_cnn, nads.EstimateSettings(method, input_shape=(1, 8, 8)), x0, 0, 12)
+        assert len(most) == 12 and max(most) <= 3   # the batch's first, the one in use and the next
 
 
 def test_lazy_modules_are_materialised_by_one_forward_pass():
