@@ -60,9 +60,7 @@ def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: 
                 check_one_output(first, x0)
                 layer = first_linear_layer(first, x0) if method == "secant" else None
             rest = (network(factory, s.seed, i, dev) for i in range(a + 1, min(a + batch, stop)))
-            together = method == "hessian" or (method == "autograd" and not one_at_a_time(first, x0))
-            nets = [first, *rest] if together else itertools.chain([first], rest)   # else built as used
-            G, gram = _batch_gradients(nets, s, x0, layer, batch)
+            G, gram = _batch_gradients(first, rest, s, x0, layer, batch)
             rows.append(G)
             grams = gram if grams is None else grams + gram
     G = torch.cat(rows)
@@ -76,15 +74,19 @@ def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: 
     return {"gradients": G.cpu().numpy()}
 
 
-def _batch_gradients(nets, s, x0, layer, batch):
-    """`(G, gram)`: the gradients (count, D) of one batch of networks `nets` as the settings `s` say (`layer`:
-    the secant's first layer), and for `"hessian"` the sum of their Gram matrices (else None). `nets` is a
-    list where they run together (vmap, the Hessian), else an iterator that builds each as it is used: one
-    network's memory at a time, reused by the next (VGG-11: 39 MB, not 16 or 32 times that, faulted in anew)."""
+def _batch_gradients(first, rest, s, x0, layer, batch):
+    """`(G, gram)`: the gradients (count, D) of one batch of networks, `first` then the iterator `rest`, as the
+    settings `s` say (`layer`: the secant's first layer), and for `"hessian"` the sum of their Gram matrices
+    (else None). The Hessian and vmap take the batch as a list; networks that run one at a time are built as
+    they are used: one network's memory at a time, reused by the next (VGG-11: 39 MB, not 16 or 32 times that,
+    faulted in anew)."""
     if s.method == "hessian":
+        nets = [first, *rest]
         G = torch.stack([autograd_one(net, x0) for net in nets])  # only to detect repeated networks
         return G, sum(mixed_gram(net, x0) for net in nets)
-    if s.method == "autograd" and isinstance(nets, list):   # vmapped: padded for its batch invariance
+    nets = itertools.chain([first], rest)
+    if s.method == "autograd" and not one_at_a_time(first, x0):   # vmapped: padded for its batch invariance
+        nets = list(nets)
         pad = [copy.deepcopy(nets[-1]) for _ in range(batch - len(nets))]
         return autograd_gradients(nets + pad, x0)[:len(nets)], None
     if s.method == "autograd":
