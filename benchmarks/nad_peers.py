@@ -17,8 +17,9 @@ alike. The rows:
 - nads 0.0.4 (PyPI; skipped when it does not import: `uv pip install nads==0.0.4`): its `GradientCovariance`
   loop of `numerical_jacobian` (secant) or `backprop_jacobian` (exact gradient), then its SVD. float32 only.
 
-Each row prints seconds per network for the gradients, its ratio to nadcore (above 1: slower than nadcore), and
-the fraction of the peak measured in this run (the secant's direct-convolution FLOPs, `nad_throughput.secant_gflop`,
+Each row prints seconds per network for the gradients, its ratio to nadcore (above 1: slower than nadcore), the
+minor page faults per network (memory faulted in anew: the fewest of the rounds, the networks' construction
+included), and the fraction of the peak measured in this run (the secant's direct-convolution FLOPs, `nad_throughput.secant_gflop`,
 over the best of matrix products and 3x3 convolutions in that precision). Then the eigen step on D = 1,024:
 nadcore's `eig_decreasing` of the covariance as `nads.estimate` runs it (`eig_threads=1`) and at this process's
 threads (`eig_threads=None`, how the bundle's estimates were made), the PCA and the SVD of the N x D gradients of
@@ -32,6 +33,7 @@ the peers, each quiet, beside a pure-Python busy process (a build's interpreter 
 import argparse
 import contextlib
 import importlib.util
+import resource
 import subprocess
 import sys
 import time
@@ -135,25 +137,29 @@ IMPLEMENTATIONS = {   # label: (function(factory, x0, n, method, precision) or N
 
 
 def interleaved(arch, n, method, precision, rounds):
-    """`{label: best seconds per network}` of every implementation that applies, timed in turn `rounds` times;
-    checks that each computes the same gradients as nadcore, up to sign (float32: to 1e-3 relative)."""
+    """`({label: best seconds per network}, {label: fewest minor page faults per network})` of every
+    implementation that applies, timed in turn `rounds` times; checks that each computes the same gradients as
+    nadcore, up to sign (float32: to 1e-3 relative)."""
     factory, _ = nads.one_output_factory(arch)
     x0 = nads.eval_point_for(0, (1, 32, 32))
-    best, reference = {}, None
+    best, faults, reference = {}, {}, None
     for _ in range(rounds):
         for label, run in IMPLEMENTATIONS.items():
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             start = time.perf_counter()
             G = run(factory, x0, n, method, precision)
             if G is None:
                 continue
             best[label] = min(best.get(label, np.inf), (time.perf_counter() - start) / n)
+            faulted = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / n
+            faults[label] = min(faults.get(label, np.inf), faulted)
             if label == "nadcore":
                 reference = G
             elif precision == "float32":   # the authors differentiate -f: the same NADs, the sign aside
                 err = min(float((G - sign * reference).norm() / reference.norm()) for sign in (1, -1))
                 if err > 1e-3:
                     raise AssertionError(f"{arch} {method}: {label} differs from nadcore by {err:.2e} (relative)")
-    return best
+    return best, faults
 
 
 @contextlib.contextmanager
@@ -229,12 +235,13 @@ def main(argv=None):
         for method in args.method:
             for precision in args.precision if method == "secant" else ["float32"]:
                 n = args.networks if method == "secant" else args.autograd_networks
-                best = interleaved(arch, n, method, precision, args.rounds)
+                best, faults = interleaved(arch, n, method, precision, args.rounds)
                 for label, s in best.items():
                     frac = (f"  {gflop / s:6.1f} GFLOP/s = {gflop / s / peaks[precision]:5.1%} of the {precision} peak"
                             if method == "secant" else "")
                     print(f"{arch:<9} {method:<8} {precision:<8} {label:<11} {s:8.4f} s/network   "
-                          f"{s / best['nadcore']:5.2f}x nadcore's time{frac}", flush=True)
+                          f"{s / best['nadcore']:5.2f}x nadcore's time  {faults[label]:8.0f} page faults/network"
+                          f"{frac}", flush=True)
     if args.no_eigen:
         return
     rows = {"quiet": eigen_rows(args.eigen_rows)}

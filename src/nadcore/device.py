@@ -100,13 +100,16 @@ def _glibc():
 
 @contextlib.contextmanager
 def kept_memory():
-    """Within the block, freed CPU memory stays with the process for the next allocation: glibc serves
+    """Within the block, freed CPU memory stays with the process for the next allocations: glibc serves
     no allocation by mmap and does not trim its heap, so the large tensors that every network's forward
-    pass allocates anew (VGG-11's secant: maps of 134 MB) are not faulted in page by page each time: a
-    quarter to a third of that secant's time on a 2-core CPU (`benchmarks/nad_peers.py`), its peak memory
-    10-30 % higher. On leaving the outermost block the heap is trimmed (the memory goes back) and glibc
-    keeps fixed thresholds (`_AFTER`: where its dynamic ones end up in a process that frees large
-    tensors). Nothing changes what is computed; a no-op without glibc."""
+    pass allocates anew (VGG-11's secant: maps of 134 MB) reuse their predecessors' memory instead of
+    being faulted in page by page each time: a quarter to a third of that secant's time on a 2-core CPU
+    (`benchmarks/nad_peers.py` counts the faults), its peak memory 10-30 % higher. A freed block serves
+    any later allocation it holds; the same size alone need not fit (glibc's aligned allocations take a
+    little more), so a forward pass settles after its first one or two networks. On leaving the
+    outermost block the heap is trimmed (the memory goes back) and glibc keeps fixed thresholds
+    (`_AFTER`: where its dynamic ones end up in a process that frees large tensors). Nothing changes
+    what is computed; a no-op without glibc."""
     libc = _glibc()
     with _KEPT_LOCK:
         _KEPT[0] += 1
