@@ -16,6 +16,8 @@ alike. The rows:
   gradients tracked, then scikit-learn's PCA of the N x D gradients. float32 secant only.
 - nads 0.0.4 (PyPI; skipped when it does not import: `uv pip install nads==0.0.4`): its `GradientCovariance`
   loop of `numerical_jacobian` (secant) or `backprop_jacobian` (exact gradient), then its SVD. float32 only.
+- networks: the networks alone, built and dropped: the floor under every row (the initialisation's serial random
+  draws; a deep network's exact gradient spends most of its time there, in every implementation alike).
 
 Each row prints seconds per network for the gradients, its ratio to nadcore (above 1: slower than nadcore), the
 minor page faults per network (memory faulted in anew: the fewest of the rounds, the networks' construction
@@ -128,11 +130,20 @@ def pypi_rows(factory, x0, n, method, precision="float32"):
     return torch.stack([gc.sample_grad.reshape(-1) for _ in range(n)])
 
 
+def networks_alone(factory, n):
+    """The networks alone, built as nadcore builds them (`nads.network`) and dropped: the initialisation's serial
+    random draws, which every row pays alike (its parameters are bitwise the peers')."""
+    for i in range(n):
+        nads.network(factory, 0, i, CPU)
+    return "built"
+
+
 IMPLEMENTATIONS = {   # label: (function(factory, x0, n, method, precision) or None where it does not apply)
     "nadcore": lambda f, x0, n, m, p: nadcore_rows(f, x0, n, m, p),
     "plain loop": lambda f, x0, n, m, p: (plain_secant if m == "secant" else plain_autograd)(f, x0, n, p),
     "authors": lambda f, x0, n, m, p: authors_secant(f, x0, n) if (m, p) == ("secant", "float32") else None,
     "nads 0.0.4": lambda f, x0, n, m, p: pypi_rows(f, x0, n, m) if p == "float32" and pypi_nads() else None,
+    "networks": lambda f, x0, n, m, p: networks_alone(f, n),
 }
 
 
@@ -155,7 +166,7 @@ def interleaved(arch, n, method, precision, rounds):
             faults[label] = min(faults.get(label, np.inf), faulted)
             if label == "nadcore":
                 reference = G
-            elif precision == "float32":   # the authors differentiate -f: the same NADs, the sign aside
+            elif isinstance(G, torch.Tensor) and precision == "float32":   # the authors differentiate -f: the same NADs, the sign aside
                 err = min(float((G - sign * reference).norm() / reference.norm()) for sign in (1, -1))
                 if err > 1e-3:
                     raise AssertionError(f"{arch} {method}: {label} differs from nadcore by {err:.2e} (relative)")
