@@ -21,12 +21,12 @@ alike. The rows:
 
 Each row prints seconds per network for the gradients, its ratio to nadcore (above 1: slower than nadcore), the
 minor page faults per network (memory faulted in anew: the fewest of the rounds, the networks' construction
-included), and the fraction of the peak measured in this run (the secant's direct-convolution FLOPs, `nad_throughput.secant_gflop`,
-over the best of matrix products and 3x3 convolutions in that precision). Then the eigen step on D = 1,024:
-nadcore's `eig_decreasing` of the covariance as `nads.estimate` runs it (`eig_threads=1`) and at this process's
-threads (`eig_threads=None`, how the bundle's estimates were made), the PCA and the SVD of the N x D gradients of
-the peers, each quiet, beside a pure-Python busy process (a build's interpreter or compiler) and beside a
-2-thread matrix-product loop in another process. No timing is asserted anywhere.
+included), and the fraction of the peak measured in this run (the secant's direct-convolution FLOPs,
+`nad_throughput.secant_gflop`, over the best of matrix products and 3x3 convolutions in that precision).
+Then the eigen step on D = 1,024: nadcore's `eig_decreasing` of the covariance as `nads.estimate` runs it
+(`eig_threads=1`) and at this process's threads (`eig_threads=None`, how the bundle's estimates were made), the
+PCA and the SVD of the N x D gradients of the peers, each quiet, beside a pure-Python busy process (a build's
+interpreter or compiler) and beside a 2-thread matrix-product loop in another process. No timing is asserted anywhere.
 
     .venv/bin/python benchmarks/nad_peers.py --arch lenet --networks 16 --rounds 3
     .venv/bin/python benchmarks/nad_peers.py --arch vgg11 resnet18 --networks 2 --rounds 2 --no-eigen
@@ -166,7 +166,7 @@ def interleaved(arch, n, method, precision, rounds):
             faults[label] = min(faults.get(label, np.inf), faulted)
             if label == "nadcore":
                 reference = G
-            elif isinstance(G, torch.Tensor) and precision == "float32":   # the authors differentiate -f: the same NADs, the sign aside
+            elif isinstance(G, torch.Tensor) and precision == "float32":   # the authors differentiate -f: the sign
                 err = min(float((G - sign * reference).norm() / reference.norm()) for sign in (1, -1))
                 if err > 1e-3:
                     raise AssertionError(f"{arch} {method}: {label} differs from nadcore by {err:.2e} (relative)")
