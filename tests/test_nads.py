@@ -848,6 +848,31 @@ def test_the_first_pooling_fused_with_the_injection_keeps_the_secant_bitwise(mon
         torch.testing.assert_close(fast, (plain[:D] - plain[D:]) / 200.0, rtol=1e-4, atol=1e-6)
 
 
+def test_the_injected_maps_are_handed_on_in_autocast_dtype_as_the_convolution_would():
+    """Issue 43: in bfloat16 the injected first convolution's maps reach the next layer in bfloat16, as the
+    convolution under autocast returns them (ResNet-18: its first BatchNorm on half the bytes); computed in
+    float32 first, so they are the float32 injection rounded once. A first Linear's outputs stay float32 (a
+    LogReg's are its output), and float32 is untouched."""
+    from nadcore.nads import gradients
+
+    torch.manual_seed(0)
+    x0 = torch.randn(1, 8, 8)
+    net = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(144, 1)).eval()
+    seen = {}
+    net[1].register_forward_hook(lambda m, inp, out: seen.update({len(inp[0]): inp[0].clone()}))
+    for precision in ("float32", "bfloat16"):
+        gradients.secant_gradient(net, x0, 100.0, precision=precision)
+        maps = seen.pop(2 * x0.numel())
+        assert maps.dtype == (torch.bfloat16 if precision == "bfloat16" else torch.float32)
+        exact = gradients._linear_probe_outputs(net[0], x0, 100.0)
+        assert torch.equal(maps, exact.to(maps.dtype))
+    logreg = nn.Sequential(nn.Flatten(), nn.Linear(64, 1)).eval()
+    plain = logreg(nads.probes(x0, 100.0)).reshape(-1)
+    D = x0.numel()
+    torch.testing.assert_close(gradients.secant_gradient(logreg, x0, 100.0, precision="bfloat16"),
+                               (plain[:D] - plain[D:]) / 200.0, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("shape", [(3, 6, 28, 28), (3, 6, 9, 7), (2, 16, 10, 10)])
 def test_strided_maxima_are_the_max_pooling(shape):
     from nadcore.nads import gradients

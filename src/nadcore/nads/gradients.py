@@ -193,7 +193,9 @@ def first_linear_layer(net: nn.Module, x0: torch.Tensor) -> str | None:
 class _Injected(nn.Module):
     """Stands in for `layer` (and the `_StridedMax` `pool` after it, if any) while `net` runs on the probes:
     fed the probes' stand-in `X`, it returns the layer's outputs by linearity (`_linear_probe_outputs`,
-    pooled: `_pooled_probe_outputs`), else it is `layer` (then `pool`)."""
+    pooled: `_pooled_probe_outputs`), computed in float32; a convolution's maps are handed on in autocast's
+    dtype, as the convolution would return them (ResNet-18 in bfloat16: its first BatchNorm on half the
+    bytes, 1.2x the secant). Fed anything else, it is `layer` (then `pool`)."""
 
     def __init__(self, layer, X, x0, step, pool=None):
         super().__init__()
@@ -205,8 +207,13 @@ class _Injected(nn.Module):
             return out if self.pool is None else self.pool(out)
         self.fired = True
         if self.pool is None:
-            return _linear_probe_outputs(self.layer, self.x0, self.step)
-        return _pooled_probe_outputs(self.layer, self.x0, self.step)
+            out = _linear_probe_outputs(self.layer, self.x0, self.step)
+        else:
+            out = _pooled_probe_outputs(self.layer, self.x0, self.step)
+        dev = out.device.type   # maps, as autocast's convolution returns them (a Linear's few outputs stay float32)
+        if isinstance(self.layer, nn.Conv2d) and torch.is_autocast_enabled(dev):
+            return out.to(torch.get_autocast_dtype(dev))
+        return out
 
 
 def _injected_forward(net, name, x0, step, at_x0=None):
