@@ -249,7 +249,7 @@ def main(argv=None):
                 best, faults = interleaved(arch, n, method, precision, args.rounds)
                 for label, s in best.items():
                     frac = (f"  {gflop / s:6.1f} GFLOP/s = {gflop / s / peaks[precision]:5.1%} of the {precision} peak"
-                            if method == "secant" else "")
+                            if method == "secant" and label != "networks" else "")
                     print(f"{arch:<9} {method:<8} {precision:<8} {label:<11} {s:8.4f} s/network   "
                           f"{s / best['nadcore']:5.2f}x nadcore's time  {faults[label]:8.0f} page faults/network"
                           f"{frac}", flush=True)
