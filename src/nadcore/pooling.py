@@ -348,6 +348,63 @@ def bayes_accuracy(m_hat: torch.Tensor | np.ndarray, S: int, eps: float, sigma: 
     return torch.special.ndtr(arg)
 
 
+# Theorem 1 in the paper's own convention (Sec. 2): x = eps y v + w, classes at +-eps (2 eps apart), for the
+# paper's real Fourier directions and real noise ("real"), or for its literal complex direction
+# v_l = F^-1(e_l) with circular complex noise of the same power ("complex").
+PAPER_DIRECTIONS = ("real", "complex")
+
+
+def paper_bayes_accuracy(m_hat: torch.Tensor | np.ndarray, S: int, eps: float, sigma: float, direction: str = "real",
+                         cells: fourier.Grid | Iterable[Any] | None = None, kind: str = "sin") -> torch.Tensor:
+    """The exact Bayes accuracy of Theorem 1 in the paper's convention (classes at +-eps), 1-D, as `bayes_accuracy`.
+
+    "real": Phi(eps gamma / (sigma sqrt(S))), `bayes_accuracy` at classes 2 eps apart; the printed (2),
+    Phi(sqrt(2) eps gamma / (2 sigma)), has an argument sqrt(S / 2) times this one. "complex": the pooled bin
+    of l carries a y + n with a = m[l] eps / sqrt(S) and circular noise of variance sum_k |m[l + kM]|^2 sigma^2 / S,
+    whose real part along a has half of it: Phi(sqrt(2) eps gamma / (sigma sqrt(S))), the printed (2) at S = 4.
+    `simulated_paper_accuracy` checks both against samples."""
+    if direction not in PAPER_DIRECTIONS:
+        raise InputError(f"direction must be one of {', '.join(PAPER_DIRECTIONS)}; got {direction!r}")
+    if _spectrum(m_hat).ndim != 1:
+        raise InputError("m_hat must be 1-D (shape (D,)): the paper states Theorem 1 for signals in R^D")
+    if direction == "real":
+        return bayes_accuracy(m_hat, S, 2 * checks.number("eps", eps, 0), sigma, "exact", cells, kind)
+    eps, sigma = checks.number("eps", eps, 0), checks.number("sigma", sigma, 0)
+    return torch.special.ndtr(math.sqrt(2) * eps * snr_gamma(m_hat, S, cells, kind) / (sigma * math.sqrt(S)))
+
+
+def simulated_paper_accuracy(l: int, m_hat: torch.Tensor | np.ndarray, S: int, eps: float = 1.0, sigma: float = 1.0,
+                             direction: str = "complex", n_train: int = 20000, n_test: int = 20000,
+                             seed: int = 0) -> float:
+    """A Monte-Carlo Theorem 1 in the paper's convention: samples x = eps y v_l + w of `paper_bayes_accuracy`'s
+    `direction` ("complex": v_l = F^-1(e_l), w circular complex Gaussian of covariance sigma^2 (I - v v^H);
+    "real": the sine at l, real noise) pooled as Eq. 1 says (z = A (m * x_hat)), a linear discriminant fitted
+    on `n_train` of them (the real and imaginary parts of z) and scored on `n_test` others."""
+    m_hat = _spectrum(m_hat).to(torch.complex128)
+    D = m_hat.numel()
+    check_factor(D, S)
+    if direction not in PAPER_DIRECTIONS:
+        raise InputError(f"direction must be one of {', '.join(PAPER_DIRECTIONS)}; got {direction!r}")
+    g = torch.Generator().manual_seed(int(seed))
+    if direction == "complex":
+        v_hat = torch.zeros(D, dtype=torch.complex128)
+        v_hat[l % D] = 1.0                                         # v_l = F^-1(e_l), unitary: x_hat = eps y e_l + w_hat
+    else:
+        v_hat = torch.fft.fft(fourier.directions([l], D, "sin")[0].double(), norm="ortho")
+
+    def draw(n):
+        y = torch.randint(0, 2, (n,), generator=g).double() * 2 - 1
+        re, im = (torch.randn(n, D, generator=g, dtype=torch.float64) for _ in range(2))
+        w = torch.complex(re, im) / math.sqrt(2) if direction == "complex" else re.to(torch.complex128)
+        w_hat = torch.fft.fft(w, norm="ortho") if direction == "real" else w
+        w_hat = w_hat - (w_hat @ v_hat.conj())[:, None] * v_hat   # noise off v: sigma^2 (I - v v^H)
+        z = pool_spectrum(eps * y[:, None] * v_hat + sigma * w_hat, m_hat, S)
+        return torch.cat([z.real, z.imag], 1), (y > 0).long()
+
+    (xt, yt), (xs, ys) = draw(n_train), draw(n_test)
+    return float(_lda_accuracy(xt, yt, xs, ys))
+
+
 def direction_bayes_accuracy(directions: torch.Tensor | np.ndarray, prefilter: str | torch.Tensor | np.ndarray, S: int,
                              eps: float, sigma: float, dims: int = 1, padding: str = "circular") -> torch.Tensor:
     """Bayes accuracy after `pool` for each direction of `directions` (N, D) or (N, [1,] D, D) (`dims`;
