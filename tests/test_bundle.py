@@ -159,7 +159,7 @@ def recompute_fig6_index(rng, record_threads, tmp_path):
     record_threads(records[index])
     print(f"recomputing {name} at NAD index {index}")
     kw = {k: v for k, v in settings.items() if k != "seed"}
-    fresh = ch3_nads.accuracy_on_nads(arch, bundle.load_nad(arch, bundle.fig6_method(name)), [index],
+    fresh = ch3_nads.accuracy_on_nads(arch, bundle.fig6_basis(name), [index],
                                       seed=settings["seed"], device="cpu", progress=False, **kw)[0]
     if bundle.machine_of(records[index]) == store.machine():
         assert fresh == stored[index]
@@ -867,25 +867,32 @@ def test_vgg11_fig6_along_its_exact_gradient_nads_and_more_seeds_is_a_gpu_item(t
         bundle.compute("fig6_vgg11_autograd_seed0", tmp_path, tmp_path / "scratch", progress=False)
 
 
-def test_lenet_fig6_along_both_estimates_at_two_sigmas_is_a_cpu_item(tmp_path):
-    """Issue 42: LeNet's Fig. 6 along its exact-gradient and its secant NADs, seeds 0-2, at the sigma
-    study's best and at the caption's sigma, on this CPU; secant seed 0 is the `fig6_sigma` / `fig6` item."""
+def test_lenet_fig6_along_three_bases_at_two_sigmas_is_a_cpu_item(tmp_path):
+    """Issues 42 and 57: LeNet's Fig. 6 along its exact-gradient and its secant NADs and along the authors'
+    released NAD file, seeds 0-2, at the sigma study's best and at the caption's sigma, on this CPU; secant
+    seed 0 is the `fig6_sigma` / `fig6` item; the released file needs no bundle (`fig6_basis`)."""
     assert bundle.FIG6_CAPTION == presets.preset("nads", "paper")["fig6"]["sigma"]
     lenet = {name: v for name, v in bundle.FIG6_NADS.items() if v[0] == "fig6"}
-    assert len(lenet) == 12 and {v[3] for v in lenet.values()} == {bundle.DEEP_SIGMA, bundle.FIG6_CAPTION}
+    assert len(lenet) == 18 and {v[3] for v in lenet.values()} == {bundle.DEEP_SIGMA, bundle.FIG6_CAPTION}
+    assert {v[1] for v in lenet.values()} == {"secant", "autograd", "published"}
     keys = set()
     for name, (_, method, r, sigma) in lenet.items():
         arch, indices, s = bundle.fig6_item(name=name)
         base = bundle.fig6_item(sigma)[2]
-        assert (arch, indices) == bundle.fig6_item()[:2]
+        published_last = [*bundle.fig6_item()[1][:-1], 1022]       # the released file's 1,023 rows end at NAD 1022
+        assert (arch, indices) == (bundle.fig6_item()[0], published_last if method == "published" else
+                                   bundle.fig6_item()[1])
         assert s == {**base, "seed": bundle.seeds.replicate(bundle.SEED, r)}
         assert bundle.item_device(name) == "cpu" and name in bundle.ITEMS and bundle.fig6_method(name) == method
         assert bundle.fig6_runs("fig6", method, sigma)[r] == name
-        keys.add(store.key(ch3_nads.fig6_settings(arch, bundle.load_nad(arch, method), s, "cpu")))
+        basis = bundle.fig6_basis(name)
+        assert basis is not None and (method != "published" or basis.settings["source"] == "published")
+        keys.add(store.key(ch3_nads.fig6_settings(arch, basis, s, "cpu")))
         if (method, r) == ("secant", 0):
             assert bundle.load_fig6(name=name) == bundle.load_fig6(sigma=sigma)
+        assert (bundle.fig6_basis(name, tmp_path) is None) == (method != "published")
         assert bundle.load_fig6(tmp_path, name=name) == {}
-    assert len(keys) == 12
+    assert len(keys) == 18
 
 
 def test_secant_convergence_reads_the_estimates_chunks(tmp_path):

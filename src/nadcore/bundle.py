@@ -168,17 +168,20 @@ DEEP_FIG6 = {"fig6_vgg11": ("vgg11", (0, 16, 128, 512, 1000))}
 # TF32 (`device.exact_cuda`), one network at a time; the CPU's float32 cells of the training-precision
 # check (`TRAIN_PRECISION`, on `DEVICE`) are some of the same cells on the CPU. Fig. 6: on the CPU.
 # Which NADs predict what a network learns (issue 42)? Our secant NADs match the published ones, the
-# exact-gradient NADs of Eq. 4 ("autograd") share almost nothing with them: each `DEEP_FIG6` item again
+# exact-gradient NADs of Sec. 3's definition ("autograd") share almost nothing with them: each `DEEP_FIG6` item again
 # along either, on a CUDA GPU, with seeds 0-2 (`ch1_fourier.replicate_settings`; secant seed 0 is the
 # item itself on the GPU). `{name: (DEEP_FIG6 item, NAD method, replicate)}`, in the order a GPU trains them.
 # LeNet's too, on this CPU, at the sigma study's best (`DEEP_SIGMA`) and at the caption's: `{name: (item,
 # method, replicate, sigma)}` (sigma None: the item's own); LeNet's secant seed 0 at a sigma is the cells of
-# its `fig6` (caption) or `fig6_sigma` (best) item.
+# its `fig6` (caption) or `fig6_sigma` (best) item. Issue 57: LeNet along the authors' released NAD file too
+# (method "published", `published.nads`): the published Fig. 6 curve's spectrum is not that file's.
 FIG6_CAPTION = 3.0   # Fig. 6's caption (`presets` "nads" paper: the published settings; a test holds them equal)
 FIG6_NADS = {**{f"{item}_{method}_seed{r}": (item, method, r, None) for item in DEEP_FIG6 for r in range(3)
                 for method in ("autograd", "secant")},
              **{f"fig6_lenet_sigma{sigma:g}_{method}_seed{r}": ("fig6", method, r, sigma)
-                for sigma in (DEEP_SIGMA, FIG6_CAPTION) for r in range(3) for method in ("autograd", "secant")}}
+                for sigma in (DEEP_SIGMA, FIG6_CAPTION) for r in range(3) for method in ("autograd", "secant")},
+             **{f"fig6_lenet_sigma{sigma:g}_published_seed{r}": ("fig6", "published", r, sigma)
+                for sigma in (FIG6_CAPTION, DEEP_SIGMA) for r in range(3)}}
 DEEP_DEVICE = {"fig1_vgg11": "cuda", "fig6_vgg11": DEVICE,
                **{name: "cuda" for name, (item, *_) in FIG6_NADS.items() if item in DEEP_FIG6}}
 
@@ -812,9 +815,13 @@ def _deep_fig6(name, sigma=None):
 
 
 def _fig6_replicate(name, sigma=None):
-    """A `FIG6_NADS` item: its item's at its sigma, with the seed of its replicate (`sigma` is not read)."""
-    item, _, r, sigma = FIG6_NADS[name]
+    """A `FIG6_NADS` item: its item's at its sigma, with the seed of its replicate (`sigma` is not read). Along the
+    released NAD file, whose 1,023 rows end at NAD 1022, the last index is 1022."""
+    item, method, r, sigma = FIG6_NADS[name]
     arch, indices, settings = fig6_item(sigma, name=item)
+    if method == "published":
+        last = len(published.fig6_measured()) - 1
+        indices = list(dict.fromkeys(min(i, last) for i in indices))
     return Fig6Item(arch, indices, ch1_fourier.replicate_settings(settings, r))
 
 
@@ -840,15 +847,22 @@ def nads_of(arch: str) -> str:
 
 
 def fig6_method(name: str) -> str:
-    """The NAD estimate ("secant" or "autograd") that the Fig. 6 item `name` trains along."""
+    """The NADs that the Fig. 6 item `name` trains along: our "secant" or exact-gradient ("autograd") estimate,
+    or the authors' released file ("published")."""
     return FIG6_NADS[name][1] if name in FIG6_NADS else "secant"
+
+
+def fig6_basis(name: str, bundle_dir: str | Path = BUNDLE) -> nads.NADResult | None:
+    """The NADs the Fig. 6 item `name` trains along (`fig6_method`), or None if the bundle does not hold them yet."""
+    arch, method = nads_of(fig6_item(name=name).arch), fig6_method(name)
+    return published.nads(arch) if method == "published" else load_nad(arch, method, bundle_dir)
 
 
 def load_fig6(bundle_dir: str | Path = BUNDLE, sigma: float | None = None, name: str = "fig6") -> dict[int, float]:
     """`{index: test accuracy}` of the stored Fig. 6 cells of `name` (`fig6_item`) on our NADs
     (`fig6_method`'s), possibly partial."""
     arch, indices, settings = fig6_item(sigma, name)
-    basis = load_nad(nads_of(arch), fig6_method(name), bundle_dir)
+    basis = fig6_basis(name, bundle_dir)
     if basis is None:
         return {}
     return ch3_nads.fig6_sweep(arch, basis, indices, settings, Path(bundle_dir) / "nads", device=item_device(name),
@@ -863,7 +877,7 @@ def fig6_runs(item: str, method: str, sigma: float | None = None) -> list[str]:
 def fig6_records(bundle_dir: str | Path = BUNDLE, name: str = "fig6") -> dict[int, dict[str, Any]]:
     """`{index: record}` of the stored Fig. 6 cells of `name` (those `load_fig6` reads)."""
     arch, indices, settings = fig6_item(name=name)
-    basis = load_nad(nads_of(arch), fig6_method(name), bundle_dir)
+    basis = fig6_basis(name, bundle_dir)
     if basis is None:
         return {}
     found = sweeps.stored(f"fig6_{arch}", [{"index": i} for i in indices],
@@ -889,7 +903,9 @@ def _fig6_compute(name, bundle_dir, scratch, progress, sigma=None):
     device = item_device(name)
     _check_device(name, device)
     arch, indices, settings = fig6_item(sigma, name)
-    basis = compute(nad_name(nads_of(arch), fig6_method(name)), bundle_dir, scratch, progress)
+    method = fig6_method(name)
+    basis = (published.nads(nads_of(arch)) if method == "published"
+             else compute(nad_name(nads_of(arch), method), bundle_dir, scratch, progress))
     return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=device,
                                batch=deep_batch(arch, device), progress=progress)
 
@@ -1000,6 +1016,59 @@ def _dial_stored(bundle_dir):
 
 _declare(BundleItem("secant_dial", lambda: {h: dial_settings(h) for h in SECANT_DIAL["steps"]}, _dial_compute,
                     load_secant_dial, _whole("secant_dial", _dial_stored)))
+
+
+# Sec. 3 after Eq. 5: the gradient covariance's eigenvectors and the expected right singular vectors of the mixed
+# derivative grad^2_{theta, x} f are "surprisingly very similar for most networks" (issue 57). The latter from
+# `networks` networks of each of `archs` (method "hessian": E[H^T H]), its leading `rows` stored, beside the
+# stored secant and exact-gradient NADs of 10,000 networks at `ks`; the exact gradient of the same networks
+# against that of 10,000 is the overlap `networks` networks can show at best. A deep network's H (9-11 million
+# parameters x 1,024) is more than `mixed_gram` holds: not here.
+EQ5: dict[str, Any] = {"archs": ("logreg", "lenet"), "networks": 500, "ks": (1, 4, 16, 64), "rows": 64}
+
+
+def eq5_settings(arch: str) -> dict[str, Any]:
+    """The stored settings of the Eq. 5 NADs of `arch` (`EQ5`): the mixed derivative's, from `EQ5["networks"]`."""
+    return {**nads.nad_settings(arch, EQ5["networks"], "hessian", seed=SEED, eig_threads=EIG_THREADS),
+            "rows": EQ5["rows"]}
+
+
+def load_eq5(bundle_dir: str | Path = BUNDLE) -> dict[str, dict[str, np.ndarray]]:
+    """`{arch: {"secant", "autograd", "floor": overlaps at EQ5["ks"]}}` of the stored Eq. 5 NADs (`EQ5`) with the
+    stored secant and exact-gradient NADs of `arch`, and the floor: the exact gradient of the same networks against
+    that of 10,000 (the networks' own exact gradients, from the estimate's chunks when they are stored, else
+    recomputed in seconds). An architecture not stored yet is left out; nothing is trained."""
+    out = {}
+    for arch in EQ5["archs"]:
+        settings = eq5_settings(arch)
+        path = nads.result_path(arch, settings, bundle_dir)
+        secant, exact = load_nad(arch, "secant", bundle_dir), load_nad(arch, "autograd", bundle_dir)
+        if not store.matches(path, settings) or secant is None or exact is None:
+            continue
+        hess = nads.NADResult.load(path, settings)
+        same = nads.estimate(arch, EQ5["networks"], method="autograd", seed=SEED, device="cpu", progress=False,
+                             eig_threads=EIG_THREADS)
+        out[arch] = {name: nads.subspace_overlaps(hess.nads if name != "floor" else same.nads, ref.nads, EQ5["ks"])
+                     for name, ref in (("secant", secant), ("autograd", exact), ("floor", exact))}
+    return out
+
+
+def _eq5_compute(bundle_dir, scratch, progress):
+    """The Eq. 5 NADs of each of `EQ5["archs"]`; their chunks (a 1,024 x 1,024 sum each, 8 MB) go to `scratch`'s
+    `eq5/`, which git ignores: resumable on this machine, never committed."""
+    for arch in EQ5["archs"]:
+        settings = eq5_settings(arch)
+        path = nads.result_path(arch, settings, Path(bundle_dir))
+        if not store.matches(path, settings):
+            res = nads.estimate(arch, EQ5["networks"], method="hessian", seed=SEED, device=DEVICE,
+                                results_dir=Path(scratch) / "eq5", progress=progress, eig_threads=EIG_THREADS)
+            nads.NADResult(res.eigenvalues, res.nads[:EQ5["rows"]], settings, res.record, res.chunks).save(
+                path, compact=True)
+    return load_eq5(bundle_dir)
+
+
+_declare(BundleItem("eq5", lambda: {a: eq5_settings(a) for a in EQ5["archs"]}, _eq5_compute, load_eq5,
+                    _whole("eq5", lambda d: len(load_eq5(d)) == len(EQ5["archs"]))))
 
 
 # ----------------------------------------------------------------------------- Chapter 4
@@ -1308,7 +1377,7 @@ ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_au
          "nads_densenet121",
          "cifar_fashion", "underspec_ood_fashion",
          *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo",
-         "fig3_sigma", "antialias_sigma", "secant_dial", "zoo_null")
+         "fig3_sigma", "antialias_sigma", "secant_dial", "zoo_null", "eq5")
 
 
 def item_device(item: str) -> str:

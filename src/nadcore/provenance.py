@@ -34,7 +34,7 @@ PAGES = {   # the bundle items each page reads (a page reads an item whose numbe
     "02_pooling": ("pooling",),
     "03_nads": (*(f"nads_{a}" for a in bundle.NAD_ARCHS), "nads_lenet_autograd",
                 *(f"nads_{a}" for a in bundle.GPU_NAD_ARCHS), *(f"nads_{a}_autograd" for a in bundle.GPU_NAD_ARCHS),
-                "convergence", "fig6", "fig6_sigma", *bundle.DEEP_FIG6, *bundle.FIG6_NADS, "secant_dial"),
+                "convergence", "fig6", "fig6_sigma", *bundle.DEEP_FIG6, *bundle.FIG6_NADS, "secant_dial", "eq5"),
     "04_cifar10": ("cifar", "cifar_fashion"),
     "05_underspecification": ("underspec_pairs", "underspec_ood", "underspec_ood_fashion"),
     "06_antialias": ("antialias", "antialias_sigma", "fig6"),
