@@ -18,7 +18,7 @@ import itertools
 import numpy as np
 import pytest
 import torch
-from conftest import REPLAY_STEPS
+from conftest import REPLAY_STEPS, ROOT
 
 from nadcore import bundle, cifar, cli, fourier, models, nads, paths, plan, presets, published, store, sweeps, train
 from nadcore.experiments import ch1_fourier, ch3_nads, ch4_cifar10
@@ -893,6 +893,20 @@ def test_lenet_fig6_along_three_bases_at_two_sigmas_is_a_cpu_item(tmp_path):
         assert (bundle.fig6_basis(name, tmp_path) is None) == (method != "published")
         assert bundle.load_fig6(tmp_path, name=name) == {}
     assert len(keys) == 18
+
+
+def test_eq5_item_is_keyed_by_its_settings_and_reads_nothing_unstored(tmp_path):
+    """Issue 57: the mixed derivative's NADs (method "hessian") of LogReg and LeNet from EQ5's networks, a CPU item
+    read by Chapter 3 and the results page; an empty bundle holds none; its chunks stay out of git."""
+    assert bundle.EQ5["archs"] == ("logreg", "lenet") and "eq5" in bundle.ITEMS and bundle.item_device("eq5") == "cpu"
+    s = bundle.eq5_settings("lenet")
+    assert (s["method"], s["num_networks"], s["rows"]) == ("hessian", bundle.EQ5["networks"], bundle.EQ5["rows"])
+    assert store.key(s) != store.key(bundle.eq5_settings("logreg"))
+    assert bundle.load_eq5(tmp_path) == {}
+    assert "bundle/partial/eq5/" in (ROOT / ".gitignore").read_text().splitlines()
+    for arch, x in bundle.load_eq5().items():       # what is stored: overlaps at EQ5's ks, a flat spectrum for LogReg
+        assert all(len(x[key]) == len(bundle.EQ5["ks"]) for key in ("secant", "autograd", "floor"))
+        assert (x["flat"] > 0.99) == (arch == "logreg")
 
 
 def test_secant_convergence_reads_the_estimates_chunks(tmp_path):

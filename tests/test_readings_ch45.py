@@ -131,17 +131,21 @@ def test_chapter_4s_claims_table_has_every_stand_in_and_a_verdict():
     d_flip, f_flip = _flip(lenet=(96.2, 62.7), logreg=(96.2, 96.9)), _flip(lenet=(88.0, 81.4), logreg=(84.4, 84.2))
     rows = verdicts.stand_in_rows({"digits": (digits, d_flip, 15), "Fashion-MNIST": (FASHION, f_flip, 4)})
     assert [r.item for r in rows] == ["Fig. 7", "Fig. 7, Fashion-MNIST", "Fig. 8", "Fig. 8, Fashion-MNIST"]
-    assert rows[0] == verdicts.fig7(digits, 15) and rows[2] == verdicts.fig8(d_flip, 15)   # the results page's
-    assert rows[1].scale == "Fashion-MNIST stand-in, LeNet, 4 epochs"
-    assert rows[3].scale == "Fashion-MNIST stand-in, LeNet and LogReg, 4 epochs"
+    assert rows[0] == verdicts.fig7({"digits": (digits, 15)}) and rows[2] == verdicts.fig8({"digits": (d_flip, 15)})
+    assert rows[1].scale == "LeNet on the Fashion-MNIST stand-in, 4 epochs"
+    assert rows[3].scale == "LeNet and LogReg on the Fashion-MNIST stand-in, 4 epochs"
     assert all(r.verdict == verdicts.NOT_COMPUTED for r in rows)          # CIFAR-10 is not run here
-    assert rows[1].values["same"] and rows[1].ours.startswith("41.4 % at NAD 0")
-    assert rows[2].reason.endswith("the stand-in agrees")
-    assert rows[3].reason.endswith("does not show it")                 # 6.6 points: under FLIP_DROP
+    assert rows[1].values["same"] == {"Fashion-MNIST": True}
+    assert rows[1].ours.startswith("Fashion-MNIST: 41.4 % at NAD 0")
+    assert rows[2].reason.endswith("digits: the flip costs LeNet 33.5 points")
+    assert rows[3].reason.endswith("the flip costs LeNet 6.6 points, under 10")          # under FLIP_DROP
+    # the results page's rows hold both stand-ins, each said apart
+    both = verdicts.fig8({"digits": (d_flip, 15), "Fashion-MNIST": (f_flip, 4)})
+    assert both.values["same"] == {"digits": True, "Fashion-MNIST": False} and "15 and 4 epochs" in both.scale
     table = verdicts.chapter_table(rows)
     assert list(table.columns) == ["The paper", "Ours", "Verdict"] and table.index.name == "Claim"
     assert table.iloc[1, 2].startswith("not computed here: CIFAR-10 and a GPU")
-    assert table.iloc[1, 1].endswith("— Fashion-MNIST stand-in, LeNet, 4 epochs")
+    assert table.iloc[1, 1].endswith("— LeNet on the Fashion-MNIST stand-in, 4 epochs")
 
 
 # ----------------------------------------------------------------------------- Chapter 5
@@ -248,5 +252,6 @@ def test_chapter_4s_thresholds_are_those_of_its_rows():
     assert f"at most {verdicts.CHANCE_MARGIN:g} points" in text and f"cost {verdicts.HIJACK_DROP:g} points" in text
     # the last carrier's margin is the one `fig7` reads: 2.5 points under clean is not "ignored"
     curve = _curve({-1: 96.0, 0: 40.0, 1022: 96.0 - verdicts.CHANCE_MARGIN - 0.5})
-    assert not verdicts.fig7(curve, 15).values["same"]
-    assert verdicts.fig7(_curve({-1: 96.0, 0: 40.0, 1022: 96.0 - verdicts.CHANCE_MARGIN}), 15).values["same"]
+    assert not verdicts.fig7({"toy": (curve, 15)}).values["same"]["toy"]
+    assert verdicts.fig7({"toy": (_curve({-1: 96.0, 0: 40.0, 1022: 96.0 - verdicts.CHANCE_MARGIN}), 15)}).values[
+        "same"]["toy"]

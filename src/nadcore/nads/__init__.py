@@ -1,7 +1,7 @@
 """Neural anisotropy directions (Sec. 3): the eigenvectors of the input-gradient covariance.
 
 The NADs of an architecture are the eigenvectors, ordered by decreasing eigenvalue, of
-`E_theta[grad_x f(x0) grad_x f(x0)^T]` over random initialisations theta (Eq. 4, 6), estimated by
+`E_theta[grad_x f(x0) grad_x f(x0)^T]` over random initialisations theta (Sec. 3, Eq. 6), estimated by
 Monte Carlo over `num_networks` fresh networks at one shared evaluation point `x0 ~ N(0, I)`.
 Three estimators of a network's gradient:
 

@@ -277,6 +277,21 @@ def overlaps_published(overlap: Mapping[tuple[str, str], ArrayLike], ks: Sequenc
     return overlaps(curves, ks, dim, styles=styles, width=width)
 
 
+def eq5(stored: Mapping[str, Mapping[str, ArrayLike]], ks: Sequence[int] | np.ndarray, dim: int = 1024,
+        width: float = 0.8) -> Figure:
+    """`overlaps` for Eq. 5 (`bundle.load_eq5`): each network's mixed-derivative NADs against its exact-gradient
+    NADs (solid) and against the secant's (dashed), and the same networks' own exact gradients against those
+    (dotted: what the sample can show), in the networks' colours."""
+    curves, styles = {}, {}
+    for arch, x in stored.items():
+        name = style.LABELS.get(arch, arch)
+        for key, text, ls in (("autograd", "vs exact gradient", "-"), ("secant", "vs secant", "--"),
+                              ("floor", "its networks' own gradients", ":")):
+            label = f"{name}: mixed derivative {text}" if key != "floor" else f"{name}: {text}"
+            curves[label], styles[label] = x[key], dict(color=style.COLORS.get(arch), ls=ls)
+    return overlaps(curves, ks, dim, styles=styles, width=width)
+
+
 def secant_vs_exact(pairs: Mapping[str, ArrayLike], ks: Sequence[int] | np.ndarray, dim: int = 1024) -> Figure:
     """`overlaps` of each architecture's secant and exact-gradient NADs (`{arch: values}`,
     `bundle.secant_exact_overlaps`), in the architectures' colours."""
