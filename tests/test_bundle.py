@@ -433,7 +433,7 @@ def test_comparison_figures_plot_the_difference():
     fig = nad_plots.fig6_compare({"lenet": {0: 99.0}}, curves, more={"ours at σ = 2": {"lenet": {0: 100.0, 32: 90.0}}},
                                  label="ours at σ = 3")
     extra = [ax for ax in fig.axes if ax.get_title() == "LeNet"][0].lines[2]
-    assert list(extra.get_ydata()) == [100.0, 90.0] and extra.get_marker() == "s"
+    assert list(extra.get_ydata()) == [100.0, 90.0] and extra.get_marker() == "^"   # open squares: exact gradient
     assert {"ours at σ = 2", "ours at σ = 3"} <= {t.get_text() for t in fig.legends[0].get_texts()}
     panels = {"LeNet, σ = 1.5": ("lenet", {"secant": {0: (99.0, 0.5), 32: (80.0, 2.0)}, "autograd": {0: (60.0, 1.0)}}),
               "VGG-11": ("vgg11", {"secant": {0: (100.0, 0.0)}})}

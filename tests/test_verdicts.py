@@ -163,7 +163,7 @@ def test_fig6_lenet_on_the_results(fig6, fig6_nads):
     seeds = {s: v.fig6_runs(fig6_nads, "fig6", "secant", s) for s in (CAPTION, 1.5)}
     assert [len(r) for r in seeds.values()] == [3, 3] and seeds[CAPTION][0] == fig6["ours"]   # seed 0: Fig. 6's item
     released = {s: v.fig6_runs(fig6_nads, "fig6", "published", s) for s in (CAPTION, 1.5)}
-    row = v.fig6_lenet(fig6, seeds, released=released)
+    row = v.fig6_lenet(fig6, seeds, released=released, spectra=bundle.fig6_spectra(BUNDLE))
     x = row.values
     assert row.verdict == v.NOT_REPRODUCED and (x["chance"], x["chance_published"]) == (96, 598)
     assert x["seeds"] == x["seeds_best"] == 3 and "3 seeds (mean ± s.d.)" in row.scale
@@ -174,6 +174,12 @@ def test_fig6_lenet_on_the_results(fig6, fig6_nads):
     assert "57.4 ± 1.8" in row.ours and "σ = 1.5, ours: 99.7 ± 0.0, 80.7 ± 0.5" in row.ours
     assert x["spectrum"]["csv"] == approx(0.786, 5e-4) and x["spectrum"]["file"] == approx(0.537, 5e-4)
     assert x["spectrum"]["others"] < 1e-6 and "not computed on the released NAD file" in row.detail
+    # the published curve's spectrum: closest in shape to the secant from 3,000 networks, not the released 10,000
+    trace = x["trace"]
+    closest = min(trace, key=trace.get)
+    assert closest == "ours, secant, h = 100, 3,000 networks" and trace[closest] < 0.06
+    assert trace["released file (secant, h = 100, 10,000 networks)"] == approx(0.091, 5e-4)
+    assert trace["ours, exact gradient, 10,000 networks"] > 0.4 and "are not known" in row.detail
     one = v.fig6_lenet(fig6)                                       # without the seeds: the one stored run each
     assert one.values["ours"][32] == approx(58.6) and one.scale.endswith("1 seed") and "±" not in one.ours
 
@@ -440,6 +446,18 @@ def fig6_input(ours_d, best_d):
     pub = {i: q for i, _, q in ch3_nads.fig6_rows({i: 0.0 for i in indices}, curve)}
     return {"published": curve, "ours": shifted(pub, ours_d), "ours_best": shifted(pub, best_d),
             "settings": {"sigma": 3.0}, "best_sigma": 1.5}
+
+
+def test_spectrum_distance_reads_shape_not_scale():
+    lam = np.linspace(1.0, 0.01, 1023) ** 2
+    assert published.spectrum_distance(3.0 * lam, lam) < 1e-12                    # the scale does not count
+    head = lam.copy()
+    head[0] *= 10 ** 0.5                                                           # the first band 0.5 dex up
+    bands = published.spectrum_bands(head, lam)
+    assert bands[0] > 0.4 and all(b < 0 for b in bands[1:])                      # the others share less
+    assert published.spectrum_distance(head, lam) == pytest.approx(np.sqrt(np.mean(bands ** 2)))
+    with pytest.raises(ValueError, match="eigenvalues must hold at least 1023 values"):
+        published.spectrum_distance(lam[:100], lam)
 
 
 def test_fig6_lenet_flips_between_its_verdicts():

@@ -974,6 +974,24 @@ def load_secant_dial(bundle_dir: str | Path = BUNDLE) -> dict[float, dict[str, A
     return out
 
 
+def fig6_spectra(bundle_dir: str | Path = BUNDLE) -> dict[str, tuple[int, np.ndarray]]:
+    """Which estimate gave the published LeNet Fig. 6 curve (its `eig_ln` column is not the released file's,
+    issue 57)? `{label: (networks, eigenvalues)}` of every LeNet spectrum at hand: the released file, our secant
+    and exact-gradient estimates, and the secant dial's steps (`SECANT_DIAL`), stored or not yet (left out)."""
+    n = published.NUM_NETWORKS
+    out = {f"released file (secant, h = 100, {n:,} networks)": (n, published.spectrum("lenet"))}
+    for label, method in (("ours, secant, h = 100", "secant"), ("ours, exact gradient", "autograd")):
+        r = load_nad("lenet", method, bundle_dir)
+        if r is not None:
+            n = r.settings["num_networks"]
+            out[f"{label}, {n:,} networks"] = (n, r.eigenvalues)
+    n = SECANT_DIAL["networks"]
+    for h, v in load_secant_dial(bundle_dir).items():
+        if v["nads"] is not None:
+            out[f"ours, secant, h = {h:g}, {n:,} networks"] = (n, v["nads"].eigenvalues)
+    return out
+
+
 DIAL_REFERENCES = ("exact gradient", "published", "secant, h = 100")   # what `secant_dial` compares each step with
 
 
@@ -1052,9 +1070,10 @@ def load_eq5(bundle_dir: str | Path = BUNDLE) -> dict[str, dict[str, Any]]:
             warnings.simplefilter("ignore", nads.NADTrustWarning)
             same = nads.estimate(arch, EQ5["networks"], method="autograd", seed=SEED, device="cpu", progress=False,
                                  eig_threads=EIG_THREADS)
-        out[arch] = {name: nads.subspace_overlaps(hess.nads if name != "floor" else same.nads, ref.nads, EQ5["ks"])
-                     for name, ref in (("secant", secant), ("autograd", exact), ("floor", exact))}
-        out[arch]["flat"] = float(np.clip(hess.eigenvalues, 0, None)[-1] / hess.eigenvalues[0])
+        overlaps: dict[str, Any] = {
+            name: nads.subspace_overlaps(hess.nads if name != "floor" else same.nads, ref.nads, EQ5["ks"])
+            for name, ref in (("secant", secant), ("autograd", exact), ("floor", exact))}
+        out[arch] = {**overlaps, "flat": float(np.clip(hess.eigenvalues, 0, None)[-1] / hess.eigenvalues[0])}
     return out
 
 

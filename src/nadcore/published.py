@@ -20,13 +20,16 @@ import csv
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from nadcore import fourier
 from nadcore.checks import InputError
 from nadcore.nads import NADResult
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 FOLDER = Path(__file__).resolve().parent / "artifacts" / "published"
 ARCHS = ("logreg", "lenet", "resnet18", "densenet121", "vgg11")
@@ -129,6 +132,29 @@ def nads(arch: str) -> NADResult:
     record = {"origin": "LTS4/neural-anisotropy-directions", "licence": "Apache-2.0", "stored_dtype": "float16",
               "eigenvalues": "singular values squared over N - 1 (the files hold singular values)"}
     return NADResult(spectrum(arch), rows, settings, record)
+
+
+# How close two spectra are in shape, whatever their scale and number of networks: each normalised to a unit sum
+# over the first 1023 eigenvalues, averaged over index bands (`SPECTRUM_BANDS`), and compared as log10 ratios of the
+# bands; `spectrum_distance` is their root mean square (0: the same shape; 0.1: bands 25 % apart on average). The
+# bands weigh the head (one band per few NADs) and the tail (where the number of networks shows) alike.
+SPECTRUM_BANDS = ((0, 1), (1, 3), (3, 8), (8, 32), (32, 128), (128, 512), (512, 896), (896, 1023))
+
+
+def spectrum_bands(eigenvalues: ArrayLike, reference: ArrayLike) -> np.ndarray:
+    """log10 of each `SPECTRUM_BANDS` band's mean normalised eigenvalue of `eigenvalues` over that of `reference`."""
+    def shares(lam):
+        lam = np.clip(np.asarray(lam, dtype=np.float64)[:1023], 0, None)
+        if lam.size < 1023 or lam.sum() <= 0:
+            raise InputError(f"eigenvalues must hold at least 1023 values, not all zero; got {lam.size}")
+        p = lam / lam.sum()
+        return np.array([p[a:b].mean() for a, b in SPECTRUM_BANDS])
+    return np.log10(shares(eigenvalues) / shares(reference))
+
+
+def spectrum_distance(eigenvalues: ArrayLike, reference: ArrayLike) -> float:
+    """The root mean square of `spectrum_bands`: how far two spectra lie apart in shape."""
+    return float(np.sqrt(np.mean(spectrum_bands(eigenvalues, reference) ** 2)))
 
 
 def _lookup(values, cell):

@@ -375,7 +375,7 @@ def fig6(indices: Sequence[int] | np.ndarray, accuracy: Sequence[float] | np.nda
     return fig
 
 
-MORE_MARKERS = ("s", "^", "D")   # fig6_compare's other runs of ours
+MORE_MARKERS = ("^", "D", "v")   # fig6_compare's other runs of ours (open squares: fig6_estimates' exact gradient)
 
 
 def _points(ax, acc, marker, **kw):

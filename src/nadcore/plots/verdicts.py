@@ -700,11 +700,13 @@ def _runs_text(runs, shown):
 
 def fig6_lenet(f6: Mapping[str, Any], seeds: Mapping[float, Sequence[Mapping[int, float]]] | None = None,
                shown: Sequence[int] = (0, 32, 128),
-               released: Mapping[float, Sequence[Mapping[int, float]]] | None = None) -> Row:
+               released: Mapping[float, Sequence[Mapping[int, float]]] | None = None,
+               spectra: Mapping[str, tuple[int, np.ndarray]] | None = None) -> Row:
     """Fig. 6, LeNet, beside the published curve band by band (`curve_bands`, `bands_agree` within
     `CURVE_MAD`): along our secant NADs at the published sigma and at the closest sigma of Chapter 1's study
     (`best_sigma`), and along the authors' released NAD file (`released`, `{sigma: runs}`; the published
-    curve's own spectrum is not that file's, `published_spectrum_gap`). `seeds`: `{sigma: [{index: accuracy},
+    curve's own spectrum is not that file's, `published_spectrum_gap`; `spectra`, `bundle.fig6_spectra`, says
+    which estimate's shape it is closest to, by `published.spectrum_distance`). `seeds`: `{sigma: [{index: accuracy},
     ...]}`, the complete runs of each seed (`fig6_runs` of "fig6" along the secant NADs); a sigma without them
     reads its one stored run (`ours`, `ours_best`). The first basis and sigma that agree give the verdict:
     reproduced only along ours at the caption's sigma. The indices `shown` are NAD indices from 0, as in the
@@ -728,7 +730,8 @@ def fig6_lenet(f6: Mapping[str, Any], seeds: Mapping[float, Sequence[Mapping[int
          "chance_published": ch3_nads.first_at_chance(curve["index"][m], curve["accuracy"][m], CHANCE_MARGIN),
          "ours": {i: ours[i] for i in shown}, "published": {i: pub[i] for i in shown},
          "std": {i: s for i, (_, s) in ch3_nads.seed_spread(runs).items() if i in shown},
-         "agree": agree, "spectrum": published_spectrum_gap()}
+         "agree": agree, "spectrum": published_spectrum_gap(),
+         "trace": {k: published.spectrum_distance(e, curve["eigenvalue"]) for k, (_, e) in (spectra or {}).items()}}
     label = {"ours": "our secant NADs", "released": "the authors' released NADs"}
     text = "; ".join(f"σ = {s:g}, {'released NADs' if basis == 'released' else 'ours'}: "
                      f"{_runs_text(r, shown)}, {bands_text(b[(basis, s)])}" for (basis, s), r in candidates.items())
@@ -740,8 +743,10 @@ def fig6_lenet(f6: Mapping[str, Any], seeds: Mapping[float, Sequence[Mapping[int
     detail = "" if first == ("ours", sigma) else (
         f"Along {tried}, LeNet learns less far up the NAD indices than the published curve (chance from NAD "
         f"{v['chance']} along ours at σ = {sigma:g}, published {v['chance_published']}). The published curve was not "
-        f"computed on the released NAD file: its eigenvalues (`eig_ln`) give λ₁/λ₀ = {sp['csv']:.3f} where the "
-        f"file gives {sp['file']:.3f}, while the other three networks' curves carry their files' eigenvalues exactly.")
+        f"computed on the released NAD file: its own eigenvalues, published beside it, give λ₁/λ₀ = {sp['csv']:.3f} "
+        f"where the "
+        f"file gives {sp['file']:.3f}, while the other three networks' curves carry their files' eigenvalues exactly."
+        + _trace_text(v["trace"], sp["csv"]))
     seeds_n = sorted({len(r) for r in candidates.values()})
     return Row("Fig. 6, LeNet", "accuracy on D(uᵢ) falls with the NAD index i",
                f"{_nums(pub[i] for i in shown)} % at NAD {_nums(shown, 'd')}; chance from {v['chance_published']}",
@@ -756,6 +761,21 @@ def fig6_lenet(f6: Mapping[str, Any], seeds: Mapping[float, Sequence[Mapping[int
 def _vgg11_nads_figure(arch):
     """Chapter 3's figure of VGG-11 along its two NAD estimates, for VGG-11's rows."""
     return ("ch3-fig6-vgg11-nads",) if arch == "vgg11" else ()
+
+
+def _trace_text(trace: Mapping[str, float], csv_ratio: float) -> str:
+    """Which estimate's spectrum the published LeNet curve's is closest to in shape (`trace`: `{label: distance}`,
+    `published.spectrum_distance`), and what stays unexplained; "" without spectra."""
+    if not trace:
+        return ""
+    order = sorted(trace, key=lambda k: trace[k])
+    far = [trace[k] for k in trace if trace[k] > 0.15]
+    return (f" By the shape of the spectra (the root mean square of log₁₀ band shares over "
+            f"{len(published.SPECTRUM_BANDS)} index bands; 0 is the same shape), the closest estimate is {order[0]} "
+            f"({trace[order[0]]:.3f}), then " + ", ".join(f"{k} ({trace[k]:.3f})" for k in order[1:3])
+            + (f"; the exact gradient and steps h ≤ 10 lie {prose.span(far, '.2f')} away" if far else "")
+            + f". No estimate tried gives its flatter head (λ₁/λ₀ = {csv_ratio:.3f}): the NADs the published curve "
+            "was trained on are not known.")
 
 
 def published_spectrum_gap() -> dict[str, float]:
@@ -1020,7 +1040,7 @@ def load(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, Any]:
         fig6_nads={name: bundle.load_fig6(bundle_dir, name=name) for name in bundle.FIG6_NADS},
         cifar={name: run for name, run in cifar.items() if run[0] is not None}, ood=stand_ins,
         pairs={a: bundle.underspec("pairs", a, bundle_dir, progress=False) for a in bundle.UNDERSPEC_ARCHS},
-        dial=bundle.secant_dial(bundle_dir), eq5=bundle.load_eq5(bundle_dir),
+        dial=bundle.secant_dial(bundle_dir), eq5=bundle.load_eq5(bundle_dir), spectra=bundle.fig6_spectra(bundle_dir),
         antialias=bundle.load_antialias(bundle_dir, best_sigma=True),
         null=bundle.load_zoo_null(bundle_dir))
 
@@ -1047,7 +1067,8 @@ def nads_rows(results: Mapping[str, Any]) -> dict[str, Row]:
         out[f"nads_{arch}"] = make(arch, st[(arch, "secant")], published.nads(arch), ov[(arch, "secant")])
     sigmas = (bundle.FIG6_CAPTION, bundle.DEEP_SIGMA)
     out["fig6_lenet"] = fig6_lenet(f6, {s: fig6_runs(runs, "fig6", "secant", s) for s in sigmas},
-                                   released={s: fig6_runs(runs, "fig6", "published", s) for s in sigmas})
+                                   released={s: fig6_runs(runs, "fig6", "published", s) for s in sigmas},
+                                   spectra=results.get("spectra"))
     for item, (arch, _) in bundle.DEEP_FIG6.items():
         out[f"fig6_{arch}"] = fig6_deep(fig6_runs(runs, item, "secant"), f6["curves"][arch], arch,
                                         bundle.fig6_item(name=item)[2], f6["settings"]["sigma"])
