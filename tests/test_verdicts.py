@@ -180,6 +180,7 @@ def test_fig6_lenet_on_the_results(fig6, fig6_nads):
     assert closest == "ours, secant, h = 100, 3,000 networks" and trace[closest] < 0.06
     assert trace["released file (secant, h = 100, 10,000 networks)"] == approx(0.091, 5e-4)
     assert trace["ours, exact gradient, 10,000 networks"] > 0.4 and "are not known" in row.detail
+    assert "The authors' own code along the released file gives the same (NAD 0: 91.8 %" in row.detail   # the oracle
     one = v.fig6_lenet(fig6)                                       # without the seeds: the one stored run each
     assert one.values["ours"][32] == approx(58.6) and one.scale.endswith("1 seed") and "±" not in one.ours
 

@@ -530,3 +530,19 @@ def test_a_stored_chunk_of_the_smallest_zoo_networks_exact_gradients_recomputes(
     assert np.trace(cov) / lam.sum() == pytest.approx(1.0, rel=0.05)
     share = np.trace(top @ cov @ top.T) / np.trace(cov)
     assert share == pytest.approx(lam[:16].sum() / lam.sum(), rel=0.15)
+
+
+def test_anisotropy_table_puts_both_estimates_side_by_side():
+    """Issue 57: one measure (the effective rank) for every stored estimate, secant and exact gradient apart."""
+    from nadcore.experiments import ch7_zoo as zoo
+    from nadcore.nads import NADResult
+
+    def result(eigenvalues, n):
+        return NADResult(np.asarray(eigenvalues, dtype=np.float64), np.eye(4, dtype=np.float32),
+                         {"num_networks": n, "input_shape": [4]})
+
+    table = zoo.anisotropy_table({("a", "secant"): result([1.0, 1.0, 0.0, 0.0], 10),
+                                  ("a", "autograd"): result([1.0, 1.0, 1.0, 1.0], 20),
+                                  ("b", "autograd"): result([1.0, 0.0, 0.0, 0.0], 30)})
+    assert list(table) == ["a", "b"] and table["a"]["secant"] == (pytest.approx(2.0), 10)
+    assert table["a"]["autograd"] == (pytest.approx(4.0), 20) and table["b"] == {"autograd": (pytest.approx(1.0), 30)}

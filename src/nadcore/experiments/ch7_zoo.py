@@ -49,6 +49,17 @@ def effective_rank(eigenvalues: ArrayLike) -> float:
     return float(np.exp(-(p * np.log(p)).sum()))
 
 
+def anisotropy_table(stored: Mapping[tuple[str, str], nads.NADResult]) -> dict[str, dict[str, tuple[float, int]]]:
+    """One anisotropy measure for every network the book holds NADs of (`bundle.stored_nads`, `{(arch, method):
+    NADResult}`): `{arch: {method: (effective rank, networks)}}`, "secant" and "autograd" (the exact gradient) side
+    by side, in the order of `stored`. The effective rank depends on the estimator and, for a flat spectrum, on the
+    number of networks (at most N - 1): compare within one column."""
+    out: dict[str, dict[str, tuple[float, int]]] = {}
+    for (arch, method), r in stored.items():
+        out.setdefault(arch, {})[method] = (effective_rank(r.eigenvalues), int(r.settings["num_networks"]))
+    return out
+
+
 def top_share(eigenvalues: ArrayLike, k: int) -> float:
     """Share of the variance in the first `k` NADs: k / D for an isotropic covariance."""
     lam = np.clip(np.asarray(eigenvalues, dtype=np.float64), 0, None)

@@ -71,8 +71,8 @@ def pair_maps(grids: dict[str, dict[str, Any]]) -> Figure:
 
 
 def cross_sections(grids: dict[str, dict[str, Any]], pairs: Sequence[tuple[int, int]]) -> Figure:
-    """Fig. 2b: the predicted class on the plane spanned by `v1 (+) 0` (horizontal) and `0 (+) v2`
-    (vertical) for the NAD index pairs `pairs`, one row per architecture (first seed); a legend
+    """Fig. 2b: the predicted class on the plane spanned by `u_i (+) 0` (horizontal) and `0 (+) u_j`
+    (vertical) for the NAD index pairs `pairs` (i, j), one row per architecture (first seed); a legend
     names the two classes."""
     grids = _check(grids, "grids")
     fig, axes = style.figure(len(grids), len(pairs), width=0.98, height=1.9 * len(grids) + 0.5, squeeze=False,
@@ -89,9 +89,9 @@ def cross_sections(grids: dict[str, dict[str, Any]], pairs: Sequence[tuple[int, 
             ax.set_title(f"{_name(arch)} ({i}, {j})")
             ticks = [c[0] / 2, 0, c[-1] / 2]   # inside the panel: labels of neighbours stay apart
             ax.set_xticks(ticks), ax.set_yticks(ticks)
-        row[0].set_ylabel(r"$0 \oplus v_2$")
+        row[0].set_ylabel(r"$0 \oplus u_j$")
     for ax in axes[-1]:
-        ax.set_xlabel(r"$v_1 \oplus 0$")
+        ax.set_xlabel(r"$u_i \oplus 0$")
     fig.legend([Patch(color=col) for col in CLASS_COLORS], CLASS_LABELS, loc="outside lower center", ncols=2)
     return fig
 
