@@ -673,13 +673,15 @@ def eq5(stored: Mapping[str, Mapping[str, Any]], networks: int, ks: Sequence[int
     for arch, x in stored.items():
         at = {k: (float(x["autograd"][ks.index(k)]), float(x["floor"][ks.index(k)])) for k in OVERLAP_CHECK}
         ratio[arch] = None if x["flat"] >= ISOTROPY_MIN else min(o / f for o, f in at.values())
+        secant = [float(x["secant"][ks.index(k)]) for k in at]
         said.append(f"{prose.name(arch)}: " + ("both spectra flat (isotropic)" if ratio[arch] is None else
-                                               ", ".join(f"{o:.2f} of {f:.2f}" for o, f in at.values())))
+                                               f"{_nums((o for o, _ in at.values()), '.2f')} (the same networks' "
+                                               f"gradients: {_nums((f for _, f in at.values()), '.2f')}; the "
+                                               f"secant's NADs: {_nums(secant, '.2f')})"))
     similar = {a: r is None or r >= OVERLAP_MIN for a, r in ratio.items()}
     k = ", ".join(map(str, OVERLAP_CHECK))
     return Row("Eq. 5 (Sec. 3)", "the gradient covariance's and the mixed derivative's bases are very similar",
-               "a sentence (no data)", f"overlap with the exact gradient's NADs at k = {k}, of what the same "
-               f"networks' own gradients reach: " + "; ".join(said),
+               "a sentence (no data)", f"overlap with the exact gradient's NADs at k = {k}: " + "; ".join(said),
                f"{networks:,} networks (mixed derivative), 10,000 (gradient)",
                *verdict(all(similar.values()),
                         [f"{prose.and_list(map(prose.name, stored))} only: a deep network's mixed derivative "
