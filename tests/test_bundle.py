@@ -14,6 +14,7 @@ estimate's network: `conftest.MINUTE_LONG`): `make test` runs the one drawn, `ma
 """
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -479,7 +480,8 @@ def test_every_item_is_declared_once_with_its_device_and_a_clear_error_otherwise
     assert bundle.load("fig2", tmp_path)[0] == {}               # what is stored: nothing there
     assert bundle.REGISTRY["convergence_zoo"].settings() == {a: bundle.convergence_item(a) for a in bundle.ZOO_ARCHS}
     assert bundle.sweep_name("fig1_vgg11") == "fig1" and bundle.sweep_name("fig2") == "fig2"
-    with pytest.raises(ValueError, match=r"^name must be one of fig1, fig2, fig3, fig3_sigma, fig1_vgg11; got 'fig6'$"):
+    with pytest.raises(ValueError, match=r"^name must be one of fig1, fig2, fig3, fig3_sigma, fig1_vgg11, "
+                                         r"fig1_resnet18, fig1_densenet121; got 'fig6'$"):
         bundle.fourier_item("fig6")
 
 
@@ -605,7 +607,7 @@ def test_the_deep_networks_secant_is_bfloat16_on_the_cpu_and_float32_on_a_gpu():
 def test_a_gpu_item_says_where_it_is_computed_and_never_computes_on_the_cpu(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(bundle, "SECANT_CUDA", {"lenet": 250})
-    assert bundle.status("nads_lenet", tmp_path).endswith("computes the rest (float32, on a CUDA GPU)")
+    assert bundle.status("nads_lenet", tmp_path).endswith("computes the rest (float32, on a CUDA GPU)")  # no records
     with pytest.raises(ValueError, match=r"^item nads_lenet is computed on a CUDA GPU \(float32\) and this machine "
                                          r"has none: run `python -m nadcore.bundle nads_lenet` on one"):
         bundle.compute("nads_lenet", tmp_path, tmp_path / "scratch", progress=False)
@@ -774,6 +776,51 @@ def test_vgg11_fig1_subset_is_part_of_fig1(tmp_path, monkeypatch):
         bundle.compute("fig1_vgg11", tmp_path)
 
 
+def test_the_deep_networks_rows_are_prepared_for_a_gpu(tmp_path, monkeypatch):
+    """Issue 57: ResNet-18's and DenseNet-121's Fig. 1 (VGG-11's 25 directions) and Fig. 6 (5 indices, 3 seeds of
+    our secant NADs) and the follow-up's Fig. 2 for ResNet-18 (3 x 3 pairs, 3 seeds) are items of a CUDA GPU: the
+    authors' recipe (batch norm already in the networks, max_lr 0.5) at `DEEP_SIGMA`, priced from the bundle's
+    GPU records, refused on a CPU in one line, and trainable cell by cell by `tools/gpu_bundle.py --train`."""
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    import gpu_bundle
+
+    for arch in bundle.GPU_ONLY:
+        assert any(isinstance(m, torch.nn.BatchNorm2d) for m in models.build(arch).modules())
+        archs, grid, settings, _ = bundle.fourier_item(f"fig1_{arch}")
+        assert archs == (arch,) and len(grid.half()) == 25 and settings["max_lr"][arch] == 0.5
+        assert settings["sigma"] == bundle.DEEP_SIGMA and bundle.item_device(f"fig1_{arch}") == "cuda"
+        runs = bundle.fig6_runs(f"fig6_{arch}", "secant")
+        assert len(runs) == 3 and not bundle.fig6_runs(f"fig6_{arch}", "autograd")
+        assert bundle.fig6_item(name=runs[0]) == bundle.fig6_item(name=f"fig6_{arch}")   # seed 0: the item itself
+        assert bundle.fig6_item(name=runs[0])[1] == [0, 16, 128, 512, 1000]
+        assert len(gpu_bundle.train_units(f"fig1_{arch}", tmp_path)) == 25
+        assert gpu_bundle.train_units(runs[1], tmp_path) == []                   # no NADs in that bundle
+        line = bundle.status(runs[1])                                            # the committed bundle's records
+        assert re.search(r"0 of 5 NAD indices stored; .*on a CUDA GPU: ~\d+ min as the bundle's GPU records", line)
+    line = bundle.status("underspec_pairs_resnet18")
+    assert re.search(r"^underspec_pairs_resnet18: not complete; .*: ~\d+ min", line)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="^item underspec_pairs_resnet18 is computed on a CUDA GPU"):
+        bundle.compute("underspec_pairs_resnet18", tmp_path)
+    # the follow-up's cells, one at a time, stored under the keys the page reads (training faked)
+    monkeypatch.setattr(gpu_bundle, "DEVICE", "cpu")
+    basis = np.linalg.qr(np.random.default_rng(0).standard_normal((1024, 1024)))[0].T.astype(np.float32)
+    monkeypatch.setattr(bundle, "load_nad", lambda arch, *a, **k: basis)
+    fake = lambda arch, U, settings, group, device: [{"accuracy": np.array([60.0 + c["i"] / 100, 50.0, 50.0]),
+                                                      "train_accuracy": np.float64(99.0),
+                                                      "section": np.zeros((settings["resolution"],) * 2)}
+                                                     for c in group]
+    monkeypatch.setattr(underspec, "pair_cells", fake)
+    units = gpu_bundle.train_units("underspec_pairs_resnet18", tmp_path)
+    assert len(units) == 27 and units[5][0] == "underspec_pairs_resnet18 (100, 1000) seed 0"
+    assert units[5][1]()["test_acc"] == units[5][2]()["test_acc"] == 61.0
+    assert bundle.underspec("pairs", "resnet18", tmp_path) is None                 # 1 of 27 cells
+    for unit in units:
+        unit[1]()
+    grid = bundle.load("underspec_pairs_resnet18", tmp_path)["resnet18"]
+    assert grid["accuracy"].shape == (3, 3, 3, 3) and grid["accuracy"][0, 1, 2, 0] == 61.0
+
+
 def test_training_precision_check_compares_bfloat16_with_a_second_float32_seed(tmp_path):
     """The check's cells are Fig. 1 cells of VGG-11's subset: seed 0 in float32 is Fig. 1's own cell,
     bfloat16 another key; the verdict accepts bfloat16 only if it moves the accuracy no more than a seed."""
@@ -837,9 +884,9 @@ def test_vgg11_fig6_uses_its_fig1_recipe_on_its_secant_nads(tmp_path):
     assert bundle.fig6_records(tmp_path, name="fig6_vgg11") == {}
     stored = bundle.load_fig6(name="fig6_vgg11")                  # the committed bundle's cells, with their records
     assert set(bundle.fig6_records(name="fig6_vgg11")) == set(stored)
-    assert bundle.fig6_comparison(tmp_path)["deep"] == {"vgg11": {}}
+    assert bundle.fig6_comparison(tmp_path)["deep"] == {"vgg11": {}, "resnet18": {}, "densenet121": {}}
     assert bundle.status("fig6_vgg11", tmp_path).startswith("fig6_vgg11 (vgg11_bn): 0 of 5 NAD indices stored; ")
-    with pytest.raises(ValueError, match="^name must be one of fig6, fig6_vgg11, fig6_vgg11_autograd_seed0, .*'fig7'"):
+    with pytest.raises(ValueError, match="^name must be one of fig6, fig6_vgg11, fig6_resnet18, .*'fig7'"):
         bundle.fig6_item(name="fig7")
 
 
@@ -861,7 +908,8 @@ def test_vgg11_fig6_along_its_exact_gradient_nads_and_more_seeds_is_a_gpu_item(t
         assert bundle.status(name, tmp_path).endswith("computes the rest (float32, on a CUDA GPU)")
         assert set(bundle.fig6_records(name=name)) == set(bundle.load_fig6(name=name))   # the committed cells
     assert len(keys) == 1 + len(gpu)      # no cell of one is a cell of another
-    assert bundle.fig6_method("fig6_vgg11") == "secant" and list(bundle.fig6_comparison(tmp_path)["deep"]) == ["vgg11"]
+    assert bundle.fig6_method("fig6_vgg11") == "secant"
+    assert list(bundle.fig6_comparison(tmp_path)["deep"]) == ["vgg11", *bundle.GPU_ONLY]
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(ValueError, match=r"^item fig6_vgg11_autograd_seed0 is computed on a CUDA GPU \(float32\)"):
         bundle.compute("fig6_vgg11_autograd_seed0", tmp_path, tmp_path / "scratch", progress=False)

@@ -1,11 +1,12 @@
 """The run plan: every chapter at every scale resolves without computing, and counts what is stored."""
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from nadcore import fourier, plan, presets
+from nadcore import catalog, fourier, plan, presets
 from nadcore.experiments import ch1_fourier
 
 
@@ -216,3 +217,21 @@ def test_the_rates_plan_prices_with_are_dated_and_sourced_and_benchmarks_rewrite
     assert catalog.load_rates(copy).nad_s[("lenet", "secant")] == 0.0123
     with pytest.raises(ValueError, match="table must be one of"):
         rates.write({("nad_seconds", "lenet/secant"): 1.0}, "a test")
+
+
+def test_a_network_no_gpu_has_trained_is_priced_by_its_flops(tmp_path):
+    """`catalog.TRAIN_GFLOP` is what `plan.train_gflop` counts now (LeNet and ResNet-18 recounted); a GPU cell of a
+    network without GPU records costs its FLOPs at the TFLOP/s the bundle's GPU reports measured (`gpu_costs`)."""
+    for arch in ("lenet", "resnet18"):
+        assert plan.train_gflop(arch) == pytest.approx(catalog.TRAIN_GFLOP[arch], rel=1e-5)
+    report = {"gpu": "a GPU", "cells": [{"tflops": 8.0}, {"tflops": 10.0}, {"tflops": 12.0}]}
+    (tmp_path / "fourier").mkdir()
+    (tmp_path / "fourier" / "fig1_x_gpu.json").write_text(json.dumps(report))
+    assert plan.train_cost("cuda", "resnet18", 20000, 20) is None               # outside: no GPU rates
+    with plan.gpu_costs(tmp_path) as rates:
+        assert rates["tflops"] == 10.0 and rates["gpus"] == ["a GPU"]
+        step, image = catalog.TRAIN_GFLOP["resnet18"]
+        seconds = (10000 * 20 * step + 20000 * image) / 1e4
+        assert plan.train_cost("cuda", "resnet18", 20000, 20) == pytest.approx(seconds)
+        assert plan.train_cost("cuda", "resnet18", 20000, 20, pooling=False) is None   # no count without pooling
+    assert not plan._GPU

@@ -199,7 +199,7 @@ def test_ood_grid_on_the_digits_stand_in(tmp_path):
 def test_bundle_cost_of_the_follow_up_figures():
     from nadcore import bundle
 
-    assert bundle.underspec_cost("pairs").endswith(("min", "h")) and bundle.underspec_cost("ood")
+    assert bundle.underspec_cost("pairs") > 60 and bundle.underspec_cost("ood") > 0
     with pytest.raises(ValueError, match="figure must be"):
         bundle.underspec_cost("fig9")
 

@@ -17,9 +17,18 @@ on a CPU) and `report.json`. A GPU without a time limit runs `python -m nadcore.
 
     python tools/gpu_bundle.py --seconds 420 --out OUT --bundle bundle --train fig1_vgg11 fig6_vgg11
 
-instead trains the cells of the named `DEEP_FIG1` / `DEEP_FIG6` / `FIG6_NADS` items into the bundle (each
-network alone, the training-precision check's cells first), in the order named, after step 1, until the
-time is up: the seconds and TFLOP/s of each, and the first one trained once more (bitwise the same?).
+instead trains the cells of the named `DEEP_FIG1` / `DEEP_FIG6` / `FIG6_NADS` / `UNDERSPEC_GPU` items into the
+bundle (each network alone, the training-precision check's cells first), in the order named, after step 1, until
+the time is up: the seconds and TFLOP/s of each, and the first one trained once more (bitwise the same?). A run
+resumes where the last stopped, so an item larger than one lease takes several; `python -m nadcore.bundle status
+ITEM` prices what is left from the bundle's GPU records (by FLOPs for a network no GPU has trained yet).
+Issue 57 prepared, in this order (prices on the H200 of VGG-11's cells, ~10 TFLOP/s):
+
+    --train fig6_resnet18_secant_seed0 fig6_resnet18_secant_seed1 fig6_resnet18_secant_seed2    # ~15 min
+    --train fig1_resnet18                                                                           # ~27 min
+    --train fig6_densenet121_secant_seed0 fig6_densenet121_secant_seed1 fig6_densenet121_secant_seed2  # ~27 min
+    --train fig1_densenet121                                                                        # ~44 min
+    --train underspec_pairs_resnet18                                                                # ~44 min
 OUT's `bundle.tar` holds the files it stored. Fig. 6 needs VGG-11's NADs in the bundle (carried: the
 secant, or the exact-gradient ones for a `FIG6_NADS` item along them).
 """
@@ -28,14 +37,15 @@ import argparse
 import json
 import tarfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from nadcore import bundle, device, models, nads, sweeps
-from nadcore.experiments import ch1_fourier, ch3_nads
+from nadcore import bundle, catalog, device, models, nads, plan, sweeps
+from nadcore.experiments import ch1_fourier, ch3_nads, ch5_underspec
 
 MILESTONES = [("densenet121", 500), ("resnet18", 2000), ("densenet121", 1000), ("densenet121", 2000),
               ("resnet18", 5000), ("densenet121", 5000), ("resnet18", 10000)]
@@ -91,25 +101,17 @@ def check(arch, gpu, cpu):
             "cpu_s": out["cpu"]["seconds"], "cpu_threads": torch.get_num_threads()}
 
 
-def train_gflop(arch, batch_size=128):
-    """FLOPs of one SGD step of `arch` (forward and backward, a batch of `batch_size`) and of one forward image."""
-    net = models.build(arch).to(DEVICE)
-    x = torch.randn(batch_size, 1, 32, 32, device=DEVICE)
-    with FlopCounterMode(display=False) as step:
-        torch.nn.functional.cross_entropy(net(x), torch.zeros(batch_size, dtype=torch.long, device=DEVICE)).backward()
-    with FlopCounterMode(display=False) as forward, torch.no_grad():
-        net.eval()(x[:1])
-    return step.get_total_flops() / 1e9, forward.get_total_flops() / 1e9
-
-
 def train_units(item, bundle_dir):
-    """`[(label, train and store one cell, train it once more, its SGD steps, images it classifies)]` of a
-    `DEEP_FIG1`, `DEEP_FIG6` or `FIG6_NADS` item (`test_acc`, and Fig. 1's `loss_history`), the check's cells first;
-    nothing for Fig. 6 while `bundle_dir` lacks its NADs."""
+    """`[(label, train and store one cell, train it once more, its training samples' SGD passes, images it
+    classifies)]` of a `DEEP_FIG1`, `DEEP_FIG6`, `FIG6_NADS` or `UNDERSPEC_GPU` item (`test_acc`, and Fig. 1's
+    `loss_history`; the follow-up's Fig. 2: `accuracy`), the check's cells first; nothing for Fig. 6 or the
+    follow-up while `bundle_dir` lacks their NADs."""
+    if item in bundle.UNDERSPEC_GPU:
+        return underspec_units(item, bundle_dir)
     if item in bundle.DEEP_FIG1:
         archs, grid, settings, pooling = bundle.fourier_item(item)
         first = [c for c in bundle.TRAIN_PRECISION["cells"] if c in grid.half()]
-        steps = settings["epochs"] * -(-settings["n"] // settings["batch_size"])
+        steps = settings["epochs"] * settings["n"]
         return [(f"{item} {cell}",
                  lambda cell=cell: ch1_fourier.sweep_directions(
                      archs, grid, settings, bundle_dir / "fourier", pooling, name="fig1", batch=1, progress=False,
@@ -122,7 +124,7 @@ def train_units(item, bundle_dir):
     if basis is None:
         return []
     kw = {k: v for k, v in settings.items() if k != "seed"}
-    steps = settings["epochs"] * -(-settings["n_train"] // 128)    # `accuracy_on_nads`: batches of 128
+    steps = settings["epochs"] * settings["n_train"]
     return [(f"{item} {i}",
              lambda i=i: {"test_acc": ch3_nads.fig6_sweep(arch, basis, [i], settings, bundle_dir / "nads",
                                                           device=DEVICE, batch=1, progress=False)[i]},
@@ -132,19 +134,46 @@ def train_units(item, bundle_dir):
             for i in indices]
 
 
+def underspec_units(item, bundle_dir):
+    """`train_units` of an `UNDERSPEC_GPU` item: each cell of its grid (a pair of NAD indices and a seed) alone, its
+    `test_acc` the test accuracy on the pair's images (`ch5_underspec.CHANNELS`' first)."""
+    figure, (arch,) = bundle.UNDERSPEC_GPU[item]
+    basis = bundle.load_nad(arch, bundle_dir=bundle_dir)
+    if basis is None:
+        return []
+    settings = bundle.underspec_item(figure)
+    sweep = ch5_underspec.pair_sweep(arch, basis, settings)
+
+    def run(k):
+        ch5_underspec.pair_grid(arch, basis, settings, bundle_dir, device=DEVICE, batch=1, shard=k,
+                                num_shards=len(sweep.cells), progress=False)
+        cell = sweeps.stored(sweep.name, sweep.cells[k:k + 1], sweep.settings, bundle_dir)[0].arrays
+        return {"test_acc": cell["accuracy"][0], "accuracy": cell["accuracy"]}
+
+    def again(k):
+        cell = ch5_underspec.pair_cells(arch, basis, settings, sweep.cells[k:k + 1], DEVICE)[0]
+        return {"test_acc": cell["accuracy"][0], "accuracy": cell["accuracy"]}
+
+    passes = settings["recipe"][arch]["epochs"] * settings["n_train"]
+    replicate = {seed: r for r, seed in enumerate(settings["seeds"])}
+    return [(f"{item} ({c['i']}, {c['j']}) seed {replicate[c['seed']]}", partial(run, k), partial(again, k), passes,
+             2 * settings["n_test"]) for k, c in enumerate(sweep.cells)]
+
+
 def train(items, bundle_dir, left, report, reserve=30.0):
     """Train the cells of `items` while `left()` exceeds the last cell's time and `reserve`; the first once more."""
     report["train"], last = [], 0.0
     for item in items:
-        arch = bundle.fourier_item(item)[0][0] if item in bundle.DEEP_FIG1 else bundle.fig6_item(name=item)[0]
-        step, image = train_gflop(arch)
-        for label, run, again, steps, images in train_units(item, bundle_dir):
+        arch = (bundle.fourier_item(item)[0][0] if item in bundle.DEEP_FIG1 else
+                bundle.UNDERSPEC_GPU[item][1][0] if item in bundle.UNDERSPEC_GPU else bundle.fig6_item(name=item)[0])
+        step, image = catalog.TRAIN_GFLOP.get(arch) or plan.train_gflop(arch)
+        for label, run, again, passes, images in train_units(item, bundle_dir):
             if left() < reserve + 1.2 * last:
                 break
             t = time.perf_counter()
             out = run()
             last = time.perf_counter() - t
-            tflops = (steps * step + images * image) / last / 1e3
+            tflops = (passes * step + images * image) / last / 1e3
             row = {"cell": label, "test_acc": float(out["test_acc"]), "seconds": last, "tflops": tflops}
             row["of_float32_peak"] = row["tflops"] / report["peak_tflops"]["float32"]
             if not report["train"] and left() > reserve + 2.5 * last:
@@ -165,7 +194,7 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, required=True, help="time for everything before packing")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--bundle", type=Path, default=Path("gpu_bundle"), help="bundle folder to fill (new)")
-    parser.add_argument("--train", nargs="+", choices=[*bundle.DEEP_FIG1, *bundle.DEEP_FIG6,
+    parser.add_argument("--train", nargs="+", choices=[*bundle.DEEP_FIG1, *bundle.DEEP_FIG6, *bundle.UNDERSPEC_GPU,
                                                    *(n for n in bundle.FIG6_NADS if bundle.item_device(n) == "cuda")],
                         help="train these items' cells instead of the NAD chunks")
     args = parser.parse_args(argv)

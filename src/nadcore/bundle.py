@@ -163,8 +163,10 @@ FIG3_GRID = {"name": "coarse", "step": 4}   # Fig. 3 on a stated subset: every 4
 # subset as Fig. 3 (25 cells of the Fig. 1 sweep) and Fig. 6 at a few indices, beside the published
 # column (DEEP_FIG1's value) and curve (DEEP_FIG6's first: its NADs are ours of that network), trained
 # as `DEEP_TRAIN` says at `DEEP_SIGMA` (`presets`).
-DEEP_FIG1 = {"fig1_vgg11": "vgg11"}
-DEEP_FIG6 = {"fig6_vgg11": ("vgg11", (0, 16, 128, 512, 1000))}
+DEEP_FIG1 = {"fig1_vgg11": "vgg11", "fig1_resnet18": "resnet18", "fig1_densenet121": "densenet121"}
+DEEP_FIG6 = {name: (arch, (0, 16, 128, 512, 1000)) for name, arch in
+             (("fig6_vgg11", "vgg11"), ("fig6_resnet18", "resnet18"), ("fig6_densenet121", "densenet121"))}
+GPU_ONLY = ("resnet18", "densenet121")   # issue 57: prepared for a GPU, secant NADs only (VGG-11: on the CPU too)
 # Fig. 1's subset on a CUDA GPU (issue 23): a cell costs 23-68 min of this 2-core CPU. float32 without
 # TF32 (`device.exact_cuda`), one network at a time; the CPU's float32 cells of the training-precision
 # check (`TRAIN_PRECISION`, on `DEVICE`) are some of the same cells on the CPU. Fig. 6: on the CPU.
@@ -178,12 +180,13 @@ DEEP_FIG6 = {"fig6_vgg11": ("vgg11", (0, 16, 128, 512, 1000))}
 # (method "published", `published.nads`): the published Fig. 6 curve's spectrum is not that file's.
 FIG6_CAPTION = 3.0   # Fig. 6's caption (`presets` "nads" paper: the published settings; a test holds them equal)
 FIG6_NADS = {**{f"{item}_{method}_seed{r}": (item, method, r, None) for item in DEEP_FIG6 for r in range(3)
-                for method in ("autograd", "secant")},
+                for method in (("secant",) if DEEP_FIG6[item][0] in GPU_ONLY else ("autograd", "secant"))},
              **{f"fig6_lenet_sigma{sigma:g}_{method}_seed{r}": ("fig6", method, r, sigma)
                 for sigma in (DEEP_SIGMA, FIG6_CAPTION) for r in range(3) for method in ("autograd", "secant")},
              **{f"fig6_lenet_sigma{sigma:g}_published_seed{r}": ("fig6", "published", r, sigma)
                 for sigma in (FIG6_CAPTION, DEEP_SIGMA) for r in range(3)}}
-DEEP_DEVICE = {"fig1_vgg11": "cuda", "fig6_vgg11": DEVICE,
+DEEP_DEVICE = {**{name: "cuda" for name in DEEP_FIG1}, "fig6_vgg11": DEVICE,
+               **{name: "cuda" for name, (arch, _) in DEEP_FIG6.items() if arch in GPU_ONLY},
                **{name: "cuda" for name, (item, *_) in FIG6_NADS.items() if item in DEEP_FIG6}}
 
 
@@ -353,7 +356,7 @@ class Remaining(NamedTuple):
     """How much of a Chapter 1 item is stored (`fourier_remaining`)."""
     stored: int          # its cells stored in the bundle
     cells: int           # all its cells
-    seconds: float       # the rough CPU time of the rest (`nadcore.plan`'s unit costs)
+    seconds: float | None   # the rough time of the rest on its device (`nadcore.plan`'s unit costs; None: unknown)
 
 
 def fourier_remaining(name: str, bundle_dir: str | Path = BUNDLE) -> Remaining:
@@ -364,9 +367,10 @@ def fourier_remaining(name: str, bundle_dir: str | Path = BUNDLE) -> Remaining:
     cells = ch1_fourier.sweep_cells(archs, grid, pooling)
     done = sum(len(v) for v in load_fourier(name, bundle_dir)[0].values())
     epochs = settings["epochs"]
-    each = {a: plan.train_cost(DEVICE, a, 2 * settings["n"], epochs[a] if isinstance(epochs, dict) else epochs,
-                               pooling) for a in archs}
-    return Remaining(done, len(cells), sum(each[c["arch"]] for c in cells) * (1 - done / len(cells)))
+    each = [plan.train_cost(item_device(name), c["arch"], 2 * settings["n"],
+                            epochs[c["arch"]] if isinstance(epochs, dict) else epochs, pooling) for c in cells]
+    known = [x for x in each if x is not None]
+    return Remaining(done, len(cells), sum(known) * (1 - done / len(cells)) if len(known) == len(each) else None)
 
 
 def _sweep_status(name, bundle_dir, scratch):
@@ -654,7 +658,8 @@ def _nad_status(arch, method, bundle_dir, scratch):
         return Status(f"{item}: stored ({n:,} networks)", True)
     cells = [{"start": a, "stop": b} for a, b in nads.chunk_ranges(0, n)]
     left = sweeps.missing("nad_chunks", cells, nad_chunk_item(arch, method), scratch)
-    each = plan.nad_seconds(arch, method, settings.get("precision", "float32"), settings.get("compiled", False))
+    each = plan.nad_cost(nad_device(arch, method), arch, method, settings.get("precision", "float32"),
+                         settings.get("compiled", False))
     return Status(f"{item}: {len(cells) - len(left)} of {len(cells)} chunks of {nads.CHUNK} networks in {scratch}",
                   False, each * sum(c["stop"] - c["start"] for c in left) if each else None)
 
@@ -886,17 +891,18 @@ def fig6_records(bundle_dir: str | Path = BUNDLE, name: str = "fig6") -> dict[in
     return {indices[i]: result.record for i, result in found.items()}
 
 
-def _fig6_cost(arch, settings, cells):
+def _fig6_cost(arch, settings, cells, device=DEVICE):
     from nadcore import plan
 
-    return cells * plan.train_cost(DEVICE, arch, 2 * settings["n_train"], settings["epochs"])
+    each = plan.train_cost(device, arch, 2 * settings["n_train"], settings["epochs"])
+    return None if each is None else cells * each
 
 
 def _fig6_status(name, bundle_dir, scratch):
     arch, indices, settings = fig6_item(name=name)
     done, total = len(load_fig6(bundle_dir, name=name)), len(indices)
     return Status(f"{name} ({arch}): {done} of {total} NAD indices stored", done == total,
-                  _fig6_cost(arch, settings, total - done))
+                  _fig6_cost(arch, settings, total - done, item_device(name)))
 
 
 def _fig6_compute(name, bundle_dir, scratch, progress, sigma=None):
@@ -1180,48 +1186,63 @@ def underspec_item(figure: str, dataset: str = "digits") -> dict[str, Any]:
     raise InputError(f"figure must be 'pairs' or 'ood'; got {figure!r}")
 
 
-def underspec_cost(figure: str, dataset: str = "digits") -> str:
-    """Rough time (text) of the bundle's Fig. 2 ("pairs") or Fig. 3 ("ood", on `dataset`) for
-    `UNDERSPEC_ARCHS` on a 2-core CPU (`plan.train_cost`)."""
+def underspec_cost(figure: str, dataset: str = "digits", archs: Sequence[str] = UNDERSPEC_ARCHS,
+                   device: str = DEVICE) -> float | None:
+    """Rough seconds of the bundle's Fig. 2 ("pairs") or Fig. 3 ("ood", on `dataset`) for `archs` on
+    `device` (`plan.train_cost`; on a GPU inside `plan.gpu_costs`), None where unknown."""
     from nadcore import plan
 
     s = underspec_item(figure, dataset)
     cells = len(s["seeds"]) * len(s["indices"]) ** (2 if figure == "pairs" else 1)
     samples = 2 * s["n_train"] if figure == "pairs" else (s["limit"] or 1797)
-    return plan.duration(sum(cells * plan.train_cost(DEVICE, a, samples, s["recipe"][a]["epochs"])
-                              for a in UNDERSPEC_ARCHS))
+    each = [plan.train_cost(device, a, samples, s["recipe"][a]["epochs"]) for a in archs]
+    known = [x for x in each if x is not None]
+    return cells * sum(known) if len(known) == len(each) else None
 
 
 def underspec(figure: str, arch: str, bundle_dir: str | Path = BUNDLE, compute: bool = False, progress: bool = True,
-              dataset: str = "digits", data_root: str | Path = DATA) -> dict[str, Any] | None:
+              dataset: str = "digits", data_root: str | Path = DATA, device: str = DEVICE) -> dict[str, Any] | None:
     """The stored grid of the follow-up's Fig. 2 or 3 (Fig. 3 on `dataset`, "digits" or "fashion") for
-    `arch` (our 10,000-network secant NADs); None while cells are missing, unless `compute`."""
+    `arch` (our secant NADs of `nad_name(arch)`), trained on `device`; None while cells are missing, unless
+    `compute`."""
     basis = load_nad(arch, bundle_dir=bundle_dir)
     if basis is None:
         return None
-    run: dict[str, Any] = dict(device=DEVICE, progress=progress, only_stored=not compute)
+    run: dict[str, Any] = dict(device=device if compute else DEVICE, progress=progress, only_stored=not compute)
     if figure == "pairs":
-        return ch5_underspec.pair_grid(arch, basis, underspec_item("pairs"), bundle_dir, **run)
+        return ch5_underspec.pair_grid(arch, basis, underspec_item("pairs"), bundle_dir,
+                                       batch=deep_batch(arch, device) if device == "cuda" else 8, **run)
     return ch5_underspec.ood_grid(arch, basis, underspec_item("ood", dataset), bundle_dir, data_root, **run)
 
 
-def _underspec(name, figure, dataset="digits"):
-    """The item `name`: the follow-up's `figure` ("pairs" or "ood", on `dataset`) for `UNDERSPEC_ARCHS`."""
+def _underspec(name, figure, dataset="digits", archs=UNDERSPEC_ARCHS, device=DEVICE):
+    """The item `name`: the follow-up's `figure` ("pairs" or "ood", on `dataset`) for `archs` on `device`."""
     def run(bundle_dir, scratch, progress):
-        for arch in UNDERSPEC_ARCHS:
+        _check_device(name, device)
+        for arch in archs:
             compute(nad_name(arch), bundle_dir, scratch, progress)
-            underspec(figure, arch, bundle_dir, compute=True, progress=progress, dataset=dataset)
+            underspec(figure, arch, bundle_dir, compute=True, progress=progress, dataset=dataset, device=device)
         return load(bundle_dir)
 
     def load(bundle_dir):
-        return {arch: underspec(figure, arch, bundle_dir, progress=False, dataset=dataset) for arch in UNDERSPEC_ARCHS}
+        return {arch: underspec(figure, arch, bundle_dir, progress=False, dataset=dataset, device=device)
+                for arch in archs}
 
-    return BundleItem(name, partial(underspec_item, figure, dataset), run, load,
-                      _whole(name, lambda d: None not in load(d).values()))
+    def status(bundle_dir, scratch):
+        done = None not in load(bundle_dir).values()
+        return Status(f"{name}: " + ("stored" if done else "not complete"), done,   # priced on a GPU only
+                      None if done or device != "cuda" else underspec_cost(figure, dataset, archs, device))
+
+    return BundleItem(name, partial(underspec_item, figure, dataset), run, load, status,
+                      (lambda: "cuda") if device == "cuda" else _this_cpu)
 
 
+# The follow-up's Fig. 2 for ResNet-18 (issue 57): the same 3 x 3 grid of NAD pairs and 3 seeds, the follow-up's
+# ResNet-18 recipe, along our 2,000-network secant NADs of ResNet-18, on a CUDA GPU (`tools/gpu_bundle.py`).
+UNDERSPEC_GPU = {"underspec_pairs_resnet18": ("pairs", ("resnet18",))}
 _declare(_underspec("underspec_ood", "ood"), _underspec("underspec_pairs", "pairs"),
-         _underspec("underspec_ood_fashion", "ood", "fashion"))
+         _underspec("underspec_ood_fashion", "ood", "fashion"),
+         *(_underspec(name, figure, archs=archs, device="cuda") for name, (figure, archs) in UNDERSPEC_GPU.items()))
 
 
 # ----------------------------------------------------------------------------- Chapter 6
@@ -1401,7 +1422,7 @@ ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_au
          "nads_densenet121",
          "cifar_fashion", "underspec_ood_fashion",
          *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo",
-         "fig3_sigma", "antialias_sigma", "secant_dial", "zoo_null", "eq5")
+         "fig3_sigma", "antialias_sigma", "secant_dial", "zoo_null", "eq5", *UNDERSPEC_GPU)
 
 
 def item_device(item: str) -> str:
@@ -1435,12 +1456,34 @@ def status(item: str, bundle_dir: str | Path = BUNDLE, scratch: str | Path | Non
     """One line: how much of a bundle item is stored, and the command (and rough CPU cost) for the rest."""
     from nadcore import plan
 
-    s = lookup(item).status(Path(bundle_dir), _scratch(bundle_dir, scratch))
+    if item_device(item) != "cuda":
+        s = lookup(item).status(Path(bundle_dir), _scratch(bundle_dir, scratch))
+        cost = None if s.seconds is None else f"~{plan.duration(s.seconds)} on a 2-core CPU"
+    else:
+        with plan.gpu_costs(bundle_dir):
+            s = lookup(item).status(Path(bundle_dir), _scratch(bundle_dir, scratch))
+        cost = "float32, on a CUDA GPU" + ("" if s.seconds is None else
+                                           f": ~{plan.duration(s.seconds)} as the bundle's GPU records price it")
     if s.complete:
         return s.head
-    cost = ("float32, on a CUDA GPU" if item_device(item) == "cuda" else
-            None if s.seconds is None else f"~{plan.duration(s.seconds)} on a 2-core CPU")
     return f"{s.head}; `python -m nadcore.bundle {item}` computes the rest" + (f" ({cost})" if cost else "")
+
+
+def gpu_items(arch: str) -> list[str]:
+    """The items a GPU computes for `arch` of `GPU_ONLY`: its Fig. 1 subset, Fig. 6 seeds, the follow-up's Fig. 2."""
+    return [*(n for n, a in DEEP_FIG1.items() if a == arch),
+            *(n for n, (item, *_) in FIG6_NADS.items() if DEEP_FIG6.get(item, ("",))[0] == arch),
+            *(n for n, (_, archs) in UNDERSPEC_GPU.items() if arch in archs)]
+
+
+def gpu_seconds(items: Iterable[str], bundle_dir: str | Path = BUNDLE) -> float | None:
+    """Rough GPU seconds of what `items` lack, priced by the bundle's GPU records (`plan.gpu_costs`), or None."""
+    from nadcore import plan
+
+    with plan.gpu_costs(bundle_dir):
+        left = [lookup(i).status(Path(bundle_dir), _scratch(bundle_dir, None)).seconds for i in items]
+    known = [x for x in left if x is not None]
+    return float(sum(known)) if len(known) == len(left) else None
 
 
 # ----------------------------------------------------------------------------- the command

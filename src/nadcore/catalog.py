@@ -36,6 +36,7 @@ class Rates(NamedTuple):
     nad_s: dict[tuple[str, ...], float]          # {(arch, method): s}
     nad_s_bfloat16: dict[str, float]             # {arch: s}, the secant in bfloat16
     nad_s_compiled: dict[str, float]             # {arch: s}, the secant through torch.compile
+    train_gflop: dict[str, tuple[float, float]]  # {arch: (GFLOP of a sample's SGD step, of an evaluated image)}
 
 
 def load_rates(path: str | Path | None = None) -> Rates:
@@ -43,7 +44,8 @@ def load_rates(path: str | Path | None = None) -> Rates:
     tables = json.loads(Path(path or RATES_FILE).read_text())
     seconds = lambda name: {k: float(v["s"]) for k, v in tables[name].items()}
     nad = {tuple(k.split("/")): v for k, v in seconds("nad_s").items()}
-    return Rates(seconds("train_s"), nad, seconds("nad_s_bfloat16"), seconds("nad_s_compiled"))
+    flops = {k: (float(v["step"]), float(v["image"])) for k, v in tables.get("train_gflop", {}).items()}
+    return Rates(seconds("train_s"), nad, seconds("nad_s_bfloat16"), seconds("nad_s_compiled"), flops)
 
 
-TRAIN_S, NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED = load_rates()
+TRAIN_S, NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED, TRAIN_GFLOP = load_rates()

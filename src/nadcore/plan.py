@@ -13,6 +13,7 @@ it agrees on every other setting: that count is an upper bound, and the plan say
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 from collections.abc import Iterable
@@ -24,7 +25,7 @@ import numpy as np
 import torch
 
 from nadcore import checks, fourier, nads, paths, presets, store, sweeps, versions
-from nadcore.catalog import NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED, TRAIN_S
+from nadcore.catalog import NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED, TRAIN_GFLOP, TRAIN_S
 from nadcore.checks import InputError
 from nadcore.device import resolve
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
@@ -147,9 +148,31 @@ def train_cost(dev: str | torch.device, arch: str, samples: Any, epochs: Any, po
     records, `gpu_rates`; None where none is known)."""
     key = arch if pooling else f"{arch}/nopool"
     if not _cpu(dev):
-        rate = _GPU.get("train", {}).get(key) if torch.device(dev).type == "cuda" else None
+        if torch.device(dev).type != "cuda":
+            return None
+        rate = _GPU.get("train", {}).get(key)
+        if rate is None and pooling and arch in TRAIN_GFLOP and _GPU.get("tflops"):
+            step, image = TRAIN_GFLOP[arch]     # `samples` is twice the training set: train, then test
+            return (samples / 2 * epochs * step + samples * image) / (_GPU["tflops"] * 1e3)
         return None if rate is None else rate * samples * epochs * 2
     return TRAIN_S.get(key, TRAIN_S.get(arch)) * samples * epochs * 2  # x2: evaluation etc.
+
+
+def train_gflop(arch: str, batch_size: int = 128) -> tuple[float, float]:
+    """GFLOP of one training sample's share of an SGD step of `arch` (forward and backward on a batch of
+    `batch_size` 1 x 32 x 32 images, two logits) and of one evaluated image, by `torch.utils.flop_counter`
+    on the CPU (the counts `catalog.TRAIN_GFLOP` holds)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from nadcore import models
+
+    torch.manual_seed(0)
+    net, x = models.build(arch), torch.randn(batch_size, 1, 32, 32)
+    with FlopCounterMode(display=False) as step:
+        torch.nn.functional.cross_entropy(net(x), torch.zeros(batch_size, dtype=torch.long)).backward()
+    with FlopCounterMode(display=False) as image, torch.no_grad():
+        net.eval()(x[:1])
+    return step.get_total_flops() / 1e9 / batch_size, image.get_total_flops() / 1e9
 
 
 def nad_cost(dev: str | torch.device, arch: str, method: str, precision: str = "float32",
@@ -177,7 +200,9 @@ def gpu_rates(bundle_dir: str | Path = BUNDLE) -> dict[str, Any]:
     """Unit costs on a GPU from the records of the items the bundle at `bundle_dir` computed on one
     (their `duration_s`; medians): `nads` {(arch, method, precision, compiled): seconds per network}
     from its NAD estimates, `train` {arch: seconds per sample and epoch, as `train_cost` counts them}
-    from its Fig. 1 and Fig. 6 cells, and `gpus`, the machines they name."""
+    from its Fig. 1 and Fig. 6 cells, `tflops` the median TFLOP/s its GPU reports measured training cells
+    (what prices a network trained on no GPU yet, by its FLOPs: `train_cost`), and `gpus`, the machines they
+    name."""
     nad, train, gpus = {}, {}, set()
     bundle_dir = Path(bundle_dir)
     for path in sorted(bundle_dir.glob("nads/*.npz")):
@@ -198,8 +223,24 @@ def gpu_rates(bundle_dir: str | Path = BUNDLE) -> dict[str, Any]:
         if arch and n and s.get("epochs") and cell.get("pooling", True):
             train.setdefault(arch, []).append(r["duration_s"] / (2 * n * s["epochs"] * 2))
             gpus.add(r.get("machine") or "a GPU")
+    achieved = []
+    for path in sorted(bundle_dir.glob("fourier/*_gpu.json")):   # `tools/gpu_bundle.py --train`'s reports
+        report = json.loads(path.read_text())
+        achieved += [c["tflops"] for c in report.get("cells", []) if c.get("tflops")]
+        gpus.add(report.get("gpu") or "a GPU")
     median = lambda d: {k: float(np.median(v)) for k, v in d.items()}
-    return {"nads": median(nad), "train": median(train), "gpus": sorted(gpus)}
+    return {"nads": median(nad), "train": median(train), "gpus": sorted(gpus),
+            "tflops": float(np.median(achieved)) if achieved else None}
+
+
+@contextlib.contextmanager
+def gpu_costs(bundle_dir: str | Path = BUNDLE):
+    """Price CUDA work (`train_cost`, `nad_cost`) with the GPU rates of the bundle at `bundle_dir` while inside."""
+    _GPU.update(gpu_rates(bundle_dir))
+    try:
+        yield _GPU
+    finally:
+        _GPU.clear()
 
 
 def chapter_plan(chapter: str, scale: str, *, seed: int = 0, results_dir: str | Path = "results",

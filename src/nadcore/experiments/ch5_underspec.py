@@ -17,7 +17,7 @@ mean (for `D(v)` channels, whose mean is 0, this is the raw zero of the paper).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
@@ -263,6 +263,24 @@ def pair_cells(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings:
     return out
 
 
+class Sweep(NamedTuple):
+    """A sweep as `nadcore.sweeps` stores it: its `name`, its `cells` and the `settings` its keys hash."""
+    name: str
+    cells: list[dict[str, int]]
+    settings: dict[str, Any]
+
+
+def pair_sweep(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: Mapping[str, Any]) -> Sweep:
+    """The `Sweep` of `pair_grid` (cells `{"i", "j", "seed"}`, seed-major), to read or train one cell at a time."""
+    U = nad_images(nads)
+    idx = check_indices(settings["indices"], len(U))
+    shared: dict[str, Any] = {"arch": arch, "nads": store.fingerprint(U), "recipe": _recipe(settings, arch),
+                              **{k: settings[k] for k in ("n_train", "n_test", "sigma", "eps1", "eps2", "extent",
+                                                          "resolution")}}
+    cells = [{"i": i, "j": j, "seed": int(s)} for s in settings["seeds"] for i in idx for j in idx]
+    return Sweep(f"underspec_pairs_{arch}", cells, versions.stamp(shared, "underspec_cell"))
+
+
 def pair_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: Mapping[str, Any],
               results_dir: str | Path, *, device: str | torch.device = "auto", batch: int = 8, shard: int = 0,
               num_shards: int = 1, progress: bool = True, only_stored: bool = False) -> dict[str, np.ndarray] | None:
@@ -277,15 +295,10 @@ def pair_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: 
     (with `only_stored`, None unless every cell is stored: nothing is computed).
     """
     U = nad_images(nads)
-    idx = check_indices(settings["indices"], len(U))
-    seeds = [int(s) for s in settings["seeds"]]
-    recipe = _recipe(settings, arch)
-    shared: dict[str, Any] = {"arch": arch, "nads": store.fingerprint(U), "recipe": recipe,
-                              **{k: settings[k] for k in ("n_train", "n_test", "sigma", "eps1", "eps2", "extent",
-                                                          "resolution")}}
-    cells = [{"i": i, "j": j, "seed": s} for s in seeds for i in idx for j in idx]
+    name, cells, shared = pair_sweep(arch, U, settings)
+    idx, seeds = list(dict.fromkeys(c["i"] for c in cells)), list(dict.fromkeys(c["seed"] for c in cells))
     compute = lambda group: pair_cells(arch, U, settings, group, device)
-    results = _run(f"underspec_pairs_{arch}", cells, compute, shared, results_dir, batch, shard, num_shards, progress,
+    results = _run(name, cells, compute, shared, results_dir, batch, shard, num_shards, progress,
                    only_stored, resolve(device))
     if results is None:
         return None

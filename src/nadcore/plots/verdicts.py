@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nadcore import bundle, fourier, pooling, presets, prose, published
+from nadcore import bundle, fourier, plan, pooling, presets, prose, published
 from nadcore.checks import InputError
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
 from nadcore.plots import page
@@ -370,10 +370,20 @@ def fig1_deep(comparison: Mapping[str, Mapping[str, Any]], arch: str, settings: 
                *verdict(bands_agree(b, GRID_MAD), differs, failure=bands_text(b)), (f"ch1-fig1-{arch}",), values=v)
 
 
+def _deep_subset() -> str:
+    """What a GPU computes of a deep network's Figs. 1 and 6 ("25 of Fig. 1's directions and 5 NAD indices × 3
+    seeds")."""
+    _, grid, _, _ = bundle.fourier_item(next(iter(bundle.DEEP_FIG1)))
+    item = next(iter(bundle.DEEP_FIG6))
+    return (f"{len(grid.half())} of Fig. 1's directions and {len(bundle.DEEP_FIG6[item][1])} NAD indices × "
+            f"{len(bundle.fig6_runs(item, 'secant'))} seeds")
+
+
 def deep_not_computed(comparison: Mapping[str, Mapping[str, Any]], fig6_curves: Mapping[str, Mapping[str, np.ndarray]],
-                      archs: Sequence[str] = ("resnet18", "densenet121")) -> Row:
+                      archs: Sequence[str] = bundle.GPU_ONLY, gpu_seconds: float | None = None) -> Row:
     """ResNet-18 and DenseNet-121 trained on D(v) (Figs. 1 and 6): not computed while no cell is stored;
-    what the published figures say of them."""
+    what the published figures say of them, and what a GPU would compute (`bundle.gpu_items`, `gpu_seconds` of
+    one GPU)."""
     stored = {a: comparison[a]["stored"] for a in archs}
     if any(stored.values()):
         raise ValueError(f"some cells are stored ({stored}): they need rows of their own")
@@ -383,7 +393,8 @@ def deep_not_computed(comparison: Mapping[str, Mapping[str, Any]], fig6_curves: 
               for a in archs}
     return Row(f"Figs. 1 and 6 ({' and '.join(map(prose.name, archs))})", "the bias of deeper CNNs",
                f"Fig. 1 mean {_nums(mean.values())} %; Fig. 6 at chance from NAD {_nums(chance.values(), 'd')}",
-               "–", "–", *verdict(None, needs=f"a GPU ({comparison[archs[0]]['cells']} directions each)"),
+               "–", "–", *verdict(None, needs=f"a GPU for {_deep_subset()} each"
+                                  + ("" if gpu_seconds is None else f", about {plan.duration(gpu_seconds)} of one")),
                ("ch1-fig1-gpu", "ch3-fig6-bundle"), values={"stored": stored, "mean": mean, "chance": chance})
 
 
@@ -964,17 +975,23 @@ def u_fig1(pairs: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any]) 
                ("ch5-fig2a-bundle",), paper="follow-up", values=best)
 
 
-def u_fig2_resnet(settings: Mapping[str, Any]) -> Row:
-    """Follow-up Fig. 2 and App. Fig. 8 (ResNet-18) at the follow-up's `settings` (its "pairs" preset):
-    not computed here."""
-    n = len(settings["indices"])
-    return Row("Fig. 2 and App. Fig. 8 (ResNet-18)", "ResNet-18 reads the channel on its lower NAD index", "maps",
-               "–", "–",
-               *verdict(None, needs=f"a GPU (ResNet-18, {n} × {n} NAD pairs, {len(settings['seeds'])} seeds)"),
+def u_fig2_resnet(settings: Mapping[str, Any], prepared: Mapping[str, Any] | None = None,
+                  grid: Mapping[str, Any] | None = None, gpu_seconds: float | None = None) -> Row:
+    """Follow-up Fig. 2 and App. Fig. 8 (ResNet-18), the follow-up's `settings` (its "pairs" preset): `u_cnn`'s
+    reading of the bundle's `grid` (`bundle.UNDERSPEC_GPU`, at `prepared`), else not computed here, with what a
+    GPU would compute and `gpu_seconds` of one."""
+    item = "Fig. 2 and App. Fig. 8, ResNet-18"
+    if grid is not None and prepared is not None:
+        return u_cnn(grid, prepared, "resnet18", item=item)
+    n, m = len(settings["indices"]), len((prepared or settings)["indices"])
+    needs = f"a GPU for {m} × {m} of the follow-up's {n} × {n} NAD pairs, {len(settings['seeds'])} seeds"
+    return Row(item, "ResNet-18 reads the channel on its lower NAD index", "maps", "–", "–",
+               *verdict(None, needs=needs + ("" if gpu_seconds is None else f", about {plan.duration(gpu_seconds)}"
+                                                                            " of one")),
                ("ch5-fig2a-bundle",), paper="follow-up")
 
 
-def u_cnn(grid: Mapping[str, Any], settings: Mapping[str, Any], arch: str = "lenet") -> Row:
+def u_cnn(grid: Mapping[str, Any], settings: Mapping[str, Any], arch: str = "lenet", item: str | None = None) -> Row:
     """App. Figs. 6-7 (maps): a CNN reads the channel on its lower NAD index, and its decision boundary turns
     with it (`BOUNDARY_ANGLE`), at the pairs (first, last) and (last, first) of its `pair_grid`. Compared
     qualitatively, naming the grid of pairs and where the network does not fit its training set (`_unfitted`)."""
@@ -988,7 +1005,7 @@ def u_cnn(grid: Mapping[str, Any], settings: Mapping[str, Any], arch: str = "len
     turns = t1 is not None and t2 is not None and t1 <= BOUNDARY_ANGLE and t2 >= 90 - BOUNDARY_ANGLE
     failed = [w for w, ok in (("reads the other channel", reads), ("the boundary does not turn", turns)) if not ok]
     angle = lambda t: "–" if t is None else f"{t:.0f}°"   # noqa: E731
-    return Row(f"App. Figs. 6-7, {prose.name(arch)}", "a CNN reads the channel on its lower NAD index", "maps",
+    return Row(item or f"App. Figs. 6-7, {prose.name(arch)}", "a CNN reads the channel on its lower NAD index", "maps",
                f"channel 1 / 2 alone: {a1:.1f} / {a2:.1f} % at ({idx[lo]}, {idx[hi]}), {b1:.1f} / {b2:.1f} % at "
                f"({idx[hi]}, {idx[lo]}); boundary at {angle(t1)}, {angle(t2)}",
                _pairs_scale(settings), *verdict(not failed, [_pairs_differs(settings), _unfitted(grid)],
@@ -1063,7 +1080,20 @@ def load(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, Any]:
         pairs={a: bundle.underspec("pairs", a, bundle_dir, progress=False) for a in bundle.UNDERSPEC_ARCHS},
         dial=bundle.secant_dial(bundle_dir), eq5=bundle.load_eq5(bundle_dir), spectra=bundle.fig6_spectra(bundle_dir),
         antialias=bundle.load_antialias(bundle_dir, best_sigma=True),
-        null=bundle.load_zoo_null(bundle_dir))
+        null=bundle.load_zoo_null(bundle_dir),
+        pairs_gpu=pairs_gpu(bundle_dir), gpu_seconds=gpu_seconds(bundle_dir))
+
+
+def pairs_gpu(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, Any]:
+    """`{arch: the follow-up's Fig. 2 grid, or None}` of the items a GPU computes (`bundle.UNDERSPEC_GPU`)."""
+    return {a: grid for name in bundle.UNDERSPEC_GPU for a, grid in bundle.load(name, bundle_dir).items()}
+
+
+def gpu_seconds(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, float | None]:
+    """Rough seconds of one GPU for what the bundle lacks of the deep networks' Figs. 1 and 6 (`deep`) and of the
+    follow-up's Fig. 2 for ResNet-18 (`pairs`), as `bundle.gpu_seconds` prices them."""
+    deep = [i for a in bundle.GPU_ONLY for i in bundle.gpu_items(a) if i not in bundle.UNDERSPEC_GPU]
+    return {"deep": bundle.gpu_seconds(deep, bundle_dir), "pairs": bundle.gpu_seconds(bundle.UNDERSPEC_GPU, bundle_dir)}
 
 
 def fig6_runs(fig6_nads: Mapping[str, Mapping[int, float]], item: str, method: str,
@@ -1091,8 +1121,9 @@ def nads_rows(results: Mapping[str, Any]) -> dict[str, Row]:
                                    released={s: fig6_runs(runs, "fig6", "published", s) for s in sigmas},
                                    spectra=results.get("spectra"))
     for item, (arch, _) in bundle.DEEP_FIG6.items():
-        out[f"fig6_{arch}"] = fig6_deep(fig6_runs(runs, item, "secant"), f6["curves"][arch], arch,
-                                        bundle.fig6_item(name=item)[2], f6["settings"]["sigma"])
+        if seeds := fig6_runs(runs, item, "secant"):   # none yet: `deep_not_computed`'s row
+            out[f"fig6_{arch}"] = fig6_deep(seeds, f6["curves"][arch], arch, bundle.fig6_item(name=item)[2],
+                                            f6["settings"]["sigma"])
     return out
 
 
@@ -1103,9 +1134,11 @@ def rows(results: Mapping[str, Any]) -> list[Row]:
     c, f6 = results["comparison"], results["fig6"]
     out = [fig1_logreg(c, fig1_settings),
            fig1_lenet(results["sigma"], caption, published.AUTHORS_CODE_LENET[((0, 0), "cos")])]
-    for name, arch in bundle.DEEP_FIG1.items():
-        out.append(fig1_deep(c, arch, bundle.fourier_item(name)[2], caption, bundle.DEEP_TRAIN[arch][0]))
-    out.append(deep_not_computed(c, f6["curves"]))
+    waiting = [arch for arch in bundle.DEEP_FIG1.values() if not c[arch]["stored"]]
+    out += [fig1_deep(c, arch, bundle.fourier_item(name)[2], caption, bundle.DEEP_TRAIN[arch][0])
+            for name, arch in bundle.DEEP_FIG1.items() if arch not in waiting]
+    if waiting:
+        out.append(deep_not_computed(c, f6["curves"], waiting, (results.get("gpu_seconds") or {}).get("deep")))
     q2 = presets.preset("fourier", "paper")["fig2"]
     iterations = ch1_fourier.iterations_to_loss(results["fig2"], q2["threshold"], q2["window"])
     out.append(fig2(iterations, ch1_fourier.run_iterations(results["fig2"]), c["lenet"]["published"], q2))
@@ -1118,7 +1151,10 @@ def rows(results: Mapping[str, Any]) -> list[Row]:
     out += [fig7({n: (run["curve"], e) for n, (run, e) in cifar.items()}),
             fig8({n: (run["flip"], e) for n, (run, e) in cifar.items()})]
     pairs = bundle.underspec_item("pairs")
-    out += [u_fig1(results["pairs"], pairs), u_fig2_resnet(ch5_underspec.chapter_settings("paper")["pairs"]),
+    gpu = results.get("gpu_seconds") or {}
+    out += [u_fig1(results["pairs"], pairs),
+            u_fig2_resnet(ch5_underspec.chapter_settings("paper")["pairs"], pairs, results.get("pairs_gpu", {}).get(
+                "resnet18"), gpu.get("pairs")),
             u_cnn(results["pairs"]["lenet"], pairs), u_mlp(results["pairs"]["mlp"], pairs), u_fig3(results["ood"])]
     return out
 
