@@ -124,6 +124,21 @@ def test_cross_section_follows_the_normalisation_and_origin():
     assert (normed[:, coords < 0.25 - 1e-6] == 1).all() and (normed[:, coords > 0.25 + 1e-6] == 0).all()
 
 
+def test_the_sections_plane_passes_through_a_test_sample():
+    """`section_origin`: the sample off the plane of `v_i (+) 0`, `0 (+) v_j`; the sample is that origin plus its
+    coordinates along the two directions, so Fig. 2's sections are drawn where the data lie."""
+    U = basis()
+    x = torch.randn(2, 32, 32, generator=torch.Generator().manual_seed(0))
+    origin = underspec.section_origin(x, U[0], 3.0 * U[1])            # any scale of a direction
+    u1, u2 = torch.cat([U[0], torch.zeros_like(U[0])]), torch.cat([torch.zeros_like(U[1]), U[1]])
+    assert abs(float((origin * u1).sum())) < 1e-5 and abs(float((origin * u2).sum())) < 1e-5
+    a, b = float((x * u1).sum()), float((x * u2).sum())
+    assert torch.allclose(origin + a * u1 + b * u2, x, atol=1e-5)
+    settings = {"indices": [0, 1], "seeds": [0], "n_train": 8, "n_test": 8, "sigma": 1.0, "eps1": 1.0, "eps2": 0.5,
+                "extent": 2.0, "resolution": 5, "recipe": {"lenet": {"epochs": 1, "max_lr": 0.1}}}
+    assert underspec.pair_sweep("lenet", U, settings).settings["section"] == underspec.SECTION   # in the cells' key
+
+
 def test_evaluation_bad_input():
     U = basis()
     x, y = underspec.pair_dataset(U[0], U[1], 8)

@@ -238,6 +238,21 @@ def _run(name, cells, compute, settings, results_dir, batch, shard, num_shards, 
     return sweeps.collect(name, cells, settings, results_dir)
 
 
+# Where Fig. 2's cross-sections lie: the plane of `v_i (+) 0` and `0 (+) v_j` through the first test sample (its
+# noise off the plane, `section_origin`), so the boundary is drawn where the data lie (the origin is ~sigma sqrt(D)
+# from every sample). Part of the cells' settings (`pair_sweep`): sections through the origin were other cells.
+SECTION = "through test sample 0"
+
+
+def section_origin(x: torch.Tensor, v1: torch.Tensor, v2: torch.Tensor) -> torch.Tensor:
+    """The sample `x` (two blocks) less its components along `v1 (+) 0` and `0 (+) v2`: the origin of the plane
+    through `x` whose coordinates are those along the two directions."""
+    u = [torch.cat([_as_block(v1, "v1"), torch.zeros_like(_as_block(v2, "v2"))]),
+         torch.cat([torch.zeros_like(_as_block(v1, "v1")), _as_block(v2, "v2")])]
+    u = [e / e.norm() for e in u]
+    return x - sum((x * e).sum() * e for e in u)
+
+
 def pair_cells(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: Mapping[str, Any],
                cells: Sequence[Mapping[str, Any]], device: str | torch.device = "cpu") -> list[dict[str, np.ndarray]]:
     """Train `arch` on the Fig. 2 cells `cells` (dicts of `i`, `j`, `seed`) as one stack and measure
@@ -257,7 +272,8 @@ def pair_cells(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings:
     for c, net, (_, test), fit in zip(cells, nets, datasets, fits):
         norm: dict[str, Any] = dict(mean=fit["mean"], std=fit["std"], device=device)
         acc = channel_accuracies(net, *test, split=1, **norm)
-        section, _ = cross_section(net, U[c["i"]], U[c["j"]], settings["extent"], settings["resolution"], **norm)
+        section, _ = cross_section(net, U[c["i"]], U[c["j"]], settings["extent"], settings["resolution"],
+                                   origin=section_origin(test[0][0], U[c["i"]], U[c["j"]]), **norm)
         out.append({"accuracy": np.array([acc[k] for k in CHANNELS]),
                     "train_accuracy": np.array(fit["train_acc"]), "section": section})
     return out
@@ -275,6 +291,7 @@ def pair_sweep(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings:
     U = nad_images(nads)
     idx = check_indices(settings["indices"], len(U))
     shared: dict[str, Any] = {"arch": arch, "nads": store.fingerprint(U), "recipe": _recipe(settings, arch),
+                              "section": SECTION,
                               **{k: settings[k] for k in ("n_train", "n_test", "sigma", "eps1", "eps2", "extent",
                                                           "resolution")}}
     cells = [{"i": i, "j": j, "seed": int(s)} for s in settings["seeds"] for i in idx for j in idx]
@@ -291,7 +308,7 @@ def pair_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: 
     `resolution` and `recipe[arch]` (`epochs`, `max_lr`, `momentum`, `weight_decay`,
     `batch_size`, `schedule`). Returns a dict of numpy arrays: `indices_1`, `indices_2`,
     `seeds`, `accuracy` (S, I, J, 3) over `CHANNELS`, `train_accuracy` (S, I, J), `sections`
-    (S, I, J, R, R) of `cross_section` and their `coords`; None while other shards are missing
+    (S, I, J, R, R) of `cross_section` through test sample 0 (`SECTION`) and their `coords`; None while other shards are missing
     (with `only_stored`, None unless every cell is stored: nothing is computed).
     """
     U = nad_images(nads)
