@@ -1,5 +1,7 @@
 """NAD estimators against theory (Eq. 4-5, isotropic LogReg), against each other, and on bad input."""
 
+from functools import partial
+
 import matplotlib
 import numpy as np
 import pytest
@@ -59,6 +61,16 @@ def test_logreg_gradient_covariance_is_isotropic():
     assert res.eigenvalues.min() > 0.7 * c * (1 - g ** 0.5) ** 2
 
 
+def test_a_linear_model_whose_input_reaches_two_branches_has_the_secant_of_its_exact_gradient():
+    """Issue 58: `o(cat[a(x), b(x)])` is linear, so its secant is its gradient, the second branch included."""
+    kw = dict(input_shape=(1, 8, 8), progress=False)
+    linear = lambda: TwoBranch(act=nn.Identity)
+    sec = nads.estimate(linear, 40, method="secant", **kw)
+    auto = nads.estimate(linear, 40, method="autograd", **kw)
+    np.testing.assert_allclose(sec.eigenvalues[:10], auto.eigenvalues[:10], rtol=1e-4)
+    assert nads.subspace_overlap(sec.nads, auto.nads, 10) > 0.9999
+
+
 def test_secant_equals_autograd_without_relu_or_pooling():
     kw = dict(input_shape=(1, 8, 8), progress=False)
     sec = nads.estimate(linear_cnn, 40, method="secant", **kw)
@@ -82,15 +94,41 @@ class Doubled(nn.Module):
         return self.net(2 * x)
 
 
+class TwoBranch(nn.Module):
+    """Two convolutions that both read the input, concatenated (an Inception-like stem): issue 58."""
+
+    def __init__(self, act=nn.ReLU):
+        super().__init__()
+        self.a, self.b = nn.Conv2d(1, 3, 3, padding=1), nn.Conv2d(1, 2, 5, padding=2)
+        self.head = nn.Sequential(act(), nn.Flatten(), nn.LazyLinear(1))
+
+    def forward(self, x):
+        return self.head(torch.cat([self.a(x), self.b(x)], 1))
+
+
+class InputSkip(nn.Module):
+    """A convolutional path plus a skip from the input itself to the output."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(1))
+        self.skip = nn.Parameter(torch.randn(1, 1, 8, 8))
+
+    def forward(self, x):
+        return self.body(x) + (x * self.skip).sum((1, 2, 3))[:, None]
+
+
 @pytest.mark.parametrize("factory", [lambda: models.build("lenet", num_classes=1),
                                      lambda: models.build("mlp", num_classes=1),
                                      lambda: nn.Sequential(nn.Conv2d(1, 5, 3, stride=2, padding=2,
                                                                      padding_mode="circular"),
                                                            nn.ReLU(), nn.Flatten(), nn.LazyLinear(1)),
-                                     Doubled])
+                                     Doubled, TwoBranch, InputSkip])
 def test_linear_first_layer_shortcut_matches_plain_probes(factory):
+    """The first layer by linearity gives the plain probes' secant, also where the input reaches the output by
+    another way than that layer (a second branch, a skip: then the probes run in full)."""
     torch.manual_seed(0)
-    shape = (1, 32, 32) if factory is not Doubled else (1, 8, 8)
+    shape = (1, 32, 32) if factory not in (Doubled, TwoBranch, InputSkip) else (1, 8, 8)
     x0 = nads.eval_point_for(0, shape)
     net = factory().eval()
     net(x0[None])  # materialise lazy layers
@@ -398,6 +436,36 @@ def test_a_named_factory_is_stored_with_its_description_and_resumes(tmp_path):
     other = nads.estimate(linear_cnn, 130, name="mynet", **kw)
     assert other.settings["model"]["structure"] != model["structure"]
     assert len(list((tmp_path / "nad_chunks").glob("*.npz"))) == 4
+
+
+class Edited(nn.Module):
+    """`small_cnn`'s layers with an edited initialisation or forward: the same repr and parameter count."""
+
+    def __init__(self, zero_half=False, doubled=False):
+        super().__init__()
+        self.net, self.doubled = small_cnn(), doubled
+        if zero_half:
+            with torch.no_grad():
+                self.net[0].weight[: self.net[0].weight.shape[0] // 2] = 0
+
+    def forward(self, x):
+        return self.net(2 * x if self.doubled else x)
+
+    def extra_repr(self):
+        return ""
+
+
+def test_an_edited_model_does_not_read_back_the_results_of_the_model_before_the_edit(tmp_path):
+    """Issue 58: an edit to `__init__` or `forward` under the same source name, repr and parameter count changes
+    the model's `behaviour`, so its chunks and result are its own."""
+    kw = dict(input_shape=(1, 8, 8), progress=False, results_dir=tmp_path, method="autograd", name="mynet")
+    digests = set()
+    for edit in ({}, {"zero_half": True}, {"doubled": True}):
+        torch.manual_seed(0)
+        res = nads.estimate(partial(Edited, **edit), 6, **kw)
+        digests.add((res.settings["model"]["structure"], res.settings["model"]["behaviour"]))
+    assert len({s for s, _ in digests}) == 1 and len(digests) == 3
+    assert len(list((tmp_path / "nad_chunks").glob("*.npz"))) == 3
 
 
 def test_registry_settings_and_keys_are_unchanged():

@@ -308,8 +308,8 @@ def pair_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: 
     `resolution` and `recipe[arch]` (`epochs`, `max_lr`, `momentum`, `weight_decay`,
     `batch_size`, `schedule`). Returns a dict of numpy arrays: `indices_1`, `indices_2`,
     `seeds`, `accuracy` (S, I, J, 3) over `CHANNELS`, `train_accuracy` (S, I, J), `sections`
-    (S, I, J, R, R) of `cross_section` through test sample 0 (`SECTION`) and their `coords`; None while other shards are missing
-    (with `only_stored`, None unless every cell is stored: nothing is computed).
+    (S, I, J, R, R) of `cross_section` through test sample 0 (`SECTION`) and their `coords`; None while other
+    shards are missing (with `only_stored`, None unless every cell is stored: nothing is computed).
     """
     U = nad_images(nads)
     name, cells, shared = pair_sweep(arch, U, settings)

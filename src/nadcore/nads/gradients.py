@@ -218,7 +218,8 @@ class _Injected(nn.Module):
 
 def _injected_forward(net, name, x0, step, at_x0=None):
     """`net` on the 2D probes with the outputs of its layer `name` computed by linearity; None if that
-    layer turns out not to be fed the input (then the caller runs the plain probes). `at_x0`: `net(x0)`
+    layer turns out not to be fed the input, or the input reaches the output another way too (then the caller
+    runs the plain probes). `at_x0`: `net(x0)`
     from `pool_before_relu` where it swapped (a pooling it put there may then be fused with the layer)."""
     layer = net.get_submodule(name)
     if not _is_linear_first(layer, x0):
@@ -226,7 +227,9 @@ def _injected_forward(net, name, x0, step, at_x0=None):
     if name == "":   # the network is that layer
         return _linear_probe_outputs(layer, x0, step)
     D = x0.numel()
-    X = x0[None].expand(2 * D, *x0.shape)   # a stand-in of the probes, no memory: never read
+    # A stand-in of the probes, no memory, never read by the layer it feeds: NaN, so a model that reads its input
+    # anywhere else (a second branch, a skip from the input) gives NaN, and the caller runs the plain probes.
+    X = torch.full_like(x0[None], float("nan")).expand(2 * D, *x0.shape)
     seq, key, pool = _pool_after(net, name, layer, at_x0)
     injected = _Injected(layer, X, x0, step, pool)
     net.set_submodule(name, injected)
@@ -236,11 +239,13 @@ def _injected_forward(net, name, x0, step, at_x0=None):
         if pool is not None and not _same_output(net, x0, at_x0):   # a model that reads the layer's own output
             injected.pool, seq._modules[key] = None, pool
         out = net(X)
+    except (RuntimeError, ValueError):   # a model that checks its input's values
+        out = None
     finally:
         net.set_submodule(name, layer)
         if pool is not None:
             seq._modules[key] = pool
-    return out if injected.fired else None
+    return out if out is not None and injected.fired and not torch.isnan(out).any() else None
 
 
 _POOLED = {}

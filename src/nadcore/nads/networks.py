@@ -198,11 +198,25 @@ def describe(factory: Callable[[], object], seed: int, index: int, x0: torch.Ten
     the model's description for the settings of a model that is not a registry name (`source`,
     `model_source`; None for a registry name, whose settings hold its name only)."""
     net = network(factory, seed, index, torch.device("cpu"))
-    _one_output(forward_checked(net, x0))
+    out = forward_checked(net, x0)
+    _one_output(out)
     if source is None:
         return None
     return {"source": source, "structure": hashlib.sha256(repr(net).encode()).hexdigest()[:12],
-            "parameters": int(sum(p.numel() for p in net.parameters()))}
+            "parameters": int(sum(p.numel() for p in net.parameters())), "behaviour": behaviour(net, out)}
+
+
+def behaviour(net: nn.Module, out: torch.Tensor) -> str:
+    """A digest of what a model computes: its parameters and buffers (its initialisation, bitwise) and its output at
+    x0 `out` to 4 significant digits (its forward; rounded, so that another CPU's last bits do not change it). An
+    edited `__init__` or `forward`, or another version of the library that builds it, gives another digest, so
+    the results of the model before the edit are not read back as its own (issue 58)."""
+    h = hashlib.sha256()
+    for name, t in [*net.named_parameters(), *net.named_buffers()]:
+        h.update(name.encode())
+        h.update(t.detach().cpu().contiguous().numpy().tobytes())
+    h.update(" ".join(f"{v:.4e}" for v in out.detach().double().flatten().tolist()).encode())
+    return h.hexdigest()[:12]
 
 
 def eval_point_for(seed: int, input_shape: Sequence[int]) -> torch.Tensor:
