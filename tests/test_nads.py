@@ -10,6 +10,7 @@ from torch import nn
 
 from nadcore import bundle, fourier, models, nads, store
 from nadcore.experiments import ch3_nads
+from nadcore.nads import networks
 from nadcore.plots import nads as plots
 from nadcore.plots import style
 from nadcore.pooling import LinearPooling
@@ -455,7 +456,7 @@ class Edited(nn.Module):
         return ""
 
 
-def test_an_edited_model_does_not_read_back_the_results_of_the_model_before_the_edit(tmp_path):
+def test_an_edited_model_does_not_read_back_the_results_of_the_model_before_the_edit(tmp_path, capsys):
     """Issue 58: an edit to `__init__` or `forward` under the same source name, repr and parameter count changes
     the model's `behaviour`, so its chunks and result are its own."""
     kw = dict(input_shape=(1, 8, 8), progress=False, results_dir=tmp_path, method="autograd", name="mynet")
@@ -466,6 +467,10 @@ def test_an_edited_model_does_not_read_back_the_results_of_the_model_before_the_
         digests.add((res.settings["model"]["structure"], res.settings["model"]["behaviour"]))
     assert len({s for s, _ in digests}) == 1 and len(digests) == 3
     assert len(list((tmp_path / "nad_chunks").glob("*.npz"))) == 3
+    assert res.settings["model"]["code"] == networks.code_digest(Edited())     # its classes' source
+    torch.manual_seed(0)
+    nads.estimate(partial(Edited, doubled=True), 6, **{**kw, "progress": True})   # a rerun says it reused them
+    assert f"mynet: reusing all 1 stored chunks of 125 networks in {tmp_path / 'nad_chunks'}" in capsys.readouterr().err
 
 
 def test_registry_settings_and_keys_are_unchanged():

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -106,6 +107,10 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
                  for c in tqdm(cells, desc=f"NADs {name} ({s.method})", disable=not progress))
     else:
         settings = s.chunk_settings(name, eval_desc, dev, model_desc)
+        held = len(cells) - len(sweeps.missing("nad_chunks", cells, settings, Path(results_dir)))
+        if progress and held:
+            print(f"{name}: {'reusing all' if held == len(cells) else f'resuming from {held} of'} {len(cells)} stored "
+                  f"chunks of {chunks.CHUNK} networks in {Path(results_dir) / 'nad_chunks'}", file=sys.stderr)
         paths = sweeps.sweep("nad_chunks", cells, compute, settings, Path(results_dir), progress=progress, load=False,
                              shard=shard, num_shards=num_shards)
         if num_shards != 1:

@@ -202,8 +202,30 @@ def describe(factory: Callable[[], object], seed: int, index: int, x0: torch.Ten
     _one_output(out)
     if source is None:
         return None
-    return {"source": source, "structure": hashlib.sha256(repr(net).encode()).hexdigest()[:12],
-            "parameters": int(sum(p.numel() for p in net.parameters())), "behaviour": behaviour(net, out)}
+    desc = {"source": source, "structure": hashlib.sha256(repr(net).encode()).hexdigest()[:12],
+            "parameters": int(sum(p.numel() for p in net.parameters())), "behaviour": behaviour(net, out),
+            "code": code_digest(net)}
+    if source.startswith("timm:"):
+        import timm
+
+        desc["timm"] = timm.__version__
+    return desc
+
+
+def code_digest(net: nn.Module) -> str | None:
+    """A digest of the source of the classes `net` is made of (its own and its submodules', torch's aside), or
+    None where Python cannot read a class's source (defined in a notebook cell or a `-c` string)."""
+    import inspect
+
+    h = hashlib.sha256()
+    for cls in sorted({type(m) for m in net.modules()}, key=lambda c: f"{c.__module__}.{c.__qualname__}"):
+        if cls.__module__.startswith("torch."):
+            continue
+        try:
+            h.update(inspect.getsource(cls).encode())
+        except (OSError, TypeError):
+            return None
+    return h.hexdigest()[:12]
 
 
 def behaviour(net: nn.Module, out: torch.Tensor) -> str:
