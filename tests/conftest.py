@@ -189,6 +189,12 @@ def page(browser):
 
 
 @pytest.fixture(autouse=True)
+def bundle_writes_stay_in_their_test(monkeypatch):
+    """`--force` lets this process write into the committed bundle (NADBOOK_WRITE_BUNDLE): only for its test."""
+    monkeypatch.setenv("NADBOOK_WRITE_BUNDLE", "0")
+
+
+@pytest.fixture(autouse=True)
 def figures_are_readable():
     """Every figure a test draws must read at the book's width (`nadcore.plots.style.check_readable`)."""
     import matplotlib

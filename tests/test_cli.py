@@ -7,10 +7,11 @@ import types
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 from conftest import ROOT
 
-from nadcore import cli
+from nadcore import cli, paths
 
 NADCORE = str(Path(sys.executable).with_name("nadcore"))
 PARAMETERS = ('scale = "smoke"\ndevice = "auto"\nseed = 0\nresults_dir = "../results"\ndata_root = "../data"\n'
@@ -381,6 +382,54 @@ def test_nads_results_dir_never_writes_into_the_bundle_without_force(tmp_path, m
         assert "--force" in err and calls == []
     assert cli.main(["nads", "--arch", "logreg", "--networks", "4", "--results-dir", str(ROOT / "bundle"),
                      "--force"]) == 0 and calls == [str(ROOT / "bundle")]
+
+
+def test_the_bundle_is_known_by_its_marker_through_every_symlink_and_any_environment(tmp_path, monkeypatch, capsys):
+    """Issue 58 item 3: a results folder whose `nads/` is a symlink into the bundle, and `$NADBOOK_BUNDLE` naming
+    another folder while --results-dir is the checkout's bundle: refused in one line, nothing written there; the
+    store itself refuses any write into a folder under `.nadbook-bundle` outside `store.writing_bundle()`."""
+    from nadcore import store
+
+    assert (ROOT / "bundle" / paths.BUNDLE_MARKER).is_file() and paths.bundle_of(ROOT / "bundle" / "x" / "y")
+    before = sorted(p.name for p in (ROOT / "bundle" / "nads").iterdir())
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "nads").symlink_to(ROOT / "bundle" / "nads")
+    (out / "nad_chunks").symlink_to(ROOT / "bundle" / "partial")
+    assert cli.main(["nads", "--arch", "logreg", "--networks", "4", "--results-dir", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "lies in the results bundle" in err and str(ROOT / "bundle") in err
+    monkeypatch.setenv("NADBOOK_BUNDLE", str(tmp_path / "elsewhere"))
+    assert cli.main(["nads", "--arch", "logreg", "--networks", "4", "--results-dir", str(ROOT / "bundle")]) == 2
+    assert "--results-dir must be a path outside the committed bundle" in capsys.readouterr().err
+    assert sorted(p.name for p in (ROOT / "bundle" / "nads").iterdir()) == before
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / paths.BUNDLE_MARKER).touch()
+    (tmp_path / "link").symlink_to(mine)
+    with pytest.raises(ValueError, match="lies in the results bundle"):
+        store.save(tmp_path / "link" / "a" / "r.npz", {"x": np.zeros(2)}, {"a": 1})
+    with store.writing_bundle():
+        store.save(tmp_path / "link" / "a" / "r.npz", {"x": np.zeros(2)}, {"a": 1})
+    assert (mine / "a" / "r.npz").is_file()
+
+
+def test_nothing_is_replaced_or_lost_without_force(tmp_path, capsys):
+    """Issue 58 item 11: `nads --out` replaces no existing file without --force; `store.migrate` to its own path
+    is refused before it writes (it used to write the file, then delete it)."""
+    from nadcore import store
+
+    precious = tmp_path / "precious.npz"
+    precious.write_bytes(b"mine")
+    assert cli.main(["nads", "--arch", "logreg", "--networks", "4", "--out", str(precious)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--force to replace it" in err and precious.read_bytes() == b"mine"
+    path = tmp_path / "r.npz"
+    store.save(path, {"x": np.zeros(2)}, {"a": 1})
+    for same in (path, tmp_path / "." / "r.npz"):
+        with pytest.raises(ValueError, match="new_path must differ from path"):
+            store.migrate(path, same, {"a": 2}, "a test")
+    assert store.load(path, {"a": 1}).arrays["x"].shape == (2,)
 
 
 @pytest.mark.parametrize("command", ["run", "submit"])

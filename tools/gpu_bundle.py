@@ -44,7 +44,7 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from nadcore import bundle, catalog, device, models, nads, plan, sweeps
+from nadcore import bundle, catalog, device, models, nads, plan, store, sweeps
 from nadcore.experiments import ch1_fourier, ch3_nads, ch5_underspec
 
 MILESTONES = [("densenet121", 500), ("resnet18", 2000), ("densenet121", 1000), ("densenet121", 2000),
@@ -190,6 +190,11 @@ def stored(arch, n, scratch):
 
 
 def main(argv=None):
+    with store.writing_bundle():   # the bundle it fills may be a checkout's committed one
+        _main(argv)
+
+
+def _main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, required=True, help="time for everything before packing")
     parser.add_argument("--out", type=Path, required=True)

@@ -53,4 +53,5 @@ def migrate(bundle):
 
 
 if __name__ == "__main__":
-    migrate(sys.argv[1] if len(sys.argv) > 1 else "bundle")
+    with store.writing_bundle():   # it rewrites a committed bundle's records
+        migrate(sys.argv[1] if len(sys.argv) > 1 else "bundle")

@@ -1439,7 +1439,8 @@ def compute(item: str, bundle_dir: str | Path = BUNDLE, scratch: str | Path | No
     entry = lookup(item)
     bundle_dir = Path(bundle_dir)
     _note_machine(bundle_dir)
-    return entry.compute(bundle_dir, _scratch(bundle_dir, scratch), progress)
+    with store.writing_bundle():
+        return entry.compute(bundle_dir, _scratch(bundle_dir, scratch), progress)
 
 
 def load(item: str, bundle_dir: str | Path = BUNDLE) -> Any:

@@ -397,13 +397,18 @@ BUNDLE = paths.BUNDLE   # written by `python -m nadcore.bundle` only ($NADBOOK_B
 
 def protect_bundle(key: str, path: str | Path, force: bool, bundles: Iterable[str | Path] = (BUNDLE,)) -> None:
     """A UsageError when `path` (a file or folder, existing or not, `..` and symlinks resolved) lies in a
-    committed results bundle (`bundles`) and `force` is false: the bundle is written by
-    `python -m nadcore.bundle` only."""
+    committed results bundle (`paths.bundle_of`, or one of `bundles`) and `force` is false: the bundle is written by
+    `python -m nadcore.bundle` only. With `force`, the store may write there (NADBOOK_WRITE_BUNDLE)."""
     target = os.path.realpath(path)
-    for bundle in {os.path.realpath(b) for b in bundles}:
-        if os.path.commonpath([target, bundle]) == bundle and not force:
-            raise fail(key, str(path), f"a path outside the committed bundle ({bundle}; python -m nadcore.bundle "
-                       "writes it), or --force to replace its files")
+    inside = [paths.bundle_of(path)] + [b for b in {os.path.realpath(b) for b in bundles}
+                                         if os.path.commonpath([target, b]) == b]
+    bundle = next((b for b in inside if b is not None), None)
+    if bundle is None:
+        return
+    if not force:
+        raise fail(key, str(path), f"a path outside the committed bundle ({bundle}; python -m nadcore.bundle "
+                   "writes it), or --force to replace its files")
+    os.environ["NADBOOK_WRITE_BUNDLE"] = "1"   # the store (in this process and a chapter run's kernel) lets it
 
 
 def nad_hours(arch: Any, method: str, networks: int) -> tuple[float | None, bool]:
@@ -453,6 +458,8 @@ def check_nad_args(args: argparse.Namespace) -> None:
     if args.out is not None:
         check_npz(args.out)
         protect_bundle("--out", args.out, args.force)
+        if os.path.lexists(args.out) and not args.force:
+            raise fail("--out", args.out, "a path where no file is yet, or --force to replace it")
     if args.results_dir is not None:
         check_folder("--results-dir", args.results_dir)
         protect_bundle("--results-dir", args.results_dir, args.force)
@@ -676,7 +683,8 @@ def parser() -> argparse.ArgumentParser:
     nad.add_argument("--results-dir", help="store chunks here as they finish (a rerun resumes) and the NADs under "
                      "the name the chapters read (their results_dir)")
     nad.add_argument("--yes", action="store_true", help=f"start an estimate expected to take over {NAD_HOURS} h")
-    nad.add_argument("--force", action="store_true", help="replace a committed file of bundle/")
+    nad.add_argument("--force", action="store_true", help="replace an existing --out file, or a committed file of "
+                     "bundle/")
     nad.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     nad.add_argument("--shard", type=int, default=0, help="which chunks this run computes: shard::num-shards")
     nad.add_argument("--num-shards", type=int, default=1, help="split the chunks over this many runs sharing "

@@ -33,6 +33,17 @@ def locate(environ: Mapping[str, str] | None = None, cwd: str | Path | None = No
     return (found[0] if found else here / "bundle").resolve()
 
 
+# The file at the top of a committed results bundle: what makes a folder a bundle, wherever it is (`bundle_of`).
+BUNDLE_MARKER = ".nadbook-bundle"
+
+
+def bundle_of(path: str | Path) -> Path | None:
+    """The results bundle that `path` (a file or folder, existing or not) lies in, every symlink and `..` resolved
+    (`os.path.realpath`): the nearest folder above it holding `BUNDLE_MARKER`, or None."""
+    real = Path(os.path.realpath(path))
+    return next((d for d in (real, *real.parents) if (d / BUNDLE_MARKER).is_file()), None)
+
+
 BUNDLE = locate()
 DATA = (checkout() or BUNDLE.parent) / "data"   # data_root of the stand-ins read from files (Fashion-MNIST);
 # without a checkout, beside the bundle

@@ -36,7 +36,7 @@ PAGES = {   # the bundle items each page reads (a page reads an item whose numbe
                 *(f"nads_{a}" for a in bundle.GPU_NAD_ARCHS), *(f"nads_{a}_autograd" for a in bundle.GPU_NAD_ARCHS),
                 "convergence", "fig6", "fig6_sigma", *bundle.DEEP_FIG6, *bundle.FIG6_NADS, "secant_dial", "eq5"),
     "04_cifar10": ("cifar", "cifar_fashion"),
-    "05_underspecification": ("underspec_pairs", "underspec_ood", "underspec_ood_fashion"),
+    "05_underspecification": ("underspec_pairs", "underspec_ood", "underspec_ood_fashion", *bundle.UNDERSPEC_GPU),
     "06_antialias": ("antialias", "antialias_sigma", "fig6"),
     "07_zoo": ("zoo", *(f"nads_{a}_autograd" for a in bundle.ZOO_ARCHS), *(f"nads_{a}" for a in bundle.ZOO_ARCHS),
                "convergence_zoo", "zoo_null"),

@@ -28,7 +28,7 @@ from typing import IO, Any
 import numpy as np
 import torch
 
-from nadcore import __version__, models
+from nadcore import __version__, models, paths
 from nadcore.checks import InputError
 
 FORMAT = "nadcore-result/1"
@@ -108,13 +108,39 @@ def _numpy(value):
     return np.asarray(value)
 
 
+# The store writes into no results bundle (`paths.bundle_of`: every symlink resolved, at every level) outside
+# `writing_bundle()`, which `python -m nadcore.bundle` opens, or in a process whose environment has
+# NADBOOK_WRITE_BUNDLE=1 (the command line's --force, for the kernel of a chapter run too).
+_BUNDLE_WRITES = [False]
+
+
+@contextlib.contextmanager
+def writing_bundle() -> Generator[None]:
+    """Within the block the store may write into a results bundle (`BUNDLE_MARKER`)."""
+    before, _BUNDLE_WRITES[0] = _BUNDLE_WRITES[0], True
+    try:
+        yield
+    finally:
+        _BUNDLE_WRITES[0] = before
+
+
+def check_writable(path: str | Path) -> None:
+    """Raise `InputError` when `path` lies in a results bundle (`paths.bundle_of`) outside `writing_bundle()`."""
+    bundle = paths.bundle_of(path)
+    if bundle is not None and not (_BUNDLE_WRITES[0] or os.environ.get("NADBOOK_WRITE_BUNDLE") == "1"):
+        raise InputError(f"{path} lies in the results bundle {bundle} (through its real path), which only "
+                         "`python -m nadcore.bundle` writes: write elsewhere")
+
+
 def atomic_write(path: str | Path, write: Callable[[IO[bytes]], object]) -> Path:
-    """Call `write(file_object)` on a temporary file beside `path`, then rename it into place.
+    """Call `write(file_object)` on a temporary file beside `path`, then rename it into place; never into a
+    results bundle outside `writing_bundle()` (`check_writable`).
 
     Temporary files are named `.NAME.PID.HOST.XXXX.tmp`; those that a killed writer of this host
     left behind (its process is gone) are removed first. Other hosts' files are left alone:
     shards on a shared file system may still be writing them."""
     path = Path(path)
+    check_writable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.{HOST}.", suffix=".tmp")
@@ -328,6 +354,8 @@ def migrate(path: str | Path, new_path: str | Path, settings: dict[str, Any], no
     """Move the result at `path` to `new_path` under new `settings` (arrays untouched), with `note`
     saying why its numbers are those of the new settings; for a change of key that provably does
     not move the numbers (`nadcore.versions`). Returns the new record."""
+    if os.path.realpath(path) == os.path.realpath(new_path):
+        raise InputError(f"new_path must differ from path (the file would be written, then deleted); got {new_path}")
     res = load(path)
     record = {**res.record, "settings": canonical(settings), "migrated": note}
     _write(new_path, res.arrays, record)
