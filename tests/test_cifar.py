@@ -1,7 +1,9 @@
 """CIFAR-10 chapter: the loader (fake files in CIFAR-10's own format), carriers, NAD flips, the
 reviewers' test, the experiments (tiny) and the figures."""
 
+import os
 import pickle
+import shutil
 
 import matplotlib
 import numpy as np
@@ -52,6 +54,25 @@ def test_cifar10_loads_through_torchvision(fake_cifar):
     assert y[:PER_BATCH].tolist() == batches["data_batch_1"]["labels"]
     xt, yt = cifar.load("cifar10", root, train=False, verify=False, limit=10)
     assert xt.shape == (10, 3, 32, 32) and yt.tolist() == batches["test_batch"]["labels"][:10]
+
+
+class _Payload:
+    def __reduce__(self):
+        return (os.system, ("touch PWNED",))
+
+
+def test_an_unverified_cifar_copy_is_read_as_arrays_and_runs_no_code(fake_cifar, tmp_path, monkeypatch):
+    """Issue 58 item 5: `verify=False` (which the md5 error suggests) unpickled the batch files; now they are read
+    by `cifar.ArraysOnly`, so a file that would run code is refused in one line and runs nothing."""
+    root, _ = fake_cifar
+    bad = tmp_path / "data"
+    shutil.copytree(root, bad)
+    (bad / "cifar-10-batches-py" / "test_batch").write_bytes(pickle.dumps({"data": _Payload(), "labels": [0]}))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"not a CIFAR-10 batch file \(a CIFAR-10 batch file holds numpy arrays "
+                                         r"only; this one names (posix|os)\.system\)"):
+        cifar.load("cifar10", bad, train=False, verify=False)
+    assert not (tmp_path / "PWNED").exists()
 
 
 def test_cifar10_md5_check_and_missing_data(fake_cifar, tmp_path):

@@ -676,6 +676,23 @@ def test_submit_quotes_the_sbatch_lines(tiny_book, tmp_path, capsys):
     assert parsed.count("--comment=two words") == 2 and parsed.count("--partition=gpu") == 2
 
 
+def test_submit_writes_no_control_character_into_a_script_and_plans_for_the_clusters_device(tiny_book, tmp_path,
+                                                                                                capsys):
+    """Issue 58 items 4, 6 and 10: a newline in --out, --sbatch or a -p value split an #SBATCH line (the script then
+    ran what followed); an unclosed quote in --sbatch ended in shlex's traceback; `--device cuda` was refused on a
+    login node without a GPU, which `plan` accepts."""
+    base = ["submit", "01_tiny", "--shards", "2", "--dry-run", "--book-dir", str(tiny_book)]
+    for given, key in ((["--out", str(tmp_path / "sl\nid>PWNED #")], "--out"),
+                       (["--out", str(tmp_path / "o"), "--sbatch=--comment=a\nid"], "--sbatch"),
+                       (["--out", str(tmp_path / "o"), "-p", "results_dir", "r\rid"], "results_dir"),
+                       (["--out", str(tmp_path / "o"), '--sbatch=--comment="x'], "--sbatch")):
+        assert cli.main(base + given) == 2, given
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.strip().splitlines()) == 1 and f"{key} must be" in err, err
+    assert cli.main(base + ["--out", str(tmp_path / "o"), "--device", "cuda"]) == 0
+    assert "--device cuda" in capsys.readouterr().out
+
+
 def test_nads_checks_every_value_before_torch_loads(tmp_path):
     """Issue 41 item 10: --step, --batch-size, --arch and --method were checked by the library, after
     torch loaded (40-53 s on a loaded machine); the cost check imported torch too (through plan)."""

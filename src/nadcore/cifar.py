@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import pickle
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,13 +53,14 @@ MAX_CLASSES = 12  # the carrier rule has 2 NADs x 3 channels x 2 signs
 
 def cifar10_reader(verify: bool = True) -> type[CIFAR10]:
     """torchvision's CIFAR-10 reader; with `verify=False`, one that checks the batch files exist
-    instead of their md5.
+    instead of their md5, and reads them with `ArraysOnly`, never `pickle.load`.
 
-    The files are read by torchvision's own code; only the checksums are dropped, so files in
-    CIFAR-10's on-disk format (`cifar-10-batches-py/data_batch_1..5`, `test_batch`,
-    `batches.meta`) that are not the published ones (a test fixture, a re-packed copy) load.
-    The archive a download fetches is still checked against its md5. (torchvision is imported
-    here, not at the top: the synthetic chapters and `import nadcore.bundle` do without it.)
+    CIFAR-10's files are pickles: torchvision unpickles them once their md5 says they are the published
+    ones. Files in its on-disk format (`cifar-10-batches-py/data_batch_1..5`, `test_batch`, `batches.meta`)
+    that are not (a test fixture, a re-packed copy) load with `verify=False` through an unpickler that
+    builds numpy arrays, lists and dicts only, so a file that would run code is refused. The archive a
+    download fetches is still checked against its md5. (torchvision is imported here, not at the top: the
+    synthetic chapters and `import nadcore.bundle` do without it.)
     """
     from torchvision.datasets import CIFAR10
 
@@ -70,7 +72,39 @@ def cifar10_reader(verify: bool = True) -> type[CIFAR10]:
         test_list = [[name, None] for name, _ in CIFAR10.test_list]
         meta = {**CIFAR10.meta, "md5": None}
 
+        def __init__(self, root, train=True, download=False):   # torchvision's, its pickle.load made safe
+            self.root, self.train, self.transform, self.target_transform = root, train, None, None
+            if download:
+                self.download()
+            folder = Path(root) / str(self.base_folder)
+            entries = [read_batch(folder / str(name)) for name, _ in (self.train_list if train else self.test_list)]
+            self.data = np.vstack([e["data"] for e in entries]).reshape(-1, 3, 32, 32).transpose((0, 2, 3, 1))
+            self.targets = [t for e in entries for t in e.get("labels", e.get("fine_labels", []))]
+            self.classes = read_batch(folder / str(self.meta["filename"]))[str(self.meta["key"])]
+
     return CIFAR10Files
+
+
+class ArraysOnly(pickle.Unpickler):
+    """An unpickler of CIFAR-10's batch files that builds numpy arrays (and plain dicts, lists, bytes, numbers)
+    only: any other class or function a file names is refused, so an unverified file runs no code."""
+
+    ALLOWED = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+               ("numpy", "ndarray"), ("numpy", "dtype"), ("_codecs", "encode")}
+
+    def find_class(self, module, name):
+        if (module, name) in self.ALLOWED:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"a CIFAR-10 batch file holds numpy arrays only; this one names {module}.{name}")
+
+
+def read_batch(path: str | Path) -> dict[str, Any]:
+    """One CIFAR-10 batch file (a Python 2 pickle) through `ArraysOnly`, its keys as text."""
+    with open(path, "rb") as f:
+        entry = ArraysOnly(f, encoding="latin1").load()
+    if not isinstance(entry, dict):
+        raise pickle.UnpicklingError(f"a CIFAR-10 batch file holds a dict; {path} holds {type(entry).__name__}")
+    return {k.decode("latin1") if isinstance(k, bytes) else k: v for k, v in entry.items()}
 
 
 def classes(name: str) -> tuple[str, ...]:
@@ -123,7 +157,10 @@ def load_cifar10(data_root: str | Path = "../data", train: bool = True, download
         ds = reader(str(root), train=train, download=download)
     except RuntimeError as err:
         raise ValueError(f"data_root {str(data_root)!r}: torchvision could not read CIFAR-10 ({err}); "
-                         "delete the folder and pass download=True, or verify=False for a re-packed copy") from None
+                         "delete the folder and pass download=True, or verify=False for a re-packed copy (read "
+                         "as numpy arrays only, never unpickled)") from None
+    except (pickle.UnpicklingError, EOFError, KeyError, ValueError) as err:
+        raise ValueError(f"data_root {str(data_root)!r}: not a CIFAR-10 batch file ({err})") from None
     x = torch.from_numpy(np.ascontiguousarray(ds.data)).permute(0, 3, 1, 2).float().div_(255)
     return x.contiguous(), torch.as_tensor(ds.targets, dtype=torch.int64)
 

@@ -176,18 +176,20 @@ def can_create_in(folder: str | Path) -> bool:
         return False
 
 
-def check_values(values: Mapping[str, Any], folder: Path, writes: bool = True, force: bool = False) -> None:
+def check_values(values: Mapping[str, Any], folder: Path, writes: bool = True, force: bool = False,
+                 here: bool | None = None) -> None:
     """A UsageError unless the library accepts every value the chapter will see (defaults included).
 
     `writes`: the chapter runs (not only planned), so the folders it writes into must be writable and
-    lie outside the committed bundle unless `force`; `plan` only reads them."""
+    lie outside the committed bundle unless `force`; `plan` only reads them. `here`: it runs on this machine, so
+    its device must be present (default: `writes`; `submit` runs it on the cluster's nodes)."""
     from nadcore.presets import check_overrides, check_scale
 
     try:
         check_scale(values["scale"])
     except ValueError as err:
         raise UsageError(str(err)) from None
-    check_device(values["device"], present=writes)
+    check_device(values["device"], present=writes if here is None else here)
     for key, low in (("seed", 0), ("num_seeds", 1), ("num_shards", 1)):
         if isinstance(values.get(key), int) and values[key] < low:
             raise fail(key, values[key])
@@ -232,13 +234,14 @@ class Validated(NamedTuple):
     values: dict[str, Any]
 
 
-def validate(args: argparse.Namespace, writes: bool = True) -> Validated:
+def validate(args: argparse.Namespace, writes: bool = True, here: bool | None = None) -> Validated:
     """Check the chapter and every parameter before any kernel starts.
 
     Returns `Validated(notebook, folder, params, values)`: the parameters papermill injects (`scale`,
     `device` and the `-p` ones) and every value the chapter will see (its declared defaults too).
     `-p scale` and `-p device` are the same as `--scale` and `--device`. `writes`: the chapter will
-    run (`plan` only reads), so its results_dir must lie outside the bundle unless `args.force`.
+    run (`plan` only reads), so its results_dir must lie outside the bundle unless `args.force`; `here`: on this
+    machine (`check_values`).
     """
     folder = Path(args.book_dir) if args.book_dir else book_dir()
     notebook = find_chapter(args.chapter, folder)
@@ -251,7 +254,7 @@ def validate(args: argparse.Namespace, writes: bool = True) -> Validated:
     params = {**given, "scale": _once("scale", args.scale, given, "smoke"),
               "device": _once("device", args.device, given, "auto")}
     values = {**defaults, **params}
-    check_values(values, folder, writes=writes, force=getattr(args, "force", False))
+    check_values(values, folder, writes=writes, force=getattr(args, "force", False), here=here)
     return Validated(notebook, folder, params, values)
 
 
@@ -573,7 +576,12 @@ def slurm_scripts(args: argparse.Namespace) -> tuple[str, str]:
     for key, _ in args.parameter:
         if key in ("shard", "num_shards"):
             raise fail("parameter", key, "one that --shards does not set (shard and num_shards are set per task)")
-    notebook, folder, _, values = validate(args)
+    for key, text in (("--out", args.out), ("--sbatch", args.sbatch), ("--book-dir", args.book_dir),
+                      *((k, v) for k, v in args.parameter)):
+        if text is not None and re.search(r"[\x00-\x1f\x7f]", str(text)):
+            raise fail(key, text, "a value without newlines or other control characters (it is written into a "
+                                  "script)")
+    notebook, folder, _, values = validate(args, here=False)   # the cluster's nodes run it: their device
     if not {"shard", "num_shards"} <= set(values):
         sharding = [s for s, p in chapters(folder).items() if {"shard", "num_shards"} <= set(declared(p))]
         raise fail("chapter", notebook.stem, f"a chapter that shards ({', '.join(sharding)})")
@@ -584,7 +592,10 @@ def slurm_scripts(args: argparse.Namespace) -> tuple[str, str]:
     given = "".join(f" -p {k} {shlex.quote(v)}" for k, v in args.parameter if k not in ("scale", "device"))
     run = (f"{nadcore} run {notebook.stem} --scale {values['scale']} --device {values['device']} --no-progress "
            f"--out {shlex.quote(str(out))}{' --force' if args.force else ''}{given}")
-    extra = "".join(f"#SBATCH {sbatch_word(a)}\n" for a in shlex.split(args.sbatch or ""))
+    try:
+        extra = "".join(f"#SBATCH {sbatch_word(a)}\n" for a in shlex.split(args.sbatch or ""))
+    except ValueError as err:          # shlex: "No closing quotation", "No escaped character"
+        raise fail("--sbatch", args.sbatch, f"sbatch options quoted as a shell would ({err})") from None
     logs = str(out).replace("%", "%%")     # % starts one of sbatch's filename patterns (%j, %A); %% is a %
     head = lambda name, log: (f"#!/bin/bash\n#SBATCH --job-name=nadbook-{notebook.stem}-{name}\n"
                               f"#SBATCH {sbatch_word(f'--output={logs}/slurm-{log}.out')}\n{extra}")
