@@ -210,7 +210,9 @@ def test_plan_refused_by_the_library_is_one_line(tiny_book, fake_plan, capsys):
 def test_seeds_per_cell_are_checked_and_planned(capsys):
     assert cli.main(["plan", "01_fourier", "-p", "num_seeds", "0"]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "num_seeds must be an integer >= 1; got 0" in err
+    assert len(err.splitlines()) == 1 and "num_seeds must be an integer in [1, 1000]; got 0" in err
+    assert cli.main(["plan", "01_fourier", "-p", "num_seeds", "1000000000"]) == 2     # issue 58: it grew past 1 GB
+    assert "num_seeds must be an integer in [1, 1000]; got 1000000000" in capsys.readouterr().err
     assert cli.main(["plan", "01_fourier", "-p", "num_seeds", "2"]) == 0
     assert "fig1 lenet seed 2" in capsys.readouterr().out
 
@@ -836,3 +838,27 @@ def test_nads_of_a_timm_model(tmp_path, capsys):
                      "--method", "autograd", "--device", "cpu", "--out", str(tmp_path / "c.npz"),
                      "--no-progress"]) == 0
     assert "256 NADs of test_vit" in capsys.readouterr().out   # timm's test model: a second, not a minute
+
+
+def test_a_size_the_user_sets_is_bounded_before_anything_is_allocated(tmp_path, capsys):
+    """Issue 58 item 7: `-p num_seeds 1000000000` grew `plan` past 1 GB; `--input-shape 1,1000,1000` ran every
+    forward pass and then failed allocating 8 TB; `99999999999999999999,1,1` dumped C++; the library's
+    `directional_dataset`, `pooling_matrix` and `fourier_direction` allocated whatever they were asked."""
+    import torch
+
+    from nadcore import catalog, data, fourier, nads, pooling
+
+    for shape in ("1,1000,1000", "99999999999999999999,1,1"):
+        assert cli.main(["nads", "--arch", "lenet", "--networks", "4", "--out", str(tmp_path / "x.npz"),
+                         "--input-shape", shape]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and f"of at most {catalog.MAX_INPUT:,} entries" in err, err
+    with pytest.raises(ValueError, match=r"^input_shape must have at most 16,384 entries"):
+        nads.estimate("logreg", 4, input_shape=(1, 1000, 1000), progress=False)
+    with pytest.raises(ValueError, match=r"^n must keep the float32 samples under 8 GiB \(it would take "
+                                         r"3.81e\+06 GiB\)"):
+        data.directional_dataset(torch.ones(1, 32, 32) / 32, 10 ** 12, 1.0, 1.0)
+    with pytest.raises(ValueError, match=r"^D must keep the float64 identity it pools under 8 GiB"):
+        pooling.pooling_matrix("none", 2, D=10 ** 6)
+    with pytest.raises(ValueError, match=r"^size must keep its size x size spectrum under 8 GiB"):
+        fourier.fourier_direction(1, 0, size=10 ** 6)

@@ -270,7 +270,7 @@ def test_seeds_per_cell_are_cells_of_their_own_and_their_mean_is_shown(tmp_path)
         assert spread["logreg"][c] == pytest.approx(np.std(values, ddof=1))
     assert any(s > 0 for s in spread["logreg"].values())                  # the seeds differ
     assert ch1_fourier.seed_mean(runs[:1])[1]["logreg"][(0, 0)] == 0.0
-    with pytest.raises(ValueError, match="num_seeds must be an integer >= 1; got 0"):
+    with pytest.raises(ValueError, match=r"num_seeds must be an integer in \[1, 1000\]; got 0"):
         ch1_fourier.sweep_seeds(["logreg"], grid, tiny_settings(eps=0.5), tmp_path, num_seeds=0)
 
 

@@ -20,6 +20,10 @@ MAX_BATCH = 1024   # networks evaluated at once (a batch is padded with copies t
 # The most networks of one NAD estimate: its chunk list (~1 KB a chunk of 125 networks) stays under
 # ~100 MB; the paper's estimates use 10,000.
 MAX_NETWORKS = 10 ** 7
+# The largest input of a NAD estimate: D = C x H x W entries, whose D x D float64 covariance (and eigenvectors)
+# stay at 2 GiB each; the paper's is 1,024 (1 x 32 x 32), a 3 x 64 x 64 input 12,288.
+MAX_INPUT = 16_384
+MAX_SEEDS = 1000   # seeds per cell of a sweep (`num_seeds`; the paper's: 1)
 # `nadcore nads` without --yes: at most this many networks for an (architecture, method) whose cost
 # is not measured (twice the paper's 10,000)
 UNPRICED_NETWORKS = 20_000

@@ -23,6 +23,18 @@ class InputError(ValueError):
         self.param = name.group()
 
 
+# The largest single allocation a parameter may ask for (the book's machine has 24 GiB): refused before any work.
+MAX_BYTES = 8 * 2 ** 30
+
+
+def allocation(param: str, value: Any, nbytes: float, what: str) -> None:
+    """An `InputError` when `value` of `param` asks for `nbytes` (`what`, e.g. "the D x D covariance") above
+    `MAX_BYTES`, naming the bound."""
+    if nbytes > MAX_BYTES:
+        raise InputError(f"{param} must keep {what} under {MAX_BYTES / 2 ** 30:g} GiB (it would take "
+                         f"{nbytes / 2 ** 30:,.3g} GiB); got {value!r}")
+
+
 def is_integer(value: object) -> bool:
     """True for an int or numpy integer, False for a bool (an int to Python, never a count here)."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import math
 import os
 import re
 import signal
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nadcore import __version__, extras, paths
+from nadcore.catalog import MAX_SEEDS
 from nadcore.checks import InputError
 from nadcore.seeds import MAX_SEED
 
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 KINDS = {"scale": str, "device": str, "seed": int, "num_seeds": int, "shard": int, "num_shards": int,
          "progress": bool, "download": bool, "results_dir": str, "data_root": str}
 WORDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
-LIMITS = {"seed": " in [0, 2^63) written in decimal", "num_seeds": " >= 1", "num_shards": " >= 1",
+LIMITS = {"seed": " in [0, 2^63) written in decimal", "num_seeds": f" in [1, {MAX_SEEDS}]", "num_shards": " >= 1",
           "shard": " in [0, num_shards)"}
 PAGE_ONLY = "page-only"   # the tag of a chapter's cells that make its page only (the stored results at the
                          # published settings, the cost of the paper scale): a shard's run leaves them out
@@ -195,6 +197,8 @@ def check_values(values: Mapping[str, Any], folder: Path, writes: bool = True, f
             raise fail(key, values[key])
     if isinstance(values.get("seed"), int) and values["seed"] > MAX_SEED:
         raise fail("seed", values["seed"])
+    if isinstance(values.get("num_seeds"), int) and values["num_seeds"] > MAX_SEEDS:
+        raise fail("num_seeds", values["num_seeds"])
     for key in ("results_dir", "data_root"):
         if values.get(key) == "":
             raise fail(key, "", "a non-empty path")
@@ -488,9 +492,14 @@ def check_nad_args(args: argparse.Namespace) -> None:
 
 def parse_shape(text: str) -> tuple[int, ...]:
     """`--input-shape C,H,W` as a tuple of positive ints (one to three of them)."""
+    from nadcore.catalog import MAX_INPUT
+
     parts = str(text).replace(" ", "").split(",")
     if not 1 <= len(parts) <= 3 or not all(DECIMAL.fullmatch(p) and int(p) >= 1 for p in parts):
         raise fail("--input-shape", text, "C,H,W: up to three positive integers such as 3,32,32")
+    if math.prod(int(p) for p in parts) > MAX_INPUT:
+        raise fail("--input-shape", text, f"C,H,W of at most {MAX_INPUT:,} entries in all (the D x D covariance; "
+                   "published: 1,32,32)")
     return tuple(int(p) for p in parts)
 
 

@@ -48,6 +48,7 @@ def directional_dataset(v: torch.Tensor, n: int, sigma: float, eps: float, seed:
     """
     v = _check_direction(v)
     n = _check_positive_even("n", n)
+    checks.allocation("n", n, 4.0 * n * v.numel(), "the float32 samples")
     for name, value, low in (("sigma", sigma, "> 0"), ("eps", eps, ">= 0")):
         checks.number(name, value, 0, inclusive=low == ">= 0")
         if value > FLOAT32_MAX:

@@ -32,6 +32,7 @@ def _check_frequency(name, k, size):
 
 def _check_size(size):
     checks.integer("size", size, 2, accepted="an int >= 2")
+    checks.allocation("size", size, 16.0 * size * size, "its size x size spectrum")
 
 
 def is_self_conjugate(kx: int, ky: int, size: int = 32) -> bool:

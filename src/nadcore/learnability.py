@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from nadcore import checks, data, fourier, nads, seeds, train
+from nadcore import catalog, checks, data, fourier, nads, seeds, train
 from nadcore.checks import InputError
 
 CHANCE = 50.0            # percent, two balanced classes
@@ -112,7 +112,7 @@ def sweep(model: str | Callable[[], nn.Module], cells: Iterable[Sequence[int]], 
     """
     shape = _check_shape(input_shape)
     recipe = train.as_recipe(recipe)
-    checks.integer("num_seeds", num_seeds, 1)
+    checks.integer("num_seeds", num_seeds, 1, catalog.MAX_SEEDS)
     cells = tuple((int(kx), int(ky)) for kx, ky in cells)
     if not cells:
         raise InputError("cells must hold at least one frequency (kx, ky)")

@@ -24,7 +24,7 @@ from typing import Any, Literal, overload
 import numpy as np
 import torch
 
-from nadcore import checks, fourier, nads, paths, presets, store, sweeps, versions
+from nadcore import catalog, checks, fourier, nads, paths, presets, store, sweeps, versions
 from nadcore.catalog import NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED, TRAIN_GFLOP, TRAIN_S
 from nadcore.checks import InputError
 from nadcore.device import resolve
@@ -257,7 +257,7 @@ def chapter_plan(chapter: str, scale: str, *, seed: int = 0, results_dir: str | 
     presets.check_scale(scale)
     if chapter not in CHAPTERS:
         raise InputError(f"chapter must be one of {', '.join(CHAPTERS)}; got {chapter!r}")
-    checks.integer("num_seeds", num_seeds, 1)
+    checks.integer("num_seeds", num_seeds, 1, catalog.MAX_SEEDS)
     dev = plan_device(device)
     plan = Plan(chapter, scale, str(dev))
     extra: dict[str, Any] = {"num_seeds": num_seeds} if chapter == "01_fourier" else {}

@@ -236,6 +236,7 @@ def pooling_matrix(prefilter: str | torch.Tensor | np.ndarray, S: int, D: int | 
         prefilter = _spectrum(prefilter)
         D, dims = prefilter.shape[0], prefilter.ndim
     D = checks.integer("D", D, 1, accepted="a positive int (the side; given by a spectral response itself)")
+    checks.allocation("D", D, 8.0 * D ** (2 * dims), "the float64 identity it pools")
     eye = torch.eye(D ** dims, dtype=torch.float64).reshape(-1, *(D,) * dims)
     return pool(eye, prefilter, S, dims, padding).reshape(D ** dims, -1).T.contiguous()
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from nadcore import checks, data, fourier, models, seeds, sweeps, train, versions
+from nadcore import catalog, checks, data, fourier, models, seeds, sweeps, train, versions
 from nadcore.checks import InputError
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def sweep_seeds(archs: Sequence[str], grid: fourier.Grid, settings: dict[str, An
                 num_seeds: int = 1, **kwargs: Any) -> list[dict[str, dict[tuple[int, int], dict[str, np.ndarray]]]]:
     """`sweep_directions` for `num_seeds` replicates (`replicate_settings`): a list of their tables,
     replicate 0 first. `kwargs` as for `sweep_directions`."""
-    checks.integer("num_seeds", num_seeds, 1)
+    checks.integer("num_seeds", num_seeds, 1, catalog.MAX_SEEDS)
     return [sweep_directions(archs, grid, replicate_settings(settings, r), results_dir, **kwargs)
             for r in range(num_seeds)]
 

@@ -3,6 +3,7 @@ every chunk, and the settings records (whose hashes are the stored keys) of its 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     import torch
 
 METHODS = catalog.NAD_METHODS
+MAX_INPUT = catalog.MAX_INPUT   # entries of an input (the D x D covariance)
 MAX_BATCH = catalog.MAX_BATCH   # networks evaluated at once (a batch is padded with copies to this size)
 
 
@@ -58,6 +60,9 @@ class EstimateSettings:
                 and all(checks.is_integer(s) and s >= 1 for s in shape)):
             raise InputError(f"input_shape must be a tuple of positive ints such as (1, 32, 32); "
                              f"got {shape!r}")
+        if math.prod(int(s) for s in shape) > MAX_INPUT:
+            raise InputError(f"input_shape must have at most {MAX_INPUT:,} entries in all (the D x D covariance); "
+                             f"got {tuple(shape)!r}")
         checks.integer("batch_size", self.batch_size, 1, MAX_BATCH, optional=True,
                        accepted=f"an integer in [1, {MAX_BATCH}] or None (automatic)")
         checks.integer("eig_threads", self.eig_threads, 1, 1024, optional=True,
