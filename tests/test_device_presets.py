@@ -114,6 +114,10 @@ def test_overrides_change_named_fields_of_a_preset_and_nothing_else():
     ({"chapter1": {"n": 5}}, "overrides must be a dict {chapter: {field: value}} of the chapters fourier,"),
     ([1], "overrides must be a dict"),
     ({"underspecification": {"ood": {"dataset": "mnist"}}}, "dataset must be one of cifar10, digits, fashion"),
+    # issue 58 item 9: values are checked, not only their types
+    ({"fourier": {"n": -5}}, "overrides must give fourier.n a finite number > 0 (as 3000); got -5"),
+    ({"fourier": {"sigma": float("nan")}}, "overrides must give fourier.sigma a finite number > 0 (as 0.75); got nan"),
+    ({"fourier": {"archs": ["nosuch"]}}, "overrides must give fourier.archs architectures of the registry (logreg,"),
 ])
 def test_bad_overrides_name_what_is_accepted(overrides, message):
     with pytest.raises(ValueError) as err:
@@ -189,3 +193,11 @@ def test_kept_memory_reuses_freed_memory_and_gives_it_back(monkeypatch):
             pass
         assert calls == [(device._M_MMAP_MAX, 0), (device._M_TRIM_THRESHOLD, 2 ** 31 - 1)]
     assert calls[2:] == [*device._AFTER.items(), ("trim",)]
+
+
+def test_overrides_of_a_preset_the_chapter_does_not_read_are_refused():
+    """Issue 58 item 9: Chapter 1 silently ignored `{nads: ...}`; each chapter names the presets it reads."""
+    presets.check_overrides({"fourier": {"n": 500}}, "smoke", "01_fourier")
+    with pytest.raises(ValueError, match=r"^overrides must change the presets 01_fourier reads \(fourier\); got nads"):
+        presets.check_overrides({"nads": {"fig6_arch": "lenet"}}, "smoke", "01_fourier")
+    presets.check_overrides({"fourier": {"n": 500}, "nads": {"fig6_arch": "lenet"}}, "smoke", "06_antialias")

@@ -235,3 +235,16 @@ def test_a_network_no_gpu_has_trained_is_priced_by_its_flops(tmp_path):
         assert plan.train_cost("cuda", "resnet18", 20000, 20) == pytest.approx(seconds)
         assert plan.train_cost("cuda", "resnet18", 20000, 20, pooling=False) is None   # no count without pooling
     assert not plan._GPU
+
+
+def test_plan_reads_past_a_truncated_file_and_a_foreign_record(tmp_path):
+    """Issue 58 item 8: a truncated `.npz` in results_dir/nads (`zipfile.BadZipFile`) and a record whose settings are
+    a string (`AttributeError`) crashed `plan`; both are not results, so the plan counts them as nothing stored."""
+    nads_dir = tmp_path / "nads"
+    nads_dir.mkdir()
+    stored = next((Path(plan.BUNDLE) / "nads").glob("lenet_*.npz"))
+    (nads_dir / "lenet_cut.npz").write_bytes(stored.read_bytes()[:300])
+    np.savez(nads_dir / "lenet_text.npz", __record__=np.frombuffer(json.dumps({"settings": "abc"}).encode(), np.uint8))
+    p = plan.chapter_plan("03_nads", "smoke", results_dir=tmp_path)
+    assert p.items and all(it.stored == 0 for it in p.items if it.name.startswith("NADs"))
+    assert plan.other_estimates("lenet", {"arch": "lenet"}, [tmp_path]) == []

@@ -179,12 +179,13 @@ def can_create_in(folder: str | Path) -> bool:
 
 
 def check_values(values: Mapping[str, Any], folder: Path, writes: bool = True, force: bool = False,
-                 here: bool | None = None) -> None:
+                 here: bool | None = None, chapter: str | None = None) -> None:
     """A UsageError unless the library accepts every value the chapter will see (defaults included).
 
     `writes`: the chapter runs (not only planned), so the folders it writes into must be writable and
     lie outside the committed bundle unless `force`; `plan` only reads them. `here`: it runs on this machine, so
-    its device must be present (default: `writes`; `submit` runs it on the cluster's nodes)."""
+    its device must be present (default: `writes`; `submit` runs it on the cluster's nodes). `chapter`: the
+    notebook's stem, whose presets alone its `overrides` may change."""
     from nadcore.presets import check_overrides, check_scale
 
     try:
@@ -207,7 +208,7 @@ def check_values(values: Mapping[str, Any], folder: Path, writes: bool = True, f
         raise fail("shard", shard, f"an integer in [0, {n}) (num_shards is {n})")
     if "overrides" in values:
         try:
-            check_overrides(values["overrides"], values["scale"])
+            check_overrides(values["overrides"], values["scale"], chapter)
         except ValueError as err:
             raise UsageError(str(err)) from None
     for key in ("results_dir", "data_root"):        # the chapter runs in `folder`
@@ -258,7 +259,8 @@ def validate(args: argparse.Namespace, writes: bool = True, here: bool | None = 
     params = {**given, "scale": _once("scale", args.scale, given, "smoke"),
               "device": _once("device", args.device, given, "auto")}
     values = {**defaults, **params}
-    check_values(values, folder, writes=writes, force=getattr(args, "force", False), here=here)
+    check_values(values, folder, writes=writes, force=getattr(args, "force", False), here=here,
+                 chapter=notebook.stem)
     return Validated(notebook, folder, params, values)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -187,12 +188,14 @@ def nad_cost(dev: str | torch.device, arch: str, method: str, precision: str = "
 
 
 def _record(path):
-    """The record of a stored result, read without its arrays (None: not a readable result)."""
+    """The record of a stored result, read without its arrays (None: not a readable result, or its record holds
+    no settings)."""
     try:
         with np.load(path, allow_pickle=False) as data:
-            return json.loads(data[store.RECORD_KEY].tobytes().decode())
-    except (OSError, ValueError, KeyError, UnicodeDecodeError, EOFError):
+            record = json.loads(data[store.RECORD_KEY].tobytes().decode())
+    except (OSError, ValueError, KeyError, UnicodeDecodeError, EOFError, zipfile.BadZipFile):
         return None
+    return record if isinstance(record, dict) and isinstance(record.get("settings"), dict) else None
 
 
 @functools.lru_cache(maxsize=4)

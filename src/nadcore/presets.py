@@ -12,10 +12,11 @@ orphan stored results is a deliberate one).
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from nadcore import models
+from nadcore import catalog, models
 from nadcore.checks import InputError
 from nadcore.train import Recipe
 
@@ -539,15 +540,26 @@ def preset(chapter: str, scale: str, overrides: dict | None = None) -> dict:
     return as_dict(typed(chapter, scale, overrides))
 
 
-def check_overrides(overrides: dict | None, scale: str) -> dict | None:
+# The presets each chapter that takes `overrides` reads: overrides of any other are refused, not ignored.
+READS = {"01_fourier": ("fourier",), "05_underspecification": ("underspecification",),
+         "06_antialias": ("antialias", "fourier", "nads")}
+
+
+def check_overrides(overrides: dict | None, scale: str, chapter: str | None = None) -> dict | None:
     """Raise a ValueError unless `overrides` changes the presets at `scale`: a dict `{chapter:
     changes}`, where `changes` maps a field of that chapter's preset to its new value, or, for a
     field that is itself a dataclass or a dict (a grid, a recipe, values per architecture), to a
     dict of changes to it (`{"fourier": {"n": 500, "grid": {"step": 8}}}`). A new value has the
     type of the one it replaces (an int may replace a float; a list, lists of the same kinds).
+    A number must be finite, and positive (or not negative) where the one it replaces is; an architecture a
+    registry name. `chapter` (a notebook stem of `READS`): overrides of presets it does not read are refused.
     An overridden preset is keyed by its own values in the store, never mistaken for the scale's."""
-    for chapter in _check_names(overrides):
-        typed(chapter, scale, overrides)
+    names = _check_names(overrides)
+    if chapter is not None and set(names) - set(READS.get(chapter, ())):
+        raise InputError(f"overrides must change the presets {chapter} reads ({', '.join(READS.get(chapter, ()))}"
+                         f"{'' if chapter in READS else 'none'}); got {', '.join(sorted(set(names)))}")
+    for name in names:
+        typed(name, scale, overrides)
     return overrides
 
 
@@ -575,7 +587,23 @@ def _changed(value, changes, where):
         return replace(value, **new) if dataclasses.is_dataclass(value) else {**value, **new}
     if not _same_kind(value, changes):
         raise InputError(f"overrides must give {where} a value of the type of {as_dict(value)!r}; got {changes!r}")
+    for old, new in zip(*(v if isinstance(v, list) else [v] for v in (value, changes)), strict=False):
+        _check_value(old, new, where)
+    if where.rsplit(".", 1)[-1] in ("archs", "arch", "fig6_arch", "compare_archs"):
+        names = changes if isinstance(changes, list) else [changes]
+        if any(a not in catalog.ARCHS for a in names):
+            raise InputError(f"overrides must give {where} architectures of the registry ({', '.join(catalog.ARCHS)});"
+                             f" got {changes!r}")
     return float(changes) if type(value) is float else changes
+
+
+def _check_value(old, new, where):
+    """A number `new` that replaces `old`: finite, and > 0 (>= 0) where `old` is."""
+    if not (isinstance(new, (int, float)) and not isinstance(new, bool)):
+        return
+    if not math.isfinite(new) or (old is not None and old > 0 and new <= 0) or (old is not None and old >= 0 > new):
+        sign = "> 0" if old is not None and old > 0 else ">= 0"
+        raise InputError(f"overrides must give {where} a finite number {sign} (as {old!r}); got {new!r}")
 
 
 def _same_kind(old, new):
