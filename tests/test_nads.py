@@ -1,5 +1,6 @@
 """NAD estimators against theory (Eq. 4-5, isotropic LogReg), against each other, and on bad input."""
 
+import sys
 from functools import partial
 
 import matplotlib
@@ -955,3 +956,45 @@ def test_strided_maxima_are_the_max_pooling(shape):
     for pool in (nn.MaxPool2d(2), nn.MaxPool2d(3), nn.MaxPool2d(2, ceil_mode=True)):
         assert torch.equal(gradients._StridedMax(pool)(x), pool(x))
     assert gradients._StridedMax(nn.MaxPool2d(2)).plain and not gradients._StridedMax(nn.MaxPool2d(3)).plain
+
+
+class _Door(nn.Module):
+    """A model whose forward does `how` (issue 58 item 10: each ended in a traceback, or exited silently)."""
+
+    def __init__(self, how="ok"):
+        super().__init__()
+        self.lin, self.how = nn.Linear(64, 1), how
+
+    def forward(self, x):
+        y = self.lin(x.flatten(1))
+        return {"tuple": lambda: (y,), "dict": lambda: {"y": y}, "float": lambda: 1.0, "batch": lambda: y[:1],
+                "key": lambda: {}["boom"], "zero": lambda: 1 / 0, "exit": lambda: sys.exit(3), "ok": lambda: y}[
+            self.how]()
+
+
+def _needs_an_argument(width):
+    return _Door()
+
+
+class _Constant(nn.Module):
+    def forward(self, x):
+        return x.flatten(1)[:, :1]
+
+
+@pytest.mark.parametrize("model, message", [
+    (partial(_Door, "tuple"), "model must return one tensor (one output per input); got a tuple"),
+    (partial(_Door, "dict"), "model must return one tensor (one output per input); got a dict"),
+    (partial(_Door, "float"), "model must return one tensor (one output per input); got a float"),
+    (partial(_Door, "batch"), "model must map a batch of B inputs to B outputs; a batch of 2 gave (1, 1)"),
+    (partial(_Door, "key"), "model must run its forward pass on a batch of shape (1, 1, 8, 8); it raised KeyError"),
+    (partial(_Door, "zero"), "model must run its forward pass on a batch of shape (1, 1, 8, 8); it raised Zero"),
+    (partial(_Door, "exit"), "model must run its forward pass on a batch of shape (1, 1, 8, 8); it raised SystemExit"),
+    (_needs_an_argument, "model must be a class or factory that builds a network with no arguments; calling it "
+                         "raised TypeError"),
+    (_Constant, "model must have parameters"),
+])
+def test_a_broken_model_gets_one_line_naming_what_is_wrong(model, message):
+    """Issue 58 item 10: what a user's model can get wrong, each told in one line before any chunk."""
+    with pytest.raises(ValueError) as err:
+        nads.estimate(model, 4, input_shape=(1, 8, 8), progress=False)
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)

@@ -163,18 +163,21 @@ def _is_lazy(net):
         nn.parameter.is_lazy(b) for b in net.buffers())
 
 
-def forward_checked(net: nn.Module, x0: torch.Tensor) -> torch.Tensor:
-    """`net(x0[None])` (no gradient, eval mode, mode restored); a shape mismatch is a one-line
-    ValueError naming `input_shape` and the shape tried."""
+def forward_checked(net: nn.Module, x0: torch.Tensor, copies: int = 1) -> torch.Tensor:
+    """`net` on a batch of `copies` of `x0` (no gradient, eval mode, mode restored); a shape mismatch is a one-line
+    ValueError naming `input_shape` and the shape tried, any other failure one naming `model`."""
     was = net.training
     net.eval()
     try:
         with torch.no_grad():
-            return net(x0[None])
+            return net(x0[None].expand(copies, *x0.shape).contiguous())
     except (RuntimeError, ValueError, TypeError, IndexError, AssertionError) as err:
         raise InputError(f"input_shape must be the model's input shape (C, H, W): a batch of shape "
-                         f"{(1, *x0.shape)} (input_shape {tuple(x0.shape)}) failed in its forward pass "
+                         f"{(copies, *x0.shape)} (input_shape {tuple(x0.shape)}) failed in its forward pass "
                          f"({type(err).__name__}: {_first_line(err)})") from None
+    except (Exception, SystemExit) as err:   # the model's own bug (KeyError, ZeroDivisionError, sys.exit)
+        raise InputError(f"model must run its forward pass on a batch of shape {(copies, *x0.shape)}; it raised "
+                         f"{type(err).__name__}: {_first_line(err)}") from None
     finally:
         net.train(was)
 
@@ -200,6 +203,13 @@ def describe(factory: Callable[[], object], seed: int, index: int, x0: torch.Ten
     net = network(factory, seed, index, torch.device("cpu"))
     out = forward_checked(net, x0)
     _one_output(out)
+    if next(net.parameters(), None) is None:
+        raise InputError("model must have parameters: its networks would all be one fixed function, with no "
+                         "random initialisation to average over")
+    pair = forward_checked(net, x0, copies=2)
+    if not isinstance(pair, torch.Tensor) or pair.numel() != 2:
+        raise InputError(f"model must map a batch of B inputs to B outputs; a batch of 2 gave "
+                         f"{tuple(pair.shape) if isinstance(pair, torch.Tensor) else type(pair).__name__}")
     if source is None:
         return None
     desc = {"source": source, "structure": hashlib.sha256(repr(net).encode()).hexdigest()[:12],
@@ -275,11 +285,17 @@ def network(factory: Callable[[], object], seed: int, index: int, dev: torch.dev
     seed for every accelerator not yet initialised, with a formatted stack each (LeNet: 0.9 of 2.5 ms)."""
     with torch.random.fork_rng(devices=[]):
         torch.default_generator.manual_seed(network_seed(seed, index))
-        if torch.get_default_device().type == "cpu":
-            net = factory()
-        else:
-            with torch.device("cpu"):
+        try:
+            if torch.get_default_device().type == "cpu":
                 net = factory()
+            else:
+                with torch.device("cpu"):
+                    net = factory()
+        except InputError:
+            raise
+        except (Exception, SystemExit) as err:   # a factory that needs arguments, or fails
+            raise InputError(f"model must be a class or factory that builds a network with no arguments; calling "
+                             f"it raised {type(err).__name__}: {_first_line(err)}") from None
     if not isinstance(net, nn.Module):
         raise ValueError(f"model factory must return an nn.Module; got {type(net).__name__}")
     first = next(net.parameters(), None)
@@ -295,6 +311,8 @@ def check_one_output(net: nn.Module, x0: torch.Tensor) -> None:
 
 
 def _one_output(out):
+    if not isinstance(out, torch.Tensor):
+        raise InputError(f"model must return one tensor (one output per input); got a {type(out).__name__}")
     if out.numel() != 1:
         raise InputError(f"model must have ONE output (build it with num_classes=1); got output shape "
                          f"{tuple(out.shape)}")
