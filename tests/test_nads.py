@@ -998,3 +998,23 @@ def test_a_broken_model_gets_one_line_naming_what_is_wrong(model, message):
     with pytest.raises(ValueError) as err:
         nads.estimate(model, 4, input_shape=(1, 8, 8), progress=False)
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_nan_and_out_of_range_values_are_refused_at_the_library_doors():
+    """Issue 58 item 12: a NaN spectrum gave gamma 0 and a Bayes accuracy of 0.5 (read as a real chance level),
+    `subspace_overlap` took k = -1 (1.0) and k = 0 (nan), a zero direction gave nan, `train.fit` seed -1."""
+    from nadcore import pooling, train
+
+    for call, message in [
+        (lambda: pooling.snr_gamma([1, float("nan"), 1, 1], 2), "m_hat must hold finite spectral values"),
+        (lambda: pooling.prefilter(np.full(8, np.nan), 8, 2), "prefilter must hold finite spectral values"),
+        (lambda: nads.subspace_overlap(np.eye(4), np.eye(4), -1), r"k must be an integer in \[1, 4\]"),
+        (lambda: nads.subspace_overlap(np.eye(4), np.eye(4), 0), r"k must be an integer in \[1, 4\]"),
+        (lambda: nads.subspace_overlaps(np.eye(4), np.eye(4), [1, 5]), r"ks must be integers in \[1, 4\]"),
+        (lambda: pooling.direction_bayes_accuracy(torch.zeros(1, 8), "average", 2, 1.0, 1.0),
+         "directions must be finite and non-zero"),
+        (lambda: train.fit(nn.Linear(2, 2), ((torch.zeros(4, 2), torch.zeros(4, dtype=torch.long)),) * 2,
+                           {"epochs": 1, "max_lr": 0.1}, seed=-1), r"seed must be an integer in \[0, 2\^63\)"),
+    ]:
+        with pytest.raises(ValueError, match="^" + message):
+            call()

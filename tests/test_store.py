@@ -55,6 +55,25 @@ def test_array_that_differs_from_its_record_is_refused(tmp_path):
         store.load(path)
 
 
+def test_arrays_the_record_does_not_list_are_refused(tmp_path):
+    """Issue 58 item 13: an array in the file that its record does not list was returned unchecked, and a record
+    listing no arrays (`"arrays": {}`) let any arrays through."""
+    import json
+
+    path = tmp_path / "r.npz"
+    store.save(path, {"a": np.zeros(3)}, {"seed": 0})
+    with np.load(path) as data:
+        record, a = data["__record__"], data["a"]
+    np.savez(path, a=a, b=np.ones(2), __record__=record)
+    with pytest.raises(store.StoreError, match=r"its arrays differ from those its record lists \(not listed: \['b'\]"):
+        store.load(path)
+    empty = json.loads(record.tobytes().decode())
+    empty["arrays"] = {}
+    np.savez(path, a=np.ones(5), __record__=np.frombuffer(json.dumps(empty).encode(), np.uint8))
+    with pytest.raises(store.StoreError, match=r"not listed: \['a'\]"):
+        store.load(path)
+
+
 def test_object_arrays_are_rejected(tmp_path):
     with pytest.raises(ValueError, match="object"):
         store.save(tmp_path / "r.npz", {"a": np.array([{}, 1], dtype=object)}, {})

@@ -74,6 +74,9 @@ def _spectrum(m_hat, name="m_hat"):
     m_hat = torch.as_tensor(m_hat)
     if m_hat.ndim not in (1, 2) or m_hat.numel() == 0 or len(set(m_hat.shape)) != 1:
         raise InputError(f"{name} must be a spectral response of shape (D,) or (D, D); got shape {tuple(m_hat.shape)}")
+    if not torch.isfinite(m_hat).all():
+        raise InputError(f"{name} must hold finite spectral values; got {int((~torch.isfinite(m_hat)).sum())} "
+                         "NaN or infinite")
     return m_hat.to(torch.complex128 if m_hat.is_complex() else torch.float64)
 
 
@@ -420,6 +423,8 @@ def direction_bayes_accuracy(directions: torch.Tensor | np.ndarray, prefilter: s
     vs = vs.reshape(len(vs), -1)
     if vs.shape[1] != P.shape[1]:
         raise InputError(f"directions must hold {P.shape[1]} entries each; got shape {tuple(vs.shape)}")
+    if not (torch.isfinite(vs).all() and (vs.norm(dim=1) > 0).all()):
+        raise InputError("directions must be finite and non-zero (each is normalised); got a zero or non-finite one")
     inverse = torch.linalg.pinv(P @ P.T, hermitian=True)
     return torch.tensor([_separation(P @ (v / v.norm()), inverse, eps, sigma) for v in vs], dtype=torch.float64)
 

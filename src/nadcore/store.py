@@ -422,6 +422,10 @@ def _check_record(path, record, arrays):
             and isinstance(m.get("sha256", ""), str) for m in metas.values()):
         raise StoreError(f"{path} has a malformed record (it needs settings and arrays as "
                          '{name: {"shape": [...], "dtype": "...", "sha256": "..."}}); delete it to recompute')
+    if set(arrays) != set(metas):   # an array the record does not list is unchecked; a record listing none, too
+        extra, missing = sorted(set(arrays) - set(metas)), sorted(set(metas) - set(arrays))
+        raise StoreError(f"{path}: its arrays differ from those its record lists (not listed: {extra or 'none'}; "
+                         f"missing: {missing or 'none'}); delete the file to recompute")
     for name, meta in metas.items():
         arr = arrays.get(name)
         if arr is None or list(arr.shape) != meta["shape"] or str(arr.dtype) != meta["dtype"]:

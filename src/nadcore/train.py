@@ -28,6 +28,7 @@ from tqdm import tqdm
 from nadcore import checks, stacked
 from nadcore.checks import InputError
 from nadcore.device import autocast, check_precision, resolve
+from nadcore.seeds import check_seed
 
 SCHEDULES = ("linear", "triangular")
 MAX_CHUNK = 4096   # networks per stack a caller may ask for (chunk=None picks what fits the device)
@@ -280,6 +281,8 @@ def fit(model: nn.Module | stacked.Stack, data: Any, recipe: Recipe | dict, *, s
     """
     recipe = as_recipe(recipe)
     _check_stop_after(stop_after)
+    for s in (seed if isinstance(seed, (list, tuple)) else [seed]):
+        check_seed(s)
     if isinstance(model, stacked.Stack):
         data = list(data)
         seeds = [seed] * len(model) if isinstance(seed, (int, np.integer)) else list(seed)

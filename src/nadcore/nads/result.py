@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from nadcore import store
+from nadcore import checks, store
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -171,7 +171,9 @@ def eig_decreasing(matrix: np.ndarray | torch.Tensor, threads: int | None = None
 def subspace_overlap(U: np.ndarray, V: np.ndarray, k: int) -> float:
     """Mean squared cosine of the principal angles between the spans of the first `k` rows of U
     and of V: 1 for the same subspace, about k / D for random ones."""
-    U, V = np.asarray(U, dtype=np.float64)[:k], np.asarray(V, dtype=np.float64)[:k]
+    U, V = np.asarray(U, dtype=np.float64), np.asarray(V, dtype=np.float64)
+    checks.integer("k", k, 1, min(len(U), len(V)), accepted=f"an integer in [1, {min(len(U), len(V))}] (rows of U, V)")
+    U, V = U[:k], V[:k]
     cos = np.linalg.svd(np.linalg.qr(U.T)[0].T @ np.linalg.qr(V.T)[0], compute_uv=False)
     return float(np.mean(np.clip(cos, 0, 1) ** 2))
 
@@ -180,7 +182,8 @@ def subspace_overlaps(U: np.ndarray, V: np.ndarray, ks: Iterable[int]) -> np.nda
     """`subspace_overlap(U, V, k)` for each k of `ks` (equal to within 1e-12) from one QR of each
     basis: Gram-Schmidt bases are nested, and the squared cosines of the principal angles sum to the
     squared Frobenius norm of `Qu_k^T Qv_k`. For reading; `compare` computes the stored overlaps."""
-    ks = [int(k) for k in ks]
+    ks = [checks.integer("ks", k, 1, min(len(U), len(V)), accepted=f"integers in [1, {min(len(U), len(V))}]")
+          for k in ks]
     top = max(ks)
     qu, qv = (np.linalg.qr(np.asarray(W, dtype=np.float64)[:top].T)[0] for W in (U, V))
     block = (qu.T @ qv) ** 2
