@@ -862,3 +862,18 @@ def test_a_size_the_user_sets_is_bounded_before_anything_is_allocated(tmp_path, 
         pooling.pooling_matrix("none", 2, D=10 ** 6)
     with pytest.raises(ValueError, match=r"^size must keep its size x size spectrum under 8 GiB"):
         fourier.fourier_direction(1, 0, size=10 ** 6)
+
+
+def test_blank_paths_are_refused_as_given(tmp_path, tiny_book, capsys):
+    """Issue 58 item 14: `-p results_dir '   '` ran the chapter into a folder named by three spaces; `--out ''` was
+    reported as '.' (nads) or wrote into the current folder (run)."""
+    for args, message in ((["run", "01_tiny", "-p", "results_dir", "   ", "--out", str(tmp_path / "o")],
+                           "results_dir must be a non-empty path; got '   '"),
+                          (["run", "01_tiny", "--out", ""], "--out must be a non-empty path; got ''"),
+                          (["nads", "--arch", "lenet", "--networks", "4", "--out", ""],
+                           "--out must be a non-empty FILE.npz path; got ''")):
+        extra = ["--book-dir", str(tiny_book)] if args[0] == "run" else []
+        assert cli.main(args + extra) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and message in err, err
+    assert not (tiny_book / "   ").exists() and not (tmp_path / "o").exists()

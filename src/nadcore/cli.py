@@ -201,8 +201,8 @@ def check_values(values: Mapping[str, Any], folder: Path, writes: bool = True, f
     if isinstance(values.get("num_seeds"), int) and values["num_seeds"] > MAX_SEEDS:
         raise fail("num_seeds", values["num_seeds"])
     for key in ("results_dir", "data_root"):
-        if values.get(key) == "":
-            raise fail(key, "", "a non-empty path")
+        if isinstance(values.get(key), str) and not values[key].strip():
+            raise fail(key, values[key], "a non-empty path")
     shard, n = values.get("shard", 0), values.get("num_shards", 1)
     if isinstance(shard, int) and isinstance(n, int) and not 0 <= shard < n:
         raise fail("shard", shard, f"an integer in [0, {n}) (num_shards is {n})")
@@ -362,7 +362,7 @@ def run_chapter(args: argparse.Namespace) -> None:
 
     notebook, folder, params, values = validate(args)
     out = Path(args.out)
-    check_folder("--out", out)
+    check_folder("--out", out, given=args.out)
     protect_bundle("--out", out, args.force, bundles=bundles(folder))
     name = output_stem(notebook.stem, values)
     final, running, failed = (out / f"{name}{tail}.ipynb" for tail in ("", ".RUNNING", "-FAILED"))
@@ -391,13 +391,15 @@ def list_chapters(args: argparse.Namespace) -> None:
 
 def check_npz(out: str | Path) -> None:
     """A UsageError unless `out` names an .npz file we can write (its folder may be created)."""
-    out = Path(out)
+    given, out = str(out), Path(out)
+    if not given.strip():
+        raise fail("--out", given, "a non-empty FILE.npz path")
     try:
         found = _stat(out)
     except OSError as err:
-        raise fail("--out", str(out), f"a path we can write to ({os_line(err)})") from None
+        raise fail("--out", given, f"a path we can write to ({os_line(err)})") from None
     if out.suffix != ".npz" or (found is not None and stat.S_ISDIR(found.st_mode)):
-        raise fail("--out", str(out), "a FILE.npz path (not a folder)")
+        raise fail("--out", given, "a FILE.npz path (not a folder)")
     check_folder("--out", out.parent, given=out)
 
 
@@ -638,11 +640,11 @@ def submit(args: argparse.Namespace) -> None:
     sbatch = lambda *a: subprocess.run(["sbatch", "--parsable", *a], capture_output=True, text=True)
     done = sbatch(str(paths[0]))
     if done.returncode != 0:
-        raise RunFailed(f"sbatch refused {paths[0]}: {done.stderr.strip()}")
+        raise RunFailed(f"sbatch refused {paths[0]}: {' '.join(done.stderr.split())}")
     array_id = done.stdout.strip().split(";")[0]
     done = sbatch(f"--dependency=afterok:{array_id}", str(paths[1]))
     if done.returncode != 0:
-        raise RunFailed(f"sbatch refused {paths[1]}: {done.stderr.strip()}")
+        raise RunFailed(f"sbatch refused {paths[1]}: {' '.join(done.stderr.split())}")
     print(f"submitted array job {array_id} ({args.shards} shards) and collector {done.stdout.strip().split(';')[0]} "
           f"(afterok:{array_id}); scripts in {out}")
 
