@@ -370,7 +370,7 @@ def fig1_deep(comparison: Mapping[str, Mapping[str, Any]], arch: str, settings: 
                *verdict(bands_agree(b, GRID_MAD), differs, failure=bands_text(b)), (f"ch1-fig1-{arch}",), values=v)
 
 
-def _deep_subset() -> str:
+def deep_subset() -> str:
     """What a GPU computes of a deep network's Figs. 1 and 6 ("25 of Fig. 1's directions and 5 NAD indices × 3
     seeds")."""
     _, grid, _, _ = bundle.fourier_item(next(iter(bundle.DEEP_FIG1)))
@@ -393,7 +393,7 @@ def deep_not_computed(comparison: Mapping[str, Mapping[str, Any]], fig6_curves: 
               for a in archs}
     return Row(f"Figs. 1 and 6 ({' and '.join(map(prose.name, archs))})", "the bias of deeper CNNs",
                f"Fig. 1 mean {_nums(mean.values())} %; Fig. 6 at chance from NAD {_nums(chance.values(), 'd')}",
-               "–", "–", *verdict(None, needs=f"a GPU for {_deep_subset()} each"
+               "–", "–", *verdict(None, needs=f"a GPU for {deep_subset()} each"
                                   + ("" if gpu_seconds is None else f", about {plan.duration(gpu_seconds)} of one")),
                ("ch1-fig1-gpu", "ch3-fig6-bundle"), values={"stored": stored, "mean": mean, "chance": chance})
 
