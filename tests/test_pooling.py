@@ -478,3 +478,11 @@ def test_chapter_figures_draw_the_closed_forms_and_name_them():
     for line, marks in ((exact, simulated), (by_label(right)["Lemma 1"], mc)):
         assert marks.get_markerfacecolor() == "none" and line.get_zorder() > marks.get_zorder()
     assert [t.get_text() for t in left.get_legend().get_texts()][0] == "Theorem 1, exact"
+
+
+def test_the_simulated_theorem_checks_its_direction_before_anything_else():
+    """`simulated_paper_accuracy` names a bad `direction` (or size) before it reads the spectrum."""
+    with pytest.raises(ValueError, match="^direction must be one of"):
+        P.simulated_paper_accuracy(1, "not a spectrum", 4, direction="diagonal")
+    with pytest.raises(ValueError, match="^n_train must be"):
+        P.simulated_paper_accuracy(1, torch.ones(8), 4, n_train=1)

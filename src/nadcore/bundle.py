@@ -910,9 +910,11 @@ def _fig6_compute(name, bundle_dir, scratch, progress, sigma=None):
     device = item_device(name)
     _check_device(name, device)
     arch, indices, settings = fig6_item(sigma, name)
-    method = fig6_method(name)
-    basis = (published.nads(nads_of(arch)) if method == "published"
-             else compute(nad_name(nads_of(arch), method), bundle_dir, scratch, progress))
+    if fig6_method(name) != "published":   # the NADs it trains along first
+        compute(nad_name(nads_of(arch), fig6_method(name)), bundle_dir, scratch, progress)
+    basis = fig6_basis(name, bundle_dir)
+    if basis is None:
+        raise RuntimeError(f"{name}: the NADs it trains along are not in {bundle_dir} after computing them")
     return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=device,
                                batch=deep_batch(arch, device), progress=progress)
 

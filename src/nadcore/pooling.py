@@ -384,12 +384,16 @@ def simulated_paper_accuracy(l: int, m_hat: torch.Tensor | np.ndarray, S: int, e
     `direction` ("complex": v_l = F^-1(e_l), w circular complex Gaussian of covariance sigma^2 (I - v v^H);
     "real": the sine at l, real noise) pooled as Eq. 1 says (z = A (m * x_hat)), a linear discriminant fitted
     on `n_train` of them (the real and imaginary parts of z) and scored on `n_test` others."""
+    if direction not in PAPER_DIRECTIONS:
+        raise InputError(f"direction must be one of {', '.join(PAPER_DIRECTIONS)}; got {direction!r}")
+    checks.integer("l", l)
+    eps, sigma = checks.number("eps", eps, 0, inclusive=True), checks.number("sigma", sigma, 0)
+    for name, n in (("n_train", n_train), ("n_test", n_test)):
+        checks.integer(name, n, 2, 10 ** 7)
     m_hat = _spectrum(m_hat).to(torch.complex128)
     D = m_hat.numel()
     check_factor(D, S)
-    if direction not in PAPER_DIRECTIONS:
-        raise InputError(f"direction must be one of {', '.join(PAPER_DIRECTIONS)}; got {direction!r}")
-    g = torch.Generator().manual_seed(int(seed))
+    g = torch.Generator().manual_seed(seeds.check_seed(seed))
     if direction == "complex":
         v_hat = torch.zeros(D, dtype=torch.complex128)
         v_hat[l % D] = 1.0                                         # v_l = F^-1(e_l), unitary: x_hat = eps y e_l + w_hat
