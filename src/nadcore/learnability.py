@@ -26,17 +26,7 @@ EASY_ACCURACY = 90.0     # `recipe_check`: an easy task counts as learned from t
 LOSS_FALLS = 0.5 * math.log(2)   # ... and its loss as fallen below half of chance's loss (ln 2) in its last epoch
 
 
-class TwoLogits(nn.Module):
-    """A one-output network `net` as a two-class classifier: logits (0, f(x)), so that cross-entropy is
-    the logistic loss of f (class 1 where f > 0)."""
-
-    def __init__(self, net: nn.Module) -> None:
-        super().__init__()
-        self.net = net
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        z = self.net(x).reshape(len(x), 1)
-        return torch.cat([torch.zeros_like(z), z], 1)
+TwoLogits = train.TwoLogits   # a one-output network as a two-class classifier (kept here for older imports)
 
 
 def _classifier_factory(model, input_shape):

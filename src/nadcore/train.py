@@ -293,7 +293,41 @@ def fit(model: nn.Module | stacked.Stack, data: Any, recipe: Recipe | dict, *, s
             _check_data(d, f"data[{j}] ")
         return _train(model, data, recipe, seeds, device, progress, stop_after)
     _check_data(data)
+    _check_logits(model, data[0])
     return _train(model, data, recipe, seed, device, progress, stop_after)
+
+
+class TwoLogits(nn.Module):
+    """A one-output network `net` as a two-class classifier: logits (0, f(x)), so that cross-entropy is
+    the logistic loss of f (class 1 where f > 0)."""
+
+    def __init__(self, net: nn.Module) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        z = self.net(x).reshape(len(x), 1)
+        return torch.cat([torch.zeros_like(z), z], 1)
+
+
+def _check_logits(model, train_set):
+    """A one-line InputError unless `model` gives a logit per class of the training labels (one sample, eval mode,
+    no gradient; skipped for a model whose lazy modules are not built yet: its first step builds them)."""
+    params = list(model.parameters())
+    if any(nn.parameter.is_lazy(p) for p in params):
+        return
+    x, y = train_set
+    dev = params[0].device if params else torch.device("cpu")
+    was = model.training
+    try:
+        with torch.no_grad():
+            out = model.eval()(x[:1].to(dev))
+    finally:
+        model.train(was)
+    classes = int(y.max()) + 1
+    if not isinstance(out, torch.Tensor) or out.dim() != 2 or out.shape[1] < classes:
+        raise InputError(f"model must give one logit per class ({classes}: labels 0..{classes - 1}); got output "
+                         f"shape {tuple(getattr(out, 'shape', ()))} (a one-output network: train.TwoLogits(net))")
 
 
 def _check_data(data, where=""):

@@ -156,11 +156,11 @@ def grid(result: NADResult, k: int = 16, *, fig: Figure | SubFigure | None = Non
 def spectrum(result: NADResult, *, ax: Axes | None = None, label: str | None = None, **line_kwargs: Any) -> Axes:
     """lambda_i / lambda_0 of `result` (a `NADResult`) against the NAD index i (from 0), on a log scale,
     up to the estimate's rank (past it the eigenvalues are rounding noise; a bar marks the cut), on
-    `ax` (default: the current axes); `line_kwargs` go to matplotlib's `plot`. Returns the axes."""
+    `ax` (default: a figure of its own); `line_kwargs` go to matplotlib's `plot`. Returns the axes."""
     _check_result(result)
     if ax is not None and not isinstance(ax, Axes):
-        raise InputError(f"ax must be a matplotlib Axes (or None: the current one); got {type(ax).__name__}")
-    ax = ax if ax is not None else plt.gca()
+        raise InputError(f"ax must be a matplotlib Axes (or None: a figure of its own); got {type(ax).__name__}")
+    ax = ax if ax is not None else style.figure(width=0.6, height=2.6)[1]
     spectrum_curve(ax, result, label=label, **line_kwargs)
     ax.set_xlabel("NAD index $i$")
     ax.set_ylabel(r"$\lambda_i / \lambda_0$")
