@@ -1018,3 +1018,31 @@ def test_nan_and_out_of_range_values_are_refused_at_the_library_doors():
     ]:
         with pytest.raises(ValueError, match="^" + message):
             call()
+
+
+class _Block(nn.Module):
+    """A linear model of 64 inputs that reads one fixed 8-dimensional subspace, with random weights inside it: its
+    gradient covariance has 8 near-equal eigenvalues, then nothing (issue 60: a near-degenerate leading block)."""
+
+    def __init__(self):
+        super().__init__()
+        g = torch.Generator().manual_seed(123)
+        self.register_buffer("P", torch.linalg.qr(torch.randn(64, 8, generator=g))[0].T.contiguous())
+        self.w = nn.Parameter(torch.randn(8))
+
+    def forward(self, x):
+        return (x.flatten(1) @ self.P.T @ self.w)[:, None]
+
+
+@pytest.mark.filterwarnings("ignore::nadcore.nads.NADTrustWarning")
+def test_the_trust_verdict_names_what_is_identifiable():
+    """Issue 60 item 4: per k, above chance or not; a near-degenerate leading block named as an identified subspace
+    whose single NADs are not; a flat spectrum named as no preferred direction, not as too few networks."""
+    block = nads.estimate(_Block, 300, input_shape=(1, 8, 8), method="autograd", progress=False).trust()
+    assert block.block == 8 and not block.isotropic
+    line = block.summary()
+    assert "k=1 NOT above chance" in line and "the leading 8-dimensional subspace is identified" in line
+    assert "single NADs inside it are not" in line and "use more networks" not in line
+    flat = nads.estimate("logreg", 1100, method="autograd", progress=False).trust()
+    assert flat.block is None and flat.isotropic
+    assert "no preferred direction detected" in flat.summary() and "use more networks" not in flat.summary()

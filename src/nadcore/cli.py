@@ -559,7 +559,7 @@ def estimate_nads(args: argparse.Namespace) -> None:
           f"({args.method}, {args.networks} networks)")
     trust = result.trust()
     print(trust.summary())
-    if trust.available and not trust.leading_above_chance:
+    if trust.available and not trust.leading_above_chance and trust.block is None and not trust.isotropic:
         print(f"nadcore: warning: the leading NADs of {name} are not above chance: use more --networks",
               file=sys.stderr)
 

@@ -65,10 +65,13 @@ class NADResult:
         computed by `estimate` from the chunks it merged: no extra networks) beside chance, k / D.
         Results stored before these overlaps were kept say "not available"."""
         D = int(self.nads.shape[1])
+        spectrum = np.asarray(self.eigenvalues, dtype=np.float64)
+        n = self.settings.get("num_networks")
         if self.split_half is None:
-            return Trust(D, None, None, None)
+            return Trust(D, None, None, None, spectrum, n)
         h = self.split_half
-        return Trust(D, np.asarray(h["ks"]), np.asarray(h["overlap"], dtype=np.float64), np.asarray(h["networks"]))
+        return Trust(D, np.asarray(h["ks"]), np.asarray(h["overlap"], dtype=np.float64), np.asarray(h["networks"]),
+                     spectrum, n)
 
 
 class NADTrustWarning(UserWarning):
@@ -78,6 +81,9 @@ class NADTrustWarning(UserWarning):
 TRUST_KS = (1, 4, 16)
 TRUST_SIGMAS = 5   # "above chance": at least twice chance (k / D) and this many standard deviations above it
 TRUST_WEAK = 0.5   # above chance but below this overlap: the halves agree weakly
+BLOCK_GAP = 3.0    # a leading block: lambda drops by at least this factor after it ...
+BLOCK_FLAT = 0.5   # ... while its own eigenvalues stay within this fraction of lambda_0 (near-degenerate)
+BULK_SLACK = 1.2   # isotropic: lambda_0 within this factor of the isotropic bulk's edge at N networks
 
 
 @dataclass
@@ -97,6 +103,40 @@ class Trust:
     ks: np.ndarray | None
     overlap: np.ndarray | None
     networks: np.ndarray | None
+    spectrum: np.ndarray | None = None   # the estimate's eigenvalues, decreasing
+    num_networks: int | None = None
+
+    def _rank(self):
+        """How many eigenvalues carry information: at most N - 1 (the covariance is mean-centred) and D."""
+        n = len(self.spectrum) if self.spectrum is not None else 0
+        return min(n, self.D, (self.num_networks or n + 1) - 1)
+
+    @property
+    def block(self) -> int | None:
+        """The size b of a near-degenerate leading block of the spectrum, or None: the largest drop
+        lambda_{b-1} / lambda_b (at least `BLOCK_GAP`, b at most half the rank) after eigenvalues that all stay
+        within `BLOCK_FLAT` of lambda_0. Its subspace is identifiable; single NADs inside it are not."""
+        r = self._rank()
+        if self.spectrum is None or r < 4:
+            return None
+        lam = np.maximum(self.spectrum[:r], 1e-300)
+        drops = lam[:-1] / lam[1:]
+        b = int(np.argmax(drops[: r // 2])) + 1
+        if b < 2 or drops[b - 1] < BLOCK_GAP or lam[b - 1] / lam[0] < BLOCK_FLAT:
+            return None
+        return b
+
+    @property
+    def isotropic(self) -> bool | None:
+        """True when lambda_0 lies within the bulk that an isotropic gradient covariance would give at these N
+        networks (the Marchenko-Pastur edge (1 + sqrt(D / N))^2 times the mean eigenvalue, with `BULK_SLACK`):
+        no preferred direction is detected at this N. None when the spectrum or N is unknown."""
+        r = self._rank()
+        if self.spectrum is None or not self.num_networks or r < 2:
+            return None
+        mean = float(np.mean(self.spectrum[:r])) * r / self.D if r < self.D else float(np.mean(self.spectrum[:r]))
+        edge = (1 + np.sqrt(self.D / self.num_networks)) ** 2
+        return bool(self.spectrum[0] <= BULK_SLACK * edge * mean)
 
     @property
     def available(self) -> bool:
@@ -139,12 +179,29 @@ class Trust:
         cells = ", ".join(f"k={k}: {o:.3f} (chance {k / self.D:.3f})" for k, o in zip(ks, overlap))
         n = "/".join(str(int(x)) for x in networks)
         weak = [int(k) for k, o in zip(ks, overlap) if o < TRUST_WEAK]
-        verdict = (("above chance at every k" + (f" (weakly at k={', '.join(map(str, weak))}: overlap < "
-                                                 f"{TRUST_WEAK}, more networks would move them)" if weak else ""))
-                   if above.all() else
-                   "NOT above chance at any k: sampling noise, use more networks" if not above.any() else
-                   f"above chance up to k={int(ks[np.flatnonzero(~above)[0] - 1])} only"
-                   if above[0] else "the leading NAD is NOT above chance: use more networks")
+        per_k = "; ".join(f"k={k} {'above' if a else 'NOT above'} chance" for k, a in zip(ks, above))
+        block, flat = self.block, self.isotropic
+        lam = self.spectrum
+        if block is not None and lam is not None:
+            drop = lam[block - 1] / lam[block]
+            verdict = (f"{per_k}: the leading {block}-dimensional subspace is identified (lambda drops "
+                       f"{f'{drop:.0f}x' if drop < 1e3 else 'over 1,000x'} after NAD {block - 1}), single NADs inside "
+                       "it are not "
+                       f"(lambda_{block - 1}/lambda_0 = {lam[block - 1] / lam[0]:.2f}) at any number of networks")
+        elif not above.any() and flat:
+            verdict = ("NOT above chance at any k, and a flat spectrum (lambda_0 within the isotropic bulk at "
+                       f"{self.num_networks} networks): no preferred direction detected; more networks tell isotropy "
+                       "from weak anisotropy")
+        elif above.all():
+            verdict = "above chance at every k" + (f" (weakly at k={', '.join(map(str, weak))}: overlap < "
+                                                   f"{TRUST_WEAK}, more networks would move them)" if weak else "")
+        elif not above.any():
+            verdict = "NOT above chance at any k: sampling noise, use more networks"
+        else:
+            verdict = (f"{per_k}: reproducible up to k={int(ks[np.flatnonzero(above)[-1]])}" if not above[0] else
+                       f"above chance up to k={int(ks[np.flatnonzero(~above)[0] - 1])} only")
+            if not above[0]:
+                verdict += "; the leading NAD alone is NOT: use more networks"
         return f"split-half overlap ({n} networks): {cells}; {verdict}"
 
 
