@@ -35,7 +35,8 @@ LIMITS = {"seed": " in [0, 2^63) written in decimal", "num_seeds": f" in [1, {MA
 PAGE_ONLY = "page-only"   # the tag of a chapter's cells that make its page only (the stored results at the
                          # published settings, the cost of the paper scale): a shard's run leaves them out
 DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)")   # YAML would read 010 as 8 and 12:30 as 750
-NAD_HOURS = 48   # `nadcore nads` asks for --yes past this estimated duration
+NAD_HOURS = 1   # `nadcore nads` asks for --yes past this estimated duration (priced before torch loads for the
+                # registry's networks, timed on the first batch for a model of yours)
 
 
 class UsageError(Exception):
@@ -537,7 +538,8 @@ def estimate_nads(args: argparse.Namespace) -> None:
             result = nads.estimate(model, args.networks, method=args.method, step=args.step, device=args.device,
                                    seed=args.seed, batch_size=args.batch_size, results_dir=chunks,
                                    progress=not args.no_progress, shard=args.shard, num_shards=args.num_shards,
-                                   input_shape=args.input_shape, name=None if args.arch else name)
+                                   input_shape=args.input_shape, name=None if args.arch else name,
+                                   max_hours=None if args.yes else NAD_HOURS)
     except ValueError as err:
         raise option_error(err) from None
     except OSError as err:                 # a full disk, a folder gone: the finished chunks stay

@@ -25,7 +25,7 @@ from typing import Any, Literal, overload
 import numpy as np
 import torch
 
-from nadcore import catalog, checks, fourier, nads, paths, presets, store, sweeps, versions
+from nadcore import catalog, checks, fourier, nads, paths, presets, prose, store, sweeps, versions
 from nadcore.catalog import NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED, TRAIN_GFLOP, TRAIN_S
 from nadcore.checks import InputError
 from nadcore.device import resolve
@@ -110,11 +110,7 @@ class Plan:
         return "\n".join(lines)
 
 
-def duration(seconds: float) -> str:
-    """A time as a reader says it: seconds, minutes below 1.5 h, else hours."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+duration = prose.duration   # a time as a reader says it
 
 
 def _cpu(dev):

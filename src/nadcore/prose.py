@@ -11,6 +11,13 @@ NAMES = {"logreg": "LogReg", "mlp": "MLP", "lenet": "LeNet", "vgg11": "VGG-11", 
          "convnext": "ConvNeXt", "resnet18_blur": "ResNet-18 (BlurPool)"}   # the networks by their names
 
 
+def duration(seconds: float) -> str:
+    """A time as a reader says it: seconds, minutes below 1.5 h, else hours."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
 def name(arch: str) -> str:
     """The network `arch` by its name (`NAMES`), else `arch` itself (a model of the reader's)."""
     return NAMES.get(arch, arch)

@@ -43,13 +43,13 @@ def chunk_ranges(start: int, stop: int, size: int = CHUNK) -> list[tuple[int, in
 
 
 def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: torch.Tensor, start: int,
-                 stop: int) -> dict[str, Any]:
+                 stop: int, on_batch: Callable[[int], object] | None = None) -> dict[str, Any]:
     """What a stored chunk of networks `start .. stop - 1` holds, computed as `settings` (an
     `EstimateSettings`) say at `x0`: their `gradients` (count, D), in the estimator's dtype (float32),
     or, for `"hessian"`, `count` and the sum `m2` (D, D) of their mixed-derivative Gram matrices. A
     chunk's numbers depend only on its range and settings: networks are seeded by index and every
     batch has `settings.batch(device)` networks (the last one padded with copies, then dropped), so
-    the kernels always see the same shapes."""
+    the kernels always see the same shapes. `on_batch(count)` is told each batch's networks as it ends."""
     dev, s = x0.device, settings
     method, batch = s.method, s.batch(dev)
     rows, grams = [], None
@@ -62,6 +62,8 @@ def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: 
             rest = (network(factory, s.seed, i, dev) for i in range(a + 1, min(a + batch, stop)))
             G, gram = _batch_gradients(first, rest, s, x0, layer, batch)
             rows.append(G)
+            if on_batch is not None:
+                on_batch(min(a + batch, stop) - a)
             grams = gram if grams is None else grams + gram
     G = torch.cat(rows)
     if not torch.isfinite(G).all():

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from nadcore import catalog, checks, store, sweeps
+from nadcore import catalog, checks, prose, store, sweeps
 from nadcore import models as registry
 from nadcore.checks import InputError
 from nadcore.device import resolve
@@ -25,26 +25,64 @@ from nadcore.nads.result import NADResult, NADTrustWarning, eig_decreasing, subs
 from nadcore.nads.settings import EstimateSettings
 
 
+class Cost:
+    """An estimate's progress and cost (`estimate`): a bar per network with its ETA; once a batch is timed (the
+    second: the first pays the warm-up), one line with the time the rest will take on this machine and the
+    covariance's memory, and an `InputError` if that time exceeds `max_hours` (None: no bound), before the bulk
+    runs. Called with each batch's count."""
+
+    def __init__(self, name: str, method: str, total: int, done: int, D: int, max_hours: float | None,
+                 progress: bool) -> None:
+        self.name, self.total, self.D, self.max_hours, self.progress = name, total, D, max_hours, progress
+        self.bar = tqdm(total=total, initial=done, unit="network", desc=f"NADs {name} ({method})", disable=not progress)
+        self.start, self.timed = time.perf_counter(), 0
+
+    def __call__(self, count: int) -> None:
+        self.timed += 1
+        self.bar.update(count)
+        if self.timed == 1:      # the first batch pays the warm-up: the second is timed
+            self.start = time.perf_counter()
+        if self.timed != 2 and not (self.timed == 1 and self.bar.n >= self.total):
+            return
+        each = (time.perf_counter() - self.start) / count
+        left = each * (self.total - self.bar.n)
+        if self.max_hours is not None and left > self.max_hours * 3600:
+            raise InputError(f"num_networks must keep the estimate within {self.max_hours:g} h here: {self.total:,} "
+                             f"networks of {self.name} take ~{prose.duration(left)} more ({each:.3g} s a network "
+                             "measured on this machine); fewer networks, or no bound (the CLI: --yes)")
+        if self.progress:
+            self.bar.write(f"{self.name}: ~{prose.duration(left)} for the {self.total - self.bar.n:,} networks left "
+                           f"({each:.3g} s a network, measured on this machine); the {self.D:,} x {self.D:,} "
+                           f"covariance takes {16 * self.D ** 2 / 2 ** 20:,.0f} MB", file=sys.stderr)
+
+    def __enter__(self) -> Cost:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.close()
+
+
 @overload
 def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: str = ..., step: float = ...,
              eval_point: torch.Tensor | np.ndarray | None = ..., input_shape: tuple[int, ...] = ...,
              device: str | torch.device = ..., seed: int = ..., batch_size: int | None = ..., first: int = ...,
              results_dir: str | Path | None = ..., progress: bool = ..., pooling: bool | str = ...,
              precision: str = ..., shard: int = ..., num_shards: Literal[1] = ..., compiled: bool = ...,
-             name: str | None = ..., eig_threads: int | None = ...) -> NADResult: ...
+             name: str | None = ..., eig_threads: int | None = ..., max_hours: float | None = ...) -> NADResult: ...
 @overload
 def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: str = ..., step: float = ...,
              eval_point: torch.Tensor | np.ndarray | None = ..., input_shape: tuple[int, ...] = ...,
              device: str | torch.device = ..., seed: int = ..., batch_size: int | None = ..., first: int = ...,
              results_dir: str | Path | None = ..., progress: bool = ..., pooling: bool | str = ...,
              precision: str = ..., shard: int = ..., num_shards: int = ..., compiled: bool = ...,
-             name: str | None = ..., eig_threads: int | None = ...) -> NADResult | None: ...
+             name: str | None = ..., eig_threads: int | None = ..., max_hours: float | None = ...
+             ) -> NADResult | None: ...
 def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: str = "secant", step: float = 100.0,
              eval_point: torch.Tensor | np.ndarray | None = None, input_shape: tuple[int, ...] = (1, 32, 32),
              device: str | torch.device = "auto", seed: int = 0, batch_size: int | None = None, first: int = 0,
              results_dir: str | Path | None = None, progress: bool = True, pooling: bool | str = True,
              precision: str = "float32", shard: int = 0, num_shards: int = 1, compiled: bool = False,
-             name: str | None = None, eig_threads: int | None = 1) -> NADResult | None:
+             name: str | None = None, eig_threads: int | None = 1, max_hours: float | None = None) -> NADResult | None:
     """Estimate the NADs of `model` from networks `first .. first + num_networks - 1`.
 
     model: a registry name (built with one output and `pooling`, see `models.build`),
@@ -65,7 +103,9 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
     the settings, and so is `compiled` (secant only: through `torch.compile`,
     `compiled_secant_gradient`) and `eig_threads` (the eigen steps' threads: 1, or None for the
     caller's, as the estimates stored before the field were made). The parameters that decide the
-    numbers are checked once, as an `EstimateSettings`, and passed down. Returns a `NADResult`.
+    numbers are checked once, as an `EstimateSettings`, and passed down. With `progress`, a bar per network and,
+    once the first batch is timed, the time the rest will take and the covariance's memory; `max_hours` (None: no
+    bound) refuses in one line an estimate that would take longer, before the bulk runs. Returns a `NADResult`.
 
     Across machines: with `num_shards` > 1 and a `results_dir` they share, a call computes only
     the chunks `shard::num_shards` and returns the merged result once every chunk is stored, else
@@ -97,28 +137,34 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
     x0 = x0_cpu.to(dev)
     start = time.perf_counter()
     ranges = chunks.chunk_ranges(int(first), int(first) + int(num_networks))
-    compute = lambda cells: [chunks.chunk_arrays(factory, s, x0, c["start"], c["stop"]) for c in cells]
     cells = [{"start": a, "stop": b} for a, b in ranges]
+    mine = cells[shard::num_shards]
+    todo = mine
     durations, digests, traces, machines = [], [], [], []
     halves = chunks.Halves(s.method)
-    if results_dir is None:
-        machines = [store.machine(dev)] * len(cells)
-        parts = (halves.moments(compute([c])[0], c["start"])
-                 for c in tqdm(cells, desc=f"NADs {name} ({s.method})", disable=not progress))
-    else:
+    if results_dir is not None:
         settings = s.chunk_settings(name, eval_desc, dev, model_desc)
+        todo = sweeps.missing("nad_chunks", mine, settings, Path(results_dir))
         held = len(cells) - len(sweeps.missing("nad_chunks", cells, settings, Path(results_dir)))
         if progress and held:
             print(f"{name}: {'reusing all' if held == len(cells) else f'resuming from {held} of'} {len(cells)} stored "
                   f"chunks of {chunks.CHUNK} networks in {Path(results_dir) / 'nad_chunks'}", file=sys.stderr)
-        paths = sweeps.sweep("nad_chunks", cells, compute, settings, Path(results_dir), progress=progress, load=False,
-                             shard=shard, num_shards=num_shards)
-        if num_shards != 1:
-            if sweeps.missing("nad_chunks", cells, settings, Path(results_dir)):
-                return None
-            paths = [sweeps.cell_path("nad_chunks", c, settings, Path(results_dir)) for c in cells]
-        parts = chunks.read_chunks(paths, cells, settings, durations, machines, halves)
-    covariance = chunks.merge(chunks.fingerprinted(parts, digests, traces), s.method)   # one chunk in memory at a time
+    cost = Cost(name, s.method, sum(c["stop"] - c["start"] for c in mine),
+                sum(c["stop"] - c["start"] for c in mine if c not in todo), x0.numel(), max_hours, progress)
+    compute = lambda cells: [chunks.chunk_arrays(factory, s, x0, c["start"], c["stop"], cost) for c in cells]
+    with cost:   # a bar per network; the cost line (and the bound) once the first batch is timed
+        if results_dir is None:
+            machines = [store.machine(dev)] * len(cells)
+            parts = (halves.moments(compute([c])[0], c["start"]) for c in cells)
+        else:
+            paths = sweeps.sweep("nad_chunks", cells, compute, settings, Path(results_dir), progress=False,
+                                 load=False, shard=shard, num_shards=num_shards)
+            if num_shards != 1:
+                if sweeps.missing("nad_chunks", cells, settings, Path(results_dir)):
+                    return None
+                paths = [sweeps.cell_path("nad_chunks", c, settings, Path(results_dir)) for c in cells]
+            parts = chunks.read_chunks(paths, cells, settings, durations, machines, halves)
+        covariance = chunks.merge(chunks.fingerprinted(parts, digests, traces), s.method)   # one chunk at a time
     vals, rows = eig_decreasing(covariance, s.eig_threads)
     settings = s.result_settings(name, num_networks, eval_desc, model_desc, first)
     duration = sum(durations) if results_dir is not None else time.perf_counter() - start  # compute, resumed or not
