@@ -906,3 +906,11 @@ def test_an_estimate_of_your_own_model_is_timed_and_bounded_before_its_bulk(tmp_
     with pytest.raises(ValueError, match=r"^num_networks must keep the estimate within 0\.001 h here: 4,000 networks"):
         nads.estimate(Slow, 4000, input_shape=(1, 8, 8), method="autograd", batch_size=4, max_hours=0.001,
                       progress=False)
+
+
+def test_an_input_shape_of_the_wrong_rank_is_refused_at_parse_time(tmp_path, capsys):
+    """Issue 60 item 5: `--input-shape 3,32` passed parsing and failed in the forward pass, after torch loaded."""
+    assert cli.main(["nads", "--arch", "lenet", "--networks", "4", "--out", str(tmp_path / "x.npz"),
+                     "--input-shape", "3,32"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--input-shape must be C,H,W (three integers) for a registry network" in err

@@ -1046,3 +1046,20 @@ def test_the_trust_verdict_names_what_is_identifiable():
     flat = nads.estimate("logreg", 1100, method="autograd", progress=False).trust()
     assert flat.block is None and flat.isotropic
     assert "no preferred direction detected" in flat.summary() and "use more networks" not in flat.summary()
+
+
+def test_a_factory_function_is_stored_under_its_module_and_name(tmp_path):
+    """Issue 60 item 5: `--model mymodels:build` was stored as `build`, a name any module's factory shares."""
+    assert nads.model_factory("test_nads:small_cnn", (1, 8, 8)).default_name == "test_nads.small_cnn"
+    assert nads.model_factory("test_nads:LazyCNN", (1, 8, 8)).default_name == "LazyCNN"
+
+
+def test_the_grid_says_when_it_sums_channels_and_what_is_identifiable():
+    """Issue 60 item 5: a 3-channel NAD's grid summed its channels silently, and a noise estimate looked like any."""
+    import matplotlib.pyplot as plt
+
+    res = nads.estimate(lambda: nn.Sequential(nn.Conv2d(3, 2, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(1)), 8,
+                        input_shape=(3, 8, 8), method="autograd", progress=False)
+    fig = plots.grid(res, 4)
+    assert fig.get_suptitle().startswith("3 channels summed; ") and res.trust().label in fig.get_suptitle()
+    plt.close(fig)

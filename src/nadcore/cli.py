@@ -457,6 +457,9 @@ def check_nad_args(args: argparse.Namespace) -> None:
         raise fail("--name", args.name, "given with --model only" if args.arch is not None else
                    "a file-name-safe name (letters, digits, _ . + -)")
     args.input_shape = parse_shape(args.input_shape)
+    if (args.arch is not None or str(args.model).startswith("timm:")) and len(args.input_shape) != 3:
+        raise fail("--input-shape", ",".join(map(str, args.input_shape)),
+                   "C,H,W (three integers) for a registry network or a timm model, such as 1,32,32")
     if args.method not in catalog.NAD_METHODS:
         raise fail("--method", args.method, f"one of {', '.join(catalog.NAD_METHODS)}")
     with np.errstate(over="ignore", under="ignore"):

@@ -73,7 +73,8 @@ def model_factory(spec: str, input_shape: Sequence[int] = (1, 32, 32)) -> Factor
     - `"timm:NAME"`: any timm model, `timm.create_model(NAME, num_classes=1, in_chans=C,
       img_size=(H, W) where the model takes one)` for `input_shape = (C, H, W)`.
 
-    Returns a `Factory`: its `source` is `spec`, its `default_name` the callable's qualified name or NAME.
+    Returns a `Factory`: its `source` is `spec`, its `default_name` the class's name, `module.function` for a
+    factory function (`_stored_name`), or NAME.
     Raises a one-line ValueError naming `model` (or `input_shape`)."""
     m = SPEC.fullmatch(spec) if isinstance(spec, str) else None
     if m is None:
@@ -98,7 +99,17 @@ def model_factory(spec: str, input_shape: Sequence[int] = (1, 32, 32)) -> Factor
         raise InputError(f"model must name a class or zero-argument factory returning a fresh nn.Module (not "
                          f"{type(obj).__name__}); got {spec!r}")
 
-    return Factory(obj, spec, attr.split(".")[-1] if NAME.fullmatch(attr) is None else attr)
+    return Factory(obj, spec, _stored_name(module, attr, obj))
+
+
+def _stored_name(module, attr, obj):
+    """What a "module:callable" model's results are stored under: a class's name (`StrideNet`), and for a factory
+    function its module too (`mymodels.build`, not a bare `build` that another module's factory would share)."""
+    last = attr.split(".")[-1]
+    if isinstance(obj, type):
+        return last
+    name = f"{module.split('.')[-1]}.{last}"
+    return name if NAME.fullmatch(name) else last
 
 
 def _timm_factory(name, input_shape):

@@ -170,6 +170,18 @@ class Trust:
         above = self.above
         return None if above is None else bool(above[0])
 
+    @property
+    def label(self) -> str:
+        """A few words for a figure of the NADs: what of them is identifiable ("" when not available)."""
+        above = self.above
+        if above is None:
+            return ""
+        if self.block is not None:
+            return f"the leading {self.block}-dimensional subspace is identified, not its single NADs"
+        if not above.any():
+            return "no preferred direction (a flat spectrum)" if self.isotropic else "NOT above chance: noise"
+        return "the leading NAD is above chance" if above[0] else "the leading NAD is NOT above chance"
+
     def summary(self) -> str:
         """One line: the overlaps beside chance, and a verdict."""
         measured, above = self._measured(), self.above

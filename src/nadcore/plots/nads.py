@@ -120,7 +120,8 @@ def grid(result: NADResult, k: int = 16, *, fig: Figure | SubFigure | None = Non
     (`energy=True`; share per frequency, zero frequency at the centre): matplotlib's conventions, in
     `fig` (a `Figure` or `SubFigure`; default: a new figure `size` inches wide). One-channel NADs
     in a diverging map, scaled to max |pixel| = 1 and signed so their largest pixel is positive;
-    several channels summed. Arguments are checked before anything is drawn. Returns the figure."""
+    several channels summed (the figure says so). Its title says what of the NADs is identifiable
+    (`Trust.label`). Arguments are checked before anything is drawn. Returns the figure."""
     _check_result(result)
     checks.integer("k", k, 1, len(result), accepted=f"an integer in [1, {len(result)}] (the NADs of the result)")
     _check_inches("size", size)
@@ -150,6 +151,10 @@ def grid(result: NADResult, k: int = 16, *, fig: Figure | SubFigure | None = Non
         else:
             ax.imshow(np.clip(shares[j], ENERGY.vmin, None), cmap="magma", norm=ENERGY)
             ax.set_title(f"$|\\hat u_{{{j}}}|^2$", fontsize=9)
+    channels = result.images(1).shape[1]
+    said = [f"{channels} channels summed"] * (channels > 1) + [result.trust().label] * bool(result.trust().label)
+    if said:
+        fig.suptitle("; ".join(said), fontsize=9)
     return fig
 
 
