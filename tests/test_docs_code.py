@@ -18,7 +18,8 @@ SMOKE = {
     "README.md": [('num_networks=200', 'num_networks=24'), ("4000, sigma", "400, sigma"),
                   ("2000, sigma", "200, sigma"), ('"epochs": 10', '"epochs": 1')],
     "book/running.md": [("2000, input_shape", "24, input_shape"), ("epochs=20", "epochs=1"),
-                        ("[(0, 1), (4, 4), (8, 0), (16, 16)]", "[(0, 1)]"), ("num_seeds=2", "num_seeds=1, n=200")],
+                        ("[(0, 1), (4, 4), (8, 0), (16, 16)]", "[(0, 1)]"), ("num_seeds=2", "num_seeds=1, n=200"),
+                        ("[0, 16, 256], recipe,", "[0, 16], recipe, n=200,")],
 }
 
 
@@ -47,4 +48,5 @@ def test_every_python_block_of_the_docs_runs(path, tmp_path, monkeypatch, capsys
         figures = [plt.figure(n) for n in plt.get_fignums()]
         assert len(figures) == 2 and figures[1].axes[0].get_ylabel() == r"$\lambda_i / \lambda_0$"
         assert "split-half overlap" in out and (tmp_path / "results" / "nad_chunks").is_dir()
+        assert re.search(r"NAD 0: +\d+\.\d \+- 0\.0 % test accuracy\nNAD 16: ", out), out
     plt.close("all")

@@ -95,3 +95,21 @@ def test_bad_input_is_refused_in_one_line_before_any_training(kwargs, named):
     with pytest.raises(ValueError, match=named) as err:
         learnability.sweep(args.pop("model"), args.pop("cells"), args.pop("recipe"), **args)
     assert "\n" not in str(err.value)
+
+
+def test_fig6_for_any_model_trains_along_its_nads(tmp_path):
+    """Issue 60 item 3: Fig. 6 for a model of yours (one output, trained as two logits), along its own NADs: a
+    fresh network per NAD index and seed, reproducible, with bad indices and NADs refused in one line."""
+    from nadcore import nads
+
+    factory = lambda: nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(1))  # noqa: E731
+    res = nads.estimate(factory, 8, input_shape=(1, 8, 8), method="autograd", progress=False)
+    kw = dict(n=200, sigma=0.5, num_seeds=2, input_shape=(1, 8, 8), device="cpu")
+    out = learnability.fig6(factory, res, [0, 63], {"epochs": 2, "max_lr": 0.05}, **kw)
+    assert out.cells == (0, 63) and out.test_acc.shape == (2, 2) and out.summary().startswith("NAD 0: ")
+    again = learnability.fig6(factory, res.nads, [0, 63], {"epochs": 2, "max_lr": 0.05}, **kw)
+    np.testing.assert_array_equal(again.test_acc, out.test_acc)
+    with pytest.raises(ValueError, match=r"^indices must be NAD indices in \[0, 63\]; got 64"):
+        learnability.fig6(factory, res, [64], {"epochs": 1, "max_lr": 0.05}, **kw)
+    with pytest.raises(ValueError, match=r"^nads must be a NADResult or NADs as rows of 64 entries"):
+        learnability.fig6(factory, np.ones((4, 10)), [0], {"epochs": 1, "max_lr": 0.05}, **kw)

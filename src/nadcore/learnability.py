@@ -77,15 +77,16 @@ class Sweep:
     train_acc: np.ndarray
     loss_history: np.ndarray
 
-    def mean(self) -> dict[tuple[int, int], float]:
-        """`{(kx, ky): mean test accuracy over seeds}`."""
+    def mean(self) -> dict[Any, float]:
+        """`{cell: mean test accuracy over seeds}` (a cell: `(kx, ky)` of `sweep`, a NAD index of `fig6`)."""
         return {c: float(a) for c, a in zip(self.cells, self.test_acc.mean(0))}
 
     def summary(self) -> str:
         """One line per cell: its test accuracy (mean +- standard deviation over seeds)."""
         spread = self.test_acc.std(0, ddof=1) if len(self.test_acc) > 1 else np.zeros(len(self.cells))
-        return "\n".join(f"({kx:+d}, {ky:+d}): {m:5.1f} +- {s:.1f} % test accuracy"
-                         for (kx, ky), m, s in zip(self.cells, self.test_acc.mean(0), spread))
+        name = lambda c: f"NAD {c}" if isinstance(c, int) else f"({c[0]:+d}, {c[1]:+d})"   # noqa: E731
+        return "\n".join(f"{name(c)}: {m:5.1f} +- {s:.1f} % test accuracy"
+                         for c, m, s in zip(self.cells, self.test_acc.mean(0), spread))
 
 
 def sweep(model: str | Callable[[], nn.Module], cells: Iterable[Sequence[int]], recipe: train.Recipe | dict[str, Any],
@@ -112,6 +113,35 @@ def sweep(model: str | Callable[[], nn.Module], cells: Iterable[Sequence[int]], 
              for r in range(num_seeds) for v, (kx, ky) in zip(vs, cells)]
     out = _train(factory, tasks, recipe, n, sigma, eps, device)
     grid = lambda key: np.array([r[key] for r in out], dtype=np.float64).reshape(num_seeds, len(cells))
+    losses = np.stack([r["loss_history"] for r in out]).reshape(num_seeds, len(cells), -1)
+    return Sweep(cells, grid("test_acc"), grid("train_acc"), losses)
+
+
+def fig6(model: str | Callable[[], nn.Module], nads: Any, indices: Iterable[int],
+         recipe: train.Recipe | dict[str, Any], *, n: int = 10_000, sigma: float = 3.0, eps: float = 1.0,
+         num_seeds: int = 1, seed: int = 0, input_shape: Sequence[int] = (1, 32, 32),
+         device: str | torch.device = "auto") -> Sweep:
+    """Fig. 6 for `model` (whatever `nads.estimate` takes; one output is trained as two logits, `train.TwoLogits`):
+    a fresh network trained with `recipe` on D(u_i) for each NAD index i of `indices`, `num_seeds` times; `nads`
+    is a `NADResult` (its rows, by decreasing eigenvalue) or an array of NADs as rows. The defaults are the
+    paper's (n = 10,000 train and as many test samples, sigma = 3, eps = 1). Each cell's data, initialisation
+    and shuffling come from `seeds.streams` of its replicate's seed and its index. Returns a `Sweep`."""
+    shape = tuple(int(s) for s in input_shape)
+    rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
+    if rows.ndim != 2 or rows.shape[1] != math.prod(shape):
+        raise InputError(f"nads must be a NADResult or NADs as rows of {math.prod(shape)} entries (input_shape "
+                         f"{shape}); got shape {rows.shape}")
+    recipe = train.as_recipe(recipe)
+    checks.integer("num_seeds", num_seeds, 1, catalog.MAX_SEEDS)
+    cells = tuple(checks.integer("indices", i, 0, len(rows) - 1, accepted=f"NAD indices in [0, {len(rows) - 1}]")
+                  for i in indices)
+    if not cells:
+        raise InputError("indices must hold at least one NAD index")
+    factory = _classifier_factory(model, shape)
+    tasks = [(torch.from_numpy(rows[i] / np.linalg.norm(rows[i])).reshape(shape), seeds.streams(
+        seeds.replicate(seed, r), i)) for r in range(num_seeds) for i in cells]
+    out = _train(factory, tasks, recipe, n, sigma, eps, device)
+    grid = lambda key: np.array([r[key] for r in out], dtype=np.float64).reshape(num_seeds, len(cells))  # noqa: E731
     losses = np.stack([r["loss_history"] for r in out]).reshape(num_seeds, len(cells), -1)
     return Sweep(cells, grid("test_acc"), grid("train_acc"), losses)
 
