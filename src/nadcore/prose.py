@@ -18,6 +18,18 @@ def duration(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def number(x: float, digits: int = 2) -> str:
+    """`x` to `digits` significant digits as prose writes it: 0.0042, and 4.5 × 10⁻⁵ where Python writes 4.5e-05."""
+    text = f"{x:.{digits}g}"
+    if "e" not in text:
+        return text
+    mantissa, exponent = text.split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(SUPERSCRIPT)}"
+
+
 def name(arch: str) -> str:
     """The network `arch` by its name (`NAMES`), else `arch` itself (a model of the reader's)."""
     return NAMES.get(arch, arch)

@@ -643,8 +643,8 @@ def nads_row(arch: str, ours: NADResult, pub: NADResult, overlaps: Iterable[floa
                else f"the first NAD differs (overlap {ov[1]:.2f})")
     differs = [f"the first two NADs trade places (λ₁/λ₀ = {v['lambda2']:.3f})" if tie else "",
                estimate_differs(ours, arch)]
-    return Row(f"NADs of {prose.name(arch)}", "a signature of the network", f"{lam} = {v['published']:.2g}",
-               f"{lam} = {v['ours']:.2g}; overlap {_nums(ov.values(), '.2f')}", _networks(ours),
+    return Row(f"NADs of {prose.name(arch)}", "a signature of the network", f"{lam} = {prose.number(v['published'])}",
+               f"{lam} = {prose.number(v['ours'])}; overlap {_nums(ov.values(), '.2f')}", _networks(ours),
                *verdict(holds, differs, failure=failure), ("ch3-overlap-published",), values=v)
 
 
@@ -871,7 +871,8 @@ def fig7(stand_ins: Mapping[str, tuple[Mapping[str, Any], int]]) -> Row:
         ours.append(f"{name}: {_pct(acc[first])} at NAD {first}, {_pct(acc[last])} at {last} (clean {clean:.1f})")
         said[name] = (("the first NAD hijacks training, the last is ignored" if same
                        else "the first NAD does not hijack training")
-                      + ("" if reach or not same else ", not as far up the indices as the paper's"))
+                      + ("" if reach or not same else
+                         ", though the hijack fades at lower NAD indices than the paper's"))
     epochs = prose.and_list(dict.fromkeys(str(e) for _, e in stand_ins.values()))
     return Row("Fig. 7", "a carrier on the first NADs hijacks training, on the last it is ignored",
                f"ResNet-18: {_pct(paper['accuracy'][0])} at NAD {paper['index'][0]}, {_pct(paper['accuracy'][-1])} "
