@@ -916,13 +916,15 @@ def test_vgg11_fig6_along_its_exact_gradient_nads_and_more_seeds_is_a_gpu_item(t
 
 
 def test_lenet_fig6_along_three_bases_at_two_sigmas_is_a_cpu_item(tmp_path):
-    """Issues 42 and 57: LeNet's Fig. 6 along its exact-gradient and its secant NADs and along the authors'
-    released NAD file, seeds 0-2, at the sigma study's best and at the caption's sigma, on this CPU; secant
-    seed 0 is the `fig6_sigma` / `fig6` item; the released file needs no bundle (`fig6_basis`)."""
+    """Issues 42, 57 and 61: LeNet's Fig. 6 along its exact-gradient and its secant NADs and along the authors'
+    released NAD file, seeds 0-2, at the sigma study's best and at the caption's sigma, and along the kernel's
+    NADs (the mixed derivative's) at the caption's, on this CPU; secant seed 0 is the `fig6_sigma` / `fig6` item;
+    the released file needs no bundle (`fig6_basis`)."""
     assert bundle.FIG6_CAPTION == presets.preset("nads", "paper")["fig6"]["sigma"]
     lenet = {name: v for name, v in bundle.FIG6_NADS.items() if v[0] == "fig6"}
-    assert len(lenet) == 18 and {v[3] for v in lenet.values()} == {bundle.DEEP_SIGMA, bundle.FIG6_CAPTION}
-    assert {v[1] for v in lenet.values()} == {"secant", "autograd", "published"}
+    assert len(lenet) == 21 and {v[3] for v in lenet.values()} == {bundle.DEEP_SIGMA, bundle.FIG6_CAPTION}
+    assert {v[1] for v in lenet.values()} == {"secant", "autograd", "published", "hessian"}
+    assert {v[3] for v in lenet.values() if v[1] == "hessian"} == {bundle.FIG6_CAPTION}
     keys = set()
     for name, (_, method, r, sigma) in lenet.items():
         arch, indices, s = bundle.fig6_item(name=name)
@@ -940,7 +942,7 @@ def test_lenet_fig6_along_three_bases_at_two_sigmas_is_a_cpu_item(tmp_path):
             assert bundle.load_fig6(name=name) == bundle.load_fig6(sigma=sigma)
         assert (bundle.fig6_basis(name, tmp_path) is None) == (method != "published")
         assert bundle.load_fig6(tmp_path, name=name) == {}
-    assert len(keys) == 18
+    assert len(keys) == 21
 
 
 def test_eq5_item_is_keyed_by_its_settings_and_reads_nothing_unstored(tmp_path):
@@ -1121,3 +1123,15 @@ def test_the_secant_dial_stores_nads_overlaps_and_fig6_per_step(tmp_path, monkey
     assert set(a["conv"]) == {1, 2} and all(0 <= v <= 1 for v in a["conv"].values()) and set(a["fig6"]) == {0}
     full = nads.estimate("lenet", 6, step=1.0, seed=0, device="cpu", results_dir=tmp_path / "scratch", progress=False)
     np.testing.assert_allclose(a["nads"].nads, full.nads[:4], atol=2e-3)   # float16 rows of the same estimate
+
+
+def test_the_kernels_nads_are_eq5s_estimate_with_all_their_rows():
+    """Issue 61: the mixed derivative's NADs of LeNet (the kernel's) are Eq. 5's estimate itself, its 500 networks,
+    with every row (Fig. 6 trains along indices up to 1,022): its first rows are Eq. 5's, bitwise."""
+    full = bundle.load_nad("lenet", "hessian")
+    settings = bundle.eq5_settings("lenet")
+    eq5 = nads.NADResult.load(nads.result_path("lenet", settings, bundle.BUNDLE), settings)
+    assert full.settings["num_networks"] == bundle.EQ5["networks"] and full.nads.shape == (1024, 1024)
+    np.testing.assert_array_equal(full.nads[: bundle.EQ5["rows"]], eq5.nads)
+    np.testing.assert_array_equal(full.eigenvalues, eq5.eigenvalues)
+    assert bundle.fig6_basis("fig6_lenet_sigma3_hessian_seed0") is not None

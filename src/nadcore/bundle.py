@@ -184,7 +184,10 @@ FIG6_NADS = {**{f"{item}_{method}_seed{r}": (item, method, r, None) for item in 
              **{f"fig6_lenet_sigma{sigma:g}_{method}_seed{r}": ("fig6", method, r, sigma)
                 for sigma in (DEEP_SIGMA, FIG6_CAPTION) for r in range(3) for method in ("autograd", "secant")},
              **{f"fig6_lenet_sigma{sigma:g}_published_seed{r}": ("fig6", "published", r, sigma)
-                for sigma in (FIG6_CAPTION, DEEP_SIGMA) for r in range(3)}}
+                for sigma in (FIG6_CAPTION, DEEP_SIGMA) for r in range(3)},
+             # issue 61: along the kernel's NADs (the mixed derivative's, Eq. 5's 500 networks), the caption's sigma
+             **{f"fig6_lenet_sigma{FIG6_CAPTION:g}_hessian_seed{r}": ("fig6", "hessian", r, FIG6_CAPTION)
+                for r in range(3)}}
 DEEP_DEVICE = {**{name: "cuda" for name in DEEP_FIG1}, "fig6_vgg11": DEVICE,
                **{name: "cuda" for name, (arch, _) in DEEP_FIG6.items() if arch in GPU_ONLY},
                **{name: "cuda" for name, (item, *_) in FIG6_NADS.items() if item in DEEP_FIG6}}
@@ -593,6 +596,8 @@ def nad_item(arch: str, method: str = "secant") -> dict[str, Any]:
                                  compiled=SECANT_CPU_COMPILED, eig_threads=EIG_THREADS)
     if method == "secant" and arch in SECANT_CUDA:
         return nads.nad_settings(arch, SECANT_CUDA[arch], method, seed=SEED, eig_threads=EIG_THREADS)
+    if method == "hessian":   # the mixed derivative's (Eq. 5, the kernel's NADs): Eq. 5's networks, all rows
+        return nads.nad_settings(arch, EQ5["networks"], method, seed=SEED, eig_threads=EIG_THREADS)
     n = presets.preset("nads", "paper")["num_networks"]["default"]
     return nads.nad_settings(arch, n, method, seed=SEED, eig_threads=EIG_THREADS)
 
@@ -634,6 +639,12 @@ def secant_exact_overlaps(ks: Sequence[int], archs: Iterable[str] = GPU_NAD_ARCH
             if (a, "secant") in stored and (a, "autograd") in stored}
 
 
+def _chunks_of(scratch, method):
+    """Where the chunks of an estimate by `method` go: `scratch`, the mixed derivative's in Eq. 5's `eq5/` (its
+    chunks: the same networks, the same settings)."""
+    return Path(scratch) / "eq5" if method == "hessian" else scratch
+
+
 def _nad_compute(arch, method, bundle_dir, scratch, progress):
     stored = load_nad(arch, method, bundle_dir)
     if stored is not None:
@@ -642,8 +653,8 @@ def _nad_compute(arch, method, bundle_dir, scratch, progress):
     _check_device(nad_name(arch, method), device)
     result = nads.estimate(arch, settings["num_networks"], method=method, seed=SEED, device=device,
                            precision=settings.get("precision", "float32"),
-                           compiled=settings.get("compiled", False), results_dir=scratch, progress=progress,
-                           eig_threads=EIG_THREADS)
+                           compiled=settings.get("compiled", False), results_dir=_chunks_of(scratch, method),
+                           progress=progress, eig_threads=EIG_THREADS)
     result.save(nads.result_path(arch, settings, bundle_dir), compact=True)
     return load_nad(arch, method, bundle_dir)    # what later readers see (float16 NADs, other fingerprint)
 
@@ -657,10 +668,11 @@ def _nad_status(arch, method, bundle_dir, scratch):
     if load_nad(arch, method, bundle_dir) is not None:
         return Status(f"{item}: stored ({n:,} networks)", True)
     cells = [{"start": a, "stop": b} for a, b in nads.chunk_ranges(0, n)]
-    left = sweeps.missing("nad_chunks", cells, nad_chunk_item(arch, method), scratch)
+    left = sweeps.missing("nad_chunks", cells, nad_chunk_item(arch, method), _chunks_of(scratch, method))
     each = plan.nad_cost(nad_device(arch, method), arch, method, settings.get("precision", "float32"),
                          settings.get("compiled", False))
-    return Status(f"{item}: {len(cells) - len(left)} of {len(cells)} chunks of {nads.CHUNK} networks in {scratch}",
+    return Status(f"{item}: {len(cells) - len(left)} of {len(cells)} chunks of {nads.CHUNK} networks in "
+                  f"{_chunks_of(scratch, method)}",
                   False, each * sum(c["stop"] - c["start"] for c in left) if each else None)
 
 
@@ -1100,7 +1112,8 @@ def _eq5_compute(bundle_dir, scratch, progress):
 
 
 _declare(BundleItem("eq5", lambda: {a: eq5_settings(a) for a in EQ5["archs"]}, _eq5_compute, load_eq5,
-                    _whole("eq5", lambda d: len(load_eq5(d)) == len(EQ5["archs"]))))
+                    _whole("eq5", lambda d: len(load_eq5(d)) == len(EQ5["archs"]))),
+         *_nads(("lenet", "hessian")))   # the kernel's NADs with all their rows (issue 61): Eq. 5's chunks
 
 
 # ----------------------------------------------------------------------------- Chapter 4
@@ -1424,7 +1437,7 @@ ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_au
          "nads_densenet121",
          "cifar_fashion", "underspec_ood_fashion",
          *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo",
-         "fig3_sigma", "antialias_sigma", "secant_dial", "zoo_null", "eq5", *UNDERSPEC_GPU)
+         "fig3_sigma", "antialias_sigma", "secant_dial", "zoo_null", "eq5", *UNDERSPEC_GPU, "nads_lenet_hessian")
 
 
 def item_device(item: str) -> str:

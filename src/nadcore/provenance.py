@@ -34,7 +34,8 @@ PAGES = {   # the bundle items each page reads (a page reads an item whose numbe
     "02_pooling": ("pooling",),
     "03_nads": (*(f"nads_{a}" for a in bundle.NAD_ARCHS), "nads_lenet_autograd",
                 *(f"nads_{a}" for a in bundle.GPU_NAD_ARCHS), *(f"nads_{a}_autograd" for a in bundle.GPU_NAD_ARCHS),
-                "convergence", "fig6", "fig6_sigma", *bundle.DEEP_FIG6, *bundle.FIG6_NADS, "secant_dial", "eq5"),
+                "convergence", "fig6", "fig6_sigma", *bundle.DEEP_FIG6,
+                *(n for n, (_, m, *_) in bundle.FIG6_NADS.items() if m != "hessian"), "secant_dial", "eq5"),
     "04_cifar10": ("cifar", "cifar_fashion"),
     "05_underspecification": ("underspec_pairs", "underspec_ood", "underspec_ood_fashion", *bundle.UNDERSPEC_GPU),
     "06_antialias": ("antialias", "antialias_sigma", "fig6"),
@@ -42,7 +43,9 @@ PAGES = {   # the bundle items each page reads (a page reads an item whose numbe
                "convergence_zoo", "zoo_null"),
     "nads_in_practice": ("convergence_autograd", "convergence_secant", "precision", "train_precision"),
 }
-NOT_SHOWN: tuple[str, ...] = ()   # items no page reads yet
+# items no page reads yet: Chapter 8's (issue 61), the kernel's NADs and Fig. 6 along them
+NOT_SHOWN: tuple[str, ...] = ("nads_lenet_hessian",
+                              *(n for n, (_, m, *_) in bundle.FIG6_NADS.items() if m == "hessian"))
 # readers a page calls besides the items' status: the extra seeds and the plain network of a deep Fig. 1 item,
 # and Chapter 6's N vs 2N convergence, which its status (the plan) does not read
 EXTRA = {**{name: lambda bundle_dir, name=name: (bundle.load_deep_seeds(name, bundle_dir),
