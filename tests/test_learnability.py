@@ -2,6 +2,7 @@
 does not train it (`learnability.recipe_check`), on networks small enough for the fast tier."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -113,3 +114,13 @@ def test_fig6_for_any_model_trains_along_its_nads(tmp_path):
         learnability.fig6(factory, res, [64], {"epochs": 1, "max_lr": 0.05}, **kw)
     with pytest.raises(ValueError, match=r"^nads must be a NADResult or NADs as rows of 64 entries"):
         learnability.fig6(factory, np.ones((4, 10)), [0], {"epochs": 1, "max_lr": 0.05}, **kw)
+
+
+def test_a_sweep_says_what_it_will_cost_before_it_trains(capsys):
+    """Issue 60 item 2: `sweep` and `fig6` print their cost on this machine first (one SGD step timed here)."""
+    learnability.sweep("logreg", [(0, 1)], {"epochs": 1, "max_lr": 0.1}, n=200, device="cpu")
+    err = capsys.readouterr().err
+    assert re.search(r"^training 1 network \(200 samples, 1 epochs\): ~\d+ s on this machine \([\d.]+ ms an SGD step, "
+                     r"timed here\)$", err.strip()), err
+    learnability.sweep("logreg", [(0, 1)], {"epochs": 1, "max_lr": 0.1}, n=200, device="cpu", progress=False)
+    assert capsys.readouterr().err == ""

@@ -10,6 +10,8 @@ zero-argument factory), with one output f(x) trained as a two-class classifier w
 from __future__ import annotations
 
 import math
+import sys
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from nadcore import catalog, checks, data, fourier, nads, seeds, train
+from nadcore import catalog, checks, data, fourier, nads, prose, seeds, train
 from nadcore.checks import InputError
 
 CHANCE = 50.0            # percent, two balanced classes
@@ -54,8 +56,33 @@ def _direction(kx, ky, shape, kind):
     return v.expand(shape[0], -1, -1) / math.sqrt(shape[0])
 
 
-def _train(factory, tasks, recipe, n, sigma, eps, device):
-    """Train a fresh network per task `(v, streams)` on D(v) (`n` train and `n` test samples): `fit` dicts."""
+def cost_line(factory: Callable[[], nn.Module], networks: int, n: int, recipe: train.Recipe,
+              input_shape: Sequence[int]) -> str:
+    """One line: what training `networks` fresh networks on `n` samples for `recipe.epochs` will cost on this
+    machine, from one SGD step of one network on a batch of `recipe.batch_size` timed here (a second step: the
+    first pays the warm-up), times the steps, a fifth more for evaluation."""
+    net = factory()
+    opt = torch.optim.SGD(net.parameters(), lr=0.0)
+    x = torch.zeros(recipe.batch_size, *input_shape)
+    y = torch.zeros(recipe.batch_size, dtype=torch.long)
+    each = 0.0
+    for _ in range(2):
+        start = time.perf_counter()
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+        each = time.perf_counter() - start
+    steps = networks * recipe.epochs * math.ceil(n / recipe.batch_size)
+    return (f"training {networks} network{'s' * (networks > 1)} ({n:,} samples, {recipe.epochs} epochs): "
+            f"~{prose.duration(1.2 * each * steps)} on this machine ({each * 1e3:.3g} ms an SGD step, timed here)")
+
+
+def _train(factory, tasks, recipe, n, sigma, eps, device, progress=False):
+    """Train a fresh network per task `(v, streams)` on D(v) (`n` train and `n` test samples): `fit` dicts; with
+    `progress`, its cost first (`cost_line`)."""
+    if progress:
+        with torch.random.fork_rng(devices=[]):
+            print(cost_line(factory, len(tasks), n, recipe, tuple(tasks[0][0].shape)), file=sys.stderr)
     datasets, nets = [], []
     for v, st in tasks:
         datasets.append(tuple(data.directional_dataset(v, n, sigma, eps, seed=s) for s in (st.train, st.test)))
@@ -91,9 +118,11 @@ class Sweep:
 
 def sweep(model: str | Callable[[], nn.Module], cells: Iterable[Sequence[int]], recipe: train.Recipe | dict[str, Any],
           *, n: int = 10_000, sigma: float = 3.0, eps: float = 1.0, kind: str = "sin", num_seeds: int = 1,
-          seed: int = 0, input_shape: Sequence[int] = (1, 32, 32), device: str | torch.device = "auto") -> Sweep:
+          seed: int = 0, input_shape: Sequence[int] = (1, 32, 32), device: str | torch.device = "auto",
+          progress: bool = True) -> Sweep:
     """Fig. 1 for `model`: a fresh network trained with `recipe` (a `train.Recipe` or a dict of its
-    fields) on D(v) for the Fourier direction v of each cell `(kx, ky)`, `num_seeds` times.
+    fields) on D(v) for the Fourier direction v of each cell `(kx, ky)`, `num_seeds` times (with `progress`, its
+    cost on this machine first, `cost_line`).
 
     The defaults are the paper's (n = 10,000 train and as many test samples, sigma = 3, eps = 1, sine
     directions). Each cell's data, initialisation and shuffling come from `seeds.streams` of the seed
@@ -111,7 +140,7 @@ def sweep(model: str | Callable[[], nn.Module], cells: Iterable[Sequence[int]], 
     factory = _classifier_factory(model, shape)
     tasks = [(v, seeds.streams(seeds.replicate(seed, r), kx % shape[1], ky % shape[1]))
              for r in range(num_seeds) for v, (kx, ky) in zip(vs, cells)]
-    out = _train(factory, tasks, recipe, n, sigma, eps, device)
+    out = _train(factory, tasks, recipe, n, sigma, eps, device, progress)
     grid = lambda key: np.array([r[key] for r in out], dtype=np.float64).reshape(num_seeds, len(cells))
     losses = np.stack([r["loss_history"] for r in out]).reshape(num_seeds, len(cells), -1)
     return Sweep(cells, grid("test_acc"), grid("train_acc"), losses)
@@ -120,12 +149,13 @@ def sweep(model: str | Callable[[], nn.Module], cells: Iterable[Sequence[int]], 
 def fig6(model: str | Callable[[], nn.Module], nads: Any, indices: Iterable[int],
          recipe: train.Recipe | dict[str, Any], *, n: int = 10_000, sigma: float = 3.0, eps: float = 1.0,
          num_seeds: int = 1, seed: int = 0, input_shape: Sequence[int] = (1, 32, 32),
-         device: str | torch.device = "auto") -> Sweep:
+         device: str | torch.device = "auto", progress: bool = True) -> Sweep:
     """Fig. 6 for `model` (whatever `nads.estimate` takes; one output is trained as two logits, `train.TwoLogits`):
     a fresh network trained with `recipe` on D(u_i) for each NAD index i of `indices`, `num_seeds` times; `nads`
     is a `NADResult` (its rows, by decreasing eigenvalue) or an array of NADs as rows. The defaults are the
     paper's (n = 10,000 train and as many test samples, sigma = 3, eps = 1). Each cell's data, initialisation
-    and shuffling come from `seeds.streams` of its replicate's seed and its index. Returns a `Sweep`."""
+    and shuffling come from `seeds.streams` of its replicate's seed and its index; with `progress`, its cost on
+    this machine first (`cost_line`). Returns a `Sweep`."""
     shape = tuple(int(s) for s in input_shape)
     rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
     if rows.ndim != 2 or rows.shape[1] != math.prod(shape):
@@ -140,7 +170,7 @@ def fig6(model: str | Callable[[], nn.Module], nads: Any, indices: Iterable[int]
     factory = _classifier_factory(model, shape)
     tasks = [(torch.from_numpy(rows[i] / np.linalg.norm(rows[i])).reshape(shape), seeds.streams(
         seeds.replicate(seed, r), i)) for r in range(num_seeds) for i in cells]
-    out = _train(factory, tasks, recipe, n, sigma, eps, device)
+    out = _train(factory, tasks, recipe, n, sigma, eps, device, progress)
     grid = lambda key: np.array([r[key] for r in out], dtype=np.float64).reshape(num_seeds, len(cells))  # noqa: E731
     losses = np.stack([r["loss_history"] for r in out]).reshape(num_seeds, len(cells), -1)
     return Sweep(cells, grid("test_acc"), grid("train_acc"), losses)
