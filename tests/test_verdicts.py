@@ -115,7 +115,7 @@ def test_fig3_on_the_results():
     assert x["mean_without"] == approx(96.7) and x["sd_without"] == approx(2.0)       # flat and high ...
     assert x["mean_with"] == approx(58.9) and x["sd_with"] == approx(12.1)            # ... against pooling's bias
     assert x["caption_mean_without"] == approx(56.0) and x["caption_mean_with"] == approx(51.5)
-    assert "σ = 1.5, not the caption's 3 (at 3 LeNet with pooling is near chance: 51.5 %)" in row.reason
+    assert "σ = 1.5, not the Fig. 1 caption's 3 (at 3 LeNet with pooling is near chance: 51.5 %)" in row.reason
     assert "without pooling 1 seed" in row.reason and "σ = 3: " in row.ours
     assert row.see == ("ch1-fig3-sigma", "ch1-fig3-bundle") and "3 seeds, without 1" in row.scale
 
@@ -355,7 +355,7 @@ def test_fig3_is_judged_at_the_best_noise_level_and_says_the_captions():
     without = {1.5: {c: 95.0 for c in cells}, CAPTION: {c: 55.0 for c in cells}}
     row = v.fig3(without, {1.5: [biased], CAPTION: [chance]}, CAPTION, best=1.5)
     assert row.verdict == v.COMPARED and row.values["sigma"] == 1.5 and row.values["sd_with"] > 0
-    assert "σ = 1.5, not the caption's 3 (at 3 LeNet with pooling is near chance: 52.5 %)" in row.reason
+    assert "σ = 1.5, not the Fig. 1 caption's 3 (at 3 LeNet with pooling is near chance: 52.5 %)" in row.reason
     assert row.ours.startswith("σ = 1.5: LeNet 95.0 ± 0.0 % without pooling") and "σ = 1.5 and 3" in row.scale
     unevened = v.fig3({**without, 1.5: dict(zip(cells, (99.0, 50.0, 50.0, 99.0)))}, {1.5: [biased], CAPTION: [chance]},
                       CAPTION, best=1.5)

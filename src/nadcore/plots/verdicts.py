@@ -457,8 +457,9 @@ def fig3(without: Mapping[float, Mapping[tuple[int, int], float]],
     sigma = best if near[caption] and best is not None and best in at else caption
     v: dict[str, Any] = {**at[sigma], "sigma": sigma, **{f"caption_{k}": x for k, x in at[caption].items()}}
     evens = v["sd_without"] <= v["sd_with"] and v["mean_without"] >= v["mean_with"]
-    differs = [sigma_differs(sigma, caption) + (f" (at {caption:g} LeNet with pooling is near chance: "
-                                                f"{at[caption]['mean_with']:.1f} %)" if sigma != caption else ""),
+    differs = [sigma_differs(sigma, caption, "Fig. 1 caption's")   # Fig. 3's caption states no sigma
+               + (f" (at {caption:g} LeNet with pooling is near chance: {at[caption]['mean_with']:.1f} %)"
+                  if sigma != caption else ""),
                f"{v['cells']} of 130 directions", "without pooling 1 seed",
                "LeNet with pooling near chance" if near[sigma] else ""]
 
