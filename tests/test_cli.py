@@ -914,3 +914,32 @@ def test_an_input_shape_of_the_wrong_rank_is_refused_at_parse_time(tmp_path, cap
                      "--input-shape", "3,32"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--input-shape must be C,H,W (three integers) for a registry network" in err
+
+
+def test_a_chapter_named_to_run_code_is_no_chapter_and_outputs_are_no_symlinks(tmp_path, tiny_book, capsys):
+    """Second adversarial pass (issue 58): a notebook named `98_a$(touch PWN);b` reached the job script unquoted
+    (the script ran it); `run` and `submit` wrote through a symlink named as their output (into the bundle);
+    `submit` dropped --book-dir, so the cluster ran the checkout's chapter; `store.migrate` deleted a bundle file."""
+    from nadcore import store
+
+    write_chapter(tiny_book, "98_a$(touch PWN);b", "print(1)")
+    assert cli.main(["submit", "98_a$(touch PWN);b", "--shards", "2", "--dry-run", "--book-dir", str(tiny_book)]) == 2
+    assert "unknown chapter" in capsys.readouterr().err
+    assert cli.main(["submit", "01_tiny", "--shards", "2", "--dry-run", "--book-dir", str(tiny_book),
+                     "--out", str(tmp_path / "o")]) == 0
+    assert f"--book-dir {tiny_book.resolve()}" in capsys.readouterr().out
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "01_tiny-smoke.RUNNING.ipynb").symlink_to(ROOT / "bundle" / "MACHINE.json")
+    assert cli.main(["run", "01_tiny", "--out", str(runs), "--book-dir", str(tiny_book)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "01_tiny-smoke.RUNNING.ipynb is no symlink" in err
+    committed = next((ROOT / "bundle" / "nads").glob("convergence_*.npz"))
+    with pytest.raises(ValueError, match="lies in the results bundle"):
+        store.migrate(committed, tmp_path / "moved.npz", {"a": 1}, "a test")
+    assert committed.is_file() and not (tmp_path / "moved.npz").exists()
+    other = tmp_path / "other.npz"
+    store.save(other, {"x": np.zeros(1)}, {"b": 1})
+    store.save(tmp_path / "r.npz", {"x": np.zeros(1)}, {"a": 1})
+    with pytest.raises(ValueError, match="^new_path must be where no file is yet"):
+        store.migrate(tmp_path / "r.npz", other, {"a": 2}, "a test")

@@ -60,9 +60,13 @@ def book_dir() -> Path:
     raise UsageError("no book/ folder with chapters found; run nadcore from the nadbook checkout")
 
 
+CHAPTER_STEM = re.compile(r"[0-9][0-9]_[A-Za-z0-9_.-]+")   # a chapter's file stem: nothing a shell or sbatch reads
+
+
 def chapters(folder: str | Path) -> dict[str, Path]:
-    """Chapter notebooks by file stem, in book order."""
-    return {p.stem: p for p in sorted(Path(folder).glob("[0-9][0-9]_*.ipynb"))}
+    """Chapter notebooks by file stem, in book order: those whose stem is plain (`CHAPTER_STEM`); a notebook named
+    with spaces, quotes or `$(...)` is no chapter (its name would reach a job script)."""
+    return {p.stem: p for p in sorted(Path(folder).glob("[0-9][0-9]_*.ipynb")) if CHAPTER_STEM.fullmatch(p.stem)}
 
 
 def find_chapter(name: str, folder: str | Path) -> Path:
@@ -71,6 +75,8 @@ def find_chapter(name: str, folder: str | Path) -> Path:
     for stem, path in found.items():
         if name in (stem, stem.split("_", 1)[1], stem + ".ipynb"):
             return path
+    if not found:
+        raise UsageError(f"--book-dir must be a folder holding chapter notebooks (NN_name.ipynb); {folder} holds none")
     raise UsageError(f"unknown chapter {name!r}; accepted: {', '.join(found)}")
 
 
@@ -369,6 +375,7 @@ def run_chapter(args: argparse.Namespace) -> None:
     final, running, failed = (out / f"{name}{tail}.ipynb" for tail in ("", ".RUNNING", "-FAILED"))
     if final.is_dir():
         raise fail("--out", str(out), f"a folder without a folder named {final.name}")
+    check_plain_files("--out", (final, running, failed), args.force)
     announce(notebook, folder, values, final, running)
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -382,6 +389,15 @@ def run_chapter(args: argparse.Namespace) -> None:
     running.replace(final)
     failed.unlink(missing_ok=True)
     print(final)
+
+
+def check_plain_files(key: str, files: Iterable[Path], force: bool) -> None:
+    """A UsageError when one of `files` (what a command writes in its folder) is a symlink (it would write through
+    it, into the bundle or anywhere) or lies in a results bundle without `force`."""
+    for f in files:
+        if f.is_symlink():
+            raise fail(key, str(f.parent), f"a folder where {f.name} is no symlink (it would be written through it)")
+        protect_bundle(key, f, force)
 
 
 def list_chapters(args: argparse.Namespace) -> None:
@@ -608,7 +624,9 @@ def slurm_scripts(args: argparse.Namespace) -> tuple[str, str]:
     out = Path(args.out).resolve()
     nadcore = shlex.quote(str(Path(sys.executable).with_name("nadcore")))
     given = "".join(f" -p {k} {shlex.quote(v)}" for k, v in args.parameter if k not in ("scale", "device"))
-    run = (f"{nadcore} run {notebook.stem} --scale {values['scale']} --device {values['device']} --no-progress "
+    run = (f"{nadcore} run {shlex.quote(notebook.stem)} --scale {shlex.quote(values['scale'])} "
+           f"--device {shlex.quote(str(values['device']))} --no-progress "
+           f"--book-dir {shlex.quote(str(folder.resolve()))} "
            f"--out {shlex.quote(str(out))}{' --force' if args.force else ''}{given}")
     try:
         extra = "".join(f"#SBATCH {sbatch_word(a)}\n" for a in shlex.split(args.sbatch or ""))
@@ -640,6 +658,7 @@ def submit(args: argparse.Namespace) -> None:
         raise UsageError("sbatch was not found: run nadcore submit on a SLURM login node (or use --dry-run)")
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{stem}-{part}.sbatch" for part in ("shards", "collect")]
+    check_plain_files("--out", paths, args.force)
     for path, text in zip(paths, (array, collector)):
         path.write_text(text)
     sbatch = lambda *a: subprocess.run(["sbatch", "--parsable", *a], capture_output=True, text=True)

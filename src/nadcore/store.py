@@ -128,7 +128,7 @@ def check_writable(path: str | Path) -> None:
     """Raise `InputError` when `path` lies in a results bundle (`paths.bundle_of`) outside `writing_bundle()`."""
     bundle = paths.bundle_of(path)
     if bundle is not None and not (_BUNDLE_WRITES[0] or os.environ.get("NADBOOK_WRITE_BUNDLE") == "1"):
-        raise InputError(f"{path} lies in the results bundle {bundle} (through its real path), which only "
+        raise InputError(f"path {path} lies in the results bundle {bundle} (through its real path), which only "
                          "`python -m nadcore.bundle` writes: write elsewhere")
 
 
@@ -356,6 +356,9 @@ def migrate(path: str | Path, new_path: str | Path, settings: dict[str, Any], no
     not move the numbers (`nadcore.versions`). Returns the new record."""
     if os.path.realpath(path) == os.path.realpath(new_path):
         raise InputError(f"new_path must differ from path (the file would be written, then deleted); got {new_path}")
+    if os.path.lexists(new_path):
+        raise InputError(f"new_path must be where no file is yet (migrate replaces nothing); got {new_path}")
+    check_writable(path)   # it deletes `path`: never a bundle's file outside `writing_bundle()`
     res = load(path)
     record = {**res.record, "settings": canonical(settings), "migrated": note}
     _write(new_path, res.arrays, record)
