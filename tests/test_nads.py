@@ -120,6 +120,83 @@ class InputSkip(nn.Module):
         return self.body(x) + (x * self.skip).sum((1, 2, 3))[:, None]
 
 
+class _StdConv(nn.Conv2d):
+    """A weight-standardised convolution (timm's StdConv2d): a Conv2d subclass whose forward is not conv(x, weight)."""
+
+    def forward(self, x):
+        w = self.weight - self.weight.mean((1, 2, 3), keepdim=True)
+        return self._conv_forward(x, w / (self.weight.std((1, 2, 3), keepdim=True) + 1e-5), self.bias)
+
+
+class _ReadsAgain(nn.Module):
+    """A conv path, and the input read again by an op that maps NaN to a number (`how`): `(x > 0)` or `nan_to_num`."""
+
+    def __init__(self, how):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(1))
+        self.g, self.how = nn.Linear(64, 1), how
+
+    def forward(self, x):
+        again = (x > 0).float() if self.how == "mask" else torch.nan_to_num(x)
+        return self.body(x) + self.g(again.flatten(1))
+
+
+def _hooked():
+    net = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(1))
+    net[0].register_forward_hook(lambda mod, args, out: out * 3 + 1)
+    return net
+
+
+class _Reshaped(nn.Module):
+    """The input reshaped to another image before its first convolution."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 3, 3)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x.reshape(len(x), 1, 4, 16))).mean((1, 2, 3))[:, None]
+
+
+SECOND_PASS = [lambda: nn.Sequential(_StdConv(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(1)),
+               partial(_ReadsAgain, "mask"), partial(_ReadsAgain, "nan"), _hooked, _Reshaped,
+               lambda: nn.Sequential(nn.Conv2d(1, 4, 3, padding=1, padding_mode="reflect"), nn.ReLU(), nn.Flatten(),
+                                     nn.LazyLinear(1)),
+               lambda: nn.Sequential(nn.Conv2d(1, 4, 9, padding=4, padding_mode="circular"), nn.ReLU(), nn.Flatten(),
+                                     nn.LazyLinear(1))]
+
+
+@pytest.mark.parametrize("factory", SECOND_PASS)
+def test_the_shortcut_is_taken_only_where_the_first_layer_is_plainly_the_inputs_only_reader(factory):
+    """The second adversarial pass of issue 58: a Conv2d subclass (timm's StdConv2d: cosine 0.096), a hooked first
+    layer, an input read again through `(x > 0)` or `nan_to_num` (which NaN does not reach), an input reshaped before
+    the convolution, reflect padding and a circular kernel larger than the image (IndexError): each now runs the plain
+    probes, and gives their secant."""
+    torch.manual_seed(0)
+    x0 = nads.eval_point_for(0, (1, 8, 8))
+    net = factory().eval()
+    net(x0[None])
+    fast, plain = nads.secant_gradient(net, x0, 100.0, "auto"), nads.secant_gradient(net, x0, 100.0, None)
+    torch.testing.assert_close(fast, plain, rtol=1e-4, atol=1e-5 * plain.abs().max().item())
+
+
+def test_a_model_that_changes_its_input_in_place_is_refused():
+    """Second adversarial pass: `x.relu_()` in forward changed the probes and the caller's evaluation point."""
+    class InPlace(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(64, 1)
+
+        def forward(self, x):
+            return self.lin(x.relu_().flatten(1))
+
+    point = nads.eval_point_for(0, (1, 8, 8))
+    kept = point.clone()
+    with pytest.raises(ValueError, match="^model must leave its input as it is"):
+        nads.estimate(InPlace, 4, input_shape=(1, 8, 8), eval_point=point, progress=False)
+    assert torch.equal(point, kept)
+
+
 @pytest.mark.parametrize("factory", [lambda: models.build("lenet", num_classes=1),
                                      lambda: models.build("mlp", num_classes=1),
                                      lambda: nn.Sequential(nn.Conv2d(1, 5, 3, stride=2, padding=2,
@@ -136,7 +213,7 @@ def test_linear_first_layer_shortcut_matches_plain_probes(factory):
     net(x0[None])  # materialise lazy layers
     fast, plain = nads.secant_gradient(net, x0, 100.0, "auto"), nads.secant_gradient(net, x0, 100.0, None)
     torch.testing.assert_close(fast, plain, rtol=1e-4, atol=1e-5 * plain.abs().max().item())
-    assert (nads.first_linear_layer(net, x0) is None) == (factory is Doubled)
+    assert (nads.first_linear_layer(net, x0) is None) == (factory in (Doubled, TwoBranch, InputSkip))   # plain probes
 
 
 @pytest.mark.parametrize("method", ["secant", "autograd"])

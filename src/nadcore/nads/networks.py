@@ -179,9 +179,16 @@ def forward_checked(net: nn.Module, x0: torch.Tensor, copies: int = 1) -> torch.
     ValueError naming `input_shape` and the shape tried, any other failure one naming `model`."""
     was = net.training
     net.eval()
+    batch = x0[None].expand(copies, *x0.shape).clone()
     try:
         with torch.no_grad():
-            return net(x0[None].expand(copies, *x0.shape).contiguous())
+            out = net(batch)
+        if not torch.equal(batch, x0[None].expand(copies, *x0.shape)):
+            raise InputError("model must leave its input as it is (an in-place operation on x, such as x.relu_() "
+                             "or x.mul_(2), would change the secant's probes and the evaluation point)")
+        return out
+    except InputError:
+        raise
     except (RuntimeError, ValueError, TypeError, IndexError, AssertionError) as err:
         raise InputError(f"input_shape must be the model's input shape (C, H, W): a batch of shape "
                          f"{(copies, *x0.shape)} (input_shape {tuple(x0.shape)}) failed in its forward pass "
