@@ -300,3 +300,45 @@ def test_fingerprint_hashes_the_c_ordered_bytes_of_each_array(arrays):
     for a in arrays:
         h.update(np.ascontiguousarray(a.numpy() if torch.is_tensor(a) else np.asarray(a)).tobytes())
     assert store.fingerprint(*arrays) == h.hexdigest()[:16]
+
+
+@pytest.mark.filterwarnings("ignore:Duplicate name:UserWarning")   # the zip written with an entry twice, on purpose
+def test_a_file_that_two_readers_could_read_apart_or_that_claims_more_than_it_holds_is_refused(tmp_path):
+    """The second adversarial pass (issue 58): a record with a key twice, a zip with an entry twice, a record entry
+    that is no `.npy`, a header declaring 80 GB (numpy would allocate it) and a FIFO (which hung `plan`): each a
+    StoreError naming the file, or nothing stored, never a traceback or a hang."""
+    import json
+    import os
+    import zipfile
+
+    from nadcore import plan
+
+    good = tmp_path / "good.npz"
+    store.save(good, {"a": np.zeros(3)}, {"seed": 0})
+    with np.load(good) as data:
+        record = data["__record__"].tobytes().decode()
+    twice = tmp_path / "twice.npz"
+    np.savez(twice, a=np.zeros(3), __record__=np.frombuffer(record.replace('"settings"', '"settings": {}, "settings"',
+                                                                             1).encode(), np.uint8))
+    dup = tmp_path / "dup.npz"
+    with zipfile.ZipFile(good) as src, zipfile.ZipFile(dup, "w") as out:
+        for info in src.infolist():
+            out.writestr(info.filename, src.read(info))
+        out.writestr("a.npy", src.read("a.npy"))
+    raw = tmp_path / "raw.npz"
+    with zipfile.ZipFile(raw, "w") as out:
+        out.writestr("__record__.npy", record.encode())
+    huge = tmp_path / "huge.npz"
+    with zipfile.ZipFile(good) as src, zipfile.ZipFile(huge, "w") as out:
+        header = src.read("a.npy").replace(b"(3,)", b"(10000000000,)")
+        out.writestr("a.npy", header)
+        out.writestr("__record__.npy", src.read("__record__.npy"))
+    for path, message in ((twice, "a key given twice"), (dup, "holds an entry twice"), (raw, "unreadable"),
+                          (huge, "declares")):
+        with pytest.raises(store.StoreError, match=message):
+            store.load(path)
+    fifo = tmp_path / "nads" / "lenet_fifo.npz"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    assert plan._record(fifo) is None and plan.other_estimates("lenet", {"arch": "lenet"}, [tmp_path]) == []
+    assert json.loads(record)["settings"] == {"seed": 0}

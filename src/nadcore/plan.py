@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -187,9 +186,8 @@ def _record(path):
     """The record of a stored result, read without its arrays (None: not a readable result, or its record holds
     no settings)."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            record = json.loads(data[store.RECORD_KEY].tobytes().decode())
-    except (OSError, ValueError, KeyError, UnicodeDecodeError, EOFError, zipfile.BadZipFile):
+        record = store.read_record(path)
+    except (OSError, ValueError):   # no readable result (StoreError is a ValueError): nothing stored there
         return None
     return record if isinstance(record, dict) and isinstance(record.get("settings"), dict) else None
 

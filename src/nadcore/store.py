@@ -366,22 +366,70 @@ def migrate(path: str | Path, new_path: str | Path, settings: dict[str, Any], no
     return record
 
 
-def load(path: str | Path, settings: dict | None = None) -> Result:
-    """Read the result at `path`; with `settings`, raise StoreError unless they match the record."""
+def _unique_keys(pairs):
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        twice = sorted(k for k in set(keys) if keys.count(k) > 1)
+        raise ValueError(f"a key given twice in one object of the record: {twice}")
+    return dict(pairs)
+
+
+def _check_members(path):
+    """A StoreError unless the `.npz` at `path` holds each name once, as `.npy` entries whose headers declare no
+    more bytes than the entry holds (a header may claim 80 GB: numpy would allocate them)."""
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+        if len(set(names)) != len(names):
+            raise StoreError(f"{path} holds an entry twice ({sorted({n for n in names if names.count(n) > 1})}): two "
+                             "readers could see other values; delete it to recompute")
+        for info in zf.infolist():
+            with zf.open(info) as f:
+                version = np.lib.format.read_magic(f)
+                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                shape, _, dtype = read(f)
+            if dtype.hasobject or np.prod(shape, dtype=np.float64) * dtype.itemsize > info.file_size:
+                raise StoreError(f"{path}: entry {info.filename} declares {shape} {dtype} in {info.file_size} bytes; "
+                                 "delete it to recompute")
+
+
+def _read(path, arrays=True):
+    """`(record, arrays)` of the `.npz` at `path` (arrays only if `arrays`), or a StoreError naming the file."""
     path = Path(path)
-    if not path.is_file():
+    if not path.is_file():   # a FIFO or a device would block or never end
         raise FileNotFoundError(f"no stored result at {path}")
     try:
+        _check_members(path)
         with np.load(path, allow_pickle=False) as data:
             if RECORD_KEY not in data.files:
                 raise StoreError(f"{path} is not a nadcore result (it has no {RECORD_KEY} entry)")
-            record = json.loads(data[RECORD_KEY].tobytes().decode())
-            arrays = {k: data[k] for k in data.files if k != RECORD_KEY}
+            blob = data[RECORD_KEY]
+            if not isinstance(blob, np.ndarray) or blob.dtype != np.uint8:
+                raise StoreError(f"{path}: its {RECORD_KEY} entry is not the record's bytes")
+            record = json.loads(blob.tobytes().decode(), object_pairs_hook=_unique_keys)
+            out = {k: data[k] for k in data.files if k != RECORD_KEY} if arrays else {}
     except StoreError:
         raise
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, UnicodeDecodeError) as err:
-        raise StoreError(f"{path} is unreadable or truncated ({type(err).__name__}: {err}); "
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, UnicodeDecodeError, AttributeError,
+            TypeError, RecursionError, MemoryError) as err:
+        raise StoreError(f"{path} is unreadable or truncated ({type(err).__name__}: {_first_line(err)}); "
                          "delete it to recompute") from None
+    return record, out
+
+
+def _first_line(err):
+    text = str(err).strip()
+    return text.splitlines()[0][:200] if text else ""
+
+
+def read_record(path: str | Path) -> dict[str, Any]:
+    """The record of the result at `path`, its arrays unread (a StoreError where the file is no readable result)."""
+    return _read(path, arrays=False)[0]
+
+
+def load(path: str | Path, settings: dict | None = None) -> Result:
+    """Read the result at `path`; with `settings`, raise StoreError unless they match the record."""
+    path = Path(path)
+    record, arrays = _read(path)
     _check_record(path, record, arrays)
     _check_settings(path, record, settings)
     for seen in _WATCHERS:
