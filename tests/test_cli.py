@@ -943,3 +943,24 @@ def test_a_chapter_named_to_run_code_is_no_chapter_and_outputs_are_no_symlinks(t
     store.save(tmp_path / "r.npz", {"x": np.zeros(1)}, {"a": 1})
     with pytest.raises(ValueError, match="^new_path must be where no file is yet"):
         store.migrate(tmp_path / "r.npz", other, {"a": 2}, "a test")
+
+
+def test_a_model_that_fails_only_on_the_probes_is_one_line_not_exit_0(tmp_path, monkeypatch, capsys):
+    """Second adversarial pass (issue 58): a model raising only on a batch of probes (SystemExit(0) exited 0 with
+    nothing written; KeyError a traceback), and a module raising SystemExit on import."""
+    (tmp_path / "late.py").write_text(
+        "import torch\nfrom torch import nn\n\n"
+        "class Late(nn.Module):\n    def __init__(self, how='exit'):\n        super().__init__()\n"
+        "        self.l, self.how = nn.Linear(64, 1), how\n\n"
+        "    def forward(self, x):\n        if x.shape[0] > 2:\n"
+        "            raise SystemExit(0) if self.how == 'exit' else KeyError('late')\n"
+        "        return self.l(x.flatten(1))\n\n\n"
+        "def key():\n    return Late('key')\n")
+    (tmp_path / "exits.py").write_text("raise SystemExit(0)\n")
+    monkeypatch.chdir(tmp_path)
+    for model, said in (("late:Late", "(SystemExit: 0)"), ("late:key", "(KeyError: 'late')"),
+                        ("exits:Net", "does not import: SystemExit: 0")):
+        assert cli.main(["nads", "--model", model, "--input-shape", "1,8,8", "--networks", "4", "--out",
+                         str(tmp_path / f"{model.replace(':', '_')}.npz"), "--no-progress"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and err.startswith("nadcore: error: --model") and said in err, err

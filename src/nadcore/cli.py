@@ -564,6 +564,12 @@ def estimate_nads(args: argparse.Namespace) -> None:
     except OSError as err:                 # a full disk, a folder gone: the finished chunks stay
         raise PathError(f"nads stopped: {os_line(err)}; finished chunks are kept in {Path(chunks) / 'nad_chunks'}") \
             from None
+    except (Exception, SystemExit) as err:
+        if args.model is None:             # the registry's networks: a bug of ours, with its traceback
+            raise
+        raise UsageError(f"--model failed while its networks' gradients were computed ({type(err).__name__}: "
+                         f"{' '.join(str(err).split())[:200]}); finished chunks are kept in "
+                         f"{Path(chunks) / 'nad_chunks'}") from None
     if result is None:
         print(f"shard {args.shard} of {args.num_shards}: its chunks are stored in {Path(chunks) / 'nad_chunks'}; "
               "the NADs are merged by the run that finds every chunk stored (rerun without --shard to merge)")

@@ -87,7 +87,7 @@ def model_factory(spec: str, input_shape: Sequence[int] = (1, 32, 32)) -> Factor
         sys.path.insert(0, os.getcwd())   # as `python` does: the current folder's modules import
     try:
         obj = importlib.import_module(module)
-    except Exception as err:   # a module that does not import: ImportError or whatever it raised
+    except (Exception, SystemExit) as err:   # a module that does not import: ImportError or whatever it raised
         raise InputError(f"model must be an importable module:callable (module {module!r} does not import: "
                          f"{type(err).__name__}: {_first_line(err)}); got {spec!r}") from None
     for part in attr.split("."):
