@@ -964,3 +964,16 @@ def test_a_model_that_fails_only_on_the_probes_is_one_line_not_exit_0(tmp_path, 
                          str(tmp_path / f"{model.replace(':', '_')}.npz"), "--no-progress"]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and err.startswith("nadcore: error: --model") and said in err, err
+
+
+def test_overrides_the_chapters_code_refuses_stop_run_before_a_kernel_starts(tmp_path, capsys):
+    """Second adversarial pass (issue 58): `{fourier: {grid: {name: bogus}}}` started a kernel and failed in it;
+    `{grid: {name: full}}` crashed `plan` with a TypeError. The plan reads every preset through the chapter's code."""
+    for command in ("plan", "run"):
+        extra = ["--out", str(tmp_path / "o")] if command == "run" else []
+        for grid in ("bogus", "full"):
+            assert cli.main([command, "01_fourier", "-p", "overrides", f"{{fourier: {{grid: {{name: {grid}}}}}}}",
+                             *extra]) == 2
+            err = capsys.readouterr().err.strip().splitlines()
+            assert err[-1].startswith("nadcore: error: overrides must give presets the chapter's code takes")
+    assert not (tmp_path / "o").exists()

@@ -118,6 +118,8 @@ def test_overrides_change_named_fields_of_a_preset_and_nothing_else():
     ({"fourier": {"n": -5}}, "overrides must give fourier.n a finite number > 0 (as 3000); got -5"),
     ({"fourier": {"sigma": float("nan")}}, "overrides must give fourier.sigma a finite number > 0 (as 0.75); got nan"),
     ({"fourier": {"archs": ["nosuch"]}}, "overrides must give fourier.archs architectures of the registry (logreg,"),
+    ({"underspecification": {"pairs": {"indices": [0, 1000, -7]}}},                 # past the old list's length too
+     "overrides must give underspecification.pairs.indices a finite number >= 0 (as 0); got -7"),
 ])
 def test_bad_overrides_name_what_is_accepted(overrides, message):
     with pytest.raises(ValueError) as err:

@@ -289,8 +289,10 @@ def plan_chapter(args: argparse.Namespace) -> None:
     notebook, folder, _, values = validate(args, writes=False)
     try:
         print(summary(notebook.stem, values, folder))
-    except (ImportError, ValueError) as err:
-        raise UsageError(f"no plan for {notebook.stem}: {err}") from None
+    except (ImportError, ValueError, TypeError, KeyError, IndexError) as err:
+        said = "overrides must give presets the chapter's code takes" if values.get("overrides") else "no plan"
+        raise UsageError(f"{said} for {notebook.stem}: {type(err).__name__}: {' '.join(str(err).split())[:200]}") \
+            from None
 
 
 def output_stem(stem: str, values: Mapping[str, Any]) -> str:
@@ -354,10 +356,14 @@ def kernel_manager(stopping: threading.Event) -> type[AsyncKernelManager]:
 
 
 def announce(notebook: Path, folder: Path, values: Mapping[str, Any], final: Path, running: Path) -> None:
-    """Print the chapter's plan and where its notebook goes to stderr (a plan never blocks a run)."""
+    """Print the chapter's plan and where its notebook goes to stderr (a plan never blocks a run, except where
+    overrides do not resolve: the plan reads every preset through the chapter's own code)."""
     try:
         print(summary(notebook.stem, values, folder), file=sys.stderr)
     except Exception as err:
+        if values.get("overrides"):
+            raise UsageError(f"overrides must give presets the chapter's code takes: the plan of {notebook.stem} "
+                             f"fails with them ({describe(err)})") from None
         print(f"nadcore: no plan for {notebook.stem} ({describe(err)})", file=sys.stderr)
     print(f"running {notebook.name} at scale {values['scale']!r} on {values['device']!r} -> {final} "
           f"(named {running.name} until it succeeds)", file=sys.stderr)

@@ -587,8 +587,10 @@ def _changed(value, changes, where):
         return replace(value, **new) if dataclasses.is_dataclass(value) else {**value, **new}
     if not _same_kind(value, changes):
         raise InputError(f"overrides must give {where} a value of the type of {as_dict(value)!r}; got {changes!r}")
-    for old, new in zip(*(v if isinstance(v, list) else [v] for v in (value, changes)), strict=False):
-        _check_value(old, new, where)
+    olds, news = (v if isinstance(v, list) else [v] for v in (value, changes))
+    numbers = [o for o in olds if isinstance(o, (int, float)) and not isinstance(o, bool)]
+    for new in news:   # each new element against the smallest old one (a list of indices starts at 0)
+        _check_value(min(numbers) if numbers else None, new, where)
     if where.rsplit(".", 1)[-1] in ("archs", "arch", "fig6_arch", "compare_archs"):
         names = changes if isinstance(changes, list) else [changes]
         if any(a not in catalog.ARCHS for a in names):
