@@ -1140,3 +1140,25 @@ def test_the_grid_says_when_it_sums_channels_and_what_is_identifiable():
     fig = plots.grid(res, 4)
     assert fig.get_suptitle().startswith("3 channels summed; ") and res.trust().label in fig.get_suptitle()
     plt.close(fig)
+
+
+def test_degenerate_bases_and_directions_are_refused_not_read_as_numbers():
+    """Second adversarial pass (issue 58): zero bases gave an overlap of 1.0, NaN an SVD error, a 1-D basis or
+    mismatched D numpy's error, `ks=[]` max()'s; a direction scaled by 1e200 a Bayes accuracy of 0.5 (its norm
+    overflowed) and no direction a RuntimeError."""
+    from nadcore import pooling
+
+    eye = np.eye(4)
+    for U, V, message in ((np.zeros((4, 4)), np.zeros((4, 4)), "U must have linearly independent rows"),
+                          (eye, np.full((4, 4), np.nan), "U and V must be finite"),
+                          (eye[0], eye, "U and V must be rows of directions of one dimension"),
+                          (eye, np.eye(5), "U and V must be rows of directions of one dimension")):
+        with pytest.raises(ValueError, match="^" + message):
+            nads.subspace_overlap(U, V, 2)
+    with pytest.raises(ValueError, match="^ks must hold one or more"):
+        nads.subspace_overlaps(eye, eye, [])
+    v = torch.ones(1, 8, dtype=torch.float64)
+    one = pooling.direction_bayes_accuracy(v, "average", 2, 1.0, 1.0)
+    assert torch.equal(pooling.direction_bayes_accuracy(v * 1e200, "average", 2, 1.0, 1.0), one)
+    with pytest.raises(ValueError, match="^directions must hold one or more"):
+        pooling.direction_bayes_accuracy(torch.zeros(0, 8), "average", 2, 1.0, 1.0)

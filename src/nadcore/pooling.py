@@ -423,12 +423,16 @@ def direction_bayes_accuracy(directions: torch.Tensor | np.ndarray, prefilter: s
     """
     eps, sigma = checks.number("eps", eps, 0), checks.number("sigma", sigma, 0)
     vs = torch.as_tensor(directions, dtype=torch.float64)
+    if vs.dim() < 2 or len(vs) == 0:
+        raise InputError(f"directions must hold one or more directions (N, D) or (N, [1,] D, D); got shape "
+                         f"{tuple(vs.shape)}")
     P = pooling_matrix(prefilter, S, int(vs.shape[-1]), dims, padding)
     vs = vs.reshape(len(vs), -1)
     if vs.shape[1] != P.shape[1]:
         raise InputError(f"directions must hold {P.shape[1]} entries each; got shape {tuple(vs.shape)}")
-    if not (torch.isfinite(vs).all() and (vs.norm(dim=1) > 0).all()):
+    if not (torch.isfinite(vs).all() and (vs.abs().amax(1) > 0).all()):
         raise InputError("directions must be finite and non-zero (each is normalised); got a zero or non-finite one")
+    vs = vs / vs.abs().amax(1, keepdim=True)   # so that normalising cannot overflow (a direction of scale 1e300)
     inverse = torch.linalg.pinv(P @ P.T, hermitian=True)
     return torch.tensor([_separation(P @ (v / v.norm()), inverse, eps, sigma) for v in vs], dtype=torch.float64)
 

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from nadcore import checks, store
+from nadcore.checks import InputError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -237,12 +238,32 @@ def eig_decreasing(matrix: np.ndarray | torch.Tensor, threads: int | None = None
     return vals.numpy(), rows.numpy()
 
 
+def _bases(U, V):
+    """`U`, `V` as float64 arrays of rows of one dimension D, finite; an InputError otherwise."""
+    U, V = np.asarray(U, dtype=np.float64), np.asarray(V, dtype=np.float64)
+    if U.ndim != 2 or V.ndim != 2 or U.shape[1] != V.shape[1]:
+        raise InputError(f"U and V must be rows of directions of one dimension (K, D); got shapes {U.shape} and "
+                         f"{V.shape}")
+    if not (np.isfinite(U).all() and np.isfinite(V).all()):
+        raise InputError("U and V must be finite (NaN or inf in a basis)")
+    return U, V
+
+
+def _full_rank(U, V):
+    """An InputError unless the rows of `U` and of `V` are linearly independent (a zero row spans nothing)."""
+    for name, W in (("U", U), ("V", V)):
+        s = np.linalg.svd(W, compute_uv=False)
+        if s[-1] <= 1e-10 * max(s[0], 1e-300):
+            raise InputError(f"{name} must have linearly independent rows (its first {len(W)} span fewer dimensions)")
+
+
 def subspace_overlap(U: np.ndarray, V: np.ndarray, k: int) -> float:
     """Mean squared cosine of the principal angles between the spans of the first `k` rows of U
     and of V: 1 for the same subspace, about k / D for random ones."""
-    U, V = np.asarray(U, dtype=np.float64), np.asarray(V, dtype=np.float64)
+    U, V = _bases(U, V)
     checks.integer("k", k, 1, min(len(U), len(V)), accepted=f"an integer in [1, {min(len(U), len(V))}] (rows of U, V)")
     U, V = U[:k], V[:k]
+    _full_rank(U, V)
     cos = np.linalg.svd(np.linalg.qr(U.T)[0].T @ np.linalg.qr(V.T)[0], compute_uv=False)
     return float(np.mean(np.clip(cos, 0, 1) ** 2))
 
@@ -251,9 +272,13 @@ def subspace_overlaps(U: np.ndarray, V: np.ndarray, ks: Iterable[int]) -> np.nda
     """`subspace_overlap(U, V, k)` for each k of `ks` (equal to within 1e-12) from one QR of each
     basis: Gram-Schmidt bases are nested, and the squared cosines of the principal angles sum to the
     squared Frobenius norm of `Qu_k^T Qv_k`. For reading; `compare` computes the stored overlaps."""
+    U, V = _bases(U, V)
     ks = [checks.integer("ks", k, 1, min(len(U), len(V)), accepted=f"integers in [1, {min(len(U), len(V))}]")
           for k in ks]
+    if not ks:
+        raise InputError("ks must hold one or more subspace sizes k")
     top = max(ks)
+    _full_rank(U[:top], V[:top])
     qu, qv = (np.linalg.qr(np.asarray(W, dtype=np.float64)[:top].T)[0] for W in (U, V))
     block = (qu.T @ qv) ** 2
     return np.array([block[:k, :k].sum() / k for k in ks])
