@@ -75,6 +75,20 @@ def test_an_unverified_cifar_copy_is_read_as_arrays_and_runs_no_code(fake_cifar,
     assert not (tmp_path / "PWNED").exists()
 
 
+def test_an_unverified_copy_must_hold_cifars_own_kinds(fake_cifar, tmp_path):
+    """Second adversarial pass (issue 58): 10 images with 9 labels, labels 99 and -5, float data of 1e9 or NaN."""
+    root, batches = fake_cifar
+    bad_entries = [{**batches["test_batch"], "labels": batches["test_batch"]["labels"][:-1]},
+                   {**batches["test_batch"], "labels": [99] + batches["test_batch"]["labels"][1:]},
+                   {**batches["test_batch"], "data": batches["test_batch"]["data"].astype(np.float64) * 1e9}]
+    for k, entry in enumerate(bad_entries):
+        bad = tmp_path / f"data{k}"
+        shutil.copytree(root, bad)
+        (bad / "cifar-10-batches-py" / "test_batch").write_bytes(pickle.dumps(entry))
+        with pytest.raises(ValueError, match="is no CIFAR-10 batch: it needs uint8 data rows of 3,072"):
+            cifar.load("cifar10", bad, train=False, verify=False)
+
+
 def test_cifar10_md5_check_and_missing_data(fake_cifar, tmp_path):
     root, _ = fake_cifar
     with pytest.raises(ValueError, match="data_root.*verify=False"):

@@ -977,3 +977,10 @@ def test_overrides_the_chapters_code_refuses_stop_run_before_a_kernel_starts(tmp
             err = capsys.readouterr().err.strip().splitlines()
             assert err[-1].startswith("nadcore: error: overrides must give presets the chapter's code takes")
     assert not (tmp_path / "o").exists()
+
+
+def test_submit_plans_for_an_mps_device_too(tiny_book, tmp_path, capsys):
+    """Second adversarial pass (issue 58): `--device mps` was refused because this machine has none."""
+    assert cli.main(["submit", "01_tiny", "--shards", "2", "--device", "mps", "--dry-run", "--book-dir", str(tiny_book),
+                     "--out", str(tmp_path / "o")]) == 0
+    assert "--device mps" in capsys.readouterr().out

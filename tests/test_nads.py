@@ -1162,3 +1162,18 @@ def test_degenerate_bases_and_directions_are_refused_not_read_as_numbers():
     assert torch.equal(pooling.direction_bayes_accuracy(v * 1e200, "average", 2, 1.0, 1.0), one)
     with pytest.raises(ValueError, match="^directions must hold one or more"):
         pooling.direction_bayes_accuracy(torch.zeros(0, 8), "average", 2, 1.0, 1.0)
+
+
+def test_an_integer_or_complex_output_is_refused():
+    """Second adversarial pass (issue 58): integer outputs gave NADs of rounded values, complex ones a warning."""
+    for dtype in (torch.int64, torch.complex64):
+        class Cast(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(64, 1)
+
+            def forward(self, x, dtype=dtype):
+                return self.lin(x.flatten(1)).to(dtype)
+
+        with pytest.raises(ValueError, match="^model must return a real floating-point output"):
+            nads.estimate(Cast, 4, input_shape=(1, 8, 8), progress=False)

@@ -78,8 +78,10 @@ def cifar10_reader(verify: bool = True) -> type[CIFAR10]:
                 self.download()
             folder = Path(root) / str(self.base_folder)
             entries = [read_batch(folder / str(name)) for name, _ in (self.train_list if train else self.test_list)]
+            for e, (name, _) in zip(entries, self.train_list if train else self.test_list):
+                _check_batch(e, folder / str(name))
             self.data = np.vstack([e["data"] for e in entries]).reshape(-1, 3, 32, 32).transpose((0, 2, 3, 1))
-            self.targets = [t for e in entries for t in e.get("labels", e.get("fine_labels", []))]
+            self.targets = [int(t) for e in entries for t in e["labels"]]
             self.classes = read_batch(folder / str(self.meta["filename"]))[str(self.meta["key"])]
 
     return CIFAR10Files
@@ -96,6 +98,17 @@ class ArraysOnly(pickle.Unpickler):
         if (module, name) in self.ALLOWED:
             return super().find_class(module, name)
         raise pickle.UnpicklingError(f"a CIFAR-10 batch file holds numpy arrays only; this one names {module}.{name}")
+
+
+def _check_batch(entry, path):
+    """A ValueError unless a batch holds CIFAR-10's own kinds: `data` uint8 rows of 3,072 and as many integer
+    `labels` in 0..9 (an unverified copy could hold floats, NaN, or labels that do not match its images)."""
+    data, labels = entry.get("data"), entry.get("labels")
+    ok = (isinstance(data, np.ndarray) and data.dtype == np.uint8 and data.ndim == 2 and data.shape[1] == 3072
+          and isinstance(labels, (list, np.ndarray)) and len(labels) == len(data)
+          and all(isinstance(t, (int, np.integer)) and 0 <= t < 10 for t in labels))
+    if not ok:
+        raise ValueError(f"{path} is no CIFAR-10 batch: it needs uint8 data rows of 3,072 and as many labels in 0..9")
 
 
 def read_batch(path: str | Path) -> dict[str, Any]:

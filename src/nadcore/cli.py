@@ -127,7 +127,7 @@ def check_device(device: str | torch.device, present: bool = True) -> torch.devi
     try:
         return resolve(device)
     except ValueError as err:
-        if not present and isinstance(device, str) and device.split(":")[0] == "cuda":
+        if not present and isinstance(device, str) and device.split(":")[0] in ("cuda", "mps"):
             import torch  # a plan of a GPU run, made before renting one (as `plan.plan_device`)
 
             with contextlib.suppress(RuntimeError):

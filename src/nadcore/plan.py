@@ -122,7 +122,7 @@ def plan_device(device: str | torch.device) -> torch.device:
     try:
         return resolve(device)
     except ValueError:
-        if isinstance(device, str) and device.split(":")[0] == "cuda":
+        if isinstance(device, str) and device.split(":")[0] in ("cuda", "mps"):
             try:
                 return torch.device(device)
             except RuntimeError:

@@ -146,7 +146,7 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
         settings = s.chunk_settings(name, eval_desc, dev, model_desc)
         todo = sweeps.missing("nad_chunks", mine, settings, Path(results_dir))
         held = len(cells) - len(sweeps.missing("nad_chunks", cells, settings, Path(results_dir)))
-        if progress and held:
+        if held:   # one line, with or without the bars
             print(f"{name}: {'reusing all' if held == len(cells) else f'resuming from {held} of'} {len(cells)} stored "
                   f"chunks of {chunks.CHUNK} networks in {Path(results_dir) / 'nad_chunks'}", file=sys.stderr)
     cost = Cost(name, s.method, sum(c["stop"] - c["start"] for c in mine),

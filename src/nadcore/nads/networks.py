@@ -331,6 +331,8 @@ def check_one_output(net: nn.Module, x0: torch.Tensor) -> None:
 def _one_output(out):
     if not isinstance(out, torch.Tensor):
         raise InputError(f"model must return one tensor (one output per input); got a {type(out).__name__}")
+    if not out.dtype.is_floating_point:   # integers round the secant away; complex parts would be dropped
+        raise InputError(f"model must return a real floating-point output; got {out.dtype}")
     if out.numel() != 1:
         raise InputError(f"model must have ONE output (build it with num_classes=1); got output shape "
                          f"{tuple(out.shape)}")
