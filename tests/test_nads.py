@@ -1177,3 +1177,23 @@ def test_an_integer_or_complex_output_is_refused():
 
         with pytest.raises(ValueError, match="^model must return a real floating-point output"):
             nads.estimate(Cast, 4, input_shape=(1, 8, 8), progress=False)
+
+
+def test_an_edit_beside_the_class_changes_the_models_key(tmp_path, monkeypatch):
+    """Second adversarial pass (issue 58): an edited constant that `forward` reads, in the model's module, and an
+    edited base class kept the key (the rerun reused stale chunks): the code digest covers their modules."""
+    import importlib
+    import sys as system
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    digests = []
+    for cap in (1.0, 0.5):
+        (tmp_path / "capped.py").write_text(
+            f"import torch\nfrom torch import nn\n\nCAP = {cap}\n\n\ndef act(x):\n    return x.clamp(max=CAP)\n\n\n"
+            "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.lin = nn.Linear(64, 1)\n\n    def forward(self, x):\n"
+            "        return act(self.lin(x.flatten(1)))\n")
+        system.modules.pop("capped", None)
+        importlib.invalidate_caches()
+        digests.append(networks.code_digest(importlib.import_module("capped").Net()))
+    assert None not in digests and digests[0] != digests[1]

@@ -241,17 +241,18 @@ def describe(factory: Callable[[], object], seed: int, index: int, x0: torch.Ten
 
 
 def code_digest(net: nn.Module) -> str | None:
-    """A digest of the source of the classes `net` is made of (its own and its submodules', torch's aside), or
-    None where Python cannot read a class's source (defined in a notebook cell or a `-c` string)."""
+    """A digest of the source of the modules that define the classes `net` is made of and their bases (torch's
+    aside): their classes, and the constants and helpers beside them, so that an edit anywhere in that code changes
+    it. None where Python cannot read a module's source (a class defined in a notebook cell or a `-c` string)."""
     import inspect
 
+    classes = {base for m in net.modules() for base in type(m).__mro__}
+    names = sorted({c.__module__ for c in classes if c.__module__.split(".")[0] not in ("torch", "builtins")})
     h = hashlib.sha256()
-    for cls in sorted({type(m) for m in net.modules()}, key=lambda c: f"{c.__module__}.{c.__qualname__}"):
-        if cls.__module__.startswith("torch."):
-            continue
+    for name in names:
         try:
-            h.update(inspect.getsource(cls).encode())
-        except (OSError, TypeError):
+            h.update(inspect.getsource(sys.modules[name]).encode())
+        except (OSError, TypeError, KeyError):
             return None
     return h.hexdigest()[:12]
 
