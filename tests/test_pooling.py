@@ -486,3 +486,17 @@ def test_the_simulated_theorem_checks_its_direction_before_anything_else():
         P.simulated_paper_accuracy(1, "not a spectrum", 4, direction="diagonal")
     with pytest.raises(ValueError, match="^n_train must be"):
         P.simulated_paper_accuracy(1, torch.ones(8), 4, n_train=1)
+
+
+def test_every_size_of_the_pooling_and_fourier_doors_is_bounded_before_allocating():
+    """Second adversarial pass (issue 58): these allocated what they were asked (34 GB to 9e15 GiB)."""
+    from nadcore import models
+
+    for call, message in ((lambda: fourier.directions(None, 256), "grid must keep its float64 directions under"),
+                          (lambda: P.prefilter("average", 2 ** 40, 2), "D must keep a D x D float64 matrix"),
+                          (lambda: P.aliasing_matrix(2 ** 20, 2), "D must keep a D x D float64 matrix"),
+                          (lambda: P.spectral_dataset(0, 8, 2 ** 40, 1.0, 1.0), "n must keep the float32 samples"),
+                          (lambda: P.linear_pooling_model(None, 4, 2 ** 20), "D must keep a D x D float64 matrix"),
+                          (lambda: models.build("mlp", num_classes=10 ** 9), "num_classes must be at most 100,000")):
+        with pytest.raises(ValueError, match="^" + message):
+            call()

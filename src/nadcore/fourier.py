@@ -100,6 +100,7 @@ def directions(grid: Grid | Iterable[Any] | None, size: int = 32, kind: str = "s
     if kind not in KINDS:
         raise InputError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
     cs = cells(grid, size)
+    checks.allocation("grid", len(cs), 8.0 * len(cs) * size * size, "its float64 directions")
     if cs and not isinstance(cs[0], tuple):
         return torch.stack([_signal_direction(l, size, kind) for l in cs])
     k = torch.tensor(cs, dtype=torch.float64).reshape(-1, 2)

@@ -369,6 +369,9 @@ def check_pooling(name: str, pooling: bool | str) -> bool | str:
     return pooling if name == "lenet" else pooling == "max"
 
 
+MAX_WIDTH = 100_000   # input channels or classes of a registry network: the weights stay under a few GB
+
+
 def build(name: str, in_channels: int = 1, num_classes: int = 2, pooling: bool | str = True) -> nn.Module:
     """A freshly initialised `name` network for `in_channels`x32x32 inputs and `num_classes` logits.
 
@@ -383,6 +386,10 @@ def build(name: str, in_channels: int = 1, num_classes: int = 2, pooling: bool |
         raise InputError(f"name must be one of {', '.join(names())}; got {name!r}")
     _positive_int("in_channels", in_channels)
     _positive_int("num_classes", num_classes)
+    if in_channels > MAX_WIDTH or num_classes > MAX_WIDTH:
+        raise InputError(f"{'in_channels' if in_channels > MAX_WIDTH else 'num_classes'} must be at most "
+                         f"{MAX_WIDTH:,} (the layers' weights grow with it); got "
+                         f"{in_channels if in_channels > MAX_WIDTH else num_classes}")
     pooling = check_pooling(name, pooling)
     return REGISTRY[name](in_channels=in_channels, num_classes=num_classes, pooling=pooling)
 

@@ -56,6 +56,7 @@ _CONV = {1: nn.functional.conv1d, 2: nn.functional.conv2d}
 def check_factor(D: int, S: int) -> int:
     """Raise a ValueError unless S is an integer >= 1 that divides the integer D >= 1; return M = D / S."""
     checks.integer("D", D, 1, accepted="a positive integer")
+    checks.allocation("D", D, 8.0 * D * D, "a D x D float64 matrix (its aliasing and pooling matrices)")
     checks.integer("S", S, 1, accepted="an integer >= 1 (the subsampling factor)")
     if D % S:
         divisors = [s for s in range(1, D + 1) if D % s == 0]
@@ -594,6 +595,8 @@ def spectral_dataset(l: int, D: int, n: int, eps: float, sigma: float,
     """The data of Sec. 2.2: x = eps y e_l + w, w ~ N(0, sigma^2 I_D), y = +-1 (half each)."""
     if not 0 <= l < D:
         raise InputError(f"l must be in [0, D={D}); got {l}")
+    checks.integer("n", n, 1)
+    checks.allocation("n", n, 4.0 * n * D, "the float32 samples")
     y = 1.0 - 2.0 * (torch.arange(n) % 2).float()
     x = sigma * torch.randn(n, D, generator=generator)
     x[:, l] += eps * y
@@ -664,6 +667,8 @@ def monte_carlo_hessian(m: torch.Tensor | np.ndarray, l: int, S: int, eps: float
     m = _spectrum(m, "m")
     D = m.numel()
     check_factor(D, S)
+    checks.integer("n", n, 1)
+    checks.allocation("n", n, 8.0 * n * D, "the float64 samples")
     model = LinearPooling(m, S).double()
     chunk = max(1, n // draws)
     total = torch.zeros(D, D, dtype=torch.float64)
