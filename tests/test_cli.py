@@ -975,7 +975,7 @@ def test_overrides_the_chapters_code_refuses_stop_run_before_a_kernel_starts(tmp
             assert cli.main([command, "01_fourier", "-p", "overrides", f"{{fourier: {{grid: {{name: {grid}}}}}}}",
                              *extra]) == 2
             err = capsys.readouterr().err.strip().splitlines()
-            assert err[-1].startswith("nadcore: error: overrides must give presets the chapter's code takes")
+            assert err[-1].startswith("nadcore: error: overrides must give presets the chapter's code takes"), err
     assert not (tmp_path / "o").exists()
 
 
@@ -984,3 +984,12 @@ def test_submit_plans_for_an_mps_device_too(tiny_book, tmp_path, capsys):
     assert cli.main(["submit", "01_tiny", "--shards", "2", "--device", "mps", "--dry-run", "--book-dir", str(tiny_book),
                      "--out", str(tmp_path / "o")]) == 0
     assert "--device mps" in capsys.readouterr().out
+
+
+def test_an_argument_argparse_refuses_is_one_line_too(capsys):
+    """Second adversarial pass (issue 58): `--networks abc` printed argparse's usage block, 7 lines."""
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["nads", "--networks", "abc"])
+    err = capsys.readouterr().err.strip()
+    assert stop.value.code == 2 and len(err.splitlines()) == 1
+    assert err == "nadcore: error: argument --networks: invalid int value: 'abc' (see nadcore nads --help)"

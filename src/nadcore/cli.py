@@ -291,8 +291,9 @@ def plan_chapter(args: argparse.Namespace) -> None:
         print(summary(notebook.stem, values, folder))
     except (ImportError, ValueError, TypeError, KeyError, IndexError) as err:
         said = "overrides must give presets the chapter's code takes" if values.get("overrides") else "no plan"
-        raise UsageError(f"{said} for {notebook.stem}: {type(err).__name__}: {' '.join(str(err).split())[:200]}") \
-            from None
+        detail = " ".join(str(err).split())[:200]
+        raise UsageError(f"{said} for {notebook.stem}: "
+                         + (detail if isinstance(err, ValueError) else f"{type(err).__name__}: {detail}")) from None
 
 
 def output_stem(stem: str, values: Mapping[str, Any]) -> str:
@@ -695,8 +696,16 @@ def chapter_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--book-dir", help="folder holding the chapter notebooks (default: ./book)")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, its mistakes told in one line (`nadcore: error: ...`, exit 2) without the usage block; `--help`
+    shows the usage."""
+
+    def error(self, message: str):
+        self.exit(2, f"nadcore: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="nadcore", description="Neural Anisotropy Directions, reproduced.")
+    p = OneLineParser(prog="nadcore", description="Neural Anisotropy Directions, reproduced.")
     p.add_argument("--version", action="version", version=f"nadcore {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
