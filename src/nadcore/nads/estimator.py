@@ -35,23 +35,24 @@ class Cost:
                  progress: bool) -> None:
         self.name, self.total, self.D, self.max_hours, self.progress = name, total, D, max_hours, progress
         self.bar = tqdm(total=total, initial=done, unit="network", desc=f"NADs {name} ({method})", disable=not progress)
-        self.start, self.timed = time.perf_counter(), 0
+        self.start, self.timed, self.n = time.perf_counter(), 0, done   # `n`: networks done (a disabled bar keeps none)
 
     def __call__(self, count: int) -> None:
         self.timed += 1
+        self.n += count
         self.bar.update(count)
         if self.timed == 1:      # the first batch pays the warm-up: the second is timed
             self.start = time.perf_counter()
-        if self.timed != 2 and not (self.timed == 1 and self.bar.n >= self.total):
+        if self.timed != 2:
             return
         each = (time.perf_counter() - self.start) / count
-        left = each * (self.total - self.bar.n)
+        left = each * (self.total - self.n)
         if self.max_hours is not None and left > self.max_hours * 3600:
             raise InputError(f"num_networks must keep the estimate within {self.max_hours:g} h here: {self.total:,} "
                              f"networks of {self.name} take ~{prose.duration(left)} more ({each:.3g} s a network "
                              "measured on this machine); fewer networks, or no bound (the CLI: --yes)")
         if self.progress:
-            self.bar.write(f"{self.name}: ~{prose.duration(left)} for the {self.total - self.bar.n:,} networks left "
+            self.bar.write(f"{self.name}: ~{prose.duration(left)} for the {self.total - self.n:,} networks left "
                            f"({each:.3g} s a network, measured on this machine); the {self.D:,} x {self.D:,} "
                            f"covariance takes {16 * self.D ** 2 / 2 ** 20:,.0f} MB", file=sys.stderr)
 
