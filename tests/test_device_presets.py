@@ -115,8 +115,8 @@ def test_overrides_change_named_fields_of_a_preset_and_nothing_else():
     ([1], "overrides must be a dict"),
     ({"underspecification": {"ood": {"dataset": "mnist"}}}, "dataset must be one of cifar10, digits, fashion"),
     # issue 58 item 9: values are checked, not only their types
-    ({"fourier": {"n": -5}}, "overrides must give fourier.n a finite number > 0 (as 3000); got -5"),
-    ({"fourier": {"sigma": float("nan")}}, "overrides must give fourier.sigma a finite number > 0 (as 0.75); got nan"),
+    ({"fourier": {"n": -5}}, "overrides must give fourier.n a finite number >= 1 (as 3000); got -5"),
+    ({"fourier": {"sigma": float("nan")}}, "overrides must give fourier.sigma a finite number >= 0 (as 0.75); got nan"),
     ({"fourier": {"archs": ["nosuch"]}}, "overrides must give fourier.archs architectures of the registry (logreg,"),
     ({"underspecification": {"pairs": {"indices": [0, 1000, -7]}}},                 # past the old list's length too
      "overrides must give underspecification.pairs.indices a finite number >= 0 (as 0); got -7"),
@@ -203,3 +203,11 @@ def test_overrides_of_a_preset_the_chapter_does_not_read_are_refused():
     with pytest.raises(ValueError, match=r"^overrides must change the presets 01_fourier reads \(fourier\); got nads"):
         presets.check_overrides({"nads": {"fig6_arch": "lenet"}}, "smoke", "01_fourier")
     presets.check_overrides({"fourier": {"n": 500}, "nads": {"fig6_arch": "lenet"}}, "smoke", "06_antialias")
+
+
+def test_an_override_of_zero_is_taken_where_zero_means_something():
+    """A momentum, a noise level or a weight decay may be set to 0; a count (samples, epochs) may not."""
+    presets.check_overrides({"fourier": {"sigma": 0.0}}, "smoke")
+    presets.check_overrides({"underspecification": {"pairs": {"recipe": {"lenet": {"momentum": 0.0}}}}}, "smoke")
+    with pytest.raises(ValueError, match=r"^overrides must give fourier.n a finite number >= 1"):
+        presets.check_overrides({"fourier": {"n": 0}}, "smoke")

@@ -600,11 +600,13 @@ def _changed(value, changes, where):
 
 
 def _check_value(old, new, where):
-    """A number `new` that replaces `old`: finite, and > 0 (>= 0) where `old` is."""
+    """A number `new` that replaces `old`: finite; not negative where `old` is not; a count (an int of at least 1)
+    at least 1. (A momentum, a noise level or a weight decay may be 0.)"""
     if not (isinstance(new, (int, float)) and not isinstance(new, bool)):
         return
-    if not math.isfinite(new) or (old is not None and old > 0 and new <= 0) or (old is not None and old >= 0 > new):
-        sign = "> 0" if old is not None and old > 0 else ">= 0"
+    count = isinstance(old, int) and not isinstance(old, bool) and old >= 1
+    if not math.isfinite(new) or (count and new < 1) or (old is not None and old >= 0 > new):
+        sign = ">= 1" if count else ">= 0"
         raise InputError(f"overrides must give {where} a finite number {sign} (as {old!r}); got {new!r}")
 
 
