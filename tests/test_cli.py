@@ -993,3 +993,38 @@ def test_an_argument_argparse_refuses_is_one_line_too(capsys):
     err = capsys.readouterr().err.strip()
     assert stop.value.code == 2 and len(err.splitlines()) == 1
     assert err == "nadcore: error: argument --networks: invalid int value: 'abc' (see nadcore nads --help)"
+
+
+def test_outputs_that_are_hard_links_or_fifos_and_a_base_exception_of_yours(tmp_path, tiny_book, monkeypatch, capsys):
+    """The re-probe of issue 58: `run` wrote its notebook into a file hard-linked from the bundle and hung on a FIFO;
+    a BaseException subclass of the model's own was a 47-line traceback; `submit` took overrides `run` refuses;
+    `--book-dir ''` fell back to ./book."""
+    import os as system
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    system.link(victim, runs / "01_tiny-smoke.RUNNING.ipynb")
+    cli.check_plain_files("--out", [runs / "01_tiny-smoke.RUNNING.ipynb"], False)   # the link goes, the file stays
+    assert victim.read_text() == "mine" and not (runs / "01_tiny-smoke.RUNNING.ipynb").exists()
+    system.mkfifo(runs / "01_tiny-smoke.RUNNING.ipynb")
+    assert cli.main(["run", "01_tiny", "--out", str(runs), "--book-dir", str(tiny_book)]) == 2
+    assert "01_tiny-smoke.RUNNING.ipynb is a plain file or nothing" in capsys.readouterr().err
+    (tmp_path / "boom.py").write_text(
+        "from torch import nn\n\nclass Boom(BaseException):\n    pass\n\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.l = nn.Linear(64, 1)\n\n"
+        "    def forward(self, x):\n        if x.shape[0] > 2:\n            raise Boom('mine')\n"
+        "        return self.l(x.flatten(1))\n")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["nads", "--model", "boom:Net", "--input-shape", "1,8,8", "--networks", "4", "--out",
+                     str(tmp_path / "b.npz"), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "(Boom: mine)" in err
+    monkeypatch.chdir(ROOT)
+    assert cli.main(["submit", "01_fourier", "--shards", "2", "--dry-run", "-p", "overrides",
+                     "{fourier: {grid: {name: bogus}}}", "--out", str(tmp_path / "o")]) == 2
+    assert "overrides must give presets the chapter's code takes" in capsys.readouterr().err
+    assert cli.main(["plan", "03_nads", "--book-dir", ""]) == 2
+    assert "--book-dir must be a folder holding chapter notebooks (not blank)" in capsys.readouterr().err

@@ -158,7 +158,19 @@ class _Reshaped(nn.Module):
         return torch.relu(self.conv(x.reshape(len(x), 1, 4, 16))).mean((1, 2, 3))[:, None]
 
 
-SECOND_PASS = [lambda: nn.Sequential(_StdConv(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(1)),
+class _RangeGate(nn.Module):
+    """The re-probe of issue 58: a read of the input constant over NaN, 1 and -1 but not at the probes' scale."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.LazyLinear(1))
+
+    def forward(self, x):
+        y = self.body(x)
+        return torch.where((x.abs() > 10).flatten(1).any(1, keepdim=True), torch.tanh(y), y)
+
+
+SECOND_PASS = [lambda: nn.Sequential(_StdConv(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(1)), _RangeGate,
                partial(_ReadsAgain, "mask"), partial(_ReadsAgain, "nan"), _hooked, _Reshaped,
                lambda: nn.Sequential(nn.Conv2d(1, 4, 3, padding=1, padding_mode="reflect"), nn.ReLU(), nn.Flatten(),
                                      nn.LazyLinear(1)),
@@ -1196,4 +1208,28 @@ def test_an_edit_beside_the_class_changes_the_models_key(tmp_path, monkeypatch):
         system.modules.pop("capped", None)
         importlib.invalidate_caches()
         digests.append(networks.code_digest(importlib.import_module("capped").Net()))
+    assert None not in digests and digests[0] != digests[1]
+
+
+def test_the_secant_leaves_the_callers_point_as_it_is_and_a_notebook_class_has_a_code_digest():
+    """The re-probe of issue 58: `secant_gradient` zeroed the caller's x0 for a model working in place; a class
+    without source (a notebook cell, `-c`) had no code digest, so an edited forward reused stale chunks."""
+    class InPlace(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(64, 1)
+
+        def forward(self, x):
+            return self.lin(x.relu_().flatten(1))
+
+    x0 = nads.eval_point_for(0, (1, 8, 8))
+    kept = x0.clone()
+    nads.secant_gradient(InPlace().eval(), x0, 100.0)
+    assert torch.equal(x0, kept)
+    digests = []
+    for body in ("return self.lin(x.flatten(1))", "return 2 * self.lin(x.flatten(1))"):
+        space = {"nn": nn}
+        exec(f"class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             f"        self.lin = nn.Linear(64, 1)\n\n    def forward(self, x):\n        {body}\n", space)
+        digests.append(networks.code_digest(space["Net"]()))
     assert None not in digests and digests[0] != digests[1]

@@ -500,3 +500,10 @@ def test_every_size_of_the_pooling_and_fourier_doors_is_bounded_before_allocatin
                           (lambda: models.build("mlp", num_classes=10 ** 9), "num_classes must be at most 100,000")):
         with pytest.raises(ValueError, match="^" + message):
             call()
+
+
+def test_the_monte_carlo_hessian_checks_its_draws():
+    """The re-probe of issue 58: draws -1 gave a zero Hessian, 0 a ZeroDivisionError, 10**9 ran on and on."""
+    for draws in (-1, 0, 2.5, 10 ** 9):
+        with pytest.raises(ValueError, match=r"^draws must be an integer in \[1, n = 4\]"):
+            P.monte_carlo_hessian(torch.ones(8), 1, 2, 1.0, 1.0, n=4, draws=draws)

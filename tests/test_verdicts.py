@@ -216,9 +216,12 @@ def test_follow_up_rows_on_the_results(pairs):
     cnn = v.u_cnn(pairs["lenet"], PAIRS)
     assert cnn.verdict == v.COMPARED and cnn.values["angles"] == (approx(0.0, 1e-6), approx(90.0, 1e-6))
     assert "3 × 3 NAD pairs (0, 100, 1000), not 11 × 11" in cnn.reason
-    assert "57.5–92.6 % of its training set" in cnn.reason and "(100, 0): seed 1" in cnn.reason
+    fit = pairs["lenet"]["train_accuracy"].mean(0)                # what it fits, read from the stored grid
+    assert re.search(r"it fits \d+\.\d–\d+\.\d % of its training set", cnn.reason) and fit.min() < 95
     mlp = v.u_mlp(pairs["mlp"], PAIRS)
-    assert mlp.verdict == v.COMPARED and mlp.values["ranges"][2] == (approx(71.5), approx(74.2))
+    low, high = mlp.values["ranges"][2]
+    acc = pairs["mlp"]["accuracy"].mean(0)[..., 2]                 # channel 2 alone, over the pairs
+    assert mlp.verdict == v.COMPARED and (low, high) == (approx(acc.min()), approx(acc.max()))
     assert "training set" not in mlp.reason                     # the MLP fits every pair
     assert v.u_fig2_resnet(presets.preset("underspecification", "paper")["pairs"]).verdict == v.NOT_COMPUTED
     oods = {"digits": {a: bundle.underspec("ood", a, BUNDLE, progress=False) for a in bundle.UNDERSPEC_ARCHS},

@@ -255,6 +255,8 @@ def validate(args: argparse.Namespace, writes: bool = True, here: bool | None = 
     run (`plan` only reads), so its results_dir must lie outside the bundle unless `args.force`; `here`: on this
     machine (`check_values`).
     """
+    if args.book_dir is not None and not str(args.book_dir).strip():
+        raise fail("--book-dir", args.book_dir, "a folder holding chapter notebooks (not blank)")
     folder = Path(args.book_dir) if args.book_dir else book_dir()
     notebook = find_chapter(args.chapter, folder)
     defaults = declared(notebook)
@@ -404,7 +406,12 @@ def check_plain_files(key: str, files: Iterable[Path], force: bool) -> None:
     for f in files:
         if f.is_symlink():
             raise fail(key, str(f.parent), f"a folder where {f.name} is no symlink (it would be written through it)")
+        found = _stat(f)
+        if found is not None and not stat.S_ISREG(found.st_mode) and not stat.S_ISDIR(found.st_mode):
+            raise fail(key, str(f.parent), f"a folder where {f.name} is a plain file or nothing (a FIFO would block)")
         protect_bundle(key, f, force)
+        if found is not None and stat.S_ISREG(found.st_mode) and found.st_nlink > 1:
+            f.unlink()   # a hard link: written as a new file, never into the file it shares
 
 
 def list_chapters(args: argparse.Namespace) -> None:
@@ -571,7 +578,9 @@ def estimate_nads(args: argparse.Namespace) -> None:
     except OSError as err:                 # a full disk, a folder gone: the finished chunks stay
         raise PathError(f"nads stopped: {os_line(err)}; finished chunks are kept in {Path(chunks) / 'nad_chunks'}") \
             from None
-    except (Exception, SystemExit) as err:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:           # a model of yours raising anything, SystemExit and its own kinds too
         if args.model is None:             # the registry's networks: a bug of ours, with its traceback
             raise
         raise UsageError(f"--model failed while its networks' gradients were computed ({type(err).__name__}: "
@@ -586,6 +595,8 @@ def estimate_nads(args: argparse.Namespace) -> None:
     for path in written:
         try:
             result.save(path)
+        except ValueError as err:          # the store refuses it (a path through a symlink into the bundle)
+            raise option_error(err) from None
         except OSError as err:             # a full disk: no temporary file is left, the chunks stay
             raise PathError(f"could not write {path} ({os_line(err)}); finished chunks are kept in "
                             f"{Path(chunks) / 'nad_chunks'} (a rerun only merges them)") from None
@@ -629,6 +640,12 @@ def slurm_scripts(args: argparse.Namespace) -> tuple[str, str]:
             raise fail(key, text, "a value without newlines or other control characters (it is written into a "
                                   "script)")
     notebook, folder, _, values = validate(args, here=False)   # the cluster's nodes run it: their device
+    if values.get("overrides"):            # as `run` does: the plan reads every preset through the chapter's code
+        try:
+            summary(notebook.stem, values, folder)
+        except Exception as err:
+            raise UsageError(f"overrides must give presets the chapter's code takes: the plan of {notebook.stem} "
+                             f"fails with them ({describe(err)})") from None
     if not {"shard", "num_shards"} <= set(values):
         sharding = [s for s, p in chapters(folder).items() if {"shard", "num_shards"} <= set(declared(p))]
         raise fail("chapter", notebook.stem, f"a chapter that shards ({', '.join(sharding)})")

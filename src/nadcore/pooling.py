@@ -668,6 +668,7 @@ def monte_carlo_hessian(m: torch.Tensor | np.ndarray, l: int, S: int, eps: float
     D = m.numel()
     check_factor(D, S)
     checks.integer("n", n, 1)
+    checks.integer("draws", draws, 1, n, accepted=f"an integer in [1, n = {n}] (samples share each draw of phi)")
     checks.allocation("n", n, 8.0 * n * D, "the float64 samples")
     model = LinearPooling(m, S).double()
     chunk = max(1, n // draws)

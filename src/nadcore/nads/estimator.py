@@ -133,7 +133,8 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
         raise ValueError("results_dir stores chunks and the result under a name: pass name=\"mynet\" with a "
                          "factory (or results_dir=None)")
     dev = resolve(device)
-    model_desc = describe(factory, s.seed, int(first), x0_cpu, None if registered else model_source(model))
+    model_desc = describe(factory, s.seed, int(first), x0_cpu, None if registered else model_source(model),
+                          origin=model)
     name = name or "factory"
     x0 = x0_cpu.to(dev)
     start = time.perf_counter()

@@ -46,6 +46,7 @@ def secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, first_layer: 
     the rest of the network runs unchanged on the 2D probes.
     """
     D = x0.numel()
+    x0 = x0.clone()   # a model that works on its input in place changes this copy, never the caller's point
     with torch.no_grad(), autocast(x0.device, precision):
         if first_layer == "auto":
             first_layer = first_linear_layer(net, x0)
@@ -219,15 +220,20 @@ class _Feeds(nn.Module):
         return self.layer(self.real.reshape(inp.shape))   # as the model reshaped its input (a Flatten)
 
 
+# The stand-ins' fills: NaN, small values of either sign, and values at and past the secant's probes (h = 100) of
+# either sign, so that a read of the input that is constant over a range of values (a mask |x| > 50) is seen too.
+SOLE_READER_FILLS = (float("nan"), 1.0, -1.0, 100.0, -100.0, 1e4, -1e4)
+
+
 def _sole_reader(net, name, x0):
     """True when the layer `name` is the only part of `net` that reads its input's values, as the secant's
-    shortcut assumes (`_injected_forward`): `net` on two probes' stand-ins filled with NaN, 1 and -1, the layer
+    shortcut assumes (`_injected_forward`): `net` on two probes' stand-ins filled with `SOLE_READER_FILLS`, the layer
     handed the real probes, gives the same outputs each time (bitwise), and no NaN. A second branch, a skip from the
     input, a mask `(x > 0)` or `nan_to_num(x)` of it each read the fill (the second adversarial pass of issue 58)."""
     layer, D = net.get_submodule(name), x0.numel()
     real = probes(x0, 1.0)[[0, D]]
     outs = []
-    for fill in (float("nan"), 1.0, -1.0):
+    for fill in SOLE_READER_FILLS:
         X = torch.full_like(x0[None], fill).expand(2, *x0.shape)
         feeds = _Feeds(layer, X, real)
         net.set_submodule(name, feeds)

@@ -87,7 +87,9 @@ def model_factory(spec: str, input_shape: Sequence[int] = (1, 32, 32)) -> Factor
         sys.path.insert(0, os.getcwd())   # as `python` does: the current folder's modules import
     try:
         obj = importlib.import_module(module)
-    except (Exception, SystemExit) as err:   # a module that does not import: ImportError or whatever it raised
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:   # a module that does not import: ImportError or whatever it raised
         raise InputError(f"model must be an importable module:callable (module {module!r} does not import: "
                          f"{type(err).__name__}: {_first_line(err)}); got {spec!r}") from None
     for part in attr.split("."):
@@ -193,7 +195,9 @@ def forward_checked(net: nn.Module, x0: torch.Tensor, copies: int = 1) -> torch.
         raise InputError(f"input_shape must be the model's input shape (C, H, W): a batch of shape "
                          f"{(copies, *x0.shape)} (input_shape {tuple(x0.shape)}) failed in its forward pass "
                          f"({type(err).__name__}: {_first_line(err)})") from None
-    except (Exception, SystemExit) as err:   # the model's own bug (KeyError, ZeroDivisionError, sys.exit)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:   # the model's own bug (KeyError, ZeroDivisionError, sys.exit, its own kinds)
         raise InputError(f"model must run its forward pass on a batch of shape {(copies, *x0.shape)}; it raised "
                          f"{type(err).__name__}: {_first_line(err)}") from None
     finally:
@@ -213,11 +217,12 @@ def _materialising(factory, x0):
 
 
 def describe(factory: Callable[[], object], seed: int, index: int, x0: torch.Tensor,
-             source: str | None) -> dict[str, Any] | None:
+             source: str | None, origin: object = None) -> dict[str, Any] | None:
     """Build network `index` (seeded as in the estimate) and check it before any chunk: it is an
     `nn.Module`, takes `x0` (a shape mismatch names `input_shape`), and has one output. Returns
     the model's description for the settings of a model that is not a registry name (`source`,
-    `model_source`; None for a registry name, whose settings hold its name only)."""
+    `model_source`; None for a registry name, whose settings hold its name only); `origin`, the model as the caller
+    gave it, adds its factory's module to the code digest (`code_digest`)."""
     net = network(factory, seed, index, torch.device("cpu"))
     out = forward_checked(net, x0)
     _one_output(out)
@@ -232,7 +237,7 @@ def describe(factory: Callable[[], object], seed: int, index: int, x0: torch.Ten
         return None
     desc = {"source": source, "structure": hashlib.sha256(repr(net).encode()).hexdigest()[:12],
             "parameters": int(sum(p.numel() for p in net.parameters())), "behaviour": behaviour(net, out),
-            "code": code_digest(net)}
+            "code": code_digest(net, origin)}
     if source.startswith("timm:"):
         import timm
 
@@ -240,20 +245,30 @@ def describe(factory: Callable[[], object], seed: int, index: int, x0: torch.Ten
     return desc
 
 
-def code_digest(net: nn.Module) -> str | None:
-    """A digest of the source of the modules that define the classes `net` is made of and their bases (torch's
-    aside): their classes, and the constants and helpers beside them, so that an edit anywhere in that code changes
-    it. None where Python cannot read a module's source (a class defined in a notebook cell or a `-c` string)."""
+def code_digest(net: nn.Module, factory: object = None) -> str | None:
+    """A digest of the code that makes `net`: the source of the modules that define its classes, their bases and
+    `factory` (torch's aside), so that an edit anywhere in that code, a constant or a helper beside the class
+    included, changes it; where Python has no source (a class defined in a notebook cell or a `-c` string), its
+    methods' bytecode and constants. A helper imported from yet another module is not covered (issue 58: the
+    behaviour digest covers what it changes at x0)."""
     import inspect
 
     classes = {base for m in net.modules() for base in type(m).__mro__}
-    names = sorted({c.__module__ for c in classes if c.__module__.split(".")[0] not in ("torch", "builtins")})
+    made_by = getattr(factory, "build", factory)   # a "module:callable" Factory: the callable it imported
+    module = (made_by.split(":")[0] if isinstance(made_by, str) and ":" in made_by
+              else getattr(made_by, "__module__", None))
+    owners = [*(c.__module__ for c in classes), module if module in sys.modules else None]
+    names = sorted({n for n in owners if n and n.split(".")[0] not in ("torch", "functools")})
     h = hashlib.sha256()
     for name in names:
         try:
             h.update(inspect.getsource(sys.modules[name]).encode())
-        except (OSError, TypeError, KeyError):
-            return None
+        except (OSError, TypeError, KeyError):   # no source: the bytecode of what it defines for this model
+            for c in sorted((c for c in classes if c.__module__ == name), key=lambda c: c.__qualname__):
+                for attr in sorted(vars(c)):
+                    code = getattr(vars(c)[attr], "__code__", None)
+                    if code is not None:
+                        h.update(code.co_code + repr(code.co_consts).encode())
     return h.hexdigest()[:12]
 
 
@@ -310,9 +325,9 @@ def network(factory: Callable[[], object], seed: int, index: int, dev: torch.dev
             else:
                 with torch.device("cpu"):
                     net = factory()
-        except InputError:
+        except (InputError, KeyboardInterrupt):
             raise
-        except (Exception, SystemExit) as err:   # a factory that needs arguments, or fails
+        except BaseException as err:   # a factory that needs arguments, or fails (SystemExit, its own kinds)
             raise InputError(f"model must be a class or factory that builds a network with no arguments; calling "
                              f"it raised {type(err).__name__}: {_first_line(err)}") from None
     if not isinstance(net, nn.Module):
