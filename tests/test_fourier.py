@@ -309,3 +309,14 @@ def test_fig3_beside_pooling_shows_both_on_the_directions_of_fig3():
     assert right.get_title().startswith("without pooling\n") and fig._suptitle.get_text() == "LeNet, σ = 1.5"
     with pytest.raises(ValueError, match="with_pooling must hold every direction of without"):
         figs.fig3_beside_pooling(without, {(0, 0): 50.0}, grid)
+
+
+def test_a_grid_of_the_wrong_kind_is_one_line_naming_what_is_accepted():
+    """The re-probe of issue 58: `make_grid` with an unknown key or a non-dict, and 1-D frequencies given as a float
+    or a bool, raised TypeErrors."""
+    for call, message in ((lambda: fourier.make_grid({"name": "coarse", "bogus": 1}), "spec must give the coarse grid"),
+                          (lambda: fourier.make_grid(5), "spec must be a dict"),
+                          (lambda: fourier.directions([2.5], 8), "grid must be a fourier.Grid, ints l in"),
+                          (lambda: fourier.directions([True], 8), "grid must be a fourier.Grid, ints l in")):
+        with pytest.raises(ValueError, match="^" + message):
+            call()

@@ -362,7 +362,7 @@ def test_lda_on_2d_pooled_samples_reaches_the_null_and_approaches_the_bound():
     (lambda: P.prefilter("average", 30, 4, dims=2), "S must divide D=30"),
     (lambda: P.pool(torch.zeros(1, 32, 32), "blur3", 2, dims=2, padding="wrap"), "padding must be one of circular"),
     (lambda: gamma_2d("average", [(1, 0)], "tan"), "kind must be one of sin, cos"),
-    (lambda: gamma_2d("average", [(40, 0)]), r"grid must be a fourier.Grid or \(kx, ky\) pairs"),
+    (lambda: gamma_2d("average", [(40, 0)]), r"grid must be a fourier.Grid, ints l in \[0, 32\) or \(kx, ky\) pairs"),
     (lambda: P.bayes_accuracy(torch.ones(32, 32), 2, 1.0, 1.0, convention="x", cells=[(1, 0)]), "convention"),
     (lambda: P.bayes_accuracy(torch.ones(32, 32), 2, 1.0, 0.0), "sigma must be"),
     (lambda: P.bayes_accuracy(torch.ones(32, 16), 2, 1.0, 1.0), r"shape \(D,\) or \(D, D\)"),

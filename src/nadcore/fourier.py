@@ -76,15 +76,19 @@ def cells(grid: Grid | Iterable[Any] | None, size: int = 32) -> list[Any]:
         if grid.size != size:
             raise ValueError(f"grid.size must equal size={size}; got {grid.size}")
         return grid.cells()
-    out = [c if checks.is_integer(c) else tuple(c) for c in grid]
     lo, hi = -(size // 2), (size + 1) // 2 - 1
+    accepted = (f"grid must be a fourier.Grid, ints l in [0, {size}) or (kx, ky) pairs of ints in [{lo}, {hi}] (the "
+                f"fftshift range of a {size}x{size} image)")
+    try:
+        out = [c if checks.is_integer(c) else tuple(c) for c in grid]
+    except TypeError:   # a float, a bool or anything else that is neither an int nor a pair
+        raise InputError(f"{accepted}; got {grid!r}") from None
     for c in out:
         if not isinstance(c, tuple):
             if not 0 <= c < size:
                 raise ValueError(f"a 1-D frequency l must be an int in [0, {size}); got {c!r}")
         elif len(c) != 2 or not all(checks.is_integer(k) and lo <= k <= hi for k in c):
-            raise InputError(f"grid must be a fourier.Grid or (kx, ky) pairs of ints in [{lo}, {hi}] (the fftshift "
-                             f"range of a {size}x{size} image); got {c!r}")
+            raise InputError(f"{accepted}; got {c!r}")
     return out
 
 
@@ -211,10 +215,18 @@ GRIDS = {"coarse": coarse_grid, "paper": paper_grid, "low": low_grid, "full": fu
 
 def make_grid(spec: dict) -> Grid:
     """A grid from a preset entry: `{"name": "coarse", "step": 4, "limit": 8}`, `{"name": "paper"}`, ..."""
+    if not isinstance(spec, dict):
+        raise InputError(f"spec must be a dict such as {{'name': 'coarse', 'step': 4}}; got {spec!r}")
     spec = dict(spec)
     name = spec.pop("name", None)
     if name not in GRIDS:
         raise ValueError(f"grid name must be one of {', '.join(GRIDS)}; got {name!r}")
+    import inspect
+
+    taken = set(inspect.signature(GRIDS[name]).parameters)
+    if set(spec) - taken:
+        raise InputError(f"spec must give the {name} grid only {', '.join(sorted(taken)) or 'nothing more'}; got "
+                         f"{', '.join(sorted(set(spec) - taken))}")
     return GRIDS[name](**spec)
 
 

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from nadcore import checks, store
 from nadcore.checks import InputError
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable
 
 
 @dataclass
@@ -273,6 +270,8 @@ def subspace_overlaps(U: np.ndarray, V: np.ndarray, ks: Iterable[int]) -> np.nda
     basis: Gram-Schmidt bases are nested, and the squared cosines of the principal angles sum to the
     squared Frobenius norm of `Qu_k^T Qv_k`. For reading; `compare` computes the stored overlaps."""
     U, V = _bases(U, V)
+    if checks.is_integer(ks) or not isinstance(ks, Iterable):
+        raise InputError(f"ks must be a list of subspace sizes k, such as [1, 4, 16]; got {ks!r}")
     ks = [checks.integer("ks", k, 1, min(len(U), len(V)), accepted=f"integers in [1, {min(len(U), len(V))}]")
           for k in ks]
     if not ks:
