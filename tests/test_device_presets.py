@@ -120,6 +120,11 @@ def test_overrides_change_named_fields_of_a_preset_and_nothing_else():
     ({"fourier": {"archs": ["nosuch"]}}, "overrides must give fourier.archs architectures of the registry (logreg,"),
     ({"underspecification": {"pairs": {"indices": [0, 1000, -7]}}},                 # past the old list's length too
      "overrides must give underspecification.pairs.indices a finite number >= 0 (as 0); got -7"),
+    # the re-probe: values only the chapter's code read started a kernel
+    ({"underspecification": {"pairs": {"indices": [0, 99999]}}},
+     "overrides must give underspecification.pairs.indices NAD"),
+    ({"fourier": {"n": 3}}, "overrides must give fourier.n an even number of samples"),
+    ({"fourier": {"kind": "tan"}}, 'overrides must give fourier.kind "sin" or "cos"'),
 ])
 def test_bad_overrides_name_what_is_accepted(overrides, message):
     with pytest.raises(ValueError) as err:

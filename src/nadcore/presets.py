@@ -540,6 +540,8 @@ def preset(chapter: str, scale: str, overrides: dict | None = None) -> dict:
     return as_dict(typed(chapter, scale, overrides))
 
 
+MAX_NAD_INDEX = 1024   # a NAD index of the chapters' 1 x 32 x 32 inputs is below D = 1,024
+
 # The presets each chapter that takes `overrides` reads: overrides of any other are refused, not ignored.
 READS = {"01_fourier": ("fourier",), "05_underspecification": ("underspecification",),
          "06_antialias": ("antialias", "fourier", "nads")}
@@ -591,7 +593,15 @@ def _changed(value, changes, where):
     numbers = [o for o in olds if isinstance(o, (int, float)) and not isinstance(o, bool)]
     for new in news:   # each new element against the smallest old one (a list of indices starts at 0)
         _check_value(min(numbers) if numbers else None, new, where)
-    if where.rsplit(".", 1)[-1] in ("archs", "arch", "fig6_arch", "compare_archs"):
+    field_ = where.rsplit(".", 1)[-1]
+    if field_.endswith("indices") and any(isinstance(i, int) and i >= MAX_NAD_INDEX for i in news):
+        raise InputError(f"overrides must give {where} NAD indices in [0, {MAX_NAD_INDEX - 1}]; got {changes!r}")
+    if field_ in ("n", "n_train", "n_test") and any(isinstance(i, int) and i % 2 for i in news):
+        raise InputError(f"overrides must give {where} an even number of samples (half a class each); got {changes!r}")
+    if field_ == "kind" and changes not in ("sin", "cos"):
+        raise InputError(f"overrides must give {where} \"sin\" or \"cos\" (a Fourier direction's kind); "
+                         f"got {changes!r}")
+    if field_ in ("archs", "arch", "fig6_arch", "compare_archs"):
         names = changes if isinstance(changes, list) else [changes]
         if any(a not in catalog.ARCHS for a in names):
             raise InputError(f"overrides must give {where} architectures of the registry ({', '.join(catalog.ARCHS)});"
