@@ -192,20 +192,23 @@ def test_the_shortcut_is_taken_only_where_the_first_layer_is_plainly_the_inputs_
     torch.testing.assert_close(fast, plain, rtol=1e-4, atol=1e-5 * plain.abs().max().item())
 
 
+class _InPlace(nn.Module):
+    """A model that works on its input in place (`x.relu_()`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(64, 1)
+
+    def forward(self, x):
+        return self.lin(x.relu_().flatten(1))
+
+
 def test_a_model_that_changes_its_input_in_place_is_refused():
     """Second adversarial pass: `x.relu_()` in forward changed the probes and the caller's evaluation point."""
-    class InPlace(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lin = nn.Linear(64, 1)
-
-        def forward(self, x):
-            return self.lin(x.relu_().flatten(1))
-
     point = nads.eval_point_for(0, (1, 8, 8))
     kept = point.clone()
     with pytest.raises(ValueError, match="^model must leave its input as it is"):
-        nads.estimate(InPlace, 4, input_shape=(1, 8, 8), eval_point=point, progress=False)
+        nads.estimate(_InPlace, 4, input_shape=(1, 8, 8), eval_point=point, progress=False)
     assert torch.equal(point, kept)
 
 
@@ -1214,17 +1217,9 @@ def test_an_edit_beside_the_class_changes_the_models_key(tmp_path, monkeypatch):
 def test_the_secant_leaves_the_callers_point_as_it_is_and_a_notebook_class_has_a_code_digest():
     """The re-probe of issue 58: `secant_gradient` zeroed the caller's x0 for a model working in place; a class
     without source (a notebook cell, `-c`) had no code digest, so an edited forward reused stale chunks."""
-    class InPlace(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lin = nn.Linear(64, 1)
-
-        def forward(self, x):
-            return self.lin(x.relu_().flatten(1))
-
     x0 = nads.eval_point_for(0, (1, 8, 8))
     kept = x0.clone()
-    nads.secant_gradient(InPlace().eval(), x0, 100.0)
+    nads.secant_gradient(_InPlace().eval(), x0, 100.0)
     assert torch.equal(x0, kept)
     digests = []
     for body in ("return self.lin(x.flatten(1))", "return 2 * self.lin(x.flatten(1))"):
