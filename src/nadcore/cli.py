@@ -287,6 +287,18 @@ def summary(stem: str, values: Mapping[str, Any], folder: Path) -> str:
     return plan.summary()
 
 
+def planned(notebook: Path, folder: Path, values: Mapping[str, Any]) -> str:
+    """`summary` of the chapter; with overrides, a UsageError where its plan fails (the plan reads every preset
+    through the chapter's own code: overrides that code refuses stop `run` and `submit` before a kernel starts)."""
+    try:
+        return summary(notebook.stem, values, folder)
+    except Exception as err:
+        if not values.get("overrides"):
+            raise
+        raise UsageError(f"overrides must give presets the chapter's code takes: the plan of {notebook.stem} "
+                         f"fails with them ({describe(err)})") from None
+
+
 def plan_chapter(args: argparse.Namespace) -> None:
     notebook, folder, _, values = validate(args, writes=False)
     try:
@@ -362,11 +374,10 @@ def announce(notebook: Path, folder: Path, values: Mapping[str, Any], final: Pat
     """Print the chapter's plan and where its notebook goes to stderr (a plan never blocks a run, except where
     overrides do not resolve: the plan reads every preset through the chapter's own code)."""
     try:
-        print(summary(notebook.stem, values, folder), file=sys.stderr)
+        print(planned(notebook, folder, values), file=sys.stderr)
+    except UsageError:
+        raise
     except Exception as err:
-        if values.get("overrides"):
-            raise UsageError(f"overrides must give presets the chapter's code takes: the plan of {notebook.stem} "
-                             f"fails with them ({describe(err)})") from None
         print(f"nadcore: no plan for {notebook.stem} ({describe(err)})", file=sys.stderr)
     print(f"running {notebook.name} at scale {values['scale']!r} on {values['device']!r} -> {final} "
           f"(named {running.name} until it succeeds)", file=sys.stderr)
@@ -641,11 +652,7 @@ def slurm_scripts(args: argparse.Namespace) -> tuple[str, str]:
                                   "script)")
     notebook, folder, _, values = validate(args, here=False)   # the cluster's nodes run it: their device
     if values.get("overrides"):            # as `run` does: the plan reads every preset through the chapter's code
-        try:
-            summary(notebook.stem, values, folder)
-        except Exception as err:
-            raise UsageError(f"overrides must give presets the chapter's code takes: the plan of {notebook.stem} "
-                             f"fails with them ({describe(err)})") from None
+        planned(notebook, folder, values)
     if not {"shard", "num_shards"} <= set(values):
         sharding = [s for s, p in chapters(folder).items() if {"shard", "num_shards"} <= set(declared(p))]
         raise fail("chapter", notebook.stem, f"a chapter that shards ({', '.join(sharding)})")
