@@ -37,7 +37,8 @@ import torch
 from nadcore import fourier, nads, presets, published, seeds, stacked, store, sweeps, versions
 from nadcore.checks import InputError
 from nadcore.device import PRECISIONS
-from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
+from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo, \
+    ch8_training
 from nadcore.paths import BUNDLE, DATA  # where the bundle is (`paths.locate`) and the stand-ins' files
 from nadcore.presets import DEEP_SIGMA, DEEP_TRAIN  # the policy: how the deep networks are trained (see there)
 
@@ -1426,6 +1427,52 @@ def fig6_comparison(bundle_dir: str | Path = BUNDLE) -> dict[str, Any]:
                 deep={arch: load_fig6(bundle_dir, name=name) for name, (arch, _) in DEEP_FIG6.items()})
 
 
+# ----------------------------------------------------------------------------- Chapter 8: NADs during training
+
+TRAINING_NADS = {"lenet": ("lenet", "secant"), "mlp": ("mlp", "secant")}   # Fig. 5's estimates; LeNet with average
+                                                                          # pooling: Chapter 6's
+
+
+def training_bases(bundle_dir: str | Path = BUNDLE) -> dict[str, np.ndarray] | None:
+    """The NADs (rows) of each of Chapter 8's networks, None while one is not stored."""
+    out = {n: getattr(load_nad(*TRAINING_NADS[n], bundle_dir=bundle_dir), "nads", None) for n in TRAINING_NADS}
+    out["lenet_avg"] = getattr(load_antialias(bundle_dir)["nads"].get("avg"), "nads", None)
+    return None if any(v is None for v in out.values()) else out
+
+
+def _fashion_two_classes(n_train):
+    from nadcore import cifar
+
+    return ch8_training.fashion_task(lambda train: cifar.load("fashion", DATA, train=train), n_train)
+
+
+def load_training(bundle_dir: str | Path = BUNDLE) -> dict[tuple[str, str, int], dict[str, np.ndarray]]:
+    """Chapter 8's stored networks, `{(network, task, replicate): arrays}` (`ch8_training.training_sweep`)."""
+    bases = training_bases(bundle_dir)
+    return {} if bases is None else ch8_training.training_sweep(
+        presets.preset("training", "paper"), SEED, bases, Path(bundle_dir) / "nads", only_stored=True)
+
+
+def _training_compute(bundle_dir, scratch, progress):
+    settings = presets.preset("training", "paper")
+    bases = training_bases(bundle_dir)
+    if bases is None:
+        raise RuntimeError("training: the NADs its networks train along are not stored (nads_lenet, nads_mlp, antialias)")
+    return ch8_training.training_sweep(settings, SEED, bases, Path(bundle_dir) / "nads",
+                                       fashion=partial(_fashion_two_classes, settings["n_train"]), progress=progress)
+
+
+def _training_status(bundle_dir, scratch):
+    settings = presets.preset("training", "paper")
+    done, total = len(load_training(bundle_dir)), len(ch8_training.cells(settings))
+    return Status(f"training ({', '.join(settings['networks'])}): {done} of {total} trained networks stored",
+                  done == total)
+
+
+_declare(BundleItem("training", lambda: presets.preset("training", "paper"), _training_compute, load_training,
+                    _training_status))
+
+
 # ----------------------------------------------------------------------------- the one dispatch
 
 # Every item, in the order `all` computes them (the order they were added to the bundle)
@@ -1437,7 +1484,8 @@ ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_au
          "nads_densenet121",
          "cifar_fashion", "underspec_ood_fashion",
          *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo",
-         "fig3_sigma", "antialias_sigma", "secant_dial", "zoo_null", "eq5", *UNDERSPEC_GPU, "nads_lenet_hessian")
+         "fig3_sigma", "antialias_sigma", "secant_dial", "zoo_null", "eq5", *UNDERSPEC_GPU, "nads_lenet_hessian",
+         "training")
 
 
 def item_device(item: str) -> str:

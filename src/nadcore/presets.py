@@ -507,6 +507,37 @@ _ZOO_SMOKE = replace(_ZOO_PAPER, archs=["vit"], references=["lenet"], num_networ
                      conv_ks=[1, 4, 16], secant_networks=0, fig6_archs=[], fig6_indices=[], fig6=None, eig_threads=1)
 
 
+
+# ----------------------------------------------------------------------------- Chapter 8
+
+@dataclass(frozen=True)
+class Training:
+    """Chapter 8: `networks` (`ch8_training.NETWORKS`) trained on `tasks` ("early", "late": D(u_i) at
+    `indices`, with Fig. 6's data `n_train`, `sigma`, `eps`; "fashion": Fashion-MNIST as two classes)
+    with Fig. 6's recipe (`epochs`, `max_lr`), `replicates` each, G_t measured at `checkpoints` from
+    `grad_samples` test inputs, subspaces of sizes `ks`."""
+    networks: list[str]
+    tasks: list[str]
+    indices: dict[str, int]
+    n_train: int
+    sigma: float
+    eps: float
+    epochs: int
+    max_lr: float
+    checkpoints: list[int]
+    ks: list[int]
+    grad_samples: int
+    replicates: int
+
+
+_TRAINING_PAPER = Training(networks=["lenet", "lenet_avg", "mlp"], tasks=["early", "late", "fashion"],
+                           indices={"early": 0, "late": 128}, n_train=10000, sigma=3.0, eps=1.0, epochs=20,
+                           max_lr=0.5, checkpoints=[0, 1, 2, 5, 10, 20], ks=[1, 4, 16, 64], grad_samples=2048,
+                           replicates=8)
+_TRAINING_MEDIUM = replace(_TRAINING_PAPER, networks=["lenet", "mlp"], replicates=3)
+_TRAINING_SMOKE = replace(_TRAINING_PAPER, networks=["lenet", "mlp"], tasks=["early"], n_train=1000, epochs=2,
+                          checkpoints=[0, 1, 2], ks=[1, 4, 16], grad_samples=256, replicates=1)
+
 PRESETS = {
     "fourier": {"smoke": _FOURIER_SMOKE, "medium": _FOURIER_MEDIUM, "paper": _FOURIER_PAPER},
     "pooling": {"smoke": _POOLING_SMOKE, "medium": _POOLING_MEDIUM, "paper": _POOLING_PAPER},
@@ -515,6 +546,7 @@ PRESETS = {
     "underspecification": {"smoke": _UNDERSPEC_SMOKE, "medium": _UNDERSPEC_MEDIUM, "paper": _UNDERSPEC_PAPER},
     "antialias": {"smoke": _ANTIALIAS_SMOKE, "medium": _ANTIALIAS_MEDIUM, "paper": _ANTIALIAS_PAPER},
     "zoo": {"smoke": _ZOO_SMOKE, "medium": _ZOO_MEDIUM, "paper": _ZOO_PAPER},
+    "training": {"smoke": _TRAINING_SMOKE, "medium": _TRAINING_MEDIUM, "paper": _TRAINING_PAPER},
 }
 
 

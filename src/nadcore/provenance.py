@@ -44,7 +44,7 @@ PAGES = {   # the bundle items each page reads (a page reads an item whose numbe
     "nads_in_practice": ("convergence_autograd", "convergence_secant", "precision", "train_precision"),
 }
 # items no page reads yet: Chapter 8's (issue 61), the kernel's NADs and Fig. 6 along them
-NOT_SHOWN: tuple[str, ...] = ("nads_lenet_hessian",
+NOT_SHOWN: tuple[str, ...] = ("nads_lenet_hessian", "training",
                               *(n for n, (_, m, *_) in bundle.FIG6_NADS.items() if m == "hessian"))
 # readers a page calls besides the items' status: the extra seeds and the plain network of a deep Fig. 1 item,
 # and Chapter 6's N vs 2N convergence, which its status (the plan) does not read
