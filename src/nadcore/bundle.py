@@ -37,8 +37,16 @@ import torch
 from nadcore import fourier, nads, presets, published, seeds, stacked, store, sweeps, versions
 from nadcore.checks import InputError
 from nadcore.device import PRECISIONS
-from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo, \
-    ch8_training
+from nadcore.experiments import (
+    ch1_fourier,
+    ch2_pooling,
+    ch3_nads,
+    ch4_cifar10,
+    ch5_underspec,
+    ch6_antialias,
+    ch7_zoo,
+    ch8_training,
+)
 from nadcore.paths import BUNDLE, DATA  # where the bundle is (`paths.locate`) and the stand-ins' files
 from nadcore.presets import DEEP_SIGMA, DEEP_TRAIN  # the policy: how the deep networks are trained (see there)
 
@@ -1435,7 +1443,8 @@ TRAINING_NADS = {"lenet": ("lenet", "secant"), "mlp": ("mlp", "secant")}   # Fig
 
 def training_bases(bundle_dir: str | Path = BUNDLE) -> dict[str, np.ndarray] | None:
     """The NADs (rows) of each of Chapter 8's networks, None while one is not stored."""
-    out = {n: getattr(load_nad(*TRAINING_NADS[n], bundle_dir=bundle_dir), "nads", None) for n in TRAINING_NADS}
+    out: dict[str, Any] = {n: getattr(load_nad(*TRAINING_NADS[n], bundle_dir=bundle_dir), "nads", None)
+                           for n in TRAINING_NADS}
     out["lenet_avg"] = getattr(load_antialias(bundle_dir)["nads"].get("avg"), "nads", None)
     return None if any(v is None for v in out.values()) else out
 
@@ -1457,7 +1466,8 @@ def _training_compute(bundle_dir, scratch, progress):
     settings = presets.preset("training", "paper")
     bases = training_bases(bundle_dir)
     if bases is None:
-        raise RuntimeError("training: the NADs its networks train along are not stored (nads_lenet, nads_mlp, antialias)")
+        raise RuntimeError("training: the NADs its networks train along are not stored "
+                           "(nads_lenet, nads_mlp, antialias)")
     return ch8_training.training_sweep(settings, SEED, bases, Path(bundle_dir) / "nads",
                                        fashion=partial(_fashion_two_classes, settings["n_train"]), progress=progress)
 

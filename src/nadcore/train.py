@@ -256,7 +256,7 @@ def fit(model: stacked.Stack, data: Iterable[Sequence[Sequence[torch.Tensor]]], 
 @overload
 def fit(model: nn.Module, data: Sequence[Sequence[torch.Tensor]], recipe: Recipe | dict, *, seed: int = 0,
         device: str | torch.device = "auto", progress: bool = False,
-        stop_after: int | None = None) -> dict[str, Any]: ...
+        stop_after: int | None = None, on_epoch: Callable[[int], None] | None = None) -> dict[str, Any]: ...
 
 
 def fit(model: nn.Module | stacked.Stack, data: Any, recipe: Recipe | dict, *, seed: int | list[int] = 0,
