@@ -94,11 +94,12 @@ def rayleigh_rank(eigenvalues: np.ndarray, g: np.ndarray, u: np.ndarray) -> int:
 
 
 def measures(g0: np.ndarray, g: np.ndarray, s: np.ndarray, u: np.ndarray, basis: np.ndarray,
-             ks: Sequence[int]) -> dict[str, Any]:
-    """The module's measures of one checkpoint's G (`g`) against G_0 (`g0`), the inputs' second moment
-    `s`, the task's unit direction `u` and the architecture's NADs `basis` (rows)."""
-    w, v = eig_desc(g)
-    _, v0 = eig_desc(g0)
+             ks: Sequence[int], eig0: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
+    """The module's measures of one checkpoint's G (`g`) against G_0 (`g0`, its `eig_desc` if `eig0` is given),
+    the inputs' second moment `s`, the task's unit direction `u` and the architecture's NADs `basis` (rows)."""
+    eig0 = eig_desc(g0) if eig0 is None else eig0
+    w, v = eig0 if g is g0 else eig_desc(g)
+    v0 = eig0[1]
     dg = g - g0
     return {"self_overlap": subspace_overlaps(v, v0, ks), "nad_overlap": subspace_overlaps(v, basis, ks),
             "u_rank": rayleigh_rank(w, g, u), "u_energy": len(u) * float(u @ g @ u) / float(np.trace(g)),
@@ -138,12 +139,13 @@ def trajectory(net: nn.Module, data: Sequence[Sequence[torch.Tensor]], u: np.nda
     basis = np.asarray(basis, dtype=np.float64).reshape(len(basis), -1)
     grads0 = margin_gradients(net, xg)
     g0 = second_moment(grads0)
+    eig0 = eig_desc(g0)
     rows: list[dict[str, Any]] = []
 
     def checkpoint(epoch: int) -> None:
         if epoch in checkpoints:
             g = g0 if epoch == 0 else second_moment(margin_gradients(net, xg))
-            rows.append({**measures(g0, g, s, u, basis, ks), "acc": train.accuracy(net, x_test, y_test)})
+            rows.append({**measures(g0, g, s, u, basis, ks, eig0), "acc": train.accuracy(net, x_test, y_test)})
 
     checkpoint(0)
     train.fit(net, data, recipe, seed=seed, device="cpu", on_epoch=checkpoint)

@@ -1,0 +1,113 @@
+"""Chapter 8's measures of a network's gradient covariance during training (`ch8_training`)."""
+
+import numpy as np
+import pytest
+import torch
+
+from nadcore import data, models, presets, train
+from nadcore.checks import InputError
+from nadcore.experiments import ch8_training as c8
+
+
+def _unit(rng, d):
+    v = rng.standard_normal(d)
+    return v / np.linalg.norm(v)
+
+
+def test_a_linear_models_margin_gradient_is_its_weight_difference_at_every_input():
+    torch.manual_seed(0)
+    net = models.build("logreg", in_channels=1, num_classes=2)
+    x = torch.randn(7, 1, 32, 32)
+    w = next(m for m in net.modules() if isinstance(m, torch.nn.Linear)).weight.detach().double()
+    g = c8.margin_gradients(net.train(), x, batch=3)
+    assert np.allclose(g, np.tile((w[1] - w[0]).numpy(), (7, 1)), atol=1e-6)
+    assert net.training   # the mode it found
+
+
+def test_the_measures_of_rank_one_covariances_are_their_closed_forms():
+    """G_0 = d d^T, G = e e^T (a linear model before and after training): overlaps (d.e)^2, u = e ranks
+    first, and G_0 S G_0 = (d^T S d) G_0, so the prediction's cosine is the rescaling's."""
+    rng = np.random.default_rng(0)
+    dim = 64
+    d, e, u = _unit(rng, dim), _unit(rng, dim), _unit(rng, dim)
+    a = rng.standard_normal((dim, dim))
+    s = a @ a.T / dim
+    basis = np.linalg.qr(rng.standard_normal((dim, dim)))[0].T
+    m = c8.measures(np.outer(d, d), np.outer(e, e), s, e, basis, [1])
+    assert m["self_overlap"][0] == pytest.approx((d @ e) ** 2, abs=1e-12)
+    assert m["nad_overlap"][0] == pytest.approx((basis[0] @ e) ** 2, abs=1e-12)
+    assert m["u_rank"] == 0 and m["u_energy"] == pytest.approx(dim)
+    assert m["cos_pred"] == pytest.approx(m["cos_scale"], abs=1e-12)
+    dg = np.outer(e, e) - np.outer(d, d)
+    assert m["cos_scale"] == pytest.approx(np.sum(dg * np.outer(d, d)) / np.linalg.norm(dg), abs=1e-12)
+    assert c8.measures(np.outer(d, d), np.outer(e, e), s, u, basis, [1])["u_rank"] == 1   # below e only
+    iso = c8.measures(np.eye(dim), np.eye(dim) + np.outer(e, e), s, d, basis, [1])
+    assert iso["u_rank"] == 1 and iso["cos_data"] == pytest.approx(c8.frobenius_cosine(np.outer(e, e), s))
+
+
+def test_a_random_linear_models_expected_covariance_is_isotropic_as_monte_carlo_finds():
+    """E over initialisations of G_0 = E[(w_1 - w_0)(w_1 - w_0)^T] = 2/(3D) I for torch's Linear default
+    (weights uniform on +-1/sqrt(D)): 2,000 draws, every diagonal entry within 15 % and off-diagonal
+    entries within 15 % of the diagonal's value."""
+    dim, draws = 16, 2000
+    g = np.zeros((dim, dim))
+    for i in range(draws):
+        torch.manual_seed(i)
+        lin = torch.nn.Linear(dim, 2)
+        g += c8.second_moment(c8.margin_gradients(torch.nn.Sequential(lin), torch.zeros(1, dim))) / draws
+    expected = 2 / (3 * dim)
+    assert np.allclose(np.diag(g), expected, rtol=0.15)
+    assert np.max(np.abs(g - np.diag(np.diag(g)))) < 0.15 * expected
+
+
+def test_half_overlap_of_repeated_gradients_is_one_and_the_checkpoints_are_checked():
+    rng = np.random.default_rng(1)
+    grads = rng.standard_normal((20, 32))
+    assert np.allclose(c8.half_overlap(np.vstack([grads, grads]), [1, 4]), 1)
+    recipe = train.Recipe(epochs=2, max_lr=0.1)
+    for bad in ([1, 2], [0, 3], [0, 2, 1]):
+        with pytest.raises(InputError, match="checkpoints must be"):
+            c8.trajectory(torch.nn.Linear(4, 2), ((torch.randn(4, 4), torch.zeros(4).long()),) * 2, np.ones(4),
+                          np.eye(4), recipe, bad, [1], 4, 0)
+
+
+def test_on_epoch_sees_each_whole_epoch_and_leaves_the_run_as_it_was():
+    v = torch.zeros(1, 8, 8)
+    v[0, 0, 0] = 1
+    d = (data.directional_dataset(v, 64, 1.0, 1.0, seed=1), data.directional_dataset(v, 64, 1.0, 1.0, seed=2))
+    recipe = train.Recipe(epochs=3, max_lr=0.1, batch_size=16)
+    runs, seen = [], []
+    for hook in (None, seen.append):
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 2))
+        runs.append(train.fit(net, d, recipe, on_epoch=hook))
+    assert seen == [1, 2, 3] and np.array_equal(runs[0]["loss_history"], runs[1]["loss_history"])
+    seen.clear()
+    train.fit(net, d, recipe, on_epoch=seen.append, stop_after=6)   # 4 batches an epoch: one whole epoch
+    assert seen == [1]
+    with pytest.raises(InputError, match="on_epoch must be a callable"):
+        train.fit(net, d, recipe, on_epoch=3)
+
+
+@pytest.mark.slow
+def test_a_smoke_cell_gives_each_measure_at_each_checkpoint():
+    settings = {**presets.preset("training", "smoke"), "seed": 0, "n_train": 200, "grad_samples": 64}
+    basis = np.linalg.qr(np.random.default_rng(0).standard_normal((1024, 16)))[0].T
+    out = c8.cell("mlp", "early", 0, settings, basis)
+    t, k = len(settings["checkpoints"]), len(settings["ks"])
+    assert out["self_overlap"].shape == (t, k) and np.allclose(out["self_overlap"][0], 1)
+    assert out["acc"].shape == (t,) and np.isnan(out["cos_pred"][0]) and out["leading"].dtype == np.float16
+    assert out["half_overlap"].shape == (k,)
+    with pytest.raises(InputError, match="network must be one of"):
+        c8.cell("vgg", "early", 0, settings, basis)
+    with pytest.raises(InputError, match="task must be one of"):
+        c8.cell("mlp", "middle", 0, settings, basis)
+
+
+def test_the_fashion_task_is_two_standardised_classes_and_its_direction_a_unit_vector():
+    x = torch.rand(40, 3, 32, 32)
+    y = torch.arange(40) % 10
+    (xa, ya), (xb, yb) = c8.fashion_task(lambda train: (x, y), 30)
+    assert xa.shape == (30, 1, 32, 32) and float(xa.mean()) == pytest.approx(0, abs=1e-5)
+    assert set(ya.tolist()) == {0, 1} and int((ya == 1).sum()) == 15
+    assert np.linalg.norm(c8.class_direction(xa, ya)) == pytest.approx(1)
