@@ -514,8 +514,8 @@ _ZOO_SMOKE = replace(_ZOO_PAPER, archs=["vit"], references=["lenet"], num_networ
 class Training:
     """Chapter 8: `networks` (`ch8_training.NETWORKS`) trained on `tasks` ("early", "late": D(u_i) at
     `indices`, with Fig. 6's data `n_train`, `sigma`, `eps`; "fashion": Fashion-MNIST as two classes)
-    with Fig. 6's recipe (`epochs`, `max_lr`), `replicates` each, G_t measured at `checkpoints` from
-    `grad_samples` test inputs, subspaces of sizes `ks`."""
+    with Fig. 6's recipe (`epochs`, `max_lr`), `replicates` each, G_t measured after the SGD steps
+    `checkpoints` (Fig. 6's recipe: 79 steps an epoch) from `grad_samples` test inputs, subspaces of sizes `ks`."""
     networks: list[str]
     tasks: list[str]
     indices: dict[str, int]
@@ -532,11 +532,12 @@ class Training:
 
 _TRAINING_PAPER = Training(networks=["lenet", "lenet_avg", "mlp"], tasks=["early", "late", "fashion"],
                            indices={"early": 0, "late": 128}, n_train=10000, sigma=3.0, eps=1.0, epochs=20,
-                           max_lr=0.5, checkpoints=[0, 1, 2, 5, 10, 20], ks=[1, 4, 16, 64], grad_samples=2048,
+                           max_lr=0.5, checkpoints=[0, 1, 4, 16, 79, 158, 395, 790, 1580], ks=[1, 4, 16, 64],
+                           grad_samples=2048,
                            replicates=8)
 _TRAINING_MEDIUM = replace(_TRAINING_PAPER, networks=["lenet", "mlp"], replicates=3)
 _TRAINING_SMOKE = replace(_TRAINING_PAPER, networks=["lenet", "mlp"], tasks=["early"], n_train=1000, epochs=2,
-                          checkpoints=[0, 1, 2], ks=[1, 4, 16], grad_samples=256, replicates=1)
+                          checkpoints=[0, 1, 8, 16], ks=[1, 4, 16], grad_samples=256, replicates=1)
 
 PRESETS = {
     "fourier": {"smoke": _FOURIER_SMOKE, "medium": _FOURIER_MEDIUM, "paper": _FOURIER_PAPER},

@@ -256,13 +256,13 @@ def fit(model: stacked.Stack, data: Iterable[Sequence[Sequence[torch.Tensor]]], 
 @overload
 def fit(model: nn.Module, data: Sequence[Sequence[torch.Tensor]], recipe: Recipe | dict, *, seed: int = 0,
         device: str | torch.device = "auto", progress: bool = False,
-        stop_after: int | None = None, on_epoch: Callable[[int], None] | None = None) -> dict[str, Any]: ...
+        stop_after: int | None = None, on_step: Callable[[int], None] | None = None) -> dict[str, Any]: ...
 
 
 def fit(model: nn.Module | stacked.Stack, data: Any, recipe: Recipe | dict, *, seed: int | list[int] = 0,
         device: str | torch.device = "auto", progress: bool = False,
         stop_after: int | None = None,
-        on_epoch: Callable[[int], None] | None = None) -> dict[str, Any] | list[dict[str, Any]]:
+        on_step: Callable[[int], None] | None = None) -> dict[str, Any] | list[dict[str, Any]]:
     """Train `model` (already initialised, in place) on `data = ((x_train, y_train), (x_test, y_test))`
     with `recipe` (a `Recipe`, or a dict of its fields): the one SGD loop of the library.
 
@@ -279,15 +279,15 @@ def fit(model: nn.Module | stacked.Stack, data: Any, recipe: Recipe | dict, *, s
     (the rate of every iteration) and the `mean`, `std` used to normalise the inputs.
     `stop_after=k` trains the first k steps of that run only (same schedule; a replay of a stored
     run's start): `loss_history` then holds k losses, and the accuracies are None (not evaluated).
-    `on_epoch(e)` (one network only) is called after epoch e = 1, 2, ... with the network as trained so
-    far (a checkpoint; what it does leaves the run's numbers unchanged if it restores the mode it found).
+    `on_step(k)` (one network only) is called after each SGD step k = 1, 2, ... with the network as trained
+    so far (a checkpoint; what it does leaves the run's numbers unchanged if it restores the mode it found).
     """
     recipe = as_recipe(recipe)
     _check_stop_after(stop_after)
     for s in (seed if isinstance(seed, (list, tuple)) else [seed]):
         check_seed(s)
-    if on_epoch is not None and (isinstance(model, stacked.Stack) or not callable(on_epoch)):
-        raise InputError("on_epoch must be a callable taking the epoch, for one network (not a stack)")
+    if on_step is not None and (isinstance(model, stacked.Stack) or not callable(on_step)):
+        raise InputError("on_step must be a callable taking the step, for one network (not a stack)")
     if isinstance(model, stacked.Stack):
         data = list(data)
         seeds = [seed] * len(model) if isinstance(seed, (int, np.integer)) else list(seed)
@@ -299,7 +299,7 @@ def fit(model: nn.Module | stacked.Stack, data: Any, recipe: Recipe | dict, *, s
         return _train(model, data, recipe, seeds, device, progress, stop_after)
     _check_data(data)
     _check_logits(model, data[0])
-    return _train(model, data, recipe, seed, device, progress, stop_after, on_epoch)
+    return _train(model, data, recipe, seed, device, progress, stop_after, on_step)
 
 
 class TwoLogits(nn.Module):
@@ -342,7 +342,7 @@ def _check_data(data, where=""):
     _check_pair(data[1], f"{where}test")
 
 
-def _train(model, data, recipe, seed, device, progress, stop_after, on_epoch=None):
+def _train(model, data, recipe, seed, device, progress, stop_after, on_step=None):
     """`fit` on checked arguments."""
     dev = resolve(device)
     run = (_Stacked if isinstance(model, stacked.Stack) else _Single)(model, data, seed, dev, recipe)
@@ -352,7 +352,7 @@ def _train(model, data, recipe, seed, device, progress, stop_after, on_epoch=Non
     lrs = lr_schedule(recipe.max_lr, recipe.epochs * len(batches), recipe.schedule)
     losses = torch.empty(len(lrs), *run.width, device=dev)
     step, stop = 0, len(lrs) if stop_after is None else min(stop_after, len(lrs))
-    for epoch in tqdm(range(recipe.epochs), desc="fit", disable=not progress, leave=False):
+    for _ in tqdm(range(recipe.epochs), desc="fit", disable=not progress, leave=False):
         order = run.shuffle()
         for a, b in batches[:stop - step]:
             loss = run.loss(order, a, b)                          # () or (k,): each network's mean loss
@@ -364,8 +364,8 @@ def _train(model, data, recipe, seed, device, progress, stop_after, on_epoch=Non
             opt.step()
             losses[step] = loss.detach()
             step += 1
-        if on_epoch is not None and step == (epoch + 1) * len(batches):   # whole epochs only
-            on_epoch(epoch + 1)
+            if on_step is not None:
+                on_step(step)
     return run.results(losses[:step].cpu().numpy(), step, lrs, evaluate=stop_after is None)
 
 

@@ -5,7 +5,8 @@ epoch t, its gradient covariance over the inputs,
 
     G_t = E_x[grad_x m(x) grad_x m(x)^T],    m = z_1 - z_0 (the two-class logit margin),
 
-estimated from `grad_samples` test inputs (the same inputs at every checkpoint). At t = 0 the margin's
+estimated from `grad_samples` test inputs (the same inputs at every checkpoint; the checkpoints are SGD
+steps, from the first few, where the prediction below is made, to the end of training). At t = 0 the margin's
 gradient is, up to a factor, that of a one-output network of the same architecture, so the top
 eigenvectors of G_0 averaged over initialisations are the architecture's NADs; `measures` compares
 each G_t with the same network's G_0 and with the architecture's stored NADs:
@@ -13,8 +14,9 @@ each G_t with the same network's G_0 and with the architecture's stored NADs:
 - `self_overlap[t, k]`: the overlap of the leading k-subspaces of G_t and G_0 (`nads.subspace_overlaps`);
   `half_overlap[k]`, the same between two halves of the inputs at t = 0, is its sampling ceiling;
 - `nad_overlap[t, k]`: the leading k-subspace of G_t against the architecture's first k NADs;
-- `u_rank[t]`: where the task's direction u ranks in G_t (how many eigenvalues exceed u^T G_t u),
-  `u_energy[t]` = D u^T G_t u / tr G_t (1 for an isotropic G_t);
+- `u_rank[t]`: where the task's direction u ranks in G_t: the index of the eigenvector closest to u
+  (largest |v_j . u|; 0: the leading one), `u_cos[t]` that |v_j . u|, `u_energy[t]` = D u^T G_t u / tr G_t
+  (1 for an isotropic G_t);
 - the prediction of Movahedi, Orvieto and Moosavi-Dezfooli (ICLR 2025), G_t - G_0 close to G_0 S G_0
   (S = E[x x^T], the training inputs' uncentred second moment): `cos_pred[t]`, the Frobenius cosine of
   G_t - G_0 with G_0 S G_0, beside two baselines: S alone (`cos_data`) and G_0 itself (`cos_scale`:
@@ -88,9 +90,12 @@ def eig_desc(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return w[::-1], v[:, ::-1].T
 
 
-def rayleigh_rank(eigenvalues: np.ndarray, g: np.ndarray, u: np.ndarray) -> int:
-    """How many eigenvalues of `g` exceed u^T g u (`u` a unit vector): 0 when u is G's leading direction."""
-    return int(np.sum(eigenvalues > float(u @ g @ u)))
+def closest(vectors: np.ndarray, u: np.ndarray) -> tuple[int, float]:
+    """The index of the row of `vectors` (unit eigenvectors, leading first) closest to the unit vector `u`,
+    and its |cosine| with u."""
+    cos = np.abs(vectors @ u)
+    j = int(np.argmax(cos))
+    return j, float(cos[j])
 
 
 def measures(g0: np.ndarray, g: np.ndarray, s: np.ndarray, u: np.ndarray, basis: np.ndarray,
@@ -101,8 +106,9 @@ def measures(g0: np.ndarray, g: np.ndarray, s: np.ndarray, u: np.ndarray, basis:
     w, v = eig0 if g is g0 else eig_desc(g)
     v0 = eig0[1]
     dg = g - g0
+    rank, cos = closest(v, u)
     return {"self_overlap": subspace_overlaps(v, v0, ks), "nad_overlap": subspace_overlaps(v, basis, ks),
-            "u_rank": rayleigh_rank(w, g, u), "u_energy": len(u) * float(u @ g @ u) / float(np.trace(g)),
+            "u_rank": rank, "u_cos": cos, "u_energy": len(u) * float(u @ g @ u) / float(np.trace(g)),
             "cos_pred": frobenius_cosine(dg, g0 @ s @ g0), "cos_data": frobenius_cosine(dg, s),
             "cos_scale": frobenius_cosine(dg, g0), "eigenvalues": w[:max(ks)], "leading": v[0]}
 
@@ -125,12 +131,12 @@ def trajectory(net: nn.Module, data: Sequence[Sequence[torch.Tensor]], u: np.nda
                recipe: train.Recipe, checkpoints: Sequence[int], ks: Sequence[int], grad_samples: int,
                seed: int) -> dict[str, np.ndarray]:
     """Train `net` (initialised) on `data` with `recipe` (shuffled by `seed`) and return the `measures`
-    at each epoch of `checkpoints` (0 first: before training) stacked over checkpoints, with the test
+    after each SGD step of `checkpoints` (0 first: before training) stacked over checkpoints, with the test
     accuracy `acc` (percent) at each and `half_overlap`."""
+    steps = recipe.epochs * -(-len(data[0][0]) // recipe.batch_size)
     checkpoints = [int(c) for c in checkpoints]
-    if not checkpoints or checkpoints[0] != 0 or checkpoints != sorted(set(checkpoints)) \
-            or checkpoints[-1] > recipe.epochs:
-        raise InputError(f"checkpoints must be increasing epochs from 0 to at most {recipe.epochs}; "
+    if not checkpoints or checkpoints[0] != 0 or checkpoints != sorted(set(checkpoints)) or checkpoints[-1] > steps:
+        raise InputError(f"checkpoints must be increasing SGD steps from 0 to at most {steps} (the recipe's); "
                          f"got {checkpoints!r}")
     (x_train, _), (x_test, y_test) = data
     xg, _ = spread(x_test, y_test, grad_samples)
@@ -142,13 +148,13 @@ def trajectory(net: nn.Module, data: Sequence[Sequence[torch.Tensor]], u: np.nda
     eig0 = eig_desc(g0)
     rows: list[dict[str, Any]] = []
 
-    def checkpoint(epoch: int) -> None:
-        if epoch in checkpoints:
-            g = g0 if epoch == 0 else second_moment(margin_gradients(net, xg))
+    def checkpoint(step: int) -> None:
+        if step in checkpoints:
+            g = g0 if step == 0 else second_moment(margin_gradients(net, xg))
             rows.append({**measures(g0, g, s, u, basis, ks, eig0), "acc": train.accuracy(net, x_test, y_test)})
 
     checkpoint(0)
-    train.fit(net, data, recipe, seed=seed, device="cpu", on_epoch=checkpoint)
+    train.fit(net, data, recipe, seed=seed, device="cpu", on_step=checkpoint)
     out = {k: np.stack([np.asarray(r[k], dtype=np.float64) for r in rows]) for k in rows[0]}
     out["leading"] = out["leading"].astype(np.float16)
     out["half_overlap"] = half_overlap(grads0, ks)
