@@ -119,3 +119,12 @@ def test_the_fashion_task_is_two_standardised_classes_and_its_direction_a_unit_v
     assert xa.shape == (30, 1, 32, 32) and float(xa.mean()) == pytest.approx(0, abs=1e-5)
     assert set(ya.tolist()) == {0, 1} and int((ya == 1).sum()) == 15
     assert np.linalg.norm(c8.class_direction(xa, ya)) == pytest.approx(1)
+
+
+def test_the_partial_cosine_is_the_cosine_of_the_residuals():
+    rng = np.random.default_rng(3)
+    a, b, c = (rng.standard_normal((6, 6)) for _ in range(3))
+    cos = c8.frobenius_cosine
+    unit = c / np.linalg.norm(c)
+    ra, rb = a - np.sum(a * unit) * unit, b - np.sum(b * unit) * unit
+    assert c8.partial_cosine(cos(a, b), cos(a, c), cos(b, c)) == pytest.approx(cos(ra, rb), abs=1e-12)

@@ -1437,16 +1437,10 @@ def fig6_comparison(bundle_dir: str | Path = BUNDLE) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- Chapter 8: NADs during training
 
-TRAINING_NADS = {"lenet": ("lenet", "secant"), "mlp": ("mlp", "secant")}   # Fig. 5's estimates; LeNet with average
-                                                                          # pooling: Chapter 6's
-
-
 def training_bases(bundle_dir: str | Path = BUNDLE) -> dict[str, np.ndarray] | None:
-    """The NADs (rows) of each of Chapter 8's networks, None while one is not stored."""
-    out: dict[str, Any] = {n: getattr(load_nad(*TRAINING_NADS[n], bundle_dir=bundle_dir), "nads", None)
-                           for n in TRAINING_NADS}
-    out["lenet_avg"] = getattr(load_antialias(bundle_dir)["nads"].get("avg"), "nads", None)
-    return None if any(v is None for v in out.values()) else out
+    """The NADs (rows) of each of Chapter 8's networks (`ch8_training.nad_bases`), None while one is not stored."""
+    return ch8_training.nad_bases(presets.preset("training", "paper")["networks"], "paper", SEED, bundle_dir,
+                                  compute=False)
 
 
 def _fashion_two_classes(n_train):

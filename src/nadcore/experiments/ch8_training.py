@@ -20,7 +20,8 @@ each G_t with the same network's G_0 and with the architecture's stored NADs:
 - the prediction of Movahedi, Orvieto and Moosavi-Dezfooli (ICLR 2025), G_t - G_0 close to G_0 S G_0
   (S = E[x x^T], the training inputs' uncentred second moment): `cos_pred[t]`, the Frobenius cosine of
   G_t - G_0 with G_0 S G_0, beside two baselines: S alone (`cos_data`) and G_0 itself (`cos_scale`:
-  the gradients only growing).
+  the gradients only rescaled). `g0_pred` and `g0_data`, the cosines of G_0 with G_0 S G_0 and with S, let a
+  reader take the rescaling out (`partial_cosine`).
 
 Tasks: D(u_i) (the NAD paper's Fig. 6 data, u_i the network's own i-th NAD, an early and a late index)
 and a two-class split of Fashion-MNIST (`FASHION_SPLIT`: labels 0-4 against 5-9, standardised by the
@@ -31,16 +32,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 from torch import nn
 
-from nadcore import checks, models, seeds, store, sweeps, train, versions
+from nadcore import checks, models, presets, seeds, store, sweeps, train, versions
 from nadcore.checks import InputError
 from nadcore.data import directional_dataset
-from nadcore.nads import subspace_overlaps
+from nadcore.experiments import ch3_nads, ch6_antialias
+from nadcore.nads import NADResult, subspace_overlaps
 
 FASHION_SPLIT = 5      # Fashion-MNIST as two classes: labels below 5 (tops, trousers, dresses, coats) vs the rest
 FASHION_PART = 10**6   # the seeds' part of the Fashion-MNIST task (a D(u_i) task's part is i, as in Fig. 6)
@@ -82,6 +84,13 @@ def frobenius_cosine(a: np.ndarray, b: np.ndarray) -> float:
     """<A, B>_F / (|A|_F |B|_F); NaN when either is zero."""
     na, nb = np.linalg.norm(a), np.linalg.norm(b)
     return float(np.sum(a * b) / (na * nb)) if na > 0 and nb > 0 else float("nan")
+
+
+def partial_cosine(c_ab: np.ndarray | float, c_ac: np.ndarray | float, c_bc: np.ndarray | float) -> np.ndarray:
+    """The cosine of A and B once both lose their component along C, from the three cosines (the partial
+    correlation's formula): how much of G_t - G_0 the prediction explains beyond a rescaling of G_0."""
+    c_ab, c_ac, c_bc = (np.asarray(c, dtype=np.float64) for c in (c_ab, c_ac, c_bc))
+    return (c_ab - c_ac * c_bc) / np.sqrt((1 - c_ac ** 2) * (1 - c_bc ** 2))
 
 
 def eig_desc(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -158,6 +167,7 @@ def trajectory(net: nn.Module, data: Sequence[Sequence[torch.Tensor]], u: np.nda
     out = {k: np.stack([np.asarray(r[k], dtype=np.float64) for r in rows]) for k in rows[0]}
     out["leading"] = out["leading"].astype(np.float16)
     out["half_overlap"] = half_overlap(grads0, ks)
+    out["g0_pred"], out["g0_data"] = np.float64(frobenius_cosine(g0, g0 @ s @ g0)), np.float64(frobenius_cosine(g0, s))
     return out
 
 
@@ -236,3 +246,171 @@ def training_sweep(settings: Mapping[str, Any], seed: int, bases: Mapping[str, n
 
     out = sweeps.sweep("training", todo, compute, shared, results_dir, progress=progress)
     return {tuple(c.values()): dict(r.arrays) for c, r in zip(todo, out)}
+
+
+def nad_bases(networks: Sequence[str], scale: str, seed: int, results_dir: str | Path, device: str = "cpu",
+              compute: bool = True, progress: bool = False) -> dict[str, np.ndarray] | None:
+    """The NADs (rows) of each of `networks` at `scale`, as Chapters 3 and 6 store them in `results_dir`
+    (LeNet and the MLP: Chapter 3's estimate; LeNet with average pooling: Chapter 6's), estimated and stored
+    when missing if `compute`, else None while one is missing."""
+    out = {}
+    for name in networks:
+        arch, pooling = check_network(name)
+        if pooling is True:
+            found = ch3_nads.find_stored(arch, ch3_nads.resolve_request(arch, scale, seed=seed), results_dir)
+            res = NADResult.load(found) if found is not None else None
+            if res is None and compute:
+                res = ch3_nads.load_nads(arch, results_dir, scale, seed=seed, device=device, progress=progress)
+        else:
+            res = ch6_antialias.nad_estimate(str(pooling), presets.preset("antialias", scale)["nads"], seed,
+                                             results_dir, device, compute=compute, progress=progress)
+        if res is None:
+            return None
+        out[name] = res.nads
+    return out
+
+
+def chapter_results(scale: str, seed: int, results_dir: str | Path, device: str = "cpu", progress: bool = False,
+                    data_root: str | Path = "../data", compute: bool = True) -> dict[str, Any]:
+    """Chapter 8 at `scale`: `settings` (the preset), `cells` (`training_sweep`, stored in `results_dir/nads`)
+    and the networks' NADs `bases`; on the CPU (the sweep's device), `device` estimating the NADs only. With
+    `compute=False`, what is stored (no cells while a basis is missing)."""
+    settings = presets.preset("training", scale)
+    bases = nad_bases(settings["networks"], scale, seed, results_dir, device, compute, progress)
+    if bases is None:
+        return {"settings": settings, "cells": {}, "bases": None}
+
+    def fashion():
+        from nadcore import cifar
+
+        return fashion_task(lambda train: cifar.load("fashion", data_root, train=train), settings["n_train"])
+
+    cells_ = training_sweep(settings, seed, bases, Path(results_dir) / "nads", fashion, progress, not compute)
+    return {"settings": settings, "cells": cells_, "bases": bases}
+
+
+# ----------------------------------------------------------------------------- readings and verdicts
+
+EARLY = 16        # SGD steps: the G0 S G0 prediction is judged at the checkpoints from step 1 to this one
+STAY = 0.5        # G_t keeps G_0's leading subspace when their overlap is at least this fraction of the ceiling
+STAY_K = 16       # ... the leading subspace judged (`ks`)
+Z = 2.0           # standard errors: the prediction beats a baseline when its cosine exceeds it by this many
+LEARNED = 90.0    # %: a network that reaches this test accuracy has learnt its task (as the results page)
+TASK_WORDS = {"early": "D(u_{early})", "late": "D(u_{late})", "fashion": "Fashion-MNIST"}
+NETWORK_WORDS = {"lenet": "LeNet", "lenet_avg": "LeNet, average pooling", "mlp": "MLP"}
+
+
+class Verdict(NamedTuple):
+    """One of the chapter's questions: `question`, what was `expected` before measuring, what we `measured`,
+    its outcome (`ch6_antialias.OUTCOMES`) and the `reason` when it does not plainly hold."""
+    question: str
+    expected: str
+    measured: str
+    outcome: str
+    reason: str = ""
+
+
+def replicate_arrays(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], network: str, task: str,
+                     key: str) -> np.ndarray:
+    """`key` of every stored replicate of `network` on `task`, stacked (replicates first; empty if none)."""
+    rows = [np.asarray(c[key], dtype=np.float64) for (n, t, _), c in sorted(cells.items()) if (n, t) == (network, task)]
+    return np.stack(rows) if rows else np.empty((0,))
+
+
+def mean_se(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean over the first axis and its standard error (0 for a single replicate)."""
+    n = len(x)
+    return x.mean(0), (x.std(0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(x[0]))
+
+
+def pairs(cells: Mapping[tuple[str, str, int], Any]) -> list[tuple[str, str]]:
+    """The (network, task) pairs with a stored replicate, in `NETWORKS` then task order."""
+    have = {(n, t) for n, t, _ in cells}
+    return [(n, t) for n in NETWORKS for t in TASK_WORDS if (n, t) in have]
+
+
+def stays(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], settings: Mapping[str, Any]) \
+        -> dict[tuple[str, str], tuple[float, float]]:
+    """`{(network, task): (overlap, ceiling)}` at the end of training: the mean overlap of G's leading `STAY_K`
+    subspace with G_0's, and the mean sampling ceiling (`half_overlap`)."""
+    k = list(settings["ks"]).index(STAY_K)
+    return {(n, t): (float(replicate_arrays(cells, n, t, "self_overlap")[:, -1, k].mean()),
+                     float(replicate_arrays(cells, n, t, "half_overlap")[:, k].mean())) for n, t in pairs(cells)}
+
+
+def prediction_margins(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]],
+                       settings: Mapping[str, Any]) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """`{(network, task): (cos_pred, best baseline, z)}` over the checkpoints from step 1 to `EARLY`: the mean
+    cosine of G_t - G_0 with G_0 S G_0, the larger mean of its cosines with S and with G_0, and the smallest
+    z-score (over those checkpoints) of the prediction's lead on the better baseline, replicate by replicate."""
+    at = [i for i, s in enumerate(settings["checkpoints"]) if 0 < s <= EARLY]
+    out = {}
+    for n, t in pairs(cells):
+        pred, data, scale = (replicate_arrays(cells, n, t, k)[:, at] for k in ("cos_pred", "cos_data", "cos_scale"))
+        lead = pred - np.maximum(data, scale)
+        m, se = mean_se(lead)
+        z = np.where(se > 0, m / np.where(se > 0, se, 1), np.sign(m) * np.inf)
+        out[(n, t)] = (float(pred.mean()), float(np.maximum(data, scale).mean()), float(z.min()))
+    return out
+
+
+def _outcome(flags: Sequence[bool]) -> str:
+    return ch6_antialias.HOLDS if all(flags) else ch6_antialias.IN_PART if any(flags) else ch6_antialias.FAILS
+
+
+def training_verdicts(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]],
+                      settings: Mapping[str, Any]) -> list[Verdict]:
+    """The chapter's two questions on training, from the stored `cells` (none before one is stored)."""
+    if not cells:
+        return []
+    st, pm = stays(cells, settings), prediction_margins(cells, settings)
+    kept = {p: o >= STAY * c for p, (o, c) in st.items()}
+    worst = min(st, key=lambda p: st[p][0] / st[p][1])
+    beats = {p: z >= Z for p, (_, _, z) in pm.items()}
+    best = max(pm, key=lambda p: pm[p][0])
+    name = lambda p: f"{NETWORK_WORDS[p[0]]} on {TASK_WORDS[p[1]]}"   # noqa: E731
+    return [
+        Verdict("Do a network's leading gradient directions at initialisation survive its training?",
+                "yes: the NADs, fixed by the architecture, describe the trained network (the paper's premise)",
+                f"G's leading {STAY_K} at the end share {', '.join(f'{o:.2f}' for o, _ in st.values())} of G₀'s "
+                f"(sampling ceilings {', '.join(f'{c:.2f}' for _, c in st.values())}); lowest: {name(worst)}",
+                _outcome(list(kept.values())),
+                "" if all(kept.values()) else f"kept in {sum(kept.values())} of {len(kept)} networks and tasks"),
+        Verdict("Early in training, does G_t − G₀ follow G₀ S G₀ (Movahedi et al., 2025)?",
+                "yes: closer to G₀ S G₀ than to S or to G₀ alone",
+                f"mean cosine with G₀ S G₀ over steps 1 to {EARLY}: {min(p for p, _, _ in pm.values()):.2f} to "
+                f"{max(p for p, _, _ in pm.values()):.2f} (best: {name(best)}, baseline "
+                f"{pm[best][1]:.2f})", _outcome(list(beats.values())),
+                "" if all(beats.values()) else f"ahead of both baselines in {sum(beats.values())} of {len(beats)}"),
+    ]
+
+
+def kernel_verdict(overlaps: Mapping[str, np.ndarray], ks: Sequence[int], kernel: Sequence[Mapping[int, float]],
+                   secant: Sequence[Mapping[int, float]]) -> Verdict | None:
+    """The kernel's NADs (the mixed derivative's, `method="hessian"`) against what LeNet learns: `overlaps`
+    `{"secant": ..., "exact gradient": ...}` of the kernel's leading k-subspaces (`ks`) with those NADs',
+    `kernel` and `secant` Fig. 6 runs (`{index: accuracy}` a seed). Holds when LeNet learns the kernel's first
+    NAD (`LEARNED`) as it learns the secant's. None before both are stored."""
+    if not kernel or not secant:
+        return None
+    first = min(kernel[0])
+    k_acc, s_acc = (mean_se(np.array([r[first] for r in runs]))[0] for runs in (kernel, secant))
+    at16 = list(ks).index(STAY_K)
+    return Verdict(
+        "Do the kernel's NADs (the follow-up of 2021: the mixed derivative ∂_θ∇ₓf) tell what LeNet learns?",
+        "yes, like the secant's: LeNet learns along its first NADs",
+        f"along the kernel's first NAD {k_acc:.1f} % (secant's: {s_acc:.1f} %, {len(kernel)} seeds); the kernel's "
+        f"leading {STAY_K} share {', '.join(f'{v[at16]:.2f} with the {k}' for k, v in overlaps.items())}",
+        ch6_antialias.HOLDS if k_acc >= LEARNED else ch6_antialias.FAILS,
+        "" if k_acc >= LEARNED else "LeNet stays near chance along them")
+
+
+def thresholds() -> str:
+    """The thresholds of the chapter's verdicts in words."""
+    return (f"A network keeps its initial gradient directions when G's leading {STAY_K}-subspace at the end of "
+            f"training shares at least {STAY:g} × the sampling ceiling (two halves of the inputs at initialisation) "
+            f"of G₀'s, mean over replicates. G₀ S G₀ predicts the change when, at every checkpoint from step 1 to "
+            f"{EARLY}, its Frobenius cosine with G_t − G₀ exceeds the larger of the baselines' (S, and G₀: the "
+            f"gradients only rescaled) by at least {Z:g} standard errors over replicates. The kernel's NADs tell what "
+            f"LeNet learns when it reaches {LEARNED:g} % along the first. Each verdict: holds for every network and "
+            "task, in part for some, not for none.")
