@@ -128,3 +128,14 @@ def test_the_partial_cosine_is_the_cosine_of_the_residuals():
     unit = c / np.linalg.norm(c)
     ra, rb = a - np.sum(a * unit) * unit, b - np.sum(b * unit) * unit
     assert c8.partial_cosine(cos(a, b), cos(a, c), cos(b, c)) == pytest.approx(cos(ra, rb), abs=1e-12)
+
+
+def test_eig_of_few_rows_is_the_range_of_their_covariance():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((5, 12))
+    w, v = c8.eig_of(a)
+    wf, vf = c8.eig_desc(c8.second_moment(a))
+    assert v.shape == (5, 12) and np.allclose(w, wf[:5])
+    assert np.allclose(np.abs(np.sum(v * vf[:5], 1)), 1)
+    w2, v2 = c8.eig_of(np.vstack([a, a, a]))        # 15 rows >= 12: G itself
+    assert v2.shape == (12, 12) and np.allclose(w2[:5], wf[:5])

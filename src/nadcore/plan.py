@@ -28,7 +28,16 @@ from nadcore import catalog, checks, fourier, nads, paths, presets, prose, store
 from nadcore.catalog import NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED, TRAIN_GFLOP, TRAIN_S
 from nadcore.checks import InputError
 from nadcore.device import resolve
-from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
+from nadcore.experiments import (
+    ch1_fourier,
+    ch2_pooling,
+    ch3_nads,
+    ch4_cifar10,
+    ch5_underspec,
+    ch6_antialias,
+    ch7_zoo,
+    ch8_training,
+)
 
 # The unit costs (TRAIN_S, NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED) live in `catalog`, which the CLI reads
 # before torch loads. GPU costs come from the records of the items the bundle computed on a GPU (`gpu_rates`).
@@ -45,7 +54,8 @@ def nad_seconds(arch: str, method: str, precision: str = "float32", compiled: bo
     return NAD_S.get((arch, method))
 
 
-CHAPTERS = ("01_fourier", "02_pooling", "03_nads", "04_cifar10", "05_underspecification", "06_antialias", "07_zoo")
+CHAPTERS = ("01_fourier", "02_pooling", "03_nads", "04_cifar10", "05_underspecification", "06_antialias", "07_zoo",
+            "08_training")
 
 
 @dataclass
@@ -494,6 +504,23 @@ def _zoo(scale, seed, results, dev):
     return items
 
 
+def _training(scale, seed, results, dev):
+    cfg = presets.preset("training", scale)
+    bases = ch8_training.nad_bases(cfg["networks"], scale, seed, results, compute=False)
+    cells = {} if bases is None else ch8_training.training_sweep(cfg, seed, bases, Path(results) / "nads",
+                                                                 only_stored=True)
+    items = []
+    for name in cfg["networks"]:
+        arch, pooling = ch8_training.check_network(name)
+        count, done = len(cfg["tasks"]) * cfg["replicates"], sum(k[0] == name for k in cells)
+        each = (train_cost("cpu", arch, 2 * cfg["n_train"], cfg["epochs"], pooling is not False)
+                + ch8_training.MEASURE_S * len(cfg["checkpoints"]))
+        items.append(Item("08_training", f"training {name}", f"{prose.count(len(cfg['tasks']), 'task')} x "
+                          f"{prose.count(cfg['replicates'], 'replicate')}, n={cfg['n_train']}, G at "
+                          f"{len(cfg['checkpoints'])} steps (on the CPU)", count, done, each))
+    return items
+
+
 def _agrees(stored, wanted):
     """True when `stored` has every key of `wanted` with the same value (dicts compared key by key, so
     `stored` may hold more: the fingerprints a plan does not compute, a recipe's defaults)."""
@@ -519,7 +546,8 @@ def _records_agreeing(folder, pattern, wanted):
 
 
 PLANNERS = {"01_fourier": _fourier, "02_pooling": _pooling, "03_nads": _nads, "04_cifar10": _cifar,
-            "05_underspecification": _underspec, "06_antialias": _antialias, "07_zoo": _zoo}
+            "05_underspecification": _underspec, "06_antialias": _antialias, "07_zoo": _zoo,
+            "08_training": _training}
 
 
 def check_all() -> list[Plan]:

@@ -45,3 +45,8 @@ def span(values: Any, fmt: str = ".1f") -> str:
     """The range of `values` as "lo–hi" in format `fmt`, one number when both ends read the same."""
     lo, hi = f"{min(values):{fmt}}", f"{max(values):{fmt}}"
     return lo if lo == hi else f"{lo}–{hi}"
+
+
+def count(n: int, noun: str) -> str:
+    """`n` and `noun`, plural unless n is 1 (an added s): "1 task", "3 tasks", "1,000 networks"."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")

@@ -41,11 +41,11 @@ PAGES = {   # the bundle items each page reads (a page reads an item whose numbe
     "06_antialias": ("antialias", "antialias_sigma", "fig6"),
     "07_zoo": ("zoo", *(f"nads_{a}_autograd" for a in bundle.ZOO_ARCHS), *(f"nads_{a}" for a in bundle.ZOO_ARCHS),
                "convergence_zoo", "zoo_null"),
+    "08_training": ("training", "nads_lenet_hessian",
+                    *(n for n, (_, m, *_) in bundle.FIG6_NADS.items() if m == "hessian")),
     "nads_in_practice": ("convergence_autograd", "convergence_secant", "precision", "train_precision"),
 }
-# items no page reads yet: Chapter 8's (issue 61), the kernel's NADs and Fig. 6 along them
-NOT_SHOWN: tuple[str, ...] = ("nads_lenet_hessian", "training",
-                              *(n for n, (_, m, *_) in bundle.FIG6_NADS.items() if m == "hessian"))
+NOT_SHOWN: tuple[str, ...] = ()   # items no page reads yet
 # readers a page calls besides the items' status: the extra seeds and the plain network of a deep Fig. 1 item,
 # and Chapter 6's N vs 2N convergence, which its status (the plan) does not read
 EXTRA = {**{name: lambda bundle_dir, name=name: (bundle.load_deep_seeds(name, bundle_dir),

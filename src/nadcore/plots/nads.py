@@ -440,33 +440,38 @@ def fig6_compare(ours: Mapping[str, Mapping[int, float | tuple[float, float]]],
 
 
 ESTIMATE_MARKERS: dict[str, dict[str, Any]] = {"secant": dict(marker="o", mfc="k"),
-                                               "autograd": dict(marker="s", mfc="white")}
-ALONG = {"secant": "secant", "autograd": "exact-gradient"}
+                                               "autograd": dict(marker="s", mfc="white"),
+                                               "hessian": dict(marker="^", mfc="0.6")}
+ALONG = {"secant": "secant", "autograd": "exact-gradient", "hessian": "the kernel's"}
 
 
 def fig6_estimates(panels: Mapping[str, tuple[str, Mapping[str, Mapping[int, tuple[float, float]]]]],
                    curves: Mapping[str, Mapping[str, np.ndarray]], width: float = 0.97) -> Figure:
     """Fig. 6 along two NAD estimates: one panel per `{title: (arch, {method: {index: (mean, std)}})}`
-    (`ch3_nads.seed_spread` of `verdicts.fig6_runs`; "secant" or "autograd", the exact gradient), the seeds' mean
+    (`ch3_nads.seed_spread` of `verdicts.fig6_runs`; "secant", "autograd" (the exact gradient) or "hessian" (the
+    kernel's, Eq. 5's mixed derivative); the legend names those drawn), the seeds' mean
     with +-1 std bars beside the published curve of `arch` (`curves`, `published.fig6`); `width` a
     fraction of the column (the height follows)."""
     ncols = min(3, len(panels))
     nrows = -(-len(panels) // ncols)
+    drawn = [m for m in ESTIMATE_MARKERS if any(by.get(m) for _, by in panels.values())]
     fig, axes = style.figure(nrows, ncols, width=width, height=(2.4 * nrows + 0.7) * width / 0.97, sharex=True,
                              sharey=True, squeeze=False)
     for ax, (title, (arch, by_method)) in zip(axes.flat, panels.items()):
         c, m = curves[arch], curves[arch]["measured"]
         ax.plot(c["index"][m], c["accuracy"][m], "-", color=BROWN, lw=1.5)
-        for method, kw in ESTIMATE_MARKERS.items():
+        for method in drawn:
+            kw = ESTIMATE_MARKERS[method]
             _points(ax, by_method.get(method, {}), kw["marker"], mfc=kw["mfc"], color="k", ms=4, zorder=3)
         ax.axhline(50, color="0.6", lw=0.8, ls=":")
         ax.set_title(title)
         ax.set_ylim(40, 102)
     label_panels(axes, len(panels), "NAD index $i$", "test accuracy (%)")
     handles = [Line2D([], [], color=BROWN, lw=1.5, label="published (their NADs)"),
-               *(Line2D([], [], color="k", ls="", ms=4, label=f"ours, along {ALONG[k]} NADs", **kw)
-                 for k, kw in ESTIMATE_MARKERS.items())]
-    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9)
+               *(Line2D([], [], color="k", ls="", ms=4, label=f"ours, along {ALONG[k]} NADs", **ESTIMATE_MARKERS[k])
+                 for k in drawn)]
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(3, len(handles)) if len(handles) != 4 else 2,
+               fontsize=9)
     return fig
 
 

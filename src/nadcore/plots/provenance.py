@@ -34,7 +34,7 @@ KINDS = {"D(v)": "trainings on D(v)", "D(u_i)": "trainings on D(uᵢ)", "pair": 
 METHODS = {"secant": "secant", "autograd": "exact gradient", "hessian": "Hessian"}
 PAGE_TITLES = {"01_fourier": "Chapter 1", "02_pooling": "Chapter 2", "03_nads": "Chapter 3",
                "04_cifar10": "Chapter 4", "05_underspecification": "Chapter 5", "06_antialias": "Chapter 6",
-               "07_zoo": "Chapter 7", "nads_in_practice": "Appendix A"}
+               "07_zoo": "Chapter 7", "08_training": "Chapter 8", "nads_in_practice": "Appendix A"}
 
 
 def network(name: str) -> str:

@@ -18,9 +18,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nadcore import bundle, fourier, plan, pooling, presets, prose, published
+from nadcore import bundle, fourier, nads, plan, pooling, presets, prose, published
 from nadcore.checks import InputError
-from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads, ch4_cifar10, ch5_underspec, ch6_antialias, ch7_zoo
+from nadcore.experiments import (
+    ch1_fourier,
+    ch2_pooling,
+    ch3_nads,
+    ch4_cifar10,
+    ch5_underspec,
+    ch6_antialias,
+    ch7_zoo,
+    ch8_training,
+)
 from nadcore.plots import page
 
 if TYPE_CHECKING:
@@ -1082,7 +1091,8 @@ def load(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, Any]:
         pairs={a: bundle.underspec("pairs", a, bundle_dir, progress=False) for a in bundle.UNDERSPEC_ARCHS},
         dial=bundle.secant_dial(bundle_dir), eq5=bundle.load_eq5(bundle_dir), spectra=bundle.fig6_spectra(bundle_dir),
         antialias=bundle.load_antialias(bundle_dir, best_sigma=True),
-        null=bundle.load_zoo_null(bundle_dir),
+        null=bundle.load_zoo_null(bundle_dir), training=bundle.load_training(bundle_dir),
+        kernel={m: bundle.load_nad("lenet", m, bundle_dir) for m in ("hessian", "secant", "autograd")},
         pairs_gpu=pairs_gpu(bundle_dir), gpu_seconds=gpu_seconds(bundle_dir))
 
 
@@ -1366,10 +1376,43 @@ def exact_question(results: Mapping[str, Any], k: int = 16) -> Question:
          ("Chapter 3", "ch3-secant-dial")))
 
 
+def training_questions(results: Mapping[str, Any]) -> list[Question]:
+    """Chapter 8's questions (`ch8_training.training_verdicts`, `kernel_verdict`) from `load`'s `training`
+    cells, `kernel` NADs and `fig6_nads` runs; none before they are stored."""
+    settings = presets.preset("training", "paper")
+    cells = results["training"]
+    reps = sorted({r for *_, r in cells})
+    scale = (f"{prose.and_list(ch8_training.NETWORK_WORDS[n] for n in settings['networks'])}, Fig. 6's recipe, "
+             f"{prose.count(len(reps), 'replicate')} of {settings['replicates']}")
+    see = {0: ("Chapter 8", "ch8-overlaps"), 1: ("Chapter 8", "ch8-prediction")}
+    out = [Question(v.question, v.expected, v.measured, scale, v.outcome, v.reason, (see[i],))
+           for i, v in enumerate(ch8_training.training_verdicts(cells, settings))]
+    kernel = kernel_question(results)
+    return out + ([kernel] if kernel is not None else [])
+
+
+def kernel_question(results: Mapping[str, Any]) -> Question | None:
+    """The kernel's NADs against what LeNet learns (`ch8_training.kernel_verdict`), at Fig. 6's caption sigma."""
+    nads_ = results["kernel"]
+    if any(r is None for r in nads_.values()):
+        return None
+    ks = list(OVERLAP_KS)
+    overlaps = {ch8_training.ESTIMATES[m]: nads.compare(nads_["hessian"], nads_[m], ks) for m in ("secant", "autograd")}
+    runs = {m: fig6_runs(results["fig6_nads"], "fig6", m, bundle.FIG6_CAPTION) for m in ("hessian", "secant")}
+    v = ch8_training.kernel_verdict(overlaps, ks, runs["hessian"], runs["secant"])
+    if v is None:
+        return None
+    return Question(v.question, v.expected, v.measured,
+                    f"LeNet, σ = {bundle.FIG6_CAPTION:g}; the kernel's NADs from "
+                    f"{nads_['hessian'].settings['num_networks']:,} networks (Eq. 5's)", v.outcome, v.reason,
+                    (("Chapter 8", "ch8-kernel"),))
+
+
 def questions(results: Mapping[str, Any]) -> list[Question]:
     """The results page's questions beyond the papers, from `load`'s results: the exact-gradient NADs with the
-    secant's step (`exact_question`), Chapter 6's predictions and Chapter 7's null directions."""
-    out = [exact_question(results), *antialias_questions(results["antialias"]), null_question(results["null"])]
+    secant's step (`exact_question`), Chapter 6's predictions, Chapter 7's null directions and Chapter 8's."""
+    out = [exact_question(results), *antialias_questions(results["antialias"]), null_question(results["null"]),
+           *training_questions(results)]
     return [q for q in out if q is not None]
 
 
@@ -1391,7 +1434,8 @@ def question_thresholds() -> str:
             "exact-gradient "
             f"NAD ({LEARNED:g} % or more) and the secant's largest step keeps the exact gradient's first NAD "
             f"(overlap {OVERLAP_MIN:g} or more); ConvNeXt learns its null directions as well "
-            f"as a control when the mean over seeds differs by at most {ch7_zoo.NULL_GAP:g} points on every patch.")
+            f"as a control when the mean over seeds differs by at most {ch7_zoo.NULL_GAP:g} points on every patch. "
+            f"{ch8_training.thresholds()}")
 
 
 # ----------------------------------------------------------------------------- Fig. 3 at each noise level
