@@ -26,7 +26,7 @@ def test_toc_lists_intro_the_chapters_in_order_the_appendices_and_references():
     assert files[0] == "book/intro" and files[-1] == "book/references"
     chapters = [f for f in files if re.fullmatch(r"book/\d\d_\w+", f)]
     assert chapters == ["book/01_fourier", "book/02_pooling", "book/03_nads", "book/04_cifar10",
-                        "book/05_underspecification", "book/06_antialias", "book/07_zoo"]
+                        "book/05_underspecification", "book/06_antialias", "book/07_zoo", "book/08_training"]
     assert files.index("book/running") > files.index(chapters[-1]), "Running the book is an appendix"
     for f in files:
         assert any((ROOT / f"{f}{ext}").exists() for ext in (".md", ".ipynb")), f

@@ -139,3 +139,40 @@ def test_eig_of_few_rows_is_the_range_of_their_covariance():
     assert np.allclose(np.abs(np.sum(v * vf[:5], 1)), 1)
     w2, v2 = c8.eig_of(np.vstack([a, a, a]))        # 15 rows >= 12: G itself
     assert v2.shape == (12, 12) and np.allclose(w2[:5], wf[:5])
+
+
+def _fake_cells(stay, lead, reps=3, steps=(0, 1, 4, 16, 79)):
+    """Cells of two networks on one task: G keeps `stay` of G_0's leading 16 (ceiling 0.5) and the prediction leads
+    S by `lead` beyond the rescaling, with a little spread between replicates."""
+    t, out = len(steps), {}
+    for n in ("lenet", "mlp"):
+        for r in range(reps):
+            jitter = 0.01 * r
+            out[(n, "early", r)] = {
+                "self_overlap": np.tile(np.r_[1, np.full(t - 1, stay)][:, None], (1, 4)),
+                "half_overlap": np.full(4, 0.5), "acc": np.r_[50.0, np.full(t - 1, 95.0)],
+                "u_rank": np.zeros(t), "u_cos": np.full(t, 0.9), "u_energy": np.ones(t),
+                "cos_scale": np.r_[np.nan, np.zeros(t - 1)], "g0_pred": np.float64(0), "g0_data": np.float64(0),
+                "cos_pred": np.r_[np.nan, np.full(t - 1, 0.3 + lead + jitter)],
+                "cos_data": np.r_[np.nan, np.full(t - 1, 0.3 + jitter)]}
+    return out
+
+
+def test_the_chapters_verdicts_follow_their_thresholds():
+    from nadcore.experiments import ch6_antialias as ch6
+
+    settings = {"ks": [1, 4, 16, 64], "checkpoints": [0, 1, 4, 16, 79], "tasks": ["early"], "indices": {"early": 0}}
+    kept, moved = (c8.training_verdicts(_fake_cells(stay, 0.2), settings) for stay in (0.3, 0.1))
+    assert kept[0].outcome == ch6.HOLDS and moved[0].outcome == ch6.FAILS   # 0.3 >= 0.5 x 0.5; 0.1 is not
+    assert "in every replicate in 2" in kept[0].measured and kept[1].outcome == ch6.HOLDS
+    assert c8.training_verdicts(_fake_cells(0.3, 0.0), settings)[1].outcome == ch6.FAILS   # no lead on S
+    mixed = _fake_cells(0.3, 0.2)
+    for r in range(3):
+        mixed[("mlp", "early", r)]["self_overlap"][1:] = 0.1
+    assert c8.training_verdicts(mixed, settings)[0].outcome == ch6.IN_PART
+    assert c8.training_verdicts({}, settings) == []
+    runs = [{0: 95.0, 32: 60.0}] * 3
+    assert c8.kernel_verdict({"secant NADs": np.ones(4)}, [1, 4, 16, 64], runs, runs).outcome == ch6.HOLDS
+    chance = [{0: 50.5, 32: 50.0}] * 3
+    assert c8.kernel_verdict({"secant NADs": np.ones(4)}, [1, 4, 16, 64], chance, runs).outcome == ch6.FAILS
+    assert c8.kernel_verdict({}, [1, 4, 16, 64], [], runs) is None

@@ -189,7 +189,8 @@ def _trajectory(net, data, u, basis, recipe, checkpoints, ks, grad_samples, seed
     out = {k: np.stack([np.asarray(r[k], dtype=np.float64) for r in rows]) for k in rows[0]}
     out["leading"] = out["leading"].astype(np.float16)
     out["half_overlap"] = half_overlap(grads0, ks)
-    out["g0_pred"], out["g0_data"] = np.float64(frobenius_cosine(g0, g0 @ s @ g0)), np.float64(frobenius_cosine(g0, s))
+    out["g0_pred"] = np.asarray(frobenius_cosine(g0, g0 @ s @ g0), dtype=np.float64)   # 0-d: one per cell
+    out["g0_data"] = np.asarray(frobenius_cosine(g0, s), dtype=np.float64)
     return out
 
 
@@ -317,6 +318,7 @@ EARLY = 16        # SGD steps: the G0 S G0 prediction is judged at the checkpoin
 STAY = 0.5        # G_t keeps G_0's leading subspace when their overlap is at least this fraction of the ceiling
 STAY_K = 16       # ... the leading subspace judged (`ks`)
 Z = 2.0           # standard errors: the prediction beats a baseline when its cosine exceeds it by this many
+LEADS = 0.5       # u leads G when G's leading eigenvector is the closest to u and holds this share of it (cos^2)
 LEARNED = 90.0    # %: a network that reaches this test accuracy has learnt its task (as the results page)
 ESTIMATES = {"secant": "secant NADs", "autograd": "exact-gradient NADs"}   # what the kernel's are compared with
 TASKS = ("early", "late", "fashion")
@@ -338,6 +340,12 @@ def replicate_arrays(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarra
     """`key` of every stored replicate of `network` on `task`, stacked (replicates first; empty if none)."""
     rows = [np.asarray(c[key], dtype=np.float64) for (n, t, _), c in sorted(cells.items()) if (n, t) == (network, task)]
     return np.stack(rows) if rows else np.empty((0,))
+
+
+def led(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], network: str, task: str) -> np.ndarray:
+    """Per replicate, whether the task's direction leads G at the end of training (`LEADS`)."""
+    rank, cos = (replicate_arrays(cells, network, task, k)[:, -1] for k in ("u_rank", "u_cos"))
+    return (rank == 0) & (cos ** 2 >= LEADS)
 
 
 def mean_se(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -388,7 +396,8 @@ def prediction_margins(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndar
     for n, t in pairs(cells):
         b = {k: v[:, at] for k, v in beyond_rescaling(cells, n, t).items()}
         m, se = mean_se(b["pred"] - b["data"])
-        z = np.where(se > 0, m / np.where(se > 0, se, 1), np.sign(m) * np.inf)
+        with np.errstate(divide="ignore", invalid="ignore"):   # no spread: the lead's sign decides
+            z = np.where(se > 0, m / se, np.where(m > 0, np.inf, np.where(m < 0, -np.inf, 0.0)))
         out[(n, t)] = (float(b["pred"].mean()), float(b["data"].mean()), float(b["scale"].mean()), float(z.min()))
     return out
 
@@ -410,7 +419,7 @@ def training_verdicts(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarr
     st, pm = stays(cells, settings), prediction_margins(cells, settings)
     kept = {p: o >= STAY * c for p, (o, c) in st.items()}
     learnt = [p for p in st if replicate_arrays(cells, *p, "acc")[:, -1].mean() >= LEARNED]
-    leads = sum(int(np.all(replicate_arrays(cells, *p, "u_rank")[:, -1] == 0)) for p in learnt)
+    leads = sum(int(np.all(led(cells, *p))) for p in learnt)
     beats = {p: z >= Z and pred > 0 for p, (pred, _, _, z) in pm.items()}
     best = max(pm, key=lambda p: pm[p][0])
     name = lambda p: f"{NETWORK_WORDS[p[0]]} on {task_names(settings)[p[1]]}"   # noqa: E731
@@ -460,5 +469,41 @@ def thresholds() -> str:
             f"of G₀'s, mean over replicates. G₀ S G₀ predicts the change when, at every checkpoint from step 1 to "
             f"{EARLY}, its Frobenius cosine with G_t − G₀, both without their component along G₀ (a rescaling), is "
             f"positive and exceeds that of the data's S by at least {Z:g} standard errors over replicates. The "
-            f"kernel's NADs tell what LeNet learns when it reaches {LEARNED:g} % along the first. Each verdict: "
-            "holds for every network and task, in part for some, not for none.")
+            f"kernel's NADs tell what LeNet learns when it reaches {LEARNED:g} % along the first. The task's "
+            f"direction u leads G when G's leading eigenvector is the closest to u, with a squared cosine of at least "
+            f"{LEADS:g}. Each verdict: holds for every network and task, in part for some, not for none.")
+
+
+def key_numbers(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]],
+                settings: Mapping[str, Any]) -> dict[str, float]:
+    """The numbers Chapter 8's text quotes, from the stored `cells` (means over replicates; `_lo`/`_hi`: the
+    range over networks and tasks); empty before a cell is stored."""
+    if not cells:
+        return {}
+    st, pm = stays(cells, settings), prediction_margins(cells, settings)
+    end = lambda n, t, k: float(replicate_arrays(cells, n, t, k)[:, -1].mean())   # noqa: E731
+    out: dict[str, float] = {"replicates": min(sum(k[:2] == p for k in cells) for p in pairs(cells))}
+    for name, values in (("stay", [o for o, _ in st.values()]), ("ceiling", [c for _, c in st.values()]),
+                         ("rescale", [x for _, _, x, _ in pm.values()]), ("pred", [p for p, *_ in pm.values()]),
+                         ("data", [d for _, d, *_ in pm.values()])):
+        out[f"{name}_lo"], out[f"{name}_hi"] = float(min(values)), float(max(values))
+    for n, t in pairs(cells):
+        out[f"{n}_{t}_acc"], out[f"{n}_{t}_share"] = end(n, t, "acc"), end(n, t, "u_energy")
+        out[f"{n}_{t}_stay"] = st[(n, t)][0]
+        out[f"{n}_{t}_led"] = float(np.mean(led(cells, n, t)))
+    return out
+
+
+def kernel_numbers(overlaps: Mapping[str, np.ndarray], ks: Sequence[int],
+                   runs: Mapping[str, Sequence[Mapping[int, float]]]) -> dict[str, float]:
+    """The kernel section's numbers: the overlaps (`{"secant NADs": ..., ...}` at `ks`) at k = 1 and 16, and the
+    seeds' mean Fig. 6 accuracy at the first NAD along each estimate of `runs` (`{method: runs}`)."""
+    out = {}
+    for name, values in overlaps.items():
+        key = "secant" if name.startswith("secant") else "exact"
+        for k in (1, STAY_K):
+            out[f"kernel_{key}_{k}"] = float(values[list(ks).index(k)])
+    for method, r in runs.items():
+        if r:
+            out[f"fig6_{method}_0"] = float(np.mean([x[min(x)] for x in r]))
+    return out

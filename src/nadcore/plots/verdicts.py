@@ -1091,9 +1091,18 @@ def load(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, Any]:
         pairs={a: bundle.underspec("pairs", a, bundle_dir, progress=False) for a in bundle.UNDERSPEC_ARCHS},
         dial=bundle.secant_dial(bundle_dir), eq5=bundle.load_eq5(bundle_dir), spectra=bundle.fig6_spectra(bundle_dir),
         antialias=bundle.load_antialias(bundle_dir, best_sigma=True),
-        null=bundle.load_zoo_null(bundle_dir), training=bundle.load_training(bundle_dir),
-        kernel={m: bundle.load_nad("lenet", m, bundle_dir) for m in ("hessian", "secant", "autograd")},
+        null=bundle.load_zoo_null(bundle_dir), **load_training(bundle_dir, fig6_nads=False),
         pairs_gpu=pairs_gpu(bundle_dir), gpu_seconds=gpu_seconds(bundle_dir))
+
+
+def load_training(bundle_dir: str | Path = bundle.BUNDLE, fig6_nads: bool = True) -> dict[str, Any]:
+    """What Chapter 8's rows read (`training_questions`), a part of `load`: the stored `training` cells, LeNet's
+    `kernel` NADs beside its secant and exact-gradient ones, and (`fig6_nads`) Fig. 6 along each estimate."""
+    out = {"training": bundle.load_training(bundle_dir),
+           "kernel": {m: bundle.load_nad("lenet", m, bundle_dir) for m in ("hessian", "secant", "autograd")}}
+    if fig6_nads:
+        out["fig6_nads"] = {name: bundle.load_fig6(bundle_dir, name=name) for name in bundle.FIG6_NADS}
+    return out
 
 
 def pairs_gpu(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, Any]:
