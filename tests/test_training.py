@@ -176,3 +176,44 @@ def test_the_chapters_verdicts_follow_their_thresholds():
     chance = [{0: 50.5, 32: 50.0}] * 3
     assert c8.kernel_verdict({"secant NADs": np.ones(4)}, [1, 4, 16, 64], chance, runs).outcome == ch6.FAILS
     assert c8.kernel_verdict({}, [1, 4, 16, 64], [], runs) is None
+
+
+def test_the_linearised_network_starts_as_the_network_and_is_linear_in_its_weights():
+    torch.manual_seed(0)
+    net = models.build("lenet", in_channels=1, num_classes=2)
+    before = [p.detach().clone() for p in net.parameters()]
+    lin = models.Linearised(net)
+    x = torch.randn(3, 1, 32, 32)
+    assert torch.equal(lin(x), net(x)) and not train.vmappable(lin)
+    assert sum(p.numel() for p in lin.parameters()) == sum(p.numel() for p in net.parameters())
+    with torch.no_grad():
+        step = [1e-2 * torch.randn_like(p) for p in lin.theta]
+        outs = [lin(x)]
+        for _ in range(2):
+            for p, d in zip(lin.theta, step):
+                p.add_(d)
+            outs.append(lin(x))
+    assert torch.allclose(outs[2] - outs[0], 2 * (outs[1] - outs[0]), atol=1e-6)   # linear in theta
+    assert all(torch.equal(a, b) for a, b in zip(before, net.parameters()))        # net untouched
+
+
+def test_a_linear_models_linearisation_trains_as_the_model_does():
+    v = torch.zeros(1, 32, 32)
+    v[0, 3, 5] = 1
+    d = (data.directional_dataset(v, 64, 1.0, 1.0, seed=1), data.directional_dataset(v, 64, 1.0, 1.0, seed=2))
+    runs = []
+    for linearise in (False, True):
+        torch.manual_seed(0)
+        net = models.build("logreg", in_channels=1, num_classes=2)
+        model = models.Linearised(net) if linearise else net
+        runs.append(train.fit(model, d, train.Recipe(epochs=2, max_lr=0.1, batch_size=16)))
+    assert np.allclose(runs[0]["loss_history"], runs[1]["loss_history"], atol=1e-6)
+
+
+def test_fig6_trains_the_linearised_network_alone_when_asked():
+    from nadcore.experiments import ch3_nads
+
+    basis = np.eye(1024, dtype=np.float32)[:4]
+    kw = dict(n_train=64, sigma=1.0, eps=1.0, epochs=1, max_lr=0.1, progress=False, device="cpu")
+    full, lin = (ch3_nads.accuracy_on_nads("logreg", basis, [0, 3], linearised=flag, **kw) for flag in (False, True))
+    assert lin.shape == (2,) and np.allclose(full, lin, atol=2.0)   # a linear model is its own linearisation

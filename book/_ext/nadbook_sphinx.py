@@ -117,13 +117,19 @@ def _author_year_style():
 
     class Labels(BaseLabelStyle):
         def format_labels(self, sorted_entries):
-            for entry in sorted_entries:
-                people = entry.persons.get("author") or entry.persons.get("editor") or []
-                last = [Text.from_latex(" ".join(p.last_names)).render_as("text") for p in people]
-                if last[-1:] == ["others"]:                    # "and others" in the .bib file
-                    last = last[:1] + ["", ""]
-                who = (" and ".join(last) if len(last) <= 2 else f"{last[0]} et al.") or entry.key
-                yield f"{who}, {entry.fields.get('year', 'n.d.')}"
+            labels = [self._label(entry) for entry in sorted_entries]
+            for i, label in enumerate(labels):             # two works of one label: 2021a, 2021b, in list order
+                same = [j for j, other in enumerate(labels) if other == label]
+                yield label + ("abcdefghij"[same.index(i)] if len(same) > 1 else "")
+
+        @staticmethod
+        def _label(entry):
+            people = entry.persons.get("author") or entry.persons.get("editor") or []
+            last = [Text.from_latex(" ".join(p.last_names)).render_as("text") for p in people]
+            if last[-1:] == ["others"]:                    # "and others" in the .bib file
+                last = last[:1] + ["", ""]
+            who = (" and ".join(last) if len(last) <= 2 else f"{last[0]} et al.") or entry.key
+            return f"{who}, {entry.fields.get('year', 'n.d.')}"
 
     class AuthorYear(Style):
         default_label_style = Labels

@@ -197,6 +197,12 @@ FIG6_NADS = {**{f"{item}_{method}_seed{r}": (item, method, r, None) for item in 
              # issue 61: along the kernel's NADs (the mixed derivative's, Eq. 5's 500 networks), the caption's sigma
              **{f"fig6_lenet_sigma{FIG6_CAPTION:g}_hessian_seed{r}": ("fig6", "hessian", r, FIG6_CAPTION)
                 for r in range(3)}}
+# issue 61: the linearised LeNet (`models.Linearised`, the kernel's model) trained along the kernel's and the secant's
+# NADs at the caption's sigma, seeds 0-2, at `LINEARISED_INDICES`: each cell is the same data, initialisation and
+# shuffling as the full LeNet's cell of its `FIG6_NADS` run. `{name: (method, replicate)}`, seed by seed.
+LINEARISED_INDICES = [0, 8, 32, 128, 512]
+FIG6_LINEARISED = {f"fig6_lenet_sigma{FIG6_CAPTION:g}_{method}_linearised_seed{r}": (method, r)
+                   for r in range(3) for method in ("hessian", "secant")}
 DEEP_DEVICE = {**{name: "cuda" for name in DEEP_FIG1}, "fig6_vgg11": DEVICE,
                **{name: "cuda" for name, (arch, _) in DEEP_FIG6.items() if arch in GPU_ONLY},
                **{name: "cuda" for name, (item, *_) in FIG6_NADS.items() if item in DEEP_FIG6}}
@@ -852,9 +858,18 @@ def _fig6_replicate(name, sigma=None):
     return Fig6Item(arch, indices, ch1_fourier.replicate_settings(settings, r))
 
 
+def _fig6_linearised(name, sigma=None):
+    """A `FIG6_LINEARISED` item: the full LeNet's run of its method and seed at the caption's sigma, linearised, at
+    `LINEARISED_INDICES` (`sigma` is not read)."""
+    method, r = FIG6_LINEARISED[name]
+    arch, _, settings = _fig6_replicate(f"fig6_lenet_sigma{FIG6_CAPTION:g}_{method}_seed{r}")
+    return Fig6Item(arch, list(LINEARISED_INDICES), {**settings, "linearised": True})
+
+
 # The Fig. 6 items stored as cells of NAD indices: `{item: its (arch, indices, settings) at a sigma}`.
 FIG6_ITEMS = {"fig6": _lenet_fig6, **{name: partial(_deep_fig6, name) for name in DEEP_FIG6},
-              **{name: partial(_fig6_replicate, name) for name in FIG6_NADS}}
+              **{name: partial(_fig6_replicate, name) for name in FIG6_NADS},
+              **{name: partial(_fig6_linearised, name) for name in FIG6_LINEARISED}}
 
 
 def fig6_item(sigma: float | None = None, name: str = "fig6") -> Fig6Item:
@@ -876,6 +891,8 @@ def nads_of(arch: str) -> str:
 def fig6_method(name: str) -> str:
     """The NADs that the Fig. 6 item `name` trains along: our "secant" or exact-gradient ("autograd") estimate,
     or the authors' released file ("published")."""
+    if name in FIG6_LINEARISED:
+        return FIG6_LINEARISED[name][0]
     return FIG6_NADS[name][1] if name in FIG6_NADS else "secant"
 
 
@@ -915,7 +932,8 @@ def fig6_records(bundle_dir: str | Path = BUNDLE, name: str = "fig6") -> dict[in
 def _fig6_cost(arch, settings, cells, device=DEVICE):
     from nadcore import plan
 
-    each = plan.train_cost(device, arch, 2 * settings["n_train"], settings["epochs"])
+    variant = "linearised" if settings.get("linearised") else None
+    each = plan.train_cost(device, arch, 2 * settings["n_train"], settings["epochs"], variant=variant)
     return None if each is None else cells * each
 
 
@@ -1489,7 +1507,7 @@ ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_au
          "cifar_fashion", "underspec_ood_fashion",
          *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo",
          "fig3_sigma", "antialias_sigma", "secant_dial", "zoo_null", "eq5", *UNDERSPEC_GPU, "nads_lenet_hessian",
-         "training")
+         "training", *FIG6_LINEARISED)
 
 
 def item_device(item: str) -> str:

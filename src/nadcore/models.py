@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
@@ -398,3 +399,37 @@ def has_pooling(model: nn.Module) -> bool:
     """True when `model` contains a max, average or blur pooling layer (`BlurPool2d`)."""
     pools = (nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, BlurPool2d)
     return any(isinstance(m, pools) for m in model.modules())
+
+
+class Linearised(nn.Module):
+    """`net` linearised at its present weights theta_0 (the neural tangent kernel's model of Ortiz-Jimenez et al.,
+    2021): f_lin(x; theta) = f(x; theta_0) + J_theta f(x; theta_0) (theta - theta_0), by one `torch.func.jvp`.
+    theta_0 (and `net`'s buffers) are this module's buffers, so `train.fit_many` trains it alone, never stacked;
+    the parameters theta start at theta_0, so the model starts as `net`. `net` itself is left as it was."""
+
+    def __init__(self, net: nn.Module) -> None:
+        super().__init__()
+        frozen = copy.deepcopy(net).requires_grad_(False)
+        self._frozen = (frozen,)   # not a submodule: its weights are the buffers theta0_i
+        self.names = [n for n, _ in frozen.named_parameters()]
+        self.buffer_names = [n for n, _ in frozen.named_buffers()]
+        for i, (_, p) in enumerate(frozen.named_parameters()):
+            self.register_buffer(f"theta0_{i}", p.detach().clone())
+        for i, (_, b) in enumerate(frozen.named_buffers()):
+            self.register_buffer(f"net_buffer_{i}", b.detach().clone())
+        self.theta = nn.ParameterList([nn.Parameter(p.detach().clone()) for p in frozen.parameters()])
+
+    def train(self, mode: bool = True) -> Linearised:
+        self._frozen[0].train(mode)
+        return super().train(mode)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        from torch.func import functional_call, jvp
+
+        theta0 = {n: getattr(self, f"theta0_{i}") for i, n in enumerate(self.names)}
+        buffers = {n: getattr(self, f"net_buffer_{i}") for i, n in enumerate(self.buffer_names)}
+        step = {n: t - theta0[n] for n, t in zip(self.names, self.theta)}
+        with warnings.catch_warnings():   # torch's first forward-mode call scripts helpers with a deprecated API
+            warnings.filterwarnings("ignore", message=".*torch.jit.script.* is deprecated", category=DeprecationWarning)
+            out = jvp(lambda p: functional_call(self._frozen[0], {**p, **buffers}, (x,)), (theta0,), (step,))
+        return out[0] + out[1]   # f(x; theta_0) + J (theta - theta_0)

@@ -141,18 +141,23 @@ def plan_device(device: str | torch.device) -> torch.device:
 
 
 @overload
-def train_cost(dev: Literal["cpu"], arch: str, samples: float, epochs: float, pooling: bool = True) -> float: ...
+def train_cost(dev: Literal["cpu"], arch: str, samples: float, epochs: float, pooling: bool = True,
+               variant: str | None = None) -> float: ...
 
 
 @overload
 def train_cost(dev: str | torch.device, arch: str, samples: float, epochs: float,
-               pooling: bool = True) -> float | None: ...
+               pooling: bool = True, variant: str | None = None) -> float | None: ...
 
 
-def train_cost(dev: str | torch.device, arch: str, samples: Any, epochs: Any, pooling: bool = True) -> float | None:
+def train_cost(dev: str | torch.device, arch: str, samples: Any, epochs: Any, pooling: bool = True,
+               variant: str | None = None) -> float | None:
     """Rough seconds to train one `arch` on `samples` for `epochs` on `dev` (on a GPU: the bundle's GPU
-    records, `gpu_rates`; None where none is known)."""
+    records, `gpu_rates`; None where none is known). `variant` "alone" (one network, not stacked) or
+    "linearised" (`models.Linearised`): its own CPU rate where the rates file has one."""
     key = arch if pooling else f"{arch}/nopool"
+    if variant is not None and _cpu(dev) and f"{arch}/{variant}" in TRAIN_S:
+        key = f"{arch}/{variant}"
     if not _cpu(dev):
         if torch.device(dev).type != "cuda":
             return None
@@ -513,7 +518,7 @@ def _training(scale, seed, results, dev):
     for name in cfg["networks"]:
         arch, pooling = ch8_training.check_network(name)
         count, done = len(cfg["tasks"]) * cfg["replicates"], sum(k[0] == name for k in cells)
-        each = (train_cost("cpu", arch, 2 * cfg["n_train"], cfg["epochs"], pooling is not False)
+        each = (train_cost("cpu", arch, 2 * cfg["n_train"], cfg["epochs"], pooling is not False, "alone")
                 + ch8_training.MEASURE_S * len(cfg["checkpoints"]))
         items.append(Item("08_training", f"training {name}", f"{prose.count(len(cfg['tasks']), 'task')} x "
                           f"{prose.count(cfg['replicates'], 'replicate')}, n={cfg['n_train']}, G at "

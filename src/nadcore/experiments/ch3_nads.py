@@ -80,14 +80,15 @@ def load_nads(arch: str, results_dir: str | Path = "../results", scale: str = "s
 def accuracy_on_nads(arch: str, nads: NADResult | np.ndarray, indices: Iterable[int], n_train: int,
                      sigma: float = 3.0, eps: float = 1.0, epochs: int = 20, max_lr: float = 0.5, seed: int = 0,
                      device: str | torch.device = "auto", progress: bool = True, pooling: bool | str = True,
-                     stack: int | None = None, **recipe) -> np.ndarray:
+                     stack: int | None = None, linearised: bool = False, **recipe) -> np.ndarray:
     """Fig. 6: test accuracy (percent) of `arch` trained on D(u_i) for each NAD index i in `indices`.
 
     `nads` holds directions as rows (a `NADResult`'s `.nads`, or its `.images()`); the train and
     test sets have `n_train` samples each; the training recipe is `nadcore.train`'s (SGD, linear
     decay, clipping 0.5, batch 128; `recipe` overrides e.g. `momentum`, `batch_size`, `schedule`),
     one network per index (built with `pooling`, see `models.build`), trained together with `fit_many`,
-    `stack` at a time (its `chunk`; None: as many as fit, `stacked.chunk_size`).
+    `stack` at a time (its `chunk`; None: as many as fit, `stacked.chunk_size`). `linearised`: each network is
+    replaced by its linearisation at initialisation (`models.Linearised`, trained one at a time).
     """
     recipe = Recipe(epochs, max_lr, **recipe)
     rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
@@ -101,7 +102,8 @@ def accuracy_on_nads(arch: str, nads: NADResult | np.ndarray, indices: Iterable[
         st = streams(seed, i)
         datasets.append(tuple(directional_dataset(v, n_train, sigma, eps, seed=s) for s in (st.train, st.test)))
         torch.manual_seed(st.init)
-        nets.append(registry.build(arch, in_channels=1, num_classes=2, pooling=pooling))
+        net = registry.build(arch, in_channels=1, num_classes=2, pooling=pooling)
+        nets.append(registry.Linearised(net) if linearised else net)
         fit_seeds.append(st.shuffle)
     out = fit_many(nets, datasets, recipe, device=device, seeds=fit_seeds, progress=progress, chunk=stack)
     return np.array([r["test_acc"] for r in out])

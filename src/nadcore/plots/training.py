@@ -41,11 +41,15 @@ def _steps_axis(ax, steps, per_epoch):
     ax.set_xlabel("SGD step")
 
 
-def _band(ax, x, runs, color, label=None, **kw):
-    m, se = c8.mean_se(runs)
+def _band(ax, x, runs, color, label=None, log=False, **kw):
+    """The replicates' mean ± 2 standard errors (`log`: of log10, a geometric mean and its band)."""
+    m, se = c8.mean_se(np.log10(runs) if log else runs)
+    lo, hi = m - 2 * se, m + 2 * se
+    if log:
+        m, lo, hi = 10 ** m, 10 ** lo, 10 ** hi
     ax.plot(x, m, color=color, label=label, marker="o", ms=3, **kw)
     if len(runs) > 1:
-        ax.fill_between(x, m - 2 * se, m + 2 * se, color=color, alpha=0.2, lw=0)
+        ax.fill_between(x, lo, hi, color=color, alpha=0.2, lw=0)
 
 
 def _per_epoch(settings):
@@ -77,8 +81,9 @@ def overlaps(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], set
 
 def task_direction(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]],
                    settings: Mapping[str, Any]) -> Figure:
-    """Per task: G_t's share along the task's direction u, D u^T G_t u / tr G_t (1: isotropic, D: all of it),
-    and the test accuracy, against the SGD step (mean ± 2 standard errors over replicates)."""
+    """Per task: G_t's share along the task's direction u, D u^T G_t u / tr G_t (1: isotropic, D: all of it; the
+    geometric mean over replicates, ± 2 standard errors of its log), and the test accuracy (mean ± 2 standard
+    errors), against the SGD step."""
     tasks, nets, titles = _tasks(cells, settings), _networks(cells, settings), c8.task_names(settings)
     fig, axes = style.figure(2, len(tasks), height=4.4, sharex=True, sharey="row", squeeze=False)
     steps = np.asarray(settings["checkpoints"])
@@ -87,7 +92,7 @@ def task_direction(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]
         for n in nets:
             energy = c8.replicate_arrays(cells, n, t, "u_energy")
             if len(energy):
-                _band(top, steps, energy, NETWORK_COLORS[n], c8.NETWORK_WORDS[n])
+                _band(top, steps, energy, NETWORK_COLORS[n], c8.NETWORK_WORDS[n], log=True)
                 _band(bottom, steps, c8.replicate_arrays(cells, n, t, "acc"), NETWORK_COLORS[n])
         top.set_yscale("log")
         top.axhline(1, color="k", ls=":", lw=1)
