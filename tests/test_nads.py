@@ -1228,3 +1228,27 @@ def test_the_secant_leaves_the_callers_point_as_it_is_and_a_notebook_class_has_a
              f"        self.lin = nn.Linear(64, 1)\n\n    def forward(self, x):\n        {body}\n", space)
         digests.append(networks.code_digest(space["Net"]()))
     assert None not in digests and digests[0] != digests[1]
+
+
+def test_an_edit_to_a_helper_in_a_sibling_module_changes_the_models_key(tmp_path, monkeypatch):
+    """Issue 58's leftover: a helper imported from another module of the user's project was not in the code digest;
+    the project's own modules are (`networks.project_modules`), the libraries they use are not."""
+    import importlib
+    import sys as system
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "mynet.py").write_text(
+        "import numpy\nimport torch\nfrom torch import nn\n\nfrom helpers import act\n\n\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.lin = nn.Linear(64, 1)\n\n    def forward(self, x):\n"
+        "        return act(self.lin(x.flatten(1)))\n")
+    digests = []
+    for cap in (1.0, 0.5):
+        (tmp_path / "helpers.py").write_text(f"def act(x):\n    return x.clamp(max={cap})\n")
+        for name in ("mynet", "helpers"):
+            system.modules.pop(name, None)
+        importlib.invalidate_caches()
+        mod = importlib.import_module("mynet")
+        digests.append(networks.code_digest(mod.Net()))
+        assert networks.project_modules(["mynet"]) == ["helpers", "mynet"]   # not numpy, not torch
+    assert None not in digests and digests[0] != digests[1]

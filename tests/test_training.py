@@ -217,3 +217,17 @@ def test_fig6_trains_the_linearised_network_alone_when_asked():
     kw = dict(n_train=64, sigma=1.0, eps=1.0, epochs=1, max_lr=0.1, progress=False, device="cpu")
     full, lin = (ch3_nads.accuracy_on_nads("logreg", basis, [0, 3], linearised=flag, **kw) for flag in (False, True))
     assert lin.shape == (2,) and np.allclose(full, lin, atol=2.0)   # a linear model is its own linearisation
+
+
+def test_the_linearised_verdict_compares_seed_means_index_by_index():
+    from nadcore.experiments import ch6_antialias as ch6
+
+    full = {"secant": [{0: 92.0, 8: 60.0}, {0: 94.0, 8: 62.0}], "hessian": [{0: 50.0}, {0: 51.0}]}
+    lin = {"secant": [{0: 91.0, 8: 50.0}, {0: 93.0, 8: 50.0}], "hessian": [{0: 50.5}, {0: 50.5}]}
+    gaps = c8.linearised_gaps(full, lin)
+    assert gaps["secant"][8] == (61.0, 50.0, -11.0, 1.0, 0.0) and gaps["hessian"][0][:3] == (50.5, 50.5, 0.0)
+    v = c8.linearised_verdict(gaps, 2)
+    assert v.outcome == ch6.IN_PART and "2 of 3" in v.reason and "u₈: 61.0 / 50.0 %" in v.measured
+    assert c8.linearised_verdict({"hessian": gaps["hessian"]}, 2).outcome == ch6.HOLDS
+    assert c8.linearised_verdict({}, 2) is None
+    assert c8.linearised_gaps(full, {"secant": [{}, {}]}) == {}

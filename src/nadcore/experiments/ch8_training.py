@@ -355,10 +355,14 @@ def mean_se(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x.mean(0), (x.std(0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(x[0]))
 
 
+def nad_name(i: int) -> str:
+    """The i-th NAD as the paper writes it: u₀, u₁₂₈."""
+    return "u" + str(int(i)).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
+
+
 def task_names(settings: Mapping[str, Any]) -> dict[str, str]:
     """The tasks as a reader of the paper writes them: D(u₀), D(u₁₂₈) at the preset's indices, Fashion-MNIST."""
-    sub = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
-    return {t: f"D(u{str(settings['indices'][t]).translate(sub)})" if t in settings["indices"] else "Fashion-MNIST"
+    return {t: f"D({nad_name(settings['indices'][t])})" if t in settings["indices"] else "Fashion-MNIST"
             for t in settings["tasks"]}
 
 
@@ -472,7 +476,9 @@ def thresholds() -> str:
             f"positive and exceeds that of the data's S by at least {Z:g} standard errors over replicates. The "
             f"kernel's NADs tell what LeNet learns when it reaches {LEARNED:g} % along the first. The task's "
             f"direction u leads G when G's leading eigenvector is the closest to u, with a squared cosine of at least "
-            f"{LEADS:g}. Each verdict: holds for every network and task, in part for some, not for none.")
+            f"{LEADS:g}. The linearised network learns what LeNet learns when their seeds' mean accuracies differ "
+            f"by at most {GAP:g} points at an index. Each verdict: holds for every network and task (or index), in "
+            "part for some, not for none.")
 
 
 def key_numbers(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]],
@@ -511,3 +517,53 @@ def kernel_numbers(overlaps: Mapping[str, np.ndarray], ks: Sequence[int],
         if r:
             out[f"fig6_{method}_0"] = float(np.mean([x[min(x)] for x in r]))
     return out
+
+
+GAP = 5.0   # points: the linearised network predicts the full one at an index when their seeds' means differ by at most
+
+
+def linearised_gaps(full: Mapping[str, Sequence[Mapping[int, float]]],
+                    linearised: Mapping[str, Sequence[Mapping[int, float]]]) -> dict[str, dict[int, tuple]]:
+    """`{method: {index: (full mean, linearised mean, gap, full std, linearised std)}}` over the seeds, at the
+    indices where both have every seed stored: `full` and `linearised` hold Fig. 6 runs (`{index: accuracy}` a
+    seed) by NAD method, seed by seed (the gap is the mean of the paired differences)."""
+    out = {}
+    for method, lin_runs in linearised.items():
+        runs = [(f, g) for f, g in zip(full.get(method, []), lin_runs) if f and g]
+        if not runs:
+            continue
+        shared = sorted(set.intersection(*(set(f) & set(g) for f, g in runs)))
+        out[method] = {i: (float(np.mean([f[i] for f, _ in runs])), float(np.mean([g[i] for _, g in runs])),
+                           float(np.mean([g[i] - f[i] for f, g in runs])), float(np.std([f[i] for f, _ in runs])),
+                           float(np.std([g[i] for _, g in runs]))) for i in shared}
+    return out
+
+
+def linearised_verdict(gaps: Mapping[str, Mapping[int, tuple]], seeds: int) -> Verdict | None:
+    """Whether the linearised LeNet learns what the full one does along the same NADs (`linearised_gaps`): holds
+    when the seeds' means differ by at most `GAP` points at every index of every estimate. None before stored."""
+    if not gaps:
+        return None
+    near = {m: [i for i, (_, _, g, *_) in by.items() if abs(g) <= GAP] for m, by in gaps.items()}
+    total, held = sum(len(by) for by in gaps.values()), sum(len(v) for v in near.values())
+    words = {"hessian": "the kernel's", "secant": "the secant's"}
+    each = lambda by: ", ".join(f"{nad_name(i)}: {f:.1f} / {g:.1f} %" for i, (f, g, *_) in by.items())  # noqa: E731
+    text = "; ".join(f"along {words.get(m, m)} NADs, {each(by)}" for m, by in gaps.items())
+    return Verdict("Does the linearised network (the kernel's model) learn what LeNet learns along the same NADs?",
+                   "yes: the follow-up of 2021 reads the network's learning off its linearisation",
+                   f"full / linearised, {seeds} seeds: {text}",
+                   _outcome([i < held for i in range(total)]),   # every index, some or none within the gap
+                   "" if held == total else f"within {GAP:g} points at {held} of {total} indices")
+
+
+def linearised_reading(gaps: Mapping[str, Mapping[int, tuple]]) -> str:
+    """Chapter 8's sentence on the linearised LeNet (`linearised_gaps`): its accuracy at the first stored index of
+    each estimate beside the network's, and where the two differ most."""
+    if not gaps:
+        return "Not stored yet."
+    words = {"hessian": "the kernel's", "secant": "the secant's"}
+    first = "; ".join(f"along {words.get(m, m)} {nad_name(min(by))}, {by[min(by)][1]:.1f} % (LeNet: "
+                      f"{by[min(by)][0]:.1f} %)" for m, by in gaps.items())
+    m, i = max(((m, i) for m, by in gaps.items() for i in by), key=lambda p: abs(gaps[p[0]][p[1]][2]))
+    return (f"The linearised LeNet reaches {first}. The two differ most along {words.get(m, m)} {nad_name(i)}: "
+            f"{gaps[m][i][2]:+.1f} points.")

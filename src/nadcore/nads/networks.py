@@ -9,9 +9,10 @@ import importlib
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -247,10 +248,10 @@ def describe(factory: Callable[[], object], seed: int, index: int, x0: torch.Ten
 
 def code_digest(net: nn.Module, factory: object = None) -> str | None:
     """A digest of the code that makes `net`: the source of the modules that define its classes, their bases and
-    `factory` (torch's aside), so that an edit anywhere in that code, a constant or a helper beside the class
-    included, changes it; where Python has no source (a class defined in a notebook cell or a `-c` string), its
-    methods' bytecode and constants. A helper imported from yet another module is not covered (issue 58: the
-    behaviour digest covers what it changes at x0)."""
+    `factory` (torch's aside), and of the modules of the same project that these reach (`project_modules`: a helper
+    imported from a sibling file), so that an edit anywhere in that code, a constant or a helper included, changes
+    it; where Python has no source (a class defined in a notebook cell or a `-c` string), its methods' bytecode and
+    constants."""
     import inspect
 
     classes = {base for m in net.modules() for base in type(m).__mro__}
@@ -258,7 +259,7 @@ def code_digest(net: nn.Module, factory: object = None) -> str | None:
     module = (made_by.split(":")[0] if isinstance(made_by, str) and ":" in made_by
               else getattr(made_by, "__module__", None))
     owners = [*(c.__module__ for c in classes), module if module in sys.modules else None]
-    names = sorted({n for n in owners if n and n.split(".")[0] not in ("torch", "functools")})
+    names = project_modules({n for n in owners if n and n.split(".")[0] not in ("torch", "functools")})
     h = hashlib.sha256()
     for name in names:
         try:
@@ -270,6 +271,32 @@ def code_digest(net: nn.Module, factory: object = None) -> str | None:
                     if code is not None:
                         h.update(code.co_code + repr(code.co_consts).encode())
     return h.hexdigest()[:12]
+
+
+def _file_of(name):
+    file = getattr(sys.modules.get(name), "__file__", None)
+    return None if file is None else Path(file).resolve()
+
+
+def project_modules(names: Iterable[str]) -> list[str]:
+    """`names` (loaded modules) and every loaded module their globals reach, through its objects or itself, whose
+    file lies in the folder of one of theirs or below it and outside installed packages (`site-packages`): the
+    user's own helpers, not the libraries they use. Sorted."""
+    roots = {f.parent for f in map(_file_of, names) if f is not None and "site-packages" not in f.parts}
+    seen, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in sys.modules:
+            continue
+        seen.add(name)
+        for value in list(vars(sys.modules[name]).values()):
+            other = value.__name__ if isinstance(value, type(sys)) else getattr(value, "__module__", None)
+            if not isinstance(other, str):
+                continue
+            file = _file_of(other)
+            if file is not None and "site-packages" not in file.parts and any(file.is_relative_to(r) for r in roots):
+                todo.append(other)
+    return sorted(seen)
 
 
 def behaviour(net: nn.Module, out: torch.Tensor) -> str:

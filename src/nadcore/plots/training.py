@@ -167,3 +167,25 @@ def leading(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], sett
             if col == 0:
                 ax.set_ylabel(titles[t].replace("Fashion-MNIST", "Fashion-\nMNIST"))
     return fig
+
+
+def linearised(gaps: Mapping[str, Mapping[int, tuple]]) -> Figure:
+    """Per NAD estimate (`ch8_training.linearised_gaps`): LeNet's Fig. 6 accuracy at each index, the full network
+    beside its linearisation at initialisation (same data, initialisation and shuffling; mean ± 1 std over seeds)."""
+    titles = {"hessian": "along the kernel's NADs", "secant": "along the secant's NADs"}
+    fig, axes = style.figure(1, len(gaps), width=0.9, height=2.6, sharey=True, squeeze=False)
+    for ax, (method, by) in zip(axes[0], gaps.items()):
+        idx = list(by)
+        x = np.arange(len(idx))
+        full, lin, _, full_sd, lin_sd = (np.array(v) for v in zip(*by.values()))
+        ax.errorbar(x - 0.1, full, full_sd, fmt="o", color="k", ms=5, capsize=2, label="LeNet")
+        ax.errorbar(x + 0.1, lin, lin_sd, fmt="D", color="#c44e52", mfc="white", ms=5, capsize=2,
+                    label="LeNet, linearised")
+        ax.axhline(50, color="0.6", lw=0.8, ls=":")
+        ax.set_xticks(x, [c8.nad_name(i) for i in idx])
+        ax.set_xlabel("trained on D(uᵢ)")
+        ax.set_title(titles.get(method, method))
+        ax.set_ylim(40, 102)
+    axes[0][0].set_ylabel("test accuracy (%)")
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncol=2, frameon=False)
+    return fig

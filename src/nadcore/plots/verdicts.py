@@ -1099,7 +1099,8 @@ def load_training(bundle_dir: str | Path = bundle.BUNDLE, fig6_nads: bool = True
     """What Chapter 8's rows read (`training_questions`), a part of `load`: the stored `training` cells, LeNet's
     `kernel` NADs beside its secant and exact-gradient ones, and (`fig6_nads`) Fig. 6 along each estimate."""
     out = {"training": bundle.load_training(bundle_dir),
-           "kernel": {m: bundle.load_nad("lenet", m, bundle_dir) for m in ("hessian", "secant", "autograd")}}
+           "kernel": {m: bundle.load_nad("lenet", m, bundle_dir) for m in ("hessian", "secant", "autograd")},
+           "linearised": {name: bundle.load_fig6(bundle_dir, name=name) for name in bundle.FIG6_LINEARISED}}
     if fig6_nads:
         out["fig6_nads"] = {name: bundle.load_fig6(bundle_dir, name=name) for name in bundle.FIG6_NADS}
     return out
@@ -1396,8 +1397,33 @@ def training_questions(results: Mapping[str, Any]) -> list[Question]:
     see = {0: ("Chapter 8", "ch8-overlaps"), 1: ("Chapter 8", "ch8-prediction")}
     out = [Question(v.question, v.expected, v.measured, scale, v.outcome, v.reason, (see[i],))
            for i, v in enumerate(ch8_training.training_verdicts(cells, settings))]
-    kernel = kernel_question(results)
-    return out + ([kernel] if kernel is not None else [])
+    more = (kernel_question(results), linearised_question(results))
+    return out + [q for q in more if q is not None]
+
+
+def linearised_runs(results: Mapping[str, Any]) -> tuple[dict[str, list], dict[str, list]]:
+    """`(full, linearised)`: LeNet's complete Fig. 6 runs at the caption's sigma along the kernel's and the secant's
+    NADs, and its linearisation's (`bundle.FIG6_LINEARISED`), by method, seed by seed (`load`'s `fig6_nads` and
+    `linearised`)."""
+    full = {m: fig6_runs(results["fig6_nads"], "fig6", m, bundle.FIG6_CAPTION) for m in ("hessian", "secant")}
+    lin: dict[str, list] = {m: [] for m in full}
+    for name, (m, _) in bundle.FIG6_LINEARISED.items():
+        run = results["linearised"].get(name, {})
+        lin[m].append(run if len(run) == len(bundle.LINEARISED_INDICES) else {})
+    return full, lin
+
+
+def linearised_question(results: Mapping[str, Any]) -> Question | None:
+    """The linearised LeNet against the full one along the same NADs (`ch8_training.linearised_verdict`)."""
+    full, lin = linearised_runs(results)
+    gaps = ch8_training.linearised_gaps(full, lin)
+    seeds = min((sum(1 for f, g in zip(full[m], lin[m]) if f and g) for m in gaps), default=0)
+    v = ch8_training.linearised_verdict(gaps, seeds)
+    if v is None:
+        return None
+    return Question(v.question, v.expected, v.measured, f"LeNet, σ = {bundle.FIG6_CAPTION:g}, Fig. 6's recipe, "
+                    f"{len(bundle.LINEARISED_INDICES)} NAD indices", v.outcome, v.reason,
+                    (("Chapter 8", "ch8-linearised"),))
 
 
 def kernel_question(results: Mapping[str, Any]) -> Question | None:
