@@ -231,3 +231,34 @@ def test_the_linearised_verdict_compares_seed_means_index_by_index():
     assert c8.linearised_verdict({"hessian": gaps["hessian"]}, 2).outcome == ch6.HOLDS
     assert c8.linearised_verdict({}, 2) is None
     assert c8.linearised_gaps(full, {"secant": [{}, {}]}) == {}
+
+
+def test_the_two_conventions_differ_by_the_mean_gradient_alone():
+    """Centred covariance against the uncentred second moment, from the same moments: a mean gradient along e_0
+    makes e_0 the uncentred leading NAD; without a mean the two bases are one (closed forms)."""
+    rng = np.random.default_rng(5)
+    dim, n = 16, 400
+    g = rng.standard_normal((n, dim)) * np.linspace(2, 1, dim)   # centred covariance led by axis 0 ... then 1
+    g -= g.mean(0)
+    shifted = g + 3.0 * np.eye(dim)[5]                           # a large mean along axis 5
+    for grads, mean_led in ((g, False), (shifted, True)):
+        mean = grads.mean(0)
+        moments = {"count": n, "mean": mean, "m2": (grads - mean).T @ (grads - mean)}
+        out = c8.conventions(moments, np.eye(dim), ks=[1, 4], rows=4)
+        share = mean @ mean / (mean @ mean + np.trace(moments["m2"]) / n)
+        assert out["mean_share"] == pytest.approx(share, abs=1e-12)
+        if mean_led:
+            assert out["mean_cos"] > 0.99 and out["overlap"][0] < 0.1
+        else:
+            assert np.allclose(out["overlap"], 1) and out["mean_share"] < 1e-20
+    svd = np.linalg.svd(shifted, full_matrices=False)[2][0]      # the nads package's: the uncentred NADs
+    assert abs(float(svd @ out["uncentred"][0].astype(np.float64))) > 0.999
+
+
+@pytest.mark.slow
+def test_the_convention_moments_are_the_estimates_own(tmp_path):
+    from nadcore import nads
+
+    moments = c8.convention_moments("lenet", 16, 0, tmp_path)
+    est = nads.estimate("lenet", 16, seed=0, device="cpu", progress=False)
+    assert np.allclose(c8.conventions(moments, est.nads, ks=[1, 4])["stored_overlap"], 1, atol=1e-6)

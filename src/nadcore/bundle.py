@@ -1495,6 +1495,48 @@ _declare(BundleItem("training", lambda: presets.preset("training", "paper"), _tr
                     _training_status))
 
 
+CONVENTION_ARCH = "lenet"   # which convention of "the" NADs (issue 61): LeNet's stored secant estimate's networks
+
+
+def conventions_settings() -> dict[str, Any]:
+    """The settings of the stored comparison of conventions: the estimate's networks, seed and ks."""
+    est = nad_item(CONVENTION_ARCH)
+    return {"arch": CONVENTION_ARCH, "method": "secant", "step": 100.0, "num_networks": est["num_networks"],
+            "seed": SEED, "ks": list(ch8_training.CONVENTION_KS), "device": DEVICE}
+
+
+def _conventions_path(bundle_dir):
+    return Path(bundle_dir) / "nads" / f"conventions_{store.key(conventions_settings())}.npz"
+
+
+def load_conventions(bundle_dir: str | Path = BUNDLE) -> dict[str, np.ndarray] | None:
+    """The stored comparison of the centred and uncentred NADs (`ch8_training.conventions`), None if not stored."""
+    path, settings = _conventions_path(bundle_dir), conventions_settings()
+    return dict(store.load(path, settings).arrays) if store.matches(path, settings) else None
+
+
+def _conventions_compute(bundle_dir, scratch, progress):
+    """The gradients of the stored LeNet estimate's networks again (chunks in `scratch`, which git ignores), their
+    two conventions compared, stored in the bundle."""
+    settings = conventions_settings()
+    stored = load_nad(CONVENTION_ARCH, bundle_dir=bundle_dir)
+    if stored is None:
+        raise RuntimeError(f"conventions: the stored NADs of {CONVENTION_ARCH} (nads_{CONVENTION_ARCH}) come first")
+    if load_conventions(bundle_dir) is None:
+        import time
+
+        start = time.perf_counter()
+        moments = ch8_training.convention_moments(CONVENTION_ARCH, settings["num_networks"], SEED,
+                                                  Path(scratch) / "conventions", progress)
+        store.save(_conventions_path(bundle_dir), ch8_training.conventions(moments, stored.nads), settings,
+                   device=DEVICE, duration=time.perf_counter() - start)
+    return load_conventions(bundle_dir)
+
+
+_declare(BundleItem("conventions", conventions_settings, _conventions_compute, load_conventions,
+                    _whole("conventions", load_conventions)))
+
+
 # ----------------------------------------------------------------------------- the one dispatch
 
 # Every item, in the order `all` computes them (the order they were added to the bundle)
@@ -1507,7 +1549,7 @@ ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_au
          "cifar_fashion", "underspec_ood_fashion",
          *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo",
          "fig3_sigma", "antialias_sigma", "secant_dial", "zoo_null", "eq5", *UNDERSPEC_GPU, "nads_lenet_hessian",
-         "training", *FIG6_LINEARISED)
+         "training", *FIG6_LINEARISED, "conventions")
 
 
 def item_device(item: str) -> str:

@@ -91,3 +91,8 @@ def _integers(low, high):
     if high is None:
         return f"an integer >= {low}"
     return f"an integer <= {high}" if low is None else f"an integer in [{low}, {high}]"
+
+
+def first_line(err: BaseException | str, limit: int = 200) -> str:
+    """The first line of an error's message (at most `limit` characters): what a one-line refusal quotes of it."""
+    return (str(err).strip().splitlines() or [""])[0][:limit]

@@ -42,7 +42,8 @@ PAGES = {   # the bundle items each page reads (a page reads an item whose numbe
     "07_zoo": ("zoo", *(f"nads_{a}_autograd" for a in bundle.ZOO_ARCHS), *(f"nads_{a}" for a in bundle.ZOO_ARCHS),
                "convergence_zoo", "zoo_null"),
     "08_training": ("training", "nads_lenet_hessian",
-                    *(n for n, (_, m, *_) in bundle.FIG6_NADS.items() if m == "hessian"), *bundle.FIG6_LINEARISED),
+                    *(n for n, (_, m, *_) in bundle.FIG6_NADS.items() if m == "hessian"), *bundle.FIG6_LINEARISED,
+                    "conventions"),
     "nads_in_practice": ("convergence_autograd", "convergence_secant", "precision", "train_precision"),
 }
 NOT_SHOWN: tuple[str, ...] = ()   # items no page reads yet

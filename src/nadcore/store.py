@@ -28,7 +28,7 @@ from typing import IO, Any
 import numpy as np
 import torch
 
-from nadcore import __version__, models, paths
+from nadcore import __version__, checks, models, paths
 from nadcore.checks import InputError
 
 FORMAT = "nadcore-result/1"
@@ -411,14 +411,9 @@ def _read(path, arrays=True):
         raise
     except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, UnicodeDecodeError, AttributeError,
             TypeError, RecursionError, MemoryError) as err:
-        raise StoreError(f"{path} is unreadable or truncated ({type(err).__name__}: {_first_line(err)}); "
+        raise StoreError(f"{path} is unreadable or truncated ({type(err).__name__}: {checks.first_line(err)}); "
                          "delete it to recompute") from None
     return record, out
-
-
-def _first_line(err):
-    text = str(err).strip()
-    return text.splitlines()[0][:200] if text else ""
 
 
 def read_record(path: str | Path) -> dict[str, Any]:

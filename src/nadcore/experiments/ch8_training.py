@@ -39,7 +39,7 @@ import torch
 from threadpoolctl import threadpool_limits
 from torch import nn
 
-from nadcore import checks, models, presets, seeds, store, sweeps, train, versions
+from nadcore import checks, models, nads, presets, seeds, store, sweeps, train, versions
 from nadcore.checks import InputError
 from nadcore.data import directional_dataset
 from nadcore.experiments import ch3_nads, ch6_antialias
@@ -567,3 +567,45 @@ def linearised_reading(gaps: Mapping[str, Mapping[int, tuple]]) -> str:
     m, i = max(((m, i) for m, by in gaps.items() for i in by), key=lambda p: abs(gaps[p[0]][p[1]][2]))
     return (f"The linearised LeNet reaches {first}. The two differ most along {words.get(m, m)} {nad_name(i)}: "
             f"{gaps[m][i][2]:+.1f} points.")
+
+
+# ----------------------------------------------------------------------------- which convention
+
+CONVENTION_KS = (1, 4, 16, 64)
+
+
+def convention_moments(arch: str, num_networks: int, seed: int, scratch: str | Path,
+                       progress: bool = False) -> dict[str, Any]:
+    """`count`, `mean` and centred `m2` (float64) of the secant gradients (h = 100) of `arch`'s networks 0 .. N - 1 at
+    the shared x0, exactly as `nads.estimate` computes them (its chunks; stored in `scratch` as a sweep, resumable)."""
+    s = nads.EstimateSettings("secant", 100.0, seed, (1, 32, 32), True, "float32", False, None, None)
+    x0 = nads.eval_point_for(seed, s.input_shape)
+    factory, _ = nads.one_output_factory(arch, s.input_shape, s.pooling, x0=x0)
+    cells = [{"start": a, "stop": b} for a, b in nads.chunk_ranges(0, num_networks)]
+    settings = {"arch": arch, "method": "secant", "step": 100.0, "seed": int(seed), "device": "cpu"}
+
+    def compute(group):
+        return [nads.chunk_arrays(factory, s, x0, c["start"], c["stop"]) for c in group]
+
+    paths = sweeps.sweep("convention_chunks", cells, compute, settings, Path(scratch), load=False, progress=progress)
+    return nads.merged_moments((nads.moments(store.load(p).arrays) for p in paths), "secant")
+
+
+def conventions(moments: Mapping[str, Any], stored: np.ndarray, ks: Sequence[int] = CONVENTION_KS,
+                rows: int = 64) -> dict[str, np.ndarray]:
+    """The NADs in the two conventions from the gradients' `moments` (`convention_moments`): the centred covariance
+    m2 / (n - 1) (the authors' code's PCA, and this book's estimates) and the uncentred second moment
+    E[g g^T] = m2 / n + mu mu^T (the paper's Sec. 3; the right singular vectors of the gradient matrix, the `nads`
+    package's, are its eigenvectors). Returns their overlaps at `ks`, the centred basis's with the `stored`
+    estimate's (the same networks: 1 up to the eigen steps' rounding), the mean gradient's share of E[g g^T]'s
+    trace, its |cosine| with the leading uncentred NAD, and the first `rows` uncentred NADs (float16)."""
+    n, mean, m2 = int(moments["count"]), np.asarray(moments["mean"]), np.asarray(moments["m2"])
+    with threadpool_limits(1, user_api="blas"):
+        _, centred = eig_desc(m2 / (n - 1))
+        _, uncentred = eig_desc(m2 / n + np.outer(mean, mean))
+    second = float(np.trace(m2) / n + mean @ mean)
+    return {"overlap": subspace_overlaps(uncentred, centred, ks),
+            "stored_overlap": subspace_overlaps(centred, np.asarray(stored, dtype=np.float64), ks),
+            "mean_share": np.asarray(float(mean @ mean) / second),
+            "mean_cos": np.asarray(abs(float(uncentred[0] @ mean)) / max(float(np.linalg.norm(mean)), 1e-300)),
+            "uncentred": uncentred[:rows].astype(np.float16), "ks": np.asarray(ks)}

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from nadcore import extras
+from nadcore import checks, extras
 from nadcore import models as registry
 from nadcore.checks import InputError
 from nadcore.nads.settings import eval_point_name
@@ -92,7 +92,7 @@ def model_factory(spec: str, input_shape: Sequence[int] = (1, 32, 32)) -> Factor
         raise
     except BaseException as err:   # a module that does not import: ImportError or whatever it raised
         raise InputError(f"model must be an importable module:callable (module {module!r} does not import: "
-                         f"{type(err).__name__}: {_first_line(err)}); got {spec!r}") from None
+                         f"{type(err).__name__}: {checks.first_line(err)}); got {spec!r}") from None
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise InputError(f"model must be an importable module:callable "
@@ -139,15 +139,11 @@ def _timm_factory(name, input_shape):
         except TypeError as err:
             if "img_size" not in str(err):
                 raise InputError(f"model must be a timm model buildable with num_classes=1, in_chans={C} "
-                                 f"({type(err).__name__}: {_first_line(err)}); got {spec!r}") from None
+                                 f"({type(err).__name__}: {checks.first_line(err)}); got {spec!r}") from None
         except Exception:   # noqa: BLE001 - a model that cannot be built on the meta device: try it for real
             kwargs = sized
 
     return Factory(partial(timm.create_model, name, **kwargs), spec, name)
-
-
-def _first_line(err):
-    return (str(err).strip().splitlines() or [""])[0]
 
 
 def one_output_factory(model: str | Callable[[], nn.Module], input_shape: Sequence[int] = (1, 32, 32),
@@ -195,12 +191,12 @@ def forward_checked(net: nn.Module, x0: torch.Tensor, copies: int = 1) -> torch.
     except (RuntimeError, ValueError, TypeError, IndexError, AssertionError) as err:
         raise InputError(f"input_shape must be the model's input shape (C, H, W): a batch of shape "
                          f"{(copies, *x0.shape)} (input_shape {tuple(x0.shape)}) failed in its forward pass "
-                         f"({type(err).__name__}: {_first_line(err)})") from None
+                         f"({type(err).__name__}: {checks.first_line(err)})") from None
     except KeyboardInterrupt:
         raise
     except BaseException as err:   # the model's own bug (KeyError, ZeroDivisionError, sys.exit, its own kinds)
         raise InputError(f"model must run its forward pass on a batch of shape {(copies, *x0.shape)}; it raised "
-                         f"{type(err).__name__}: {_first_line(err)}") from None
+                         f"{type(err).__name__}: {checks.first_line(err)}") from None
     finally:
         net.train(was)
 
@@ -356,7 +352,7 @@ def network(factory: Callable[[], object], seed: int, index: int, dev: torch.dev
             raise
         except BaseException as err:   # a factory that needs arguments, or fails (SystemExit, its own kinds)
             raise InputError(f"model must be a class or factory that builds a network with no arguments; calling "
-                             f"it raised {type(err).__name__}: {_first_line(err)}") from None
+                             f"it raised {type(err).__name__}: {checks.first_line(err)}") from None
     if not isinstance(net, nn.Module):
         raise ValueError(f"model factory must return an nn.Module; got {type(net).__name__}")
     first = next(net.parameters(), None)
