@@ -262,3 +262,14 @@ def test_the_convention_moments_are_the_estimates_own(tmp_path):
     moments = c8.convention_moments("lenet", 16, 0, tmp_path)
     est = nads.estimate("lenet", 16, seed=0, device="cpu", progress=False)
     assert np.allclose(c8.conventions(moments, est.nads, ks=[1, 4])["stored_overlap"], 1, atol=1e-6)
+
+
+def test_the_chapters_sentences_follow_the_numbers():
+    same = {"ks": np.array([1, 16]), "overlap": np.array([0.9999, 0.995]), "mean_share": np.asarray(1e-4)}
+    text = c8.conventions_reading(same, 10000)
+    assert "10,000 networks" in text and "holds 0.0001 of" in text and "does not change" in text
+    assert "differ" in c8.conventions_reading({**same, "overlap": np.array([0.5, 0.9])}, 10000)
+    assert c8.conventions_reading(None, 10) == "Not stored yet."
+    gaps = {"hessian": {0: (50.2, 51.0, 0.8, 0.1, 0.2)}, "secant": {0: (92.3, 60.0, -32.3, 0.2, 1.0)}}
+    text = c8.linearised_reading(gaps)
+    assert "the kernel's u₀, 51.0 % (LeNet: 50.2 %)" in text and "the secant's u₀: -32.3 points" in text

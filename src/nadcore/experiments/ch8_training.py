@@ -39,7 +39,7 @@ import torch
 from threadpoolctl import threadpool_limits
 from torch import nn
 
-from nadcore import checks, models, nads, presets, seeds, store, sweeps, train, versions
+from nadcore import checks, models, nads, presets, prose, seeds, store, sweeps, train, versions
 from nadcore.checks import InputError
 from nadcore.data import directional_dataset
 from nadcore.experiments import ch3_nads, ch6_antialias
@@ -609,3 +609,19 @@ def conventions(moments: Mapping[str, Any], stored: np.ndarray, ks: Sequence[int
             "mean_share": np.asarray(float(mean @ mean) / second),
             "mean_cos": np.asarray(abs(float(uncentred[0] @ mean)) / max(float(np.linalg.norm(mean)), 1e-300)),
             "uncentred": uncentred[:rows].astype(np.float16), "ks": np.asarray(ks)}
+
+
+SAME_BASIS = 0.99   # two conventions give the same NADs when their leading subspaces overlap at least this much
+
+
+def conventions_reading(conv: Mapping[str, np.ndarray] | None, networks: int) -> str:
+    """Chapter 8's sentence on the conventions (`conventions`, stored for `networks` networks)."""
+    if conv is None:
+        return "Not stored yet."
+    ks, ov = [int(k) for k in conv["ks"]], np.asarray(conv["overlap"])
+    shares = ", ".join(f"{o:.4f} at k = {k}" for k, o in zip(ks, ov))
+    same = bool(ov.min() >= SAME_BASIS)
+    return (f"On the {networks:,} networks of Chapter 3's LeNet estimate, the mean gradient holds "
+            f"{prose.number(float(conv['mean_share']))} of the second moment's trace, and the centred and uncentred "
+            f"NADs share {shares}. " + ("The convention does not change the NADs: no Fig. 6 panel would differ."
+                                        if same else "The conventions differ: Fig. 6 along each is needed."))
