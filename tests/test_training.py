@@ -273,3 +273,24 @@ def test_the_chapters_sentences_follow_the_numbers():
     gaps = {"hessian": {0: (50.2, 51.0, 0.8, 0.1, 0.2)}, "secant": {0: (92.3, 60.0, -32.3, 0.2, 1.0)}}
     text = c8.linearised_reading(gaps)
     assert "the kernel's u₀, 51.0 % (LeNet: 50.2 %)" in text and "the secant's u₀: -32.3 points" in text
+
+
+def test_the_kernels_gram_of_linear_models_is_its_closed_form():
+    """The mixed derivative H = d_theta grad_x f: for f = w.x + b, H^T H = I; for f = a^T W x, H^T H = W^T W + |a|^2 I;
+    its eigenvectors are H's right singular vectors (the follow-up's kernel NADs of one network)."""
+    from nadcore.nads import mixed_gram
+
+    dim, hidden = 6, 3
+    x0 = torch.randn(dim)
+    torch.manual_seed(0)
+    assert torch.allclose(mixed_gram(torch.nn.Linear(dim, 1), x0), torch.eye(dim, dtype=torch.float64), atol=1e-6)
+    net = torch.nn.Sequential(torch.nn.Linear(dim, hidden, bias=False), torch.nn.Linear(hidden, 1, bias=False))
+    w, a = net[0].weight.detach().double(), net[1].weight.detach().double().reshape(-1)
+    expected = w.T @ w + (a @ a) * torch.eye(dim, dtype=torch.float64)
+    gram = mixed_gram(net, x0)
+    assert torch.allclose(gram, expected, atol=1e-6)
+    h = torch.cat([torch.kron(a[:, None], torch.eye(dim, dtype=torch.float64)), w], 0)   # rows: d/dW_ij, d/da_i
+    assert torch.allclose(h.T @ h, expected, atol=1e-12)
+    right = torch.linalg.svd(h)[2]
+    lead = torch.linalg.eigh(gram)[1][:, -1]
+    assert abs(float(right[0] @ lead)) == pytest.approx(1, abs=1e-6)
