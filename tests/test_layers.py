@@ -62,6 +62,6 @@ def test_the_layers_are_what_the_map_says():
     assert layer("nadcore.plots.nads") == 2 and layer("nadcore.bundle") == 2
     chapters = sorted(p.stem for p in (SRC / "experiments").glob("ch*.py"))
     assert chapters == ["ch1_fourier", "ch2_pooling", "ch3_nads", "ch4_cifar10", "ch5_underspec", "ch6_antialias",
-                        "ch7_zoo"]
+                        "ch7_zoo", "ch8_training"]
     text = (SRC.parents[1] / "CONTRIBUTING.md").read_text()
     assert all(f"`{c}" in text for c in chapters)

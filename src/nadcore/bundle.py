@@ -1462,9 +1462,7 @@ def training_bases(bundle_dir: str | Path = BUNDLE) -> dict[str, np.ndarray] | N
 
 
 def _fashion_two_classes(n_train):
-    from nadcore import cifar
-
-    return ch8_training.fashion_task(lambda train: cifar.load("fashion", DATA, train=train), n_train)
+    return ch8_training.fashion_data(DATA, n_train)
 
 
 def load_training(bundle_dir: str | Path = BUNDLE) -> dict[tuple[str, str, int], dict[str, np.ndarray]]:

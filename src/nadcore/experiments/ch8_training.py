@@ -39,7 +39,7 @@ import torch
 from threadpoolctl import threadpool_limits
 from torch import nn
 
-from nadcore import checks, models, nads, presets, prose, seeds, store, sweeps, train, versions
+from nadcore import checks, cifar, models, nads, presets, prose, seeds, store, sweeps, train, versions
 from nadcore.checks import InputError
 from nadcore.data import directional_dataset
 from nadcore.experiments import ch3_nads, ch6_antialias
@@ -212,6 +212,11 @@ def fashion_task(load: Callable[[bool], tuple[torch.Tensor, torch.Tensor]], n_tr
     return ((xa - mean) / std, (ya >= FASHION_SPLIT).long()), ((xb - mean) / std, (yb >= FASHION_SPLIT).long())
 
 
+def fashion_data(data_root: str | Path, n_train: int) -> tuple[tuple[torch.Tensor, torch.Tensor], ...]:
+    """`fashion_task` of Fashion-MNIST read from `data_root` (`cifar.load`, Debian's package copied there)."""
+    return fashion_task(lambda train: cifar.load("fashion", data_root, train=train), n_train)
+
+
 def cell(network: str, task: str, replicate: int, settings: Mapping[str, Any], basis: np.ndarray,
          fashion: Callable[[], Any] | None = None) -> dict[str, np.ndarray]:
     """One stored cell: `network` (`NETWORKS`) trained on `task` ("early", "late": D(u_i) at the settings'
@@ -305,9 +310,7 @@ def chapter_results(scale: str, seed: int, results_dir: str | Path, device: str 
         return {"settings": settings, "cells": {}, "bases": None}
 
     def fashion():
-        from nadcore import cifar
-
-        return fashion_task(lambda train: cifar.load("fashion", data_root, train=train), settings["n_train"])
+        return fashion_data(data_root, settings["n_train"])
 
     cells_ = training_sweep(settings, seed, bases, Path(results_dir) / "nads", fashion, progress, not compute)
     return {"settings": settings, "cells": cells_, "bases": bases}
