@@ -644,8 +644,8 @@ def test_the_questions_beyond_the_papers_on_the_bundle(stored, overlaps, fig6_na
     got = v.questions(results)
     assert [q.verdict for q in got[:6]] == [ch6_antialias.FAILS, ch6_antialias.HOLDS, ch6_antialias.HOLDS,
                                             ch6_antialias.HOLDS, ch6_antialias.HOLDS, ch6_antialias.HOLDS]
-    chapter8 = got[6:]   # NADs during training, G0 S G0, the kernel's NADs: each sends the reader to its figure
-    assert [q.see[0][1] for q in chapter8] == ["ch8-overlaps", "ch8-prediction", "ch8-kernel"]
+    chapter8 = got[6:]   # NADs during training, G0 S G0, the kernel's NADs, the linearised network: each to its figure
+    assert [q.see[0][1] for q in chapter8] == ["ch8-overlaps", "ch8-prediction", "ch8-kernel", "ch8-linearised"]
     assert chapter8[2].verdict == ch6_antialias.FAILS and "kernel" in chapter8[2].question
     exact = got[0]      # the exact-gradient NADs: this book's finding, one row with the step dial
     assert "0.03 (LeNet), 0.02 (VGG-11), 0.54 (ResNet-18), 0.10 (DenseNet-121)" in exact.ours

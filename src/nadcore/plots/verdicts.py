@@ -1421,8 +1421,9 @@ def linearised_question(results: Mapping[str, Any]) -> Question | None:
     v = ch8_training.linearised_verdict(gaps, seeds)
     if v is None:
         return None
+    compared = sorted({i for by in gaps.values() for i in by})   # the indices the full network was trained at too
     return Question(v.question, v.expected, v.measured, f"LeNet, σ = {bundle.FIG6_CAPTION:g}, Fig. 6's recipe, "
-                    f"{len(bundle.LINEARISED_INDICES)} NAD indices", v.outcome, v.reason,
+                    f"{len(compared)} NAD indices", v.outcome, v.reason,
                     (("Chapter 8", "ch8-linearised"),))
 
 
