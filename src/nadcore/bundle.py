@@ -201,7 +201,7 @@ FIG6_NADS = {**{f"{item}_{method}_seed{r}": (item, method, r, None) for item in 
 # NADs at the caption's sigma, seeds 0-2, at `LINEARISED_INDICES`: each cell is the same data, initialisation and
 # shuffling as the full LeNet's cell of its `FIG6_NADS` run. `{name: (method, replicate)}`, seed by seed.
 # (u8 has no full-network cell at this sigma, whose Fig. 6 indices step by 32: the pages compare the others.)
-LINEARISED_INDICES = [0, 8, 32, 128, 512]
+LINEARISED_INDICES = [0, 8, 32, 64, 128, 512]
 FIG6_LINEARISED = {f"fig6_lenet_sigma{FIG6_CAPTION:g}_{method}_linearised_seed{r}": (method, r)
                    for r in range(3) for method in ("hessian", "secant")}
 DEEP_DEVICE = {**{name: "cuda" for name in DEEP_FIG1}, "fig6_vgg11": DEVICE,
