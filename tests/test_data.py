@@ -94,3 +94,18 @@ def test_concat_channels_rejects_mismatches():
     with pytest.raises(ValueError, match="same label vector"):
         concat_channels(a, (a[0], a[1].flip(0)))
 
+
+
+def test_a_noise_or_margin_that_float32_would_zero_is_refused():
+    """The adversarial pass of session 35: sigma = 1e-50 gave noiseless data (0 in float32), silently."""
+    import torch
+
+    from nadcore import data
+    from nadcore.checks import InputError
+
+    v = torch.zeros(1, 4, 4)
+    v[0, 0, 0] = 1
+    for kw, name in ((dict(sigma=1e-50, eps=1.0), "sigma"), (dict(sigma=1.0, eps=1e-50), "eps")):
+        with pytest.raises(InputError, match=f"{name} must be (0 or )?at least"):
+            data.directional_dataset(v, 10, seed=0, **kw)
+    assert data.directional_dataset(v, 10, 1.0, 0.0, seed=0)[0].shape == (10, 1, 4, 4)

@@ -1252,3 +1252,42 @@ def test_an_edit_to_a_helper_in_a_sibling_module_changes_the_models_key(tmp_path
         digests.append(networks.code_digest(mod.Net()))
         assert networks.project_modules(["mynet"]) == ["helpers", "mynet"]   # not numpy, not torch
     assert None not in digests and digests[0] != digests[1]
+
+
+@pytest.mark.parametrize("layout", ["parent package", "sibling folder", "inside forward"])
+def test_a_helper_anywhere_in_the_project_is_in_the_models_key(tmp_path, monkeypatch, layout):
+    """The adversarial pass of session 35: a helper in a parent package, in a sibling folder, or imported inside
+    `forward` kept the key (a rerun reused stale chunks); every loaded module below the model's import root counts."""
+    import importlib
+    import sys as system
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    body = "        return squash(self.lin(x.flatten(1)))\n"
+    if layout == "parent package":
+        where, spec, imp = "pkg/helper.py", "pkg.sub.model", "from pkg.helper import squash\n"
+        for d in ("pkg", "pkg/sub"):
+            (tmp_path / d).mkdir(exist_ok=True)
+            (tmp_path / d / "__init__.py").write_text("")
+    elif layout == "sibling folder":
+        where, spec, imp = "utils/helper.py", "models.net", "from utils.helper import squash\n"
+        for d in ("utils", "models"):
+            (tmp_path / d).mkdir(exist_ok=True)
+            (tmp_path / d / "__init__.py").write_text("")
+    else:
+        where, spec, imp = "lazyhelper.py", "lazynet", ""
+        body = "        from lazyhelper import squash\n\n" + body
+    path = tmp_path / (spec.replace(".", "/") + ".py")
+    path.write_text(f"import torch\nfrom torch import nn\n{imp}\n\nclass Net(nn.Module):\n"
+                    "    def __init__(self):\n        super().__init__()\n        self.lin = nn.Linear(64, 1)\n\n"
+                    f"    def forward(self, x):\n{body}")
+    digests = []
+    for limit in (5, 50):
+        (tmp_path / where).write_text(f"LIMIT = {limit}\n\n\ndef squash(x):\n    return x.clamp(-LIMIT, LIMIT)\n")
+        for name in [n for n in system.modules if n.split(".")[0] in ("pkg", "utils", "models", "lazyhelper",
+                                                                      "lazynet")]:
+            system.modules.pop(name)
+        importlib.invalidate_caches()
+        net = importlib.import_module(spec).Net()
+        net(torch.zeros(1, 1, 8, 8))   # `describe` runs the network at x0 before the digest
+        digests.append(networks.code_digest(net))
+    assert None not in digests and digests[0] != digests[1]

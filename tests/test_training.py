@@ -66,7 +66,7 @@ def test_half_overlap_of_repeated_gradients_is_one_and_the_checkpoints_are_check
     recipe = train.Recipe(epochs=2, max_lr=0.1)   # 4 samples: one step an epoch
     for bad in ([1, 2], [0, 3], [0, 2, 1]):
         with pytest.raises(InputError, match="checkpoints must be"):
-            c8.trajectory(torch.nn.Linear(4, 2), ((torch.randn(4, 4), torch.zeros(4).long()),) * 2, np.ones(4),
+            c8.trajectory(torch.nn.Linear(4, 2), ((torch.randn(4, 4), torch.zeros(4).long()),) * 2, np.eye(4)[0],
                           np.eye(4), recipe, bad, [1], 4, 0)
 
 
@@ -297,3 +297,31 @@ def test_the_kernels_gram_of_linear_models_is_its_closed_form():
     right = torch.linalg.svd(h)[2]
     lead = torch.linalg.eigh(gram)[1][:, -1]
     assert abs(float(right[0] @ lead)) == pytest.approx(1, abs=1e-6)
+
+
+def test_bad_input_to_the_chapters_functions_is_one_line():
+    with pytest.raises(InputError, match="net must be a network"):
+        models.Linearised("abc")
+    with pytest.raises(InputError, match="trainable parameters"):
+        models.Linearised(torch.nn.ReLU())
+    with pytest.raises(InputError, match="no batch norm"):
+        models.Linearised(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4)))
+    half = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 2))
+    half[0].requires_grad_(False)
+    lin = models.Linearised(half.eval())
+    assert sum(p.requires_grad for p in lin.parameters()) == 2 and not lin.training
+    data_ = ((torch.randn(8, 1, 2, 2), torch.arange(8) % 2),) * 2
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4, 2))
+    with pytest.raises(InputError, match="normalize must be False"):
+        c8.trajectory(net, data_, np.eye(4)[0], np.eye(4), train.Recipe(1, 0.1, normalize=True), [0], [1], 4, 0)
+    with pytest.raises(InputError, match="u must be a unit vector"):
+        c8.trajectory(net, data_, np.ones(4), np.eye(4), train.Recipe(1, 0.1), [0], [1], 4, 0)
+    with pytest.raises(InputError, match="checkpoints must be a list of SGD steps"):
+        c8.trajectory(net, data_, np.eye(4)[0], np.eye(4), train.Recipe(1, 0.1), [0, 1.7], [1], 4, 0)
+    with pytest.raises(InputError, match="basis must hold"):
+        c8.cell("mlp", "early", 0, {**presets.preset("training", "smoke"), "seed": 0}, np.eye(1024)[:10])
+    with pytest.raises(InputError, match="settings must hold"):
+        c8.cell("mlp", "early", 0, {"seed": 0}, np.eye(1024))
+    with pytest.raises(InputError, match="device must be"):
+        c8.chapter_results("smoke", 0, "/nonexistent", device="tpu", compute=False)
+    assert np.isnan(c8.measures(np.eye(4), np.zeros((4, 4)), np.eye(4), np.eye(4)[0], np.eye(4), [1])["u_energy"])

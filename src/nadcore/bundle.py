@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from nadcore import fourier, nads, presets, published, seeds, stacked, store, sweeps, versions
+from nadcore import checks, fourier, nads, presets, published, seeds, stacked, store, sweeps, versions
 from nadcore.checks import InputError
 from nadcore.device import PRECISIONS
 from nadcore.experiments import (
@@ -116,6 +116,10 @@ def _whole(name, stored):
         done = bool(stored(bundle_dir))
         return Status(f"{name}: " + ("stored" if done else "not complete"), done)
     return status
+
+
+class Missing(RuntimeError):
+    """An item's prerequisite (another item) is not in the bundle: `main` says so in one line."""
 
 
 def _check_device(item, device):
@@ -954,7 +958,7 @@ def _fig6_compute(name, bundle_dir, scratch, progress, sigma=None):
         compute(nad_name(nads_of(arch), fig6_method(name)), bundle_dir, scratch, progress)
     basis = fig6_basis(name, bundle_dir)
     if basis is None:
-        raise RuntimeError(f"{name}: the NADs it trains along are not in {bundle_dir} after computing them")
+        raise Missing(f"{name}: the NADs it trains along are not in {bundle_dir} after computing them")
     return ch3_nads.fig6_sweep(arch, basis, indices, settings, bundle_dir / "nads", device=device,
                                batch=deep_batch(arch, device), progress=progress)
 
@@ -1477,7 +1481,7 @@ def _training_compute(bundle_dir, scratch, progress):
     settings = presets.preset("training", "paper")
     bases = training_bases(bundle_dir)
     if bases is None:
-        raise RuntimeError("training: the NADs its networks train along are not stored "
+        raise Missing("training: the NADs its networks train along are not stored "
                            "(nads_lenet, nads_mlp, antialias)")
     return ch8_training.training_sweep(settings, SEED, bases, Path(bundle_dir) / "nads",
                                        fashion=partial(_fashion_two_classes, settings["n_train"]), progress=progress)
@@ -1520,7 +1524,7 @@ def _conventions_compute(bundle_dir, scratch, progress):
     settings = conventions_settings()
     stored = load_nad(CONVENTION_ARCH, bundle_dir=bundle_dir)
     if stored is None:
-        raise RuntimeError(f"conventions: the stored NADs of {CONVENTION_ARCH} (nads_{CONVENTION_ARCH}) come first")
+        raise Missing(f"conventions: the stored NADs of {CONVENTION_ARCH} (nads_{CONVENTION_ARCH}) come first")
     if load_conventions(bundle_dir) is None:
         import time
 
@@ -1647,7 +1651,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m nadcore.bundl
     show = not items or items[0] == "status"      # else compute
     if show:
         items = items[1:] or list(ITEMS)
-    elif items == ["all"]:
+    if items == ["all"]:
         items = list(ITEMS)
     bad = [item for item in items if item not in REGISTRY]
     if bad:
@@ -1665,6 +1669,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m nadcore.bundl
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; finished cells and chunks are kept", file=sys.stderr)
         return 130
+    except (Missing, InputError) as err:
+        print(f"{prog}: error: {checks.first_line(err)}", file=sys.stderr)
+        return 2 if isinstance(err, InputError) else 1
     return 0
 
 

@@ -14,6 +14,7 @@ from nadcore.checks import InputError
 from nadcore.device import resolve
 from nadcore.seeds import check_seed
 
+FLOAT32_TINY = float(torch.finfo(torch.float32).tiny)   # below it a noise level or a margin vanishes in float32
 UNIT_TOL = 1e-3  # NADs stored in float16 (the results bundle) have norms up to ~3e-4 from 1
 FLOAT32_MAX = float(torch.finfo(torch.float32).max)   # the samples are float32
 
@@ -54,6 +55,9 @@ def directional_dataset(v: torch.Tensor, n: int, sigma: float, eps: float, seed:
         if value > FLOAT32_MAX:
             raise InputError(f"{name} must be a finite number {low} in float32 (at most {FLOAT32_MAX:.4g}); "
                              f"got {value!r}")
+        if value != 0 and abs(value) < FLOAT32_TINY:   # it would be 0 in the float32 samples
+            raise InputError(f"{name} must be {'0 or ' if low == '>= 0' else ''}at least {FLOAT32_TINY:.4g} "
+                             f"(float32's smallest normal number); got {value!r}")
     sigma, eps = float(sigma), float(eps)
     dev = resolve(device)
     gen = torch.Generator().manual_seed(check_seed(seed))

@@ -409,6 +409,13 @@ class Linearised(nn.Module):
 
     def __init__(self, net: nn.Module) -> None:
         super().__init__()
+        if not isinstance(net, nn.Module):
+            raise InputError(f"net must be a network (an nn.Module instance); got {net!r:.80}")
+        if not any(p.requires_grad for p in net.parameters()):
+            raise InputError("net must have trainable parameters: its linearisation is in them")
+        if any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in net.modules()):
+            raise InputError("net must have no batch norm: its statistics are not weights at which f is linearised")
+        trainable = [p.requires_grad for p in net.parameters()]
         frozen = copy.deepcopy(net).requires_grad_(False)
         self._frozen = (frozen,)   # not a submodule: its weights are the buffers theta0_i
         self.names = [n for n, _ in frozen.named_parameters()]
@@ -417,7 +424,9 @@ class Linearised(nn.Module):
             self.register_buffer(f"theta0_{i}", p.detach().clone())
         for i, (_, b) in enumerate(frozen.named_buffers()):
             self.register_buffer(f"net_buffer_{i}", b.detach().clone())
-        self.theta = nn.ParameterList([nn.Parameter(p.detach().clone()) for p in frozen.parameters()])
+        self.theta = nn.ParameterList([nn.Parameter(p.detach().clone(), requires_grad=t)   # frozen ones stay frozen
+                                       for p, t in zip(frozen.parameters(), trainable)])
+        self.train(net.training)
 
     def train(self, mode: bool = True) -> Linearised:
         self._frozen[0].train(mode)

@@ -83,6 +83,12 @@ def second_moment(a: np.ndarray) -> np.ndarray:
     return a.T @ a / len(a)
 
 
+def _energy(g, u):
+    """D u^T G u / tr G: G's share along u against an isotropic G's (NaN for a zero G)."""
+    trace = float(np.trace(g))
+    return len(u) * float(u @ g @ u) / trace if trace > 0 else float("nan")
+
+
 def frobenius_cosine(a: np.ndarray, b: np.ndarray) -> float:
     """<A, B>_F / (|A|_F |B|_F); NaN when either is zero."""
     na, nb = np.linalg.norm(a), np.linalg.norm(b)
@@ -132,7 +138,7 @@ def measures(g0: np.ndarray, g: np.ndarray, s: np.ndarray, u: np.ndarray, basis:
     dg = g - g0
     rank, cos = closest(v, u)
     return {"self_overlap": subspace_overlaps(v, v0, ks), "nad_overlap": subspace_overlaps(v, basis, ks),
-            "u_rank": rank, "u_cos": cos, "u_energy": len(u) * float(u @ g @ u) / float(np.trace(g)),
+            "u_rank": rank, "u_cos": cos, "u_energy": _energy(g, u),
             "cos_pred": frobenius_cosine(dg, g0 @ s @ g0), "cos_data": frobenius_cosine(dg, s),
             "cos_scale": frobenius_cosine(dg, g0), "eigenvalues": w[:max(ks)], "leading": v[0]}
 
@@ -158,6 +164,19 @@ def trajectory(net: nn.Module, data: Sequence[Sequence[torch.Tensor]], u: np.nda
     after each SGD step of `checkpoints` (0 first: before training) stacked over checkpoints, with the test
     accuracy `acc` (percent) at each and `half_overlap`. The eigen steps run on one BLAS thread (the same
     numbers on any machine of one CPU model; two threads beside a busy core run them 25 times slower)."""
+    recipe = train.as_recipe(recipe)
+    if recipe.normalize:
+        raise InputError("recipe.normalize must be False: the measures read G at the inputs the network sees "
+                         "(standardise the data first, as fashion_task does)")
+    if not isinstance(net, nn.Module):
+        raise InputError(f"net must be an nn.Module with two logits; got {type(net).__name__}")
+    if not (isinstance(checkpoints, (list, tuple)) and all(checks.is_integer(c) for c in checkpoints)):
+        raise InputError(f"checkpoints must be a list of SGD steps (integers); got {checkpoints!r}")
+    dim = int(np.prod(data[0][0].shape[1:]))
+    u = np.asarray(u, dtype=np.float64).reshape(-1)
+    if u.shape != (dim,) or not np.isfinite(u).all() or abs(np.linalg.norm(u) - 1) > 1e-3:
+        raise InputError(f"u must be a unit vector of the inputs' {dim} entries (the task's direction); got shape "
+                         f"{u.shape} and norm {np.linalg.norm(u):.3g}")
     with threadpool_limits(1, user_api="blas"):
         return _trajectory(net, data, u, basis, recipe, checkpoints, ks, grad_samples, seed)
 
@@ -223,6 +242,14 @@ def cell(network: str, task: str, replicate: int, settings: Mapping[str, Any], b
     `indices`, u_i the rows of `basis`, the network's NADs; "fashion": `fashion()`, see `fashion_task`),
     replicate `replicate` of the run `settings["seed"]`, measured by `trajectory`."""
     arch, pooling = check_network(network)
+    missing = [k for k in ("seed", "epochs", "max_lr", "indices", "n_train", "sigma", "eps", "ks", "checkpoints",
+                           "grad_samples") if k not in settings]
+    if missing:
+        raise InputError(f"settings must hold a presets.Training's fields; missing {', '.join(missing)}")
+    need = max(settings["indices"].get(task, 0) + 1, max(settings["ks"]))
+    if len(basis) < need:
+        raise InputError(f"basis must hold the network's first {need} NADs (the task's index, the largest k); got "
+                         f"{len(basis)} rows")
     run = seeds.replicate(settings["seed"], replicate)
     recipe = train.Recipe(settings["epochs"], settings["max_lr"])
     if task == "fashion":
@@ -305,6 +332,7 @@ def chapter_results(scale: str, seed: int, results_dir: str | Path, device: str 
     and the networks' NADs `bases`; on the CPU (the sweep's device), `device` estimating the NADs only. With
     `compute=False`, what is stored (no cells while a basis is missing)."""
     settings = presets.preset("training", scale)
+    device = checks.one_of("device", device, ("auto", "cpu", "cuda"), accepted="auto, cpu or cuda (the NADs')")
     bases = nad_bases(settings["networks"], scale, seed, results_dir, device, compute, progress)
     if bases is None:
         return {"settings": settings, "cells": {}, "bases": None}

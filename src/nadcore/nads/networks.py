@@ -274,25 +274,32 @@ def _file_of(name):
     return None if file is None else Path(file).resolve()
 
 
+def _is_library(file: Path) -> bool:
+    """An installed package's or the standard library's file (not the user's own code)."""
+    import sysconfig
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
+    return bool({"site-packages", "dist-packages"} & set(file.parts)) or file.is_relative_to(stdlib)
+
+
+def _import_root(name):
+    """The folder `name` was imported from (the one holding its top-level package or module)."""
+    file = _file_of(name.split(".")[0])
+    return None if file is None else file.parent.parent if file.name == "__init__.py" else file.parent
+
+
 def project_modules(names: Iterable[str]) -> list[str]:
-    """`names` (loaded modules) and every loaded module their globals reach, through its objects or itself, whose
-    file lies in the folder of one of theirs or below it and outside installed packages (`site-packages`): the
-    user's own helpers, not the libraries they use. Sorted."""
-    roots = {f.parent for f in map(_file_of, names) if f is not None and "site-packages" not in f.parts}
-    seen, todo = set(), list(names)
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in sys.modules:
-            continue
-        seen.add(name)
-        for value in list(vars(sys.modules[name]).values()):
-            other = value.__name__ if isinstance(value, type(sys)) else getattr(value, "__module__", None)
-            if not isinstance(other, str):
-                continue
-            file = _file_of(other)
-            if file is not None and "site-packages" not in file.parts and any(file.is_relative_to(r) for r in roots):
-                todo.append(other)
-    return sorted(seen)
+    """`names` (loaded modules) and every loaded module of the same project: whose file lies below the folder one of
+    them was imported from (a helper in a sibling file, a parent package or a sibling folder, or imported inside
+    `forward` once it has run), installed packages and the standard library aside. Sorted."""
+    names = [n for n in names if n in sys.modules]
+    roots = {r for r in map(_import_root, names) if r is not None and not _is_library(r)}
+    out = set(names)
+    for name in list(sys.modules):
+        file = _file_of(name)
+        if file is not None and not _is_library(file) and any(file.is_relative_to(r) for r in roots):
+            out.add(name)
+    return sorted(out)
 
 
 def behaviour(net: nn.Module, out: torch.Tensor) -> str:
