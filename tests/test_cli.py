@@ -1028,3 +1028,28 @@ def test_outputs_that_are_hard_links_or_fifos_and_a_base_exception_of_yours(tmp_
     assert "overrides must give presets the chapter's code takes" in capsys.readouterr().err
     assert cli.main(["plan", "03_nads", "--book-dir", ""]) == 2
     assert "--book-dir must be a folder holding chapter notebooks (not blank)" in capsys.readouterr().err
+
+
+def test_run_and_submit_replace_their_own_outputs_only(tmp_path):
+    """The adversarial pass of session 35: `run` replaced any file under its output's name and `submit` any script;
+    they now replace only what they wrote (a papermill output, a nadbook script) without --force."""
+    out = tmp_path / "runs"
+    out.mkdir()
+    mine = out / "01_fourier-smoke.ipynb"
+    mine.write_text('{"cells": [], "metadata": {}, "note": "my own notebook"}')
+    assert cli.main(["run", "01_fourier", "--out", str(out), "-p", "results_dir", str(tmp_path / "r")]) == 2
+    assert "my own notebook" in mine.read_text()
+    ran = tmp_path / "ran.ipynb"
+    ran.write_text('{"cells": [], "metadata": {"papermill": {"parameters": {}}}}')
+    assert cli._papermill_output(ran) and not cli._papermill_output(mine)
+    script = out / "01_fourier-smoke-shards.sbatch"
+    script.write_text("#!/bin/bash\necho my own job\n")
+    sbin = tmp_path / "bin"
+    sbin.mkdir()
+    (sbin / "sbatch").write_text("#!/bin/sh\necho Submitted batch job 1\n")
+    (sbin / "sbatch").chmod(0o755)
+    env = {**os.environ, "PATH": f"{sbin}:{os.environ['PATH']}"}
+    done = subprocess.run([sys.executable, "-m", "nadcore.cli", "submit", "01_fourier", "--device", "cpu",
+                           "--shards", "2", "--out", str(out), "-p", "results_dir", str(tmp_path / "r")],
+                          capture_output=True, text=True, env=env, cwd=ROOT)
+    assert done.returncode == 2 and "nadcore wrote" in done.stderr and "my own job" in script.read_text()

@@ -395,6 +395,9 @@ def run_chapter(args: argparse.Namespace) -> None:
     final, running, failed = (out / f"{name}{tail}.ipynb" for tail in ("", ".RUNNING", "-FAILED"))
     if final.is_dir():
         raise fail("--out", str(out), f"a folder without a folder named {final.name}")
+    if final.is_file() and not args.force and not _papermill_output(final):
+        raise fail("--out", str(out), f"a folder whose {final.name} is a run's output (papermill's) or absent, or "
+                                      "--force to replace it")
     check_plain_files("--out", (final, running, failed), args.force)
     announce(notebook, folder, values, final, running)
     out.mkdir(parents=True, exist_ok=True)
@@ -409,6 +412,17 @@ def run_chapter(args: argparse.Namespace) -> None:
     running.replace(final)
     failed.unlink(missing_ok=True)
     print(final)
+
+
+SBATCH_HEAD = b"#!/bin/bash\n#SBATCH --job-name=nadbook-"   # how the scripts `submit` writes begin
+
+
+def _papermill_output(path: Path) -> bool:
+    """True when the notebook at `path` is one papermill executed (a run's output), not a file of the user's."""
+    try:
+        return '"papermill"' in path.read_text(errors="replace")
+    except OSError:
+        return False
 
 
 def check_plain_files(key: str, files: Iterable[Path], force: bool) -> None:
@@ -632,8 +646,9 @@ def sbatch_word(text: str) -> str:
     return name + '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def slurm_scripts(args: argparse.Namespace) -> tuple[str, str]:
-    """`(array, collector)`: the sbatch scripts of `nadcore submit`, every value checked as for `run`.
+def slurm_scripts(args: argparse.Namespace) -> tuple[str, str, str]:
+    """`(array, collector, stem)`: the sbatch scripts of `nadcore submit`, every value checked as for `run`, and the
+    stem they are written under (the chapter and the scale they run).
 
     The array job runs shard `$SLURM_ARRAY_TASK_ID` of `--shards` against the shared results_dir;
     the collector (submitted with `afterok` on the array) runs the chapter whole, finds every
@@ -675,7 +690,7 @@ def slurm_scripts(args: argparse.Namespace) -> tuple[str, str]:
     cd = f"cd {shlex.quote(str(folder.parent))}\n"
     array = (head("shards", "%A_%a") + f"#SBATCH --array=0-{args.shards - 1}\n" + cd
              + f'{run} -p shard "$SLURM_ARRAY_TASK_ID" -p num_shards {args.shards}\n')
-    return array, head("collect", "%j") + cd + run + "\n"
+    return array, head("collect", "%j") + cd + run + "\n", f"{notebook.stem}-{values['scale']}"
 
 
 def submit(args: argparse.Namespace) -> None:
@@ -684,10 +699,8 @@ def submit(args: argparse.Namespace) -> None:
     import shutil
     import subprocess
 
-    array, collector = slurm_scripts(args)
+    array, collector, stem = slurm_scripts(args)   # stem: the chapter and the scale the scripts run
     out = Path(args.out)
-    stem = f"{find_chapter(args.chapter, Path(args.book_dir) if args.book_dir else book_dir()).stem}-" \
-           f"{args.scale or 'smoke'}"
     if args.dry_run:
         print(f"# {stem}-shards.sbatch\n{array}\n# {stem}-collect.sbatch\n{collector}", end="")
         return
@@ -696,6 +709,10 @@ def submit(args: argparse.Namespace) -> None:
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{stem}-{part}.sbatch" for part in ("shards", "collect")]
     check_plain_files("--out", paths, args.force)
+    foreign = [p.name for p in paths if p.is_file() and not p.read_bytes().startswith(SBATCH_HEAD)]
+    if foreign and not args.force:
+        raise fail("--out", str(out), f"a folder whose {' and '.join(foreign)} nadcore wrote (a resubmission "
+                                      "rewrites its own scripts), or --force to replace them")
     for path, text in zip(paths, (array, collector)):
         path.write_text(text)
     sbatch = lambda *a: subprocess.run(["sbatch", "--parsable", *a], capture_output=True, text=True)

@@ -270,8 +270,13 @@ def code_digest(net: nn.Module, factory: object = None) -> str | None:
 
 
 def _file_of(name):
-    file = getattr(sys.modules.get(name), "__file__", None)
-    return None if file is None else Path(file).resolve()
+    """The source file of loaded module `name`, read from its own namespace (some modules, torch.ops and
+    torch.classes, answer any attribute), None if it has no absolute one."""
+    try:
+        file = vars(sys.modules[name]).get("__file__")
+    except (KeyError, TypeError):
+        return None
+    return Path(file).resolve() if isinstance(file, str) and Path(file).is_absolute() else None
 
 
 def _is_library(file: Path) -> bool:
