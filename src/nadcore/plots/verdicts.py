@@ -1407,7 +1407,9 @@ def linearised_runs(results: Mapping[str, Any]) -> tuple[dict[str, list], dict[s
     `linearised`)."""
     full = {m: fig6_runs(results["fig6_nads"], "fig6", m, bundle.FIG6_CAPTION) for m in ("hessian", "secant")}
     lin: dict[str, list] = {m: [] for m in full}
-    for name, (m, _) in bundle.FIG6_LINEARISED.items():
+    for name, (m, _, sigma) in bundle.FIG6_LINEARISED.items():
+        if sigma != bundle.FIG6_CAPTION:
+            continue
         run = results["linearised"].get(name, {})
         lin[m].append(run if len(run) == len(bundle.LINEARISED_INDICES) else {})
     return full, lin
