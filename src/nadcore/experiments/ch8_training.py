@@ -463,9 +463,9 @@ def training_verdicts(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarr
     return [
         Verdict("Do a network's leading gradient directions at initialisation survive its training?",
                 "yes: the paper reads what a trained network learns off its NADs at initialisation",
-                f"at the end, G's leading {STAY_K} keep {_span(o for o, _ in st.values())} of G₀'s (sampling "
-                f"ceilings {_span(c for _, c in st.values())}); where the network learns its task ({len(learnt)} of "
-                f"{len(st)}), the task's direction leads G in every replicate in {leads}",
+                f"at the end, Gₜ's leading {STAY_K} keep {_span(o for o, _ in st.values())} of G₀'s (sampling "
+                f"ceilings {_span(c for _, c in st.values())}); the task's direction leads Gₜ in every replicate in "
+                f"{leads} of the {len(learnt)} cases where the network learns its task",
                 _outcome(list(kept.values())),
                 "" if all(kept.values()) else f"kept in {sum(kept.values())} of {len(kept)} networks and tasks"),
         Verdict("Early in training, does G_t − G₀ follow G₀ S G₀ (Movahedi et al., 2025)?",
@@ -598,10 +598,10 @@ def linearised_reading(gaps: Mapping[str, Mapping[int, tuple]]) -> str:
     if not gaps:
         return "Not stored yet."
     words = {"hessian": "the kernel's", "secant": "the secant's"}
-    first = "; ".join(f"along {words.get(m, m)} {nad_name(min(by))}, {by[min(by)][1]:.1f} % (LeNet: "
-                      f"{by[min(by)][0]:.1f} %)" for m, by in gaps.items())
+    first = " and ".join(f"{by[min(by)][1]:.1f} % along {words.get(m, m)} {nad_name(min(by))} (LeNet: "
+                         f"{by[min(by)][0]:.1f} %)" for m, by in gaps.items())
     m, i = max(((m, i) for m, by in gaps.items() for i in by), key=lambda p: abs(gaps[p[0]][p[1]][2]))
-    return (f"The linearised LeNet reaches {first}. The two differ most along {words.get(m, m)} {nad_name(i)}: "
+    return (f"The linearised LeNet reaches {first}. The two differ most along {words.get(m, m)} {nad_name(i)}, by "
             f"{gaps[m][i][2]:+.1f} points.")
 
 
