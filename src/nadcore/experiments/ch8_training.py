@@ -468,7 +468,7 @@ def training_verdicts(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarr
                 f"{leads} of the {len(learnt)} cases where the network learns its task",
                 _outcome(list(kept.values())),
                 "" if all(kept.values()) else f"kept in {sum(kept.values())} of {len(kept)} networks and tasks"),
-        Verdict("Early in training, does G_t − G₀ follow G₀ S G₀ (Movahedi et al., 2025)?",
+        Verdict("Early in training, does Gₜ − G₀ follow G₀ S G₀ (Movahedi et al., 2025)?",
                 "yes: beyond a rescaling of G₀, closer to G₀ S G₀ than to the data's S",
                 f"over steps 1 to {EARLY}, the change on D(uᵢ) is first a rescaling of G₀ (mean cosine "
                 f"{_span(pm[p][2] for p in pm if p[1] != 'fashion')}); beyond "
@@ -504,7 +504,7 @@ def thresholds() -> str:
     return (f"A network keeps its initial gradient directions when G's leading {STAY_K}-subspace at the end of "
             f"training shares at least {STAY:g} × the sampling ceiling (two halves of the inputs at initialisation) "
             f"of G₀'s, mean over replicates. G₀ S G₀ predicts the change when, at every checkpoint from step 1 to "
-            f"{EARLY}, its Frobenius cosine with G_t − G₀, both without their component along G₀ (a rescaling), is "
+            f"{EARLY}, its Frobenius cosine with Gₜ − G₀, both without their component along G₀ (a rescaling), is "
             f"positive and exceeds that of the data's S by at least {Z:g} standard errors over replicates. The "
             f"kernel's NADs tell what LeNet learns when it reaches {LEARNED:g} % along the first. The task's "
             f"direction u leads G when G's leading eigenvector is the closest to u, with a squared cosine of at least "
