@@ -1,7 +1,7 @@
-"""Chapter 8: how a network's NADs move while it trains (issue 61's first question).
+"""Chapter 8: how a network's NADs move while it trains, the kernel's NADs, the linearised network, the conventions.
 
 `trajectory` trains one network on one task and measures, before training and after each checkpoint
-epoch t, its gradient covariance over the inputs,
+step t, its gradient covariance over the inputs,
 
     G_t = E_x[grad_x m(x) grad_x m(x)^T],    m = z_1 - z_0 (the two-class logit margin),
 
@@ -26,6 +26,12 @@ each G_t with the same network's G_0 and with the architecture's stored NADs:
 Tasks: D(u_i) (the NAD paper's Fig. 6 data, u_i the network's own i-th NAD, an early and a late index)
 and a two-class split of Fashion-MNIST (`FASHION_SPLIT`: labels 0-4 against 5-9, standardised by the
 training set's mean and deviation), whose direction u is the difference of the class means.
+
+The chapter's other questions read results the bundle computes elsewhere: the kernel's NADs (`nads.estimate` with
+`method="hessian"`, Eq. 5) and Fig. 6 along them, the linearised LeNet (`models.Linearised`) against the full one
+(`linearised_gaps`, `linearised_verdict`), and the two conventions of "the" NADs, centred covariance and uncentred
+second moment, on the same networks' gradients (`convention_moments`, `conventions`). The verdicts' thresholds are
+the constants below `EARLY` (`thresholds` writes them out).
 """
 
 from __future__ import annotations
