@@ -1053,3 +1053,10 @@ def test_run_and_submit_replace_their_own_outputs_only(tmp_path):
                            "--shards", "2", "--out", str(out), "-p", "results_dir", str(tmp_path / "r")],
                           capture_output=True, text=True, env=env, cwd=ROOT)
     assert done.returncode == 2 and "nadcore wrote" in done.stderr and "my own job" in script.read_text()
+
+
+def test_a_bundle_dir_given_must_be_a_results_bundle(tmp_path):
+    """The adversarial pass of session 35: `-p bundle_dir /nonexistent` started the kernel and failed in a cell."""
+    for given in (str(tmp_path / "nowhere"), str(tmp_path)):
+        assert cli.main(["run", "08_training", "--out", str(tmp_path / "o"), "-p", "bundle_dir", given]) == 2
+    assert not (tmp_path / "o").exists()

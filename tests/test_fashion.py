@@ -122,3 +122,15 @@ def test_chapter5_reads_fashion_with_a_limit(root):
     (x, y), (xt, yt) = ch5_underspec.load_images("fashion", root, limit=50)
     assert x.shape == xt.shape == (50, 3, 32, 32) and y.max() <= 9
     assert torch.equal(ch5_underspec.binarise(y), (y >= 5).long())   # T-shirt..Coat vs Sandal..Ankle boot
+
+
+def test_old_processed_files_are_refused_before_torchvision_reads_them(tmp_path):
+    """The adversarial pass of session 35: stray `processed/*.pt` files were loaded instead of the raw images (labels
+    99 and -7), and a pickled one ended in torch's multi-line error."""
+    from nadcore import cifar
+    from nadcore.checks import InputError
+
+    (tmp_path / "FashionMNIST" / "processed").mkdir(parents=True)
+    (tmp_path / "FashionMNIST" / "processed" / "training.pt").write_bytes(b"not images")
+    with pytest.raises(InputError, match="processed files"):
+        cifar.load("fashion", tmp_path)

@@ -207,6 +207,10 @@ def load_fashion(data_root: str | Path = "../data", train: bool = True, download
 def _fashion_files(root, download, reader):
     """Make `root/FashionMNIST/raw` hold the uncompressed files of torchvision's `reader`, from Debian's package."""
     raw = root / reader.__name__ / "raw"
+    processed = sorted((root / reader.__name__ / "processed").glob("*.pt"))
+    if processed:   # torchvision would read these (torch.load) instead of the raw files
+        raise InputError(f"data_root must not hold torchvision's old processed files, which are read before the raw "
+                         f"images; remove {processed[0].parent} (found {processed[0].name})")
     names = [Path(n).stem for n, _ in reader.resources]  # train-images-idx3-ubyte, ...
     missing = [n for n in names if not (raw / n).is_file()]
     if missing and all((FASHION_DEBIAN / f"{n}.gz").is_file() for n in missing):

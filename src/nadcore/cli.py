@@ -185,6 +185,9 @@ def can_create_in(folder: str | Path) -> bool:
         return False
 
 
+CHAPTER_BUNDLE_DIR = "../bundle"   # the chapters' default bundle_dir (the checkout's bundle/ beside book/)
+
+
 def check_values(values: Mapping[str, Any], folder: Path, writes: bool = True, force: bool = False,
                  here: bool | None = None, chapter: str | None = None) -> None:
     """A UsageError unless the library accepts every value the chapter will see (defaults included).
@@ -218,6 +221,11 @@ def check_values(values: Mapping[str, Any], folder: Path, writes: bool = True, f
             check_overrides(values["overrides"], values["scale"], chapter)
         except ValueError as err:
             raise UsageError(str(err)) from None
+    bundle_dir = values.get("bundle_dir")   # the stored results a chapter reads; the default may be absent (a wheel)
+    if isinstance(bundle_dir, str) and bundle_dir != CHAPTER_BUNDLE_DIR \
+            and not (folder / bundle_dir / paths.BUNDLE_MARKER).is_file():
+        raise fail("bundle_dir", bundle_dir, f"a results bundle (a folder holding {paths.BUNDLE_MARKER}, as the "
+                                             "checkout's bundle/ does)")
     for key in ("results_dir", "data_root"):        # the chapter runs in `folder`
         if isinstance(values.get(key), str):
             writable = writes and (key == "results_dir" or values.get("download") is True)
