@@ -25,6 +25,7 @@ import argparse
 import dataclasses
 import json
 import sys
+import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
@@ -1469,25 +1470,17 @@ def training_bases(bundle_dir: str | Path = BUNDLE) -> dict[str, np.ndarray] | N
                                   compute=False)
 
 
-def _fashion_two_classes(n_train):
-    return ch8_training.fashion_data(DATA, n_train)
-
-
 def load_training(bundle_dir: str | Path = BUNDLE) -> dict[tuple[str, str, int], dict[str, np.ndarray]]:
-    """Chapter 8's stored networks, `{(network, task, replicate): arrays}` (`ch8_training.training_sweep`)."""
-    bases = training_bases(bundle_dir)
-    return {} if bases is None else ch8_training.training_sweep(
-        presets.preset("training", "paper"), SEED, bases, Path(bundle_dir) / "nads", only_stored=True)
+    """Chapter 8's stored networks, `{(network, task, replicate): arrays}` (`ch8_training.chapter_results` at the
+    published scale, computing nothing)."""
+    return ch8_training.chapter_results("paper", SEED, bundle_dir, DEVICE, compute=False)["cells"]
 
 
 def _training_compute(bundle_dir, scratch, progress):
-    settings = presets.preset("training", "paper")
-    bases = training_bases(bundle_dir)
-    if bases is None:
-        raise Missing("training: the NADs its networks train along are not stored "
-                           "(nads_lenet, nads_mlp, antialias)")
-    return ch8_training.training_sweep(settings, SEED, bases, Path(bundle_dir) / "nads",
-                                       fashion=partial(_fashion_two_classes, settings["n_train"]), progress=progress)
+    """Chapter 8's networks as `nadcore run 08_training --scale paper` computes them, once their NADs are stored."""
+    if training_bases(bundle_dir) is None:
+        raise Missing("training: the NADs its networks train along are not stored (nads_lenet, nads_mlp, antialias)")
+    return ch8_training.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, data_root=DATA)["cells"]
 
 
 def _training_status(bundle_dir, scratch):
@@ -1529,8 +1522,6 @@ def _conventions_compute(bundle_dir, scratch, progress):
     if stored is None:
         raise Missing(f"conventions: the stored NADs of {CONVENTION_ARCH} (nads_{CONVENTION_ARCH}) come first")
     if load_conventions(bundle_dir) is None:
-        import time
-
         start = time.perf_counter()
         moments = ch8_training.convention_moments(CONVENTION_ARCH, settings["num_networks"], SEED,
                                                   Path(scratch) / "conventions", progress)

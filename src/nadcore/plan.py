@@ -511,21 +511,17 @@ def _zoo(scale, seed, results, dev):
 
 def _training(scale, seed, results, dev):
     cfg = presets.preset("training", scale)
-    items = []
+    items, bases = [], {}
     for name in cfg["networks"]:   # the NADs each network trains along, Chapter 3's or Chapter 6's estimate
         arch, pooling = ch8_training.check_network(name)
-        stored = ch8_training.nad_bases([name], scale, seed, results, compute=False) is not None
-        if pooling is True:
-            est = ch3_nads.resolve_request(arch, scale, seed=seed)
-            n, method = est["num_networks"], est["method"]
-        else:
-            n, method = presets.preset("antialias", scale)["nads"]["num_networks"], \
-                presets.preset("antialias", scale)["nads"]["method"]
-        items.append(Item("08_training", f"NADs {name}", f"{method}, {n} networks", n, n if stored else 0,
-                          nad_cost(dev, arch, method)))
-    bases = ch8_training.nad_bases(cfg["networks"], scale, seed, results, compute=False)
-    cells = {} if bases is None else ch8_training.training_sweep(cfg, seed, bases, Path(results) / "nads",
-                                                                 only_stored=True)
+        bases[name] = ch8_training.nad_bases([name], scale, seed, results, compute=False)
+        est = (ch3_nads.resolve_request(arch, scale, seed=seed) if pooling is True
+               else presets.preset("antialias", scale)["nads"])
+        n, method = est["num_networks"], est["method"]
+        items.append(Item("08_training", f"NADs {name}", f"{method}, {n} networks", n,
+                          0 if bases[name] is None else n, nad_cost(dev, arch, method)))
+    cells = {} if None in bases.values() else ch8_training.training_sweep(
+        cfg, seed, {name: b[name] for name, b in bases.items()}, Path(results) / "nads", only_stored=True)
     for name in cfg["networks"]:
         arch, pooling = ch8_training.check_network(name)
         count, done = len(cfg["tasks"]) * cfg["replicates"], sum(k[0] == name for k in cells)
