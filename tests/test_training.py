@@ -225,7 +225,8 @@ def test_the_linearised_verdict_compares_seed_means_index_by_index():
     full = {"secant": [{0: 92.0, 8: 60.0}, {0: 94.0, 8: 62.0}], "hessian": [{0: 50.0}, {0: 51.0}]}
     lin = {"secant": [{0: 91.0, 8: 50.0}, {0: 93.0, 8: 50.0}], "hessian": [{0: 50.5}, {0: 50.5}]}
     gaps = c8.linearised_gaps(full, lin)
-    assert gaps["secant"][8] == (61.0, 50.0, -11.0, 1.0, 0.0) and gaps["hessian"][0][:3] == (50.5, 50.5, 0.0)
+    assert gaps["secant"][8] == pytest.approx((61.0, 50.0, -11.0, 2 ** 0.5, 0.0))   # deviations with ddof 1
+    assert gaps["hessian"][0][:3] == (50.5, 50.5, 0.0)
     v = c8.linearised_verdict(gaps, 2)     # judged where either learns: u0 and u8 of the secant's, not the kernel's
     assert v.outcome == ch6.IN_PART and "1 of the 2" in v.reason and "u₈: 61.0 / 50.0 %" in v.measured
     assert c8.linearised_verdict({"hessian": gaps["hessian"]}, 2).outcome == ch6.UNRESOLVED

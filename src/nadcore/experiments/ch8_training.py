@@ -565,16 +565,18 @@ def linearised_gaps(full: Mapping[str, Sequence[Mapping[int, float]]],
                     linearised: Mapping[str, Sequence[Mapping[int, float]]]) -> dict[str, dict[int, tuple]]:
     """`{method: {index: (full mean, linearised mean, gap, full std, linearised std)}}` over the seeds, at the
     indices where both have every seed stored: `full` and `linearised` hold Fig. 6 runs (`{index: accuracy}` a
-    seed) by NAD method, seed by seed (the gap is the mean of the paired differences)."""
+    seed) by NAD method, seed by seed (the gap is the mean of the paired differences; means and deviations are
+    `ch3_nads.seed_spread`'s, as every Fig. 6 of the book)."""
     out = {}
     for method, lin_runs in linearised.items():
         runs = [(f, g) for f, g in zip(full.get(method, []), lin_runs) if f and g]
         if not runs:
             continue
         shared = sorted(set.intersection(*(set(f) & set(g) for f, g in runs)))
-        out[method] = {i: (float(np.mean([f[i] for f, _ in runs])), float(np.mean([g[i] for _, g in runs])),
-                           float(np.mean([g[i] - f[i] for f, g in runs])), float(np.std([f[i] for f, _ in runs])),
-                           float(np.std([g[i] for _, g in runs]))) for i in shared}
+        f_spread, g_spread = (ch3_nads.seed_spread([{i: r[i] for i in shared} for r in side]) for side in zip(*runs))
+        out[method] = {i: (*[float(x) for x in (f_spread[i][0], g_spread[i][0])],
+                           float(np.mean([g[i] - f[i] for f, g in runs])),
+                           *[float(x) for x in (f_spread[i][1], g_spread[i][1])]) for i in shared}
     return out
 
 
