@@ -502,6 +502,10 @@ def test_the_bundle_lives_where_the_environment_says_else_in_the_checkout(tmp_pa
 
 
 def test_the_command_shows_the_status_of_named_items_in_another_bundle(tmp_path, capsys):
+    assert bundle.main(["status", "fig1", f"--bundle-dir={tmp_path}"]) == 2    # no marker: no bundle
+    assert capsys.readouterr().err == ("python -m nadcore.bundle: error: --bundle-dir must be a results bundle (a "
+                                       f"folder holding .nadbook-bundle); got {str(tmp_path)!r}\n")
+    (tmp_path / paths.BUNDLE_MARKER).touch()
     assert bundle.main(["status", "fig1", "pooling", f"--bundle-dir={tmp_path}"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines == [bundle.status("fig1", tmp_path), "pooling: not complete; `python -m nadcore.bundle pooling` "
@@ -509,7 +513,9 @@ def test_the_command_shows_the_status_of_named_items_in_another_bundle(tmp_path,
     assert lines[0].startswith("fig1 (logreg, lenet): 0 of 260 cells stored; ")
     (tmp_path / "file").write_text("")
     assert bundle.main(["status", "--bundle-dir", str(tmp_path / "file")]) == 2
-    assert capsys.readouterr().err.startswith("python -m nadcore.bundle: error: --bundle-dir must be a folder; got ")
+    assert capsys.readouterr().err.startswith("python -m nadcore.bundle: error: --bundle-dir must be a results bundle")
+    assert bundle.main(["fig1", "--bundle-dir", str(tmp_path / "file")]) == 2      # a file: not to compute into
+    assert "a new or empty folder; got" in capsys.readouterr().err
     assert bundle.main(["status", "fig9"]) == 2 and "got 'fig9'" in capsys.readouterr().err
 
 

@@ -42,7 +42,8 @@ def tiny_book(tmp_path):
 
 @pytest.fixture
 def fake_plan(monkeypatch):
-    """A stand-in `nadcore.plan` recording each `chapter_plan` call; its summary is 'PLAN SUMMARY'."""
+    """A stand-in `nadcore.plan` recording each `chapter_plan` call; its summary is 'PLAN SUMMARY', its cost
+    1 + seed hours."""
     calls = []
 
     def chapter_plan(chapter, scale, *, seed=0, results_dir="results", device="cpu", num_seeds=1, overrides=None,
@@ -51,7 +52,8 @@ def fake_plan(monkeypatch):
             raise ValueError("chapter must be one of 01_fourier, ...; got '01_unplanned'")
         calls.append(dict(chapter=chapter, scale=scale, seed=seed, results_dir=results_dir, device=device,
                           num_seeds=num_seeds, overrides=overrides))
-        return types.SimpleNamespace(summary=lambda: "PLAN SUMMARY")
+        return types.SimpleNamespace(summary=lambda: "PLAN SUMMARY", total_s=3600.0 * (1 + seed),
+                                     device=device)
 
     module = types.ModuleType("nadcore.plan")
     module.chapter_plan = chapter_plan
@@ -101,6 +103,19 @@ def test_sharded_run_prints_the_plan_and_names_its_notebook_by_shard(tiny_book, 
     assert notebooks(runs) == ["01_tiny-smoke-shard1of2.ipynb"]          # the stale FAILED one is gone
     executed = nbformat.read(runs / "01_tiny-smoke-shard1of2.ipynb", as_version=4)
     assert executed.cells[-1].outputs[0]["text"].strip() == "smoke cpu 0 1 2"
+
+
+def test_a_run_planned_past_the_bound_asks_for_yes(tiny_book, tmp_path, fake_plan, monkeypatch, capsys):
+    """Issue 58's leftover: `run` started a plan of 705,174 h (-p num_seeds 1000 at the paper's scale) silently."""
+    monkeypatch.setattr(cli, "RUN_HOURS", 1)
+    args = ["run", "01_tiny", "-p", "seed", "1", "--device", "cpu", "--book-dir", str(tiny_book), "--out",
+            str(tmp_path / "runs"), "--no-progress"]
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == ("nadcore: error: the plan of 01_tiny must take at most 1 h: it takes ~2.0 h on "
+                                    "cpu (see above); a smaller scale, num_seeds or overrides, or --yes to start it "
+                                    "anyway") and not (tmp_path / "runs").exists()
+    assert cli.main([*args, "--yes"]) == 0 and len(notebooks(tmp_path / "runs")) == 1
 
 
 def test_a_shard_runs_without_the_cells_that_make_the_page_only(tiny_book, tmp_path, fake_plan):
@@ -225,7 +240,7 @@ def test_overrides_are_planned():
                                     "{fourier: {n: 200, grid: {step: 8}}}", "--book-dir", str(ROOT / "book")])
     notebook, folder, params, values = cli.validate(args)
     assert params["overrides"] == {"fourier": {"n": 200, "grid": {"step": 8}}}
-    plan = cli.summary(notebook.stem, values, folder)
+    plan = cli.chapter_plan(notebook.stem, values, folder).summary()
     assert "fig1 lenet" in plan and "n=200 sigma=0.75 epochs=4 grid 3x3" in plan
 
 
@@ -496,6 +511,7 @@ def test_bundle_is_the_bundles_own_command_under_nadcore(tmp_path, monkeypatch, 
     lines, one-line errors, its exit codes, Ctrl-C keeping what is stored."""
     from nadcore import bundle
 
+    (tmp_path / paths.BUNDLE_MARKER).touch()
     assert cli.main(["bundle", "status", "fig2", "cifar", "--bundle-dir", str(tmp_path)]) == 0
     assert capsys.readouterr().out.splitlines() == [bundle.status("fig2", tmp_path), bundle.status("cifar", tmp_path)]
     assert cli.main(["bundle", "fig9"]) == 2
@@ -903,9 +919,33 @@ def test_an_estimate_of_your_own_model_is_timed_and_bounded_before_its_bulk(tmp_
     assert re.search(r"factory: ~\d+ s for the 32 networks left \(0\.0\d+ s a network, measured on this machine\); "
                      r"the 64 x 64 covariance takes 0 MB", err), err
     assert "network/s]" in err or "s/network]" in err                          # the bar counts networks
+    nads.estimate(Slow, 40, input_shape=(1, 8, 8), method="autograd", batch_size=4, progress="cost")
+    err = capsys.readouterr().err                                                # --no-progress: the line, no bar
+    assert "for the 32 networks left" in err and "network/s]" not in err and "s/network]" not in err
+    nads.estimate(Slow, 12, input_shape=(1, 8, 8), method="autograd", batch_size=4, progress=False)
+    assert capsys.readouterr().err == ""
+    with pytest.raises(ValueError, match=r'^progress must be True, False or "cost" .*; got 1\.5$'):
+        nads.estimate(Slow, 12, input_shape=(1, 8, 8), progress=1.5)
     with pytest.raises(ValueError, match=r"^num_networks must keep the estimate within 0\.001 h here: 4,000 networks"):
         nads.estimate(Slow, 4000, input_shape=(1, 8, 8), method="autograd", batch_size=4, max_hours=0.001,
                       progress=False)
+
+
+def test_running_out_of_memory_names_the_batch_size_not_the_model(tmp_path, monkeypatch, capsys):
+    """Issue 58's leftover: memory that ran out while the networks' gradients were computed was blamed on
+    --model; it is the machine's limit, and --batch-size the lever."""
+    (tmp_path / "mymod_oom.py").write_text("from torch import nn\n\nCALLS = [0]\n\n\nclass Big(nn.Linear):\n"
+                                           "    def __init__(self):\n        super().__init__(64, 1)\n\n"
+                                           "    def forward(self, x):\n        CALLS[0] += 1\n"
+                                           "        if CALLS[0] > 3:   # past the checks of the first network\n"
+                                           "            raise RuntimeError(\"DefaultCPUAllocator: can't allocate "
+                                           "memory: you tried to allocate 8 GB\")\n"
+                                           "        return super().forward(x.flatten(1))\n")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["nads", "--model", "mymod_oom:Big", "--input-shape", "1,8,8", "--networks", "8", "--method",
+                     "autograd", "--out", "big.npz", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--batch-size must fit this machine's memory" in err and "--model" not in err
 
 
 def test_an_input_shape_of_the_wrong_rank_is_refused_at_parse_time(tmp_path, capsys):

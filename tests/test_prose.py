@@ -14,3 +14,8 @@ def test_count_is_plural_unless_one():
 
     assert prose.count(1, "task") == "1 task" and prose.count(3, "task") == "3 tasks"
     assert prose.count(1000, "network") == "1,000 networks"
+
+
+def test_duration_reads_as_a_reader_says_it():
+    assert prose.duration(42) == "42 s" and prose.duration(600) == "10 min" and prose.duration(7200) == "2.0 h"
+    assert prose.duration(2115.3 * 3600) == "2,115 h"

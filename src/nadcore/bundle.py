@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from nadcore import checks, fourier, nads, presets, published, seeds, stacked, store, sweeps, versions
+from nadcore import checks, fourier, nads, paths, presets, published, seeds, stacked, store, sweeps, versions
 from nadcore.checks import InputError
 from nadcore.device import PRECISIONS
 from nadcore.experiments import (
@@ -1631,6 +1631,20 @@ def parser(prog: str = "python -m nadcore.bundle") -> argparse.ArgumentParser:
     return p
 
 
+def _bundle_dir_refusal(bundle_dir: Path, create: bool) -> str | None:
+    """What `bundle_dir` must be, when it is not that: a results bundle (a folder holding `paths.BUNDLE_MARKER`);
+    to compute into, also a new or empty folder, which becomes one."""
+    marked = (bundle_dir / paths.BUNDLE_MARKER).is_file()
+    fresh = not bundle_dir.exists() or (bundle_dir.is_dir() and not any(bundle_dir.iterdir()))
+    what = f"a results bundle (a folder holding {paths.BUNDLE_MARKER})"
+    what += ", or a new or empty folder" if create else ""
+    if marked or not (create and fresh):
+        return None if marked else what
+    bundle_dir.mkdir(parents=True, exist_ok=True)
+    (bundle_dir / paths.BUNDLE_MARKER).touch()
+    return None
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python -m nadcore.bundle") -> int | str | None:
     """`python -m nadcore.bundle [status [ITEM ...] | all | ITEM ...] [--bundle-dir DIR]` (`nadcore bundle`
     is the same command, `prog` its name); bad items exit 2 before any work."""
@@ -1640,9 +1654,6 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m nadcore.bundl
     except SystemExit as err:   # --help (0) or a bad option (2, said on stderr)
         return err.code
     items, bundle_dir = args.items, args.bundle_dir
-    if bundle_dir.exists() and not bundle_dir.is_dir():
-        print(f"{prog}: error: --bundle-dir must be a folder; got {str(bundle_dir)!r}", file=sys.stderr)
-        return 2
     show = not items or items[0] == "status"      # else compute
     if show:
         items = items[1:] or list(ITEMS)
@@ -1651,6 +1662,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m nadcore.bundl
     bad = [item for item in items if item not in REGISTRY]
     if bad:
         print(f"{prog}: error: item must be one of all, status, {', '.join(ITEMS)}; got {bad[0]!r}", file=sys.stderr)
+        return 2
+    refusal = _bundle_dir_refusal(bundle_dir, create=not show)
+    if refusal:
+        print(f"{prog}: error: --bundle-dir must be {refusal}; got {str(bundle_dir)!r}", file=sys.stderr)
         return 2
     if not args.items:
         print(p.format_help())

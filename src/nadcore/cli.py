@@ -17,7 +17,7 @@ from collections.abc import Generator, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from nadcore import __version__, extras, paths
+from nadcore import __version__, extras, paths, prose
 from nadcore.catalog import MAX_SEEDS
 from nadcore.checks import InputError
 from nadcore.seeds import MAX_SEED
@@ -35,6 +35,7 @@ LIMITS = {"seed": " in [0, 2^63) written in decimal", "num_seeds": f" in [1, {MA
 PAGE_ONLY = "page-only"   # the tag of a chapter's cells that make its page only (the stored results at the
                          # published settings, the cost of the paper scale): a shard's run leaves them out
 DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)")   # YAML would read 010 as 8 and 12:30 as 750
+RUN_HOURS = 10_000   # `nadcore run` asks for --yes past this planned duration (a year of one machine: a typo)
 NAD_HOURS = 1   # `nadcore nads` asks for --yes past this estimated duration (priced before torch loads for the
                 # registry's networks, timed on the first batch for a model of yours)
 
@@ -281,9 +282,9 @@ def validate(args: argparse.Namespace, writes: bool = True, here: bool | None = 
     return Validated(notebook, folder, params, values)
 
 
-def summary(stem: str, values: Mapping[str, Any], folder: Path) -> str:
-    """`nadcore.plan.chapter_plan(...).summary()` for these values (results_dir and bundle_dir relative
-    to `folder`; the bundle beside the book folder when the chapter declares none and one is there)."""
+def chapter_plan(stem: str, values: Mapping[str, Any], folder: Path) -> Any:
+    """`nadcore.plan.chapter_plan(...)` for these values (results_dir and bundle_dir relative to `folder`; the
+    bundle beside the book folder when the chapter declares none and one is there)."""
     from nadcore.plan import chapter_plan
 
     results = os.path.abspath(folder / values.get("results_dir", "../results"))
@@ -292,14 +293,14 @@ def summary(stem: str, values: Mapping[str, Any], folder: Path) -> str:
                         device=str(check_device(values["device"], present=False)),
                         num_seeds=values.get("num_seeds", 1), overrides=values.get("overrides"),
                         bundle_dir=os.path.relpath(bundle) if bundle.is_dir() else None)
-    return plan.summary()
+    return plan
 
 
-def planned(notebook: Path, folder: Path, values: Mapping[str, Any]) -> str:
-    """`summary` of the chapter; with overrides, a UsageError where its plan fails (the plan reads every preset
+def planned(notebook: Path, folder: Path, values: Mapping[str, Any]) -> Any:
+    """`chapter_plan` of the chapter; with overrides, a UsageError where its plan fails (the plan reads every preset
     through the chapter's own code: overrides that code refuses stop `run` and `submit` before a kernel starts)."""
     try:
-        return summary(notebook.stem, values, folder)
+        return chapter_plan(notebook.stem, values, folder)
     except Exception as err:
         if not values.get("overrides"):
             raise
@@ -310,7 +311,7 @@ def planned(notebook: Path, folder: Path, values: Mapping[str, Any]) -> str:
 def plan_chapter(args: argparse.Namespace) -> None:
     notebook, folder, _, values = validate(args, writes=False)
     try:
-        print(summary(notebook.stem, values, folder))
+        print(chapter_plan(notebook.stem, values, folder).summary())
     except (ImportError, ValueError, TypeError, KeyError, IndexError) as err:
         said = "overrides must give presets the chapter's code takes" if values.get("overrides") else "no plan"
         detail = " ".join(str(err).split())[:200]
@@ -378,15 +379,23 @@ def kernel_manager(stopping: threading.Event) -> type[AsyncKernelManager]:
     return KernelManager
 
 
-def announce(notebook: Path, folder: Path, values: Mapping[str, Any], final: Path, running: Path) -> None:
-    """Print the chapter's plan and where its notebook goes to stderr (a plan never blocks a run, except where
-    overrides do not resolve: the plan reads every preset through the chapter's own code)."""
+def announce(notebook: Path, folder: Path, values: Mapping[str, Any], final: Path, running: Path,
+             start_anyway: bool) -> None:
+    """Print the chapter's plan and where its notebook goes to stderr. A plan blocks a run only where overrides do
+    not resolve (the plan reads every preset through the chapter's own code) and where it would take over
+    `RUN_HOURS` (unless `start_anyway`, the command line's --yes)."""
     try:
-        print(planned(notebook, folder, values), file=sys.stderr)
+        plan = planned(notebook, folder, values)
     except UsageError:
         raise
     except Exception as err:
         print(f"nadcore: no plan for {notebook.stem} ({describe(err)})", file=sys.stderr)
+    else:
+        print(plan.summary(), file=sys.stderr)
+        if plan.total_s > RUN_HOURS * 3600 and not start_anyway:
+            raise UsageError(f"the plan of {notebook.stem} must take at most {RUN_HOURS:,} h: it takes "
+                             f"~{prose.duration(plan.total_s)} on {plan.device} (see above); a smaller scale, "
+                             "num_seeds or overrides, or --yes to start it anyway")
     print(f"running {notebook.name} at scale {values['scale']!r} on {values['device']!r} -> {final} "
           f"(named {running.name} until it succeeds)", file=sys.stderr)
 
@@ -407,7 +416,7 @@ def run_chapter(args: argparse.Namespace) -> None:
         raise fail("--out", str(out), f"a folder whose {final.name} is a run's output (papermill's) or absent, or "
                                       "--force to replace it")
     check_plain_files("--out", (final, running, failed), args.force)
-    announce(notebook, folder, values, final, running)
+    announce(notebook, folder, values, final, running, args.yes)
     out.mkdir(parents=True, exist_ok=True)
     try:
         with sigterm_interrupts() as stopping:
@@ -585,6 +594,13 @@ def option_error(err: ValueError) -> UsageError:
     return UsageError(str(err))
 
 
+def out_of_memory(err: BaseException) -> bool:
+    """Whether `err` says that memory ran out (Python's MemoryError, torch's CPU allocator or a GPU's)."""
+    text = str(err).lower()
+    return isinstance(err, MemoryError) or (isinstance(err, RuntimeError) and (
+        "out of memory" in text or "can't allocate memory" in text))
+
+
 def estimate_nads(args: argparse.Namespace) -> None:
     """`nadcore nads`: chunks stored in --results-dir as they finish (a rerun resumes), the NADs
     under the name the chapters read (`nads.result_path`) and/or in --out; then how far to trust them."""
@@ -603,7 +619,8 @@ def estimate_nads(args: argparse.Namespace) -> None:
             warnings.simplefilter("ignore", nads.NADTrustWarning)
             result = nads.estimate(model, args.networks, method=args.method, step=args.step, device=args.device,
                                    seed=args.seed, batch_size=args.batch_size, results_dir=chunks,
-                                   progress=not args.no_progress, shard=args.shard, num_shards=args.num_shards,
+                                   progress="cost" if args.no_progress else True, shard=args.shard,
+                                   num_shards=args.num_shards,
                                    input_shape=args.input_shape, name=None if args.arch else name,
                                    max_hours=None if args.yes else NAD_HOURS)
     except ValueError as err:
@@ -614,6 +631,10 @@ def estimate_nads(args: argparse.Namespace) -> None:
     except KeyboardInterrupt:
         raise
     except BaseException as err:           # a model of yours raising anything, SystemExit and its own kinds too
+        if out_of_memory(err):             # the machine's limit, not the model's fault
+            raise UsageError(f"--batch-size must fit this machine's memory: the estimate ran out of it "
+                             f"({' '.join(str(err).split())[:120]}); a smaller --batch-size (networks per batch), "
+                             f"finished chunks are kept in {Path(chunks) / 'nad_chunks'}") from None
         if args.model is None:             # the registry's networks: a bug of ours, with its traceback
             raise
         raise UsageError(f"--model failed while its networks' gradients were computed ({type(err).__name__}: "
@@ -763,6 +784,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="runs", help="output folder for the executed notebook (default: runs)")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     run.add_argument("--force", action="store_true", help="write into the committed bundle/ (results_dir, --out)")
+    run.add_argument("--yes", action="store_true", help=f"start a run planned to take over {RUN_HOURS:,} h")
     run.set_defaults(func=run_chapter)
 
     plan = sub.add_parser("plan", help="check a chapter's parameters and print what a run would compute")
@@ -803,7 +825,7 @@ def parser() -> argparse.ArgumentParser:
     nad.add_argument("--yes", action="store_true", help=f"start an estimate expected to take over {NAD_HOURS} h")
     nad.add_argument("--force", action="store_true", help="replace an existing --out file, or a committed file of "
                      "bundle/")
-    nad.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    nad.add_argument("--no-progress", action="store_true", help="hide the progress bar (the cost line stays)")
     nad.add_argument("--shard", type=int, default=0, help="which chunks this run computes: shard::num-shards")
     nad.add_argument("--num-shards", type=int, default=1, help="split the chunks over this many runs sharing "
                      "--results-dir (an array job); the run that finds every chunk stored merges them")

@@ -88,6 +88,11 @@ class Plan:
     rates: str = ""            # where the unit costs come from
     bundle: str | None = None  # the results bundle the stored counts were also read from
 
+    @property
+    def total_s(self) -> float:
+        """The estimated seconds of what is still to compute, over the items whose cost is known."""
+        return float(sum(it.cost_s for it in self.items if it.cost_s is not None))
+
     def summary(self) -> str:
         """A table: item, what, stored / total, estimated cost of the rest on this device."""
         lines = [f"plan of {self.chapter} at scale {self.scale!r} on {self.device}"
@@ -104,12 +109,11 @@ class Plan:
             if len(it.others) > SHOW_OTHERS:
                 lines.append(f"  {'':<22} and {len(it.others) - SHOW_OTHERS} more estimates of it under other "
                              f"settings (plan.other_estimates)")
-        known = [it.cost_s for it in self.items if it.cost_s is not None]
         unknown = sum(it.cost_s is None and it.stored < it.count for it in self.items)
         bounds = [what for what, flag in (("stored counts are upper bounds", "stored_upper_bound"),
                                           ("unit costs are upper bounds", "cost_upper_bound"))
                   if any(getattr(it, flag) for it in self.items)]
-        lines.append(f"  total still to compute: ~{duration(sum(known))}"
+        lines.append(f"  total still to compute: ~{duration(self.total_s)}"
                      + (f" (+ {unknown} items without a cost estimate)" if unknown else "")
                      + (f"; {' and '.join(bounds)} where marked" if bounds else ""))
         held = sum(it.in_bundle > it.stored for it in self.items)

@@ -12,10 +12,11 @@ NAMES = {"logreg": "LogReg", "mlp": "MLP", "lenet": "LeNet", "vgg11": "VGG-11", 
 
 
 def duration(seconds: float) -> str:
-    """A time as a reader says it: seconds, minutes below 1.5 h, else hours."""
+    """A time as a reader says it: seconds, minutes below 1.5 h, else hours (whole from 100 h: 2,115 h)."""
     if seconds < 90:
         return f"{seconds:.0f} s"
-    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+    hours = seconds / 3600
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{hours:.1f} h" if hours < 100 else f"{hours:,.0f} h"
 
 
 SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

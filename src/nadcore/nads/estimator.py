@@ -26,15 +26,17 @@ from nadcore.nads.settings import EstimateSettings
 
 
 class Cost:
-    """An estimate's progress and cost (`estimate`): a bar per network with its ETA; once a batch is timed (the
-    second: the first pays the warm-up), one line with the time the rest will take on this machine and the
-    covariance's memory, and an `InputError` if that time exceeds `max_hours` (None: no bound), before the bulk
-    runs. Called with each batch's count."""
+    """An estimate's progress and cost (`estimate`): with `progress` True, a bar per network with its ETA and, once
+    a batch is timed (the second: the first pays the warm-up), one line on stderr with the time the rest will take
+    on this machine and the covariance's memory; "cost": that line without the bar; False: neither. Past
+    `max_hours` (None: no bound) of that time, an `InputError` before the bulk runs. Called with each batch's
+    count."""
 
     def __init__(self, name: str, method: str, total: int, done: int, D: int, max_hours: float | None,
-                 progress: bool) -> None:
-        self.name, self.total, self.D, self.max_hours, self.progress = name, total, D, max_hours, progress
-        self.bar = tqdm(total=total, initial=done, unit="network", desc=f"NADs {name} ({method})", disable=not progress)
+                 progress: bool | str) -> None:
+        self.name, self.total, self.D, self.max_hours, self.progress = name, total, D, max_hours, bool(progress)
+        self.bar = tqdm(total=total, initial=done, unit="network", desc=f"NADs {name} ({method})",
+                        disable=progress is not True)
         self.start, self.timed, self.n = time.perf_counter(), 0, done   # `n`: networks done (a disabled bar keeps none)
 
     def __call__(self, count: int) -> None:
@@ -67,21 +69,21 @@ class Cost:
 def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: str = ..., step: float = ...,
              eval_point: torch.Tensor | np.ndarray | None = ..., input_shape: tuple[int, ...] = ...,
              device: str | torch.device = ..., seed: int = ..., batch_size: int | None = ..., first: int = ...,
-             results_dir: str | Path | None = ..., progress: bool = ..., pooling: bool | str = ...,
+             results_dir: str | Path | None = ..., progress: bool | str = ..., pooling: bool | str = ...,
              precision: str = ..., shard: int = ..., num_shards: Literal[1] = ..., compiled: bool = ...,
              name: str | None = ..., eig_threads: int | None = ..., max_hours: float | None = ...) -> NADResult: ...
 @overload
 def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: str = ..., step: float = ...,
              eval_point: torch.Tensor | np.ndarray | None = ..., input_shape: tuple[int, ...] = ...,
              device: str | torch.device = ..., seed: int = ..., batch_size: int | None = ..., first: int = ...,
-             results_dir: str | Path | None = ..., progress: bool = ..., pooling: bool | str = ...,
+             results_dir: str | Path | None = ..., progress: bool | str = ..., pooling: bool | str = ...,
              precision: str = ..., shard: int = ..., num_shards: int = ..., compiled: bool = ...,
              name: str | None = ..., eig_threads: int | None = ..., max_hours: float | None = ...
              ) -> NADResult | None: ...
 def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: str = "secant", step: float = 100.0,
              eval_point: torch.Tensor | np.ndarray | None = None, input_shape: tuple[int, ...] = (1, 32, 32),
              device: str | torch.device = "auto", seed: int = 0, batch_size: int | None = None, first: int = 0,
-             results_dir: str | Path | None = None, progress: bool = True, pooling: bool | str = True,
+             results_dir: str | Path | None = None, progress: bool | str = True, pooling: bool | str = True,
              precision: str = "float32", shard: int = 0, num_shards: int = 1, compiled: bool = False,
              name: str | None = None, eig_threads: int | None = 1, max_hours: float | None = None) -> NADResult | None:
     """Estimate the NADs of `model` from networks `first .. first + num_networks - 1`.
@@ -105,8 +107,9 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
     `compiled_secant_gradient`) and `eig_threads` (the eigen steps' threads: 1, or None for the
     caller's, as the estimates stored before the field were made). The parameters that decide the
     numbers are checked once, as an `EstimateSettings`, and passed down. With `progress`, a bar per network and,
-    once the first batch is timed, the time the rest will take and the covariance's memory; `max_hours` (None: no
-    bound) refuses in one line an estimate that would take longer, before the bulk runs. Returns a `NADResult`.
+    once the first batch is timed, the time the rest will take and the covariance's memory ("cost": that line
+    only; False: neither); `max_hours` (None: no bound) refuses in one line an estimate that would take longer,
+    before the bulk runs. Returns a `NADResult`.
 
     Across machines: with `num_shards` > 1 and a `results_dir` they share, a call computes only
     the chunks `shard::num_shards` and returns the merged result once every chunk is stored, else
@@ -117,6 +120,8 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
                             "catalog.MAX_NETWORKS bounds the chunk list)")
     s = EstimateSettings(method, step, seed, input_shape, pooling, precision, compiled, batch_size, eig_threads)
     checks.integer("first", first, 0, accepted="an integer >= 0 (the index of the first network)")
+    if not (progress is True or progress is False or progress == "cost"):
+        raise InputError(f"progress must be True, False or \"cost\" (the cost line without the bar); got {progress!r}")
     registered = isinstance(model, str) and model in registry.names()
     if name is not None and (not isinstance(name, str) or not NAME.fullmatch(name)):
         raise InputError(f"name must be a file-name-safe string such as \"mynet\" (letters, digits, _ . + -); "
@@ -185,7 +190,7 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
 def convergence(model: str | Callable[[], nn.Module], sizes: list[int], ks: tuple[int, ...] = (1, 4, 16, 64),
                 method: str = "secant", step: float = 100.0, input_shape: tuple[int, ...] = (1, 32, 32),
                 device: str | torch.device = "auto", seed: int = 0, batch_size: int | None = None,
-                results_dir: str | Path | None = None, progress: bool = True, pooling: bool | str = True,
+                results_dir: str | Path | None = None, progress: bool | str = True, pooling: bool | str = True,
                 precision: str = "float32", compiled: bool = False, eig_threads: int | None = 1) -> dict:
     """Overlap of the leading-k NAD subspaces estimated with N and with 2N networks, for N in `sizes`.
 
