@@ -712,6 +712,9 @@ def test_submit_writes_no_control_character_into_a_script_and_plans_for_the_clus
         assert out == "" and len(err.strip().splitlines()) == 1 and f"{key} must be" in err, err
     assert cli.main(base + ["--out", str(tmp_path / "o"), "--device", "cuda"]) == 0
     assert "--device cuda" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as done:       # a value that starts with a dash needs its "="
+        cli.main(base + ["--out", str(tmp_path / "o"), "--sbatch", "--partition=gpu"])
+    assert done.value.code == 2 and 'write --sbatch="--partition=gpu ..." with its "="' in capsys.readouterr().err
 
 
 def test_nads_checks_every_value_before_torch_loads(tmp_path):
@@ -946,6 +949,20 @@ def test_running_out_of_memory_names_the_batch_size_not_the_model(tmp_path, monk
                      "autograd", "--out", "big.npz", "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--batch-size must fit this machine's memory" in err and "--model" not in err
+
+
+def test_the_library_refusals_name_the_command_lines_options(tmp_path, monkeypatch, capsys):
+    """Issue 58's leftover: `nadcore nads` past its time bound said `num_networks must ...`, the library's name."""
+    (tmp_path / "mymod_slow.py").write_text("import time\n\nfrom torch import nn\n\n\nclass Slow(nn.Linear):\n"
+                                            "    def __init__(self):\n        super().__init__(64, 1)\n\n"
+                                            "    def forward(self, x):\n        time.sleep(0.01)\n"
+                                            "        return super().forward(x.flatten(1))\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "NAD_HOURS", 1e-7)
+    assert cli.main(["nads", "--model", "mymod_slow:Slow", "--input-shape", "1,8,8", "--networks", "40", "--method",
+                     "autograd", "--batch-size", "4", "--out", "slow.npz", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("nadcore: error: --networks must keep the estimate within 1e-07 h here: 40 networks"), err
 
 
 def test_an_input_shape_of_the_wrong_rank_is_refused_at_parse_time(tmp_path, capsys):

@@ -125,6 +125,12 @@ def test_overrides_change_named_fields_of_a_preset_and_nothing_else():
      "overrides must give underspecification.pairs.indices NAD"),
     ({"fourier": {"n": 3}}, "overrides must give fourier.n an even number of samples"),
     ({"fourier": {"kind": "tan"}}, 'overrides must give fourier.kind "sin" or "cos"'),
+    # session 36: sigma 1e308 passed plan and overflowed in the kernel
+    ({"fourier": {"sigma": 1e308}}, "overrides must give fourier.sigma a number within float32's range (at most "
+                                    "3.4e+38"),
+    ({"underspecification": {"pairs": {"resolution": 100001}}},
+     "overrides must give underspecification.pairs.resolution at most 401 points a side (published: 101)"),
+    ({"fourier": {"sigma": "abc"}}, "overrides must give fourier.sigma a value of the type of 0.75; got 'abc'"),
 ])
 def test_bad_overrides_name_what_is_accepted(overrides, message):
     with pytest.raises(ValueError) as err:
@@ -216,3 +222,11 @@ def test_an_override_of_zero_is_taken_where_zero_means_something():
     presets.check_overrides({"underspecification": {"pairs": {"recipe": {"lenet": {"momentum": 0.0}}}}}, "smoke")
     with pytest.raises(ValueError, match=r"^overrides must give fourier.n a finite number >= 1"):
         presets.check_overrides({"fourier": {"n": 0}}, "smoke")
+
+
+def test_a_float_yaml_leaves_as_a_string_is_read_as_a_float():
+    """YAML 1.1 (papermill's -p reads it) reads `1e-3` as a string: it was refused as a wrong type where a user
+    means 0.001."""
+    p = presets.typed("fourier", "smoke", {"fourier": {"sigma": "1e-3", "eps": "2E+0"}})
+    assert p.sigma == 0.001 and p.eps == 2.0
+    assert presets.typed("fourier", "smoke", {"fourier": {"sigma": ".5"}}).sigma == 0.5

@@ -12,6 +12,13 @@ from nadcore.models import build
 V = fourier.fourier_direction(1, 2)
 
 
+@pytest.mark.parametrize("bad", ["abc", None, object()])
+def test_a_direction_that_is_no_tensor_is_refused_in_one_line(bad):
+    """Issue 58's leftover: directional_dataset("abc") said `new(): invalid data type 'str'`."""
+    with pytest.raises(ValueError, match=r"^v must be a float tensor of shape \(C, H, W\) or \(H, W\); got "):
+        data.directional_dataset(bad, 10, sigma=1.0, eps=1.0)
+
+
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])
 def test_directions_with_nan_or_inf_are_refused(bad):
     v = V.clone()
@@ -60,7 +67,7 @@ def test_non_finite_gradients_stop_the_chunk_that_makes_them():
         def forward(self, x):
             return (x.flatten(1) @ self.w).exp().exp()[:, None]   # overflows to inf at the probes
 
-    with pytest.raises(ValueError, match="gradients of networks 0..3 are not finite"):
+    with pytest.raises(ValueError, match="those of networks 0..3 are NaN or inf"):
         nads.estimate(Blows, 4, input_shape=(16,), progress=False)
 
 

@@ -1291,3 +1291,22 @@ def test_a_helper_anywhere_in_the_project_is_in_the_models_key(tmp_path, monkeyp
         net(torch.zeros(1, 1, 8, 8))   # `describe` runs the network at x0 before the digest
         digests.append(networks.code_digest(net))
     assert None not in digests and digests[0] != digests[1]
+
+
+class _NaNNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(64, 1)
+
+    def forward(self, x):
+        return self.lin(x.flatten(1)) * float("nan")
+
+
+@pytest.mark.parametrize("method", ["secant", "autograd"])
+def test_a_model_that_outputs_nan_is_told_so(method):
+    """Issue 58's leftover: a model whose output is NaN was told to check the secant's step (autograd has none)."""
+    with pytest.raises(ValueError) as err:
+        nads.estimate(_NaNNet, 4, input_shape=(1, 8, 8), method=method, progress=False)
+    assert str(err.value).startswith("model must give finite outputs and gradients at the evaluation point: those of "
+                                     "networks 0..3 are NaN or inf")
+    assert ("step" in str(err.value)) == (method == "secant")

@@ -127,6 +127,26 @@ def test_weights_round_trip_with_weights_only(tmp_path):
         store.load_weights(path)
 
 
+def test_weights_are_checked_against_their_recorded_hashes(tmp_path):
+    """Issue 58's leftover: a .pt file's tensors changed behind its record loaded as the stored weights."""
+    path = tmp_path / "m.pt"
+    store.save_weights(path, torch.nn.Linear(3, 2).state_dict(), {"arch": "linear"})
+    payload = torch.load(path, weights_only=True)
+    assert set(json.loads(payload["record"])["arrays"]) == {"weight", "bias"}
+    payload["state_dict"]["bias"] = payload["state_dict"]["bias"] + 1
+    torch.save(payload, path)
+    with pytest.raises(store.StoreError, match=r"m\.pt is corrupted: tensor 'bias' does not match its recorded hash"):
+        store.load_weights(path, {"arch": "linear"})
+    payload["state_dict"]["extra"] = torch.zeros(1)
+    torch.save(payload, path)
+    with pytest.raises(store.StoreError, match="holds other tensors than its record lists"):
+        store.load_weights(path, {"arch": "linear"})
+    record = json.loads(payload["record"])
+    del record["arrays"]                           # saved before the hashes: read as before
+    torch.save({"state_dict": payload["state_dict"], "record": json.dumps(record)}, path)
+    assert set(store.load_weights(path, {"arch": "linear"})[0]) == {"weight", "bias", "extra"}
+
+
 def test_record_is_plain_json(tmp_path):
     path = tmp_path / "r.npz"
     store.save(path, {"a": np.zeros(1)}, {"seed": np.int64(4)})

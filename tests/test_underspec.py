@@ -110,6 +110,8 @@ def test_cross_section_of_a_linear_model_is_its_half_plane():
     clear = np.abs(f) > 1e-4                               # leave float ties on the boundary out
     np.testing.assert_array_equal(classes[clear], (f[clear] < 0).astype(np.int8))
     assert 0.3 < classes.mean() < 0.7                      # the boundary crosses the window
+    with pytest.raises(ValueError, match=r"^resolution must keep the plane's float32 points under 8 GiB"):
+        underspec.cross_section(Linear2(U[0], U[1], a, b), U[0], U[1], resolution=10 ** 5, device="cpu")
 
 
 def test_cross_section_follows_the_normalisation_and_origin():

@@ -103,8 +103,9 @@ def declared(notebook: str | Path) -> dict[str, Any]:
 
 
 def fail(key: str, value: object, accepted: str | None = None) -> UsageError:
-    """The one-line UsageError `KEY must be ...; got VALUE`."""
-    return UsageError(f"{key} must be {accepted or WORDS[KINDS[key]] + LIMITS.get(key, '')}; got {value!r}")
+    """The one-line UsageError `KEY must be ...; got VALUE` (a long VALUE cut, its length said)."""
+    shown = repr(value) if len(repr(value)) <= 80 else f"{repr(value)[:60]}... ({len(str(value)):,} characters)"
+    return UsageError(f"{key} must be {accepted or WORDS[KINDS[key]] + LIMITS.get(key, '')}; got {shown}")
 
 
 def typed(key: str, text: str, default: Any) -> Any:
@@ -527,7 +528,7 @@ def check_nad_args(args: argparse.Namespace) -> None:
     if args.name is not None and (args.arch is not None or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}",
                                                                            args.name)):
         raise fail("--name", args.name, "given with --model only" if args.arch is not None else
-                   "a file-name-safe name (letters, digits, _ . + -)")
+                   "a file-name-safe name of at most 100 characters (letters, digits, _ . + -)")
     args.input_shape = parse_shape(args.input_shape)
     if (args.arch is not None or str(args.model).startswith("timm:")) and len(args.input_shape) != 3:
         raise fail("--input-shape", ",".join(map(str, args.input_shape)),
@@ -583,12 +584,13 @@ def parse_shape(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in parts)
 
 
-OPTIONS = {"model": "--model", "name": "--name", "input_shape": "--input-shape"}   # the library's parameter names
+OPTIONS = {"model": "--model", "name": "--name", "input_shape": "--input-shape", "num_networks": "--networks",
+           "batch_size": "--batch-size", "step": "--step", "method": "--method"}   # the library's parameter names
 
 
 def option_error(err: ValueError) -> UsageError:
-    """A library ValueError as a UsageError: an `InputError` about `model`, `name` or `input_shape` under
-    the option's name (`OPTIONS`), any other as it is."""
+    """A library ValueError as a UsageError: an `InputError` about a parameter of `OPTIONS` under the option's
+    name, any other as it is."""
     if isinstance(err, InputError) and err.param in OPTIONS:
         return UsageError(OPTIONS[err.param] + str(err)[len(err.param):])
     return UsageError(str(err))
@@ -771,7 +773,10 @@ class OneLineParser(argparse.ArgumentParser):
     shows the usage."""
 
     def error(self, message: str):
-        self.exit(2, f"nadcore: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+        hint = ""
+        if message.startswith("argument --sbatch: expected one argument"):   # its value starts with a dash
+            hint = '; write --sbatch="--partition=gpu ..." with its "="'
+        self.exit(2, f"nadcore: error: {' '.join(message.split())}{hint} (see {self.prog} --help)\n")
 
 
 def parser() -> argparse.ArgumentParser:

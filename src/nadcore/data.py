@@ -20,7 +20,11 @@ FLOAT32_MAX = float(torch.finfo(torch.float32).max)   # the samples are float32
 
 
 def _check_direction(v):
-    v = torch.as_tensor(v)
+    try:
+        v = torch.as_tensor(v)
+    except (TypeError, RuntimeError, ValueError):
+        raise InputError(f"v must be a float tensor of shape (C, H, W) or (H, W); got {type(v).__name__} "
+                         f"{v!r:.60}") from None
     if v.dim() not in (2, 3) or not v.dtype.is_floating_point or v.numel() == 0:
         raise InputError(f"v must be a float tensor of shape (C, H, W) or (H, W); "
                          f"got shape {tuple(v.shape)} and dtype {v.dtype}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -573,6 +574,7 @@ def preset(chapter: str, scale: str, overrides: dict | None = None) -> dict:
     return as_dict(typed(chapter, scale, overrides))
 
 
+MAX_RESOLUTION = 401   # a cross-section's points a side (Chapter 5): 401^2 points of 2 x 1,024 floats are 1.3 GB
 MAX_NAD_INDEX = 1024   # a NAD index of the chapters' 1 x 32 x 32 inputs is below D = 1,024
 
 # The presets each chapter that takes `overrides` reads: overrides of any other are refused, not ignored.
@@ -620,6 +622,7 @@ def _changed(value, changes, where):
         old = (lambda k: getattr(value, k)) if dataclasses.is_dataclass(value) else value.get
         new = {k: _changed(old(k), v, f"{where}.{k}") for k, v in changes.items()}
         return replace(value, **new) if dataclasses.is_dataclass(value) else {**value, **new}
+    changes = _yaml_floats(value, changes)
     if not _same_kind(value, changes):
         raise InputError(f"overrides must give {where} a value of the type of {as_dict(value)!r}; got {changes!r}")
     olds, news = (v if isinstance(v, list) else [v] for v in (value, changes))
@@ -631,6 +634,9 @@ def _changed(value, changes, where):
         raise InputError(f"overrides must give {where} NAD indices in [0, {MAX_NAD_INDEX - 1}]; got {changes!r}")
     if field_ in ("n", "n_train", "n_test") and any(isinstance(i, int) and i % 2 for i in news):
         raise InputError(f"overrides must give {where} an even number of samples (half a class each); got {changes!r}")
+    if field_ == "resolution" and isinstance(changes, int) and changes > MAX_RESOLUTION:
+        raise InputError(f"overrides must give {where} at most {MAX_RESOLUTION} points a side (published: 101); "
+                         f"got {changes!r}")
     if field_ == "kind" and changes not in ("sin", "cos"):
         raise InputError(f"overrides must give {where} \"sin\" or \"cos\" (a Fourier direction's kind); "
                          f"got {changes!r}")
@@ -642,6 +648,20 @@ def _changed(value, changes, where):
     return float(changes) if type(value) is float else changes
 
 
+FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+FLOAT32_MAX = 3.4028234663852886e38   # a number past it is inf in the float32 computations
+
+
+def _yaml_floats(old, new):
+    """`new` with the strings YAML 1.1 leaves unread where `old` holds a float (`1e-3`, which YAML 1.1 reads as
+    a float only as `1.0e-3`) read as floats."""
+    if isinstance(new, list) and isinstance(old, list) and old:
+        return [_yaml_floats(old[0], n) for n in new]
+    if type(old) is float and isinstance(new, str) and FLOAT.fullmatch(new.strip()):
+        return float(new)
+    return new
+
+
 def _check_value(old, new, where):
     """A number `new` that replaces `old`: finite; not negative where `old` is not; a count (an int of at least 1)
     at least 1. (A momentum, a noise level or a weight decay may be 0.)"""
@@ -651,6 +671,9 @@ def _check_value(old, new, where):
     if not math.isfinite(new) or (count and new < 1) or (old is not None and old >= 0 > new):
         sign = ">= 1" if count else ">= 0"
         raise InputError(f"overrides must give {where} a finite number {sign} (as {old!r}); got {new!r}")
+    if abs(new) > FLOAT32_MAX:
+        raise InputError(f"overrides must give {where} a number within float32's range (at most {FLOAT32_MAX:.3g}: "
+                         f"the computations' precision); got {new!r}")
 
 
 def _same_kind(old, new):

@@ -511,9 +511,9 @@ def cached(path: str | Path, settings: dict, compute: Callable[[], dict], *, dev
 
 def save_weights(path: str | Path, state_dict: Mapping[str, torch.Tensor], settings: dict[str, Any], *,
                  device: str | torch.device | None = None, duration: float | None = None) -> dict[str, Any]:
-    """Write a module's `state_dict` and its record to a `.pt` file atomically."""
-    record = make_record(settings, device=device, duration=duration)
+    """Write a module's `state_dict` and its record (each tensor's sha256 in it) to a `.pt` file atomically."""
     state = {k: v.detach().cpu() for k, v in state_dict.items()}
+    record = make_record(settings, device=device, duration=duration, arrays=_hashable(state))
     payload = {"state_dict": state, "record": json.dumps(record, sort_keys=True)}
     atomic_write(path, lambda f: torch.save(payload, f))
     return record
@@ -535,5 +535,19 @@ def load_weights(path: str | Path,
         raise StoreError(f"{path} is not a nadcore weights file (its record is malformed)")
     if not isinstance(state, dict):
         raise StoreError(f"{path} is not a nadcore weights file (its state_dict is a {type(state).__name__})")
+    metas = record.get("arrays")   # weights saved before their hashes were recorded have none
+    if metas is not None:
+        if not isinstance(metas, dict) or set(metas) != set(state) or not all(
+                isinstance(m, dict) and isinstance(state[k], torch.Tensor) for k, m in metas.items()):
+            raise StoreError(f"{path} holds other tensors than its record lists; delete it to recompute")
+        bad = [k for k, a in _hashable(state).items() if content_hash(a) != metas[k].get("sha256")]
+        if bad:
+            raise StoreError(f"{path} is corrupted: tensor {bad[0]!r} does not match its recorded hash; delete it to "
+                             "recompute")
     _check_settings(path, record, settings)
     return state, record
+
+
+def _hashable(state: Mapping[str, torch.Tensor]) -> dict[str, np.ndarray]:
+    """A state dict's tensors as numpy arrays to hash (bfloat16, which numpy lacks, as float32)."""
+    return {k: _numpy(v.float() if v.dtype == torch.bfloat16 else v) for k, v in state.items()}

@@ -153,6 +153,7 @@ def cross_section(model: torch.nn.Module, v1: torch.Tensor | np.ndarray, v2: tor
         raise ValueError(f"v1 and v2 must have the same image size; got {tuple(b1.shape)} and {tuple(b2.shape)}")
     u1 = torch.cat([b1, torch.zeros_like(b2)])
     u2 = torch.cat([torch.zeros_like(b1), b2])
+    checks.allocation("resolution", resolution, 4.0 * resolution ** 2 * u1.numel(), "the plane's float32 points")
     coords = torch.linspace(-extent, extent, resolution)
     b, a = torch.meshgrid(coords, coords, indexing="ij")
     points = a.reshape(-1, 1, 1, 1) * u1 + b.reshape(-1, 1, 1, 1) * u2

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from nadcore import store, sweeps
+from nadcore.checks import InputError
 from nadcore.device import kept_memory
 from nadcore.nads.gradients import (
     autograd_gradients,
@@ -67,8 +68,9 @@ def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: 
             grams = gram if grams is None else grams + gram
     G = torch.cat(rows)
     if not torch.isfinite(G).all():
-        raise ValueError(f"the gradients of networks {start}..{stop - 1} are not finite (NaN or inf): check step "
-                         f"({s.step!r}) and the evaluation point")
+        raise InputError(f"model must give finite outputs and gradients at the evaluation point: those of networks "
+                         f"{start}..{stop - 1} are NaN or inf"
+                         + (f" (or the secant's step {s.step!r} is too large for them)" if method == "secant" else ""))
     _check_distinct(G, start, method, s.step, x0)
     if method == "hessian":
         assert grams is not None   # start < stop: one batch at least

@@ -124,8 +124,8 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
         raise InputError(f"progress must be True, False or \"cost\" (the cost line without the bar); got {progress!r}")
     registered = isinstance(model, str) and model in registry.names()
     if name is not None and (not isinstance(name, str) or not NAME.fullmatch(name)):
-        raise InputError(f"name must be a file-name-safe string such as \"mynet\" (letters, digits, _ . + -); "
-                         f"got {name!r}")
+        raise InputError(f"name must be a file-name-safe string of at most 100 characters such as \"mynet\" (letters, "
+                         f"digits, _ . + -); got {name!r}")
     if registered and name not in (None, model):
         raise ValueError(f"name applies to factories, \"module:callable\" and \"timm:NAME\"; a registry "
                          f"architecture is stored under its own name ({model!r}); got {name!r}")
