@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from nadcore import fourier, models, nads, pooling, presets, store
+from nadcore import findings, fourier, models, nads, pooling, presets, store
 from nadcore.experiments import ch6_antialias as antialias
 
 
@@ -326,32 +326,32 @@ def test_prefilter_energy_is_the_mean_passband_of_one_pooling():
 def test_predictions_at_the_published_levels_and_either_side_of_each_threshold():
     gap = antialias.BAND_GAP
     assert _verdicts(_results()) == {
-        "blur_keeps_bias": (antialias.HOLDS, ""),
-        "nyquist": (antialias.HOLDS, ""),     # not LeNet's levels: Theorem 1 bounds a classifier of the pooled input
-        "no_downsampling": (antialias.HOLDS, ""), "prefilter_orders": (antialias.HOLDS, "")}
+        "blur_keeps_bias": (findings.HOLDS, ""),
+        "nyquist": (findings.HOLDS, ""),     # not LeNet's levels: Theorem 1 bounds a classifier of the pooled input
+        "no_downsampling": (findings.HOLDS, ""), "prefilter_orders": (findings.HOLDS, "")}
     # a variant with a prefilter whose low band beats its other cells by BAND_GAP or less is flat: no bias
-    for low, verdict in ((49.8 + gap + 0.05, antialias.HOLDS), (49.8 + gap - 0.05, antialias.FAILS)):
+    for low, verdict in ((49.8 + gap + 0.05, findings.HOLDS), (49.8 + gap - 0.05, findings.FAILS)):
         got = _verdicts(_results({**LEVELS, "maxblur5": (low, 49.9, 49.8)}))["blur_keeps_bias"]
-        assert got[0] == verdict and got[1] == ("flat: MaxBlurPool-5" if verdict == antialias.FAILS else "")
+        assert got[0] == verdict and got[1] == ("flat: MaxBlurPool-5" if verdict == findings.FAILS else "")
     # Theorem 1: chance at k = 8 within CHANCE_MARGIN, rho at least RHO_MIN (not LeNet's level, which it does not bound)
     margin = antialias.CHANCE_MARGIN
-    for eight, verdict in ((50 + margin - 0.05, antialias.HOLDS), (50 + margin + 0.05, antialias.FAILS)):
+    for eight, verdict in ((50 + margin - 0.05, findings.HOLDS), (50 + margin + 0.05, findings.FAILS)):
         got = _verdicts(_results({**LEVELS, "blur3": (62.5, eight, 50.0)}))["nyquist"]
         assert got[0] == verdict
     assert got[1] == "above chance at k = 8: BlurPool-3"
     rho = antialias.RHO_MIN
-    assert _verdicts(_results(rho2=rho))["nyquist"][0] == antialias.HOLDS
+    assert _verdicts(_results(rho2=rho))["nyquist"][0] == findings.HOLDS
     low_rho = _verdicts(_results(rho2=rho - 0.01))["nyquist"]
-    assert low_rho == (antialias.FAILS, f"average pooling's ρ = {rho - 0.01:.2f}")
-    assert _verdicts(_results(theory_low=20.0))["nyquist"] == (antialias.HOLDS, "")    # any level of the bound
+    assert low_rho == (findings.FAILS, f"average pooling's ρ = {rho - 0.01:.2f}")
+    assert _verdicts(_results(theory_low=20.0))["nyquist"] == (findings.HOLDS, "")    # any level of the bound
     # without downsampling: flat when its band means lie within BAND_GAP
-    for high, verdict in ((55.1 + gap - 0.05, antialias.HOLDS), (55.1 + gap + 0.05, antialias.FAILS)):
+    for high, verdict in ((55.1 + gap - 0.05, findings.HOLDS), (55.1 + gap + 0.05, findings.FAILS)):
         got = _verdicts(_results({**LEVELS, "none": (55.1, 55.5, high)}))["no_downsampling"]
         assert got[0] == verdict
     assert got[1] == f"its bands differ by {gap + 0.05:.1f} points"
     # the NAD spectra in the prefilters' order, or not
     swapped = _verdicts(_results(lam64={**LAM64, "blur3": 0.005}))["prefilter_orders"]
-    assert swapped == (antialias.FAILS, "λ₆₄/λ₀ out of the prefilters' order")
+    assert swapped == (findings.FAILS, "λ₆₄/λ₀ out of the prefilters' order")
 
 
 def test_band_gap_is_the_low_bands_lead_with_a_bootstrap_interval_over_the_cells():
@@ -377,18 +377,18 @@ def test_a_lead_whose_interval_straddles_the_threshold_is_not_resolved():
     gap, lower, upper = antialias.band_gap(results["fig1"]["blur5"])
     assert lower < antialias.BAND_GAP < upper
     assert _verdicts(results)["blur_keeps_bias"] == (
-        antialias.UNRESOLVED, f"the interval of BlurPool-5 reaches below {antialias.BAND_GAP:g} points")
+        findings.UNRESOLVED, f"the interval of BlurPool-5 reaches below {antialias.BAND_GAP:g} points")
 
 
 def test_predictions_say_what_is_not_computed_and_the_page_table_lays_them_out():
     from nadcore.plots import verdicts
 
     got = antialias.predictions(_results(drop=("none", "blur5")))
-    assert got["no_downsampling"]["verdict"] == antialias.MISSING
+    assert got["no_downsampling"]["verdict"] == findings.MISSING
     assert got["no_downsampling"]["reason"] == "needs the stored results of no downsampling"
     assert got["prefilter_orders"]["reason"] == "needs the stored results of BlurPool-5"
-    assert got["nyquist"]["verdict"] == antialias.HOLDS                # the pooled variants that are there
-    assert all(p["verdict"] in antialias.OUTCOMES for p in got.values())
+    assert got["nyquist"]["verdict"] == findings.HOLDS                # the pooled variants that are there
+    assert all(p["verdict"] in findings.OUTCOMES for p in got.values())
     df = verdicts.prediction_table(got)
     assert list(df.columns) == ["The paper", "Ours", "Verdict"] and df.index.name == "Prediction" and len(df) == 4
     assert df.loc["Fig. 3: removing the downsampling removes the bias", "Verdict"] == (
@@ -403,8 +403,8 @@ def test_the_predictions_on_the_bundle(published_settings):
     """At the caption's sigma = 3 the weakest prefilters' leads are not resolved (one seed per cell)."""
     got = antialias.predictions(published_settings)
     assert {name: p["verdict"] for name, p in got.items()} == {
-        "blur_keeps_bias": antialias.UNRESOLVED, "nyquist": antialias.HOLDS, "no_downsampling": antialias.HOLDS,
-        "prefilter_orders": antialias.HOLDS}
+        "blur_keeps_bias": findings.UNRESOLVED, "nyquist": findings.HOLDS, "no_downsampling": findings.HOLDS,
+        "prefilter_orders": findings.HOLDS}
     n = antialias.key_numbers(published_settings)
     assert f"{n['avg_rho2']:.2f}" in got["nyquist"]["ours"] and f"{n['avg_band_low']:.1f} %" in got["nyquist"]["ours"]
     assert "does not bound LeNet" in got["nyquist"]["ours"]
@@ -429,8 +429,8 @@ def test_the_predictions_where_lenet_learns(where_lenet_learns):
     """At sigma = 1.5 every prefilter's lead is resolved; the other verdicts are those of sigma = 3."""
     got = antialias.predictions(where_lenet_learns)
     assert {name: p["verdict"] for name, p in got.items()} == {
-        "blur_keeps_bias": antialias.HOLDS, "nyquist": antialias.HOLDS, "no_downsampling": antialias.HOLDS,
-        "prefilter_orders": antialias.HOLDS}
+        "blur_keeps_bias": findings.HOLDS, "nyquist": findings.HOLDS, "no_downsampling": findings.HOLDS,
+        "prefilter_orders": findings.HOLDS}
     assert min(got["blur_keeps_bias"]["values"]["lower"].values()) > antialias.BAND_GAP
     assert got["nyquist"]["scale"].startswith("published recipe at σ = 1.5,")
     n = antialias.key_numbers(where_lenet_learns)

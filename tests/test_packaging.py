@@ -15,7 +15,7 @@ from test_install import clean_env, run, uv
 # The public core modules: what a researcher imports to estimate NADs of a model, train it on D(v), plot
 CORE = ("catalog", "paths", "device", "seeds", "versions", "store", "sweeps", "fourier", "data", "models", "stacked",
         "train", "nads", "pooling", "learnability", "presets", "published", "plan", "cli", "zoo", "cifar", "extras",
-        "prose", "checks")
+        "prose", "checks", "findings")
 PLOTS = ("plots.style", "plots.nads")   # the NAD plots of the public API (`grid`, `spectrum`)
 # The top modules of the extras (and of their dependencies a core module could pull in by accident)
 EXTRAS = ("timm", "papermill", "myst_nb", "IPython", "ipykernel", "ipywidgets", "plotly", "pandas", "yaml",

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from nadcore import data, models, presets, train
+from nadcore import data, findings, models, presets, train
 from nadcore.checks import InputError
 from nadcore.experiments import ch8_training as c8
 
@@ -130,15 +130,13 @@ def test_the_partial_cosine_is_the_cosine_of_the_residuals():
     assert c8.partial_cosine(cos(a, b), cos(a, c), cos(b, c)) == pytest.approx(cos(ra, rb), abs=1e-12)
 
 
-def test_eig_of_few_rows_is_the_range_of_their_covariance():
+def test_eig_of_is_the_eigen_decomposition_of_the_second_moment():
     rng = np.random.default_rng(4)
-    a = rng.standard_normal((5, 12))
+    a = rng.standard_normal((15, 12))
     w, v = c8.eig_of(a)
-    wf, vf = c8.eig_desc(c8.second_moment(a))
-    assert v.shape == (5, 12) and np.allclose(w, wf[:5])
-    assert np.allclose(np.abs(np.sum(v * vf[:5], 1)), 1)
-    w2, v2 = c8.eig_of(np.vstack([a, a, a]))        # 15 rows >= 12: G itself
-    assert v2.shape == (12, 12) and np.allclose(w2[:5], wf[:5])
+    g = c8.second_moment(a)
+    assert v.shape == (12, 12) and np.all(np.diff(w) <= 0)
+    assert np.allclose(v @ g @ v.T, np.diag(w)) and np.allclose(v @ v.T, np.eye(12))
 
 
 def _fake_cells(stay, lead, reps=3, steps=(0, 1, 4, 16, 79)):
@@ -159,22 +157,21 @@ def _fake_cells(stay, lead, reps=3, steps=(0, 1, 4, 16, 79)):
 
 
 def test_the_chapters_verdicts_follow_their_thresholds():
-    from nadcore.experiments import ch6_antialias as ch6
 
     settings = {"ks": [1, 4, 16, 64], "checkpoints": [0, 1, 4, 16, 79], "tasks": ["early"], "indices": {"early": 0}}
     kept, moved = (c8.training_verdicts(_fake_cells(stay, 0.2), settings) for stay in (0.3, 0.1))
-    assert kept[0].outcome == ch6.HOLDS and moved[0].outcome == ch6.FAILS   # 0.3 >= 0.5 x 0.5; 0.1 is not
-    assert "in every replicate in 2 of the 2 cases" in kept[0].measured and kept[1].outcome == ch6.HOLDS
-    assert c8.training_verdicts(_fake_cells(0.3, 0.0), settings)[1].outcome == ch6.FAILS   # no lead on S
+    assert kept[0].outcome == findings.HOLDS and moved[0].outcome == findings.FAILS   # 0.3 >= 0.5 x 0.5; 0.1 is not
+    assert "in every replicate in 2 of the 2 cases" in kept[0].measured and kept[1].outcome == findings.HOLDS
+    assert c8.training_verdicts(_fake_cells(0.3, 0.0), settings)[1].outcome == findings.FAILS   # no lead on S
     mixed = _fake_cells(0.3, 0.2)
     for r in range(3):
         mixed[("mlp", "early", r)]["self_overlap"][1:] = 0.1
-    assert c8.training_verdicts(mixed, settings)[0].outcome == ch6.IN_PART
+    assert c8.training_verdicts(mixed, settings)[0].outcome == findings.IN_PART
     assert c8.training_verdicts({}, settings) == []
     runs = [{0: 95.0, 32: 60.0}] * 3
-    assert c8.kernel_verdict({"secant NADs": np.ones(4)}, [1, 4, 16, 64], runs, runs).outcome == ch6.HOLDS
+    assert c8.kernel_verdict({"secant NADs": np.ones(4)}, [1, 4, 16, 64], runs, runs).outcome == findings.HOLDS
     chance = [{0: 50.5, 32: 50.0}] * 3
-    assert c8.kernel_verdict({"secant NADs": np.ones(4)}, [1, 4, 16, 64], chance, runs).outcome == ch6.FAILS
+    assert c8.kernel_verdict({"secant NADs": np.ones(4)}, [1, 4, 16, 64], chance, runs).outcome == findings.FAILS
     assert c8.kernel_verdict({}, [1, 4, 16, 64], [], runs) is None
 
 
@@ -220,7 +217,6 @@ def test_fig6_trains_the_linearised_network_alone_when_asked():
 
 
 def test_the_linearised_verdict_compares_seed_means_index_by_index():
-    from nadcore.experiments import ch6_antialias as ch6
 
     full = {"secant": [{0: 92.0, 8: 60.0}, {0: 94.0, 8: 62.0}], "hessian": [{0: 50.0}, {0: 51.0}]}
     lin = {"secant": [{0: 91.0, 8: 50.0}, {0: 93.0, 8: 50.0}], "hessian": [{0: 50.5}, {0: 50.5}]}
@@ -228,9 +224,9 @@ def test_the_linearised_verdict_compares_seed_means_index_by_index():
     assert gaps["secant"][8] == pytest.approx((61.0, 50.0, -11.0, 2 ** 0.5, 0.0))   # deviations with ddof 1
     assert gaps["hessian"][0][:3] == (50.5, 50.5, 0.0)
     v = c8.linearised_verdict(gaps, 2)     # judged where either learns: u0 and u8 of the secant's, not the kernel's
-    assert v.outcome == ch6.IN_PART and "1 of the 2" in v.reason and "u₈: 61.0 / 50.0 %" in v.measured
-    assert c8.linearised_verdict({"hessian": gaps["hessian"]}, 2).outcome == ch6.UNRESOLVED
-    assert c8.linearised_verdict({"secant": {0: gaps["secant"][0]}}, 2).outcome == ch6.HOLDS
+    assert v.outcome == findings.IN_PART and "1 of the 2" in v.reason and "u₈: 61.0 / 50.0 %" in v.measured
+    assert c8.linearised_verdict({"hessian": gaps["hessian"]}, 2).outcome == findings.UNRESOLVED
+    assert c8.linearised_verdict({"secant": {0: gaps["secant"][0]}}, 2).outcome == findings.HOLDS
     assert c8.linearised_verdict({}, 2) is None
     assert c8.linearised_gaps(full, {"secant": [{}, {}]}) == {}
 
@@ -277,6 +273,10 @@ def test_the_chapters_sentences_follow_the_numbers():
     gaps = {"hessian": {0: (50.2, 51.0, 0.8, 0.1, 0.2)}, "secant": {0: (92.3, 60.0, -32.3, 0.2, 1.0)}}
     text = c8.linearised_reading(gaps)
     assert "51.0 % along the kernel's u₀ (LeNet: 50.2 %)" in text and "the secant's u₀, by -32.3 points" in text
+    text = c8.linearised_reading({**gaps, ("secant", 1.5): {32: (80.7, 54.8, -25.9, 1.0, 1.0)}})
+    assert text.endswith("and 54.8 % along the secant's u₃₂ at σ = 1.5 (LeNet: 80.7 %). The two differ most "
+                         "along the secant's u₀, by -32.3 points.")
+    assert c8.along(("hessian", 3.0)) == "along the kernel's NADs at σ = 3" and c8.along("secant").endswith("NADs")
 
 
 def test_the_kernels_gram_of_linear_models_is_its_closed_form():

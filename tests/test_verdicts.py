@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
-from nadcore import bundle, nads, presets, published
+from nadcore import bundle, findings, nads, presets, published
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads
 from nadcore.nads import NADResult
 from nadcore.plots import nads as plots_nads
@@ -636,17 +636,16 @@ def test_chapter_3_rows_are_the_pages_and_its_table_has_a_verdict_column(stored,
 # ----------------------------------------------------------------------------- beyond the papers
 
 def test_the_questions_beyond_the_papers_on_the_bundle(stored, overlaps, fig6_nads):
-    from nadcore.experiments import ch6_antialias
 
     results = dict(dial=bundle.secant_dial(BUNDLE), antialias=bundle.load_antialias(BUNDLE, best_sigma=True),
                    null=bundle.load_zoo_null(BUNDLE), stored=stored, overlaps=overlaps, fig6_nads=fig6_nads,
                    **v.load_training(BUNDLE, fig6_nads=False))
     got = v.questions(results)
-    assert [q.verdict for q in got[:6]] == [ch6_antialias.FAILS, ch6_antialias.HOLDS, ch6_antialias.HOLDS,
-                                            ch6_antialias.HOLDS, ch6_antialias.HOLDS, ch6_antialias.HOLDS]
+    assert [q.verdict for q in got[:6]] == [findings.FAILS, findings.HOLDS, findings.HOLDS,
+                                            findings.HOLDS, findings.HOLDS, findings.HOLDS]
     chapter8 = got[6:]   # NADs during training, G0 S G0, the kernel's NADs, the linearised network: each to its figure
     assert [q.see[0][1] for q in chapter8] == ["ch8-overlaps", "ch8-prediction", "ch8-kernel", "ch8-linearised"]
-    assert chapter8[2].verdict == ch6_antialias.FAILS and "kernel" in chapter8[2].question
+    assert chapter8[2].verdict == findings.FAILS and "kernel" in chapter8[2].question
     exact = got[0]      # the exact-gradient NADs: this book's finding, one row with the step dial
     assert "0.03 (LeNet), 0.02 (VGG-11), 0.54 (ResNet-18), 0.10 (DenseNet-121)" in exact.ours
     assert "VGG-11: 50.9 % (secant 100.0 %)" in exact.ours and "from h = 100 the published ones" in exact.ours
@@ -680,15 +679,14 @@ def _exact_results(overlap, first_exact, exact_at_last):
 
 
 def test_exact_question_flips_with_the_overlap_the_training_and_the_dial():
-    from nadcore.experiments import ch6_antialias
 
     held = v.exact_question(_exact_results(v.OVERLAP_MIN, v.LEARNED, v.OVERLAP_MIN))
-    assert held.verdict == ch6_antialias.HOLDS and not held.reason
+    assert held.verdict == findings.HOLDS and not held.reason
     assert "VGG-11: 90.0 % (secant 100.0 %)" in held.ours and "3 seeds" in held.scale
     for off in ((v.OVERLAP_MIN - 0.01, v.LEARNED, v.OVERLAP_MIN), (v.OVERLAP_MIN, v.LEARNED - 0.1, v.OVERLAP_MIN),
                 (v.OVERLAP_MIN, v.LEARNED, v.OVERLAP_MIN - 0.01)):
         failed = v.exact_question(_exact_results(*off))
-        assert failed.verdict == ch6_antialias.FAILS and "secant's NADs predict learning" in failed.reason
+        assert failed.verdict == findings.FAILS and "secant's NADs predict learning" in failed.reason
     assert "up to h = 0.01 the exact gradient's NADs" in failed.ours and "between h = 0.01 and 100" in failed.ours
     with pytest.raises(ValueError, match="verdict must be one of"):
         v.Question("q", "e", "o", "s", "fine")

@@ -199,19 +199,20 @@ FIG6_NADS = {**{f"{item}_{method}_seed{r}": (item, method, r, None) for item in 
                 for sigma in (DEEP_SIGMA, FIG6_CAPTION) for r in range(3) for method in ("autograd", "secant")},
              **{f"fig6_lenet_sigma{sigma:g}_published_seed{r}": ("fig6", "published", r, sigma)
                 for sigma in (FIG6_CAPTION, DEEP_SIGMA) for r in range(3)},
-             # issue 61: along the kernel's NADs (the mixed derivative's, Eq. 5's 500 networks), the caption's sigma
-             **{f"fig6_lenet_sigma{FIG6_CAPTION:g}_hessian_seed{r}": ("fig6", "hessian", r, FIG6_CAPTION)
-                for r in range(3)}}
+             # issue 61: along the kernel's NADs (the mixed derivative's, Eq. 5's 500 networks), at the caption's
+             # sigma and at the sigma study's best
+             **{f"fig6_lenet_sigma{sigma:g}_hessian_seed{r}": ("fig6", "hessian", r, sigma)
+                for sigma in (FIG6_CAPTION, DEEP_SIGMA) for r in range(3)}}
 # issue 61: the linearised LeNet (`models.Linearised`, the kernel's model) trained along the kernel's and the secant's
 # NADs at the caption's sigma, seeds 0-2, at `LINEARISED_INDICES`: each cell is the same data, initialisation and
 # shuffling as the full LeNet's cell of its `FIG6_NADS` run. `{name: (method, replicate, sigma)}`, seed by seed;
-# then along the secant's at the sigma study's best, where LeNet learns more of its NADs (not shown yet).
+# then along both at the sigma study's best, where LeNet learns more of the secant's NADs.
 # (u8 has no full-network cell at these sigmas, whose Fig. 6 indices step by 32: the pages compare the others.)
 LINEARISED_INDICES = [0, 8, 32, 64, 128, 512]
 FIG6_LINEARISED = {**{f"fig6_lenet_sigma{FIG6_CAPTION:g}_{method}_linearised_seed{r}": (method, r, FIG6_CAPTION)
                       for r in range(3) for method in ("hessian", "secant")},
-                   **{f"fig6_lenet_sigma{DEEP_SIGMA:g}_secant_linearised_seed{r}": ("secant", r, DEEP_SIGMA)
-                      for r in range(3)}}
+                   **{f"fig6_lenet_sigma{DEEP_SIGMA:g}_{method}_linearised_seed{r}": (method, r, DEEP_SIGMA)
+                      for method in ("secant", "hessian") for r in range(3)}}
 DEEP_DEVICE = {**{name: "cuda" for name in DEEP_FIG1}, "fig6_vgg11": DEVICE,
                **{name: "cuda" for name, (arch, _) in DEEP_FIG6.items() if arch in GPU_ONLY},
                **{name: "cuda" for name, (item, *_) in FIG6_NADS.items() if item in DEEP_FIG6}}
@@ -1500,8 +1501,9 @@ CONVENTION_ARCH = "lenet"   # which convention of "the" NADs (issue 61): LeNet's
 def conventions_settings() -> dict[str, Any]:
     """The settings of the stored comparison of conventions: the estimate's networks, seed and ks."""
     est = nad_item(CONVENTION_ARCH)
-    return {"arch": CONVENTION_ARCH, "method": "secant", "step": 100.0, "num_networks": est["num_networks"],
-            "seed": SEED, "ks": list(ch8_training.CONVENTION_KS), "device": DEVICE}
+    return versions.stamp({"arch": CONVENTION_ARCH, "method": "secant", "step": 100.0,
+                           "num_networks": est["num_networks"], "seed": SEED,
+                           "ks": list(ch8_training.CONVENTION_KS), "device": DEVICE}, "conventions")
 
 
 def _conventions_path(bundle_dir):

@@ -43,11 +43,9 @@ PAGES = {   # the bundle items each page reads (a page reads an item whose numbe
                "convergence_zoo", "zoo_null"),
     "08_training": ("training", "nads_lenet_hessian",
                     *(n for n, (_, m, *_) in bundle.FIG6_NADS.items() if m == "hessian"),
-                    *(n for n, (*_, s) in bundle.FIG6_LINEARISED.items() if s == bundle.FIG6_CAPTION), "conventions"),
+                    *bundle.FIG6_LINEARISED, "conventions"),
     "nads_in_practice": ("convergence_autograd", "convergence_secant", "precision", "train_precision"),
 }
-# items no page reads yet: the linearised LeNet at the sigma study's best (issue 61, for Chapter 8)
-NOT_SHOWN: tuple[str, ...] = tuple(n for n, (*_, s) in bundle.FIG6_LINEARISED.items() if s != bundle.FIG6_CAPTION)
 # readers a page calls besides the items' status: the extra seeds and the plain network of a deep Fig. 1 item,
 # and Chapter 6's N vs 2N convergence, which its status (the plan) does not read
 EXTRA = {**{name: lambda bundle_dir, name=name: (bundle.load_deep_seeds(name, bundle_dir),

@@ -28,7 +28,10 @@ VERSIONS = {
     "nad_result": 1,     # a merged NAD estimate: nads.estimate
     "cifar_run": 1,      # a trained network of Chapter 4 (poisoning, flip, clean): ch4_cifar10
     "underspec_cell": 2,  # a cell of the follow-up's Figs. 2-3: ch5_underspec
-    "training_cell": 1,  # a network's G_t at checkpoints of its training (Chapter 8): ch8_training.cell
+    "training_cell": 2,  # a network's G_t at checkpoints of its training (Chapter 8): ch8_training.cell
+                         # (v2: eigenvectors by nads.eig_decreasing, the estimator's, where v1 had numpy's eigh)
+    "conventions": 2,    # the centred and uncentred NADs of LeNet's estimate compared (Chapter 8): ch8_training
+                         # (v2: as training_cell's)
     "precision_check": 2,  # the bfloat16 secant against float32: ch3_nads.precision_cosines, precision_overlaps
                            # (v2: the eager secant's injected first layer handed on in bfloat16, `gradients._Injected`)
 }

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nadcore import fourier, nads, pooling, presets, stacked, store
+from nadcore import findings, fourier, nads, pooling, presets, stacked, store
 from nadcore.checks import InputError
 from nadcore.device import resolve
 from nadcore.experiments import ch1_fourier, ch3_nads
@@ -324,9 +324,6 @@ def setting_numbers(results: Mapping[str, Any]) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- the paper's predictions, judged
 
-HOLDS, IN_PART, FAILS, UNRESOLVED, MISSING = (
-    "holds", "holds in part", "does not hold", "not resolved", "not computed here")
-OUTCOMES = (HOLDS, IN_PART, FAILS, UNRESOLVED, MISSING)
 NAMES = {"max": "max pooling", "avg": "average pooling", "blur3": "BlurPool-3", "blur5": "BlurPool-5",
          "maxblur3": "MaxBlurPool-3", "maxblur5": "MaxBlurPool-5", "strided": "stride 2", "none": "no downsampling"}
 BAND_GAP = 2.0        # points: a grid keeps a bias when its low band beats its other cells by more than this (the
@@ -363,7 +360,7 @@ def thresholds() -> str:
 def predictions(results: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """What the paper's explanation of the bias predicts for the variants of `chapter_results` (at the
     published settings), judged on what they measure: `{name: dict(claim, paper, ours, scale, verdict,
-    reason, values)}` with `verdict` one of `OUTCOMES` (`reason` says why, unless it plainly holds; what is
+    reason, values)}` with `verdict` one of `findings.OUTCOMES` (`reason` says why, unless it plainly holds; what is
     missing, when not computed) and the thresholds of `thresholds`. The four predictions:
 
     - `blur_keeps_bias`: Theorem 1 with a blur as prefilter passes the low band only, so a blur narrows the
@@ -388,9 +385,10 @@ def predictions(results: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         lower, upper = ({v: n[f"{v}_gap_{end}"] for v in BLURRED} for end in ("lower", "upper"))
         flat = [NAMES[v] for v in BLURRED if upper[v] <= BAND_GAP]
         open_ = [NAMES[v] for v in BLURRED if lower[v] <= BAND_GAP < upper[v]]
-        verdict, reason = ((FAILS, f"flat: {', '.join(flat)}") if flat else
-                           (UNRESOLVED, f"the interval of {', '.join(open_)} reaches below {BAND_GAP:g} points")
-                           if open_ else (HOLDS, ""))
+        verdict, reason = ((findings.FAILS, f"flat: {', '.join(flat)}") if flat else
+                           (findings.UNRESOLVED,
+                            f"the interval of {', '.join(open_)} reaches below {BAND_GAP:g} points")
+                           if open_ else (findings.HOLDS, ""))
         worst = min(BLURRED, key=lambda v: lower[v])
         return dict(ours=f"the variants with a prefilter lead on |k| ≤ 4 by {span(gaps.values())} points over their "
                          f"other cells (least: {NAMES[worst]}, {gaps[worst]:.1f}, {LEVEL * 100:g} % interval "
@@ -409,11 +407,11 @@ def predictions(results: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
                 f"pooled input alone {n['avg_theory2_low']:.1f} % (the theorem does not bound LeNet, whose "
                 "convolutions come before its pooling)")
         if above or rho < RHO_MIN:
-            verdict = FAILS
+            verdict = findings.FAILS
             reason = "; ".join(([f"above chance at k = 8: {', '.join(NAMES[v] for v in above)}"] if above else [])
                                + ([f"average pooling's ρ = {rho:.2f}"] if rho < RHO_MIN else []))
         else:
-            verdict, reason = HOLDS, ""
+            verdict, reason = findings.HOLDS, ""
         return dict(ours=ours, verdict=verdict, reason=reason, values={"eight": eight, "rho": rho, "level": level})
 
     def no_downsampling():
@@ -421,7 +419,7 @@ def predictions(results: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         spread_ = max(bands.values()) - min(bands.values())
         return dict(ours=f"{bands['low']:.1f} % on |k| ≤ 4, {bands['eight']:.1f} % at k = 8, {bands['high']:.1f} % "
                          f"elsewhere: {'flat' if spread_ <= BAND_GAP else 'not flat'}",
-                    verdict=HOLDS if spread_ <= BAND_GAP else FAILS,
+                    verdict=findings.HOLDS if spread_ <= BAND_GAP else findings.FAILS,
                     reason="" if spread_ <= BAND_GAP else f"its bands differ by {spread_:.1f} points",
                     values={"bands": bands, "spread": spread_})
 
@@ -432,7 +430,8 @@ def predictions(results: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         ok = all(a > b for a, b in zip(lam, lam[1:]))
         return dict(ours=f"λ₆₄/λ₀ = {', '.join(f'{x:.2g}' for x in lam)} ({', '.join(NAMES[v] for v in order)}) as "
                          f"the prefilter's energy falls ({', '.join(f'{energy[v]:.2g}' for v in order)})",
-                    verdict=HOLDS if ok else FAILS, reason="" if ok else "λ₆₄/λ₀ out of the prefilters' order",
+                    verdict=findings.HOLDS if ok else findings.FAILS,
+                    reason="" if ok else "λ₆₄/λ₀ out of the prefilters' order",
                     values={"energy": energy, "lam64": dict(zip(order, lam))})
 
     table = (
@@ -456,6 +455,6 @@ def predictions(results: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         lacking = [v for v, keys in needs.items()
                    if v not in present or not all(np.isfinite(n.get(f"{v}_{k}", nan)) for k in keys)]
         needed = "needs the stored results of " + ", ".join(NAMES[v] for v in lacking)
-        row = dict(ours="–", verdict=MISSING, reason=needed, values={}) if lacking else judged()
+        row = dict(ours="–", verdict=findings.MISSING, reason=needed, values={}) if lacking else judged()
         out[name] = dict(claim=claim, paper=paper, scale=scale, **row)
     return out

@@ -38,18 +38,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 from torch import nn
 
-from nadcore import checks, cifar, models, nads, presets, prose, seeds, store, sweeps, train, versions
+from nadcore import checks, cifar, findings, models, nads, presets, prose, seeds, store, sweeps, train, versions
 from nadcore.checks import InputError
 from nadcore.data import directional_dataset
 from nadcore.experiments import ch3_nads, ch6_antialias
-from nadcore.nads import NADResult, subspace_overlaps
+from nadcore.nads import NADResult, eig_decreasing, subspace_overlaps
 
 FASHION_SPLIT = 5      # Fashion-MNIST as two classes: labels below 5 (tops, trousers, dresses, coats) vs the rest
 FASHION_PART = 10**6   # the seeds' part of the Fashion-MNIST task (a D(u_i) task's part is i, as in Fig. 6)
@@ -108,20 +108,10 @@ def partial_cosine(c_ab: np.ndarray | float, c_ac: np.ndarray | float, c_bc: np.
     return (c_ab - c_ac * c_bc) / np.sqrt((1 - c_ac ** 2) * (1 - c_bc ** 2))
 
 
-def eig_desc(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenvalues (descending) and eigenvectors as rows of the symmetric matrix `g`."""
-    w, v = np.linalg.eigh(g)
-    return w[::-1], v[:, ::-1].T
-
-
 def eig_of(grads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`eig_desc` of G = E[a a^T] over the rows of `grads` (M, D): for M < D from the SVD of the rows (the M
-    eigenvectors of G's range only, the null space left out), else from G itself."""
-    m, d = grads.shape
-    if m >= d:
-        return eig_desc(second_moment(grads))
-    _, sv, vt = np.linalg.svd(grads / np.sqrt(m), full_matrices=False)
-    return sv ** 2, vt
+    """Eigenvalues (decreasing) and eigenvectors (rows) of G = E[a a^T] over the rows of `grads` (M, D):
+    `nads.eig_decreasing` on one thread, the estimator's own (bitwise the same in every process)."""
+    return eig_decreasing(second_moment(grads), threads=1)
 
 
 def closest(vectors: np.ndarray, u: np.ndarray) -> tuple[int, float]:
@@ -136,10 +126,10 @@ def measures(g0: np.ndarray, g: np.ndarray, s: np.ndarray, u: np.ndarray, basis:
              ks: Sequence[int], eig0: tuple[np.ndarray, np.ndarray] | None = None,
              eig: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
     """The module's measures of one checkpoint's G (`g`) against G_0 (`g0`), the inputs' second moment `s`, the
-    task's unit direction `u` and the architecture's NADs `basis` (rows); `eig0`, `eig`: G_0's and G's `eig_desc`
-    (or `eig_of`) if known."""
-    eig0 = eig_desc(g0) if eig0 is None else eig0
-    w, v = eig0 if g is g0 else eig_desc(g) if eig is None else eig
+    task's unit direction `u` and the architecture's NADs `basis` (rows); `eig0`, `eig`: G_0's and G's eigenvalues
+    and eigenvectors (`eig_decreasing`) if known."""
+    eig0 = eig_decreasing(g0, threads=1) if eig0 is None else eig0
+    w, v = eig0 if g is g0 else eig_decreasing(g, threads=1) if eig is None else eig
     v0 = eig0[1]
     dg = g - g0
     rank, cos = closest(v, u)
@@ -364,16 +354,6 @@ TASKS = ("early", "late", "fashion")
 NETWORK_WORDS = {"lenet": "LeNet", "lenet_avg": "LeNet with average pooling", "mlp": "MLP"}
 
 
-class Verdict(NamedTuple):
-    """One of the chapter's questions: `question`, what was `expected` before measuring, what we `measured`,
-    its outcome (`ch6_antialias.OUTCOMES`) and the `reason` when it does not plainly hold."""
-    question: str
-    expected: str
-    measured: str
-    outcome: str
-    reason: str = ""
-
-
 def replicate_arrays(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], network: str, task: str,
                      key: str) -> np.ndarray:
     """`key` of every stored replicate of `network` on `task`, stacked (replicates first; empty if none)."""
@@ -450,12 +430,8 @@ def _span(values):
     return f"{min(v):.2f} to {max(v):.2f}" if v else "none"
 
 
-def _outcome(flags: Sequence[bool]) -> str:
-    return ch6_antialias.HOLDS if all(flags) else ch6_antialias.IN_PART if any(flags) else ch6_antialias.FAILS
-
-
 def training_verdicts(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]],
-                      settings: Mapping[str, Any]) -> list[Verdict]:
+                      settings: Mapping[str, Any]) -> list[findings.Verdict]:
     """The chapter's two questions on training, from the stored `cells` (none before one is stored)."""
     if not cells:
         return []
@@ -467,26 +443,28 @@ def training_verdicts(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarr
     best = max(pm, key=lambda p: pm[p][0])
     name = lambda p: f"{NETWORK_WORDS[p[0]]} on {task_names(settings)[p[1]]}"   # noqa: E731
     return [
-        Verdict("Do a network's leading gradient directions at initialisation survive its training?",
-                "yes: the paper reads what a trained network learns off its NADs at initialisation",
-                f"at the end, Gₜ's leading {STAY_K} keep {_span(o for o, _ in st.values())} of G₀'s (sampling "
-                f"ceilings {_span(c for _, c in st.values())}); the task's direction leads Gₜ in every replicate in "
-                f"{leads} of the {len(learnt)} cases where the network learns its task",
-                _outcome(list(kept.values())),
-                "" if all(kept.values()) else f"kept in {sum(kept.values())} of {len(kept)} networks and tasks"),
-        Verdict("Early in training, does Gₜ − G₀ follow G₀ S G₀ (Movahedi et al., 2025)?",
-                "yes: beyond a rescaling of G₀, closer to G₀ S G₀ than to the data's S",
-                f"over steps 1 to {EARLY}, the change on D(uᵢ) is first a rescaling of G₀ (mean cosine "
-                f"{_span(pm[p][2] for p in pm if p[1] != 'fashion')}); beyond "
-                f"it, cosine with G₀ S G₀ {_span(p for p, *_ in pm.values())}, with S "
-                f"{_span(d for _, d, *_ in pm.values())} (best: "
-                f"{name(best)}, {pm[best][0]:.2f} against {pm[best][1]:.2f})", _outcome(list(beats.values())),
-                "" if all(beats.values()) else f"ahead of S in {sum(beats.values())} of {len(beats)}"),
+        findings.Verdict(
+            "Do a network's leading gradient directions at initialisation survive its training?",
+            "yes: the paper reads what a trained network learns off its NADs at initialisation",
+            f"at the end, Gₜ's leading {STAY_K} keep {_span(o for o, _ in st.values())} of G₀'s (sampling "
+            f"ceilings {_span(c for _, c in st.values())}); the task's direction leads Gₜ in every replicate in "
+            f"{leads} of the {len(learnt)} cases where the network learns its task",
+            findings.outcome(list(kept.values())),
+            "" if all(kept.values()) else f"kept in {sum(kept.values())} of {len(kept)} networks and tasks"),
+        findings.Verdict(
+            "Early in training, does Gₜ − G₀ follow G₀ S G₀ (Movahedi et al., 2025)?",
+            "yes: beyond a rescaling of G₀, closer to G₀ S G₀ than to the data's S",
+            f"over steps 1 to {EARLY}, the change on D(uᵢ) is first a rescaling of G₀ (mean cosine "
+            f"{_span(pm[p][2] for p in pm if p[1] != 'fashion')}); beyond "
+            f"it, cosine with G₀ S G₀ {_span(p for p, *_ in pm.values())}, with S "
+            f"{_span(d for _, d, *_ in pm.values())} (best: "
+            f"{name(best)}, {pm[best][0]:.2f} against {pm[best][1]:.2f})", findings.outcome(list(beats.values())),
+            "" if all(beats.values()) else f"ahead of S in {sum(beats.values())} of {len(beats)}"),
     ]
 
 
 def kernel_verdict(overlaps: Mapping[str, np.ndarray], ks: Sequence[int], kernel: Sequence[Mapping[int, float]],
-                   secant: Sequence[Mapping[int, float]]) -> Verdict | None:
+                   secant: Sequence[Mapping[int, float]]) -> findings.Verdict | None:
     """The kernel's NADs (the mixed derivative's, `method="hessian"`) against what LeNet learns: `overlaps`
     `{"secant": ..., "exact gradient": ...}` of the kernel's leading k-subspaces (`ks`) with those NADs',
     `kernel` and `secant` Fig. 6 runs (`{index: accuracy}` a seed). Holds when LeNet learns the kernel's first
@@ -496,12 +474,12 @@ def kernel_verdict(overlaps: Mapping[str, np.ndarray], ks: Sequence[int], kernel
     first = min(kernel[0])
     k_acc, s_acc = (mean_se(np.array([r[first] for r in runs]))[0] for runs in (kernel, secant))
     at16 = list(ks).index(STAY_K)
-    return Verdict(
+    return findings.Verdict(
         "Do the kernel's NADs (the follow-up of 2021: the mixed derivative ∂_θ∇ₓf) tell what LeNet learns?",
         "yes, like the secant's: LeNet learns along its first NADs",
         f"along the kernel's first NAD {k_acc:.1f} % (secant's: {s_acc:.1f} %, {len(kernel)} seeds); the kernel's "
         f"leading {STAY_K} share {', '.join(f'{v[at16]:.2f} with the {k}' for k, v in overlaps.items())}",
-        ch6_antialias.HOLDS if k_acc >= LEARNED else ch6_antialias.FAILS,
+        findings.HOLDS if k_acc >= LEARNED else findings.FAILS,
         "" if k_acc >= LEARNED else "LeNet stays near chance along them")
 
 
@@ -561,12 +539,21 @@ def kernel_numbers(overlaps: Mapping[str, np.ndarray], ks: Sequence[int],
 GAP = 5.0   # points: the linearised network predicts the full one at an index when their seeds' means differ by at most
 
 
-def linearised_gaps(full: Mapping[str, Sequence[Mapping[int, float]]],
-                    linearised: Mapping[str, Sequence[Mapping[int, float]]]) -> dict[str, dict[int, tuple]]:
-    """`{method: {index: (full mean, linearised mean, gap, full std, linearised std)}}` over the seeds, at the
+ESTIMATE_WORDS = {"hessian": "the kernel's", "secant": "the secant's"}
+
+
+def along(key: str | tuple[str, float]) -> str:
+    """How the page names a comparison of `linearised_gaps`: its NAD method, or (method, sigma)."""
+    method, sigma = key if isinstance(key, tuple) else (key, None)
+    return f"along {ESTIMATE_WORDS.get(method, method)} NADs" + ("" if sigma is None else f" at σ = {sigma:g}")
+
+
+def linearised_gaps(full: Mapping[Any, Sequence[Mapping[int, float]]],
+                    linearised: Mapping[Any, Sequence[Mapping[int, float]]]) -> dict[Any, dict[int, tuple]]:
+    """`{key: {index: (full mean, linearised mean, gap, full std, linearised std)}}` over the seeds, at the
     indices where both have every seed stored: `full` and `linearised` hold Fig. 6 runs (`{index: accuracy}` a
-    seed) by NAD method, seed by seed (the gap is the mean of the paired differences; means and deviations are
-    `ch3_nads.seed_spread`'s, as every Fig. 6 of the book)."""
+    seed) by NAD method (or `(method, sigma)`, `along`), seed by seed (the gap is the mean of the paired
+    differences; means and deviations are `ch3_nads.seed_spread`'s, as every Fig. 6 of the book)."""
     out = {}
     for method, lin_runs in linearised.items():
         runs = [(f, g) for f, g in zip(full.get(method, []), lin_runs) if f and g]
@@ -580,7 +567,7 @@ def linearised_gaps(full: Mapping[str, Sequence[Mapping[int, float]]],
     return out
 
 
-def linearised_verdict(gaps: Mapping[str, Mapping[int, tuple]], seeds: int) -> Verdict | None:
+def linearised_verdict(gaps: Mapping[Any, Mapping[int, tuple]], seeds: int) -> findings.Verdict | None:
     """Whether the linearised LeNet learns what the full one does along the same NADs (`linearised_gaps`), judged where
     either learns (a seeds' mean above chance by more than `CHANCE_MARGIN`; where both are at chance they agree
     trivially): holds when the means differ by at most `GAP` points at every such index, in part at some, not at
@@ -589,28 +576,31 @@ def linearised_verdict(gaps: Mapping[str, Mapping[int, tuple]], seeds: int) -> V
         return None
     judged = [(m, i) for m, by in gaps.items() for i, (f, g, *_) in by.items() if max(f, g) > CHANCE + CHANCE_MARGIN]
     held = [p for p in judged if abs(gaps[p[0]][p[1]][2]) <= GAP]
-    words = {"hessian": "the kernel's", "secant": "the secant's"}
     each = lambda by: ", ".join(f"{nad_name(i)}: {f:.1f} / {g:.1f} %" for i, (f, g, *_) in by.items())  # noqa: E731
-    text = "; ".join(f"along {words.get(m, m)} NADs, {each(by)}" for m, by in gaps.items())
-    outcome = ch6_antialias.UNRESOLVED if not judged else _outcome([p in held for p in judged])
+    text = "; ".join(f"{along(m)}, {each(by)}" for m, by in gaps.items())
+    outcome = findings.UNRESOLVED if not judged else findings.outcome([p in held for p in judged])
     reason = ("neither learns at any index" if not judged else "" if len(held) == len(judged)
               else f"within {GAP:g} points at {len(held)} of the {len(judged)} indices where either learns")
-    return Verdict("Does the linearised network (the kernel's model) learn what LeNet learns along the same NADs?",
-                   "yes: the follow-up of 2021 reads the network's learning off its linearisation",
-                   f"full / linearised, {seeds} seeds: {text}", outcome, reason)
+    return findings.Verdict(
+        "Does the linearised network (the kernel's model) learn what LeNet learns along the same NADs?",
+        "yes: the follow-up of 2021 reads the network's learning off its linearisation",
+        f"full / linearised, {seeds} seeds: {text}", outcome, reason)
 
 
-def linearised_reading(gaps: Mapping[str, Mapping[int, tuple]]) -> str:
+def linearised_reading(gaps: Mapping[Any, Mapping[int, tuple]]) -> str:
     """Chapter 8's sentence on the linearised LeNet (`linearised_gaps`): its accuracy at the first stored index of
     each estimate beside the network's, and where the two differ most."""
     if not gaps:
         return "Not stored yet."
-    words = {"hessian": "the kernel's", "secant": "the secant's"}
-    first = " and ".join(f"{by[min(by)][1]:.1f} % along {words.get(m, m)} {nad_name(min(by))} (LeNet: "
-                         f"{by[min(by)][0]:.1f} %)" for m, by in gaps.items())
+    first = prose.and_list([f"{by[min(by)][1]:.1f} % {_at(m, min(by))} (LeNet: {by[min(by)][0]:.1f} %)"
+                            for m, by in gaps.items()])
     m, i = max(((m, i) for m, by in gaps.items() for i in by), key=lambda p: abs(gaps[p[0]][p[1]][2]))
-    return (f"The linearised LeNet reaches {first}. The two differ most along {words.get(m, m)} {nad_name(i)}, by "
-            f"{gaps[m][i][2]:+.1f} points.")
+    return f"The linearised LeNet reaches {first}. The two differ most {_at(m, i)}, by {gaps[m][i][2]:+.1f} points."
+
+
+def _at(key, index):
+    """`along(key)` with the NAD's name in place of "NADs": "along the secant's u₀ at σ = 1.5"."""
+    return along(key).replace("NADs", nad_name(index))
 
 
 # ----------------------------------------------------------------------------- which convention
@@ -644,9 +634,8 @@ def conventions(moments: Mapping[str, Any], stored: np.ndarray, ks: Sequence[int
     estimate's (the same networks: 1 up to the eigen steps' rounding), the mean gradient's share of E[g g^T]'s
     trace, its |cosine| with the leading uncentred NAD, and the first `rows` uncentred NADs (float16)."""
     n, mean, m2 = int(moments["count"]), np.asarray(moments["mean"]), np.asarray(moments["m2"])
-    with threadpool_limits(1, user_api="blas"):
-        _, centred = eig_desc(m2 / (n - 1))
-        _, uncentred = eig_desc(m2 / n + np.outer(mean, mean))
+    _, centred = eig_decreasing(m2 / (n - 1), threads=1)
+    _, uncentred = eig_decreasing(m2 / n + np.outer(mean, mean), threads=1)
     second = float(np.trace(m2) / n + mean @ mean)
     return {"overlap": subspace_overlaps(uncentred, centred, ks),
             "stored_overlap": subspace_overlaps(centred, np.asarray(stored, dtype=np.float64), ks),

@@ -169,11 +169,11 @@ def leading(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], sett
     return fig
 
 
-def linearised(gaps: Mapping[str, Mapping[int, tuple]]) -> Figure:
-    """Per NAD estimate (`ch8_training.linearised_gaps`): LeNet's Fig. 6 accuracy at each index, the full network
-    beside its linearisation at initialisation (same data, initialisation and shuffling; mean ± 1 std over seeds)."""
-    titles = {"hessian": "along the kernel's NADs", "secant": "along the secant's NADs"}
-    fig, axes = style.figure(1, len(gaps), width=0.9, height=2.6, sharey=True, squeeze=False)
+def linearised(gaps: Mapping[Any, Mapping[int, tuple]]) -> Figure:
+    """Per comparison (`ch8_training.linearised_gaps`: a NAD estimate, at a sigma): LeNet's Fig. 6 accuracy at each
+    index, the full network beside its linearisation at initialisation (same data, initialisation and shuffling;
+    mean ± 1 std over seeds)."""
+    fig, axes = style.figure(1, len(gaps), width=0.95, height=2.6, sharey=True, squeeze=False)
     for ax, (method, by) in zip(axes[0], gaps.items()):
         idx = list(by)
         x = np.arange(len(idx))
@@ -184,7 +184,7 @@ def linearised(gaps: Mapping[str, Mapping[int, tuple]]) -> Figure:
         ax.axhline(50, color="0.6", lw=0.8, ls=":")
         ax.set_xticks(x, [c8.nad_name(i) for i in idx])
         ax.set_xlabel("trained on D(uᵢ)")
-        ax.set_title(titles.get(method, method))
+        ax.set_title(c8.along(method)[len("along "):].replace(" at σ", "\nat σ"))
         ax.set_ylim(40, 102)
     axes[0][0].set_ylabel("test accuracy (%)")
     fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncol=2, frameon=False)

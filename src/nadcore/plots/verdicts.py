@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nadcore import bundle, fourier, nads, plan, pooling, presets, prose, published
+from nadcore import bundle, findings, fourier, nads, plan, pooling, presets, prose, published
 from nadcore.checks import InputError
 from nadcore.experiments import (
     ch1_fourier,
@@ -1294,7 +1294,7 @@ PREDICTION_COLUMNS = ("Prediction", "The paper", "Ours", "Verdict")
 def prediction_table(predictions: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """Chapter 6's table of the paper's predictions (`ch6_antialias.predictions`: `{name: dict(claim, paper,
     ours, scale, verdict, reason)}`) beside what the networks do, laid out as `chapter_table`: ours, then
-    after a dash the scale; the verdict (`ch6_antialias.OUTCOMES`) with its reason. The chapter states the
+    after a dash the scale; the verdict (`findings.OUTCOMES`) with its reason. The chapter states the
     thresholds beside it (`ch6_antialias.thresholds`)."""
     lines = [(p["claim"], _cell(p["paper"]), f"{_cell(p['ours'])} — {_cell(p['scale'])}",
               p["verdict"] + (f": {p['reason']}" if p["reason"] else "")) for p in predictions.values()]
@@ -1314,7 +1314,7 @@ def stand_in_thresholds() -> str:
 class Question:
     """A line of the results page's table of the questions the papers raise and leave open: the `question`
     (or the prediction tested), what was `expected` before measuring (the paper's reading, or ours), what we
-    measured (`ours`, at `scale`), a `verdict` (one of `ch6_antialias.OUTCOMES`: did it come out as expected)
+    measured (`ours`, at `scale`), a `verdict` (one of `findings.OUTCOMES`: did it come out as expected)
     with its `reason`, and `see`, `(text, label)` of the page that shows it."""
     question: str
     expected: str
@@ -1325,8 +1325,8 @@ class Question:
     see: tuple = ()
 
     def __post_init__(self) -> None:
-        if self.verdict not in ch6_antialias.OUTCOMES:
-            raise InputError(f"verdict must be one of {', '.join(ch6_antialias.OUTCOMES)}; got {self.verdict!r}")
+        if self.verdict not in findings.OUTCOMES:
+            raise InputError(f"verdict must be one of {', '.join(findings.OUTCOMES)}; got {self.verdict!r}")
 
 
 def antialias_questions(results: Mapping[str, Any]) -> list[Question]:
@@ -1344,7 +1344,7 @@ def null_question(fig6: Mapping[str, Any] | None) -> Question | None:
         return None
     return Question(row.question, row.expected, row.measured, "ConvNeXt, exact-gradient NADs of "
                     f"{bundle.nad_item('convnext', 'autograd')['num_networks']:,} networks",
-                    ch6_antialias.HOLDS if row.held else ch6_antialias.FAILS, see=(("Chapter 7", "tbl-zoo-verdict"),))
+                    findings.HOLDS if row.held else findings.FAILS, see=(("Chapter 7", "tbl-zoo-verdict"),))
 
 
 def exact_question(results: Mapping[str, Any], k: int = 16) -> Question:
@@ -1380,7 +1380,7 @@ def exact_question(results: Mapping[str, Any], k: int = 16) -> Question:
         "Which NADs predict what a network learns: the exact gradient's covariance (Sec. 3's definition), or the "
         "published secant (h = 100)?", "the same NADs: a secant estimates the gradient", ours,
         f"{networks:,} networks each; Fig. 6 {prose.span(seeds, 'd')} seeds; the dial: LeNet, {d['networks']:,} "
-        f"networks per step", ch6_antialias.HOLDS if held else ch6_antialias.FAILS,
+        f"networks per step", findings.HOLDS if held else findings.FAILS,
         "" if held else "for max-pooling networks the secant's NADs predict learning, the gradient's do not",
         (("Chapter 3", "ch3-overlap-published"), ("Chapter 3", "ch3-fig6-vgg11-nads"),
          ("Chapter 3", "ch3-secant-dial")))
@@ -1401,17 +1401,19 @@ def training_questions(results: Mapping[str, Any]) -> list[Question]:
     return out + [q for q in more if q is not None]
 
 
-def linearised_runs(results: Mapping[str, Any]) -> tuple[dict[str, list], dict[str, list]]:
-    """`(full, linearised)`: LeNet's complete Fig. 6 runs at the caption's sigma along the kernel's and the secant's
-    NADs, and its linearisation's (`bundle.FIG6_LINEARISED`), by method, seed by seed (`load`'s `fig6_nads` and
-    `linearised`)."""
-    full = {m: fig6_runs(results["fig6_nads"], "fig6", m, bundle.FIG6_CAPTION) for m in ("hessian", "secant")}
-    lin: dict[str, list] = {m: [] for m in full}
+def linearised_runs(results: Mapping[str, Any]) -> tuple[dict[tuple, list], dict[tuple, list]]:
+    """`(full, linearised)`: LeNet's complete Fig. 6 runs along the kernel's or the secant's NADs and its
+    linearisation's (`bundle.FIG6_LINEARISED`), by `(method, sigma)`, seed by seed (`load`'s `fig6_nads` and
+    `linearised`): a comparison only once every seed of both is stored (its seeds are paired by position)."""
+    full: dict[tuple, list] = {}
+    lin: dict[tuple, list] = {}
     for name, (m, _, sigma) in bundle.FIG6_LINEARISED.items():
-        if sigma != bundle.FIG6_CAPTION:
-            continue
         run = results["linearised"].get(name, {})
-        lin[m].append(run if len(run) == len(bundle.LINEARISED_INDICES) else {})
+        lin.setdefault((m, sigma), []).append(run if len(run) == len(bundle.LINEARISED_INDICES) else {})
+    for m, sigma in list(lin):
+        full[m, sigma] = fig6_runs(results["fig6_nads"], "fig6", m, sigma)
+        if not all(lin[m, sigma]) or len(full[m, sigma]) != len(lin[m, sigma]):
+            del full[m, sigma], lin[m, sigma]
     return full, lin
 
 
@@ -1424,7 +1426,8 @@ def linearised_question(results: Mapping[str, Any]) -> Question | None:
     if v is None:
         return None
     compared = sorted({i for by in gaps.values() for i in by})   # the indices the full network was trained at too
-    return Question(v.question, v.expected, v.measured, f"LeNet, σ = {bundle.FIG6_CAPTION:g}, Fig. 6's recipe, "
+    sigmas = prose.and_list(sorted({f"{sigma:g}" for _, sigma in gaps}, key=float, reverse=True))
+    return Question(v.question, v.expected, v.measured, f"LeNet, σ = {sigmas}, Fig. 6's recipe, "
                     f"{len(compared)} NAD indices", v.outcome, v.reason,
                     (("Chapter 8", "ch8-linearised"),))
 
