@@ -924,13 +924,13 @@ def test_vgg11_fig6_along_its_exact_gradient_nads_and_more_seeds_is_a_gpu_item(t
 def test_lenet_fig6_along_three_bases_at_two_sigmas_is_a_cpu_item(tmp_path):
     """Issues 42, 57 and 61: LeNet's Fig. 6 along its exact-gradient and its secant NADs and along the authors'
     released NAD file, seeds 0-2, at the sigma study's best and at the caption's sigma, and along the kernel's
-    NADs (the mixed derivative's) at the caption's, on this CPU; secant seed 0 is the `fig6_sigma` / `fig6` item;
+    NADs (the mixed derivative's) at both, on this CPU; secant seed 0 is the `fig6_sigma` / `fig6` item;
     the released file needs no bundle (`fig6_basis`)."""
     assert bundle.FIG6_CAPTION == presets.preset("nads", "paper")["fig6"]["sigma"]
     lenet = {name: v for name, v in bundle.FIG6_NADS.items() if v[0] == "fig6"}
-    assert len(lenet) == 21 and {v[3] for v in lenet.values()} == {bundle.DEEP_SIGMA, bundle.FIG6_CAPTION}
+    assert len(lenet) == 24 and {v[3] for v in lenet.values()} == {bundle.DEEP_SIGMA, bundle.FIG6_CAPTION}
     assert {v[1] for v in lenet.values()} == {"secant", "autograd", "published", "hessian"}
-    assert {v[3] for v in lenet.values() if v[1] == "hessian"} == {bundle.FIG6_CAPTION}
+    assert {v[3] for v in lenet.values() if v[1] == "hessian"} == {bundle.FIG6_CAPTION, bundle.DEEP_SIGMA}
     keys = set()
     for name, (_, method, r, sigma) in lenet.items():
         arch, indices, s = bundle.fig6_item(name=name)
@@ -948,7 +948,7 @@ def test_lenet_fig6_along_three_bases_at_two_sigmas_is_a_cpu_item(tmp_path):
             assert bundle.load_fig6(name=name) == bundle.load_fig6(sigma=sigma)
         assert (bundle.fig6_basis(name, tmp_path) is None) == (method != "published")
         assert bundle.load_fig6(tmp_path, name=name) == {}
-    assert len(keys) == 21
+    assert len(keys) == 24
 
 
 def test_eq5_item_is_keyed_by_its_settings_and_reads_nothing_unstored(tmp_path):

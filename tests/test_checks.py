@@ -41,7 +41,8 @@ def test_a_missing_device_says_what_is_missing_and_the_cli_reads_it():
 def test_the_cli_names_the_option_of_a_library_input_error():
     assert str(cli.option_error(checks.InputError("input_shape must be (C, H, W); got 3"))) == \
         "--input-shape must be (C, H, W); got 3"
-    assert str(cli.option_error(checks.InputError("step must be > 0; got 0"))) == "step must be > 0; got 0"
+    assert str(cli.option_error(checks.InputError("step must be > 0; got 0"))) == "--step must be > 0; got 0"
+    assert str(cli.option_error(checks.InputError("sigma must be > 0; got 0"))) == "sigma must be > 0; got 0"
     assert str(cli.option_error(ValueError("model must be nice"))) == "model must be nice"   # not an InputError
 
 

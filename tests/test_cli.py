@@ -96,7 +96,7 @@ def test_sharded_run_prints_the_plan_and_names_its_notebook_by_shard(tiny_book, 
     runs = tmp_path / "runs"
     runs.mkdir()
     stale = runs / "01_tiny-smoke-shard1of2-FAILED.ipynb"
-    stale.write_text("{}")
+    stale.write_text('{"metadata": {"papermill": {}}}')   # a failed run's notebook
     assert cli.main(["run", "01_tiny", "-p", "shard", "1", "-p", "num_shards", "2", "--device", "cpu",
                      "--book-dir", str(tiny_book), "--out", str(runs), "--no-progress"]) == 0
     assert "PLAN SUMMARY" in capsys.readouterr().err
@@ -703,10 +703,18 @@ def test_submit_writes_no_control_character_into_a_script_and_plans_for_the_clus
     ran what followed); an unclosed quote in --sbatch ended in shlex's traceback; `--device cuda` was refused on a
     login node without a GPU, which `plan` accepts."""
     base = ["submit", "01_tiny", "--shards", "2", "--dry-run", "--book-dir", str(tiny_book)]
+    evil = tmp_path / "ev\ntouch PWNED #"
+    evil.mkdir()
+    (tmp_path / "okname").symlink_to(evil)
     for given, key in ((["--out", str(tmp_path / "sl\nid>PWNED #")], "--out"),
                        (["--out", str(tmp_path / "o"), "--sbatch=--comment=a\nid"], "--sbatch"),
                        (["--out", str(tmp_path / "o"), "-p", "results_dir", "r\rid"], "results_dir"),
-                       (["--out", str(tmp_path / "o"), '--sbatch=--comment="x'], "--sbatch")):
+                       (["--out", str(tmp_path / "o"), '--sbatch=--comment="x'], "--sbatch"),
+                       # the third pass: C1 controls (U+0085 is a newline to some readers), a real path's newline
+                       (["--out", str(tmp_path / "o"), "-p", "results_dir", "r\u0085x"], "results_dir"),
+                       (["--out", str(tmp_path / "o"), "--sbatch=--comment=a\u2028b"], "--sbatch"),
+                       (["--out", str(tmp_path / "okname")], "--out"),
+                       (["--out", str(tmp_path / "o"), "--shards", "100000000"], "--shards")):
         assert cli.main(base + given) == 2, given
         out, err = capsys.readouterr()
         assert out == "" and len(err.strip().splitlines()) == 1 and f"{key} must be" in err, err
@@ -1015,7 +1023,7 @@ def test_a_model_that_fails_only_on_the_probes_is_one_line_not_exit_0(tmp_path, 
         "def key():\n    return Late('key')\n")
     (tmp_path / "exits.py").write_text("raise SystemExit(0)\n")
     monkeypatch.chdir(tmp_path)
-    for model, said in (("late:Late", "(SystemExit: 0)"), ("late:key", "(KeyError: 'late')"),
+    for model, said in (("late:Late", "SystemExit: 0"), ("late:key", "KeyError: 'late'"),
                         ("exits:Net", "does not import: SystemExit: 0")):
         assert cli.main(["nads", "--model", model, "--input-shape", "1,8,8", "--networks", "4", "--out",
                          str(tmp_path / f"{model.replace(':', '_')}.npz"), "--no-progress"]) == 2
@@ -1052,6 +1060,20 @@ def test_an_argument_argparse_refuses_is_one_line_too(capsys):
     assert err == "nadcore: error: argument --networks: invalid int value: 'abc' (see nadcore nads --help)"
 
 
+def test_run_replaces_or_removes_only_its_own_notebooks(tmp_path, tiny_book, capsys):
+    """Third adversarial pass of issue 58: a user's NAME.RUNNING.ipynb was overwritten and NAME-FAILED.ipynb deleted
+    without --force; only NAME.ipynb was protected."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for tail in (".RUNNING", "-FAILED"):
+        mine = runs / f"01_tiny-smoke{tail}.ipynb"
+        mine.write_text('{"mine": 1}')
+        assert cli.main(["run", "01_tiny", "--out", str(runs), "--book-dir", str(tiny_book), "--no-progress"]) == 2
+        assert f"whose {mine.name} is a run's output (papermill's) or absent" in capsys.readouterr().err
+        assert mine.read_text() == '{"mine": 1}'
+        mine.unlink()
+
+
 def test_outputs_that_are_hard_links_or_fifos_and_a_base_exception_of_yours(tmp_path, tiny_book, monkeypatch, capsys):
     """The re-probe of issue 58: `run` wrote its notebook into a file hard-linked from the bundle and hung on a FIFO;
     a BaseException subclass of the model's own was a 47-line traceback; `submit` took overrides `run` refuses;
@@ -1078,7 +1100,7 @@ def test_outputs_that_are_hard_links_or_fifos_and_a_base_exception_of_yours(tmp_
     assert cli.main(["nads", "--model", "boom:Net", "--input-shape", "1,8,8", "--networks", "4", "--out",
                      str(tmp_path / "b.npz"), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "(Boom: mine)" in err
+    assert len(err.splitlines()) == 1 and "Boom: mine" in err
     monkeypatch.chdir(ROOT)
     assert cli.main(["submit", "01_fourier", "--shards", "2", "--dry-run", "-p", "overrides",
                      "{fourier: {grid: {name: bogus}}}", "--out", str(tmp_path / "o")]) == 2
@@ -1117,3 +1139,38 @@ def test_a_bundle_dir_given_must_be_a_results_bundle(tmp_path):
     for given in (str(tmp_path / "nowhere"), str(tmp_path)):
         assert cli.main(["run", "08_training", "--out", str(tmp_path / "o"), "-p", "bundle_dir", given]) == 2
     assert not (tmp_path / "o").exists()
+
+
+def test_values_that_only_fail_late_or_flood_the_terminal_are_one_short_line(tmp_path, capsys):
+    """The third adversarial pass of issue 58: an --out name of 240 characters failed after the estimate (its
+    temporary file's name is longer); 5,000 nested brackets in -p overrides were a RecursionError traceback; a
+    'billion laughs' of YAML aliases a 254 MB error line; a key given twice kept its last value silently."""
+    assert cli.main(["nads", "--arch", "logreg", "--networks", "4", "--out", str(tmp_path / ("c" * 240 + ".npz"))]) == 2
+    assert "--out must be a FILE.npz whose name has at most 200 bytes" in capsys.readouterr().err
+    laughs = "{a: &a [x,x,x,x,x,x,x,x,x], " + ", ".join(
+        f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]" for a, b in zip("abcd", "bcde")) + "}"
+    for value, said in (("[" * 5001 + "]" * 5001, "overrides must be a value of at most 10,000 characters"),
+                        ("[" * 3000 + "]" * 3000, "overrides must be a value nested less deeply"),
+                        (laughs, "overrides must be a value of at most 10,000 elements (its aliases expanded)"),
+                        ("{fourier: {n: 500, n: 600}}", "overrides must give each key once; got 'n' twice")):
+        assert cli.main(["plan", "01_fourier", "-p", "overrides", value]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and len(err) < cli.MAX_LINE + 100 and said in err, err[:300]
+
+
+def test_a_flat_model_and_a_missing_book_are_told_what_they_are(tmp_path, capsys):
+    """The third adversarial pass of issue 58: a model whose output is zero (timm zero-initialises some heads) was
+    told to change the secant's step; `chapters --book-dir /nonexistent` exited 0 with nothing."""
+    from nadcore import nads
+
+    def flat():
+        head = torch.nn.Linear(16, 1)
+        torch.nn.init.zeros_(head.weight)      # as timm's zero-initialised heads
+        return torch.nn.Sequential(torch.nn.Flatten(), head)
+
+    with pytest.raises(ValueError, match="^model must depend on its input at the evaluation point: the gradients of "
+                                         "networks 0..3 are all zero"):
+        nads.estimate(flat, 4, input_shape=(1, 4, 4), progress=False)
+    for book in (tmp_path / "nonexistent", tmp_path):
+        assert cli.main(["chapters", "--book-dir", str(book)]) == 2
+        assert "--book-dir must be a folder holding chapter notebooks" in capsys.readouterr().err

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from nadcore import data, fourier, nads, seeds, train
+from nadcore import data, fourier, nads, pooling, seeds, store, train
 from nadcore.models import build
 
 V = fourier.fourier_direction(1, 2)
@@ -67,7 +67,7 @@ def test_non_finite_gradients_stop_the_chunk_that_makes_them():
         def forward(self, x):
             return (x.flatten(1) @ self.w).exp().exp()[:, None]   # overflows to inf at the probes
 
-    with pytest.raises(ValueError, match="those of networks 0..3 are NaN or inf"):
+    with pytest.raises(ValueError, match="^model must give finite outputs and gradients at the evaluation point"):
         nads.estimate(Blows, 4, input_shape=(16,), progress=False)
 
 
@@ -164,3 +164,46 @@ def test_a_nad_estimate_bounds_its_networks_before_building_chunks():
     for n in (10 ** 18, catalog.MAX_NETWORKS + 1):
         with pytest.raises(ValueError, match=r"^num_networks must be an integer in \[2, 10000000\]"):
             nads.estimate("logreg", n, progress=False)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda d: nads.estimate("logreg", 4, results_dir=d / "file", progress=False), "results_dir must be a folder"),
+    (lambda d: nads.estimate("logreg", 4, num_shards=0, results_dir=d, progress=False), "num_shards must be an"),
+    (lambda d: nads.estimate("logreg", 4, shard=2, num_shards=2, results_dir=d, progress=False), "shard must be an"),
+    (lambda d: nads.estimate("logreg", 4, max_hours=-1, progress=False), "max_hours must be a number > 0"),
+    (lambda d: nads.estimate("logreg", 4, max_hours=float("nan"), progress=False), "max_hours must be a number > 0"),
+    (lambda d: nads.convergence("logreg", [4], ks=(1, 4096), progress=False), "ks must be a non-empty list"),
+    (lambda d: nads.convergence("logreg", [2.7], progress=False), "sizes must be a non-empty list"),
+    (lambda d: nads.eig_decreasing(np.full((3, 3), np.nan)), "matrix must be a square matrix of finite numbers"),
+    (lambda d: nads.eig_decreasing(np.ones((3, 2))), "matrix must be a square matrix"),
+    (lambda d: store.save(d, {"a": np.zeros(1)}, {"k": 1}), "path must name a file, not a folder"),
+    (lambda d: store.save(d / "x.npz", {"a\x00b": np.zeros(1)}, {"k": 1}), "arrays must have names of letters"),
+    (lambda d: store.save(d / "x.npz", {"../x": np.zeros(1)}, {"k": 1}), "arrays must have names of letters"),
+    (lambda d: pooling.snr_gamma(np.array([None] * 8), 2), "m_hat must be an array of spectral values"),
+    (lambda d: pooling.prefilter(None, 8, 2), "prefilter must be an array of spectral values"),
+    (lambda d: pooling.expected_hessian(torch.ones(8), 999, 2, 1.0, 1.0), "l must be a frequency in [0, D)"),
+    (lambda d: pooling.expected_hessian(torch.ones(8), -1, 2, 1.0, 1.0), "l must be a frequency in [0, D)"),
+    (lambda d: pooling.simulated_paper_accuracy(999, torch.ones(8), 2), "l must be a frequency in [0, D)"),
+])
+def test_library_doors_of_the_third_pass(tmp_path, call, message):
+    """The third adversarial pass of issue 58: each was a raw exception, a wrapped index or work done in vain."""
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError) as err:
+        call(tmp_path)
+    assert str(err.value).startswith(message) and "\n" not in str(err.value), str(err.value)
+
+
+def test_more_doors_of_the_third_pass(tmp_path):
+    """Raw exceptions or garbage accepted at the third pass: a NaN threshold, a negative band, a batch of 0, an
+    absurd recipe, a result name that leaves its folder."""
+    from nadcore.nads import result_path
+
+    for call, message in ((lambda: train.iterations_to_loss([1, 0.5], float("nan")), "threshold must be"),
+                          (lambda: fourier.low_band(8, -1), "band must be an integer >= 0"),
+                          (lambda: train.accuracy(build("logreg"), *data.directional_dataset(V, 4, 1.0, 1.0),
+                                                  batch_size=0), "batch_size must be an integer >= 1"),
+                          (lambda: train.Recipe(epochs=10 ** 9, max_lr=0.1), "epochs must be an integer in [1, "),
+                          (lambda: result_path("../../x", {}, tmp_path), "arch must be a file-name-safe name")):
+        with pytest.raises(ValueError) as err:
+            call()
+        assert str(err.value).startswith(message), str(err.value)

@@ -11,7 +11,7 @@ from torch import nn
 
 from nadcore import bundle, fourier, models, nads, store
 from nadcore.experiments import ch3_nads
-from nadcore.nads import networks
+from nadcore.nads import gradients, networks
 from nadcore.plots import nads as plots
 from nadcore.plots import style
 from nadcore.pooling import LinearPooling
@@ -71,6 +71,74 @@ def test_a_linear_model_whose_input_reaches_two_branches_has_the_secant_of_its_e
     auto = nads.estimate(linear, 40, method="autograd", **kw)
     np.testing.assert_allclose(sec.eigenvalues[:10], auto.eigenvalues[:10], rtol=1e-4)
     assert nads.subspace_overlap(sec.nads, auto.nads, 10) > 0.9999
+
+
+class NanToNumBranch(nn.Module):
+    """Linear: a layer of x, and a branch reading x once NaN are cleaned, centred: constant stand-ins never see it."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin, self.w = nn.Linear(16, 1), nn.Parameter(torch.randn(16))
+
+    def forward(self, x):
+        f = x.flatten(1)
+        y = torch.nan_to_num(f)
+        return self.lin(f) + ((y - y.mean(1, keepdim=True)) * self.w).sum(1, keepdim=True)
+
+
+class ArgmaxBranch(nn.Module):
+    """A convolution's maps, and one of them picked at the input's argmax: the input reaches the output twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.c, self.fc = nn.Conv2d(1, 2, 3, padding=1), nn.Linear(50, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.c(x)).flatten(1)
+        return self.fc(y) + y.gather(1, x.flatten(1).argmax(1, keepdim=True))
+
+
+class BatchMix(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(16, 1)
+
+    def forward(self, x):
+        f = x.flatten(1)
+        return self.lin(f) + self.lin(f - f.mean(0, keepdim=True))
+
+
+def test_the_shortcut_is_checked_against_the_plain_probes():
+    """Third adversarial pass of issue 58: branches that constant stand-ins cannot see (NaN cleaned then centred, the
+    input's argmax) gave a wrong secant silently; each chunk's first network now checks the shortcut against the plain
+    probes. A model that mixes the inputs of a batch is refused (its probes would see each other)."""
+    kw = dict(input_shape=(1, 4, 4), progress=False)
+    sec, auto = (nads.estimate(NanToNumBranch, 40, method=m, **kw) for m in ("secant", "autograd"))
+    np.testing.assert_allclose(sec.eigenvalues[:5], auto.eigenvalues[:5], rtol=1e-4)
+    torch.manual_seed(0)
+    net, x0 = ArgmaxBranch().eval(), torch.randn(1, 5, 5)
+    assert gradients.first_linear_layer(net, x0) == "c" and gradients.checked_first_layer(net, x0, 100.0) is None
+    lenet = models.build("lenet", num_classes=1).eval()
+    assert gradients.checked_first_layer(lenet, torch.randn(1, 32, 32), 100.0) == "features.0"
+    with pytest.raises(ValueError, match="^model must compute each input of a batch on its own"):
+        nads.estimate(BatchMix, 4, **kw)
+    dilated = lambda: nn.Sequential(nn.Conv2d(1, 1, (2, 3), dilation=(1, 2), padding=(0, 2), padding_mode="circular"),
+                                    nn.Flatten(), nn.LazyLinear(1))   # reaches 5 entries of 4: it crashed the shortcut
+    sec, auto = (nads.estimate(dilated, 20, method=m, **kw) for m in ("secant", "autograd"))
+    np.testing.assert_allclose(sec.eigenvalues[:3], auto.eigenvalues[:3], rtol=1e-4)
+
+
+def test_a_large_input_runs_its_probes_in_blocks(monkeypatch):
+    """Third adversarial pass of issue 58: a 1 x 128 x 128 model (within the input bound) took 22 GB for its probes
+    at once and was killed; past `PROBES_AT_ONCE` the probes run a block at a time, and give the same secant."""
+    torch.manual_seed(0)
+    net, x0 = small_cnn().eval(), torch.randn(1, 8, 8)
+    whole = gradients.secant_gradient(net, x0, 100.0, None)
+    assert torch.equal(torch.cat([gradients._probe_rows(x0, 100.0, a, min(a + 7, 128)) for a in range(0, 128, 7)]),
+                       gradients.probes(x0, 100.0))
+    monkeypatch.setattr(gradients, "PROBES_AT_ONCE", 0)
+    monkeypatch.setattr(gradients, "PROBE_BLOCK", 4 * 64 * 10)       # ten probes a block
+    torch.testing.assert_close(gradients.secant_gradient(net, x0, 100.0, "auto"), whole, rtol=1e-5, atol=1e-7)
 
 
 def test_secant_equals_autograd_without_relu_or_pooling():
@@ -564,6 +632,30 @@ def test_an_edited_model_does_not_read_back_the_results_of_the_model_before_the_
     torch.manual_seed(0)
     nads.estimate(partial(Edited, doubled=True), 6, **{**kw, "progress": True})   # a rerun says it reused them
     assert f"mynet: reusing all 1 stored chunks of 125 networks in {tmp_path / 'nad_chunks'}" in capsys.readouterr().err
+
+
+CLAMP = {"limit": 20.0}   # a configuration the model below reads (a file, an environment variable, a module elsewhere)
+
+
+class Clamped(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv, self.fc = nn.Conv2d(1, 4, 3, padding=1), nn.Linear(64, 1)
+
+    def forward(self, x):
+        return self.fc(self.conv(x).clamp(-CLAMP["limit"], CLAMP["limit"]).flatten(1))
+
+
+def test_a_configuration_that_changes_the_model_at_the_probes_changes_its_key(tmp_path, monkeypatch):
+    """Third adversarial pass of issue 58: a clamp read from a file outside the model's folder bites only at the
+    secant's probes (x0 +- 100 e_i), so the model's output at x0 kept its key and the old NADs were read back. Its
+    `behaviour` now holds its outputs at x0 +- 1 and +- 100 along two directions too."""
+    kw = dict(input_shape=(1, 4, 4), progress=False, results_dir=tmp_path, name="clamped")
+    keys = []
+    for limit in (20.0, 2000.0, 20.0):
+        monkeypatch.setitem(CLAMP, "limit", limit)
+        keys.append(store.key(nads.estimate(Clamped, 4, **kw).settings))
+    assert keys[0] != keys[1] and keys[0] == keys[2]
 
 
 def test_registry_settings_and_keys_are_unchanged():
@@ -1307,6 +1399,5 @@ def test_a_model_that_outputs_nan_is_told_so(method):
     """Issue 58's leftover: a model whose output is NaN was told to check the secant's step (autograd has none)."""
     with pytest.raises(ValueError) as err:
         nads.estimate(_NaNNet, 4, input_shape=(1, 8, 8), method=method, progress=False)
-    assert str(err.value).startswith("model must give finite outputs and gradients at the evaluation point: those of "
-                                     "networks 0..3 are NaN or inf")
-    assert ("step" in str(err.value)) == (method == "secant")
+    assert str(err.value) == ("model must give finite outputs and gradients at the evaluation point: network 0's "
+                              "output there is nan")

@@ -362,3 +362,22 @@ def test_a_file_that_two_readers_could_read_apart_or_that_claims_more_than_it_ho
     os.mkfifo(fifo)
     assert plan._record(fifo) is None and plan.other_estimates("lenet", {"arch": "lenet"}, [tmp_path]) == []
     assert json.loads(record)["settings"] == {"seed": 0}
+
+
+def test_a_temporary_file_goes_where_the_file_goes_every_symlink_resolved(tmp_path, monkeypatch):
+    """Third adversarial pass of issue 58: the temporary file of `deep/b2/../b2/nads/x.npz`, b2 a symlink into a
+    bundle, went where `..` collapses as text (into the bundle), the file where the kernel resolves it."""
+    from nadcore import paths
+
+    bundle = tmp_path / "fakeb"
+    (bundle / "nads").mkdir(parents=True)
+    (bundle / paths.BUNDLE_MARKER).touch()
+    (tmp_path / "bl").symlink_to(bundle)
+    (tmp_path / "deep").mkdir()
+    (tmp_path / "deep" / "b2").symlink_to("../bl")
+    temporaries = []
+    real_replace = store.os.replace
+    monkeypatch.setattr(store.os, "replace", lambda a, b: (temporaries.append(str(a)), real_replace(a, b))[1])
+    store.save(tmp_path / "deep" / "b2" / ".." / "b2" / "nads" / "x.npz", {"a": np.zeros(3)}, {"x": 1})
+    assert temporaries and not any(str(bundle) in t for t in temporaries)
+    assert (tmp_path / "b2" / "nads" / "x.npz").is_file() and not list((bundle / "nads").iterdir())

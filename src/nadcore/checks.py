@@ -96,3 +96,11 @@ def _integers(low, high):
 def first_line(err: BaseException | str, limit: int = 200) -> str:
     """The first line of an error's message (at most `limit` characters): what a one-line refusal quotes of it."""
     return (str(err).strip().splitlines() or [""])[0][:limit]
+
+
+def out_of_memory(err: BaseException) -> bool:
+    """Whether `err` says that memory ran out (Python's MemoryError, torch's CPU allocator or a GPU's): the
+    machine's limit, which no parameter of the model's is to blame for."""
+    text = str(err).lower()
+    return isinstance(err, MemoryError) or (isinstance(err, RuntimeError) and (
+        "out of memory" in text or "can't allocate memory" in text))

@@ -17,7 +17,7 @@ from collections.abc import Generator, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from nadcore import __version__, extras, paths, prose
+from nadcore import __version__, checks, extras, paths, prose
 from nadcore.catalog import MAX_SEEDS
 from nadcore.checks import InputError
 from nadcore.seeds import MAX_SEED
@@ -35,6 +35,11 @@ LIMITS = {"seed": " in [0, 2^63) written in decimal", "num_seeds": f" in [1, {MA
 PAGE_ONLY = "page-only"   # the tag of a chapter's cells that make its page only (the stored results at the
                          # published settings, the cost of the paper scale): a shard's run leaves them out
 DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)")   # YAML would read 010 as 8 and 12:30 as 750
+# Characters no value written into a script may hold: C0 and C1 controls, DEL, and Unicode's line and paragraph
+# separators (a newline to some readers)
+SCRIPT_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+MAX_NAME = 200         # bytes of a file name we write: its temporary name (`store.atomic_write`) adds up to 40
+MAX_SHARDS = 10_000   # a SLURM array's tasks (clusters cap MaxArraySize near this)
 RUN_HOURS = 10_000   # `nadcore run` asks for --yes past this planned duration (a year of one machine: a typo)
 NAD_HOURS = 1   # `nadcore nads` asks for --yes past this estimated duration (priced before torch loads for the
                 # registry's networks, timed on the first batch for a model of yours)
@@ -81,13 +86,58 @@ def find_chapter(name: str, folder: str | Path) -> Path:
     raise UsageError(f"unknown chapter {name!r}; accepted: {', '.join(found)}")
 
 
-def parse_value(text: str) -> Any:
-    """A `-p` value as YAML (numbers, booleans, lists), falling back to the plain string."""
+MAX_VALUE = 10_000   # characters of a -p value, and nodes of what it reads as (a list or mapping, aliases expanded)
+
+
+MAX_LINE = 2_000   # characters of an error's one line: a value echoed in it is cut
+
+
+def one_line(err: BaseException) -> str:
+    """`err`'s message on one line of at most `MAX_LINE` characters."""
+    text = re.sub(r"\s*\n\s*", " ", str(err))
+    return text if len(text) <= MAX_LINE else f"{text[:MAX_LINE - 40]}... ({len(text):,} characters)"
+
+
+def parse_value(text: str, key: str = "parameter") -> Any:
+    """A `-p` value as YAML (numbers, booleans, lists), falling back to the plain string; a mapping that gives a key
+    twice, a value past `MAX_VALUE` characters or nodes, or nested past Python's recursion, is a UsageError
+    naming `key`."""
     yaml = extras.require("yaml", "book", "nadcore run's -p values")
+
+    class Strict(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            keys = [self.construct_object(k, deep=True) for k, _ in node.value]
+            twice = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
+            if twice is not None:
+                raise UsageError(f"{key} must give each key once; got {twice!r} twice")
+            return super().construct_mapping(node, deep)
+
+    if len(text) > MAX_VALUE:
+        raise fail(key, text, f"a value of at most {MAX_VALUE:,} characters")
     try:
-        return yaml.safe_load(text)
+        value = yaml.load(text, Loader=Strict)
     except yaml.YAMLError:
         return text
+    except RecursionError:
+        raise fail(key, text, "a value nested less deeply (lists or mappings within each other)") from None
+    if _nodes(value, MAX_VALUE) > MAX_VALUE:
+        raise fail(key, text, f"a value of at most {MAX_VALUE:,} elements (its aliases expanded)")
+    return value
+
+
+def _nodes(value: Any, budget: int) -> int:
+    """The elements of `value` (lists and mappings walked, aliases as often as they are used), counted up to just
+    past `budget`."""
+    count, todo = 0, [value]
+    while todo and count <= budget:
+        v = todo.pop()
+        count += 1
+        if isinstance(v, dict):
+            todo.extend(v.keys())
+            todo.extend(v.values())
+        elif isinstance(v, list):
+            todo.extend(v)
+    return count
 
 
 def declared(notebook: str | Path) -> dict[str, Any]:
@@ -115,7 +165,7 @@ def typed(key: str, text: str, default: Any) -> Any:
         return text
     if kind is int and not DECIMAL.fullmatch(text.strip()):
         raise fail(key, text, WORDS[int] + LIMITS.get(key, " written in decimal"))
-    value = parse_value(text)
+    value = parse_value(text, key)
     if kind is not None and not (type(value) is kind or (kind is float and type(value) is int)):
         raise fail(key, value, WORDS[kind] + LIMITS.get(key, ""))
     return float(value) if kind is float else value
@@ -413,10 +463,11 @@ def run_chapter(args: argparse.Namespace) -> None:
     final, running, failed = (out / f"{name}{tail}.ipynb" for tail in ("", ".RUNNING", "-FAILED"))
     if final.is_dir():
         raise fail("--out", str(out), f"a folder without a folder named {final.name}")
-    if final.is_file() and not args.force and not _papermill_output(final):
-        raise fail("--out", str(out), f"a folder whose {final.name} is a run's output (papermill's) or absent, or "
-                                      "--force to replace it")
     check_plain_files("--out", (final, running, failed), args.force)
+    for f in (final, running, failed):   # a run replaces (or removes) only its own notebooks
+        if f.is_file() and not args.force and not _papermill_output(f):
+            raise fail("--out", str(out), f"a folder whose {f.name} is a run's output (papermill's) or absent, or "
+                                          "--force to replace it")
     announce(notebook, folder, values, final, running, args.yes)
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -459,7 +510,10 @@ def check_plain_files(key: str, files: Iterable[Path], force: bool) -> None:
 
 def list_chapters(args: argparse.Namespace) -> None:
     folder = Path(args.book_dir) if args.book_dir else book_dir()
-    for stem, path in chapters(folder).items():
+    found = chapters(folder) if folder.is_dir() else {}
+    if not found:
+        raise fail("--book-dir", str(folder), "a folder holding chapter notebooks (NN_name.ipynb)")
+    for stem, path in found.items():
         print(f"{stem:<26} parameters: {', '.join(declared(path))}")
 
 
@@ -474,6 +528,9 @@ def check_npz(out: str | Path) -> None:
         raise fail("--out", given, f"a path we can write to ({os_line(err)})") from None
     if out.suffix != ".npz" or (found is not None and stat.S_ISDIR(found.st_mode)):
         raise fail("--out", given, "a FILE.npz path (not a folder)")
+    if len(out.name.encode()) > MAX_NAME:    # its temporary file's name adds about 40 bytes to it
+        raise fail("--out", given, f"a FILE.npz whose name has at most {MAX_NAME} bytes (its temporary file adds "
+                                   "its own to it, under the file system's 255)")
     check_folder("--out", out.parent, given=out)
 
 
@@ -585,7 +642,8 @@ def parse_shape(text: str) -> tuple[int, ...]:
 
 
 OPTIONS = {"model": "--model", "name": "--name", "input_shape": "--input-shape", "num_networks": "--networks",
-           "batch_size": "--batch-size", "step": "--step", "method": "--method"}   # the library's parameter names
+           "batch_size": "--batch-size", "step": "--step", "method": "--method",
+           "device": "--device"}   # the library's parameters, as the command line names them
 
 
 def option_error(err: ValueError) -> UsageError:
@@ -594,13 +652,6 @@ def option_error(err: ValueError) -> UsageError:
     if isinstance(err, InputError) and err.param in OPTIONS:
         return UsageError(OPTIONS[err.param] + str(err)[len(err.param):])
     return UsageError(str(err))
-
-
-def out_of_memory(err: BaseException) -> bool:
-    """Whether `err` says that memory ran out (Python's MemoryError, torch's CPU allocator or a GPU's)."""
-    text = str(err).lower()
-    return isinstance(err, MemoryError) or (isinstance(err, RuntimeError) and (
-        "out of memory" in text or "can't allocate memory" in text))
 
 
 def estimate_nads(args: argparse.Namespace) -> None:
@@ -633,10 +684,11 @@ def estimate_nads(args: argparse.Namespace) -> None:
     except KeyboardInterrupt:
         raise
     except BaseException as err:           # a model of yours raising anything, SystemExit and its own kinds too
-        if out_of_memory(err):             # the machine's limit, not the model's fault
+        if checks.out_of_memory(err):      # the machine's limit, not the model's fault
             raise UsageError(f"--batch-size must fit this machine's memory: the estimate ran out of it "
                              f"({' '.join(str(err).split())[:120]}); a smaller --batch-size (networks per batch), "
-                             f"finished chunks are kept in {Path(chunks) / 'nad_chunks'}") from None
+                             f"or a smaller model or --input-shape; finished chunks are kept in "
+                             f"{Path(chunks) / 'nad_chunks'}") from None
         if args.model is None:             # the registry's networks: a bug of ours, with its traceback
             raise
         raise UsageError(f"--model failed while its networks' gradients were computed ({type(err).__name__}: "
@@ -686,14 +738,14 @@ def slurm_scripts(args: argparse.Namespace) -> tuple[str, str, str]:
     cell stored and draws the figures."""
     import shlex
 
-    if args.shards < 1:
-        raise fail("--shards", args.shards, "an integer >= 1")
+    if not 1 <= args.shards <= MAX_SHARDS:
+        raise fail("--shards", args.shards, f"an integer in [1, {MAX_SHARDS:,}] (a SLURM array's tasks)")
     for key, _ in args.parameter:
         if key in ("shard", "num_shards"):
             raise fail("parameter", key, "one that --shards does not set (shard and num_shards are set per task)")
     for key, text in (("--out", args.out), ("--sbatch", args.sbatch), ("--book-dir", args.book_dir),
                       *((k, v) for k, v in args.parameter)):
-        if text is not None and re.search(r"[\x00-\x1f\x7f]", str(text)):
+        if text is not None and SCRIPT_UNSAFE.search(str(text)):
             raise fail(key, text, "a value without newlines or other control characters (it is written into a "
                                   "script)")
     notebook, folder, _, values = validate(args, here=False)   # the cluster's nodes run it: their device
@@ -705,6 +757,10 @@ def slurm_scripts(args: argparse.Namespace) -> tuple[str, str, str]:
     check_folder("--out", args.out)
     protect_bundle("--out", args.out, args.force, bundles=bundles(folder))
     out = Path(args.out).resolve()
+    for key, path in (("--out", out), ("--book-dir", folder.resolve())):   # as written: every symlink resolved
+        if SCRIPT_UNSAFE.search(str(path)):
+            raise fail(key, str(path), "a folder whose real path has no newline or other control character (it is "
+                                       "written into a script)")
     nadcore = shlex.quote(str(Path(sys.executable).with_name("nadcore")))
     given = "".join(f" -p {k} {shlex.quote(v)}" for k, v in args.parameter if k not in ("scale", "device"))
     run = (f"{nadcore} run {shlex.quote(notebook.stem)} --scale {shlex.quote(values['scale'])} "
@@ -860,7 +916,7 @@ def main(argv: Sequence[str] | None = None) -> int | str:
     try:
         code = args.func(args)
     except (UsageError, extras.MissingExtra) as err:
-        print(f"nadcore: error: {err}", file=sys.stderr)
+        print(f"nadcore: error: {one_line(err)}", file=sys.stderr)
         return 2
     except RunFailed as err:
         print(f"nadcore: error: {err}", file=sys.stderr)

@@ -240,5 +240,7 @@ def fourier_energy(nads_images: ArrayLike) -> np.ndarray:
 
 def low_band(size: int = 32, band: int = 4) -> np.ndarray:
     """Mask (size, size), fftshifted as `fourier_energy`: the frequencies with max(|kx|, |ky|) <= `band`."""
+    checks.integer("size", size, 1, 4096)
+    checks.integer("band", band, 0, accepted="an integer >= 0 (the largest |frequency| on either axis)")
     k = np.abs(np.arange(size) - size // 2)        # |frequency| along each fftshifted axis
     return np.maximum.outer(k, k) <= band

@@ -70,9 +70,17 @@ def _dims(dims):
     return dims
 
 
+INTEGERS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+
+
 def _spectrum(m_hat, name="m_hat"):
     """m_hat as float64 (complex128 if complex), checked: shape (D,) or (D, D)."""
-    m_hat = torch.as_tensor(m_hat)
+    try:
+        m_hat = torch.as_tensor(m_hat)
+    except (TypeError, RuntimeError, ValueError):
+        raise InputError(f"{name} must be an array of spectral values (numbers); got {type(m_hat).__name__}") from None
+    if not (m_hat.dtype.is_floating_point or m_hat.dtype.is_complex or m_hat.dtype in INTEGERS):
+        raise InputError(f"{name} must be an array of spectral values (numbers); got dtype {m_hat.dtype}")
     if m_hat.ndim not in (1, 2) or m_hat.numel() == 0 or len(set(m_hat.shape)) != 1:
         raise InputError(f"{name} must be a spectral response of shape (D,) or (D, D); got shape {tuple(m_hat.shape)}")
     if not torch.isfinite(m_hat).all():
@@ -393,6 +401,7 @@ def simulated_paper_accuracy(l: int, m_hat: torch.Tensor | np.ndarray, S: int, e
         checks.integer(name, n, 2, 10 ** 7)
     m_hat = _spectrum(m_hat).to(torch.complex128)
     D = m_hat.numel()
+    checks.integer("l", l, 0, D - 1, accepted=f"a frequency in [0, D) = [0, {D})")
     check_factor(D, S)
     g = torch.Generator().manual_seed(seeds.check_seed(seed))
     if direction == "complex":
@@ -649,6 +658,8 @@ def expected_hessian(m: torch.Tensor | np.ndarray, l: int, S: int, eps: float, s
     """
     m2 = _spectrum(m, "m").abs() ** 2
     check_factor(m2.numel(), S)
+    checks.integer("l", l, 0, m2.numel() - 1, accepted=f"a frequency in [0, D) = [0, {m2.numel()})")
+    eps = checks.number("eps", eps, 0, inclusive=True)
     sigma, sigma_theta = checks.number("sigma", sigma, 0), checks.number("sigma_theta", sigma_theta, 0)
     diag = sigma**2 * m2
     diag[l] += eps**2 * m2[l]

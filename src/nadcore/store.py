@@ -16,6 +16,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import socket
 import tempfile
 import time
@@ -140,7 +141,12 @@ def atomic_write(path: str | Path, write: Callable[[IO[bytes]], object]) -> Path
     left behind (its process is gone) are removed first. Other hosts' files are left alone:
     shards on a shared file system may still be writing them."""
     path = Path(path)
+    if path.is_dir():
+        raise InputError(f"path must name a file, not a folder; got {str(path)!r}")
     check_writable(path)
+    # The folder as the kernel reads it, every symlink resolved before a `..` (a temporary file of a path whose `..`
+    # follows a symlink would otherwise go where the text collapsed, maybe into a bundle); the name as it is
+    path = Path(os.path.realpath(path.parent)) / path.name
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.{HOST}.", suffix=".tmp")
@@ -301,13 +307,17 @@ def _named(value):
     return archs, packages
 
 
+ARRAY_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,199}")   # an array's name: a zip entry, a file name
+
+
 def save(path: str | Path, arrays: dict, settings: dict, *, device: str | torch.device | None = None,
          duration: float | None = None) -> Result:
     """Write `arrays` (a dict of arrays or tensors) and their record to `path` atomically."""
     arrays = {str(k): _numpy(v) for k, v in arrays.items()}
-    bad = [k for k in arrays if k.startswith("__") or arrays[k].dtype == object]
+    bad = [k for k in arrays if k.startswith("__") or not ARRAY_NAME.fullmatch(k) or arrays[k].dtype == object]
     if bad:
-        raise ValueError(f"arrays {bad} cannot be stored: names must not start with '__' and dtypes must not be object")
+        raise InputError(f"arrays must have names of letters, digits and _ . + - (not starting with '__') and no "
+                         f"object dtype; got {bad[0]!r}")
     record = make_record(settings, device=device, duration=duration, arrays=arrays)
     _write(path, arrays, record)
     return Result(arrays, record)
@@ -359,6 +369,10 @@ def migrate(path: str | Path, new_path: str | Path, settings: dict[str, Any], no
     if os.path.lexists(new_path):
         raise InputError(f"new_path must be where no file is yet (migrate replaces nothing); got {new_path}")
     check_writable(path)   # it deletes `path`: never a bundle's file outside `writing_bundle()`
+    try:
+        check_writable(new_path)
+    except InputError as err:
+        raise InputError("new_path" + str(err)[len("path"):]) from None
     res = load(path)
     record = {**res.record, "settings": canonical(settings), "migrated": note}
     _write(new_path, res.arrays, record)
@@ -533,8 +547,8 @@ def load_weights(path: str | Path,
         raise StoreError(f"{path} is not readable nadcore weights ({type(err).__name__}: {err})") from None
     if not isinstance(record, dict) or record.get("format") != FORMAT or "settings" not in record:
         raise StoreError(f"{path} is not a nadcore weights file (its record is malformed)")
-    if not isinstance(state, dict):
-        raise StoreError(f"{path} is not a nadcore weights file (its state_dict is a {type(state).__name__})")
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise StoreError(f"{path} is not a nadcore weights file (its state_dict is not a dict of tensors)")
     metas = record.get("arrays")   # weights saved before their hashes were recorded have none
     if metas is not None:
         if not isinstance(metas, dict) or set(metas) != set(state) or not all(

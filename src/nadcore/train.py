@@ -66,8 +66,11 @@ def _check_pair(pair, name):
         raise ValueError(f"{name}: x must hold finite numbers; got NaN or inf entries")
 
 
+MAX_EPOCHS = 100_000   # a recipe's epochs (the book's longest: 200)
+
+
 def _check_recipe(epochs, max_lr, momentum, weight_decay, batch_size, clip, schedule, precision="float32"):
-    checks.integer("epochs", epochs, 1)
+    checks.integer("epochs", epochs, 1, MAX_EPOCHS)
     checks.integer("batch_size", batch_size, 1)
     for name, value in (("max_lr", max_lr), ("momentum", momentum), ("weight_decay", weight_decay)):
         checks.number(name, value, 0, inclusive=True)
@@ -213,6 +216,7 @@ def accuracy(model: nn.Module | stacked.Stack, x: Any, y: Any, device: str | tor
              batch_size: int = 1000, mean: Any = None, std: Any = None) -> float | list[float]:
     """Accuracy of `model` on `(x, y)` in percent (`predict`, with the same `mean` and `std`); for a
     `stacked.Stack`, the list of each network's accuracy on its own `(x[j], y[j])`."""
+    checks.integer("batch_size", batch_size, 1, accepted="an integer >= 1 (inputs per forward pass)")
     if isinstance(model, stacked.Stack):
         y = y if torch.is_tensor(y) else torch.stack(list(y))
         pred = predict(model, x, mean, std, device, batch_size)
@@ -225,8 +229,8 @@ def accuracy(model: nn.Module | stacked.Stack, x: Any, y: Any, device: str | tor
 def iterations_to_loss(loss_history: Sequence[float] | np.ndarray, threshold: float, window: int = 1) -> int:
     """First iteration (1-based) at which the running mean of the last `window` batch losses is
     below `threshold` (Fig. 2 of the NAD paper); `len(loss_history) + 1` if it never is."""
-    if threshold <= 0 or window < 1:
-        raise InputError(f"threshold must be > 0 and window >= 1; got {threshold!r}, {window!r}")
+    checks.number("threshold", threshold, 0)
+    checks.integer("window", window, 1)
     loss = np.asarray(loss_history, dtype=np.float64)
     if len(loss) < window:
         return len(loss) + 1

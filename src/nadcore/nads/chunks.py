@@ -19,8 +19,8 @@ from nadcore.device import kept_memory
 from nadcore.nads.gradients import (
     autograd_gradients,
     autograd_one,
+    checked_first_layer,
     compiled_secant_gradient,
-    first_linear_layer,
     mixed_gram,
     one_at_a_time,
     secant_gradient,
@@ -59,7 +59,7 @@ def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: 
             first = network(factory, s.seed, a, dev)
             if a == start:
                 check_one_output(first, x0)
-                layer = first_linear_layer(first, x0) if method == "secant" else None
+                layer = checked_first_layer(first, x0, s.step) if method == "secant" else None
             rest = (network(factory, s.seed, i, dev) for i in range(a + 1, min(a + batch, stop)))
             G, gram = _batch_gradients(first, rest, s, x0, layer, batch)
             rows.append(G)
@@ -229,7 +229,9 @@ def _check_distinct(G, start, method, step, x0):
                  f"({start + i} and {start + i + 1} among them)")
         change = (f"step (got {step!r}; published: 100: the secant's differences vanish in float32) or "
                   if method == "secant" else "")
-        raise ValueError(f"the gradients of {which}: change {change}eval_point (its largest |value| is "
-                         f"{float(x0.abs().max()):.3g}: the networks may be saturated there)")
+        raise InputError(f"model must depend on its input at the evaluation point: the gradients of {which} (a "
+                         f"constant output, or a head initialised to zero as some timm models are); else change "
+                         f"{change}eval_point (its largest |value| is {float(x0.abs().max()):.3g}: the networks may "
+                         f"be saturated there)")
     raise ValueError("model factory returned the same network twice (two consecutive networks have identical "
                      "gradients): it must build a fresh, randomly initialised module on every call")

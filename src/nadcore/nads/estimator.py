@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 import warnings
@@ -132,6 +133,13 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
     x0_cpu, eval_desc = resolve_eval_point(eval_point, s.seed, s.input_shape)
     factory, default = one_output_factory(model, s.input_shape, s.pooling, x0=x0_cpu)
     name = name or default
+    checks.integer("num_shards", num_shards, 1, accepted="an integer >= 1 (the processes that share the chunks)")
+    checks.integer("shard", shard, 0, num_shards - 1, accepted=f"an integer in [0, {num_shards}) (num_shards)")
+    if results_dir is not None and (not str(results_dir).strip() or Path(results_dir).exists()
+                                    and not Path(results_dir).is_dir()):
+        raise InputError(f"results_dir must be a folder (it need not exist yet); got {str(results_dir)!r}")
+    if max_hours is not None and not (isinstance(max_hours, (int, float)) and max_hours > 0):
+        raise InputError(f"max_hours must be a number > 0 (or None: no bound); got {max_hours!r}")
     if num_shards != 1 and results_dir is None:
         raise ValueError("num_shards > 1 needs a results_dir that the shards share (they store chunks there)")
     if results_dir is not None and name is None:
@@ -200,9 +208,14 @@ def convergence(model: str | Callable[[], nn.Module], sizes: list[int], ks: tupl
     `precision` and `compiled`, see `estimate`; `eig_threads` as there).
     Returns a dict: `sizes`, `ks`, `overlap` (len(sizes), len(ks)).
     """
-    sizes = [int(n) for n in sizes]
-    if not sizes or min(sizes) < 2:
+    if not (isinstance(sizes, (list, tuple)) and sizes and all(checks.is_integer(n) and n >= 2 for n in sizes)):
         raise InputError(f"sizes must be a non-empty list of integers >= 2; got {sizes!r}")
+    sizes = [int(n) for n in sizes]
+    dim = math.prod(input_shape) if isinstance(input_shape, tuple) else None
+    if not (isinstance(ks, (list, tuple)) and ks and all(checks.is_integer(k) and k >= 1 for k in ks)) or (
+            dim is not None and max(ks) > dim):
+        raise InputError(f"ks must be a non-empty list of integers in [1, D = {dim}] (the input's entries); "
+                         f"got {ks!r}")
     common: dict[str, Any] = dict(method=method, step=step, input_shape=input_shape, device=device, seed=seed,
                                   batch_size=batch_size, results_dir=results_dir, progress=progress,
                                   pooling=pooling, precision=precision, compiled=compiled,

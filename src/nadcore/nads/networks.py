@@ -173,29 +173,36 @@ def _is_lazy(net):
         nn.parameter.is_lazy(b) for b in net.buffers())
 
 
-def forward_checked(net: nn.Module, x0: torch.Tensor, copies: int = 1) -> torch.Tensor:
-    """`net` on a batch of `copies` of `x0` (no gradient, eval mode, mode restored); a shape mismatch is a one-line
-    ValueError naming `input_shape` and the shape tried, any other failure one naming `model`."""
+def forward_checked(net: nn.Module, x0: torch.Tensor, copies: int = 1, points: torch.Tensor | None = None
+                    ) -> torch.Tensor:
+    """`net` on a batch of `copies` of `x0`, or on the batch `points` of inputs of its shape (no gradient, eval mode,
+    mode restored); a shape mismatch is a one-line ValueError naming `input_shape` and the shape tried, any other
+    failure one naming `model`."""
     was = net.training
     net.eval()
-    batch = x0[None].expand(copies, *x0.shape).clone()
+    given = x0[None].expand(copies, *x0.shape) if points is None else points
+    batch = given.clone()
     try:
         with torch.no_grad():
             out = net(batch)
-        if not torch.equal(batch, x0[None].expand(copies, *x0.shape)):
+        if not torch.equal(batch, given):
             raise InputError("model must leave its input as it is (an in-place operation on x, such as x.relu_() "
                              "or x.mul_(2), would change the secant's probes and the evaluation point)")
         return out
     except InputError:
         raise
     except (RuntimeError, ValueError, TypeError, IndexError, AssertionError) as err:
+        if checks.out_of_memory(err):
+            raise
         raise InputError(f"input_shape must be the model's input shape (C, H, W): a batch of shape "
-                         f"{(copies, *x0.shape)} (input_shape {tuple(x0.shape)}) failed in its forward pass "
+                         f"{tuple(batch.shape)} (input_shape {tuple(x0.shape)}) failed in its forward pass "
                          f"({type(err).__name__}: {checks.first_line(err)})") from None
     except KeyboardInterrupt:
         raise
     except BaseException as err:   # the model's own bug (KeyError, ZeroDivisionError, sys.exit, its own kinds)
-        raise InputError(f"model must run its forward pass on a batch of shape {(copies, *x0.shape)}; it raised "
+        if checks.out_of_memory(err):
+            raise
+        raise InputError(f"model must run its forward pass on a batch of shape {tuple(batch.shape)}; it raised "
                          f"{type(err).__name__}: {checks.first_line(err)}") from None
     finally:
         net.train(was)
@@ -223,6 +230,9 @@ def describe(factory: Callable[[], object], seed: int, index: int, x0: torch.Ten
     net = network(factory, seed, index, torch.device("cpu"))
     out = forward_checked(net, x0)
     _one_output(out)
+    if not torch.isfinite(out).all():
+        raise InputError(f"model must give finite outputs and gradients at the evaluation point: network {index}'s "
+                         f"output there is {out.item()}")
     if next(net.parameters(), None) is None:
         raise InputError("model must have parameters: its networks would all be one fixed function, with no "
                          "random initialisation to average over")
@@ -230,10 +240,18 @@ def describe(factory: Callable[[], object], seed: int, index: int, x0: torch.Ten
     if not isinstance(pair, torch.Tensor) or pair.numel() != 2:
         raise InputError(f"model must map a batch of B inputs to B outputs; a batch of 2 gave "
                          f"{tuple(pair.shape) if isinstance(pair, torch.Tensor) else type(pair).__name__}")
+    points = probe_points(x0)
+    at = forward_checked(net, x0, points=points)
+    alone = torch.cat([forward_checked(net, x0, points=points[i:i + 1]).reshape(-1) for i in (0, 1)])
+    if not torch.allclose(at.reshape(-1)[:2].double(), alone.double(), rtol=1e-4,
+                          atol=1e-6 * float(alone.abs().max())):
+        raise InputError("model must compute each input of a batch on its own: two inputs gave other outputs in a "
+                         "batch than alone (a mean over the batch, or batch norm in training mode, mixes the probes "
+                         "of the secant)")
     if source is None:
         return None
     desc = {"source": source, "structure": hashlib.sha256(repr(net).encode()).hexdigest()[:12],
-            "parameters": int(sum(p.numel() for p in net.parameters())), "behaviour": behaviour(net, out),
+            "parameters": int(sum(p.numel() for p in net.parameters())), "behaviour": behaviour(net, out, at),
             "code": code_digest(net, origin)}
     if source.startswith("timm:"):
         import timm
@@ -307,16 +325,27 @@ def project_modules(names: Iterable[str]) -> list[str]:
     return sorted(out)
 
 
-def behaviour(net: nn.Module, out: torch.Tensor) -> str:
-    """A digest of what a model computes: its parameters and buffers (its initialisation, bitwise) and its output at
-    x0 `out` to 4 significant digits (its forward; rounded, so that another CPU's last bits do not change it). An
-    edited `__init__` or `forward`, or another version of the library that builds it, gives another digest, so
-    the results of the model before the edit are not read back as its own (issue 58)."""
+def probe_points(x0: torch.Tensor) -> torch.Tensor:
+    """Eight inputs around `x0` at which a model's outputs describe what it computes: x0 +- 1 and +- 100 (the
+    secant's step) along two fixed random unit directions."""
+    d = torch.randn((2, *x0.shape), generator=torch.Generator().manual_seed(0)).to(x0.dtype)
+    d = d / d.flatten(1).norm(dim=1).reshape(-1, *[1] * x0.dim())
+    return torch.cat([x0 + s * d for s in (1.0, -1.0, 100.0, -100.0)])
+
+
+def behaviour(net: nn.Module, out: torch.Tensor, at: torch.Tensor) -> str:
+    """A digest of what a model computes: its parameters and buffers (its initialisation, bitwise) and its outputs
+    at x0 (`out`) and at the `probe_points` (`at`) to 4 significant digits (its forward; rounded, so that another
+    CPU's last bits do not change it). An edited `__init__` or `forward`, a constant or configuration it reads
+    from anywhere that changes its outputs there (a clamp that bites at the secant's probes), or another version of
+    the library that builds it, gives another digest, so the results of the model before the edit are not read back
+    as its own (issue 58)."""
     h = hashlib.sha256()
     for name, t in [*net.named_parameters(), *net.named_buffers()]:
         h.update(name.encode())
         h.update(t.detach().cpu().contiguous().numpy().tobytes())
-    h.update(" ".join(f"{v:.4e}" for v in out.detach().double().flatten().tolist()).encode())
+    for o in (out, at):
+        h.update(" ".join(f"{v:.4e}" for v in o.detach().double().flatten().tolist()).encode())
     return h.hexdigest()[:12]
 
 

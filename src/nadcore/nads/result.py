@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,7 +185,8 @@ class Trust:
         """One line: the overlaps beside chance, and a verdict."""
         measured, above = self._measured(), self.above
         if measured is None or above is None:
-            return "split-half overlap: not available (a result stored before it was kept)"
+            return ("split-half overlap: not available (too few networks to split in two halves of two, or a result "
+                    "stored before it was kept)")
         ks, overlap, networks = measured
         cells = ", ".join(f"k={k}: {o:.3f} (chance {k / self.D:.3f})" for k, o in zip(ks, overlap))
         n = "/".join(str(int(x)) for x in networks)
@@ -223,6 +225,9 @@ def eig_decreasing(matrix: np.ndarray | torch.Tensor, threads: int | None = None
     of the decomposition (its bits depend on them; one thread is also fast on a loaded machine,
     where two spin: 0.28 s against 0.72 s for D = 1,024 beside a busy process); None: the caller's."""
     matrix = torch.as_tensor(matrix, dtype=torch.float64).cpu()
+    if matrix.dim() != 2 or matrix.shape[0] != matrix.shape[1] or not bool(torch.isfinite(matrix).all()):
+        raise InputError(f"matrix must be a square matrix of finite numbers; got shape {tuple(matrix.shape)}"
+                         + ("" if matrix.dim() != 2 or matrix.shape[0] != matrix.shape[1] else " with NaN or inf"))
     before = torch.get_num_threads()
     torch.set_num_threads(threads or before)
     try:
@@ -291,4 +296,6 @@ def compare(a: NADResult, b: NADResult, ks: Iterable[int]) -> np.ndarray:
 def result_path(arch: str, settings: dict, results_dir: str | Path) -> Path:
     """Where a full estimate of `arch` made with `settings` is kept inside `results_dir` (by
     `experiments.ch3_nads.load_nads`, the CLI and the bundle)."""
+    if not (isinstance(arch, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}", arch)):
+        raise InputError(f"arch must be a file-name-safe name (letters, digits, _ . + -); got {arch!r}")
     return Path(results_dir) / "nads" / f"{arch}_{store.key(settings)}.npz"
