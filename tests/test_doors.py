@@ -207,3 +207,20 @@ def test_more_doors_of_the_third_pass(tmp_path):
         with pytest.raises(ValueError) as err:
             call()
         assert str(err.value).startswith(message), str(err.value)
+
+
+def test_the_figures_and_energies_refuse_what_they_cannot_draw():
+    """The third pass: `spectrum` of zero eigenvalues and `fig6` of mismatched lengths were an IndexError and a
+    matplotlib error; `fourier_energy` of a 1-D array an IndexError, of no image an MKL error."""
+    from nadcore.nads import NADResult
+    from nadcore.plots import nads as nad_plots
+
+    flat = NADResult(np.zeros(16), np.eye(16, dtype=np.float32), {"input_shape": [1, 4, 4]})
+    for call, message in ((lambda: nad_plots.spectrum(flat), "result.eigenvalues must be finite eigenvalues"),
+                          (lambda: nad_plots.fig6([0, 1, 2], [50.0], np.ones(4)), "indices and accuracy must be"),
+                          (lambda: nad_plots.fig6([0], [50.0], np.zeros(4)), "eigenvalues must be finite"),
+                          (lambda: fourier.fourier_energy(np.ones(5)), "nads_images must be images"),
+                          (lambda: fourier.fourier_energy(np.ones((0, 1, 4, 4))), "nads_images must be images")):
+        with pytest.raises(ValueError) as err:
+            call()
+        assert str(err.value).startswith(message), str(err.value)

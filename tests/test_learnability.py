@@ -124,3 +124,21 @@ def test_a_sweep_says_what_it_will_cost_before_it_trains(capsys):
                      r"timed here\)$", err.strip()), err
     learnability.sweep("logreg", [(0, 1)], {"epochs": 1, "max_lr": 0.1}, n=200, device="cpu", progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_fig6_and_sweep_refuse_what_they_would_misread():
+    """The third adversarial pass of issue 58: a frequency (0.5, 0) was truncated to (0, 0), a one-element cell
+    raised 'not enough values to unpack', an input shape (1, 4, 4.5) ran as (1, 4, 4), NADs given as a string or
+    as zero rows were a ValueError about floats or 'v must hold finite numbers'."""
+    recipe = {"epochs": 1, "max_lr": 0.1}
+    tiny = lambda: torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 1))  # noqa: E731
+    for call, message in (
+            (lambda: learnability.sweep(tiny, [(0.5, 0)], recipe, input_shape=(1, 4, 4)), "cells must hold"),
+            (lambda: learnability.sweep(tiny, [(1,)], recipe, input_shape=(1, 4, 4)), "cells must hold"),
+            (lambda: learnability.fig6(tiny, np.eye(16), [0], recipe, input_shape=(1, 4, 4.5)), "input_shape must be"),
+            (lambda: learnability.fig6(tiny, "abc", [0], recipe, input_shape=(1, 4, 4)), "nads must be a NADResult"),
+            (lambda: learnability.fig6(tiny, np.zeros((2, 16)), [0], recipe, input_shape=(1, 4, 4)),
+             "nads must hold finite, non-zero NADs at the indices trained; row 0 is zero")):
+        with pytest.raises(ValueError) as err:
+            call()
+        assert str(err.value).startswith(message), str(err.value)

@@ -231,9 +231,12 @@ def make_grid(spec: dict) -> Grid:
 
 
 def fourier_energy(nads_images: ArrayLike) -> np.ndarray:
-    """|2-D DFT|^2 (unitary) of each image of `nads_images` (n, C, H, W) or (n, H, W), fftshifted (zero
+    """|2-D DFT|^2 (unitary) of each image of `nads_images` (n, C, H, W), (n, H, W) or one (H, W), fftshifted (zero
     frequency at the centre), summed over channels: where a NAD or a direction lives."""
     x = torch.as_tensor(np.asarray(nads_images), dtype=torch.float64)
+    if x.dim() not in (2, 3, 4) or x.numel() == 0:
+        raise InputError(f"nads_images must be images (n, C, H, W), (n, H, W) or one (H, W); got shape "
+                         f"{tuple(x.shape)}")
     energy = torch.fft.fftshift(torch.fft.fft2(x, norm="ortho").abs() ** 2, dim=(-2, -1))
     return energy.sum(-3).numpy() if energy.dim() == 4 else energy.numpy()
 

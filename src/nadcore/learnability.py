@@ -133,9 +133,11 @@ def sweep(model: str | Callable[[], nn.Module], cells: Iterable[Sequence[int]], 
     shape = _check_shape(input_shape)
     recipe = train.as_recipe(recipe)
     checks.integer("num_seeds", num_seeds, 1, catalog.MAX_SEEDS)
+    cells = tuple(cells) if isinstance(cells, Iterable) and not isinstance(cells, (str, bytes)) else None
+    if not cells or not all(isinstance(c, (tuple, list)) and len(c) == 2 and all(checks.is_integer(k) for k in c)
+                            for c in cells):
+        raise InputError(f"cells must hold frequencies (kx, ky), pairs of integers, at least one; got {cells!r:.80}")
     cells = tuple((int(kx), int(ky)) for kx, ky in cells)
-    if not cells:
-        raise InputError("cells must hold at least one frequency (kx, ky)")
     vs = [_direction(kx, ky, shape, kind) for kx, ky in cells]      # checks the frequencies and kind
     factory = _classifier_factory(model, shape)
     tasks = [(v, seeds.streams(seeds.replicate(seed, r), kx % shape[1], ky % shape[1]))
@@ -156,8 +158,14 @@ def fig6(model: str | Callable[[], nn.Module], nads: Any, indices: Iterable[int]
     paper's (n = 10,000 train and as many test samples, sigma = 3, eps = 1). Each cell's data, initialisation
     and shuffling come from `seeds.streams` of its replicate's seed and its index; with `progress`, its cost on
     this machine first (`cost_line`). Returns a `Sweep`."""
+    if not (isinstance(input_shape, (tuple, list)) and input_shape and all(checks.is_integer(s) and s > 0
+                                                                            for s in input_shape)):
+        raise InputError(f"input_shape must be a tuple of positive integers such as (1, 32, 32); got {input_shape!r}")
     shape = tuple(int(s) for s in input_shape)
-    rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
+    try:
+        rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
+    except (TypeError, ValueError):
+        rows = np.zeros((0,))
     if rows.ndim != 2 or rows.shape[1] != math.prod(shape):
         raise InputError(f"nads must be a NADResult or NADs as rows of {math.prod(shape)} entries (input_shape "
                          f"{shape}); got shape {rows.shape}")
@@ -167,6 +175,10 @@ def fig6(model: str | Callable[[], nn.Module], nads: Any, indices: Iterable[int]
                   for i in indices)
     if not cells:
         raise InputError("indices must hold at least one NAD index")
+    zero = [i for i in cells if not np.isfinite(rows[i]).all() or not np.any(rows[i])]
+    if zero:
+        raise InputError(f"nads must hold finite, non-zero NADs at the indices trained; row {zero[0]} is "
+                         f"{'zero' if np.isfinite(rows[zero[0]]).all() else 'not finite'}")
     factory = _classifier_factory(model, shape)
     tasks = [(torch.from_numpy(rows[i] / np.linalg.norm(rows[i])).reshape(shape), seeds.streams(
         seeds.replicate(seed, r), i)) for r in range(num_seeds) for i in cells]

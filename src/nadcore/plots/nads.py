@@ -107,6 +107,15 @@ def fig5(results: Mapping[str, NADResult], show: int = 3, width: float = 0.97) -
 def _check_result(result, name="result"):
     if not isinstance(result, NADResult):
         raise InputError(f"{name} must be a NADResult (what nads.estimate returns); got {type(result).__name__}")
+    _check_spectrum(result.eigenvalues, f"{name}.eigenvalues")
+
+
+def _check_spectrum(values, name="eigenvalues"):
+    """A spectrum to draw as lambda_i / lambda_0: finite, its first value (the largest) above 0."""
+    vals = np.asarray(values, dtype=np.float64).reshape(-1)
+    if not len(vals) or not np.isfinite(vals).all() or vals[0] <= 0:
+        raise InputError(f"{name} must be finite eigenvalues, the first (the largest) > 0; got "
+                         f"{len(vals)} values starting {vals[:3].tolist()}")
 
 
 def _check_inches(name, value):
@@ -360,6 +369,11 @@ def fig6(indices: Sequence[int] | np.ndarray, accuracy: Sequence[float] | np.nda
     """Fig. 6: test accuracy on D(u_i) (brown) and normalised eigenvalues (green) against the NAD index.
     `eigenvalues`: an array, or the NADResult itself, whose curve then stops at the estimate's rank
     (`_top`, as `spectra` draws it; a `|` marks the end): past it the eigenvalues are rounding noise."""
+    _check_spectrum(getattr(eigenvalues, "eigenvalues", eigenvalues))
+    indices, accuracy = np.asarray(indices).reshape(-1), np.asarray(accuracy, dtype=np.float64).reshape(-1)
+    if len(indices) != len(accuracy) or not len(indices):
+        raise InputError(f"indices and accuracy must be of one length, one accuracy per NAD index; got {len(indices)} "
+                         f"and {len(accuracy)}")
     fig, ax = style.figure(width=0.8, height=3.2)
     top = _top(eigenvalues) if isinstance(eigenvalues, NADResult) else None
     vals = np.clip(np.asarray(getattr(eigenvalues, "eigenvalues", eigenvalues), dtype=np.float64), 0, None)
