@@ -133,11 +133,11 @@ def sweep(model: str | Callable[[], nn.Module], cells: Iterable[Sequence[int]], 
     shape = _check_shape(input_shape)
     recipe = train.as_recipe(recipe)
     checks.integer("num_seeds", num_seeds, 1, catalog.MAX_SEEDS)
-    cells = tuple(cells) if isinstance(cells, Iterable) and not isinstance(cells, (str, bytes)) else None
-    if not cells or not all(isinstance(c, (tuple, list)) and len(c) == 2 and all(checks.is_integer(k) for k in c)
-                            for c in cells):
+    given = list(cells) if isinstance(cells, Iterable) and not isinstance(cells, (str, bytes)) else []
+    if not given or not all(isinstance(c, (tuple, list)) and len(c) == 2 and all(checks.is_integer(k) for k in c)
+                            for c in given):
         raise InputError(f"cells must hold frequencies (kx, ky), pairs of integers, at least one; got {cells!r:.80}")
-    cells = tuple((int(kx), int(ky)) for kx, ky in cells)
+    cells = tuple((int(kx), int(ky)) for kx, ky in given)
     vs = [_direction(kx, ky, shape, kind) for kx, ky in cells]      # checks the frequencies and kind
     factory = _classifier_factory(model, shape)
     tasks = [(v, seeds.streams(seeds.replicate(seed, r), kx % shape[1], ky % shape[1]))
@@ -165,7 +165,7 @@ def fig6(model: str | Callable[[], nn.Module], nads: Any, indices: Iterable[int]
     try:
         rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
     except (TypeError, ValueError):
-        rows = np.zeros((0,))
+        rows = np.zeros((0, 0), dtype=np.float32)
     if rows.ndim != 2 or rows.shape[1] != math.prod(shape):
         raise InputError(f"nads must be a NADResult or NADs as rows of {math.prod(shape)} entries (input_shape "
                          f"{shape}); got shape {rows.shape}")
