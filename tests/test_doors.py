@@ -184,6 +184,7 @@ def test_a_nad_estimate_bounds_its_networks_before_building_chunks():
     (lambda d: pooling.expected_hessian(torch.ones(8), 999, 2, 1.0, 1.0), "l must be a frequency in [0, D)"),
     (lambda d: pooling.expected_hessian(torch.ones(8), -1, 2, 1.0, 1.0), "l must be a frequency in [0, D)"),
     (lambda d: pooling.simulated_paper_accuracy(999, torch.ones(8), 2), "l must be a frequency in [0, D)"),
+    (lambda d: pooling.lemma1_check(n=1), "n must be an integer >= 10"),
 ])
 def test_library_doors_of_the_third_pass(tmp_path, call, message):
     """The third adversarial pass of issue 58: each was a raw exception, a wrapped index or work done in vain."""

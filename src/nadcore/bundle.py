@@ -1663,7 +1663,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m nadcore.bundl
         items = list(ITEMS)
     bad = [item for item in items if item not in REGISTRY]
     if bad:
-        print(f"{prog}: error: item must be one of all, status, {', '.join(ITEMS)}; got {bad[0]!r}", file=sys.stderr)
+        first = "" if show and args.items else "all, status, "   # after `status`: an item's name only
+        print(f"{prog}: error: item must be one of {first}{', '.join(ITEMS)}; got {bad[0]!r}", file=sys.stderr)
         return 2
     refusal = _bundle_dir_refusal(bundle_dir, create=not show)
     if refusal:

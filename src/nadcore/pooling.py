@@ -706,6 +706,7 @@ def zeta(m: torch.Tensor | np.ndarray, eps: float, sigma: float) -> torch.Tensor
 def lemma1_check(D: int = 16, S: int = 4, l: int = 3, eps: float = 1.0, sigma: float = 0.5, n: int = 10000,
                  seed: int = 0) -> dict[str, torch.Tensor]:
     """Lemma 1 against a Monte-Carlo average Hessian: arrays `theory` and `monte_carlo` (D x D)."""
+    checks.integer("n", n, 10, accepted="an integer >= 10 (samples, over the Monte-Carlo's 10 draws of phi)")
     m = prefilter("average", D, S).abs()
     return {"theory": expected_hessian(m, l, S, eps, sigma),
             "monte_carlo": monte_carlo_hessian(m, l, S, eps, sigma, n, seed=seed)}
