@@ -326,3 +326,16 @@ def test_bad_input_to_the_chapters_functions_is_one_line():
     with pytest.raises(InputError, match="device must be"):
         c8.chapter_results("smoke", 0, "/nonexistent", device="tpu", compute=False)
     assert np.isnan(c8.measures(np.eye(4), np.zeros((4, 4)), np.eye(4), np.eye(4)[0], np.eye(4), [1])["u_energy"])
+
+
+def test_the_helpers_refuse_what_has_no_answer():
+    """The third adversarial pass of issue 58: these returned (0, 0.0), -inf, 1.0, 'u-₁', NaN or an IndexError."""
+    for call, message in ((lambda: c8.closest(np.eye(3), np.zeros(3)), "u must be a non-zero direction"),
+                          (lambda: c8.second_moment(np.ones(3)), "a must be rows of vectors"),
+                          (lambda: c8.nad_name(-1), "i must be a NAD index >= 0"),
+                          (lambda: c8.class_direction(torch.ones(4, 2), torch.zeros(4)), "y must hold both classes"),
+                          (lambda: c8.mean_se(np.zeros((0, 3))), "x must hold at least one replicate")):
+        with pytest.raises(ValueError) as err:
+            call()
+        assert str(err.value).startswith(message), str(err.value)
+    assert np.isnan(c8.partial_cosine(0.5, 1.0, 1.0))      # A is C: nothing beyond the rescaling

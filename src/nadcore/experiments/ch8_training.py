@@ -86,6 +86,8 @@ def margin_gradients(net: nn.Module, x: torch.Tensor, batch: int = 256) -> np.nd
 def second_moment(a: np.ndarray) -> np.ndarray:
     """E[a a^T] over the rows of `a`: (D, D) float64."""
     a = np.asarray(a, dtype=np.float64)
+    if a.ndim != 2 or not len(a):
+        raise InputError(f"a must be rows of vectors (M, D), at least one; got shape {a.shape}")
     return a.T @ a / len(a)
 
 
@@ -105,7 +107,9 @@ def partial_cosine(c_ab: np.ndarray | float, c_ac: np.ndarray | float, c_bc: np.
     """The cosine of A and B once both lose their component along C, from the three cosines (the partial
     correlation's formula): how much of G_t - G_0 the prediction explains beyond a rescaling of G_0."""
     c_ab, c_ac, c_bc = (np.asarray(c, dtype=np.float64) for c in (c_ab, c_ac, c_bc))
-    return (c_ab - c_ac * c_bc) / np.sqrt((1 - c_ac ** 2) * (1 - c_bc ** 2))
+    rest = (1 - c_ac ** 2) * (1 - c_bc ** 2)   # 0 where A or B is C itself: nothing is left beyond it (NaN)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rest > 0, (c_ab - c_ac * c_bc) / np.sqrt(np.where(rest > 0, rest, 1.0)), np.nan)
 
 
 def eig_of(grads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -117,6 +121,8 @@ def eig_of(grads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def closest(vectors: np.ndarray, u: np.ndarray) -> tuple[int, float]:
     """The index of the row of `vectors` (unit eigenvectors, leading first) closest to the unit vector `u`,
     and its |cosine| with u."""
+    if not np.linalg.norm(u) > 0:
+        raise InputError("u must be a non-zero direction (finite)")
     cos = np.abs(vectors @ u)
     j = int(np.argmax(cos))
     return j, float(cos[j])
@@ -212,6 +218,8 @@ def _trajectory(net, data, u, basis, recipe, checkpoints, ks, grad_samples, seed
 
 def class_direction(x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
     """The unit difference of the two classes' mean inputs (class 1 minus class 0)."""
+    if not (bool((y == 0).any()) and bool((y == 1).any())):
+        raise InputError("y must hold both classes, 0 and 1 (their means' difference is the direction)")
     d = (x[y == 1].mean(0) - x[y == 0].mean(0)).reshape(-1).double().numpy()
     return d / np.linalg.norm(d)
 
@@ -370,11 +378,14 @@ def led(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], network:
 def mean_se(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean over the first axis and its standard error (0 for a single replicate)."""
     n = len(x)
+    if not n:
+        raise InputError("x must hold at least one replicate")
     return x.mean(0), (x.std(0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(x[0]))
 
 
 def nad_name(i: int) -> str:
     """The i-th NAD as the paper writes it: u₀, u₁₂₈."""
+    checks.integer("i", i, 0, accepted="a NAD index >= 0")
     return "u" + str(int(i)).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
 
 
