@@ -225,3 +225,17 @@ def test_the_figures_and_energies_refuse_what_they_cannot_draw():
         with pytest.raises(ValueError) as err:
             call()
         assert str(err.value).startswith(message), str(err.value)
+
+
+def test_small_doors_of_the_third_pass():
+    """`out_side` of a negative side gave -3, `accuracy_range(step=0)` (0, 100), `concat_channels` of lists an
+    AttributeError."""
+    from nadcore import models
+    from nadcore.plots import fourier as fourier_plots
+
+    for call, message in ((lambda: models.out_side([torch.nn.Conv2d(1, 1, 3)], -1), "side must be an image side"),
+                          (lambda: fourier_plots.accuracy_range({"a": [60.0]}, step=0), "step must be a number > 0"),
+                          (lambda: data.concat_channels(([1], [0]), ([1], [0])), "first must be a dataset (x, y)")):
+        with pytest.raises(ValueError) as err:
+            call()
+        assert str(err.value).startswith(message), str(err.value)

@@ -84,6 +84,10 @@ def directional_dataset(v: torch.Tensor, n: int, sigma: float, eps: float, seed:
 def concat_channels(first: tuple[torch.Tensor, torch.Tensor],
                     second: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """D1 (+) D2: stack the channels of two datasets `(x, y)` that share the same labels."""
+    for name, pair in (("first", first), ("second", second)):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(t, torch.Tensor) for t in pair)
+                and pair[0].dim() == 4):
+            raise InputError(f"{name} must be a dataset (x, y): images x (n, C, H, W) and labels y, as tensors")
     (x1, y1), (x2, y2) = first, second
     if x1.shape[0] != x2.shape[0] or x1.shape[2:] != x2.shape[2:]:
         raise ValueError(f"the two datasets must have the same number and size of images; "

@@ -79,6 +79,7 @@ class BlurPool2d(nn.Module):
 def out_side(layers: Iterable[nn.Module], side: int) -> int:
     """The side of the square feature map after `layers` (Conv2d, pooling, BlurPool2d; others
     keep the size) for a `side` x `side` input."""
+    checks.integer("side", side, 1, accepted="an image side >= 1 (pixels)")
     for m in layers:
         if isinstance(m, (nn.Conv2d, nn.MaxPool2d, nn.AvgPool2d)):
             pair = lambda v: v if isinstance(v, tuple) else (v, v)

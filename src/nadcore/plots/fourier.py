@@ -13,7 +13,7 @@ from matplotlib.colors import ListedColormap, LogNorm
 from matplotlib.patches import Patch
 from matplotlib.ticker import LogLocator, NullFormatter, StrMethodFormatter
 
-from nadcore import published
+from nadcore import checks, published
 from nadcore.checks import InputError
 from nadcore.fourier import canonical, fourier_direction, is_self_conjugate
 from nadcore.plots import style
@@ -167,6 +167,7 @@ def fig2_speed(iterations: Mapping[str, Mapping[tuple[int, int], int]], grid: Gr
 def accuracy_range(images: Mapping[str, ArrayLike], step: float = 5.0) -> tuple[float, float]:
     """(low, high): the accuracies of `images` (NaN cells ignored) rounded out to multiples of `step`,
     at least `step` apart, within 0..100; (50, 100) when there are none."""
+    checks.number("step", step, 0, accepted="a number > 0 (points)")
     values = np.concatenate([np.asarray(img, dtype=float).ravel() for img in images.values()]) if images \
         else np.array([])
     values = values[np.isfinite(values)]
