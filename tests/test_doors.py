@@ -239,3 +239,21 @@ def test_small_doors_of_the_third_pass():
         with pytest.raises(ValueError) as err:
             call()
         assert str(err.value).startswith(message), str(err.value)
+
+
+def test_last_doors_of_the_third_pass():
+    """`train.fit` on data the model does not take was torch's RuntimeError; `bayes_accuracy` of (kx, ky) cells on a
+    1-D spectrum a TypeError; `convergence({})` a KeyError; `fig1_accuracy({})` matplotlib's error."""
+    from nadcore.plots import fourier as fourier_plots
+    from nadcore.plots import nads as nad_plots
+
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3, 2))
+    data_ = ((torch.ones(4, 1, 2, 2), torch.tensor([0, 1, 0, 1])),) * 2
+    for call, message in ((lambda: train.fit(net, data_, {"epochs": 1, "max_lr": 0.1}), "data must be inputs"),
+                          (lambda: pooling.bayes_accuracy(pooling.prefilter("average", 8, 2), 2, 1.0, 1.0,
+                                                          cells=[(1, 2)]), "cells must be ints l for a 1-D spectrum"),
+                          (lambda: nad_plots.convergence({}), "conv must be what nads.convergence returns"),
+                          (lambda: fourier_plots.fig1_accuracy({}, fourier.coarse_grid(8)), "accuracies must hold")):
+        with pytest.raises(ValueError) as err:
+            call()
+        assert str(err.value).startswith(message), str(err.value)

@@ -279,7 +279,12 @@ def snr_gamma(m_hat: torch.Tensor | np.ndarray, S: int, cells: fourier.Grid | It
         return gamma2.sqrt()
     if kind not in fourier.KINDS:
         raise InputError(f"kind must be one of {', '.join(fourier.KINDS)}; got {kind!r}")
-    return _direction_gamma(m_hat, S, gamma2.sqrt(), fourier.cells(cells, D), kind)
+    freqs = fourier.cells(cells, D)
+    wrong = next((c for c in freqs if isinstance(c, tuple) != (dims == 2)), None)
+    if wrong is not None:
+        raise InputError(f"cells must be {'(kx, ky) pairs' if dims == 2 else 'ints l'} for a {dims}-D spectrum; "
+                         f"got {wrong!r}")
+    return _direction_gamma(m_hat, S, gamma2.sqrt(), freqs, kind)
 
 
 def _direction_gamma(m_hat, S, gamma, cells, kind):

@@ -331,6 +331,11 @@ def _check_logits(model, train_set):
     try:
         with torch.no_grad():
             out = model.eval()(x[:1].to(dev))
+    except (RuntimeError, ValueError, TypeError, IndexError) as err:   # the data are not what the model takes
+        if checks.out_of_memory(err):
+            raise
+        raise InputError(f"data must be inputs the model takes: a batch of shape {tuple(x[:1].shape)} failed in its "
+                         f"forward pass ({type(err).__name__}: {checks.first_line(err)})") from None
     finally:
         model.train(was)
     classes = int(y.max()) + 1

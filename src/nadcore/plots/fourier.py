@@ -48,6 +48,8 @@ def _frequency_axes(ax, grid, ylabel=True):
 def _panels(images, grid, cbar_label, title=None, **imshow):
     """One imshow panel per architecture (zero frequency at the centre, kx right, ky down), one colour scale."""
     names = list(images)
+    if not names:
+        raise InputError("accuracies must hold at least one architecture's grid ({name: {(kx, ky): value}})")
     fig, axes = style.figure(1, len(names), width=min(0.97, 0.3 * len(names) + 0.12), height=2.5, squeeze=False)
     for i, (ax, name) in enumerate(zip(axes[0], names)):
         im = ax.imshow(images[name], extent=_extent(grid), interpolation="nearest", **imshow)

@@ -6,6 +6,7 @@ the secant, dotted for the exact gradient ("autograd")."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import matplotlib.colors as mcolors
@@ -24,7 +25,7 @@ from nadcore.nads import NADResult
 from nadcore.plots import style
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Sequence
 
     from numpy.typing import ArrayLike
 
@@ -317,6 +318,8 @@ def secant_vs_exact(pairs: Mapping[str, ArrayLike], ks: Sequence[int] | np.ndarr
 def convergence(conv: Mapping[str, Any], title: str | None = None) -> Figure:
     """Overlap between the leading-k NADs from N and from 2N networks, against N (one curve per k, at N > k:
     N networks span at most N - 1 directions)."""
+    if not (isinstance(conv, Mapping) and {"ks", "sizes", "overlap"} <= set(conv)):
+        raise InputError("conv must be what nads.convergence returns: a dict with sizes, ks and overlap")
     fig, ax = style.figure(width=0.8, height=3.2)
     for j, k in enumerate(conv["ks"]):
         ax.plot(*_above_k(conv, j, k), "o-", ms=4, label=f"$k$ = {k}")
