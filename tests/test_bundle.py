@@ -322,8 +322,8 @@ def test_fashion_items_are_their_own_settings_and_read_none_while_missing(tmp_pa
     assert bundle.cifar(tmp_path, dataset="fashion") is None                # no NADs, no runs
     assert bundle.underspec("ood", "lenet", tmp_path, dataset="fashion") is None
     for item in ("cifar_fashion", "underspec_ood_fashion"):
-        assert bundle.status(item, tmp_path) == (f"{item}: not complete; `python -m nadcore.bundle {item}` "
-                                                 "computes the rest")
+        assert bundle.status(item, tmp_path) == (f"{item}: not complete; `python -m nadcore.bundle {item} "
+                                                 f"--bundle-dir {tmp_path}` computes the rest")
     monkeypatch.setattr(cifar, "FASHION_DEBIAN", tmp_path / "no-package")
     if bundle.load_nad("lenet") is not None and bundle.load_nad("logreg") is not None:
         assert bundle.cifar(dataset="fashion", data_root=tmp_path / "empty") is None   # no images: None
@@ -508,8 +508,8 @@ def test_the_command_shows_the_status_of_named_items_in_another_bundle(tmp_path,
     (tmp_path / paths.BUNDLE_MARKER).touch()
     assert bundle.main(["status", "fig1", "pooling", f"--bundle-dir={tmp_path}"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines == [bundle.status("fig1", tmp_path), "pooling: not complete; `python -m nadcore.bundle pooling` "
-                     "computes the rest"]
+    assert lines == [bundle.status("fig1", tmp_path), "pooling: not complete; `python -m nadcore.bundle pooling "
+                     f"--bundle-dir {tmp_path}` computes the rest"]   # the re-probe: the hint names the folder
     assert lines[0].startswith("fig1 (logreg, lenet): 0 of 260 cells stored; ")
     (tmp_path / "file").write_text("")
     assert bundle.main(["status", "--bundle-dir", str(tmp_path / "file")]) == 2

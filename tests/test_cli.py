@@ -1174,3 +1174,24 @@ def test_a_flat_model_and_a_missing_book_are_told_what_they_are(tmp_path, capsys
     for book in (tmp_path / "nonexistent", tmp_path):
         assert cli.main(["chapters", "--book-dir", str(book)]) == 2
         assert "--book-dir must be a folder holding chapter notebooks" in capsys.readouterr().err
+
+
+def test_submit_bounds_its_plan_and_run_keeps_a_hard_linked_notebook(tiny_book, tmp_path, fake_plan, monkeypatch,
+                                                                     capsys):
+    """The re-probe of issue 58: `submit` of a plan past 10,000 h wrote jobs whose runs all refused it (each shard's
+    plan counts the whole chapter); `run` replaced a user's notebook hard-linked at its output name."""
+    import os as system
+
+    monkeypatch.setattr(cli, "RUN_HOURS", 1)
+    base = ["submit", "01_tiny", "--shards", "2", "--dry-run", "--book-dir", str(tiny_book), "--out", str(tmp_path)]
+    assert cli.main([*base, "-p", "seed", "1"]) == 2
+    assert "the plan of 01_tiny must take at most 1 h: it takes ~2.0 h" in capsys.readouterr().err
+    assert cli.main([*base, "-p", "seed", "1", "--yes"]) == 0
+    assert capsys.readouterr().out.count(" --yes") == 2         # the array's runs and the collector's
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    backup = tmp_path / "backup.ipynb"
+    backup.write_text('{"mine": 1}')
+    system.link(backup, runs / "01_tiny-smoke.ipynb")
+    assert cli.main(["run", "01_tiny", "--out", str(runs), "--book-dir", str(tiny_book), "--no-progress"]) == 2
+    assert backup.read_text() == '{"mine": 1}' and (runs / "01_tiny-smoke.ipynb").read_text() == '{"mine": 1}'

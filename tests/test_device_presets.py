@@ -130,6 +130,8 @@ def test_overrides_change_named_fields_of_a_preset_and_nothing_else():
                                     "3.4e+38"),
     ({"underspecification": {"pairs": {"resolution": 100001}}},
      "overrides must give underspecification.pairs.resolution at most 401 points a side (published: 101)"),
+    ({"fourier": {"epochs": 10 ** 9}}, "overrides must give fourier.epochs at most 100,000 epochs"),
+    ({"fourier": {"n": 10 ** 22}}, "overrides must give fourier.n at most 2,000,000 samples"),
     ({"fourier": {"sigma": "abc"}}, "overrides must give fourier.sigma a value of the type of 0.75; got 'abc'"),
 ])
 def test_bad_overrides_name_what_is_accepted(overrides, message):

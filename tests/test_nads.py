@@ -11,7 +11,7 @@ from torch import nn
 
 from nadcore import bundle, fourier, models, nads, store
 from nadcore.experiments import ch3_nads
-from nadcore.nads import gradients, networks
+from nadcore.nads import chunks, gradients, networks
 from nadcore.plots import nads as plots
 from nadcore.plots import style
 from nadcore.pooling import LinearPooling
@@ -108,7 +108,19 @@ class BatchMix(nn.Module):
         return self.lin(f) + self.lin(f - f.mean(0, keepdim=True))
 
 
-def test_the_shortcut_is_checked_against_the_plain_probes():
+class Gated(nn.Module):
+    """ArgmaxBranch's second branch, switched on by a weight: off in network 0 (seed 0), on in others."""
+
+    def __init__(self):
+        super().__init__()
+        self.c, self.fc, self.g = nn.Conv2d(1, 2, 3, padding=1), nn.Linear(32, 1), nn.Parameter(torch.randn(1))
+
+    def forward(self, x):
+        y = torch.relu(self.c(x)).flatten(1)
+        return self.fc(y) + (self.g > 0).float() * y.gather(1, x.flatten(1).argmax(1, keepdim=True))
+
+
+def test_the_shortcut_is_checked_against_the_plain_probes(monkeypatch):
     """Third adversarial pass of issue 58: branches that constant stand-ins cannot see (NaN cleaned then centred, the
     input's argmax) gave a wrong secant silently; each chunk's first network now checks the shortcut against the plain
     probes. A model that mixes the inputs of a batch is refused (its probes would see each other)."""
@@ -118,6 +130,9 @@ def test_the_shortcut_is_checked_against_the_plain_probes():
     torch.manual_seed(0)
     net, x0 = ArgmaxBranch().eval(), torch.randn(1, 5, 5)
     assert gradients.first_linear_layer(net, x0) == "c" and gradients.checked_first_layer(net, x0, 100.0) is None
+    gated = nads.estimate(Gated, 40, **kw)       # the re-probe: a branch network 0's weights turn off, others on
+    monkeypatch.setattr(chunks, "checked_first_layer", lambda *a, **k: None)   # the plain probes
+    np.testing.assert_allclose(gated.eigenvalues[:5], nads.estimate(Gated, 40, **kw).eigenvalues[:5], rtol=1e-5)
     lenet = models.build("lenet", num_classes=1).eval()
     assert gradients.checked_first_layer(lenet, torch.randn(1, 32, 32), 100.0) == "features.0"
     with pytest.raises(ValueError, match="^model must compute each input of a batch on its own"):
@@ -646,6 +661,15 @@ class Clamped(nn.Module):
         return self.fc(self.conv(x).clamp(-CLAMP["limit"], CLAMP["limit"]).flatten(1))
 
 
+class ClampedInput(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv, self.fc = nn.Conv2d(1, 4, 3, padding=1), nn.Linear(256, 1)
+
+    def forward(self, x):
+        return self.fc(self.conv(x.clamp(-CLAMP["limit"], CLAMP["limit"])).flatten(1))
+
+
 def test_a_configuration_that_changes_the_model_at_the_probes_changes_its_key(tmp_path, monkeypatch):
     """Third adversarial pass of issue 58: a clamp read from a file outside the model's folder bites only at the
     secant's probes (x0 +- 100 e_i), so the model's output at x0 kept its key and the old NADs were read back. Its
@@ -656,6 +680,11 @@ def test_a_configuration_that_changes_the_model_at_the_probes_changes_its_key(tm
         monkeypatch.setitem(CLAMP, "limit", limit)
         keys.append(store.key(nads.estimate(Clamped, 4, **kw).settings))
     assert keys[0] != keys[1] and keys[0] == keys[2]
+    keys = []                  # the re-probe: the input clamped at 80, then 50; only the secant's probes reach it
+    for limit in (80.0, 50.0):
+        monkeypatch.setitem(CLAMP, "limit", limit)
+        keys.append(store.key(nads.estimate(ClampedInput, 4, **{**kw, "input_shape": (1, 8, 8)}).settings))
+    assert keys[0] != keys[1]
 
 
 def test_registry_settings_and_keys_are_unchanged():
@@ -1401,3 +1430,35 @@ def test_a_model_that_outputs_nan_is_told_so(method):
         nads.estimate(_NaNNet, 4, input_shape=(1, 8, 8), method=method, progress=False)
     assert str(err.value) == ("model must give finite outputs and gradients at the evaluation point: network 0's "
                               "output there is nan")
+
+
+class LooseMask(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc, self.mask = nn.Linear(16, 1), (torch.rand(16) > 0.5).float()   # a plain attribute, not a buffer
+
+    def forward(self, x):
+        return self.fc(x.flatten(1) * self.mask)
+
+
+def test_the_compiled_secant_refuses_tensors_it_would_not_copy():
+    """The re-probe of issue 58: torch.compile's copy kept network 0's plain tensor attribute for every network
+    (top eigenvalue 0.055 against eager 0.076, silently); only parameters and buffers are copied in."""
+    with pytest.raises(ValueError, match="^model must hold its tensors as parameters or buffers for compiled=True"):
+        gradients.compiled_secant_gradient(LooseMask(), torch.randn(1, 4, 4), 100.0)
+
+
+class HalfParams(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(16, 8), nn.Linear(8, 1)
+        self.to(torch.bfloat16)
+
+    def forward(self, x):
+        return self.b(torch.tanh(self.a(x.flatten(1).to(torch.bfloat16)))).float()
+
+
+def test_a_model_with_bfloat16_weights_is_described_and_estimated():
+    """The re-probe of issue 58: its digest called numpy on bfloat16 weights ('unsupported ScalarType')."""
+    res = nads.estimate(HalfParams, 4, input_shape=(1, 4, 4), progress=False, method="autograd")
+    assert len(res.settings["model"]["behaviour"]) == 12 and np.isfinite(res.eigenvalues).all()

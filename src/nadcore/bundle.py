@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import shlex
 import sys
 import time
 import warnings
@@ -1594,7 +1595,8 @@ def status(item: str, bundle_dir: str | Path = BUNDLE, scratch: str | Path | Non
                                            f": ~{plan.duration(s.seconds)} as the bundle's GPU records price it")
     if s.complete:
         return s.head
-    return f"{s.head}; `python -m nadcore.bundle {item}` computes the rest" + (f" ({cost})" if cost else "")
+    where = "" if Path(bundle_dir).resolve() == Path(BUNDLE).resolve() else f" --bundle-dir {shlex.quote(str(bundle_dir))}"
+    return f"{s.head}; `python -m nadcore.bundle {item}{where}` computes the rest" + (f" ({cost})" if cost else "")
 
 
 def gpu_items(arch: str) -> list[str]:

@@ -463,11 +463,11 @@ def run_chapter(args: argparse.Namespace) -> None:
     final, running, failed = (out / f"{name}{tail}.ipynb" for tail in ("", ".RUNNING", "-FAILED"))
     if final.is_dir():
         raise fail("--out", str(out), f"a folder without a folder named {final.name}")
-    check_plain_files("--out", (final, running, failed), args.force)
-    for f in (final, running, failed):   # a run replaces (or removes) only its own notebooks
-        if f.is_file() and not args.force and not _papermill_output(f):
+    for f in (final, running, failed):   # a run replaces (or removes) only its own notebooks (a hard link too)
+        if f.is_file() and not f.is_symlink() and not args.force and not _papermill_output(f):
             raise fail("--out", str(out), f"a folder whose {f.name} is a run's output (papermill's) or absent, or "
                                           "--force to replace it")
+    check_plain_files("--out", (final, running, failed), args.force)
     announce(notebook, folder, values, final, running, args.yes)
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -749,8 +749,16 @@ def slurm_scripts(args: argparse.Namespace) -> tuple[str, str, str]:
             raise fail(key, text, "a value without newlines or other control characters (it is written into a "
                                   "script)")
     notebook, folder, _, values = validate(args, here=False)   # the cluster's nodes run it: their device
-    if values.get("overrides"):            # as `run` does: the plan reads every preset through the chapter's code
-        planned(notebook, folder, values)
+    try:                                   # as `run` does: the plan reads every preset through the chapter's code
+        plan = planned(notebook, folder, values)
+    except UsageError:
+        raise
+    except Exception:                      # no plan: the runs say so themselves
+        plan = None
+    if plan is not None and plan.total_s > RUN_HOURS * 3600 and not args.yes:
+        raise UsageError(f"the plan of {notebook.stem} must take at most {RUN_HOURS:,} h: it takes "
+                         f"~{prose.duration(plan.total_s)} on {plan.device} (all shards together); a smaller scale, "
+                         "num_seeds or overrides, or --yes to submit it anyway")
     if not {"shard", "num_shards"} <= set(values):
         sharding = [s for s, p in chapters(folder).items() if {"shard", "num_shards"} <= set(declared(p))]
         raise fail("chapter", notebook.stem, f"a chapter that shards ({', '.join(sharding)})")
@@ -766,7 +774,7 @@ def slurm_scripts(args: argparse.Namespace) -> tuple[str, str, str]:
     run = (f"{nadcore} run {shlex.quote(notebook.stem)} --scale {shlex.quote(values['scale'])} "
            f"--device {shlex.quote(str(values['device']))} --no-progress "
            f"--book-dir {shlex.quote(str(folder.resolve()))} "
-           f"--out {shlex.quote(str(out))}{' --force' if args.force else ''}{given}")
+           f"--out {shlex.quote(str(out))}{' --force' if args.force else ''} --yes{given}")
     try:
         extra = "".join(f"#SBATCH {sbatch_word(a)}\n" for a in shlex.split(args.sbatch or ""))
     except ValueError as err:          # shlex: "No closing quotation", "No escaped character"
@@ -860,6 +868,8 @@ def parser() -> argparse.ArgumentParser:
                       '--time=24:00:00"')
     slurm.add_argument("--dry-run", action="store_true", help="print the two scripts, submit nothing")
     slurm.add_argument("--force", action="store_true", help="let the runs write into the committed bundle/")
+    slurm.add_argument("--yes", action="store_true", help=f"submit a chapter planned to take over {RUN_HOURS:,} h "
+                       "(each shard's run is told --yes: its plan counts the whole chapter)")
     slurm.set_defaults(func=submit)
 
     ls = sub.add_parser("chapters", help="list the chapters and the parameters each declares")
@@ -907,7 +917,7 @@ def run_bundle(args: argparse.Namespace) -> int | str | None:
     """`nadcore bundle ...`: `nadcore.bundle.main` with the same arguments (torch loads only here)."""
     from nadcore import bundle
 
-    return bundle.main([*args.items, *([f"--bundle-dir={args.bundle_dir}"] if args.bundle_dir else [])],
+    return bundle.main([*args.items, *([f"--bundle-dir={args.bundle_dir}"] if args.bundle_dir is not None else [])],
                        prog="nadcore bundle")
 
 

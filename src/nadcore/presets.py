@@ -19,7 +19,7 @@ from typing import Any
 
 from nadcore import catalog, models
 from nadcore.checks import InputError
-from nadcore.train import Recipe
+from nadcore.train import MAX_EPOCHS, Recipe
 
 SCALES = ("smoke", "medium", "paper")
 
@@ -574,6 +574,7 @@ def preset(chapter: str, scale: str, overrides: dict | None = None) -> dict:
     return as_dict(typed(chapter, scale, overrides))
 
 
+MAX_SAMPLES = 2_000_000   # a dataset's samples (`data.directional_dataset` bounds its memory at 8 GiB)
 MAX_RESOLUTION = 401   # a cross-section's points a side (Chapter 5): 401^2 points of 2 x 1,024 floats are 1.3 GB
 MAX_NAD_INDEX = 1024   # a NAD index of the chapters' 1 x 32 x 32 inputs is below D = 1,024
 
@@ -632,6 +633,11 @@ def _changed(value, changes, where):
     field_ = where.rsplit(".", 1)[-1]
     if field_.endswith("indices") and any(isinstance(i, int) and i >= MAX_NAD_INDEX for i in news):
         raise InputError(f"overrides must give {where} NAD indices in [0, {MAX_NAD_INDEX - 1}]; got {changes!r}")
+    if field_ == "epochs" and any(isinstance(i, int) and i > MAX_EPOCHS for i in news):
+        raise InputError(f"overrides must give {where} at most {MAX_EPOCHS:,} epochs; got {changes!r}")
+    if field_ in ("n", "n_train", "n_test") and any(isinstance(i, int) and i > MAX_SAMPLES for i in news):
+        raise InputError(f"overrides must give {where} at most {MAX_SAMPLES:,} samples (8 GiB of 1 x 32 x 32 "
+                         f"float32 images); got {changes!r}")
     if field_ in ("n", "n_train", "n_test") and any(isinstance(i, int) and i % 2 for i in news):
         raise InputError(f"overrides must give {where} an even number of samples (half a class each); got {changes!r}")
     if field_ == "resolution" and isinstance(changes, int) and changes > MAX_RESOLUTION:

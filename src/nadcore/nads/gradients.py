@@ -13,6 +13,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, jacrev, stack_module_state, vmap
 
+from nadcore.checks import InputError
 from nadcore.device import autocast
 
 if TYPE_CHECKING:
@@ -58,10 +59,26 @@ def secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, first_layer: 
             first_layer = first_linear_layer(net, x0)
         with pool_before_relu(net, x0) as at_x0:
             out = None if first_layer is None else _injected_forward(net, first_layer, x0, step, at_x0)
+            if out is not None and not _rows_agree(net, x0, step, out, precision):
+                out = None   # this network reads its input another way too (a branch its weights turn on)
             if out is None:
                 out = net(probes(x0, step))
     out = out.reshape(2 * D).float()
     return (out[:D] - out[D:]) / (2 * step)
+
+
+def _rows_agree(net, x0, step, out, precision):
+    """Whether the shortcut's outputs `out` at six of the 2D probes (the first, middle and last of each sign) are
+    the network's own there (within rounding: 1e-4 of the outputs' scale in float32, 5e-2 in bfloat16): checked on every
+    network, so that a branch that reads the input only in some networks (gated by a weight) is seen (the
+    fourth adversarial probe of issue 58); six plain forward passes against 2D."""
+    D = x0.numel()
+    rows = sorted({0, D // 2, D - 1, D, D + D // 2, 2 * D - 1})
+    plain = torch.cat([net(_probe_rows(x0, step, r, r + 1)).reshape(-1) for r in rows]).float()
+    mine = out.reshape(2 * D)[rows].float()
+    tol = 5e-2 if precision != "float32" else 1e-4   # bfloat16: a few of its 2^-8 roundings
+    scale = max(float(plain.abs().max()), float(out.float().abs().max()))
+    return bool(torch.isfinite(mine).all()) and bool((mine - plain).abs().max() <= tol * scale + 1e-30)
 
 
 # Inputs of more than about 5,800 entries (8 D^2 bytes of probes past this) run the plain probes in blocks of
@@ -153,6 +170,11 @@ def compiled_secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, prec
     kernels differ from eager PyTorch's, so its numbers are not `secant_gradient`'s (cosine >= 0.99
     per network, `benchmarks/nad_throughput.py`): the estimate's settings say `compiled`. Measured on
     a 2-core CPU in bfloat16: 1.1x (VGG-11) to 2.7x (DenseNet-121) faster than eager."""
+    loose = next((f"{n}.{k}" if n else k for n, m in net.named_modules() for k, v in vars(m).items()
+                  if isinstance(v, torch.Tensor)), None)
+    if loose is not None:   # the compiled copy would keep network 0's: only parameters and buffers are copied in
+        raise InputError(f"model must hold its tensors as parameters or buffers for compiled=True (register_buffer); "
+                         f"{loose!r} is a plain attribute, which the compiled copy would keep from the first network")
     key = (repr(net), tuple(x0.shape), str(x0.device), precision, torch.get_num_threads())
     if key not in _COMPILED:
         if x0.device.type == "cpu" and not has_compiler():
@@ -228,19 +250,26 @@ def first_linear_layer(net: nn.Module, x0: torch.Tensor) -> str | None:
     return names[layer] if layer is net or _sole_reader(net, names[layer], x0) else None
 
 
-FAST_PATH_TOL = 1e-3   # the first layer by linearity must give the plain probes' gradient within this, relative to it
+FAST_PATH_TOL = 1e-4   # the first layer by linearity must give the plain probes' outputs within this, relative to them
 
 
 def checked_first_layer(net: nn.Module, x0: torch.Tensor, step: float) -> str | None:
-    """`first_linear_layer`, where the secant by that shortcut is the plain probes' secant at `x0` (within
-    `FAST_PATH_TOL` of its largest entry), else None: a model whose input reaches the output another way than the
+    """`first_linear_layer`, where the shortcut's outputs at all 2D probes are the network's own (the plain probes,
+    within `FAST_PATH_TOL` of their scale), else None: a model whose input reaches the output another way than the
     checks of `_sole_reader` see (a branch reading the input's argmax, or its values once NaN are cleaned) runs
-    the plain probes (the third adversarial pass of issue 58). One plain secant: a chunk's first network pays it."""
+    the plain probes (the third adversarial pass of issue 58). One plain secant: a chunk's first network pays it;
+    every network then checks six probes (`_rows_agree`)."""
     layer = first_linear_layer(net, x0)
     if layer is None:
         return None
-    plain = secant_gradient(net, x0, step, None)
-    fast = secant_gradient(net, x0, step, layer)
+    x0 = x0.clone()
+    with torch.no_grad():
+        with pool_before_relu(net, x0) as at_x0:
+            fast = _injected_forward(net, layer, x0, step, at_x0)
+        plain = net(probes(x0, step)).reshape(-1).float()
+    if fast is None:
+        return None
+    fast = fast.reshape(-1).float()
     scale = float(plain.abs().max())
     same = bool(torch.isfinite(fast).all()) and float((fast - plain).abs().max()) <= FAST_PATH_TOL * scale
     return layer if same else None

@@ -242,9 +242,8 @@ def describe(factory: Callable[[], object], seed: int, index: int, x0: torch.Ten
                          f"{tuple(pair.shape) if isinstance(pair, torch.Tensor) else type(pair).__name__}")
     points = probe_points(x0)
     at = forward_checked(net, x0, points=points)
-    alone = torch.cat([forward_checked(net, x0, points=points[i:i + 1]).reshape(-1) for i in (0, 1)])
-    if not torch.allclose(at.reshape(-1)[:2].double(), alone.double(), rtol=1e-4,
-                          atol=1e-6 * float(alone.abs().max())):
+    alone = torch.cat([forward_checked(net, x0, points=points[i:i + 1]).reshape(-1) for i in range(len(points))])
+    if not torch.allclose(at.reshape(-1).double(), alone.double(), rtol=1e-4, atol=1e-6 * float(alone.abs().max())):
         raise InputError("model must compute each input of a batch on its own: two inputs gave other outputs in a "
                          "batch than alone (a mean over the batch, or batch norm in training mode, mixes the probes "
                          "of the secant)")
@@ -326,11 +325,15 @@ def project_modules(names: Iterable[str]) -> list[str]:
 
 
 def probe_points(x0: torch.Tensor) -> torch.Tensor:
-    """Eight inputs around `x0` at which a model's outputs describe what it computes: x0 +- 1 and +- 100 (the
-    secant's step) along two fixed random unit directions."""
+    """Twelve inputs around `x0` at which a model's outputs describe what it computes: x0 +- 1 and +- 100 along two
+    fixed random unit directions, and the secant's own probes x0 +- 100 e_i at the first and the last entry (a
+    clamp at 50 bites there, not along a spread-out direction)."""
     d = torch.randn((2, *x0.shape), generator=torch.Generator().manual_seed(0)).to(x0.dtype)
     d = d / d.flatten(1).norm(dim=1).reshape(-1, *[1] * x0.dim())
-    return torch.cat([x0 + s * d for s in (1.0, -1.0, 100.0, -100.0)])
+    e = torch.zeros((2, x0.numel()), dtype=x0.dtype)
+    e[0, 0] = e[1, -1] = 1.0
+    e = e.reshape(2, *x0.shape)
+    return torch.cat([x0 + s * d for s in (1.0, -1.0, 100.0, -100.0)] + [x0 + s * e for s in (100.0, -100.0)])
 
 
 def behaviour(net: nn.Module, out: torch.Tensor, at: torch.Tensor) -> str:
@@ -343,7 +346,8 @@ def behaviour(net: nn.Module, out: torch.Tensor, at: torch.Tensor) -> str:
     h = hashlib.sha256()
     for name, t in [*net.named_parameters(), *net.named_buffers()]:
         h.update(name.encode())
-        h.update(t.detach().cpu().contiguous().numpy().tobytes())
+        t = t.detach().cpu()
+        h.update((t.float() if t.dtype == torch.bfloat16 else t).contiguous().numpy().tobytes())   # numpy has no bf16
     for o in (out, at):
         h.update(" ".join(f"{v:.4e}" for v in o.detach().double().flatten().tolist()).encode())
     return h.hexdigest()[:12]
