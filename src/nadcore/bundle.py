@@ -1595,7 +1595,8 @@ def status(item: str, bundle_dir: str | Path = BUNDLE, scratch: str | Path | Non
                                            f": ~{plan.duration(s.seconds)} as the bundle's GPU records price it")
     if s.complete:
         return s.head
-    where = "" if Path(bundle_dir).resolve() == Path(BUNDLE).resolve() else f" --bundle-dir {shlex.quote(str(bundle_dir))}"
+    elsewhere = Path(bundle_dir).resolve() != Path(BUNDLE).resolve()
+    where = f" --bundle-dir {shlex.quote(str(bundle_dir))}" if elsewhere else ""
     return f"{s.head}; `python -m nadcore.bundle {item}{where}` computes the rest" + (f" ({cost})" if cost else "")
 
 
