@@ -59,7 +59,7 @@ def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: 
             first = network(factory, s.seed, a, dev)
             if a == start:
                 check_one_output(first, x0)
-                layer = checked_first_layer(first, x0, s.step) if method == "secant" else None
+                layer = checked_first_layer(first, x0, s.step) if method == "secant" and not s.compiled else None
             rest = (network(factory, s.seed, i, dev) for i in range(a + 1, min(a + batch, stop)))
             G, gram = _batch_gradients(first, rest, s, x0, layer, batch)
             rows.append(G)
