@@ -213,7 +213,7 @@ LINEARISED_INDICES = [0, 8, 32, 64, 128, 512]
 FIG6_LINEARISED = {**{f"fig6_lenet_sigma{FIG6_CAPTION:g}_{method}_linearised_seed{r}": (method, r, FIG6_CAPTION)
                       for r in range(3) for method in ("hessian", "secant")},
                    **{f"fig6_lenet_sigma{DEEP_SIGMA:g}_{method}_linearised_seed{r}": (method, r, DEEP_SIGMA)
-                      for method in ("secant", "hessian") for r in range(3)}}
+                      for method in ("hessian", "secant") for r in range(3)}}
 DEEP_DEVICE = {**{name: "cuda" for name in DEEP_FIG1}, "fig6_vgg11": DEVICE,
                **{name: "cuda" for name, (arch, _) in DEEP_FIG6.items() if arch in GPU_ONLY},
                **{name: "cuda" for name, (item, *_) in FIG6_NADS.items() if item in DEEP_FIG6}}
