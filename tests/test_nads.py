@@ -98,6 +98,15 @@ class ArgmaxBranch(nn.Module):
         return self.fc(y) + y.gather(1, x.flatten(1).argmax(1, keepdim=True))
 
 
+class Recurses(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(16, 1)
+
+    def forward(self, x):
+        return self(x)
+
+
 class BatchMix(nn.Module):
     def __init__(self):
         super().__init__()
@@ -137,6 +146,8 @@ def test_the_shortcut_is_checked_against_the_plain_probes(monkeypatch):
     assert gradients.checked_first_layer(lenet, torch.randn(1, 32, 32), 100.0) == "features.0"
     with pytest.raises(ValueError, match="^model must compute each input of a batch on its own"):
         nads.estimate(BatchMix, 4, **kw)
+    with pytest.raises(ValueError, match="^model must run its forward pass without recursing"):
+        nads.estimate(Recurses, 4, **kw)
     dilated = lambda: nn.Sequential(nn.Conv2d(1, 1, (2, 3), dilation=(1, 2), padding=(0, 2), padding_mode="circular"),
                                     nn.Flatten(), nn.LazyLinear(1))   # reaches 5 entries of 4: it crashed the shortcut
     sec, auto = (nads.estimate(dilated, 20, method=m, **kw) for m in ("secant", "autograd"))

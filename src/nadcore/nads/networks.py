@@ -194,6 +194,9 @@ def forward_checked(net: nn.Module, x0: torch.Tensor, copies: int = 1, points: t
     except (RuntimeError, ValueError, TypeError, IndexError, AssertionError) as err:
         if checks.out_of_memory(err):
             raise
+        if isinstance(err, RecursionError):
+            raise InputError("model must run its forward pass without recursing past Python's limit (a forward that "
+                             "calls itself)") from None
         raise InputError(f"input_shape must be the model's input shape (C, H, W): a batch of shape "
                          f"{tuple(batch.shape)} (input_shape {tuple(x0.shape)}) failed in its forward pass "
                          f"({type(err).__name__}: {checks.first_line(err)})") from None
@@ -244,9 +247,9 @@ def describe(factory: Callable[[], object], seed: int, index: int, x0: torch.Ten
     at = forward_checked(net, x0, points=points)
     alone = torch.cat([forward_checked(net, x0, points=points[i:i + 1]).reshape(-1) for i in range(len(points))])
     if not torch.allclose(at.reshape(-1).double(), alone.double(), rtol=1e-4, atol=1e-6 * float(alone.abs().max())):
-        raise InputError("model must compute each input of a batch on its own: two inputs gave other outputs in a "
-                         "batch than alone (a mean over the batch, or batch norm in training mode, mixes the probes "
-                         "of the secant)")
+        raise InputError("model must compute each input of a batch on its own, the same every time: inputs gave "
+                         "other outputs in a batch than alone (a mean over the batch or batch norm in training mode "
+                         "mixes the secant's probes; a state the forward pass changes moves them)")
     if source is None:
         return None
     desc = {"source": source, "structure": hashlib.sha256(repr(net).encode()).hexdigest()[:12],
