@@ -430,6 +430,14 @@ def kernel_manager(stopping: threading.Event) -> type[AsyncKernelManager]:
     return KernelManager
 
 
+def bound_plan(plan: Any, stem: str, anyway: bool, note: str, verb: str) -> None:
+    """A UsageError when `plan` would take over `RUN_HOURS` and `anyway` (the command line's --yes) is not given."""
+    if plan.total_s > RUN_HOURS * 3600 and not anyway:
+        raise UsageError(f"the plan of {stem} must take at most {RUN_HOURS:,} h: it takes "
+                         f"~{prose.duration(plan.total_s)} on {plan.device} ({note}); a smaller scale, num_seeds or "
+                         f"overrides, or --yes to {verb} it anyway")
+
+
 def announce(notebook: Path, folder: Path, values: Mapping[str, Any], final: Path, running: Path,
              start_anyway: bool) -> None:
     """Print the chapter's plan and where its notebook goes to stderr. A plan blocks a run only where overrides do
@@ -443,10 +451,7 @@ def announce(notebook: Path, folder: Path, values: Mapping[str, Any], final: Pat
         print(f"nadcore: no plan for {notebook.stem} ({describe(err)})", file=sys.stderr)
     else:
         print(plan.summary(), file=sys.stderr)
-        if plan.total_s > RUN_HOURS * 3600 and not start_anyway:
-            raise UsageError(f"the plan of {notebook.stem} must take at most {RUN_HOURS:,} h: it takes "
-                             f"~{prose.duration(plan.total_s)} on {plan.device} (see above); a smaller scale, "
-                             "num_seeds or overrides, or --yes to start it anyway")
+        bound_plan(plan, notebook.stem, start_anyway, "see above", "start")
     print(f"running {notebook.name} at scale {values['scale']!r} on {values['device']!r} -> {final} "
           f"(named {running.name} until it succeeds)", file=sys.stderr)
 
@@ -755,10 +760,8 @@ def slurm_scripts(args: argparse.Namespace) -> tuple[str, str, str]:
         raise
     except Exception:                      # no plan: the runs say so themselves
         plan = None
-    if plan is not None and plan.total_s > RUN_HOURS * 3600 and not args.yes:
-        raise UsageError(f"the plan of {notebook.stem} must take at most {RUN_HOURS:,} h: it takes "
-                         f"~{prose.duration(plan.total_s)} on {plan.device} (all shards together); a smaller scale, "
-                         "num_seeds or overrides, or --yes to submit it anyway")
+    if plan is not None:
+        bound_plan(plan, notebook.stem, args.yes, "all shards together", "submit")
     if not {"shard", "num_shards"} <= set(values):
         sharding = [s for s, p in chapters(folder).items() if {"shard", "num_shards"} <= set(declared(p))]
         raise fail("chapter", notebook.stem, f"a chapter that shards ({', '.join(sharding)})")

@@ -22,6 +22,7 @@ from torch import nn
 
 from nadcore import catalog, checks, data, fourier, nads, prose, seeds, train
 from nadcore.checks import InputError
+from nadcore.nads.settings import check_input_shape
 
 CHANCE = 50.0            # percent, two balanced classes
 EASY_ACCURACY = 90.0     # `recipe_check`: an easy task counts as learned from this test accuracy (percent)
@@ -158,10 +159,7 @@ def fig6(model: str | Callable[[], nn.Module], nads: Any, indices: Iterable[int]
     paper's (n = 10,000 train and as many test samples, sigma = 3, eps = 1). Each cell's data, initialisation
     and shuffling come from `seeds.streams` of its replicate's seed and its index; with `progress`, its cost on
     this machine first (`cost_line`). Returns a `Sweep`."""
-    if not (isinstance(input_shape, (tuple, list)) and input_shape and all(checks.is_integer(s) and s > 0
-                                                                            for s in input_shape)):
-        raise InputError(f"input_shape must be a tuple of positive integers such as (1, 32, 32); got {input_shape!r}")
-    shape = tuple(int(s) for s in input_shape)
+    shape = check_input_shape(input_shape)
     try:
         rows = np.asarray(getattr(nads, "nads", nads), dtype=np.float32)
     except (TypeError, ValueError):

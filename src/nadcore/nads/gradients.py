@@ -27,9 +27,7 @@ RESHAPES = (nn.Flatten, nn.Unflatten, nn.Identity)
 
 def probes(x0: torch.Tensor, step: float) -> torch.Tensor:
     """The 2D secant probes `x0 + h e_i` then `x0 - h e_i` (i over the D input entries)."""
-    D = x0.numel()
-    eye = torch.eye(D, dtype=x0.dtype, device=x0.device).reshape(D, *x0.shape)
-    return torch.cat([x0 + step * eye, x0 - step * eye])
+    return _probe_rows(x0, step, 0, 2 * x0.numel())
 
 
 def secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, first_layer: str | None = "auto",
@@ -48,13 +46,12 @@ def secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, first_layer: 
     """
     D = x0.numel()
     x0 = x0.clone()   # a model that works on its input in place changes this copy, never the caller's point
-    if 8 * D * D > PROBES_AT_ONCE:   # the 2D probes would not fit at once: the plain probes, a block at a time
-        rows = max(1, PROBE_BLOCK // (4 * D))
-        with torch.no_grad(), autocast(x0.device, precision):
+    with torch.no_grad(), autocast(x0.device, precision):
+        if 8 * D * D > PROBES_AT_ONCE:   # the 2D probes would not fit at once: the plain probes, a block at a time
+            rows = max(1, PROBE_BLOCK // (4 * D))
             out = torch.cat([net(_probe_rows(x0, step, a, min(a + rows, 2 * D))).reshape(-1).float()
                              for a in range(0, 2 * D, rows)])
-        return (out[:D] - out[D:]) / (2 * step)
-    with torch.no_grad(), autocast(x0.device, precision):
+            return (out[:D] - out[D:]) / (2 * step)
         if first_layer == "auto":
             first_layer = first_linear_layer(net, x0)
         with pool_before_relu(net, x0) as at_x0:
@@ -75,10 +72,15 @@ def _rows_agree(net, x0, step, out, precision):
     D = x0.numel()
     rows = sorted({0, D // 2, D - 1, D, D + D // 2, 2 * D - 1})
     plain = torch.cat([net(_probe_rows(x0, step, r, r + 1)).reshape(-1) for r in rows]).float()
-    mine = out.reshape(2 * D)[rows].float()
-    tol = 5e-2 if precision != "float32" else 1e-4   # bfloat16: a few of its 2^-8 roundings
-    scale = max(float(plain.abs().max()), float(out.float().abs().max()))
-    return bool(torch.isfinite(mine).all()) and bool((mine - plain).abs().max() <= tol * scale + 1e-30)
+    tol = 5e-2 if precision != "float32" else FAST_PATH_TOL   # bfloat16: a few of its 2^-8 roundings
+    return _same_outputs(out.reshape(2 * D)[rows], plain, tol, max(float(plain.abs().max()),
+                                                                   float(out.float().abs().max())))
+
+
+def _same_outputs(fast: torch.Tensor, plain: torch.Tensor, tol: float, scale: float) -> bool:
+    """Whether the shortcut's outputs `fast` are finite and the plain probes' `plain` within `tol` of `scale`."""
+    fast = fast.reshape(-1).float()
+    return bool(torch.isfinite(fast).all()) and float((fast - plain.reshape(-1).float()).abs().max()) <= tol * scale
 
 
 # Inputs of more than about 5,800 entries (8 D^2 bytes of probes past this) run the plain probes in blocks of
@@ -267,11 +269,7 @@ def checked_first_layer(net: nn.Module, x0: torch.Tensor, step: float) -> str | 
         with pool_before_relu(net, x0) as at_x0:
             fast = _injected_forward(net, layer, x0, step, at_x0)
         plain = net(probes(x0, step)).reshape(-1).float()
-    if fast is None:
-        return None
-    fast = fast.reshape(-1).float()
-    scale = float(plain.abs().max())
-    same = bool(torch.isfinite(fast).all()) and float((fast - plain).abs().max()) <= FAST_PATH_TOL * scale
+    same = fast is not None and _same_outputs(fast, plain, FAST_PATH_TOL, float(plain.abs().max()))
     return layer if same else None
 
 

@@ -27,6 +27,17 @@ def default_batch(method: str, dev: torch.device) -> int:
     return {"secant": 16, "autograd": 256 if dev.type == "cuda" else 32, "hessian": 1}[method]
 
 
+def check_input_shape(shape: Any) -> tuple[int, ...]:
+    """`shape` as a tuple of ints, when it is a tuple or list of positive integers of at most `MAX_INPUT` entries
+    in all (the D x D covariance); else a one-line `InputError` naming `input_shape`."""
+    if not (isinstance(shape, (tuple, list)) and shape and all(checks.is_integer(s) and s >= 1 for s in shape)):
+        raise InputError(f"input_shape must be a tuple of positive ints such as (1, 32, 32); got {shape!r}")
+    if math.prod(int(s) for s in shape) > MAX_INPUT:
+        raise InputError(f"input_shape must have at most {MAX_INPUT:,} entries in all (the D x D covariance); "
+                         f"got {tuple(shape)!r}")
+    return tuple(int(s) for s in shape)
+
+
 @dataclass(frozen=True)
 class EstimateSettings:
     """How an estimate computes: `method` ("secant", the published one; "autograd"; "hessian"),
@@ -55,19 +66,12 @@ class EstimateSettings:
         if not (checks.is_number(step) and _in_float32(step)):
             raise InputError(f"step must be a finite number > 0 in float32 (the secant step h; published: "
                              f"100); got {step!r}")
-        shape = self.input_shape
-        if not (isinstance(shape, (tuple, list)) and shape
-                and all(checks.is_integer(s) and s >= 1 for s in shape)):
-            raise InputError(f"input_shape must be a tuple of positive ints such as (1, 32, 32); "
-                             f"got {shape!r}")
-        if math.prod(int(s) for s in shape) > MAX_INPUT:
-            raise InputError(f"input_shape must have at most {MAX_INPUT:,} entries in all (the D x D covariance); "
-                             f"got {tuple(shape)!r}")
+        shape = check_input_shape(self.input_shape)
         checks.integer("batch_size", self.batch_size, 1, MAX_BATCH, optional=True,
                        accepted=f"an integer in [1, {MAX_BATCH}] or None (automatic)")
         checks.integer("eig_threads", self.eig_threads, 1, 1024, optional=True,
                        accepted="an integer in [1, 1024] or None (the caller's threads)")
-        object.__setattr__(self, "input_shape", tuple(int(s) for s in shape))
+        object.__setattr__(self, "input_shape", shape)
         object.__setattr__(self, "seed", check_seed(self.seed))
         check_precision(self.precision)
         if self.precision != "float32" and self.method != "secant":
