@@ -38,7 +38,7 @@ PAGES = {   # the bundle items each page reads (a page reads an item whose numbe
                 *(n for n, (_, m, *_) in bundle.FIG6_NADS.items() if m != "hessian"), "secant_dial", "eq5"),
     "04_cifar10": ("cifar", "cifar_fashion"),
     "05_underspecification": ("underspec_pairs", "underspec_ood", "underspec_ood_fashion", *bundle.UNDERSPEC_GPU),
-    "06_antialias": ("antialias", "antialias_sigma", "fig6"),
+    "06_antialias": ("antialias", "antialias_sigma", "antialias_sigma_seeds", "fig6"),
     "07_zoo": ("zoo", *(f"nads_{a}_autograd" for a in bundle.ZOO_ARCHS), *(f"nads_{a}" for a in bundle.ZOO_ARCHS),
                "convergence_zoo", "zoo_null"),
     "08_training": ("training", "nads_lenet_hessian",

@@ -81,6 +81,23 @@ def fig1(variant: str, grid: fourier.Grid, settings: dict[str, Any], results_dir
     return ch1_fourier.per_cell(table, "test_acc").get(ARCH, {})
 
 
+def fig1_seeds(scale: str, seed: int, replicates: Iterable[int], results_dir: str | Path = "../results",
+               device: str | torch.device = "cpu", compute: bool = True, progress: bool = True,
+               overrides: dict[str, Any] | None = None) -> dict[str, list[dict[tuple[int, int], float]]]:
+    """Fig. 1 of every variant again at `replicates` of `seed` (`ch1_fourier.replicate_settings`;
+    replicate 0 is `chapter_results`' own grid): `{variant: [{cell: accuracy} per replicate]}`, with
+    `compute=False` each replicate's stored cells only. Stored in `results_dir/fourier/` as `fig1`."""
+    cfg = presets.preset("antialias", scale, overrides)
+    grid, dev = fourier.make_grid(cfg["grid"]), resolve(device)
+    settings = fig1_settings(scale, seed, dev, overrides)
+    out: dict[str, list[dict[tuple[int, int], float]]] = {v: [] for v in cfg["variants"]}
+    for r in replicates:   # one whole replicate before the next
+        for v in out:
+            out[v].append(fig1(v, grid, ch1_fourier.replicate_settings(settings, int(r)),
+                               Path(results_dir) / "fourier", compute, progress))
+    return out
+
+
 def nad_settings(variant: str, cfg: Mapping[str, Any], seed: int) -> dict[str, Any]:
     """The settings of the stored NADs of `variant` (`nads.nad_settings` with its pooling)."""
     return nads.nad_settings(ARCH, cfg["num_networks"], cfg["method"], seed=seed, pooling=pooling_arg(variant),
