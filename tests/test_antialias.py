@@ -381,7 +381,7 @@ def test_a_lead_whose_interval_straddles_the_threshold_is_not_resolved():
 
 
 def test_predictions_say_what_is_not_computed_and_the_page_table_lays_them_out():
-    from nadcore.plots import verdicts
+    from nadcore import verdicts
 
     got = antialias.predictions(_results(drop=("none", "blur5")))
     assert got["no_downsampling"]["verdict"] == findings.MISSING

@@ -1070,7 +1070,7 @@ def test_the_stored_precision_check_recomputes_bitwise(rng, record_threads, repl
 def test_fig6_seeds_of_each_estimator_through_the_one_reader(tmp_path):
     """VGG-11's Fig. 6 seeds along each estimate, read as the book reads them (`verdicts.fig6_runs`, then
     `ch3_nads.seed_spread`): the mean and spread of the complete stored runs."""
-    from nadcore.plots import verdicts
+    from nadcore import verdicts
 
     empty = {name: bundle.load_fig6(tmp_path, name=name) for name in bundle.FIG6_NADS}
     assert verdicts.fig6_runs(empty, "fig6_vgg11", "secant") == []

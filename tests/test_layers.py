@@ -1,6 +1,8 @@
 """The layers of `nadcore` (CONTRIBUTING.md, "The map"): primitives, then the experiments (one
-module per chapter), then plots, widgets, bundle, plan and cli. No module imports a layer below
-it, and primitives and experiments import `nadcore` only at the top of the file."""
+module per chapter), then display (plots, widgets: they draw what they are given), then orchestration
+(bundle, plan, provenance, verdicts, cli). No module imports a layer below it at run time (an import
+for annotations only, under `TYPE_CHECKING`, is none), and primitives and experiments import
+`nadcore` only at the top of the file."""
 
 import ast
 from pathlib import Path
@@ -8,15 +10,14 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "nadcore"
-TOP = {"plots", "widgets", "bundle", "plan", "cli", "provenance"}   # orchestration and display
+DISPLAY = {"plots", "widgets"}
+TOP = {"bundle", "plan", "provenance", "verdicts", "cli"}   # orchestration
 
 
 def layer(module):
-    """0 primitives, 1 experiments, 2 plots and the rest above."""
+    """0 primitives, 1 experiments, 2 display, 3 orchestration."""
     head = module.split(".")[1] if module.startswith("nadcore.") else ""
-    if head == "experiments":
-        return 1
-    return 2 if head in TOP else 0
+    return 1 if head == "experiments" else 2 if head in DISPLAY else 3 if head in TOP else 0
 
 
 def module_of(path):
@@ -25,12 +26,17 @@ def module_of(path):
 
 
 def imports(path):
-    """`(imported nadcore module, inside a function?)` for every import of `path`."""
+    """`(imported nadcore module, inside a function?)` for every import of `path` made at run time (not
+    under `if TYPE_CHECKING:`)."""
     tree = ast.parse(path.read_text())
     nested = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
               for n in ast.walk(f)}
+    typing_only = {id(n) for f in ast.walk(tree) if isinstance(f, ast.If) and ast.unparse(f.test) == "TYPE_CHECKING"
+                   for n in ast.walk(f)}
     out = []
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("nadcore"):
             names = [node.module] if node.module != "nadcore" else [f"nadcore.{a.name}" for a in node.names]
             if node.module in ("nadcore.experiments", "nadcore.plots"):
@@ -59,7 +65,7 @@ def test_primitives_and_experiments_import_at_the_top(path):
 
 def test_the_layers_are_what_the_map_says():
     assert layer("nadcore.pooling") == 0 and layer("nadcore.experiments.ch2_pooling") == 1
-    assert layer("nadcore.plots.nads") == 2 and layer("nadcore.bundle") == 2
+    assert layer("nadcore.plots.nads") == 2 and layer("nadcore.bundle") == 3 and layer("nadcore.verdicts") == 3
     chapters = sorted(p.stem for p in (SRC / "experiments").glob("ch*.py"))
     assert chapters == ["ch1_fourier", "ch2_pooling", "ch3_nads", "ch4_cifar10", "ch5_underspec", "ch6_antialias",
                         "ch7_zoo", "ch8_training"]

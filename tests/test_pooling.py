@@ -419,11 +419,11 @@ def test_fig4b_zeta_is_zeta_of_the_average_prefilter_at_the_trained_frequencies(
 
 
 def test_chapter_2s_claims_table_has_a_verdict_column_and_its_thresholds():
-    """Chapter 2's table of claims: the results page's rows (`plots.verdicts`) in Chapter 3's layout, with
+    """Chapter 2's table of claims: the results page's rows (`verdicts`) in Chapter 3's layout, with
     the thresholds that decide them stated from the same constants."""
     from nadcore import bundle
+    from nadcore import verdicts as v
     from nadcore.experiments import ch2_pooling
-    from nadcore.plots import verdicts as v
     from nadcore.presets import preset
 
     cfg, stored = preset("pooling", "paper"), bundle.load_pooling()

@@ -172,7 +172,7 @@ def test_every_bundle_item_is_on_a_page():
     assert listed == set(bundle.ITEMS)
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     assert {f"book/{p}" for p in provenance.PAGES} <= {c["file"] for c in toc["chapters"]}
-    assert set(tables.PAGE_TITLES) == set(provenance.PAGES)
+    assert set(provenance.PAGE_TITLES) == set(provenance.PAGES)
 
 
 def test_the_bundles_records_of_a_page(tmp_path):
@@ -196,7 +196,7 @@ def test_the_smoke_scale_computes_less_than_the_published_one():
 
 
 def test_scales_table_prices_each_chapter_at_both_scales():
-    table = tables.scales_table(chapters=["06_antialias"])
+    table = tables.scales_table(provenance.chapter_costs(chapters=["06_antialias"]))
     assert list(table.columns) == ["smoke run", "published scale, all of it"]
     scales = provenance.scales("06_antialias")
     assert list(table.loc["Chapter 6"]) == [tables.hours(scales["smoke"][1]), tables.hours(scales["paper"][1])]
@@ -217,7 +217,7 @@ def test_pending_text_folds_the_commands_into_one():
 def test_compute_figure_draws_a_bar_per_page_and_kind_of_device(stand_in):
     read, _, _ = stand_in
     pages = {"01_fourier": ("study",), "07_zoo": ("nads", "unread")}
-    fig = tables.compute_figure(read, pages)
+    fig = tables.compute_figure(provenance.seconds_by_page(read, pages))
     bars = {(round(b.get_y() + b.get_height() / 2, 1), round(b.get_width() * 3600, 6)) for b in fig.axes[0].patches}
     assert bars == {(-0.2, 60.0), (1.2, 40.0)}    # Chapter 1 on a CPU, Chapter 7 on a GPU, nothing else
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["Chapter 1", "Chapter 7"]

@@ -1,15 +1,14 @@
 """The readings of Chapters 4 and 5: the numbers and sentences their prose glues (`ch4_cifar10` and
-`ch5_underspec`), and Chapter 4's claims table (`plots.verdicts.stand_in_rows`), on small synthetic results."""
+`ch5_underspec`), and Chapter 4's claims table (`verdicts.stand_in_rows`), on small synthetic results."""
 
 import math
 
 import numpy as np
 import pytest
 
-from nadcore import published
+from nadcore import published, verdicts
 from nadcore.experiments import ch4_cifar10 as ch4
 from nadcore.experiments import ch5_underspec as ch5
-from nadcore.plots import verdicts
 
 # ----------------------------------------------------------------------------- Chapter 4
 

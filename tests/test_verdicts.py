@@ -1,4 +1,4 @@
-"""The results page's verdicts (`nadcore.plots.verdicts`): each row function on the committed results
+"""The results page's verdicts (`nadcore.verdicts`): each row function on the committed results
 (its numbers and its verdict), and on small synthetic inputs on either side of its thresholds."""
 
 import re
@@ -8,10 +8,10 @@ import pytest
 from conftest import ROOT
 
 from nadcore import bundle, findings, nads, presets, published
+from nadcore import verdicts as v
 from nadcore.experiments import ch1_fourier, ch2_pooling, ch3_nads
 from nadcore.nads import NADResult
 from nadcore.plots import nads as plots_nads
-from nadcore.plots import verdicts as v
 
 BUNDLE = ROOT / "bundle"
 FIG1 = bundle.fourier_item("fig1")[2]

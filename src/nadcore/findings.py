@@ -4,7 +4,7 @@ expected before measuring, what was measured and whether it came out so, by one 
 A question holds when every case it names does, holds in part when some do, does not hold when none does; it
 is not resolved where the measurement cannot tell (an interval straddling its threshold), and not computed
 here where its results are not stored. The results page's verdicts on the papers' own figures (reproduced or
-not, `plots.verdicts.VERDICTS`) answer another question: whether a published number came out.
+not, `verdicts.VERDICTS`) answer another question: whether a published number came out.
 """
 
 from __future__ import annotations

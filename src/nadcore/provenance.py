@@ -46,6 +46,9 @@ PAGES = {   # the bundle items each page reads (a page reads an item whose numbe
                     *bundle.FIG6_LINEARISED, "conventions"),
     "nads_in_practice": ("convergence_autograd", "convergence_secant", "precision", "train_precision"),
 }
+PAGE_TITLES = {"01_fourier": "Chapter 1", "02_pooling": "Chapter 2", "03_nads": "Chapter 3",
+               "04_cifar10": "Chapter 4", "05_underspecification": "Chapter 5", "06_antialias": "Chapter 6",
+               "07_zoo": "Chapter 7", "08_training": "Chapter 8", "nads_in_practice": "Appendix A"}
 # readers a page calls besides the items' status: the extra seeds and the plain network of a deep Fig. 1 item,
 # and Chapter 6's N vs 2N convergence, which its status (the plan) does not read
 EXTRA = {**{name: lambda bundle_dir, name=name: (bundle.load_deep_seeds(name, bundle_dir),
@@ -216,6 +219,14 @@ def page_seconds(page: str, read: Mapping[str, tuple[str, Mapping[Path, dict]]],
     return out
 
 
+def seconds_by_page(read: Mapping[str, tuple[str, Mapping[Path, dict]]],
+                    pages: Mapping[str, Sequence[str]] | None = None) -> dict[str, dict[str, float]]:
+    """`{page title: page_seconds}` of each of `pages` (default `PAGES`), in their order (what
+    `plots.provenance.compute_figure` draws)."""
+    pages = PAGES if pages is None else pages
+    return {PAGE_TITLES.get(p, p): page_seconds(p, read, pages) for p in pages}
+
+
 def pending(page: str, read: Mapping[str, tuple[str, Mapping[Path, dict]]],
             pages: Mapping[str, Sequence[str]] | None = None) -> list[tuple[str, str]]:
     """`[(item, status line)]` of the items of `page` that `bundle.status` says are not complete."""
@@ -240,4 +251,19 @@ def scales(chapter: str, device: str | torch.device = "cpu") -> dict[str, tuple[
             items = plan.chapter_plan(chapter, scale, results_dir=empty, device=device).items
             costs = [it.cost_s for it in items]
             out[scale] = (sum(it.count for it in items), None if None in costs else float(sum(costs)))
+    return out
+
+
+def chapter_costs(read: Mapping[str, tuple[str, Mapping[Path, dict]]] | None = None,
+                  chapters: Iterable[str] | None = None,
+                  device: str | torch.device = "cpu") -> dict[str, tuple[float | None, ...]]:
+    """`{page title: (smoke seconds, published-scale seconds[, stored seconds])}` of each chapter (default: every
+    numbered page of `PAGES`): the rough cost of its smoke run and of its published scale from nothing stored
+    (`scales`, on `device`) and, with `read` (`reads`), the compute time its stored results took, as their
+    records say (what `plots.provenance.scales_table` shows)."""
+    out = {}
+    for chapter in chapters or [c for c in PAGES if c[0].isdigit()]:
+        s = scales(chapter, device)
+        stored = () if read is None else (float(sum(r.seconds or 0 for r in page_rows(chapter, read))),)
+        out[PAGE_TITLES.get(chapter, chapter)] = (s["smoke"][1], s["paper"][1], *stored)
     return out

@@ -246,7 +246,7 @@ def precision_overlaps(arch: str, n: int, ks: Sequence[int], seed: int = 0, devi
 
 # ----------------------------------------------------------------------------- the chapter's readings
 # Chapter 3's prose, from its results: the numbers it glues and the sentences whose wording depends on
-# them. The thresholds come in as arguments (the results page's, `nadcore.plots.verdicts`, pass them).
+# them. The thresholds come in as arguments (the results page's, `nadcore.verdicts`, pass them).
 
 def complete_runs(runs: Iterable[Mapping[int, float]], indices: Iterable[int]) -> list[Mapping[int, float]]:
     """The runs of `runs` (`[{index: accuracy}, ...]`, one per seed) that hold every one of `indices`:

@@ -1,7 +1,7 @@
 """What a page shows besides figures: tables, and what is not computed here.
 
 Tables are pandas DataFrames (the notebook renders them as HTML tables that fit the column; the
-chapters' claims tables are `plots.verdicts.chapter_table`'s); `not_computed` is the one admonition
+chapters' claims tables are `verdicts.chapter_table`'s); `not_computed` is the one admonition
 that says what a page does not show at its scale and the command that computes it.
 """
 

@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nadcore import plan, provenance
+from nadcore import prose
 from nadcore.plots import antialias, page, style
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
-    from pathlib import Path
 
     import pandas as pd
-    import torch
     from matplotlib.figure import Figure
     from pandas.io.formats.style import Styler
+
+    from nadcore.provenance import Row
 
 KINDS = {"D(v)": "trainings on D(v)", "D(u_i)": "trainings on D(uᵢ)", "pair": "trainings on D(vᵢ) + D(vⱼ)",
          "stand-in": "stand-in + D(vₖ)", "flip": "trainings on flipped images", "carrier": "trainings with a carrier",
@@ -32,9 +32,6 @@ KINDS = {"D(v)": "trainings on D(v)", "D(u_i)": "trainings on D(uᵢ)", "pair": 
          "Theorem 1": "Theorem 1 by Monte Carlo", "Lemma 1": "Lemma 1's Hessians",
          "precision": "bfloat16 and torch.compile against float32"}
 METHODS = {"secant": "secant", "autograd": "exact gradient", "hessian": "Hessian"}
-PAGE_TITLES = {"01_fourier": "Chapter 1", "02_pooling": "Chapter 2", "03_nads": "Chapter 3",
-               "04_cifar10": "Chapter 4", "05_underspecification": "Chapter 5", "06_antialias": "Chapter 6",
-               "07_zoo": "Chapter 7", "08_training": "Chapter 8", "nads_in_practice": "Appendix A"}
 
 
 def network(name: str) -> str:
@@ -98,14 +95,14 @@ def _where(row):
     return "; ".join(row.machines) + (f", {threads_text(row.threads)}" if row.threads else "")
 
 
-def result_text(row: provenance.Row) -> str:
+def result_text(row: Row) -> str:
     """What a `Row` holds and its settings: "LeNet (avg pool), trainings on D(v): n = 10,000, σ = 3, 20 epochs"."""
     what = ", ".join(x for x in (network(row.network), KINDS.get(row.kind, row.kind)) if x)
     settings = settings_text(row.fields)
     return f"{what}: {settings}" if settings else what
 
 
-def records_table(rows: Sequence[provenance.Row]) -> Styler | None:
+def records_table(rows: Sequence[Row]) -> Styler | None:
     """The rows of `provenance.page_rows` as a table (a pandas Styler; `.data` is the table): item, result
     and settings, how many, when and the compute time; the machine and threads most rows share in the
     caption, a last column for the rows computed elsewhere. None without rows."""
@@ -116,7 +113,7 @@ def records_table(rows: Sequence[provenance.Row]) -> Styler | None:
         zip(rows, where))
     usual = max({w for _, w in single}, key=lambda w: sum(r.count for r, x in single if x == w))
     body = [[r.item, result_text(r), f"{r.count:,}" + (f" ({r.seeds} seeds)" if r.seeds > 1 else ""), _dates(r),
-             "–" if r.seconds is None else plan.duration(r.seconds)] + ([] if len(set(where)) == 1 else
+             "–" if r.seconds is None else prose.duration(r.seconds)] + ([] if len(set(where)) == 1 else
                                                                        ["" if w == usual else w])
             for r, w in zip(rows, where)]
     columns = ["item", "result and settings", "stored", "computed", "compute time"]
@@ -147,20 +144,18 @@ def pending_text(todo: Sequence[tuple[str, str]]) -> str:
     return ("Not complete yet: " + "; ".join(lines) + ". `python -m nadcore.bundle ITEM` computes the rest of each.")
 
 
-def compute_figure(read: Mapping[str, tuple[str, Mapping[Path, dict]]],
-                   pages: Mapping[str, Sequence[str]] | None = None) -> Figure:
-    """Hours of compute behind each page of `pages` (default `provenance.PAGES`; `provenance.page_seconds`):
-    a bar for its stored results computed on CPUs, one for those on GPUs, on a log axis (a result that two
-    pages read counts on both)."""
-    pages = pages or provenance.PAGES
-    seconds = [provenance.page_seconds(p, read, pages) for p in pages]
+def compute_figure(seconds: Mapping[str, Mapping[str, float]]) -> Figure:
+    """Hours of compute behind each page: `seconds` `{page: {"CPU": seconds, "GPU": seconds}}`
+    (`provenance.seconds_by_page`), a bar for its stored results computed on CPUs, one for those on GPUs, on
+    a log axis (a result that two pages read counts on both)."""
+    pages = list(seconds)
     fig, ax = style.figure(width=0.8, height=0.32 * len(pages) + 0.9)
     y = np.arange(len(pages))
     for shift, kind, color in ((-0.2, "CPU", "#4c72b0"), (0.2, "GPU", "#dd8452")):
-        h = np.array([s[kind] / 3600 for s in seconds])
+        h = np.array([seconds[p][kind] / 3600 for p in pages])
         ax.barh(y[h > 0] + shift, h[h > 0], height=0.38, color=color, label=f"on {'CPUs' if kind == 'CPU' else 'GPUs'}")
     ax.set_xscale("log")
-    ax.set_yticks(y, [PAGE_TITLES.get(p, p) for p in pages])
+    ax.set_yticks(y, pages)
     ax.invert_yaxis()
     ax.set_xlabel("hours of compute of the stored results")
     fig.legend(loc="outside upper center", ncol=2, frameon=False)   # above the bars, over none
@@ -168,23 +163,15 @@ def compute_figure(read: Mapping[str, tuple[str, Mapping[Path, dict]]],
 
 
 def hours(seconds: float | None) -> str:
-    """A cost as `plan.duration` says it, in whole hours with thousands separated from 100 hours on."""
-    if seconds is None:
-        return "–"
-    return f"{seconds / 3600:,.0f} h" if seconds >= 360000 else plan.duration(seconds)
+    """A cost as `prose.duration` says it (whole hours, thousands separated, from 100 hours on); "–" for None."""
+    return "–" if seconds is None else prose.duration(seconds)
 
 
-def scales_table(read: Mapping[str, tuple[str, Mapping[Path, dict]]] | None = None,
-                 chapters: Iterable[str] | None = None, device: str | torch.device = "cpu") -> pd.DataFrame:
-    """One row per chapter: the rough cost of its smoke run and of its published scale from nothing stored
-    (`provenance.scales`, the plan's unit costs on `device`) and, with `read` (`provenance.reads`), the
-    compute time its stored results took, as their records say."""
-    rows = []
-    for chapter in chapters or [c for c in provenance.PAGES if c[0].isdigit()]:
-        s = provenance.scales(chapter, device)
-        row = [PAGE_TITLES.get(chapter, chapter), hours(s["smoke"][1]), hours(s["paper"][1])]
-        if read is not None:
-            row.append(hours(sum(r.seconds or 0 for r in provenance.page_rows(chapter, read))))
-        rows.append(row)
-    columns = ["page", "smoke run", "published scale, all of it"] + ([] if read is None else ["stored results took"])
+def scales_table(costs: Mapping[str, Sequence[float | None]]) -> pd.DataFrame:
+    """One row per chapter of `costs` `{page: (smoke seconds, published-scale seconds[, stored seconds])}`
+    (`provenance.chapter_costs`): the rough cost of its smoke run, of its published scale from nothing
+    stored and, where given, the compute time its stored results took."""
+    stored = any(len(c) > 2 for c in costs.values())
+    rows = [[title, *(hours(s) for s in c)] for title, c in costs.items()]
+    columns = ["page", "smoke run", "published scale, all of it"] + (["stored results took"] if stored else [])
     return page.table(rows, columns, index="page")
