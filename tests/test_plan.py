@@ -1,12 +1,14 @@
 """The run plan: every chapter at every scale resolves without computing, and counts what is stored."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from nadcore import catalog, fourier, plan, presets
+from nadcore import catalog, chapters, fourier, plan, presets
 from nadcore.experiments import ch1_fourier
 
 
@@ -19,6 +21,24 @@ def test_every_chapter_and_scale_resolves(chapter, scale, tmp_path):
     text = p.summary()
     assert chapter in text and scale in text and "total still to compute" in text
     assert not any(tmp_path.iterdir()), "planning must not compute or store anything"
+
+
+def test_each_chapter_is_declared_once_and_registers_its_planner():
+    """`chapters.PAGES` declares the pages; `plan.planner` registers one planner per planned chapter, and
+    `presets.check_overrides` takes the presets a chapter declares it reads, and refuses the others."""
+    assert set(plan.PLANNERS) == set(chapters.CHAPTERS) == {p.stem for p in chapters.PAGES if p.planned}
+    assert len({p.stem for p in chapters.PAGES}) == len(chapters.PAGES) and chapters.page("07_zoo").title == "Chapter 7"
+    with pytest.raises(ValueError, match="^chapter must be one of 01_fourier"):
+        plan.planner("nads_in_practice")
+    with pytest.raises(ValueError, match="^page must be one of"):
+        chapters.page("09_nosuch")
+    presets.check_overrides({"nads": {"num_networks": {"lenet": 250}}}, "smoke", "06_antialias")
+    with pytest.raises(ValueError, match=r"^overrides must change the presets 02_pooling reads \(none\)"):
+        presets.check_overrides({"fourier": {"n": 500}}, "smoke", "02_pooling")
+    with pytest.raises(ValueError, match=r"reads \(none\)"):
+        presets.check_overrides({"fourier": {"n": 500}}, "smoke", "my_own_notebook")
+    code = "import sys, nadcore.chapters; print('torch' in sys.modules)"   # the declarations need no torch
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
 
 
 def test_paper_scale_chapters_ask_for_paper_nads(tmp_path):

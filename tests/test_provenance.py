@@ -9,7 +9,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from nadcore import bundle, provenance, store
+from nadcore import bundle, chapters, provenance, store
 from nadcore.plots import provenance as tables
 from nadcore.plots import style
 
@@ -172,7 +172,7 @@ def test_every_bundle_item_is_on_a_page():
     assert listed == set(bundle.ITEMS)
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     assert {f"book/{p}" for p in provenance.PAGES} <= {c["file"] for c in toc["chapters"]}
-    assert set(provenance.PAGE_TITLES) == set(provenance.PAGES)
+    assert {p.stem for p in chapters.PAGES} == set(provenance.PAGES)
 
 
 def test_the_bundles_records_of_a_page(tmp_path):
@@ -196,7 +196,7 @@ def test_the_smoke_scale_computes_less_than_the_published_one():
 
 
 def test_scales_table_prices_each_chapter_at_both_scales():
-    table = tables.scales_table(provenance.chapter_costs(chapters=["06_antialias"]))
+    table = tables.scales_table(provenance.chapter_costs(among=["06_antialias"]))
     assert list(table.columns) == ["smoke run", "published scale, all of it"]
     scales = provenance.scales("06_antialias")
     assert list(table.loc["Chapter 6"]) == [tables.hours(scales["smoke"][1]), tables.hours(scales["paper"][1])]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -24,7 +24,7 @@ from typing import Any, Literal, overload
 import numpy as np
 import torch
 
-from nadcore import catalog, checks, fourier, nads, paths, presets, prose, store, sweeps, versions
+from nadcore import catalog, chapters, checks, fourier, nads, paths, presets, prose, store, sweeps, versions
 from nadcore.catalog import NAD_S, NAD_S_BFLOAT16, NAD_S_COMPILED, TRAIN_GFLOP, TRAIN_S
 from nadcore.checks import InputError
 from nadcore.device import resolve
@@ -54,8 +54,20 @@ def nad_seconds(arch: str, method: str, precision: str = "float32", compiled: bo
     return NAD_S.get((arch, method))
 
 
-CHAPTERS = ("01_fourier", "02_pooling", "03_nads", "04_cifar10", "05_underspecification", "06_antialias", "07_zoo",
-            "08_training")
+CHAPTERS = chapters.CHAPTERS   # the chapters planned, as the book declares them
+PLANNERS: dict[str, Callable[..., list[Item]]] = {}   # each chapter's planner, as `planner` registers it
+
+
+def planner(chapter: str) -> Callable[[Callable[..., list[Item]]], Callable[..., list[Item]]]:
+    """Register the decorated function as the planner of `chapter` (a stem of `chapters.CHAPTERS`): it
+    takes `(scale, seed, results_dir, device, **extra)` and returns the chapter's `Item`s."""
+    if chapter not in CHAPTERS:
+        raise ValueError(f"chapter must be one of {', '.join(CHAPTERS)}; got {chapter!r}")
+
+    def register(f):
+        PLANNERS[chapter] = f
+        return f
+    return register
 
 
 @dataclass
@@ -324,6 +336,7 @@ def other_estimates(arch: str, request: dict[str, Any], folders: Iterable[str | 
 
 # ----------------------------------------------------------------------------- per chapter
 
+@planner("01_fourier")
 def _fourier(scale, seed, results, dev, num_seeds=1, overrides=None):
     p = presets.preset("fourier", scale, overrides)
     settings = ch1_fourier.sweep_settings(p, seed, dev)
@@ -347,6 +360,7 @@ def _fourier(scale, seed, results, dev, num_seeds=1, overrides=None):
     return items
 
 
+@planner("02_pooling")
 def _pooling(scale, seed, results, dev):
     cfg = presets.preset("pooling", scale)
     found = lambda *parts: sum(_pooling_stored(cfg, seed, results, part) for part in parts)
@@ -379,6 +393,7 @@ def _nad_item(chapter, arch, request, results, dev):
     return Item(chapter, f"NADs {arch}", f"{method}, {n} networks", n, n if stored else 0, cost, others=others)
 
 
+@planner("03_nads")
 def _nads(scale, seed, results, dev):
     p = presets.preset("nads", scale)
     items = [_nad_item("03_nads", a, ch3_nads.resolve_request(a, scale, seed=seed), results, dev) for a in p["archs"]]
@@ -403,6 +418,7 @@ def _nads(scale, seed, results, dev):
     return items
 
 
+@planner("04_cifar10")
 def _cifar(scale, seed, results, dev):
     p = presets.preset("cifar10", scale)
     items = [_nad_item("04_cifar10", a, ch3_nads.resolve_request(a, scale, num_networks=p["nad_networks"], seed=seed),
@@ -427,6 +443,7 @@ def _cifar(scale, seed, results, dev):
     return items
 
 
+@planner("05_underspecification")
 def _underspec(scale, seed, results, dev, overrides=None):
     P = ch5_underspec.chapter_settings(scale, seed, overrides)
     archs = sorted(set(P["pairs"]["archs"]) | set(P["ood"]["archs"]))
@@ -458,6 +475,7 @@ def _underspec(scale, seed, results, dev, overrides=None):
     return items
 
 
+@planner("06_antialias")
 def _antialias(scale, seed, results, dev, overrides=None):
     cfg = presets.preset("antialias", scale, overrides)
     grid = fourier.make_grid(cfg["grid"])
@@ -484,6 +502,7 @@ def _antialias(scale, seed, results, dev, overrides=None):
     return items
 
 
+@planner("07_zoo")
 def _zoo(scale, seed, results, dev):
     cfg = presets.preset("zoo", scale)
     items = []
@@ -513,6 +532,7 @@ def _zoo(scale, seed, results, dev):
     return items
 
 
+@planner("08_training")
 def _training(scale, seed, results, dev):
     cfg = presets.preset("training", scale)
     items, bases = [], {}
@@ -559,11 +579,6 @@ def _records_agreeing(folder, pattern, wanted):
         for i, w in enumerate(wanted):
             hit[i] = hit[i] or _agrees(settings, w)
     return sum(hit)
-
-
-PLANNERS = {"01_fourier": _fourier, "02_pooling": _pooling, "03_nads": _nads, "04_cifar10": _cifar,
-            "05_underspecification": _underspec, "06_antialias": _antialias, "07_zoo": _zoo,
-            "08_training": _training}
 
 
 def check_all() -> list[Plan]:

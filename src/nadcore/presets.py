@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from nadcore import catalog, models
+from nadcore import catalog, chapters, models
 from nadcore.checks import InputError
 from nadcore.train import MAX_EPOCHS, Recipe
 
@@ -578,11 +578,6 @@ MAX_SAMPLES = 2_000_000   # a dataset's samples (`data.directional_dataset` boun
 MAX_RESOLUTION = 401   # a cross-section's points a side (Chapter 5): 401^2 points of 2 x 1,024 floats are 1.3 GB
 MAX_NAD_INDEX = 1024   # a NAD index of the chapters' 1 x 32 x 32 inputs is below D = 1,024
 
-# The presets each chapter that takes `overrides` reads: overrides of any other are refused, not ignored.
-READS = {"01_fourier": ("fourier",), "05_underspecification": ("underspecification",),
-         "06_antialias": ("antialias", "fourier", "nads")}
-
-
 def check_overrides(overrides: dict | None, scale: str, chapter: str | None = None) -> dict | None:
     """Raise a ValueError unless `overrides` changes the presets at `scale`: a dict `{chapter:
     changes}`, where `changes` maps a field of that chapter's preset to its new value, or, for a
@@ -590,12 +585,14 @@ def check_overrides(overrides: dict | None, scale: str, chapter: str | None = No
     dict of changes to it (`{"fourier": {"n": 500, "grid": {"step": 8}}}`). A new value has the
     type of the one it replaces (an int may replace a float; a list, lists of the same kinds).
     A number must be finite, and positive (or not negative) where the one it replaces is; an architecture a
-    registry name. `chapter` (a notebook stem of `READS`): overrides of presets it does not read are refused.
+    registry name. `chapter` (a notebook stem, `chapters.page`): overrides of presets it does not read (its
+    `reads`) are refused.
     An overridden preset is keyed by its own values in the store, never mistaken for the scale's."""
     names = _check_names(overrides)
-    if chapter is not None and set(names) - set(READS.get(chapter, ())):
-        raise InputError(f"overrides must change the presets {chapter} reads ({', '.join(READS.get(chapter, ()))}"
-                         f"{'' if chapter in READS else 'none'}); got {', '.join(sorted(set(names)))}")
+    reads = chapters.reads(chapter) if chapter is not None else ()
+    if chapter is not None and set(names) - set(reads):
+        raise InputError(f"overrides must change the presets {chapter} reads ({', '.join(reads) or 'none'}); "
+                         f"got {', '.join(sorted(set(names)))}")
     for name in names:
         typed(name, scale, overrides)
     return overrides

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from nadcore import bundle, plan, store
+from nadcore import bundle, chapters, plan, store
 from nadcore.checks import InputError
 
 if TYPE_CHECKING:
@@ -46,9 +46,6 @@ PAGES = {   # the bundle items each page reads (a page reads an item whose numbe
                     *bundle.FIG6_LINEARISED, "conventions"),
     "nads_in_practice": ("convergence_autograd", "convergence_secant", "precision", "train_precision"),
 }
-PAGE_TITLES = {"01_fourier": "Chapter 1", "02_pooling": "Chapter 2", "03_nads": "Chapter 3",
-               "04_cifar10": "Chapter 4", "05_underspecification": "Chapter 5", "06_antialias": "Chapter 6",
-               "07_zoo": "Chapter 7", "08_training": "Chapter 8", "nads_in_practice": "Appendix A"}
 # readers a page calls besides the items' status: the extra seeds and the plain network of a deep Fig. 1 item,
 # and Chapter 6's N vs 2N convergence, which its status (the plan) does not read
 EXTRA = {**{name: lambda bundle_dir, name=name: (bundle.load_deep_seeds(name, bundle_dir),
@@ -224,7 +221,7 @@ def seconds_by_page(read: Mapping[str, tuple[str, Mapping[Path, dict]]],
     """`{page title: page_seconds}` of each of `pages` (default `PAGES`), in their order (what
     `plots.provenance.compute_figure` draws)."""
     pages = PAGES if pages is None else pages
-    return {PAGE_TITLES.get(p, p): page_seconds(p, read, pages) for p in pages}
+    return {chapters.page(p).title: page_seconds(p, read, pages) for p in pages}
 
 
 def pending(page: str, read: Mapping[str, tuple[str, Mapping[Path, dict]]],
@@ -255,15 +252,15 @@ def scales(chapter: str, device: str | torch.device = "cpu") -> dict[str, tuple[
 
 
 def chapter_costs(read: Mapping[str, tuple[str, Mapping[Path, dict]]] | None = None,
-                  chapters: Iterable[str] | None = None,
+                  among: Iterable[str] | None = None,
                   device: str | torch.device = "cpu") -> dict[str, tuple[float | None, ...]]:
-    """`{page title: (smoke seconds, published-scale seconds[, stored seconds])}` of each chapter (default: every
-    numbered page of `PAGES`): the rough cost of its smoke run and of its published scale from nothing stored
-    (`scales`, on `device`) and, with `read` (`reads`), the compute time its stored results took, as their
-    records say (what `plots.provenance.scales_table` shows)."""
+    """`{page title: (smoke seconds, published-scale seconds[, stored seconds])}` of each chapter of `among`
+    (default: every chapter `nadcore plan` prices, `chapters.CHAPTERS`): the rough cost of its smoke run and
+    of its published scale from nothing stored (`scales`, on `device`) and, with `read` (`reads`), the
+    compute time its stored results took, as their records say (what `plots.provenance.scales_table` shows)."""
     out = {}
-    for chapter in chapters or [c for c in PAGES if c[0].isdigit()]:
+    for chapter in among or chapters.CHAPTERS:
         s = scales(chapter, device)
         stored = () if read is None else (float(sum(r.seconds or 0 for r in page_rows(chapter, read))),)
-        out[PAGE_TITLES.get(chapter, chapter)] = (s["smoke"][1], s["paper"][1], *stored)
+        out[chapters.page(chapter).title] = (s["smoke"][1], s["paper"][1], *stored)
     return out
