@@ -466,6 +466,8 @@ def test_every_item_is_declared_once_with_its_device_and_a_clear_error_otherwise
     `complete`, `load` and `item_device`, and names the accepted items on a bad one."""
     assert set(bundle.REGISTRY) == set(bundle.ITEMS) and len(bundle.ITEMS) == len(set(bundle.ITEMS))
     assert all(bundle.REGISTRY[name].name == name for name in bundle.ITEMS)
+    assert bundle.REGISTRY["fig6"].pages == ("03_nads", "06_antialias")   # each item names the pages that show it
+    assert bundle.REGISTRY["nads_lenet_hessian"].pages == ("08_training",)
     devices = {name: bundle.item_device(name) for name in bundle.ITEMS}
     assert set(devices.values()) == {"cpu", "cuda"}
     assert devices["fig1_vgg11"] == devices["nads_resnet18"] == "cuda" and devices["nads_resnet18_autograd"] == "cpu"
@@ -473,7 +475,7 @@ def test_every_item_is_declared_once_with_its_device_and_a_clear_error_otherwise
     assert bundle.nad_name("resnet18_blur") == "nads_resnet18_blur" and bundle.nad_name("lenet", "autograd") == \
         "nads_lenet_autograd"
     for call in (bundle.status, bundle.complete, bundle.item_device, bundle.compute, bundle.load):
-        with pytest.raises(ValueError, match=r"^item must be one of fig1, nads_lenet, .*; got 'fig9'$"):
+        with pytest.raises(ValueError, match=r"^item must be one of fig1, fig2, fig3, .*; got 'fig9'$"):
             call("fig9", *([tmp_path] if call is not bundle.item_device else []))
     assert not (tmp_path / "MACHINE.json").exists()             # refused before any write
     assert not bundle.complete("fig1", tmp_path) and not bundle.complete("pooling", tmp_path)

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from nadcore import checks, fourier, nads, paths, presets, published, seeds, stacked, store, sweeps, versions
+from nadcore import chapters, checks, fourier, nads, paths, presets, published, seeds, stacked, store, sweeps, versions
 from nadcore.checks import InputError
 from nadcore.device import PRECISIONS
 from nadcore.experiments import (
@@ -93,16 +93,21 @@ class BundleItem:
     load: Callable[[Path], object]
     status: Callable[[Path, Path], Status]
     device: Callable[[], str] = _this_cpu
+    pages: tuple[str, ...] = ()   # the book's pages that show it (stems of `chapters.PAGES`), as `_declare` says
 
 
 REGISTRY: dict[str, BundleItem] = {}   # every item by name, as the chapters' sections declare them
 
 
-def _declare(*items):
+def _declare(*items, page):
+    """Register `items`, shown on `page` (a stem of `chapters.PAGES`, or a tuple of them)."""
+    pages = (page,) if isinstance(page, str) else tuple(page)
+    for p in pages:
+        chapters.page(p)
     for item in items:
         if item.name in REGISTRY:
             raise ValueError(f"bundle item {item.name} is declared twice")
-        REGISTRY[item.name] = item
+        REGISTRY[item.name] = dataclasses.replace(item, pages=pages)
 
 
 def lookup(item: str) -> BundleItem:
@@ -447,12 +452,14 @@ _declare(
     *(BundleItem(name, partial(fourier_item, name),
                  partial(_deep_sweep_compute if name in DEEP_FIG1 else _sweep_compute, name),
                  partial(load_fourier, name), partial(_sweep_status, name), partial(_deep_device, name))
-      for name in FOURIER_SWEEPS),
+      for name in FOURIER_SWEEPS), page="01_fourier")
+_declare(
     BundleItem("train_precision",
                lambda: {(p, r): train_precision_settings(p, r) for p in PRECISIONS
                         for r in range(TRAIN_PRECISION["seeds"])},
                _train_precision_compute, load_train_precision,
-               _whole("train_precision", lambda d: train_precision_verdict(load_train_precision(d)[0]) is not None)))
+               _whole("train_precision", lambda d: train_precision_verdict(load_train_precision(d)[0]) is not None)),
+    page=("01_fourier", "nads_in_practice"))
 
 
 # ----------------------------------------------------------------------------- Chapter 1: which sigma?
@@ -560,7 +567,7 @@ def _sigma_status(bundle_dir, scratch):
 
 _declare(BundleItem("sigma", lambda: {(s, r): sigma_settings(s, r) for s in SIGMA_STUDY["sigmas"]
                                       for r in range(SIGMA_STUDY["seeds"])},
-                    _sigma_compute, sigma_study, _sigma_status))
+                    _sigma_compute, sigma_study, _sigma_status), page="01_fourier")
 
 
 # ----------------------------------------------------------------------------- Chapter 2
@@ -586,7 +593,7 @@ def pooling_remaining(bundle_dir: str | Path = BUNDLE) -> float:
 _declare(BundleItem("pooling", lambda: presets.preset("pooling", "paper"),
                     lambda bundle_dir, scratch, progress: ch2_pooling.chapter_results(
                         presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, progress),
-                    load_pooling, _whole("pooling", lambda d: load_pooling(d) is not None)))
+                    load_pooling, _whole("pooling", lambda d: load_pooling(d) is not None)), page="02_pooling")
 
 
 # ----------------------------------------------------------------------------- Chapter 3: the NADs
@@ -709,7 +716,7 @@ def _nads(*estimates):
 
 
 _declare(*_nads(*((a, "secant") for a in NAD_ARCHS + GPU_NAD_ARCHS),
-                *((a, "autograd") for a in ("lenet", *GPU_NAD_ARCHS))))
+                *((a, "autograd") for a in ("lenet", *GPU_NAD_ARCHS))), page="03_nads")
 
 
 # N vs 2N for the exact-gradient estimates of 10,000 networks: 3N <= 10,000 in whole chunks, so the
@@ -779,9 +786,9 @@ def _convergence(name, archs, method):
                       _whole(name, lambda d: None not in load(d).values()))
 
 
-_declare(_convergence("convergence", (None,), "autograd"),
-         _convergence("convergence_autograd", AUTOGRAD_CONV_ARCHS, "autograd"),
-         _convergence("convergence_secant", SECANT_CONV_ARCHS, "secant"))
+_declare(_convergence("convergence", (None,), "autograd"), page="03_nads")
+_declare(_convergence("convergence_autograd", AUTOGRAD_CONV_ARCHS, "autograd"),
+         _convergence("convergence_secant", SECANT_CONV_ARCHS, "secant"), page="nads_in_practice")
 
 
 # What bfloat16 and torch.compile do to the secant (the bundle's deep networks): per-network cosines
@@ -829,7 +836,7 @@ def _precision_compute(bundle_dir, scratch, progress):
 
 
 _declare(BundleItem("precision", precision_item, _precision_compute, load_precision,
-                    _whole("precision", lambda d: load_precision(d) is not None)))
+                    _whole("precision", lambda d: load_precision(d) is not None)), page="nads_in_practice")
 
 
 # ----------------------------------------------------------------------------- Chapter 3: Fig. 6
@@ -990,10 +997,17 @@ def _fig6_sigma_status(bundle_dir, scratch):
                   _fig6_cost(arch, settings, total - done) + _sigma_left(grids, single=True))
 
 
-_declare(*(BundleItem(name, partial(fig6_item, name=name), partial(_fig6_compute, name), partial(load_fig6, name=name),
-                      partial(_fig6_status, name), partial(_deep_device, name)) for name in FIG6_ITEMS),
+def _fig6_items(names):
+    return (BundleItem(name, partial(fig6_item, name=name), partial(_fig6_compute, name), partial(load_fig6, name=name),
+                       partial(_fig6_status, name), partial(_deep_device, name)) for name in names)
+
+
+_KERNEL = [n for n, (_, m, *_) in FIG6_NADS.items() if m == "hessian"]   # Chapter 8's: along the kernel's NADs
+_declare(*_fig6_items(["fig6"]), page=("03_nads", "06_antialias"))
+_declare(*_fig6_items(n for n in FIG6_ITEMS if n != "fig6" and n not in _KERNEL and n not in FIG6_LINEARISED),
          BundleItem("fig6_sigma", lambda: {s: fig6_item(s) for s in SIGMA_STUDY["sigmas"]}, _fig6_sigma_compute,
-                    _fig6_sigma_load, _fig6_sigma_status))
+                    _fig6_sigma_load, _fig6_sigma_status), page="03_nads")
+_declare(*_fig6_items(n for n in FIG6_ITEMS if n in _KERNEL or n in FIG6_LINEARISED), page="08_training")
 
 
 # Which step makes the secant NADs the published ones (issue 42)? LeNet's secant NADs at each step h of
@@ -1092,7 +1106,7 @@ def _dial_stored(bundle_dir):
 
 
 _declare(BundleItem("secant_dial", lambda: {h: dial_settings(h) for h in SECANT_DIAL["steps"]}, _dial_compute,
-                    load_secant_dial, _whole("secant_dial", _dial_stored)))
+                    load_secant_dial, _whole("secant_dial", _dial_stored)), page="03_nads")
 
 
 # Sec. 3 after Eq. 5: the gradient covariance's eigenvectors and the expected right singular vectors of the mixed
@@ -1150,8 +1164,8 @@ def _eq5_compute(bundle_dir, scratch, progress):
 
 
 _declare(BundleItem("eq5", lambda: {a: eq5_settings(a) for a in EQ5["archs"]}, _eq5_compute, load_eq5,
-                    _whole("eq5", lambda d: len(load_eq5(d)) == len(EQ5["archs"]))),
-         *_nads(("lenet", "hessian")))   # the kernel's NADs with all their rows (issue 61): Eq. 5's chunks
+                    _whole("eq5", lambda d: len(load_eq5(d)) == len(EQ5["archs"]))), page="03_nads")
+_declare(*_nads(("lenet", "hessian")), page="08_training")   # the kernel's NADs with all their rows: Eq. 5's chunks
 
 
 # ----------------------------------------------------------------------------- Chapter 4
@@ -1214,7 +1228,7 @@ def _cifar(name, dataset):
                       _whole(name, lambda d: cifar(d, progress=False, dataset=dataset) is not None))
 
 
-_declare(_cifar("cifar", "digits"), _cifar("cifar_fashion", "fashion"))
+_declare(_cifar("cifar", "digits"), _cifar("cifar_fashion", "fashion"), page="04_cifar10")
 
 
 # ----------------------------------------------------------------------------- Chapter 5
@@ -1295,7 +1309,8 @@ def _underspec(name, figure, dataset="digits", archs=UNDERSPEC_ARCHS, device=DEV
 UNDERSPEC_GPU = {"underspec_pairs_resnet18": ("pairs", ("resnet18",))}
 _declare(_underspec("underspec_ood", "ood"), _underspec("underspec_pairs", "pairs"),
          _underspec("underspec_ood_fashion", "ood", "fashion"),
-         *(_underspec(name, figure, archs=archs, device="cuda") for name, (figure, archs) in UNDERSPEC_GPU.items()))
+         *(_underspec(name, figure, archs=archs, device="cuda") for name, (figure, archs) in UNDERSPEC_GPU.items()),
+         page="05_underspecification")
 
 
 # ----------------------------------------------------------------------------- Chapter 6
@@ -1372,7 +1387,7 @@ _declare(BundleItem("antialias", lambda: presets.preset("antialias", "paper"), _
          BundleItem("antialias_sigma_seeds",
                     lambda: {**presets.preset("antialias", "paper"), "overrides": ANTIALIAS_SIGMA,
                              "replicates": list(ANTIALIAS_SEEDS)},
-                    _antialias_seeds_compute, load_antialias_seeds, _antialias_seeds_status))
+                    _antialias_seeds_compute, load_antialias_seeds, _antialias_seeds_status), page="06_antialias")
 
 
 # ----------------------------------------------------------------------------- Chapter 7
@@ -1425,7 +1440,7 @@ _declare(*_nads(*((a, "autograd") for a in ZOO_ARCHS), *((a, "secant") for a in 
          BundleItem("zoo_null", lambda: {"zoo": presets.preset("zoo", "paper"),
                                          "replicates": ch7_zoo.NULL_FIG6_REPLICATES},
                     lambda bundle_dir, scratch, progress: load_zoo_null(bundle_dir, compute=True, progress=progress),
-                    load_zoo_null, _whole("zoo_null", _zoo_null_stored)))
+                    load_zoo_null, _whole("zoo_null", _zoo_null_stored)), page="07_zoo")
 
 
 # ----------------------------------------------------------------------------- beside the published numbers
@@ -1522,7 +1537,7 @@ def _training_status(bundle_dir, scratch):
 
 
 _declare(BundleItem("training", lambda: presets.preset("training", "paper"), _training_compute, load_training,
-                    _training_status))
+                    _training_status), page="08_training")
 
 
 CONVENTION_ARCH = "lenet"   # which convention of "the" NADs (issue 61): LeNet's stored secant estimate's networks
@@ -1563,23 +1578,13 @@ def _conventions_compute(bundle_dir, scratch, progress):
 
 
 _declare(BundleItem("conventions", conventions_settings, _conventions_compute, load_conventions,
-                    _whole("conventions", load_conventions)))
+                    _whole("conventions", load_conventions)), page="08_training")
 
 
 # ----------------------------------------------------------------------------- the one dispatch
 
-# Every item, in the order `all` computes them (the order they were added to the bundle)
-ITEMS = ("fig1", "nads_lenet", "nads_logreg", "nads_mlp", "fig6", "nads_lenet_autograd", "convergence",
-         "underspec_ood", "cifar", "antialias", "pooling", "underspec_pairs", "fig6_sigma", "sigma", "fig2", "fig3",
-         "nads_vgg11_autograd", "nads_resnet18_autograd", "nads_densenet121_autograd", "convergence_autograd",
-         "precision", "train_precision", "nads_vgg11", "convergence_secant", *DEEP_FIG6,
-         *DEEP_FIG1, *FIG6_NADS, "nads_resnet18",
-         "nads_densenet121",
-         "cifar_fashion", "underspec_ood_fashion",
-         *(f"nads_{a}_autograd" for a in ZOO_ARCHS), "convergence_zoo", *(f"nads_{a}" for a in ZOO_ARCHS), "zoo",
-         "fig3_sigma", "antialias_sigma", "secant_dial", "zoo_null", "eq5", *UNDERSPEC_GPU, "nads_lenet_hessian",
-         "training", *(n for n, (*_, s) in FIG6_LINEARISED.items() if s == FIG6_CAPTION), "conventions",
-         *(n for n, (*_, s) in FIG6_LINEARISED.items() if s != FIG6_CAPTION), "antialias_sigma_seeds")
+ITEMS = tuple(REGISTRY)   # every item, in the order `all` computes them: as declared, chapter by chapter (an
+                         # item's inputs are declared before it)
 
 
 def item_device(item: str) -> str:

@@ -1,12 +1,12 @@
 """Where every number comes from (the book's appendix B): the stored records behind each page.
 
 Every result a page shows at the published scale is read from the results bundle, whose items
-(`bundle.ITEMS`) `PAGES` assigns to the pages that show them. `reads` runs `bundle.status` of
-each item (what `python -m nadcore.bundle status` prints), plus the few readers of a page that
-status does not call (`EXTRA`), and notes every stored result they open through `store.load`
-(`store.watched`), with its record. A result belongs to the item that computes it (`owners`); other
-items read it as an input (Chapter 6 reads Chapter 1's max-pooling cells, Fig. 6 reads its NADs).
-`page_rows` groups the results a page's items read by their item and by what they hold
+(`bundle.ITEMS`) each declare the pages that show them (`BundleItem.pages`); `PAGES` lists them by
+page. `reads` runs `bundle.status` of each item (what `python -m nadcore.bundle status` prints),
+plus the few readers of a page that status does not call (`EXTRA`), and notes every stored result
+they open through `store.load` (`store.watched`), with its record. A result belongs to the item that
+computes it (`owners`); other items read it as an input (Chapter 6 reads Chapter 1's max-pooling
+cells, Fig. 6 reads its NADs). `page_rows` groups the results a page's items read by their item and by what they hold
 (`describe`: the network, the kind of result and the settings that vary), with the machine,
 threads, dates and compute time of their records; `page_seconds` sums their compute time on CPUs
 and GPUs; `pending` lists the page's items not complete yet, in status's words. `scales`
@@ -29,23 +29,9 @@ if TYPE_CHECKING:
 
     import torch
 
-PAGES = {   # the bundle items each page reads (a page reads an item whose number it shows)
-    "01_fourier": ("fig1", "fig2", "fig3", "fig3_sigma", "sigma", *bundle.DEEP_FIG1, "train_precision"),
-    "02_pooling": ("pooling",),
-    "03_nads": (*(f"nads_{a}" for a in bundle.NAD_ARCHS), "nads_lenet_autograd",
-                *(f"nads_{a}" for a in bundle.GPU_NAD_ARCHS), *(f"nads_{a}_autograd" for a in bundle.GPU_NAD_ARCHS),
-                "convergence", "fig6", "fig6_sigma", *bundle.DEEP_FIG6,
-                *(n for n, (_, m, *_) in bundle.FIG6_NADS.items() if m != "hessian"), "secant_dial", "eq5"),
-    "04_cifar10": ("cifar", "cifar_fashion"),
-    "05_underspecification": ("underspec_pairs", "underspec_ood", "underspec_ood_fashion", *bundle.UNDERSPEC_GPU),
-    "06_antialias": ("antialias", "antialias_sigma", "antialias_sigma_seeds", "fig6"),
-    "07_zoo": ("zoo", *(f"nads_{a}_autograd" for a in bundle.ZOO_ARCHS), *(f"nads_{a}" for a in bundle.ZOO_ARCHS),
-               "convergence_zoo", "zoo_null"),
-    "08_training": ("training", "nads_lenet_hessian",
-                    *(n for n, (_, m, *_) in bundle.FIG6_NADS.items() if m == "hessian"),
-                    *bundle.FIG6_LINEARISED, "conventions"),
-    "nads_in_practice": ("convergence_autograd", "convergence_secant", "precision", "train_precision"),
-}
+
+PAGES = {p.stem: tuple(name for name, item in bundle.REGISTRY.items() if p.stem in item.pages)
+         for p in chapters.PAGES}   # the bundle items each page shows, as the bundle declares them
 # readers a page calls besides the items' status: the extra seeds and the plain network of a deep Fig. 1 item,
 # and Chapter 6's N vs 2N convergence, which its status (the plan) does not read
 EXTRA = {**{name: lambda bundle_dir, name=name: (bundle.load_deep_seeds(name, bundle_dir),
