@@ -1,6 +1,7 @@
 """NAD estimators against theory (Eq. 4-5, isotropic LogReg), against each other, and on bad input."""
 
 import sys
+import threading
 from functools import partial
 
 import matplotlib
@@ -1067,7 +1068,7 @@ class _ReadsTheReLU(nn.Module):
 
 @pytest.mark.parametrize("arch, pooling, precision", [("lenet", True, "float32"), ("lenet", True, "bfloat16"),
                                                       ("lenet", "avg", "float32")])
-def test_pooling_before_the_relu_keeps_the_secant_bitwise(monkeypatch, arch, pooling, precision):
+def test_pooling_before_the_relu_keeps_the_secant_bitwise(arch, pooling, precision):
     from nadcore.nads import gradients
 
     factory, _ = nads.one_output_factory(arch, pooling=pooling)
@@ -1076,11 +1077,10 @@ def test_pooling_before_the_relu_keeps_the_secant_bitwise(monkeypatch, arch, poo
     order = [type(m).__name__ for m in net.modules()]
     fast = gradients.secant_gradient(net, x0, 100.0, precision=precision)
     assert [type(m).__name__ for m in net.modules()] == order                  # the modules are put back
-    monkeypatch.setattr(gradients, "POOL_FIRST", False)
-    assert torch.equal(fast, gradients.secant_gradient(net, x0, 100.0, precision=precision))
+    assert torch.equal(fast, gradients.secant_gradient(net, x0, 100.0, precision=precision, pool_first=False))
 
 
-def test_pooling_before_the_relu_leaves_a_model_that_reads_the_relu_alone(monkeypatch):
+def test_pooling_before_the_relu_leaves_a_model_that_reads_the_relu_alone():
     from nadcore.nads import gradients
 
     torch.manual_seed(0)
@@ -1091,9 +1091,7 @@ def test_pooling_before_the_relu_leaves_a_model_that_reads_the_relu_alone(monkey
     with torch.no_grad(), gradients.pool_before_relu(lenet, nads.eval_point_for(0, (1, 32, 32))):
         assert [type(m).__name__ for m in lenet.features][1:3] == ["_StridedMax", "ReLU"]   # swapped within ...
     assert [type(m).__name__ for m in lenet.features][1:3] == ["ReLU", "MaxPool2d"]      # ... and put back
-    monkeypatch.setattr(gradients, "POOL_FIRST", False)
-    slow = gradients.secant_gradient(net, x0, 100.0)
-    monkeypatch.setattr(gradients, "POOL_FIRST", True)
+    slow = gradients.secant_gradient(net, x0, 100.0, pool_first=False)
     assert torch.equal(slow, gradients.secant_gradient(net, x0, 100.0))
 
 
@@ -1136,14 +1134,59 @@ def test_the_first_pooling_fused_with_the_injection_keeps_the_secant_bitwise(mon
     monkeypatch.setattr(gradients, "_pooled_probe_outputs", lambda *a: calls.append(1) or pooled(*a))
     fast = gradients.secant_gradient(net, x0, 100.0, precision=precision)
     assert bool(calls) == fused
-    monkeypatch.setattr(gradients, "FUSE_POOL", False)
-    assert torch.equal(fast, gradients.secant_gradient(net, x0, 100.0, precision=precision))
-    monkeypatch.setattr(gradients, "POOL_FIRST", False)
-    assert torch.equal(fast, gradients.secant_gradient(net, x0, 100.0, precision=precision))
+    assert torch.equal(fast, gradients.secant_gradient(net, x0, 100.0, precision=precision, fuse_pool=False))
+    assert torch.equal(fast, gradients.secant_gradient(net, x0, 100.0, precision=precision, fuse_pool=False,
+                                                       pool_first=False))
     plain = net(nads.probes(x0, 100.0)).reshape(-1)
     D = x0.numel()
     if precision == "float32":
         torch.testing.assert_close(fast, (plain[:D] - plain[D:]) / 200.0, rtol=1e-4, atol=1e-6)
+
+
+class _Locked(nn.Module):
+    """A model holding what `copy.deepcopy` refuses (a lock): its secant runs the plain probes."""
+
+    def __init__(self):
+        super().__init__()
+        self.lock, self.seq = threading.Lock(), nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.MaxPool2d(2),
+                                                              nn.Flatten(), nn.Linear(18, 1))
+
+    def forward(self, x):
+        return self.seq(x)
+
+
+def test_the_shortcuts_swap_modules_of_a_copy_never_of_the_callers_network():
+    """Issue 59: the secant's shortcuts (the injected first layer, the pooling before the ReLU, its fusion) swap
+    modules of `own_copy(net)`, which shares the network's parameters and buffers; the caller's modules are never
+    written, even for a moment. A model that cannot be copied runs the plain probes. The kept supports are
+    bounded."""
+    from nadcore.nads import gradients
+
+    writes = []
+
+    class Watched(dict):
+        def __setitem__(self, key, value):
+            writes.append(id(self))
+            super().__setitem__(key, value)
+
+    net, x0 = nads.network(nads.one_output_factory("lenet")[0], 0, 5, "cpu"), nads.eval_point_for(0, (1, 32, 32))
+    before = gradients.secant_gradient(net, x0, 100.0)
+    mine = {id(m): m for m in net.modules()}
+    for m in mine.values():
+        m._modules = Watched(m._modules)
+    theirs = {id(m._modules) for m in mine.values()}
+    assert torch.equal(gradients.secant_gradient(net, x0, 100.0), before)
+    assert writes and not theirs & set(writes)    # the swaps happened, on the copy's modules only
+    copied = gradients.own_copy(net)
+    assert copied is not net and all(a is b for a, b in zip(copied.parameters(), net.parameters(), strict=True))
+    torch.manual_seed(0)
+    locked, x = _Locked().eval(), torch.randn(1, 8, 8)
+    assert gradients.own_copy(locked) is None
+    plain = locked(nads.probes(x, 100.0)).reshape(-1).detach()
+    torch.testing.assert_close(gradients.secant_gradient(locked, x, 100.0), (plain[:64] - plain[64:]) / 200.0)
+    for size in range(4, 6 + gradients.SUPPORTS_KEPT):   # one geometry per input size
+        gradients._conv_support(nn.Conv2d(1, 2, 3), torch.zeros(1, size, size))
+    assert len(gradients._SUPPORTS) == gradients.SUPPORTS_KEPT
 
 
 def test_the_injected_maps_are_handed_on_in_autocast_dtype_as_the_convolution_would():

@@ -31,7 +31,7 @@ def probes(x0: torch.Tensor, step: float) -> torch.Tensor:
 
 
 def secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, first_layer: str | None = "auto",
-                    precision: str = "float32") -> torch.Tensor:
+                    precision: str = "float32", pool_first: bool = True, fuse_pool: bool = True) -> torch.Tensor:
     """The published central-difference gradient of `net` at `x0`, shape (D,) float32.
 
     `precision="bfloat16"` runs the network after its first layer in bfloat16 (autocast, with
@@ -42,7 +42,9 @@ def secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, first_layer: 
     input itself ("auto": look for it, None: do not use it). That layer is then evaluated by
     linearity, `layer(x0 +- h e_i) = layer(x0) +- h layer_nobias(e_i)`, where `layer_nobias(e_i)`
     is a few kernel entries placed where e_i reaches the output, instead of 2D convolutions;
-    the rest of the network runs unchanged on the 2D probes.
+    the rest of the network runs unchanged on the 2D probes. `pool_first` (`pool_before_relu`) and `fuse_pool`
+    (`_pooled_probe_outputs`) are two more shortcuts, each bitwise the numbers without it (off: to compare).
+    The shortcuts swap modules of a copy of `net` (`own_copy`), never of the caller's network.
     """
     D = x0.numel()
     x0 = x0.clone()   # a model that works on its input in place changes this copy, never the caller's point
@@ -52,10 +54,13 @@ def secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, first_layer: 
             out = torch.cat([net(_probe_rows(x0, step, a, min(a + rows, 2 * D))).reshape(-1).float()
                              for a in range(0, 2 * D, rows)])
             return (out[:D] - out[D:]) / (2 * step)
-        if first_layer == "auto":
-            first_layer = first_linear_layer(net, x0)
-        with pool_before_relu(net, x0) as at_x0:
-            out = None if first_layer is None else _injected_forward(net, first_layer, x0, step, at_x0)
+        mine = own_copy(net)
+        if mine is None:   # a model that cannot be copied: the plain probes
+            first_layer, pool_first, mine = None, False, net
+        elif first_layer == "auto":
+            first_layer = _first_linear_layer(mine, x0)
+        with pool_before_relu(mine, x0, pool_first) as at_x0:
+            out = None if first_layer is None else _injected_forward(mine, first_layer, x0, step, at_x0, fuse_pool)
             if out is not None and not _rows_agree(net, x0, step, out, precision):
                 out = None   # this network reads its input another way too (a branch its weights turn on)
             if out is None:
@@ -99,7 +104,6 @@ def _probe_rows(x0: torch.Tensor, step: float, a: int, b: int) -> torch.Tensor:
     return rows.reshape(b - a, *x0.shape)
 
 
-POOL_FIRST = True   # `pool_before_relu` on (the tests turn it off to compare)
 FEW_CHANNELS = 16   # below this many channels, a 2x2 max pooling runs as strided maxima (`_StridedMax`)
 
 
@@ -132,15 +136,26 @@ def _quarter_max(a, b, c, d):
     return torch.maximum(torch.maximum(a, b), torch.maximum(c, d))
 
 
+def own_copy(net: nn.Module) -> nn.Module | None:
+    """A copy of `net`'s modules that shares its parameters and buffers (no tensor of theirs is copied), for the
+    secant's shortcuts to swap modules of: the caller's network is never changed, even for a moment. None for
+    a model that cannot be copied (it then runs the plain probes)."""
+    shared = {id(t): t for t in (*net.parameters(), *net.buffers())}
+    try:
+        return copy.deepcopy(net, shared)
+    except Exception:   # noqa: BLE001 - any model's attribute may refuse a copy; the plain probes need none
+        return None
+
+
 @contextlib.contextmanager
-def pool_before_relu(net: nn.Module, x0: torch.Tensor):
+def pool_before_relu(net: nn.Module, x0: torch.Tensor, on: bool = True):
     """Within the block, every `nn.ReLU` that an `nn.MaxPool2d` directly follows in an `nn.Sequential` of `net`
     runs after it instead: max pooling and ReLU commute exactly (relu(max(a, b)) = max(relu(a), relu(b)), both
     pick one of the values), so the outputs are bitwise the same and the ReLU reads a quarter of the elements
     (2x2 pooling); that pooling runs as `_StridedMax`. Only where `net(x0)` is bitwise the same both ways (a model
     that reads a Sequential's layers one by one is left alone); the modules are put back on exit. Yields
-    `net(x0)` where it swapped (None otherwise)."""
-    pairs = [] if not POOL_FIRST else [
+    `net(x0)` where it swapped (None otherwise, and with `on` False)."""
+    pairs = [] if not on else [
         (seq, a, b, seq._modules[a], seq._modules[b]) for seq in net.modules() if type(seq) is nn.Sequential
         for a, b in zip(list(seq._modules), list(seq._modules)[1:])
         if type(seq._modules[a]) is nn.ReLU and type(seq._modules[b]) is nn.MaxPool2d]
@@ -162,7 +177,18 @@ def pool_before_relu(net: nn.Module, x0: torch.Tensor):
 
 
 COMPILED_KEPT = 4   # compiled copies kept (per architecture, device, precision and thread count), least recent out
-_COMPILED = OrderedDict()
+SUPPORTS_KEPT = 32   # convolution geometries whose supports are kept (`_conv_support`, `_pooled_support`)
+_COMPILED, _SUPPORTS, _POOLED = OrderedDict(), OrderedDict(), OrderedDict()
+
+
+def _kept(cache: OrderedDict, key, make, limit: int):
+    """`cache[key]`, made by `make()` when absent; past `limit` entries the least recently used one is dropped."""
+    if key not in cache:
+        cache[key] = make()
+        while len(cache) > limit:
+            cache.popitem(last=False)
+    cache.move_to_end(key)
+    return cache[key]
 
 
 def compiled_secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, precision: str = "float32") -> torch.Tensor:
@@ -177,19 +203,18 @@ def compiled_secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, prec
     if loose is not None:   # the compiled copy would keep network 0's: only parameters and buffers are copied in
         raise InputError(f"model must hold its tensors as parameters or buffers for compiled=True (register_buffer); "
                          f"{loose!r} is a plain attribute, which the compiled copy would keep from the first network")
-    key = (repr(net), tuple(x0.shape), str(x0.device), precision, torch.get_num_threads())
-    if key not in _COMPILED:
-        if x0.device.type == "cpu" and not has_compiler():
-            raise RuntimeError("the compiled secant needs a C++ compiler on the CPU (torch.compile writes C++ "
-                               "kernels): apt-get install g++, or compiled=False")
+    if x0.device.type == "cpu" and not has_compiler():
+        raise RuntimeError("the compiled secant needs a C++ compiler on the CPU (torch.compile writes C++ "
+                           "kernels): apt-get install g++, or compiled=False")
+
+    def compile_copy():
         base = copy.deepcopy(net)
         if precision != "float32":
             base = base.to(memory_format=torch.channels_last)  # ty: ignore[no-matching-overload]
-        _COMPILED[key] = (base, torch.compile(base, fullgraph=True, dynamic=False))
-        while len(_COMPILED) > COMPILED_KEPT:
-            _COMPILED.popitem(last=False)
-    _COMPILED.move_to_end(key)
-    base, forward = _COMPILED[key]
+        return base, torch.compile(base, fullgraph=True, dynamic=False)
+
+    key = (repr(net), tuple(x0.shape), str(x0.device), precision, torch.get_num_threads())
+    base, forward = _kept(_COMPILED, key, compile_copy, COMPILED_KEPT)
     D = x0.numel()
     with torch.no_grad():
         for mine, theirs in ((base.parameters(), net.parameters()), (base.buffers(), net.buffers())):
@@ -233,7 +258,14 @@ def _is_input(inp, x, rows):
 
 def first_linear_layer(net: nn.Module, x0: torch.Tensor) -> str | None:
     """The name of the first layer of `net` if it is a `Linear` or `Conv2d` applied to the input
-    itself (reshapes such as `Flatten` aside), else None."""
+    itself (reshapes such as `Flatten` aside), else None. Looked for on a copy (`own_copy`): `net` is not
+    changed, hooks included."""
+    mine = own_copy(net)
+    return None if mine is None else _first_linear_layer(mine, x0)
+
+
+def _first_linear_layer(net, x0):
+    """`first_linear_layer` on `net` itself (hooks and stand-ins come and go on its modules)."""
     seen = []
     names = {m: n for n, m in net.named_modules()}
     hooks = [m.register_forward_pre_hook(lambda mod, args: seen.append((mod, args[0] if args else None)))
@@ -261,13 +293,14 @@ def checked_first_layer(net: nn.Module, x0: torch.Tensor, step: float) -> str | 
     checks of `_sole_reader` see (a branch reading the input's argmax, or its values once NaN are cleaned) runs
     the plain probes (the third adversarial pass of issue 58). One plain secant: a chunk's first network pays it;
     every network then checks six probes (`_rows_agree`)."""
-    layer = first_linear_layer(net, x0)
-    if layer is None:
+    mine = own_copy(net)
+    layer = None if mine is None else _first_linear_layer(mine, x0)
+    if mine is None or layer is None:
         return None
     x0 = x0.clone()
     with torch.no_grad():
-        with pool_before_relu(net, x0) as at_x0:
-            fast = _injected_forward(net, layer, x0, step, at_x0)
+        with pool_before_relu(mine, x0) as at_x0:
+            fast = _injected_forward(mine, layer, x0, step, at_x0)
         plain = net(probes(x0, step)).reshape(-1).float()
     same = fast is not None and _same_outputs(fast, plain, FAST_PATH_TOL, float(plain.abs().max()))
     return layer if same else None
@@ -344,11 +377,11 @@ class _Injected(nn.Module):
         return out
 
 
-def _injected_forward(net, name, x0, step, at_x0=None):
+def _injected_forward(net, name, x0, step, at_x0=None, fuse_pool=True):
     """`net` on the 2D probes with the outputs of its layer `name` computed by linearity; None if that
     layer turns out not to be fed the input, or the input reaches the output another way too (then the caller
-    runs the plain probes). `at_x0`: `net(x0)`
-    from `pool_before_relu` where it swapped (a pooling it put there may then be fused with the layer)."""
+    runs the plain probes). `at_x0`: `net(x0)` from `pool_before_relu` where it swapped (a pooling it put there
+    is then fused with the layer, `_pooled_probe_outputs`, unless `fuse_pool` is False)."""
     layer = net.get_submodule(name)
     if not _is_linear_first(layer, x0):
         return None
@@ -358,7 +391,7 @@ def _injected_forward(net, name, x0, step, at_x0=None):
     # A stand-in of the probes, no memory, never read by the layer it feeds: NaN, so a model that reads its input
     # anywhere else (a second branch, a skip from the input) gives NaN, and the caller runs the plain probes.
     X = torch.full_like(x0[None], float("nan")).expand(2 * D, *x0.shape)
-    seq, key, pool = _pool_after(net, name, layer, at_x0)
+    seq, key, pool = _pool_after(net, name, layer, at_x0 if fuse_pool else None)
     injected = _Injected(layer, X, x0, step, pool)
     net.set_submodule(name, injected)
     if pool is not None:
@@ -376,29 +409,24 @@ def _injected_forward(net, name, x0, step, at_x0=None):
     return out if out is not None and injected.fired and not torch.isnan(out).any() else None
 
 
-_POOLED = {}
-
-
 def _pooled_support(conv, x0):
     """For `_pooled_probe_outputs` (kept per geometry, as `_conv_support`): which (i, p) of the support
     the 2x2 pooling reads, the (probe i, window) pairs they fall in as flat rows i * Q + window, each
     pair's four corners (flat positions, `_quarter_max`'s order) and the (pair, corner) row of each."""
-    key = _support_key(conv, x0)
-    if key not in _POOLED:
-        lin, _, (H, W) = _conv_support(conv, x0)
-        P, (H2, W2) = H * W, (H // 2, W // 2)
-        Q = H2 * W2
-        i, y, x = lin // P, lin % P // W, lin % P % W
-        read = (y < 2 * H2) & (x < 2 * W2)
-        i, y, x = i[read], y[read], x[read]
-        windows, slot = torch.unique(i * Q + y // 2 * W2 + x // 2, return_inverse=True)
-        wy, wx = windows % Q // W2, windows % Q % W2
-        corners = torch.stack([(2 * wy + dy) * W + 2 * wx + dx for dy, dx in ((0, 0), (0, 1), (1, 0), (1, 1))], 1)
-        _POOLED[key] = (read, windows, corners.reshape(-1), slot * 4 + y % 2 * 2 + x % 2)
-    return _POOLED[key]
+    return _kept(_POOLED, _support_key(conv, x0), lambda: _pooled_windows(conv, x0), SUPPORTS_KEPT)
 
 
-FUSE_POOL = True   # `_pooled_probe_outputs` on (the tests turn it off to compare)
+def _pooled_windows(conv, x0):
+    lin, _, (H, W) = _conv_support(conv, x0)
+    P, (H2, W2) = H * W, (H // 2, W // 2)
+    Q = H2 * W2
+    i, y, x = lin // P, lin % P // W, lin % P % W
+    read = (y < 2 * H2) & (x < 2 * W2)
+    i, y, x = i[read], y[read], x[read]
+    windows, slot = torch.unique(i * Q + y // 2 * W2 + x // 2, return_inverse=True)
+    wy, wx = windows % Q // W2, windows % Q % W2
+    corners = torch.stack([(2 * wy + dy) * W + 2 * wx + dx for dy, dx in ((0, 0), (0, 1), (1, 0), (1, 1))], 1)
+    return read, windows, corners.reshape(-1), slot * 4 + y % 2 * 2 + x % 2
 
 
 def _pool_after(net, name, layer, at_x0):
@@ -410,7 +438,7 @@ def _pool_after(net, name, layer, at_x0):
     keys = list(seq._modules) if type(seq) is nn.Sequential else []
     key = keys[keys.index(leaf) + 1] if leaf in keys[:-1] else None
     pool = None if key is None else seq._modules[key]
-    if (FUSE_POOL and at_x0 is not None and isinstance(layer, nn.Conv2d) and isinstance(pool, _StridedMax)
+    if (at_x0 is not None and isinstance(layer, nn.Conv2d) and isinstance(pool, _StridedMax)
             and pool.plain):
         return seq, key, pool
     return None, None, None
@@ -473,9 +501,6 @@ def _pooled_probe_outputs(conv, x0, step):
     return out.view(2 * D, H2, W2, C).permute(0, 3, 1, 2)  # channels-last memory layout
 
 
-_SUPPORTS = {}
-
-
 def _support_key(conv, x0):
     """What `_conv_support` depends on: the input's shape and device, the convolution's geometry."""
     return (tuple(x0.shape), conv.kernel_size, conv.stride, conv.padding, conv.dilation, conv.padding_mode,
@@ -484,19 +509,20 @@ def _support_key(conv, x0):
 
 def _conv_support(conv, x0):
     """Where each basis vector e_i reaches the output of `conv`: flat (i, p) indices, kernel entries."""
-    key = _support_key(conv, x0)
-    if key not in _SUPPORTS:
-        D = x0.numel()
-        K = conv.in_channels * conv.kernel_size[0] * conv.kernel_size[1]
-        eye = torch.eye(D, dtype=torch.float64, device=x0.device).reshape(D, *x0.shape)
-        kernel = torch.arange(1, K + 1, dtype=torch.float64, device=x0.device).reshape(
-            1, conv.in_channels, *conv.kernel_size)
-        hit = conv._conv_forward(eye, kernel, None)                      # k + 1 where e_i meets kernel entry k at p
-        out_hw = tuple(hit.shape[-2:])
-        hit = hit.round().long().reshape(D, -1)
-        rows, pos = hit.nonzero(as_tuple=True)
-        _SUPPORTS[key] = (rows * hit.shape[1] + pos, hit[rows, pos] - 1, out_hw)
-    return _SUPPORTS[key]
+    return _kept(_SUPPORTS, _support_key(conv, x0), lambda: _support(conv, x0), SUPPORTS_KEPT)
+
+
+def _support(conv, x0):
+    D = x0.numel()
+    K = conv.in_channels * conv.kernel_size[0] * conv.kernel_size[1]
+    eye = torch.eye(D, dtype=torch.float64, device=x0.device).reshape(D, *x0.shape)
+    kernel = torch.arange(1, K + 1, dtype=torch.float64, device=x0.device).reshape(
+        1, conv.in_channels, *conv.kernel_size)
+    hit = conv._conv_forward(eye, kernel, None)                      # k + 1 where e_i meets kernel entry k at p
+    out_hw = tuple(hit.shape[-2:])
+    hit = hit.round().long().reshape(D, -1)
+    rows, pos = hit.nonzero(as_tuple=True)
+    return rows * hit.shape[1] + pos, hit[rows, pos] - 1, out_hw
 
 
 # ----------------------------------------------------------------------------- autograd and hessian
