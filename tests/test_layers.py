@@ -5,6 +5,8 @@ for annotations only, under `TYPE_CHECKING`, is none), and primitives and experi
 `nadcore` only at the top of the file."""
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,3 +73,12 @@ def test_the_layers_are_what_the_map_says():
                         "ch7_zoo", "ch8_training"]
     text = (SRC.parents[1] / "CONTRIBUTING.md").read_text()
     assert all(f"`{c}" in text for c in chapters)
+
+
+# The settings and their checks: the command line checks a chapter's presets, overrides and recipe before torch loads
+TORCH_FREE = ("catalog", "checks", "chapters", "findings", "paths", "presets", "prose", "recipe", "seeds", "versions")
+
+
+def test_the_settings_need_no_torch():
+    code = f"import sys, {', '.join(f'nadcore.{m}' for m in TORCH_FREE)}; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"

@@ -37,8 +37,7 @@ import numpy as np
 import torch
 
 from nadcore import chapters, checks, fourier, nads, paths, presets, published, seeds, stacked, store, sweeps, versions
-from nadcore.checks import InputError
-from nadcore.device import PRECISIONS
+from nadcore.checks import PRECISIONS, InputError
 from nadcore.experiments import (
     ch1_fourier,
     ch2_pooling,

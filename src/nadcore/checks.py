@@ -104,3 +104,11 @@ def out_of_memory(err: BaseException) -> bool:
     text = str(err).lower()
     return isinstance(err, MemoryError) or (isinstance(err, RuntimeError) and (
         "out of memory" in text or "can't allocate memory" in text))
+
+
+PRECISIONS = ("float32", "bfloat16")   # the precisions a computation may run in (the stored settings say which)
+
+
+def check_precision(precision: str) -> None:
+    """Raise a one-line ValueError unless `precision` is one of `PRECISIONS`."""
+    one_of("precision", precision, PRECISIONS, accepted=f"one of {', '.join(PRECISIONS)}")

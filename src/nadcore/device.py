@@ -11,7 +11,7 @@ import threading
 
 import torch
 
-from nadcore.checks import InputError, one_of
+from nadcore.checks import InputError, check_precision
 
 ACCEPTED = '"auto", "cpu", "cuda", "cuda:N" or "mps"'
 
@@ -62,13 +62,6 @@ def exact_cuda() -> None:
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False
 
-
-PRECISIONS = ("float32", "bfloat16")
-
-
-def check_precision(precision: str) -> None:
-    """Raise a one-line ValueError unless `precision` is one of `PRECISIONS`."""
-    one_of("precision", precision, PRECISIONS, accepted=f"one of {', '.join(PRECISIONS)}")
 
 
 def autocast(dev: torch.device, precision: str = "float32") -> contextlib.AbstractContextManager:

@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from nadcore import catalog, chapters, models
+from nadcore import catalog, chapters
 from nadcore.checks import InputError
-from nadcore.train import MAX_EPOCHS, Recipe
+from nadcore.recipe import MAX_EPOCHS, Recipe
 
 SCALES = ("smoke", "medium", "paper")
 
@@ -710,4 +710,4 @@ def scalars(chapter: str, scale: str) -> dict[str, Any]:
     return out
 
 
-BY_ARCH = {"default", *models.names()}   # the keys of values given per architecture
+BY_ARCH = {"default", *catalog.ARCHS}   # the keys of values given per architecture

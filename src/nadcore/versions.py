@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nadcore.checks import InputError
-from nadcore.device import check_precision
+from nadcore.checks import InputError, check_precision
 
 # v2 (all networks trained stacked by `train.fit_many`): batches of a size that is not a multiple
 # of 16 are padded for the stack's matrix products (`stacked.COLUMNS`); batches of a multiple of

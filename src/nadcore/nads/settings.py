@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nadcore import catalog, checks, versions
-from nadcore.checks import InputError
-from nadcore.device import check_precision
+from nadcore.checks import InputError, check_precision
 from nadcore.seeds import check_seed
 
 if TYPE_CHECKING:
