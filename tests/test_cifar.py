@@ -69,10 +69,14 @@ def test_an_unverified_cifar_copy_is_read_as_arrays_and_runs_no_code(fake_cifar,
     shutil.copytree(root, bad)
     (bad / "cifar-10-batches-py" / "test_batch").write_bytes(pickle.dumps({"data": _Payload(), "labels": [0]}))
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(ValueError, match=r"not a CIFAR-10 batch file \(a CIFAR-10 batch file holds numpy arrays "
-                                         r"only; this one names (posix|os)\.system\)"):
+    with pytest.raises(ValueError, match=r"not a CIFAR-10 batch file \(UnpicklingError: a CIFAR-10 batch file holds "
+                                         r"numpy arrays only; this one names (posix|os)\.system\)"):
         cifar.load("cifar10", bad, train=False, verify=False)
     assert not (tmp_path / "PWNED").exists()
+    for payload in (b"cnumpy\ndtype\n(Vnonsense\ntR.", b"c_codecs\nencode\n(Vx\nVnosuchcodec\ntR."):   # fourth pass
+        (bad / "cifar-10-batches-py" / "test_batch").write_bytes(payload)
+        with pytest.raises(ValueError, match=r"^data_root .*: not a CIFAR-10 batch file \((TypeError|LookupError)"):
+            cifar.load("cifar10", bad, train=False, verify=False)
 
 
 def test_an_unverified_copy_must_hold_cifars_own_kinds(fake_cifar, tmp_path):

@@ -714,12 +714,22 @@ def test_submit_writes_no_control_character_into_a_script_and_plans_for_the_clus
                        (["--out", str(tmp_path / "o"), "-p", "results_dir", "r\u0085x"], "results_dir"),
                        (["--out", str(tmp_path / "o"), "--sbatch=--comment=a\u2028b"], "--sbatch"),
                        (["--out", str(tmp_path / "okname")], "--out"),
-                       (["--out", str(tmp_path / "o"), "--shards", "100000000"], "--shards")):
+                       (["--out", str(tmp_path / "o"), "--shards", "100000000"], "--shards"),
+                       # the fourth pass: a file name's bytes that are not UTF-8, a format character (a bidi
+                       # override), --sbatch options that move the logs or undo the array (long, short, abbreviated)
+                       (["--out", str(tmp_path / "o"), "-p", "results_dir", str(tmp_path / "r\udc85s")], "results_dir"),
+                       (["--out", str(tmp_path / "o"), "-p", "results_dir", "r\u202ex"], "results_dir"),
+                       (["--out", str(tmp_path / "o"), "--sbatch=--partition=gpu --output=/x/log.out"], "--sbatch"),
+                       (["--out", str(tmp_path / "o"), "--sbatch=-e /x/err"], "--sbatch"),
+                       (["--out", str(tmp_path / "o"), "--sbatch=--chd=/x"], "--sbatch"),
+                       (["--out", str(tmp_path / "o"), "--sbatch=--array=0-99"], "--sbatch")):
         assert cli.main(base + given) == 2, given
         out, err = capsys.readouterr()
         assert out == "" and len(err.strip().splitlines()) == 1 and f"{key} must be" in err, err
     assert cli.main(base + ["--out", str(tmp_path / "o"), "--device", "cuda"]) == 0
     assert "--device cuda" in capsys.readouterr().out
+    assert cli.main(base + ["--out", str(tmp_path / "o"), "--sbatch=--partition=gpu --account=me"]) == 0
+    assert "#SBATCH --account=me" in capsys.readouterr().out
     with pytest.raises(SystemExit) as done:       # a value that starts with a dash needs its "="
         cli.main(base + ["--out", str(tmp_path / "o"), "--sbatch", "--partition=gpu"])
     assert done.value.code == 2 and 'write --sbatch="--partition=gpu ..." with its "="' in capsys.readouterr().err
@@ -922,7 +932,7 @@ def test_an_estimate_of_your_own_model_is_timed_and_bounded_before_its_bulk(tmp_
             self.lin = torch.nn.Linear(64, 1)
 
         def forward(self, x):
-            time.sleep(0.02)
+            time.sleep(0.15)
             return self.lin(x.flatten(1))
 
     nads.estimate(Slow, 40, input_shape=(1, 8, 8), method="autograd", batch_size=4)
@@ -930,6 +940,8 @@ def test_an_estimate_of_your_own_model_is_timed_and_bounded_before_its_bulk(tmp_
     assert re.search(r"factory: ~\d+ s for the 32 networks left \(0\.0\d+ s a network, measured on this machine\); "
                      r"the 64 x 64 covariance takes 0 MB", err), err
     assert "network/s]" in err or "s/network]" in err                          # the bar counts networks
+    nads.estimate(Slow, 6, input_shape=(1, 8, 8), batch_size=16, progress="cost")   # the secant: timed on its
+    assert "for the 4 networks left" in capsys.readouterr().err                    # second network (the newcomer)
     nads.estimate(Slow, 40, input_shape=(1, 8, 8), method="autograd", batch_size=4, progress="cost")
     err = capsys.readouterr().err                                                # --no-progress: the line, no bar
     assert "for the 32 networks left" in err and "network/s]" not in err and "s/network]" not in err
@@ -1195,3 +1207,16 @@ def test_submit_bounds_its_plan_and_run_keeps_a_hard_linked_notebook(tiny_book, 
     system.link(backup, runs / "01_tiny-smoke.ipynb")
     assert cli.main(["run", "01_tiny", "--out", str(runs), "--book-dir", str(tiny_book), "--no-progress"]) == 2
     assert backup.read_text() == '{"mine": 1}' and (runs / "01_tiny-smoke.ipynb").read_text() == '{"mine": 1}'
+
+
+def test_a_malformed_notebook_and_an_empty_bundle_dir_are_one_line(tmp_path, capsys):
+    """The fourth adversarial pass of issue 58: a notebook that is no JSON, or JSON that is no notebook, in --book-dir
+    ended in nbformat's traceback; `bundle --bundle-dir ''` said it got '.'."""
+    (tmp_path / "01_bad.ipynb").write_text("{}")
+    (tmp_path / "02_worse.ipynb").write_text("not json")
+    for argv in (["chapters", "--book-dir", str(tmp_path)], ["plan", "worse", "--book-dir", str(tmp_path)]):
+        assert cli.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "is no readable notebook" in err, err
+    assert cli.main(["bundle", "--bundle-dir", "", "status"]) == 2
+    assert capsys.readouterr().err.strip().endswith("--bundle-dir must be a folder; got ''")

@@ -126,8 +126,16 @@ def test_overrides_change_named_fields_of_a_preset_and_nothing_else():
     ({"fourier": {"n": 3}}, "overrides must give fourier.n an even number of samples"),
     ({"fourier": {"kind": "tan"}}, 'overrides must give fourier.kind "sin" or "cos"'),
     # session 36: sigma 1e308 passed plan and overflowed in the kernel
-    ({"fourier": {"sigma": 1e308}}, "overrides must give fourier.sigma a number within float32's range (at most "
-                                    "3.4e+38"),
+    ({"fourier": {"sigma": 1e308}}, "overrides must give fourier.sigma a number within float32's range (1.18e-38 "
+                                    "to 3.4e+38, or 0"),
+    # the fourth adversarial pass: a number float32 rounds to 0, sizes refused only inside the kernel
+    ({"fourier": {"sigma": 1e-300}}, "overrides must give fourier.sigma a number within float32's range"),
+    ({"underspecification": {"ood": {"recipe": {"mlp": {"widths": [100000, 100000]}}}}},
+     "overrides must give underspecification.ood.recipe.mlp.widths layers of at most 8,192 units"),
+    ({"underspecification": {"pairs": {"selected": [[5000, 0]]}}},
+     "overrides must give underspecification.pairs.selected pairs of NAD indices in [0, 1023]"),
+    ({"antialias": {"nads": {"conv_sizes": [1]}}}, "overrides must give antialias.nads.conv_sizes numbers of networks"),
+    ({"antialias": {"nads": {"conv_ks": [100000]}}}, "overrides must give antialias.nads.conv_ks subspace dimensions"),
     ({"underspecification": {"pairs": {"resolution": 100001}}},
      "overrides must give underspecification.pairs.resolution at most 401 points a side (published: 101)"),
     ({"fourier": {"epochs": 10 ** 9}}, "overrides must give fourier.epochs at most 100,000 epochs"),

@@ -257,3 +257,61 @@ def test_last_doors_of_the_third_pass():
         with pytest.raises(ValueError) as err:
             call()
         assert str(err.value).startswith(message), str(err.value)
+
+
+class _FailsOnLargeBatches(torch.nn.Module):
+    """Passes the door's checks (batches of 1, 2 and 12), then raises on the secant's probes (the fourth pass)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 1)
+
+    def forward(self, x):
+        if len(x) > 20:
+            raise KeyError("layer3")
+        return self.fc(x.flatten(1))
+
+
+def test_doors_of_the_fourth_pass(tmp_path):
+    """The fourth adversarial pass of issue 58: raw errors at the library's doors and a malformed record."""
+    from nadcore import models
+
+    cases = [(lambda: models.binomial_filter(2000), r"^size must be an integer in \[1, 64\]"),
+             (lambda: train.lr_schedule(0.1, 10 ** 12), r"^iterations must be an integer in \[1, 100,000,000\]"),
+             (lambda: train.lr_schedule(math.nan, 3), "^max_lr must be a finite number"),
+             (lambda: train.predict(build("logreg"), torch.zeros(2, 1, 32, 32), batch_size=-1),
+              r"^batch_size must be an integer >= 1"),
+             (lambda: train.fit(build("logreg"), None, train.Recipe(1, 0.1), seed=[]), "^seed must be an int"),
+             (lambda: nads.estimate(_FailsOnLargeBatches, 4, input_shape=(1, 4, 4), progress=False),
+              r"^model failed while its networks' gradients were computed \(KeyError: 'layer3'\)"),
+             (lambda: nads.estimate(lambda: torch.nn.Linear(16, 1, device="meta"), 4, input_shape=(16,),
+                                    progress=False), "^model must build its parameters and buffers on a real device")]
+    for call, message in cases:
+        with pytest.raises(ValueError, match=message):
+            call()
+    path = tmp_path / "r.npz"
+    for record in ([1, 2], {"format": store.FORMAT, "settings": [], "arrays": {}}):
+        np.savez(path, **{store.RECORD_KEY: np.frombuffer(__import__("json").dumps(record).encode(), np.uint8)})
+        with pytest.raises(store.StoreError, match="has a malformed record"):
+            store.read_record(path)
+        with pytest.raises(store.StoreError, match="has a malformed record"):
+            nads.NADResult.load(path)
+
+
+def test_a_timm_that_does_not_import_is_named_so(monkeypatch):
+    """Issue 60's newcomer: torchvision built for another torch made `import timm` raise a RuntimeError, which the
+    command line blamed on the model's gradients (and on chunks it had not computed)."""
+    import importlib
+
+    from nadcore import extras
+
+    def broken(name):
+        raise RuntimeError("operator torchvision::nms does not exist")
+
+    monkeypatch.setattr(importlib, "import_module", broken)
+    with pytest.raises(ValueError, match=r"^model must be a model of an installed timm \(a timm:NAME model needs "
+                                         r"timm, which is installed but does not import \(RuntimeError: operator "
+                                         r"torchvision::nms does not exist; torch and torchvision come from "
+                                         r"different builds"):
+        nads.one_output_factory("timm:convnext_atto")
+    assert issubclass(extras.MissingExtra, ImportError)

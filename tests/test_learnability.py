@@ -106,8 +106,10 @@ def test_fig6_for_any_model_trains_along_its_nads(tmp_path):
     factory = lambda: nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(1))  # noqa: E731
     res = nads.estimate(factory, 8, input_shape=(1, 8, 8), method="autograd", progress=False)
     kw = dict(n=200, sigma=0.5, num_seeds=2, input_shape=(1, 8, 8), device="cpu")
-    out = learnability.fig6(factory, res, [0, 63], {"epochs": 2, "max_lr": 0.05}, **kw)
+    with pytest.warns(UserWarning, match=r"^NAD indices 63 are past the estimate's rank \(7 of 8 networks\)"):
+        out = learnability.fig6(factory, res, [0, 63], {"epochs": 2, "max_lr": 0.05}, **kw)
     assert out.cells == (0, 63) and out.test_acc.shape == (2, 2) and out.summary().startswith("NAD 0: ")
+    assert "+-" in out.summary() and "(2 seeds)" in out.summary()
     again = learnability.fig6(factory, res.nads, [0, 63], {"epochs": 2, "max_lr": 0.05}, **kw)
     np.testing.assert_array_equal(again.test_acc, out.test_acc)
     with pytest.raises(ValueError, match=r"^indices must be NAD indices in \[0, 63\]; got 64"):

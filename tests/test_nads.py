@@ -1,5 +1,6 @@
 """NAD estimators against theory (Eq. 4-5, isotropic LogReg), against each other, and on bad input."""
 
+import subprocess
 import sys
 import threading
 from functools import partial
@@ -139,7 +140,7 @@ def test_the_shortcut_is_checked_against_the_plain_probes(monkeypatch):
     np.testing.assert_allclose(sec.eigenvalues[:5], auto.eigenvalues[:5], rtol=1e-4)
     torch.manual_seed(0)
     net, x0 = ArgmaxBranch().eval(), torch.randn(1, 5, 5)
-    assert gradients.first_linear_layer(net, x0) == "c" and gradients.checked_first_layer(net, x0, 100.0) is None
+    assert gradients.first_linear_layer(net, x0) is None and gradients.checked_first_layer(net, x0, 100.0) is None
     gated = nads.estimate(Gated, 40, **kw)       # the re-probe: a branch network 0's weights turn off, others on
     monkeypatch.setattr(chunks, "checked_first_layer", lambda *a, **k: None)   # the plain probes
     np.testing.assert_allclose(gated.eigenvalues[:5], nads.estimate(Gated, 40, **kw).eigenvalues[:5], rtol=1e-5)
@@ -152,6 +153,52 @@ def test_the_shortcut_is_checked_against_the_plain_probes(monkeypatch):
     dilated = lambda: nn.Sequential(nn.Conv2d(1, 1, (2, 3), dilation=(1, 2), padding=(0, 2), padding_mode="circular"),
                                     nn.Flatten(), nn.LazyLinear(1))   # reaches 5 entries of 4: it crashed the shortcut
     sec, auto = (nads.estimate(dilated, 20, method=m, **kw) for m in ("secant", "autograd"))
+    np.testing.assert_allclose(sec.eigenvalues[:3], auto.eigenvalues[:3], rtol=1e-4)
+
+
+class _WeightGated(nn.Module):
+    """A second reader of the input (entry 5 past 60, which only the secant's probe e_5 reaches) that a weight switches
+    on in some networks only: no sample of probes on the chunk's first network sees it (the fourth adversarial pass)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc, self.g = nn.Linear(64, 1), nn.Parameter(torch.randn(()))
+
+    def forward(self, x):
+        f = x.flatten(1)
+        return self.fc(f) + 1000.0 * (f[:, 5:6] > 60).float() * (self.g > 0).float()
+
+
+class _LastDim(nn.Module):
+    """A Linear first layer on inputs of shape (1, 64): its outputs have the shape (N, 1, 1), the fast path's too."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 1)
+
+    def forward(self, x):
+        return self.fc(x)[:, 0, 0]
+
+
+def test_the_shortcut_is_taken_only_where_the_models_graph_shows_one_reader_of_the_input():
+    """Fourth adversarial pass of issue 58: the shortcut is taken only where `torch.fx` traces the model and its input
+    reaches nothing but the first layer (reshapes and shape reads aside), whatever the weights; the registry's
+    networks keep it. A Linear first layer's outputs keep the shape the layer gives its input."""
+    factory, _ = nads.one_output_factory(_WeightGated, (1, 8, 8))
+    seed = next(s for s in range(100) if nads.network(factory, s, 0, "cpu").g <= 0
+                and sum(bool(nads.network(factory, s, i, "cpu").g > 0) for i in range(8)) >= 2)
+    x0 = nads.eval_point_for(seed, (1, 8, 8))
+    assert gradients.first_linear_layer(nads.network(factory, seed, 0, "cpu"), x0) is None
+    est = nads.estimate(_WeightGated, 8, input_shape=(1, 8, 8), seed=seed, progress=False, device="cpu")
+    plain = torch.stack([gradients.secant_gradient(nads.network(factory, seed, i, "cpu"), x0, 100.0, None)
+                         for i in range(8)]).double()
+    np.testing.assert_allclose(est.eigenvalues[:3], torch.linalg.eigvalsh(torch.cov(plain.T)).flip(0)[:3].numpy(),
+                               rtol=1e-4)
+    for arch in ("lenet", "resnet18", "vit"):
+        net, x = models.build(arch, num_classes=1).eval(), torch.randn(1, 32, 32)
+        assert gradients.first_linear_layer(net, x) is not None, arch
+    kw = dict(input_shape=(1, 64), progress=False, device="cpu")
+    sec, auto = (nads.estimate(_LastDim, 8, method=m, **kw) for m in ("secant", "autograd"))
     np.testing.assert_allclose(sec.eigenvalues[:3], auto.eigenvalues[:3], rtol=1e-4)
 
 
@@ -697,6 +744,21 @@ def test_a_configuration_that_changes_the_model_at_the_probes_changes_its_key(tm
         monkeypatch.setitem(CLAMP, "limit", limit)
         keys.append(store.key(nads.estimate(ClampedInput, 4, **{**kw, "input_shape": (1, 8, 8)}).settings))
     assert keys[0] != keys[1]
+    keys = []                  # the fourth pass: one entry clamped (entry 5), which only its own probe reaches
+    for limit in (1000.0, 50.0):
+        monkeypatch.setitem(CLAMP, "limit", limit)
+        keys.append(store.key(nads.estimate(OneEntryClamped, 4, **{**kw, "input_shape": (1, 8, 8)}).settings))
+    assert keys[0] != keys[1]
+
+
+class OneEntryClamped(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 1)
+
+    def forward(self, x):
+        f = x.flatten(1)
+        return self.fc(torch.cat([f[:, :5], f[:, 5:6].clamp(max=CLAMP["limit"]), f[:, 6:]], 1))
 
 
 def test_registry_settings_and_keys_are_unchanged():
@@ -1429,7 +1491,7 @@ def test_an_edit_to_a_helper_in_a_sibling_module_changes_the_models_key(tmp_path
     assert None not in digests and digests[0] != digests[1]
 
 
-@pytest.mark.parametrize("layout", ["parent package", "sibling folder", "inside forward"])
+@pytest.mark.parametrize("layout", ["parent package", "sibling folder", "inside forward", "a folder on sys.path"])
 def test_a_helper_anywhere_in_the_project_is_in_the_models_key(tmp_path, monkeypatch, layout):
     """The adversarial pass of session 35: a helper in a parent package, in a sibling folder, or imported inside
     `forward` kept the key (a rerun reused stale chunks); every loaded module below the model's import root counts."""
@@ -1448,10 +1510,17 @@ def test_a_helper_anywhere_in_the_project_is_in_the_models_key(tmp_path, monkeyp
         for d in ("utils", "models"):
             (tmp_path / d).mkdir(exist_ok=True)
             (tmp_path / d / "__init__.py").write_text("")
+    elif layout == "a folder on sys.path":   # the fourth pass: ../helpers put on sys.path by the model's module
+        where, spec = "helpers/pathhelper.py", "pathnet"
+        (tmp_path / "helpers").mkdir(exist_ok=True)
+        imp = f"import sys\nsys.path.insert(0, {str(tmp_path / 'helpers')!r})\nfrom pathhelper import squash\n"
+        monkeypatch.syspath_prepend(str(tmp_path / "models2"))
+        (tmp_path / "models2").mkdir(exist_ok=True)
+        spec_file = tmp_path / "models2" / "pathnet.py"
     else:
         where, spec, imp = "lazyhelper.py", "lazynet", ""
         body = "        from lazyhelper import squash\n\n" + body
-    path = tmp_path / (spec.replace(".", "/") + ".py")
+    path = spec_file if layout == "a folder on sys.path" else tmp_path / (spec.replace(".", "/") + ".py")
     path.write_text(f"import torch\nfrom torch import nn\n{imp}\n\nclass Net(nn.Module):\n"
                     "    def __init__(self):\n        super().__init__()\n        self.lin = nn.Linear(64, 1)\n\n"
                     f"    def forward(self, x):\n{body}")
@@ -1459,7 +1528,7 @@ def test_a_helper_anywhere_in_the_project_is_in_the_models_key(tmp_path, monkeyp
     for limit in (5, 50):
         (tmp_path / where).write_text(f"LIMIT = {limit}\n\n\ndef squash(x):\n    return x.clamp(-LIMIT, LIMIT)\n")
         for name in [n for n in system.modules if n.split(".")[0] in ("pkg", "utils", "models", "lazyhelper",
-                                                                      "lazynet")]:
+                                                                      "lazynet", "pathnet", "pathhelper")]:
             system.modules.pop(name)
         importlib.invalidate_caches()
         net = importlib.import_module(spec).Net()
@@ -1516,3 +1585,17 @@ def test_a_model_with_bfloat16_weights_is_described_and_estimated():
     """The re-probe of issue 58: its digest called numpy on bfloat16 weights ('unsupported ScalarType')."""
     res = nads.estimate(HalfParams, 4, input_shape=(1, 4, 4), progress=False, method="autograd")
     assert len(res.settings["model"]["behaviour"]) == 12 and np.isfinite(res.eigenvalues).all()
+
+
+def test_a_driver_script_beside_the_model_is_not_in_its_key(tmp_path):
+    """Issue 60's newcomer: running.md's Python code, run as a script beside the model, keyed the model by the script
+    too, so it never reused the command line's estimate (and an edit to the script recomputed it)."""
+    (tmp_path / "mynet.py").write_text("from torch import nn\n\n\ndef build():\n    return nn.Linear(16, 1)\n")
+    code = ("import torch, mynet\nfrom nadcore.nads import networks\nnet = mynet.build()\nnet(torch.zeros(1, 16))\n"
+            "print(networks.code_digest(net, mynet.build))\n")
+    (tmp_path / "driver.py").write_text(code)
+    run = lambda *argv: subprocess.run([sys.executable, *argv], cwd=tmp_path, capture_output=True, text=True,
+                                       check=True).stdout.strip()
+    script, inline = run("driver.py"), run("-c", code)
+    (tmp_path / "driver.py").write_text(code + "# an edit to the driver\n")
+    assert script == inline == run("driver.py") and len(script) == 12

@@ -15,7 +15,7 @@ from test_install import clean_env, run, uv
 # The public core modules: what a researcher imports to estimate NADs of a model, train it on D(v), plot
 CORE = ("catalog", "paths", "device", "seeds", "versions", "store", "sweeps", "fourier", "data", "models", "stacked",
         "train", "nads", "pooling", "learnability", "presets", "published", "plan", "cli", "zoo", "cifar", "extras",
-        "prose", "checks", "findings")
+        "prose", "checks", "findings", "chapters", "recipe")
 PLOTS = ("plots.style", "plots.nads")   # the NAD plots of the public API (`grid`, `spectrum`)
 # The top modules of the extras (and of their dependencies a core module could pull in by accident)
 EXTRAS = ("timm", "papermill", "myst_nb", "IPython", "ipykernel", "ipywidgets", "plotly", "pandas", "yaml",
@@ -26,7 +26,7 @@ def test_every_module_is_core_or_of_the_book():
     src = ROOT / "src" / "nadcore"
     top = ({p.stem for p in src.glob("*.py") if p.stem != "__init__"}
            | {p.parent.name for p in src.glob("*/__init__.py")} - {"experiments", "plots"})   # nads is a package
-    book = {"bundle", "widgets", "provenance"}   # the results bundle, the widget, appendix B
+    book = {"bundle", "widgets", "provenance", "verdicts"}   # the results bundle, the widget, appendix B, the verdicts
     assert top - set(CORE) == book, "a new module: add it to CORE, or to the book's side here"
     assert all((ROOT / "src" / "nadcore" / f"{m.replace('.', '/')}.py").exists() for m in PLOTS)
 

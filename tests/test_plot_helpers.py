@@ -43,7 +43,11 @@ def test_spectrum_draws_on_the_given_axes(result):
     (line,) = ax.get_lines()[:1]
     y = line.get_ydata()
     assert y[0] == 1.0 and np.all(np.diff(y) <= 0) and ax.get_yscale() == "log" and line.get_label() == "logreg"
+    assert [t.get_text() for t in ax.texts] == ["rank 11"] and ax.get_title() == ""   # the cut named (12 networks)
     plt.close(fig)
+    own = plots.spectrum(result)                         # a figure of its own says how far to trust it
+    assert own.get_title() == result.trust().label != ""
+    plt.close(own.figure)
 
 
 @pytest.mark.parametrize("call, named", [

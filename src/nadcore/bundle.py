@@ -1665,7 +1665,7 @@ def parser(prog: str = "python -m nadcore.bundle") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description=HELP.format(bundle=BUNDLE), epilog=f"Items: {', '.join(ITEMS)}.",
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("items", nargs="*", metavar="status | all | ITEM", help="what to show or compute")
-    p.add_argument("--bundle-dir", type=Path, default=BUNDLE, metavar="DIR", help="the bundle folder")
+    p.add_argument("--bundle-dir", default=str(BUNDLE), metavar="DIR", help="the bundle folder")
     return p
 
 
@@ -1691,7 +1691,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m nadcore.bundl
         args = p.parse_args(argv)
     except SystemExit as err:   # --help (0) or a bad option (2, said on stderr)
         return err.code
-    items, bundle_dir = args.items, args.bundle_dir
+    items, bundle_dir = args.items, Path(args.bundle_dir)
+    if not args.bundle_dir.strip():   # Path('') would be the current folder
+        print(f"{prog}: error: --bundle-dir must be a folder; got {args.bundle_dir!r}", file=sys.stderr)
+        return 2
     show = not items or items[0] == "status"      # else compute
     if show:
         items = items[1:] or list(ITEMS)
@@ -1704,7 +1707,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m nadcore.bundl
         return 2
     refusal = _bundle_dir_refusal(bundle_dir, create=not show)
     if refusal:
-        print(f"{prog}: error: --bundle-dir must be {refusal}; got {str(bundle_dir)!r}", file=sys.stderr)
+        print(f"{prog}: error: --bundle-dir must be {refusal}; got {args.bundle_dir!r}", file=sys.stderr)
         return 2
     if not args.items:
         print(p.format_help())

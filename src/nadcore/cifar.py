@@ -172,8 +172,11 @@ def load_cifar10(data_root: str | Path = "../data", train: bool = True, download
         raise ValueError(f"data_root {str(data_root)!r}: torchvision could not read CIFAR-10 ({err}); "
                          "delete the folder and pass download=True, or verify=False for a re-packed copy (read "
                          "as numpy arrays only, never unpickled)") from None
-    except (pickle.UnpicklingError, EOFError, KeyError, ValueError) as err:
-        raise ValueError(f"data_root {str(data_root)!r}: not a CIFAR-10 batch file ({err})") from None
+    except OSError:
+        raise
+    except Exception as err:   # noqa: BLE001 - a crafted file fails anywhere in unpickling (TypeError, LookupError)
+        raise ValueError(f"data_root {str(data_root)!r}: not a CIFAR-10 batch file ({type(err).__name__}: "
+                         f"{' '.join(str(err).split())[:200]})") from None
     x = torch.from_numpy(np.ascontiguousarray(ds.data)).permute(0, 3, 1, 2).float().div_(255)
     return x.contiguous(), torch.as_tensor(ds.targets, dtype=torch.int64)
 

@@ -35,9 +35,18 @@ LIMITS = {"seed": " in [0, 2^63) written in decimal", "num_seeds": f" in [1, {MA
 PAGE_ONLY = "page-only"   # the tag of a chapter's cells that make its page only (the stored results at the
                          # published settings, the cost of the paper scale): a shard's run leaves them out
 DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)")   # YAML would read 010 as 8 and 12:30 as 750
-# Characters no value written into a script may hold: C0 and C1 controls, DEL, and Unicode's line and paragraph
-# separators (a newline to some readers)
-SCRIPT_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# What no value written into a script may hold: C0 and C1 controls and DEL (Cc), Unicode's format characters (Cf:
+# bidirectional overrides, zero widths), line and paragraph separators (Zl, Zp: a newline to some readers), and the
+# lone surrogates a file name's bytes that are not UTF-8 decode to (Cs)
+SCRIPT_UNSAFE = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))
+
+
+def script_unsafe(text: str) -> bool:
+    """True when `text` holds a character of `SCRIPT_UNSAFE`'s categories (it may not be written into a script)."""
+    import unicodedata
+
+    return any(unicodedata.category(c) in SCRIPT_UNSAFE for c in text)
+SBATCH_OWN = frozenset(("--output", "-o", "--error", "-e", "--input", "-i", "--chdir", "-D", "--array", "-a"))
 MAX_NAME = 200         # bytes of a file name we write: its temporary name (`store.atomic_write`) adds up to 40
 MAX_SHARDS = 10_000   # a SLURM array's tasks (clusters cap MaxArraySize near this)
 RUN_HOURS = 10_000   # `nadcore run` asks for --yes past this planned duration (a year of one machine: a typo)
@@ -144,7 +153,12 @@ def declared(notebook: str | Path) -> dict[str, Any]:
     """`{name: default}` of the chapter's parameters cell, as papermill reads it (None: not a literal)."""
     pm = extras.require("papermill", "book", "nadcore run")
     out = {}
-    for name, info in pm.inspect_notebook(str(notebook)).items():
+    try:
+        found = pm.inspect_notebook(str(notebook))
+    except Exception as err:   # noqa: BLE001 - not JSON, or JSON that is no notebook (nbformat's own kinds)
+        raise UsageError(f"{notebook} is no readable notebook ({type(err).__name__}: "
+                         f"{' '.join(str(err).split())[:120]})") from None
+    for name, info in found.items():
         try:
             out[name] = ast.literal_eval(info["default"])
         except (ValueError, SyntaxError):
@@ -531,8 +545,10 @@ def check_npz(out: str | Path) -> None:
         found = _stat(out)
     except OSError as err:
         raise fail("--out", given, f"a path we can write to ({os_line(err)})") from None
-    if out.suffix != ".npz" or (found is not None and stat.S_ISDIR(found.st_mode)):
+    if found is not None and stat.S_ISDIR(found.st_mode):
         raise fail("--out", given, "a FILE.npz path (not a folder)")
+    if out.suffix != ".npz" or (found is not None and not stat.S_ISREG(found.st_mode)):
+        raise fail("--out", given, "a FILE.npz path (a regular file whose name ends in .npz)")
     if len(out.name.encode()) > MAX_NAME:    # its temporary file's name adds about 40 bytes to it
         raise fail("--out", given, f"a FILE.npz whose name has at most {MAX_NAME} bytes (its temporary file adds "
                                    "its own to it, under the file system's 255)")
@@ -750,9 +766,9 @@ def slurm_scripts(args: argparse.Namespace) -> tuple[str, str, str]:
             raise fail("parameter", key, "one that --shards does not set (shard and num_shards are set per task)")
     for key, text in (("--out", args.out), ("--sbatch", args.sbatch), ("--book-dir", args.book_dir),
                       *((k, v) for k, v in args.parameter)):
-        if text is not None and SCRIPT_UNSAFE.search(str(text)):
-            raise fail(key, text, "a value without newlines or other control characters (it is written into a "
-                                  "script)")
+        if text is not None and script_unsafe(str(text)):
+            raise fail(key, text, "a value without newlines, other control or format characters, or bytes that "
+                                  "are not UTF-8 (it is written into a script)")
     notebook, folder, _, values = validate(args, here=False)   # the cluster's nodes run it: their device
     try:                                   # as `run` does: the plan reads every preset through the chapter's code
         plan = planned(notebook, folder, values)
@@ -769,9 +785,9 @@ def slurm_scripts(args: argparse.Namespace) -> tuple[str, str, str]:
     protect_bundle("--out", args.out, args.force, bundles=bundles(folder))
     out = Path(args.out).resolve()
     for key, path in (("--out", out), ("--book-dir", folder.resolve())):   # as written: every symlink resolved
-        if SCRIPT_UNSAFE.search(str(path)):
-            raise fail(key, str(path), "a folder whose real path has no newline or other control character (it is "
-                                       "written into a script)")
+        if script_unsafe(str(path)):
+            raise fail(key, str(path), "a folder whose real path has no newline, other control or format character, "
+                                       "or byte that is not UTF-8 (it is written into a script)")
     nadcore = shlex.quote(str(Path(sys.executable).with_name("nadcore")))
     given = "".join(f" -p {k} {shlex.quote(v)}" for k, v in args.parameter if k not in ("scale", "device"))
     run = (f"{nadcore} run {shlex.quote(notebook.stem)} --scale {shlex.quote(values['scale'])} "
@@ -779,9 +795,16 @@ def slurm_scripts(args: argparse.Namespace) -> tuple[str, str, str]:
            f"--book-dir {shlex.quote(str(folder.resolve()))} "
            f"--out {shlex.quote(str(out))}{' --force' if args.force else ''} --yes{given}")
     try:
-        extra = "".join(f"#SBATCH {sbatch_word(a)}\n" for a in shlex.split(args.sbatch or ""))
+        words = shlex.split(args.sbatch or "")
     except ValueError as err:          # shlex: "No closing quotation", "No escaped character"
         raise fail("--sbatch", args.sbatch, f"sbatch options quoted as a shell would ({err})") from None
+    for word in words:                 # a later #SBATCH line wins: these would move the logs or undo the array
+        name = word.split("=")[0]          # sbatch takes a long option's unambiguous start: --outp=x is --output
+        if (word[:2] in SBATCH_OWN if not word.startswith("--") else
+                len(name) > 2 and any(own.startswith(name) for own in SBATCH_OWN)):
+            raise fail("--sbatch", args.sbatch, f"options other than {', '.join(sorted(SBATCH_OWN))} (nadcore sets "
+                                                "them: the logs go to --out, the array is --shards)")
+    extra = "".join(f"#SBATCH {sbatch_word(a)}\n" for a in words)
     logs = str(out).replace("%", "%%")     # % starts one of sbatch's filename patterns (%j, %A); %% is a %
     head = lambda name, log: (f"#!/bin/bash\n#SBATCH --job-name=nadbook-{notebook.stem}-{name}\n"
                               f"#SBATCH {sbatch_word(f'--output={logs}/slurm-{log}.out')}\n{extra}")
@@ -811,8 +834,10 @@ def submit(args: argparse.Namespace) -> None:
     if foreign and not args.force:
         raise fail("--out", str(out), f"a folder whose {' and '.join(foreign)} nadcore wrote (a resubmission "
                                       "rewrites its own scripts), or --force to replace them")
-    for path, text in zip(paths, (array, collector)):
-        path.write_text(text)
+    from nadcore.store import atomic_write
+
+    for path, text in zip(paths, (array, collector)):   # whole or not at all
+        atomic_write(path, lambda f, text=text: f.write(text.encode()))
     sbatch = lambda *a: subprocess.run(["sbatch", "--parsable", *a], capture_output=True, text=True)
     done = sbatch(str(paths[0]))
     if done.returncode != 0:

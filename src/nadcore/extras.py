@@ -22,3 +22,8 @@ def require(module: str, extra: str, what: str) -> ModuleType:
     except ImportError as err:
         raise MissingExtra(f"{what} needs {module.split('.')[0]}, which is not installed (pip install "
                            f"\"nadcore[{extra}]\"; {type(err).__name__}: {str(err).splitlines()[0]})") from None
+    except Exception as err:   # noqa: BLE001 - installed but broken: a torchvision built for another torch
+        hint = ("; torch and torchvision come from different builds: install both from one index (README, "
+                "\"Set up\")" if "torchvision::" in str(err) else "")
+        raise MissingExtra(f"{what} needs {module.split('.')[0]}, which is installed but does not import "
+                           f"({type(err).__name__}: {(str(err).splitlines() or [''])[0][:160]}{hint})") from None

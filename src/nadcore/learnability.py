@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -110,10 +111,12 @@ class Sweep:
         return {c: float(a) for c, a in zip(self.cells, self.test_acc.mean(0))}
 
     def summary(self) -> str:
-        """One line per cell: its test accuracy (mean +- standard deviation over seeds)."""
-        spread = self.test_acc.std(0, ddof=1) if len(self.test_acc) > 1 else np.zeros(len(self.cells))
+        """One line per cell: its test accuracy (mean +- standard deviation over seeds; one seed: no spread)."""
+        seeds = len(self.test_acc)
+        spread = self.test_acc.std(0, ddof=1) if seeds > 1 else np.zeros(len(self.cells))
         name = lambda c: f"NAD {c}" if isinstance(c, int) else f"({c[0]:+d}, {c[1]:+d})"   # noqa: E731
-        return "\n".join(f"{name(c)}: {m:5.1f} +- {s:.1f} % test accuracy"
+        return "\n".join(f"{name(c)}: {m:5.1f}" + (f" +- {s:.1f}" if seeds > 1 else "") + " % test accuracy"
+                         + (f" ({seeds} seeds)" if seeds > 1 else " (1 seed)")
                          for c, m, s in zip(self.cells, self.test_acc.mean(0), spread))
 
 
@@ -153,7 +156,8 @@ def fig6(model: str | Callable[[], nn.Module], nads: Any, indices: Iterable[int]
          recipe: train.Recipe | dict[str, Any], *, n: int = 10_000, sigma: float = 3.0, eps: float = 1.0,
          num_seeds: int = 1, seed: int = 0, input_shape: Sequence[int] = (1, 32, 32),
          device: str | torch.device = "auto", progress: bool = True) -> Sweep:
-    """Fig. 6 for `model` (whatever `nads.estimate` takes; one output is trained as two logits, `train.TwoLogits`):
+    """Fig. 6 for `model` (whatever `nads.estimate` takes, trained as a classifier: one output as two logits,
+    `train.TwoLogits`, or two outputs as they are; an index past the estimate's rank is warned of):
     a fresh network trained with `recipe` on D(u_i) for each NAD index i of `indices`, `num_seeds` times; `nads`
     is a `NADResult` (its rows, by decreasing eigenvalue) or an array of NADs as rows. The defaults are the
     paper's (n = 10,000 train and as many test samples, sigma = 3, eps = 1). Each cell's data, initialisation
@@ -177,6 +181,13 @@ def fig6(model: str | Callable[[], nn.Module], nads: Any, indices: Iterable[int]
     if zero:
         raise InputError(f"nads must hold finite, non-zero NADs at the indices trained; row {zero[0]} is "
                          f"{'zero' if np.isfinite(rows[zero[0]]).all() else 'not finite'}")
+    settings = getattr(nads, "settings", None)
+    networks = settings.get("num_networks") if isinstance(settings, dict) else None
+    past = [i for i in cells if isinstance(networks, int) and i >= networks - 1]
+    if past and isinstance(networks, int):   # the mean-centred covariance of N networks has rank N - 1 at most
+        warnings.warn(f"NAD indices {', '.join(map(str, past))} are past the estimate's rank ({networks - 1} of "
+                      f"{networks} networks): their directions are any within the null space, not NADs",
+                      stacklevel=2)
     factory = _classifier_factory(model, shape)
     tasks = [(torch.from_numpy(rows[i] / np.linalg.norm(rows[i])).reshape(shape), seeds.streams(
         seeds.replicate(seed, r), i)) for r in range(num_seeds) for i in cells]
@@ -203,7 +214,7 @@ class RecipeCheck:
 def recipe_check(model: str | Callable[[], nn.Module], recipe: train.Recipe | dict[str, Any], *,
                  direction: Sequence[int] = (0, 0), kind: str = "cos", n: int = 2_000, sigma: float = 3.0,
                  eps: float | None = None, seed: int = 0, input_shape: Sequence[int] = (1, 32, 32),
-                 device: str | torch.device = "auto") -> RecipeCheck:
+                 device: str | torch.device = "auto", progress: bool = True) -> RecipeCheck:
     """Does `recipe` train `model` at all? One fresh network trained on an easy task: D(v) at the
     sweep's noise `sigma` with the classes as far apart as the noise is large (`eps` = sigma sqrt(D)
     by default, D = C H W), along `direction` (default: the constant image, cos(0, 0), which every
@@ -213,7 +224,7 @@ def recipe_check(model: str | Callable[[], nn.Module], recipe: train.Recipe | di
     does not fall (last epoch's mean above `LOSS_FALLS`, half of chance's ln 2: raise `max_lr` or `epochs`);
     or the model fits its training set without learning the task (below `EASY_ACCURACY` %); or the
     recipe trains the model, so that a direction of `sweep` that stays at chance is the model's bias.
-    Returns a `RecipeCheck`.
+    With `progress`, its cost on this machine first (`cost_line`). Returns a `RecipeCheck`.
     """
     shape = _check_shape(input_shape)
     recipe = train.as_recipe(recipe)
@@ -221,7 +232,8 @@ def recipe_check(model: str | Callable[[], nn.Module], recipe: train.Recipe | di
     v = _direction(kx, ky, shape, kind)
     eps = sigma * math.sqrt(math.prod(shape)) if eps is None else eps
     factory = _classifier_factory(model, shape)
-    (out,) = _train(factory, [(v, seeds.streams(seed, kx % shape[1], ky % shape[1]))], recipe, n, sigma, eps, device)
+    (out,) = _train(factory, [(v, seeds.streams(seed, kx % shape[1], ky % shape[1]))], recipe, n, sigma, eps, device,
+                    progress)
     loss = np.asarray(out["loss_history"], dtype=np.float64)
     per_epoch = len(loss) // recipe.epochs
     first, last = float(loss[:per_epoch].mean()), float(loss[-per_epoch:].mean())

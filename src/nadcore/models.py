@@ -37,11 +37,15 @@ POOLINGS = ("max", "none")  # what the other architectures accept (synonyms of T
 BLUR_PADDINGS = ("reflect", "zeros")
 
 
+MAX_TAPS = 64   # a binomial filter's taps (past about 1,030 its weights overflow a float)
+
+
 def binomial_filter(size: int, dtype: torch.dtype = torch.float32,
                     device: str | torch.device | None = None) -> torch.Tensor:
     """The 1-D binomial filter of `size` taps, a row of Pascal's triangle over its sum 2^(size - 1):
     [1, 2, 1] / 4 for 3, [1, 4, 6, 4, 1] / 16 for 5 (Zhang 2019's blur filters)."""
-    checks.integer("size", size, 1, accepted="a positive int (the number of taps)")
+    checks.integer("size", size, 1, MAX_TAPS, accepted=f"an integer in [1, {MAX_TAPS}] (the number of taps; "
+                   "the book's blurs have 3 and 5)")
     row = [math.comb(size - 1, i) for i in range(size)]
     return torch.tensor(row, dtype=dtype, device=device) / 2 ** (size - 1)
 

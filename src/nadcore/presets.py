@@ -577,6 +577,7 @@ def preset(chapter: str, scale: str, overrides: dict | None = None) -> dict:
 MAX_SAMPLES = 2_000_000   # a dataset's samples (`data.directional_dataset` bounds its memory at 8 GiB)
 MAX_RESOLUTION = 401   # a cross-section's points a side (Chapter 5): 401^2 points of 2 x 1,024 floats are 1.3 GB
 MAX_NAD_INDEX = 1024   # a NAD index of the chapters' 1 x 32 x 32 inputs is below D = 1,024
+MAX_WIDTH = 8192   # an MLP layer's units (two of them: 67 M weights, 268 MB a network)
 
 def check_overrides(overrides: dict | None, scale: str, chapter: str | None = None) -> dict | None:
     """Raise a ValueError unless `overrides` changes the presets at `scale`: a dict `{chapter:
@@ -640,6 +641,19 @@ def _changed(value, changes, where):
     if field_ == "resolution" and isinstance(changes, int) and changes > MAX_RESOLUTION:
         raise InputError(f"overrides must give {where} at most {MAX_RESOLUTION} points a side (published: 101); "
                          f"got {changes!r}")
+    if field_ == "selected" and any(not (isinstance(i, int) and 0 <= i < MAX_NAD_INDEX) for pair in news
+                                    for i in (pair if isinstance(pair, list) else [pair])):
+        raise InputError(f"overrides must give {where} pairs of NAD indices in [0, {MAX_NAD_INDEX - 1}]; "
+                         f"got {changes!r}")
+    if field_ == "conv_sizes" and any(isinstance(i, int) and i < 2 for i in news):
+        raise InputError(f"overrides must give {where} numbers of networks >= 2 (an estimate's covariance is "
+                         f"mean-centred); got {changes!r}")
+    if field_ in ("conv_ks", "compare_ks", "ks") and any(isinstance(i, int) and i > MAX_NAD_INDEX for i in news):
+        raise InputError(f"overrides must give {where} subspace dimensions in [1, {MAX_NAD_INDEX}] (D of the "
+                         f"chapters' 1 x 32 x 32 inputs); got {changes!r}")
+    if field_ == "widths" and any(isinstance(i, int) and i > MAX_WIDTH for i in news):
+        raise InputError(f"overrides must give {where} layers of at most {MAX_WIDTH:,} units (the published MLP: "
+                         f"200 and 50); got {changes!r}")
     if field_ == "kind" and changes not in ("sin", "cos"):
         raise InputError(f"overrides must give {where} \"sin\" or \"cos\" (a Fourier direction's kind); "
                          f"got {changes!r}")
@@ -653,6 +667,7 @@ def _changed(value, changes, where):
 
 FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 FLOAT32_MAX = 3.4028234663852886e38   # a number past it is inf in the float32 computations
+FLOAT32_TINY = 1.1754943508222875e-38   # below it (but for 0), a number is subnormal or 0 in float32
 
 
 def _yaml_floats(old, new):
@@ -674,9 +689,9 @@ def _check_value(old, new, where):
     if not math.isfinite(new) or (count and new < 1) or (old is not None and old >= 0 > new):
         sign = ">= 1" if count else ">= 0"
         raise InputError(f"overrides must give {where} a finite number {sign} (as {old!r}); got {new!r}")
-    if abs(new) > FLOAT32_MAX:
-        raise InputError(f"overrides must give {where} a number within float32's range (at most {FLOAT32_MAX:.3g}: "
-                         f"the computations' precision); got {new!r}")
+    if abs(new) > FLOAT32_MAX or 0 < abs(new) < FLOAT32_TINY:
+        raise InputError(f"overrides must give {where} a number within float32's range ({FLOAT32_TINY:.3g} to "
+                         f"{FLOAT32_MAX:.3g}, or 0: the computations' precision); got {new!r}")
 
 
 def _same_kind(old, new):

@@ -420,6 +420,9 @@ def _read(path, arrays=True):
             if not isinstance(blob, np.ndarray) or blob.dtype != np.uint8:
                 raise StoreError(f"{path}: its {RECORD_KEY} entry is not the record's bytes")
             record = json.loads(blob.tobytes().decode(), object_pairs_hook=_unique_keys)
+            if not isinstance(record, dict) or not isinstance(record.get("settings", {}), dict):
+                raise StoreError(f"{path} has a malformed record (a JSON object whose settings are one); delete it to "
+                                 "recompute")
             out = {k: data[k] for k in data.files if k != RECORD_KEY} if arrays else {}
     except StoreError:
         raise

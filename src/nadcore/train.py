@@ -31,6 +31,7 @@ from nadcore.device import autocast, resolve
 from nadcore.recipe import SCHEDULES, Recipe
 from nadcore.seeds import check_seed
 
+MAX_ITERATIONS = 10**8   # SGD steps of one run (800 MB of learning rates)
 MAX_CHUNK = 4096   # networks per stack a caller may ask for (chunk=None picks what fits the device)
 
 
@@ -46,6 +47,9 @@ def lr_schedule(max_lr: float, iterations: int, schedule: str = "linear") -> np.
     """
     if schedule not in SCHEDULES:
         raise InputError(f"schedule must be one of {', '.join(map(repr, SCHEDULES))}; got {schedule!r}")
+    checks.number("max_lr", max_lr, 0)
+    checks.integer("iterations", iterations, 1, MAX_ITERATIONS,
+                   accepted=f"an integer in [1, {MAX_ITERATIONS:,}] (the schedule holds one float64 a step)")
     t = np.arange(1, iterations + 1, dtype=np.float64)
     if schedule == "linear":
         return np.interp(t, [0, iterations], [max_lr, 0.0])
@@ -111,6 +115,7 @@ def predict(model: nn.Module | stacked.Stack, x: Any, mean: Any = None, std: Any
     images over all k networks). A network trained with `normalize=True` expects normalised
     inputs: pass the `mean` and `std` that `fit` returned (one per network for a stack) and each
     batch is normalised with them first."""
+    checks.integer("batch_size", batch_size, 1, accepted="an integer >= 1 (inputs per forward pass)")
     if (mean is None) != (std is None):
         raise ValueError("mean and std go together (as `fit` returns them): pass both or neither; got "
                          f"{'mean' if std is None else 'std'} only")
@@ -226,6 +231,8 @@ def fit(model: nn.Module | stacked.Stack, data: Any, recipe: Recipe | dict, *, s
     """
     recipe = as_recipe(recipe)
     _check_stop_after(stop_after)
+    if isinstance(seed, (list, tuple)) and not seed:
+        raise InputError("seed must be an int, or one int per network of a stack; got an empty list")
     for s in (seed if isinstance(seed, (list, tuple)) else [seed]):
         check_seed(s)
     if on_step is not None and (isinstance(model, stacked.Stack) or not callable(on_step)):

@@ -50,7 +50,8 @@ def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: 
     or, for `"hessian"`, `count` and the sum `m2` (D, D) of their mixed-derivative Gram matrices. A
     chunk's numbers depend only on its range and settings: networks are seeded by index and every
     batch has `settings.batch(device)` networks (the last one padded with copies, then dropped), so
-    the kernels always see the same shapes. `on_batch(count)` is told each batch's networks as it ends."""
+    the kernels always see the same shapes. `on_batch(count)` is told the networks as they end: one at a time
+    where they run one at a time (the secant, the Hessian), a batch at a time where they run together."""
     dev, s = x0.device, settings
     method, batch = s.method, s.batch(dev)
     rows, grams = [], None
@@ -61,10 +62,8 @@ def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: 
                 check_one_output(first, x0)
                 layer = checked_first_layer(first, x0, s.step) if method == "secant" and not s.compiled else None
             rest = (network(factory, s.seed, i, dev) for i in range(a + 1, min(a + batch, stop)))
-            G, gram = _batch_gradients(first, rest, s, x0, layer, batch)
+            G, gram = _batch_gradients(first, rest, s, x0, layer, batch, on_batch or (lambda count: None))
             rows.append(G)
-            if on_batch is not None:
-                on_batch(min(a + batch, stop) - a)
             grams = gram if grams is None else grams + gram
     G = torch.cat(rows)
     if not torch.isfinite(G).all():
@@ -78,28 +77,32 @@ def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: 
     return {"gradients": G.cpu().numpy()}
 
 
-def _batch_gradients(first, rest, s, x0, layer, batch):
+def _batch_gradients(first, rest, s, x0, layer, batch, done):
     """`(G, gram)`: the gradients (count, D) of one batch of networks, `first` then the iterator `rest`, as the
     settings `s` say (`layer`: the secant's first layer), and for `"hessian"` the sum of their Gram matrices
-    (else None). The Hessian and vmap take the batch as a list; networks that run one at a time are built as
-    they are used: one network's memory at a time, reused by the next (VGG-11: 39 MB, not 16 or 32 times that,
-    faulted in anew)."""
+    (else None); `done(count)` is told the networks as they end. The Hessian and vmap take the batch as a list;
+    networks that run one at a time are built as they are used: one network's memory at a time, reused by the next
+    (VGG-11: 39 MB, not 16 or 32 times that, faulted in anew)."""
+    def one(gradient, count=1):   # each network's gradient (a batch's, where they run together), told as it ends
+        done(count)
+        return gradient
+
     if s.method == "hessian":
         nets = [first, *rest]
         G = torch.stack([autograd_one(net, x0) for net in nets])  # only to detect repeated networks
-        return G, sum(mixed_gram(net, x0) for net in nets)
+        return G, sum(one(mixed_gram(net, x0)) for net in nets)
     nets = itertools.chain([first], rest)
     if s.method == "autograd" and not one_at_a_time(first, x0):   # vmapped: padded for its batch invariance
         nets = list(nets)
         pad = [copy.deepcopy(nets[-1]) for _ in range(batch - len(nets))]
-        return autograd_gradients(nets + pad, x0)[:len(nets)], None
+        return one(autograd_gradients(nets + pad, x0)[:len(nets)], len(nets)), None
     if s.method == "autograd":
-        return torch.stack([autograd_one(net, x0) for net in nets]), None
+        return torch.stack([one(autograd_one(net, x0)) for net in nets]), None
     if s.compiled:
-        return torch.stack([compiled_secant_gradient(net, x0, float(s.step), s.precision) for net in nets]), None
+        return torch.stack([one(compiled_secant_gradient(net, x0, float(s.step), s.precision)) for net in nets]), None
     if s.precision != "float32":
         nets = (net.to(memory_format=torch.channels_last) for net in nets)
-    return torch.stack([secant_gradient(net, x0, float(s.step), layer, s.precision) for net in nets]), None
+    return torch.stack([one(secant_gradient(net, x0, float(s.step), layer, s.precision)) for net in nets]), None
 
 
 def moments(chunk: Mapping[str, Any]) -> dict[str, Any]:

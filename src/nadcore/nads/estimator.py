@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import time
@@ -28,10 +29,10 @@ from nadcore.nads.settings import EstimateSettings
 
 class Cost:
     """An estimate's progress and cost (`estimate`): with `progress` True, a bar per network with its ETA and, once
-    a batch is timed (the second: the first pays the warm-up), one line on stderr with the time the rest will take
-    on this machine and the covariance's memory; "cost": that line without the bar; False: neither. Past
-    `max_hours` (None: no bound) of that time, an `InputError` before the bulk runs. Called with each batch's
-    count."""
+    the second network (or batch, where they run together) is timed (the first pays the warm-up), one line on
+    stderr with the time the rest will take on this machine (a second or more) and the covariance's memory;
+    "cost": that line without the bar; False: neither. Past `max_hours` (None: no bound) of that time, an `InputError` before the
+    bulk runs. Called with the networks as they end."""
 
     def __init__(self, name: str, method: str, total: int, done: int, D: int, max_hours: float | None,
                  progress: bool | str) -> None:
@@ -54,7 +55,7 @@ class Cost:
             raise InputError(f"num_networks must keep the estimate within {self.max_hours:g} h here: {self.total:,} "
                              f"networks of {self.name} take ~{prose.duration(left)} more ({each:.3g} s a network "
                              "measured on this machine); fewer networks, or no bound (the CLI: --yes)")
-        if self.progress:
+        if self.progress and left >= 1:   # a rest under a second goes unsaid
             self.bar.write(f"{self.name}: ~{prose.duration(left)} for the {self.total - self.n:,} networks left "
                            f"({each:.3g} s a network, measured on this machine); the {self.D:,} x {self.D:,} "
                            f"covariance takes {16 * self.D ** 2 / 2 ** 20:,.0f} MB", file=sys.stderr)
@@ -64,6 +65,27 @@ class Cost:
 
     def __exit__(self, *exc: object) -> None:
         self.bar.close()
+
+
+@contextlib.contextmanager
+def _model_errors(registered: bool, results_dir: str | Path | None):
+    """A model's own failure while its networks' gradients are computed, as one line naming `model` (its cause
+    chained); memory that runs out names `batch_size`. The registry's networks' failures are bugs of ours and stay
+    as they are; the library's own refusals, a full disk and Ctrl-C too."""
+    kept = "" if results_dir is None else f"; finished chunks are kept in {Path(results_dir) / 'nad_chunks'}"
+    try:
+        yield
+    except (InputError, store.StoreError, OSError, KeyboardInterrupt):
+        raise
+    except BaseException as err:   # a model of yours raising anything: KeyError, SystemExit, its own kinds
+        if checks.out_of_memory(err):
+            raise InputError(f"batch_size must fit this machine's memory: the estimate ran out of it "
+                             f"({checks.first_line(err, 120)}); a smaller batch_size (networks per batch), or a "
+                             f"smaller model or input_shape{kept}") from err
+        if registered:
+            raise
+        raise InputError(f"model failed while its networks' gradients were computed ({type(err).__name__}: "
+                         f"{checks.first_line(err)}){kept}") from err
 
 
 @overload
@@ -146,8 +168,9 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
         raise ValueError("results_dir stores chunks and the result under a name: pass name=\"mynet\" with a "
                          "factory (or results_dir=None)")
     dev = resolve(device)
-    model_desc = describe(factory, s.seed, int(first), x0_cpu, None if registered else model_source(model),
-                          origin=model)
+    with _model_errors(registered, None):   # its behaviour digest runs network `first`'s secant
+        model_desc = describe(factory, s.seed, int(first), x0_cpu, None if registered else model_source(model),
+                              origin=model, step=float(s.step))
     name = name or "factory"
     x0 = x0_cpu.to(dev)
     start = time.perf_counter()
@@ -167,7 +190,7 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
     cost = Cost(name, s.method, sum(c["stop"] - c["start"] for c in mine),
                 sum(c["stop"] - c["start"] for c in mine if c not in todo), x0.numel(), max_hours, progress)
     compute = lambda cells: [chunks.chunk_arrays(factory, s, x0, c["start"], c["stop"], cost) for c in cells]
-    with cost:   # a bar per network; the cost line (and the bound) once the first batch is timed
+    with cost, _model_errors(registered, results_dir):   # a bar per network; the cost line once a batch is timed
         if results_dir is None:
             machines = [store.machine(dev)] * len(cells)
             parts = (halves.moments(compute([c])[0], c["start"]) for c in cells)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import warnings
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
@@ -281,7 +282,47 @@ def _first_linear_layer(net, x0):
     layer, inp = seen[0]
     if not (_is_linear_first(layer, x0) and _is_input(inp, x0[None], 1)):
         return None
-    return names[layer] if layer is net or _sole_reader(net, names[layer], x0) else None
+    if layer is net:
+        return ""
+    name = names[layer]
+    return name if _graph_reads_once(net, name) and _sole_reader(net, name, x0) else None
+
+
+_SHAPE_READS = {"shape", "ndim", "dtype", "device"}   # attributes of the input that carry no value of it
+_SHAPE_METHODS = {"size", "dim"}
+_RESHAPE_METHODS = {"flatten", "reshape", "view", "contiguous"}
+
+
+def _graph_reads_once(net, name):
+    """True when `torch.fx` traces `net` and its input's values reach only the module `name` (through reshapes;
+    reads of its shape aside), whatever the weights: the secant's shortcut is then exact (the fourth adversarial
+    pass of issue 58 switched a second reader of the input on by a weight of some networks only). False where the
+    input reaches anything else, or where the model does not trace (Python control flow on values): the plain
+    probes."""
+    import torch.fx
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            graph = torch.fx.symbolic_trace(net).graph
+    except Exception:   # noqa: BLE001 - any model may refuse a symbolic trace; the plain probes need none
+        return False
+    inputs = [n for n in graph.nodes if n.op == "placeholder"]
+    todo, seen = inputs[:1], set()
+    while todo:
+        for user in todo.pop().users:
+            op, target = user.op, user.target
+            if op == "call_module" and target == name or op == "call_method" and target in _SHAPE_METHODS or (
+                    op == "call_function" and target is getattr and user.args[1] in _SHAPE_READS):
+                continue
+            if not (op == "call_method" and target in _RESHAPE_METHODS
+                    or op == "call_function" and target in (torch.flatten, torch.reshape)
+                    or op == "call_module" and isinstance(net.get_submodule(target), RESHAPES)):
+                return False
+            if user not in seen:
+                seen.add(user)
+                todo.append(user)
+    return bool(inputs)
 
 
 FAST_PATH_TOL = 1e-4   # the first layer by linearity must give the plain probes' outputs within this, relative to them
@@ -369,6 +410,8 @@ class _Injected(nn.Module):
         self.fired = True
         if self.pool is None:
             out = _linear_probe_outputs(self.layer, self.x0, self.step)
+            if isinstance(self.layer, nn.Linear):   # the shape the layer gives its input: (2D, ..., out)
+                out = out.reshape(*inp.shape[:-1], out.shape[-1])
         else:
             out = _pooled_probe_outputs(self.layer, self.x0, self.step)
         dev = out.device.type   # maps, as autocast's convolution returns them (a Linear's few outputs stay float32)

@@ -22,6 +22,7 @@ from torch import nn
 from nadcore import checks, extras
 from nadcore import models as registry
 from nadcore.checks import InputError
+from nadcore.nads.gradients import secant_gradient
 from nadcore.nads.settings import eval_point_name
 from nadcore.seeds import derive
 
@@ -224,12 +225,13 @@ def _materialising(factory, x0):
 
 
 def describe(factory: Callable[[], object], seed: int, index: int, x0: torch.Tensor,
-             source: str | None, origin: object = None) -> dict[str, Any] | None:
+             source: str | None, origin: object = None, step: float = 100.0) -> dict[str, Any] | None:
     """Build network `index` (seeded as in the estimate) and check it before any chunk: it is an
     `nn.Module`, takes `x0` (a shape mismatch names `input_shape`), and has one output. Returns
     the model's description for the settings of a model that is not a registry name (`source`,
     `model_source`; None for a registry name, whose settings hold its name only); `origin`, the model as the caller
-    gave it, adds its factory's module to the code digest (`code_digest`)."""
+    gave it, adds its factory's module to the code digest (`code_digest`); `step`: the secant's h, whose probes
+    the behaviour digest covers (`behaviour`)."""
     net = network(factory, seed, index, torch.device("cpu"))
     out = forward_checked(net, x0)
     _one_output(out)
@@ -253,7 +255,8 @@ def describe(factory: Callable[[], object], seed: int, index: int, x0: torch.Ten
     if source is None:
         return None
     desc = {"source": source, "structure": hashlib.sha256(repr(net).encode()).hexdigest()[:12],
-            "parameters": int(sum(p.numel() for p in net.parameters())), "behaviour": behaviour(net, out, at),
+            "parameters": int(sum(p.numel() for p in net.parameters())),
+            "behaviour": behaviour(net, out, at, secant_gradient(net, x0, step, None)),
             "code": code_digest(net, origin)}
     if source.startswith("timm:"):
         import timm
@@ -316,15 +319,52 @@ def _import_root(name):
 def project_modules(names: Iterable[str]) -> list[str]:
     """`names` (loaded modules) and every loaded module of the same project: whose file lies below the folder one of
     them was imported from (a helper in a sibling file, a parent package or a sibling folder, or imported inside
-    `forward` once it has run), installed packages and the standard library aside. Sorted."""
+    `forward` once it has run), and every module these import (`_imports`) wherever it lies (a folder put on
+    `sys.path`), installed packages, the standard library and nadcore aside, and the script that runs
+    (`__main__`) unless it is one of `names` (it defines the model): a driver script beside the model, and an edit
+    to it, leave the model's key as the command line's. Sorted."""
     names = [n for n in names if n in sys.modules]
     roots = {r for r in map(_import_root, names) if r is not None and not _is_library(r)}
     out = set(names)
-    for name in list(sys.modules):
+    script = sys.modules.get("__main__")   # also under multiprocessing's alias, __mp_main__
+    for name in list(sys.modules):   # the script that runs only where it defines the model
         file = _file_of(name)
-        if file is not None and not _is_library(file) and any(file.is_relative_to(r) for r in roots):
+        if sys.modules.get(name) is not script and file is not None and not _is_library(file) and any(
+                file.is_relative_to(r) for r in roots):
             out.add(name)
+    todo = list(out)
+    while todo:   # nadcore aside: what of it moves the numbers is in the settings' versions
+        for name in _imports(todo.pop()):
+            file = _file_of(name)
+            if name not in out and name.split(".")[0] != "nadcore" and sys.modules.get(name) is not script \
+                    and file is not None and not _is_library(file):
+                out.add(name)
+                todo.append(name)
     return sorted(out)
+
+
+def _imports(name):
+    """The loaded modules that the source of module `name` imports (`import a.b`, `from a import b`, relative or
+    not), read from its syntax tree; none where it has no source."""
+    import ast
+    import inspect
+
+    try:
+        tree = ast.parse(inspect.getsource(sys.modules[name]))
+    except (OSError, TypeError, KeyError, SyntaxError, ValueError):
+        return set()
+    package = name if hasattr(sys.modules[name], "__path__") else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            found |= {base, *(f"{base}.{a.name}" for a in node.names)}
+    return {n for n in found if n in sys.modules}
 
 
 def probe_points(x0: torch.Tensor) -> torch.Tensor:
@@ -339,13 +379,14 @@ def probe_points(x0: torch.Tensor) -> torch.Tensor:
     return torch.cat([x0 + s * d for s in (1.0, -1.0, 100.0, -100.0)] + [x0 + s * e for s in (100.0, -100.0)])
 
 
-def behaviour(net: nn.Module, out: torch.Tensor, at: torch.Tensor) -> str:
-    """A digest of what a model computes: its parameters and buffers (its initialisation, bitwise) and its outputs
-    at x0 (`out`) and at the `probe_points` (`at`) to 4 significant digits (its forward; rounded, so that another
-    CPU's last bits do not change it). An edited `__init__` or `forward`, a constant or configuration it reads
-    from anywhere that changes its outputs there (a clamp that bites at the secant's probes), or another version of
-    the library that builds it, gives another digest, so the results of the model before the edit are not read back
-    as its own (issue 58)."""
+def behaviour(net: nn.Module, out: torch.Tensor, at: torch.Tensor, secant: torch.Tensor) -> str:
+    """A digest of what a model computes: its parameters and buffers (its initialisation, bitwise), its outputs
+    at x0 (`out`) and at the `probe_points` (`at`) to 4 significant digits, and its secant at x0 (`secant`: the
+    outputs at every probe x0 +- h e_i, as their differences) to 1e-4 of its largest entry (its forward;
+    rounded, so that another CPU's last bits do not change it). An edited `__init__` or `forward`, a constant or
+    configuration it reads from anywhere that changes its outputs there (a clamp that bites at any of the secant's
+    probes), or another version of the library that builds it, gives another digest, so the results of the model
+    before the edit are not read back as its own (issue 58)."""
     h = hashlib.sha256()
     for name, t in [*net.named_parameters(), *net.named_buffers()]:
         h.update(name.encode())
@@ -353,6 +394,9 @@ def behaviour(net: nn.Module, out: torch.Tensor, at: torch.Tensor) -> str:
         h.update((t.float() if t.dtype == torch.bfloat16 else t).contiguous().numpy().tobytes())   # numpy has no bf16
     for o in (out, at):
         h.update(" ".join(f"{v:.4e}" for v in o.detach().double().flatten().tolist()).encode())
+    g = secant.detach().double().flatten()
+    scale = float(g.abs().max()) or 1.0
+    h.update(f"{scale:.4e}".encode() + (g / scale).mul(1e4).round().to(torch.int64).numpy().tobytes())
     return h.hexdigest()[:12]
 
 
@@ -403,6 +447,9 @@ def network(factory: Callable[[], object], seed: int, index: int, dev: torch.dev
                              f"it raised {type(err).__name__}: {checks.first_line(err)}") from None
     if not isinstance(net, nn.Module):
         raise ValueError(f"model factory must return an nn.Module; got {type(net).__name__}")
+    if any(t.is_meta for t in (*net.parameters(), *net.buffers())):
+        raise InputError("model must build its parameters and buffers on a real device (a CPU or a GPU); it built "
+                         "them on 'meta', which holds no values")
     first = next(net.parameters(), None)
     if first is None or first.device != torch.device(dev):   # (`to` walks every module, even where all is)
         net = net.to(dev)

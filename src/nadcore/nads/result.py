@@ -179,7 +179,10 @@ class Trust:
             return f"the leading {self.block}-dimensional subspace is identified, not its single NADs"
         if not above.any():
             return "no preferred direction (a flat spectrum)" if self.isotropic else "NOT above chance: noise"
-        return "the leading NAD is above chance" if above[0] else "the leading NAD is NOT above chance"
+        if not above[0]:
+            return "the leading NAD is NOT above chance"
+        weak = (measured := self._measured()) is not None and measured[1][0] < TRUST_WEAK
+        return f"the leading NAD is {'weakly ' if weak else ''}above chance"
 
     def summary(self) -> str:
         """One line: the overlaps beside chance, and a verdict."""
@@ -188,7 +191,8 @@ class Trust:
             return ("split-half overlap: not available (too few networks to split in two halves of two, or a result "
                     "stored before it was kept)")
         ks, overlap, networks = measured
-        cells = ", ".join(f"k={k}: {o:.3f} (chance {k / self.D:.3f})" for k, o in zip(ks, overlap))
+        chance = lambda c: f"{c:.3f}" if c >= 0.001 else f"{c:.1e}"   # noqa: E731  (k / D: 1 / 3,072 is 3.3e-04)
+        cells = ", ".join(f"k={k}: {o:.3f} (chance {chance(k / self.D)})" for k, o in zip(ks, overlap))
         n = "/".join(str(int(x)) for x in networks)
         weak = [int(k) for k, o in zip(ks, overlap) if o < TRUST_WEAK]
         per_k = "; ".join(f"k={k} {'above' if a else 'NOT above'} chance" for k, a in zip(ks, above))
@@ -205,8 +209,10 @@ class Trust:
                        f"{self.num_networks} networks): no preferred direction detected; more networks tell isotropy "
                        "from weak anisotropy")
         elif above.all():
-            verdict = "above chance at every k" + (f" (weakly at k={', '.join(map(str, weak))}: overlap < "
-                                                   f"{TRUST_WEAK}, more networks would move them)" if weak else "")
+            every = ("above chance at every k" if len(ks) > 1 else
+                     f"above chance at k={int(ks[0])}, the only k {self.num_networks} networks measure")
+            verdict = every + (f" (weakly at k={', '.join(map(str, weak))}: overlap < {TRUST_WEAK}, more networks "
+                               "would move them)" if weak else "")
         elif not above.any():
             verdict = "NOT above chance at any k: sampling noise, use more networks"
         else:

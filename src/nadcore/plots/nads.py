@@ -170,15 +170,22 @@ def grid(result: NADResult, k: int = 16, *, fig: Figure | SubFigure | None = Non
 
 def spectrum(result: NADResult, *, ax: Axes | None = None, label: str | None = None, **line_kwargs: Any) -> Axes:
     """lambda_i / lambda_0 of `result` (a `NADResult`) against the NAD index i (from 0), on a log scale,
-    up to the estimate's rank (past it the eigenvalues are rounding noise; a bar marks the cut), on
-    `ax` (default: a figure of its own); `line_kwargs` go to matplotlib's `plot`. Returns the axes."""
+    up to the estimate's rank (past it the eigenvalues are rounding noise; a bar marks the cut, named), on
+    `ax` (default: a figure of its own, titled with the trust label); `line_kwargs` go to matplotlib's `plot`.
+    Returns the axes."""
     _check_result(result)
     if ax is not None and not isinstance(ax, Axes):
         raise InputError(f"ax must be a matplotlib Axes (or None: a figure of its own); got {type(ax).__name__}")
+    own = ax is None
     ax = ax if ax is not None else style.figure(width=0.6, height=2.6)[1]
-    spectrum_curve(ax, result, label=label, **line_kwargs)
+    ratio = spectrum_curve(ax, result, label=label, **line_kwargs)
+    if len(ratio) < len(result.eigenvalues):              # the bar at the cut, named
+        ax.annotate(f"rank {len(ratio)}", (len(ratio) - 1, ratio[-1]), xytext=(-4, 6), textcoords="offset points",
+                    ha="right", fontsize=8)
     ax.set_xlabel("NAD index $i$")
     ax.set_ylabel(r"$\lambda_i / \lambda_0$")
+    if own and result.trust().label:                      # how far to trust it, as the grid says
+        ax.set_title(result.trust().label, fontsize=9)
     return ax
 
 
