@@ -31,8 +31,8 @@ class Cost:
     """An estimate's progress and cost (`estimate`): with `progress` True, a bar per network with its ETA and, once
     the second network (or batch, where they run together) is timed (the first pays the warm-up), one line on
     stderr with the time the rest will take on this machine (a second or more) and the covariance's memory;
-    "cost": that line without the bar; False: neither. Past `max_hours` (None: no bound) of that time, an `InputError` before the
-    bulk runs. Called with the networks as they end."""
+    "cost": that line without the bar; False: neither. Past `max_hours` (None: no bound) of that time, an
+    `InputError` before the bulk runs. Called with the networks as they end."""
 
     def __init__(self, name: str, method: str, total: int, done: int, D: int, max_hours: float | None,
                  progress: bool | str) -> None:
