@@ -722,13 +722,17 @@ def test_submit_writes_no_control_character_into_a_script_and_plans_for_the_clus
                        (["--out", str(tmp_path / "o"), "--sbatch=--partition=gpu --output=/x/log.out"], "--sbatch"),
                        (["--out", str(tmp_path / "o"), "--sbatch=-e /x/err"], "--sbatch"),
                        (["--out", str(tmp_path / "o"), "--sbatch=--chd=/x"], "--sbatch"),
-                       (["--out", str(tmp_path / "o"), "--sbatch=--array=0-99"], "--sbatch")):
+                       (["--out", str(tmp_path / "o"), "--sbatch=--array=0-99"], "--sbatch"),
+                       # the fifth pass: short options bundled after flags (sbatch reads -vo/x as -v -o /x)
+                       (["--out", str(tmp_path / "o"), "--sbatch=-vo/tmp/x"], "--sbatch"),
+                       (["--out", str(tmp_path / "o"), "--sbatch=-kvo/tmp/x"], "--sbatch"),
+                       (["--out", str(tmp_path / "o"), "--sbatch=-Wi /etc/passwd"], "--sbatch")):
         assert cli.main(base + given) == 2, given
         out, err = capsys.readouterr()
         assert out == "" and len(err.strip().splitlines()) == 1 and f"{key} must be" in err, err
     assert cli.main(base + ["--out", str(tmp_path / "o"), "--device", "cuda"]) == 0
     assert "--device cuda" in capsys.readouterr().out
-    assert cli.main(base + ["--out", str(tmp_path / "o"), "--sbatch=--partition=gpu --account=me"]) == 0
+    assert cli.main(base + ["--out", str(tmp_path / "o"), "--sbatch=--partition=gpu --account=me -pdebug -v"]) == 0
     assert "#SBATCH --account=me" in capsys.readouterr().out
     with pytest.raises(SystemExit) as done:       # a value that starts with a dash needs its "="
         cli.main(base + ["--out", str(tmp_path / "o"), "--sbatch", "--partition=gpu"])

@@ -315,3 +315,26 @@ def test_a_timm_that_does_not_import_is_named_so(monkeypatch):
                                          r"different builds"):
         nads.one_output_factory("timm:convnext_atto")
     assert issubclass(extras.MissingExtra, ImportError)
+
+
+def test_doors_of_the_fifth_pass(tmp_path):
+    """The fifth adversarial pass of issue 58: fig6's indices and recipe_check's direction, checked in one line; a
+    stored chunk rebuilt with its own hashes but another shape is refused naming the file."""
+    from nadcore import learnability
+
+    factory = lambda: torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 1))  # noqa: E731
+    rows = np.eye(16, dtype=np.float32)
+    for bad in (3, None):
+        with pytest.raises(ValueError, match=r"^indices must be a list of NAD indices in \[0, 15\]"):
+            learnability.fig6(factory, rows, bad, {"epochs": 1, "max_lr": 0.1}, input_shape=(1, 4, 4))
+    for bad in (5, (1,), ("a", 0), (0.5, 0)):
+        with pytest.raises(ValueError, match=r"^direction must be a \(kx, ky\) pair of integers"):
+            learnability.recipe_check(factory, {"epochs": 1, "max_lr": 0.1}, direction=bad, input_shape=(1, 4, 4))
+    kw = dict(input_shape=(1, 4, 4), progress=False, results_dir=tmp_path, name="lin")
+    nads.estimate(factory, 4, **kw)
+    [path] = (tmp_path / "nad_chunks").glob("*.npz")
+    loaded = store.load(path)
+    for shape in ((4, 17), (2, 16)):   # another D, fewer networks: each rebuilt with its own hashes
+        store.save(path, {"gradients": np.ones(shape, dtype=np.float32)}, loaded.record["settings"])
+        with pytest.raises(store.StoreError, match=f"^{path} is no chunk of 4 networks' gradients"):
+            nads.estimate(factory, 4, **kw)

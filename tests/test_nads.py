@@ -1599,3 +1599,101 @@ def test_a_driver_script_beside_the_model_is_not_in_its_key(tmp_path):
     script, inline = run("driver.py"), run("-c", code)
     (tmp_path / "driver.py").write_text(code + "# an edit to the driver\n")
     assert script == inline == run("driver.py") and len(script) == 12
+
+
+class _PyGate(nn.Module):
+    """A second reader of the input gated in Python on a weight: fx traces each network's own branch."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc, self.g = nn.Linear(64, 1), nn.Parameter(torch.randn(()))
+
+    def forward(self, x):
+        f = x.flatten(1)
+        out = self.fc(f)
+        return out + 1000.0 * (f[:, 5:6] > 60).float() if self._parameters["g"] > 0 else out
+
+
+class _RootHook(nn.Module):
+    """A forward hook on the model itself reads the input (fx traces `forward` alone)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 1)
+        self.register_forward_hook(lambda m, i, o: o + 50.0 * (i[0].flatten(1)[:, 5:6] > 50).float())
+
+    def forward(self, x):
+        return self.fc(x.flatten(1)) + 1e6
+
+
+class _ReadsItsLayers(nn.Module):
+    """Reads its layers' attributes and its Sequential by position (the stand-ins answer them)."""
+
+    def __init__(self):
+        super().__init__()
+        self.f = nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.MaxPool2d(2))
+        self.fc = nn.Linear(18, 1)
+
+    def forward(self, x):
+        assert isinstance(self.f[2], nn.MaxPool2d) and self.f[0].in_channels == 1
+        return self.fc(self.f(x).view(-1, self.fc.in_features))
+
+
+class _SharedBody(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc, self.out = nn.Linear(64, 8), nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.out(self.fc(x).relu())
+
+    def __deepcopy__(self, memo):   # copies as itself: the copy would share it with the caller's network
+        return self
+
+
+GAIN = {"gain": 1.0}
+
+
+class _Configured(nn.Module):
+    """A configuration (a module's dict) that reaches network 7 alone: its key cannot see it."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 1)
+        self.big = float(torch.rand(())) > 0.9
+
+    def forward(self, x):
+        return self.fc(x.flatten(1)) * (GAIN["gain"] if self.big else 1.0)
+
+
+def test_the_fifth_pass_secant_and_key(tmp_path, monkeypatch):
+    """The fifth adversarial pass of issue 58: a second reader gated in Python, or read by a hook, gave a wrong
+    secant; models reading their layers' attributes failed under the stand-ins; a module that copies as itself let
+    the shortcuts swap the caller's modules; a configuration that changes network 7 alone reused stale chunks."""
+    kw = dict(input_shape=(1, 8, 8), progress=False, device="cpu")
+    for model, seed in ((_PyGate, 1), (_RootHook, 0)):
+        factory, _ = nads.one_output_factory(model, (1, 8, 8))
+        x0 = nads.eval_point_for(seed, (1, 8, 8))
+        plain = torch.stack([gradients.secant_gradient(nads.network(factory, seed, i, "cpu"), x0, 100.0, None)
+                             for i in range(8)]).double()
+        est = nads.estimate(model, 8, seed=seed, **kw)
+        np.testing.assert_allclose(est.eigenvalues[:2], torch.linalg.eigvalsh(torch.cov(plain.T)).flip(0)[:2].numpy(),
+                                   rtol=1e-4)
+    sec, auto = (nads.estimate(_ReadsItsLayers, 6, method=m, **kw) for m in ("secant", "autograd"))
+    assert sec.eigenvalues[0] > 0 and auto.eigenvalues[0] > 0
+    net = nn.Sequential(nn.Flatten(), _SharedBody()).eval()
+    assert gradients.own_copy(net) is None
+    x0 = torch.randn(1, 8, 8)
+    plain = net(nads.probes(x0, 100.0)).reshape(-1).detach()
+    torch.testing.assert_close(gradients.secant_gradient(net, x0, 100.0), (plain[:64] - plain[64:]) / 200.0)
+    store_kw = dict(kw, results_dir=tmp_path, name="configured")
+    configured, _ = nads.one_output_factory(_Configured, (1, 8, 8))
+    big = lambda s: [bool(nads.network(configured, s, i, "cpu").big) for i in range(1, 8)]   # noqa: E731
+    seed = next(s for s in range(200) if big(s) == [False] * 6 + [True])   # network 7 alone, of networks 1-7
+    first = nads.estimate(_Configured, 8, seed=seed, **store_kw)
+    monkeypatch.setitem(GAIN, "gain", 50.0)
+    with pytest.raises(ValueError, match=r"^model must compute the numbers of its stored chunks to reuse them: "
+                                         r"network 7 now gives another gradient"):
+        nads.estimate(_Configured, 8, seed=seed, **store_kw)
+    monkeypatch.setitem(GAIN, "gain", 1.0)
+    np.testing.assert_array_equal(nads.estimate(_Configured, 8, seed=seed, **store_kw).nads, first.nads)

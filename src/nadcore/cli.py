@@ -738,6 +738,23 @@ def estimate_nads(args: argparse.Namespace) -> None:
               file=sys.stderr)
 
 
+SBATCH_FLAGS = frozenset("HhkOQsVvW")   # sbatch's short options that take no argument (they may be bundled: -vo x)
+
+
+def sbatch_sets_own(word: str) -> bool:
+    """True when the sbatch argument `word` sets one of `SBATCH_OWN`: a long option or the unambiguous start of one
+    (sbatch reads --outp=x as --output), or a short one, alone or after flags that take no argument (-vo/x)."""
+    if word.startswith("--"):
+        name = word.split("=")[0]
+        return len(name) > 2 and any(own.startswith(name) for own in SBATCH_OWN)
+    if not word.startswith("-") or len(word) < 2:
+        return False
+    for letter in word[1:]:            # flags, then the first option with an argument takes the rest of the word
+        if letter not in SBATCH_FLAGS:
+            return f"-{letter}" in SBATCH_OWN
+    return False
+
+
 def sbatch_word(text: str) -> str:
     """`text` as one argument of an `#SBATCH` line: sbatch splits the line at whitespace, groups
     quoted text, reads a backslash as an escape and an unquoted # as a comment (Slurm's
@@ -799,9 +816,7 @@ def slurm_scripts(args: argparse.Namespace) -> tuple[str, str, str]:
     except ValueError as err:          # shlex: "No closing quotation", "No escaped character"
         raise fail("--sbatch", args.sbatch, f"sbatch options quoted as a shell would ({err})") from None
     for word in words:                 # a later #SBATCH line wins: these would move the logs or undo the array
-        name = word.split("=")[0]          # sbatch takes a long option's unambiguous start: --outp=x is --output
-        if (word[:2] in SBATCH_OWN if not word.startswith("--") else
-                len(name) > 2 and any(own.startswith(name) for own in SBATCH_OWN)):
+        if sbatch_sets_own(word):
             raise fail("--sbatch", args.sbatch, f"options other than {', '.join(sorted(SBATCH_OWN))} (nadcore sets "
                                                 "them: the logs go to --out, the array is --shards)")
     extra = "".join(f"#SBATCH {sbatch_word(a)}\n" for a in words)

@@ -173,6 +173,8 @@ def fig6(model: str | Callable[[], nn.Module], nads: Any, indices: Iterable[int]
                          f"{shape}); got shape {rows.shape}")
     recipe = train.as_recipe(recipe)
     checks.integer("num_seeds", num_seeds, 1, catalog.MAX_SEEDS)
+    if not isinstance(indices, (list, tuple, range, np.ndarray)):
+        raise InputError(f"indices must be a list of NAD indices in [0, {len(rows) - 1}]; got {indices!r}")
     cells = tuple(checks.integer("indices", i, 0, len(rows) - 1, accepted=f"NAD indices in [0, {len(rows) - 1}]")
                   for i in indices)
     if not cells:
@@ -182,7 +184,8 @@ def fig6(model: str | Callable[[], nn.Module], nads: Any, indices: Iterable[int]
         raise InputError(f"nads must hold finite, non-zero NADs at the indices trained; row {zero[0]} is "
                          f"{'zero' if np.isfinite(rows[zero[0]]).all() else 'not finite'}")
     settings = getattr(nads, "settings", None)
-    networks = settings.get("num_networks") if isinstance(settings, dict) else None
+    networks = settings.get("num_networks") if isinstance(settings, dict) and settings.get("method") != "hessian" \
+        else None   # the Hessian's sum of Gram matrices is not mean-centred: its rank may reach D
     past = [i for i in cells if isinstance(networks, int) and i >= networks - 1]
     if past and isinstance(networks, int):   # the mean-centred covariance of N networks has rank N - 1 at most
         warnings.warn(f"NAD indices {', '.join(map(str, past))} are past the estimate's rank ({networks - 1} of "
@@ -228,6 +231,8 @@ def recipe_check(model: str | Callable[[], nn.Module], recipe: train.Recipe | di
     """
     shape = _check_shape(input_shape)
     recipe = train.as_recipe(recipe)
+    if not (isinstance(direction, (list, tuple)) and len(direction) == 2 and all(map(checks.is_integer, direction))):
+        raise InputError(f"direction must be a (kx, ky) pair of integers (a Fourier direction); got {direction!r}")
     kx, ky = (int(k) for k in direction)
     v = _direction(kx, ky, shape, kind)
     eps = sigma * math.sqrt(math.prod(shape)) if eps is None else eps

@@ -172,8 +172,10 @@ def secant_vs_autograd(archs: Iterable[str], results_dir: str | Path, scale: str
 
 def rank_limit(result: NADResult) -> int:
     """The rank of the sample covariance behind `result`: at most N - 1 (mean-centred, N networks)
-    and at most D; eigenvalues past it are rounding noise."""
-    return min(int(result.settings["num_networks"]) - 1, int(np.prod(result.settings["input_shape"])))
+    and at most D; eigenvalues past it are rounding noise. The Hessian's (a sum of N Gram matrices, not
+    mean-centred) may reach D."""
+    D = int(np.prod(result.settings["input_shape"]))
+    return D if result.settings.get("method") == "hessian" else min(int(result.settings["num_networks"]) - 1, D)
 
 
 def numerical_rank(eigenvalues: ArrayLike, rtol: float = 1e-12) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,14 +45,16 @@ def chunk_ranges(start: int, stop: int, size: int = CHUNK) -> list[tuple[int, in
 
 
 def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: torch.Tensor, start: int,
-                 stop: int, on_batch: Callable[[int], object] | None = None) -> dict[str, Any]:
+                 stop: int, on_batch: Callable[[int], object] | None = None, verify: bool = True) -> dict[str, Any]:
     """What a stored chunk of networks `start .. stop - 1` holds, computed as `settings` (an
     `EstimateSettings`) say at `x0`: their `gradients` (count, D), in the estimator's dtype (float32),
     or, for `"hessian"`, `count` and the sum `m2` (D, D) of their mixed-derivative Gram matrices. A
     chunk's numbers depend only on its range and settings: networks are seeded by index and every
     batch has `settings.batch(device)` networks (the last one padded with copies, then dropped), so
     the kernels always see the same shapes. `on_batch(count)` is told the networks as they end: one at a time
-    where they run one at a time (the secant, the Hessian), a batch at a time where they run together."""
+    where they run one at a time (the secant, the Hessian), a batch at a time where they run together.
+    `verify`: the secant's shortcut is checked on each network's own graph (`secant_gradient`); the registry's
+    networks, whose forward reads no weight to choose its graph, pass False."""
     dev, s = x0.device, settings
     method, batch = s.method, s.batch(dev)
     rows, grams = [], None
@@ -62,7 +65,7 @@ def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: 
                 check_one_output(first, x0)
                 layer = checked_first_layer(first, x0, s.step) if method == "secant" and not s.compiled else None
             rest = (network(factory, s.seed, i, dev) for i in range(a + 1, min(a + batch, stop)))
-            G, gram = _batch_gradients(first, rest, s, x0, layer, batch, on_batch or (lambda count: None))
+            G, gram = _batch_gradients(first, rest, s, x0, layer, batch, on_batch or (lambda count: None), verify)
             rows.append(G)
             grams = gram if grams is None else grams + gram
     G = torch.cat(rows)
@@ -77,7 +80,7 @@ def chunk_arrays(factory: Callable[[], object], settings: EstimateSettings, x0: 
     return {"gradients": G.cpu().numpy()}
 
 
-def _batch_gradients(first, rest, s, x0, layer, batch, done):
+def _batch_gradients(first, rest, s, x0, layer, batch, done, verify=True):
     """`(G, gram)`: the gradients (count, D) of one batch of networks, `first` then the iterator `rest`, as the
     settings `s` say (`layer`: the secant's first layer), and for `"hessian"` the sum of their Gram matrices
     (else None); `done(count)` is told the networks as they end. The Hessian and vmap take the batch as a list;
@@ -102,7 +105,8 @@ def _batch_gradients(first, rest, s, x0, layer, batch, done):
         return torch.stack([one(compiled_secant_gradient(net, x0, float(s.step), s.precision)) for net in nets]), None
     if s.precision != "float32":
         nets = (net.to(memory_format=torch.channels_last) for net in nets)
-    return torch.stack([one(secant_gradient(net, x0, float(s.step), layer, s.precision)) for net in nets]), None
+    return torch.stack([one(secant_gradient(net, x0, float(s.step), layer, s.precision, verify=verify))
+                        for net in nets]), None
 
 
 def moments(chunk: Mapping[str, Any]) -> dict[str, Any]:
@@ -200,11 +204,26 @@ def read_chunks(paths: Iterable[str | Path], cells: Iterable[dict[str, int]], se
                 durations: list[float], machines: list[str], halves: Halves) -> Iterator[dict[str, Any]]:
     """The stored chunks' moments, read one at a time (their compute time appended to `durations`,
     the CPU or GPU that computed them to `machines`; their halves kept by `halves`)."""
+    D = math.prod(settings["input_shape"]) if "input_shape" in settings else None
     for path, cell in zip(paths, cells):
         r = store.load(path, sweeps.cell_settings(cell, settings))
+        check_chunk(path, r.arrays, cell["stop"] - cell["start"], D)
         durations.append(r.record["duration_s"] or 0.0)
         machines.append(r.record.get("machine") or "unknown")
         yield halves.moments(r.arrays, cell["start"])
+
+
+def check_chunk(path: str | Path, arrays: Mapping[str, Any], count: int, D: int | None) -> None:
+    """A StoreError naming `path` unless its arrays are a chunk of `count` networks: `gradients` (count, D), or
+    for the Hessian `count` and `m2` (D, D), of finite real floats (a file rebuilt with its own hashes)."""
+    grads, m2 = arrays.get("gradients"), arrays.get("m2")
+    shape = None if D is None else ((count, D) if grads is not None else (D, D))
+    a = grads if grads is not None else m2
+    ok = (a is not None and a.ndim == 2 and np.issubdtype(a.dtype, np.floating) and (shape is None or a.shape == shape)
+          and (grads is not None or int(arrays.get("count", -1)) == count) and bool(np.isfinite(a).all()))
+    if not ok:
+        raise store.StoreError(f"{path} is no chunk of {count} networks' gradients (rows of D = {D}, finite real "
+                               "floats); delete it to recompute")
 
 
 def fingerprinted(chunks: Iterable[Mapping[str, Any]], digests: list[str],

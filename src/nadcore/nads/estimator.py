@@ -67,6 +67,31 @@ class Cost:
         self.bar.close()
 
 
+SPOT_TOL = 1e-4   # a reused chunk's spot-checked gradient must match its stored row within this, relative to the row
+
+
+def spot_check(factory: Callable[[], nn.Module], s: EstimateSettings, x0: torch.Tensor, held: list[dict[str, int]],
+               settings: dict[str, Any], results_dir: Path) -> None:
+    """Recompute the first and the last network of each stored chunk of `held` and compare them with their stored
+    rows (within `SPOT_TOL`): a model whose key did not change, but whose numbers did (a configuration file read at
+    import that changes some networks only, an environment variable), is refused in one line before its stale
+    chunks are reused (the fifth adversarial pass of issue 58). The Hessian's chunks hold sums: not checked."""
+    for cell in held:
+        path = sweeps.cell_path("nad_chunks", cell, settings, results_dir)
+        arrays = store.load(path, sweeps.cell_settings(cell, settings)).arrays
+        chunks.check_chunk(path, arrays, cell["stop"] - cell["start"], x0.numel())
+        stored = arrays.get("gradients")
+        if stored is None:
+            continue
+        for i in sorted({cell["start"], cell["stop"] - 1}):
+            g = chunks.chunk_arrays(factory, s, x0, i, i + 1)["gradients"][0]
+            ref = stored[i - cell["start"]].astype(np.float64)
+            if not np.allclose(g, ref, rtol=SPOT_TOL, atol=SPOT_TOL * float(np.abs(ref).max())):
+                raise InputError(f"model must compute the numbers of its stored chunks to reuse them: network {i} "
+                                 f"now gives another gradient than {path} holds (a configuration or environment "
+                                 "the key does not see changed): delete those chunks, or pass another name")
+
+
 @contextlib.contextmanager
 def _model_errors(registered: bool, results_dir: str | Path | None):
     """A model's own failure while its networks' gradients are computed, as one line naming `model` (its cause
@@ -189,8 +214,12 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
                   f"chunks of {chunks.CHUNK} networks in {Path(results_dir) / 'nad_chunks'}", file=sys.stderr)
     cost = Cost(name, s.method, sum(c["stop"] - c["start"] for c in mine),
                 sum(c["stop"] - c["start"] for c in mine if c not in todo), x0.numel(), max_hours, progress)
-    compute = lambda cells: [chunks.chunk_arrays(factory, s, x0, c["start"], c["stop"], cost) for c in cells]
+    compute = lambda cells: [chunks.chunk_arrays(factory, s, x0, c["start"], c["stop"], cost, verify=not registered)
+                             for c in cells]
     with cost, _model_errors(registered, results_dir):   # a bar per network; the cost line once a batch is timed
+        if results_dir is not None and not registered:   # your model's reused chunks, spot-checked first
+            gone = sweeps.missing("nad_chunks", cells, settings, Path(results_dir))
+            spot_check(factory, s, x0, [c for c in cells if c not in gone], settings, Path(results_dir))
         if results_dir is None:
             machines = [store.machine(dev)] * len(cells)
             parts = (halves.moments(compute([c])[0], c["start"]) for c in cells)

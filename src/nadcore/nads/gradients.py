@@ -32,7 +32,8 @@ def probes(x0: torch.Tensor, step: float) -> torch.Tensor:
 
 
 def secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, first_layer: str | None = "auto",
-                    precision: str = "float32", pool_first: bool = True, fuse_pool: bool = True) -> torch.Tensor:
+                    precision: str = "float32", pool_first: bool = True, fuse_pool: bool = True,
+                    verify: bool = False) -> torch.Tensor:
     """The published central-difference gradient of `net` at `x0`, shape (D,) float32.
 
     `precision="bfloat16"` runs the network after its first layer in bfloat16 (autocast, with
@@ -45,7 +46,9 @@ def secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, first_layer: 
     is a few kernel entries placed where e_i reaches the output, instead of 2D convolutions;
     the rest of the network runs unchanged on the 2D probes. `pool_first` (`pool_before_relu`) and `fuse_pool`
     (`_pooled_probe_outputs`) are two more shortcuts, each bitwise the numbers without it (off: to compare).
-    The shortcuts swap modules of a copy of `net` (`own_copy`), never of the caller's network.
+    The shortcuts swap modules of a copy of `net` (`own_copy`), never of the caller's network. `verify`: a
+    `first_layer` given by name is checked on this network's own graph too (`_graph_reads_once`), as "auto" always
+    is: a model may gate a second reader of its input on its weights, network by network.
     """
     D = x0.numel()
     x0 = x0.clone()   # a model that works on its input in place changes this copy, never the caller's point
@@ -60,6 +63,8 @@ def secant_gradient(net: nn.Module, x0: torch.Tensor, step: float, first_layer: 
             first_layer, pool_first, mine = None, False, net
         elif first_layer == "auto":
             first_layer = _first_linear_layer(mine, x0)
+        elif first_layer is not None and verify and not _graph_reads_once(mine, first_layer):
+            first_layer = None
         with pool_before_relu(mine, x0, pool_first) as at_x0:
             out = None if first_layer is None else _injected_forward(mine, first_layer, x0, step, at_x0, fuse_pool)
             if out is not None and not _rows_agree(net, x0, step, out, precision):
@@ -108,7 +113,24 @@ def _probe_rows(x0: torch.Tensor, step: float, a: int, b: int) -> torch.Tensor:
 FEW_CHANNELS = 16   # below this many channels, a 2x2 max pooling runs as strided maxima (`_StridedMax`)
 
 
-class _StridedMax(nn.Module):
+class _StandIn(nn.Module):
+    """A module that stands in for another (`stands_for`) while the secant runs: an attribute it lacks is that
+    module's (a model reading `self.fc.in_features` or a pooling's `kernel_size` reads them through it)."""
+
+    def stands_for(self, module: nn.Module) -> None:
+        self.__dict__["_inner"] = module   # not a submodule: its parameters stay the layer's own
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            inner = self.__dict__.get("_inner")
+            if inner is None:
+                raise
+            return getattr(inner, name)
+
+
+class _StridedMax(_StandIn):
     """`pool` (an `nn.MaxPool2d`) on maps of fewer than `FEW_CHANNELS` channels, when it is a plain 2x2 stride-2
     pooling, as the maximum of the four strided quarters of the maps: the same values (a maximum is exact), about
     twice as fast there on a CPU as ATen's channels-last pooling, which vectorises over the channels (LeNet's
@@ -117,6 +139,7 @@ class _StridedMax(nn.Module):
     def __init__(self, pool):
         super().__init__()
         self.pool = pool
+        self.stands_for(pool)
         k, st, pad, dil = (pool.kernel_size, pool.stride, pool.padding, pool.dilation)
         self.plain = (k in (2, (2, 2)) and st in (2, (2, 2)) and pad in (0, (0, 0)) and dil in (1, (1, 1))
                       and not pool.ceil_mode and not pool.return_indices)
@@ -143,9 +166,11 @@ def own_copy(net: nn.Module) -> nn.Module | None:
     a model that cannot be copied (it then runs the plain probes)."""
     shared = {id(t): t for t in (*net.parameters(), *net.buffers())}
     try:
-        return copy.deepcopy(net, shared)
+        mine = copy.deepcopy(net, shared)
     except Exception:   # noqa: BLE001 - any model's attribute may refuse a copy; the plain probes need none
         return None
+    theirs = {id(m) for m in net.modules()}
+    return None if any(id(m) in theirs for m in mine.modules()) else mine   # a module that copies as itself
 
 
 @contextlib.contextmanager
@@ -301,6 +326,8 @@ def _graph_reads_once(net, name):
     probes."""
     import torch.fx
 
+    if any(m._forward_hooks or m._forward_pre_hooks for m in net.modules()):   # a hook may read what fx does not see
+        return False
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -347,13 +374,14 @@ def checked_first_layer(net: nn.Module, x0: torch.Tensor, step: float) -> str | 
     return layer if same else None
 
 
-class _Feeds(nn.Module):
+class _Feeds(_StandIn):
     """Stands in for `layer` while `_sole_reader` runs: fed the stand-in `X`, it returns `layer` of the real
     inputs `real`; fed anything else, it is `layer`."""
 
     def __init__(self, layer, X, real):
         super().__init__()
         self.layer, self.X, self.real, self.fired = layer, X, real, False
+        self.stands_for(layer)
 
     def forward(self, inp):
         if inp.data_ptr() != self.X.data_ptr():
@@ -382,7 +410,7 @@ def _sole_reader(net, name, x0):
         try:
             with torch.no_grad():
                 outs.append(net(X))
-        except (RuntimeError, ValueError, TypeError, IndexError):
+        except Exception:   # noqa: BLE001 - a model that reads the stand-in's attributes or checks its input
             return False
         finally:
             net.set_submodule(name, layer)
@@ -391,7 +419,7 @@ def _sole_reader(net, name, x0):
     return not torch.isnan(outs[0]).any() and all(torch.equal(outs[0], o) for o in outs[1:])
 
 
-class _Injected(nn.Module):
+class _Injected(_StandIn):
     """Stands in for `layer` (and the `_StridedMax` `pool` after it, if any) while `net` runs on the probes:
     fed the probes' stand-in `X`, it returns the layer's outputs by linearity (`_linear_probe_outputs`,
     pooled: `_pooled_probe_outputs`), computed in float32; a convolution's maps are handed on in autocast's
@@ -401,6 +429,7 @@ class _Injected(nn.Module):
     def __init__(self, layer, X, x0, step, pool=None):
         super().__init__()
         self.layer, self.X, self.x0, self.step, self.pool, self.fired = layer, X, x0, step, pool, False
+        self.stands_for(layer)
 
     def forward(self, inp):
         conv_shape = isinstance(self.layer, nn.Conv2d) and tuple(inp.shape[1:]) != tuple(self.x0.shape)
@@ -443,7 +472,7 @@ def _injected_forward(net, name, x0, step, at_x0=None, fuse_pool=True):
         if pool is not None and not _same_output(net, x0, at_x0):   # a model that reads the layer's own output
             injected.pool, seq._modules[key] = None, pool
         out = net(X)
-    except (RuntimeError, ValueError):   # a model that checks its input's values
+    except Exception:   # noqa: BLE001 - a model that checks its input's values or reads its layers' attributes
         out = None
     finally:
         net.set_submodule(name, layer)
@@ -488,10 +517,11 @@ def _pool_after(net, name, layer, at_x0):
 
 
 def _same_output(net, x0, before):
-    """True when `net(x0)` is bitwise `before` (False where it fails)."""
+    """True when `net(x0)` is bitwise `before` (False where it fails: a model that reads its Sequential's layers
+    by position, or their attributes)."""
     try:
         return torch.equal(net(x0[None]), before)
-    except (RuntimeError, ValueError):
+    except Exception:   # noqa: BLE001
         return False
 
 
