@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from nadcore import bundle, fourier, models, nads, store
+from nadcore.device import autocast
 from nadcore.experiments import ch3_nads
 from nadcore.nads import chunks, gradients, networks
 from nadcore.plots import nads as plots
@@ -1263,8 +1264,9 @@ def test_the_injected_maps_are_handed_on_in_autocast_dtype_as_the_convolution_wo
     net = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(144, 1)).eval()
     seen = {}
     net[1].register_forward_hook(lambda m, inp, out: seen.update({len(inp[0]): inp[0].clone()}))
-    for precision in ("float32", "bfloat16"):
-        gradients.secant_gradient(net, x0, 100.0, precision=precision)
+    for precision in ("float32", "bfloat16"):   # the injection itself (a hook keeps `secant_gradient` off it)
+        with torch.no_grad(), autocast(x0.device, precision):
+            gradients._injected_forward(net, "0", x0, 100.0)
         maps = seen.pop(2 * x0.numel())
         assert maps.dtype == (torch.bfloat16 if precision == "bfloat16" else torch.float32)
         exact = gradients._linear_probe_outputs(net[0], x0, 100.0)
