@@ -338,3 +338,20 @@ def test_doors_of_the_fifth_pass(tmp_path):
         store.save(path, {"gradients": np.ones(shape, dtype=np.float32)}, loaded.record["settings"])
         with pytest.raises(store.StoreError, match=f"^{path} is no chunk of 4 networks' gradients"):
             nads.estimate(factory, 4, **kw)
+
+
+def test_a_model_that_cannot_be_copied_estimates_by_the_exact_gradient():
+    """The sixth adversarial pass of issue 58: torch's old `weight_norm` makes a module that cannot be deep-copied,
+    and the exact gradient's last batch, padded with copies, failed; it now runs that batch one network at a time."""
+    import warnings
+
+    def factory():
+        m = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # deprecated in favour of parametrizations.weight_norm
+            torch.nn.utils.weight_norm(m[1])
+        return m
+
+    kw = dict(input_shape=(1, 4, 4), progress=False, device="cpu")
+    auto, sec = (nads.estimate(factory, 6, method=m, **kw) for m in ("autograd", "secant"))
+    np.testing.assert_allclose(auto.eigenvalues[:2], sec.eigenvalues[:2], rtol=1e-4)

@@ -97,7 +97,10 @@ def _batch_gradients(first, rest, s, x0, layer, batch, done, verify=True):
     nets = itertools.chain([first], rest)
     if s.method == "autograd" and not one_at_a_time(first, x0):   # vmapped: padded for its batch invariance
         nets = list(nets)
-        pad = [copy.deepcopy(nets[-1]) for _ in range(batch - len(nets))]
+        try:
+            pad = [copy.deepcopy(nets[-1]) for _ in range(batch - len(nets))]
+        except Exception:   # noqa: BLE001 - a module that cannot be copied (torch's old weight_norm): one at a time
+            return torch.stack([one(autograd_one(net, x0)) for net in nets]), None
         return one(autograd_gradients(nets + pad, x0)[:len(nets)], len(nets)), None
     if s.method == "autograd":
         return torch.stack([one(autograd_one(net, x0)) for net in nets]), None
