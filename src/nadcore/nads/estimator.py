@@ -202,13 +202,14 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
     ranges = chunks.chunk_ranges(int(first), int(first) + int(num_networks))
     cells = [{"start": a, "stop": b} for a, b in ranges]
     mine = cells[shard::num_shards]
-    todo = mine
+    todo, gone = mine, cells   # this shard's chunks to compute, and all the chunks not stored
     durations, digests, traces, machines = [], [], [], []
     halves = chunks.Halves(s.method)
     if results_dir is not None:
         settings = s.chunk_settings(name, eval_desc, dev, model_desc)
         todo = sweeps.missing("nad_chunks", mine, settings, Path(results_dir))
-        held = len(cells) - len(sweeps.missing("nad_chunks", cells, settings, Path(results_dir)))
+        gone = sweeps.missing("nad_chunks", cells, settings, Path(results_dir))
+        held = len(cells) - len(gone)
         if held:   # one line, with or without the bars
             print(f"{name}: {'reusing all' if held == len(cells) else f'resuming from {held} of'} {len(cells)} stored "
                   f"chunks of {chunks.CHUNK} networks in {Path(results_dir) / 'nad_chunks'}", file=sys.stderr)
@@ -218,7 +219,6 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
                              for c in cells]
     with cost, _model_errors(registered, results_dir):   # a bar per network; the cost line once a batch is timed
         if results_dir is not None and not registered:   # your model's reused chunks, spot-checked first
-            gone = sweeps.missing("nad_chunks", cells, settings, Path(results_dir))
             spot_check(factory, s, x0, [c for c in cells if c not in gone], settings, Path(results_dir))
         if results_dir is None:
             machines = [store.machine(dev)] * len(cells)
