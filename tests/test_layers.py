@@ -1,6 +1,6 @@
 """The layers of `nadcore` (CONTRIBUTING.md, "The map"): primitives, then the experiments (one
 module per chapter), then display (plots, widgets: they draw what they are given), then orchestration
-(bundle, plan, provenance, verdicts, cli). No module imports a layer below it at run time (an import
+(bundle, plan, provenance, verdicts, cli, pages). No module imports a layer below it at run time (an import
 for annotations only, under `TYPE_CHECKING`, is none), and primitives and experiments import
 `nadcore` only at the top of the file."""
 
@@ -13,7 +13,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "nadcore"
 DISPLAY = {"plots", "widgets"}
-TOP = {"bundle", "plan", "provenance", "verdicts", "cli"}   # orchestration
+TOP = {"bundle", "plan", "provenance", "verdicts", "cli", "pages"}   # orchestration; pages: what each page states
 
 
 def layer(module):

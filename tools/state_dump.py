@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -53,11 +54,26 @@ def glued(book: Path) -> dict[str, dict[str, str]]:
             for o in cell.get("outputs", []):
                 name = o.get("metadata", {}).get("scrapbook", {}).get("name")
                 if name is not None:
-                    data = o.get("data", {})
-                    values[name] = next((v for k, v in sorted(data.items()) if k.endswith("text/plain")),
-                                        next(iter(data.values()), ""))
+                    values[name] = text(o.get("data", {}))
         out[path.stem] = values
     return out
+
+
+def text(data: dict) -> str:
+    """A glued output's text as the page shows it: its Markdown where it has one; its HTML where it has one (a
+    table: the plain text of a DataFrame depends on the terminal's width, a Styler's is its address), with the
+    random ids pandas gives each styled table (`T_1a2b3`) made one; else its plain text. `data`: the output's
+    mime bundle (keys may carry papermill's prefix)."""
+    def get(kind):
+        value = next((v for k, v in sorted(data.items()) if k.endswith(kind)), None)
+        return "".join(value) if isinstance(value, list) else value
+
+    plain, markdown, html = get("text/plain"), get("text/markdown"), get("text/html")
+    if markdown is not None:
+        return markdown
+    if html is not None:
+        return re.sub(r"T_[0-9a-f]{5}(_[0-9a-f]+)?", "T_", html)
+    return plain if plain is not None else str(next(iter(data.values()), ""))
 
 
 def diff(before: dict, after: dict, where: str = "") -> list[str]:

@@ -15,7 +15,7 @@ import pandas as pd
 from IPython.display import HTML
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Iterable, Sequence
+    from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 pd.set_option("display.max_colwidth", None)   # the pages show table cells whole (pandas cuts them at 50 characters)
 
@@ -71,3 +71,17 @@ def not_computed(what: str, command: str, cost: str | None = None) -> HTML:
     tail = f" (about {html.escape(cost)} on a 2-core CPU)" if cost else ""
     return HTML('<div class="admonition note"><p class="admonition-title">Not computed here yet</p>'
                 f"<p>{html.escape(what)}: <code>{html.escape(command)}</code> computes it{tail}.</p></div>")
+
+
+def glue_all(glued: Mapping[str, Any]) -> None:
+    """Glue each value of a page's findings (`nadcore.pages`) under its name, for the page's text to read
+    (myst-nb's `glue`, not displayed where it is glued); a figure, once glued, is closed (it shows where the text
+    places it, not below the cell)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+    from myst_nb import glue
+
+    for name, value in glued.items():
+        glue(name, value, display=False)
+        if isinstance(value, Figure):
+            plt.close(value)

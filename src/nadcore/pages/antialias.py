@@ -1,0 +1,84 @@
+"""What Chapter 6 (anti-aliased pooling through the lens of Theorem 1) states: LeNet's pooling variants on the
+Fourier grid at the caption's sigma and where LeNet learns, Theorem 1 in 2-D beside them, the variants' NADs and
+Fig. 6, and the verdicts on the predictions, from the bundle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from IPython.display import Markdown
+
+from nadcore import bundle, presets, verdicts
+from nadcore.experiments import ch6_antialias as antialias
+from nadcore.pages import paper_cost
+from nadcore.plots import page
+
+STEM = "06_antialias"
+
+
+@dataclass
+class Findings:
+    """Chapter 6's page: `glued` {name: value} and what its figures draw, the stored results at the caption's
+    sigma `paper` and where LeNet learns `learns` (`bundle.load_antialias`), and the box of what the bundle does
+    not hold yet `boxes`."""
+    paper: dict[str, Any]
+    learns: dict[str, Any]
+    boxes: list[Any] = field(default_factory=list)
+    glued: dict[str, Any] = field(default_factory=dict)
+
+
+def findings(bundle_dir: str = "../bundle") -> Findings:
+    """Every number, verdict and table Chapter 6's page states, from the bundle in `bundle_dir`."""
+    f = Findings(bundle.load_antialias(bundle_dir), bundle.load_antialias(bundle_dir, best_sigma=True))
+    gaps = bundle.antialias_gaps(bundle_dir)
+    if gaps:
+        f.boxes.append(page.not_computed(f"Chapter 6 at the published settings ({gaps[0]})",
+                                         "python -m nadcore.bundle antialias", gaps[1]))
+    for part in (_numbers(f), _context(f, bundle_dir), _readings(f), paper_cost(STEM)):
+        f.glued.update(part)
+    return f
+
+
+def _numbers(f):
+    """Each run's settings and key numbers, and Fig. 6 at every index by variant (aa_: the caption's sigma;
+    aa15_: where LeNet learns)."""
+    out: dict[str, Any] = {}
+    for prefix, results in (("aa", f.paper), ("aa15", f.learns)):
+        out.update({f"{prefix}_paper_{k}": v for k, v in antialias.setting_numbers(results).items()})
+        out.update({f"{prefix}_{k}": v for k, v in antialias.key_numbers(results).items()})
+        out.update({f"{prefix}_{v}_fig6_{i}": results["fig6"][v].get(i, float("nan"))
+                    for v in results["variants"] for i in results["settings"]["indices"]})
+    return out
+
+
+def _context(f, bundle_dir):
+    """Chapter 3's LeNet beside these, the paper's N, and the verdicts on the predictions at both sigmas."""
+    return {"aa_ch3_fig6_first": bundle.load_fig6(bundle_dir).get(0, float("nan")),
+            "aa_ch3_networks": bundle.nad_item("lenet")["num_networks"],
+            "aa_nads_published": presets.preset("nads", "paper")["num_networks"]["default"],
+            "verdict": verdicts.prediction_table(antialias.predictions(f.paper)),
+            "verdict_learns": verdicts.prediction_table(antialias.predictions(f.learns)),
+            "verdict_note": Markdown(antialias.thresholds()), "aa_band_gap": antialias.BAND_GAP}
+
+
+def _readings(f):
+    """The numbers the readings quote: the k = 8 lines with pooling, the blurs' low-band lead where LeNet learns
+    (and the least resolved), the binomial blurs' high band, Fig. 6's first NAD and past 128."""
+    nan = float("nan")
+    n3, n15 = antialias.key_numbers(f.paper), antialias.key_numbers(f.learns)
+    pooled = [v for v in antialias.POOLED if v in f.paper["variants"]]
+    eight = [n[f"{v}_band_eight"] for n in (n3, n15) for v in pooled]
+    gaps = {v: n15[f"{v}_gap"] for v in antialias.BLURRED}
+    least = min(antialias.BLURRED, key=lambda v: n15[f"{v}_gap_lower"])  # the least resolved lead
+    binomial = [n15[f"{v}_band_high"] for v in ("blur3", "blur5", "maxblur3", "maxblur5")]
+    first = [f.learns["fig6"][v].get(0, nan) for v in pooled]
+    past = [a for v in pooled for i, a in f.learns["fig6"][v].items() if i > 128]
+    out: dict[str, Any] = {"aa_eight_min": min(eight), "aa_eight_max": max(eight),
+                           "aa15_gap_min": min(gaps.values()), "aa15_gap_max": max(gaps.values()),
+                           "aa15_least": antialias.NAMES[least]}
+    out.update({f"aa15_least_{end}": n15[f"{least}_{end}"] for end in ("gap", "gap_lower", "gap_upper")})
+    out.update({"aa15_binomial_high_min": min(binomial), "aa15_binomial_high_max": max(binomial),
+                "aa15_first_min": min(first), "aa15_first_max": max(first),
+                "aa15_past128_min": min(past, default=nan), "aa15_past128_max": max(past, default=nan)})
+    return out

@@ -1,0 +1,95 @@
+"""What Chapter 2 (pooling and the signal-to-noise ratio gamma(l)) states: Theorem 1 and Lemma 1 against their
+simulations, Fig. 4a in closed form (the printed constant in both conventions), Fig. 4b's plateau exits against
+zeta(l), and the verdicts, from the bundle."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from IPython.display import Markdown
+
+from nadcore import bundle, plan, pooling, prose, verdicts
+from nadcore.experiments import ch2_pooling
+from nadcore.pages import paper_cost_s
+from nadcore.presets import preset
+
+STEM = "02_pooling"
+
+
+@dataclass
+class Findings:
+    """Chapter 2's page: `glued` {name: value} and what its figures draw, the stored results `paper`
+    (`bundle.load_pooling`) at the published settings `big`, their zeta(l) `zeta`, and Fig. 4a in closed form
+    at gamma(l) of the average pooling's prefilter `m_hat`: Bayes accuracy for our data (`exact`, classes eps
+    apart) and as printed (`printed`)."""
+    paper: dict[str, Any]
+    big: dict[str, Any]
+    zeta: Any
+    m_hat: Any
+    exact: np.ndarray
+    printed: np.ndarray
+    rows: dict[str, verdicts.Row] = field(default_factory=dict)
+    glued: dict[str, Any] = field(default_factory=dict)
+
+
+def findings(bundle_dir: str = "../bundle") -> Findings:
+    """Every number, verdict and table Chapter 2's page states, from the bundle in `bundle_dir`."""
+    big = preset("pooling", "paper")  # the published settings, stored
+    paper = bundle.load_pooling(bundle_dir)
+    if paper is None:
+        raise FileNotFoundError("no stored results: python -m nadcore.bundle pooling computes them")
+    D, S, eps, sigma = big["D"], big["S"], big["eps"], big["sigma"]
+    m_hat = pooling.prefilter("average", D, S)
+    f = Findings(paper, big, ch2_pooling.fig4b_zeta(big), m_hat,
+                 pooling.bayes_accuracy(m_hat, S, eps, sigma).numpy(),
+                 pooling.bayes_accuracy(m_hat, S, eps, sigma, convention="paper").numpy())
+    f.rows = {"theorem1": verdicts.theorem1(paper["theorem1"], big), "fig4a": verdicts.fig4a(big),
+              "lemma1": verdicts.lemma1(paper["lemma1"], big),
+              "fig4b": verdicts.fig4b(paper["fig4b"]["loss"], f.zeta, big)}
+    for part in (_verdicts(f), _settings(big), _fig4a(f)):
+        f.glued.update(part)
+    f.glued["paper_cost"] = Markdown(plan.duration(paper_cost_s(STEM)))
+    return f
+
+
+def _verdicts(f):
+    """The results page's rows of this chapter and the numbers behind them."""
+    rows, big = f.rows, f.big
+    out: dict[str, Any] = {f"v_{key}": Markdown(r.verdict) for key, r in rows.items()}
+    out["verdict"] = verdicts.chapter_table(rows.values())
+    out["verdict_note"] = Markdown(verdicts.POOLING_THRESHOLDS)
+    t1 = rows["theorem1"].values
+    order = np.argsort(-np.asarray(f.zeta, dtype=float))
+    ok = f.paper["theorem1"]["stderr"] > 0  # offsets where the simulation has any spread
+    out.update({"paper_gap": t1["gap_exact"], "paper_z": t1["z_exact"], "paper_gap_printed": t1["gap_printed"],
+                "paper_hgap": 100 * rows["lemma1"].values["gap"], "spearman": rows["fig4b"].values["spearman"],
+                "paper_exits": Markdown(prose.and_list([str(rows["fig4b"].values["exits"][i]) for i in order])),
+                "zeta_max": float(max(f.zeta)), "zeta_min": float(min(f.zeta)),
+                "paper_zetas": Markdown(prose.and_list([f"{float(z):.2f}" for z in f.zeta])),
+                "paper_fig4b_ls": Markdown(prose.and_list([str(l) for l in big["train_ls"]])),
+                "chance_z": 1 - (1 - math.erfc(t1["z_exact"] / math.sqrt(2))) ** int(ok.sum())})
+    return out
+
+
+def _settings(big):
+    """The published settings the prose quotes."""
+    out: dict[str, Any] = {"paper_sim_offsets": len(big["sim_ls"])}
+    out.update({k: big[k] for k in ("D", "S", "sim_D", "hess_D", "hess_n", "train_steps", "train_lr", "init_std")})
+    out.update({"M": big["D"] // big["S"], "paper_sim_samples": big["sim_n_train"] + big["sim_n_test"],
+                "paper_train_seeds": len(big["train_seeds"])})
+    return out
+
+
+def _fig4a(f):
+    """Fig. 4a in closed form: the printed constant in both conventions, where it is at chance, a few values."""
+    D, S, eps, sigma = f.big["D"], f.big["S"], f.big["eps"], f.big["sigma"]
+    exact_2eps = pooling.bayes_accuracy(f.m_hat, S, 2 * eps, sigma).numpy()  # classes 2 eps apart
+    chance = [int(l) for l in np.flatnonzero(np.isclose(f.exact, 0.5))]
+    mid = D // S + D // (2 * S)
+    return {"gap_our_convention": float(np.abs(f.printed - f.exact).max()),
+            "gap_paper_convention": float(np.abs(f.printed - exact_2eps).max()),
+            "chance_ls": Markdown(prose.and_list([str(l) for l in chance])), "acc_1": float(f.exact[1]),
+            "acc_8": float(f.exact[8]), "l_mid": mid, "acc_mid": float(f.exact[mid])}
