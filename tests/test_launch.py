@@ -95,8 +95,11 @@ def test_chapters_too_long_for_a_cpu_at_the_paper_scale_have_the_gpu_note(path):
     notes = [c.source for c in nb.cells if c.get("id") == "gpu-note"]
     assert bool(notes) == needs_gpu
     if needs_gpu:
-        glue = next(c for c in nb.cells if c.get("id") == "gpu-note-glue")
-        assert f'plan.chapter_plan("{path.stem}", "paper"' in glue.source
+        import inspect
+
+        from nadcore import pages
+
+        assert "paper_cost(STEM)" in inspect.getsource(pages.module(path.stem))   # `pages.paper_cost`: the plan's
         assert "{glue:md}`gpu_paper_cost`" in notes[0] and "{doc}`running`" in notes[0]
         running = " ".join((ROOT / "book" / "running.md").read_text().split())
         assert "Change runtime type" in running and "The paper scale needs a GPU" in running

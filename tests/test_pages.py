@@ -20,10 +20,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 from state_dump import text  # noqa: E402
 
 MODULES = {m.name: importlib.import_module(f"nadcore.pages.{m.name}") for m in pkgutil.iter_modules(pages.__path__)}
-NOTEBOOK = {"fourier": "01_fourier", "pooling": "02_pooling", "nads": "03_nads", "cifar10": "04_cifar10",
-            "underspec": "05_underspecification", "antialias": "06_antialias", "zoo": "07_zoo",
-            "training": "08_training", "practice": "nads_in_practice", "results": "results",
-            "provenance": "provenance"}
+NOTEBOOK = {name: m.STEM for name, m in MODULES.items()}   # each module names its page
 CHEAP = ("fourier", "pooling", "underspec", "training", "practice")   # seconds each; the others take minutes
 
 
@@ -40,9 +37,10 @@ def code(stem):
 
 
 def test_every_page_module_has_its_notebook_which_calls_its_findings_once():
-    assert set(MODULES) == set(NOTEBOOK)
+    glues = {p.stem for p in (ROOT / "book").glob("*.ipynb") if "glue" in p.read_text()}
+    assert set(NOTEBOOK.values()) == glues, "a page that glues has one module of nadcore.pages, and no other"
     for name, stem in NOTEBOOK.items():
-        assert callable(MODULES[name].findings), name
+        assert callable(MODULES[name].findings) and pages.module(stem) is MODULES[name], name
         src = code(stem)
         assert src.count(".findings(") == 1 and "glue_all(" in src, stem
 

@@ -1,17 +1,30 @@
-"""What each chapter's page states, read from the results bundle: one module per chapter, each with one
-`findings(bundle_dir)` that returns every number, verdict and table the page glues (`glued`) and what its
+"""What each page states, read from the results bundle: one module per page (`STEM`, its notebook), each with
+one `findings(bundle_dir)` that returns every number, verdict and table the page glues (`glued`) and what its
 figures draw. A sentence of a page comes from a function here, which a test also runs; the notebook only glues
-(`plots.page.glue_all`) and draws."""
+(`plots.page.glue_all`) and draws. `module(stem)` is the page's module."""
 
 from __future__ import annotations
 
 import tempfile
+from types import ModuleType
 from typing import Any
 
 from IPython.display import Markdown
 
 from nadcore import plan
 from nadcore.presets import scalars
+
+
+def module(stem: str) -> ModuleType:
+    """The module of page `stem` (its notebook's name, such as "01_fourier")."""
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(__path__):
+        found = importlib.import_module(f"{__name__}.{info.name}")
+        if getattr(found, "STEM", None) == stem:
+            return found
+    raise LookupError(f"no module of nadcore.pages states page {stem!r}")
 
 
 def paper_items(stem: str) -> list[plan.Item]:

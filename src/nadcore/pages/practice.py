@@ -14,6 +14,7 @@ from nadcore.experiments import ch3_nads
 from nadcore.plots import nads as plots
 from nadcore.plots import page
 
+STEM = "nads_in_practice"
 KS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]   # the overlaps' subspace sizes
 
 

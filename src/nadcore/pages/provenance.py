@@ -9,6 +9,8 @@ from IPython.display import Markdown
 
 from nadcore import bundle, chapters, prose, provenance
 
+STEM = "provenance"
+
 
 def findings(bundle_dir: str = "../bundle") -> tuple[dict[str, Any], dict[str, Any]]:
     """`(glued, read)`: the numbers the appendix glues, and every item's status with the records it reads

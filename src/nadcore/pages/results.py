@@ -9,6 +9,8 @@ from IPython.display import Markdown
 
 from nadcore import verdicts
 
+STEM = "results"
+
 
 def findings(bundle_dir: str = "../bundle") -> dict[str, Any]:
     """Every table, count and policy text the results page glues, from the bundle in `bundle_dir`."""

@@ -15,6 +15,8 @@ from nadcore.experiments import ch8_training as c8
 from nadcore.plots import page
 from nadcore.plots import training as figs
 
+STEM = "08_training"
+
 
 @dataclass
 class Findings:
