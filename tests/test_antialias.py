@@ -447,3 +447,29 @@ def test_the_predictions_where_lenet_learns(where_lenet_learns):
     # at NAD 32 the 3-tap binomial filter holds best; stride 2 and no downsampling fall slowly along their NADs
     assert max(antialias.POOLED, key=lambda v: f6[v][32]) == "blur3"
     assert all(f6[v][0] > f6[v][512] > 55 for v in ("strided", "none"))
+
+
+def test_the_seed_study_counts_whole_seeds_and_compares_the_variants_orders():
+    """`seed_study`: each variant's low band at every seed whose grids are whole, the prefiltered variants'
+    order per seed and Kendall's tau between seeds; `seed_reading` words it."""
+    cells = [(0, 0), (2, 0), (12, 0), (0, 12)]   # two in the low band, two in the high one
+    level = {"avg": 90.0, "blur3": 80.0, "blur5": 70.0, "maxblur3": 60.0, "maxblur5": 55.0}
+
+    def grid(v, shift=0.0):
+        return {c: (level[v] + shift if antialias.band(c) == "low" else 50.0) for c in cells}
+
+    first = {v: grid(v) for v in level}
+    same = {v: [grid(v, 1.0), grid(v, -1.0)] for v in level}
+    study = antialias.seed_study(first, same, len(cells))
+    assert study["seeds"] == 3 and study["tau"] == pytest.approx([1.0, 1.0, 1.0])
+    assert study["order"][0] == ["avg", "blur3", "blur5", "maxblur3", "maxblur5"]
+    assert study["low"]["avg"] == [90.0, 91.0, 89.0] and study["gap"]["blur5"][0] == pytest.approx(20.0)
+    assert "keep one order" in antialias.seed_reading(study, len(cells)) and "2.0 points" in \
+        antialias.seed_reading(study, len(cells))
+    swapped = {v: [grid(v, 25.0 if v == "maxblur5" else 0.0)] for v in level}   # MaxBlurPool-5 now leads BlurPool-5
+    study = antialias.seed_study(first, swapped, len(cells))
+    assert study["seeds"] == 2 and study["tau"][0] < 1 and "changes between seeds" in \
+        antialias.seed_reading(study, len(cells))
+    partial = {v: [dict(list(grid(v).items())[:3])] for v in level}   # a seed not stored whole does not count
+    assert antialias.seed_study(first, partial, len(cells))["seeds"] == 1
+    assert "not tested across seeds" in antialias.seed_reading(antialias.seed_study(first, partial, len(cells)), 4)

@@ -26,7 +26,7 @@ from nadcore.experiments import ch1_fourier, ch3_nads
 from nadcore.prose import span
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Mapping
+    from collections.abc import Collection, Iterable, Mapping, Sequence
 
     import torch
 
@@ -110,15 +110,10 @@ def nad_estimate(variant: str, cfg: Mapping[str, Any], seed: int, results_dir: s
     """The NADs of the LeNet `variant` (`cfg`: `method`, `num_networks`) stored in
     `results_dir/nads/` (float16 when `compact`), chunks in `scratch/nad_chunks/` (default
     `results_dir`); None if not stored and not `compute`. Always the stored copy, as readers see it."""
-    settings = nad_settings(variant, cfg, seed)
-    path = nads.result_path(ARCH, settings, results_dir)
-    if not store.matches(path, settings):
-        if not compute:
-            return None
-        nads.estimate(ARCH, cfg["num_networks"], method=cfg["method"], device=device, seed=seed,
-                      results_dir=scratch or results_dir, progress=progress,
-                      pooling=pooling_arg(variant), eig_threads=cfg["eig_threads"]).save(path, compact=compact)
-    return nads.NADResult.load(path, settings)
+    s = nads.EstimateSettings(cfg["method"], seed=seed, pooling=pooling_arg(variant), eig_threads=cfg["eig_threads"],
+                              num_networks=cfg["num_networks"])
+    return nads.load_or_estimate(ARCH, s, results_dir, compute=compute, chunks_dir=scratch, compact=compact,
+                                 device=device, progress=progress)
 
 
 def nad_convergence(variant: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path,
@@ -300,6 +295,60 @@ def summary(results: Mapping[str, Any]) -> list[dict[str, Any]]:
                          fig6_first=f6[min(f6)] if f6 else np.nan, fig6_last=f6[max(f6)] if f6 else np.nan,
                          **{f"band_{k}": m for k, m in band_means(results["fig1"][v]).items()}))
     return rows
+
+
+def seed_study(first: Mapping[str, Mapping[tuple[int, int], float]], more: Mapping[str, Sequence[Mapping]],
+               cells: int) -> dict[str, Any]:
+    """Is the order of the variants within the low band more than one seed's draw? Each variant's low band
+    mean (`band_means`) and lead over its other cells (`band_gap`) at every seed whose grids are whole for every
+    variant (`cells` directions each): seed 0 is `first` ({variant: {cell: accuracy}}), then `more`
+    ({variant: [grid per seed]}, `fig1_seeds`). Returns `seeds` (how many), `low` and `gap` ({variant: [value
+    per seed]}), `order` (the prefiltered variants, `BLURRED`, by decreasing low band, per seed) and `tau`
+    (Kendall's tau of the seeds' orders, each pair of seeds; NaN below two seeds)."""
+    grids = {v: [first[v], *more.get(v, [])] for v in first}
+    whole = min((sum(1 for _ in _prefix(g, cells)) for g in grids.values()), default=0)
+    low = {v: [band_means(g)["low"] for g in gs[:whole]] for v, gs in grids.items()}
+    gap = {v: [band_gap(g)[0] for g in gs[:whole]] for v, gs in grids.items()}
+    blurred = [v for v in BLURRED if v in low]
+    order = [sorted(blurred, key=lambda v, i=i: -low[v][i]) for i in range(whole)]
+    tau = [_kendall([low[v][i] for v in blurred], [low[v][j] for v in blurred])
+           for i in range(whole) for j in range(i + 1, whole)]
+    return {"seeds": whole, "low": low, "gap": gap, "order": order, "tau": tau}
+
+
+def seed_reading(study: Mapping[str, Any], cells: int) -> str:
+    """`seed_study` in a sentence: whether the prefiltered variants keep one order within the low band at every
+    seed, and how far a variant's low band moves between seeds."""
+    n = study["seeds"]
+    if n < 2:
+        return (f"Still one seed per cell on {cells} directions: the order of the variants within the band is not "
+                "tested across seeds.")
+    order = " > ".join(NAMES[v] for v in study["order"][0])
+    moves = max(max(x) - min(x) for v, x in study["low"].items() if v in BLURRED)
+    head = f"Over {n} seeds of every cell ({cells} directions each), "
+    if all(o == study["order"][0] for o in study["order"]):
+        return (head + f"the variants with a prefilter keep one order within the band at every seed ({order}; "
+                f"Kendall's τ = 1 between every two seeds), though a variant's low band moves by up to {moves:.1f} "
+                "points from one seed to another.")
+    return (head + f"the order of the variants with a prefilter within the band changes between seeds (Kendall's "
+            f"τ {span(study['tau'], '.2f')}; seed 0: {order}): a variant's low band moves by up to {moves:.1f} points "
+            "from one seed to another.")
+
+
+def _prefix(grids, cells):
+    """The leading grids of `grids` that hold all `cells` directions (the later seeds may be partly stored)."""
+    for g in grids:
+        if len(g) < cells:
+            return
+        yield g
+
+
+def _kendall(a, b):
+    """Kendall's tau of two orderings of the same items (NaN below two)."""
+    if len(a) < 2:
+        return float("nan")
+    from scipy import stats  # here, not at import: scipy.stats takes seconds to import
+    return float(stats.kendalltau(a, b)[0])
 
 
 POOLED = ("max", "avg", "blur3", "blur5", "maxblur3", "maxblur5")  # a pooling layer (no stride-2 convs, not none)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from IPython.display import Markdown
 
 from nadcore import bundle, presets, verdicts
@@ -35,9 +36,26 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
     if gaps:
         f.boxes.append(page.not_computed(f"Chapter 6 at the published settings ({gaps[0]})",
                                          "python -m nadcore.bundle antialias", gaps[1]))
-    for part in (_numbers(f), _context(f, bundle_dir), _readings(f), paper_cost(STEM)):
+    for part in (_numbers(f), _context(f, bundle_dir), _readings(f), paper_cost(STEM), _seeds(f, bundle_dir)):
         f.glued.update(part)
     return f
+
+
+def _seeds(f, bundle_dir):
+    """Where LeNet learns, each variant's low band and lead at every seed stored whole (`ch6_antialias.seed_study`):
+    their count, a table and a sentence."""
+    cells = len(f.learns["grid"].half())
+    study = antialias.seed_study(f.learns["fig1"], bundle.load_antialias_seeds(bundle_dir), cells)
+
+    def each(values):
+        return " / ".join(f"{x:.1f}" for x in values)
+
+    rows = [(antialias.NAMES[v], each(study["low"][v]),
+             f"{np.mean(study['low'][v]):.1f} ± {np.std(study['low'][v], ddof=1):.1f}" if study["seeds"] > 1 else "–",
+             each(study["gap"][v])) for v in f.learns["variants"]]
+    table = page.table(rows, ["variant", "|k| ≤ 4, each seed (%)", "mean ± sd (%)", "lead, each seed (points)"])
+    return {"aa15_seeds": study["seeds"], "aa15_seed_table": table.style.hide(axis="index"),
+            "aa15_seed_reading": Markdown(antialias.seed_reading(study, cells))}
 
 
 def _numbers(f):
