@@ -122,11 +122,12 @@ def train_step(arch, batch=128, repeats=1, precision="float32"):
 def agreement(arch, n, ks):
     """Leading-k overlaps of the bfloat16 estimates (eager, compiled) with the float32 one on the same
     `n` networks, and of two disjoint float32 estimates of `n // 2` networks each (the Monte-Carlo floor)."""
-    fp32 = nads.estimate(arch, n, progress=False)
-    bf16 = nads.estimate(arch, n, precision="bfloat16", progress=False)
-    compiled = nads.estimate(arch, n, precision="bfloat16", compiled=True, progress=False)
-    half_a = nads.estimate(arch, n // 2, progress=False)
-    half_b = nads.estimate(arch, n // 2, first=n // 2, progress=False)
+    S = nads.EstimateSettings
+    fp32 = nads.estimate(arch, S(num_networks=n), progress=False)
+    bf16 = nads.estimate(arch, S(precision="bfloat16", num_networks=n), progress=False)
+    compiled = nads.estimate(arch, S(precision="bfloat16", compiled=True, num_networks=n), progress=False)
+    half_a = nads.estimate(arch, S(num_networks=n // 2), progress=False)
+    half_b = nads.estimate(arch, S(num_networks=n // 2, first=n // 2), progress=False)
     return nads.compare(fp32, bf16, ks), nads.compare(fp32, compiled, ks), nads.compare(half_a, half_b, ks)
 
 
@@ -151,15 +152,16 @@ def main(argv=None):
     measured = {}
     for arch in args.arch:
         gflop = secant_gflop(arch)
-        nads.estimate(arch, 2, method="autograd", progress=False)              # warm-up (imports, kernels)
-        nads.estimate(arch, 2, precision="bfloat16", compiled=True, progress=False)   # compiles (once per process)
+        S = nads.EstimateSettings
+        nads.estimate(arch, S("autograd", num_networks=2), progress=False)              # warm-up (imports, kernels)
+        nads.estimate(arch, S(precision="bfloat16", compiled=True, num_networks=2), progress=False)   # compiles
         rows = {}
         for label, kw, peak in (("secant float32", {}, p32), ("secant bfloat16", {"precision": "bfloat16"}, p16),
                                 ("secant bf16 compiled", {"precision": "bfloat16", "compiled": True}, p16),
                                 ("autograd float32", {"method": "autograd"}, p32)):
             # batch_size = networks: a batch is padded with copies up to its size (16 x the work for 2 of 32)
-            seconds, _ = timed(lambda a=arch, kw=kw: nads.estimate(a, args.networks, progress=False,
-                                                                   batch_size=args.networks, **kw), args.repeats)
+            s = S(batch_size=args.networks, num_networks=args.networks, **kw)
+            seconds, _ = timed(lambda a=arch, s=s: nads.estimate(a, s, progress=False), args.repeats)
             rows[label] = seconds / args.networks
             rate = gflop / rows[label] if label.startswith("secant") else None
             frac = f"{rate:6.0f} GFLOP/s = {rate / peak:4.0%} of the {peak:.0f} GFLOP/s peak" if rate else ""

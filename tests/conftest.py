@@ -214,3 +214,20 @@ def figures_are_readable():
             style.check_readable(plt.figure(num))
     finally:
         plt.close("all")
+
+
+def estimate_kw(model, num_networks, **kw):
+    """`nads.estimate` with its settings and its run's options as keywords alike (the tests' shorthand for
+    `nads.estimate(model, nads.EstimateSettings(num_networks=..., method=...), device=..., ...)`): the fields of
+    `EstimateSettings` go into the settings, `shard` and `num_shards` into the pair `shard`, the rest to
+    `estimate` as they are."""
+    import dataclasses
+
+    from nadcore import nads
+
+    fields = {f.name for f in dataclasses.fields(nads.EstimateSettings)}
+    settings = nads.EstimateSettings(num_networks=num_networks, **{k: v for k, v in kw.items() if k in fields})
+    run = {k: v for k, v in kw.items() if k not in fields and k not in ("shard", "num_shards")}
+    if "shard" in kw or "num_shards" in kw:
+        run["shard"] = (kw.get("shard", 0), kw.get("num_shards", 1))
+    return nads.estimate(model, settings, **run)

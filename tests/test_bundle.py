@@ -19,7 +19,7 @@ import re
 import numpy as np
 import pytest
 import torch
-from conftest import REPLAY_STEPS, ROOT
+from conftest import REPLAY_STEPS, ROOT, estimate_kw
 
 from nadcore import bundle, cifar, cli, fourier, models, nads, paths, plan, presets, published, store, sweeps, train
 from nadcore.experiments import ch1_fourier, ch3_nads, ch4_cifar10
@@ -1131,7 +1131,7 @@ def test_the_secant_dial_stores_nads_overlaps_and_fig6_per_step(tmp_path, monkey
     assert a["nads"].nads.shape == (4, 1024) and len(a["nads"].eigenvalues) == 1024
     assert a["nads"].settings["step"] == 1.0 and not np.array_equal(a["nads"].nads, b["nads"].nads)
     assert set(a["conv"]) == {1, 2} and all(0 <= v <= 1 for v in a["conv"].values()) and set(a["fig6"]) == {0}
-    full = nads.estimate("lenet", 6, step=1.0, seed=0, device="cpu", results_dir=tmp_path / "scratch", progress=False)
+    full = estimate_kw("lenet", 6, step=1.0, seed=0, device="cpu", results_dir=tmp_path / "scratch", progress=False)
     np.testing.assert_allclose(a["nads"].nads, full.nads[:4], atol=2e-3)   # float16 rows of the same estimate
 
 

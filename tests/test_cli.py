@@ -11,7 +11,7 @@ import nbformat
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ROOT, estimate_kw
 
 from nadcore import cli, paths
 
@@ -890,7 +890,7 @@ def test_a_size_the_user_sets_is_bounded_before_anything_is_allocated(tmp_path, 
     `directional_dataset`, `pooling_matrix` and `fourier_direction` allocated whatever they were asked."""
     import torch
 
-    from nadcore import catalog, data, fourier, nads, pooling
+    from nadcore import catalog, data, fourier, pooling
 
     for shape in ("1,1000,1000", "99999999999999999999,1,1"):
         assert cli.main(["nads", "--arch", "lenet", "--networks", "4", "--out", str(tmp_path / "x.npz"),
@@ -898,7 +898,7 @@ def test_a_size_the_user_sets_is_bounded_before_anything_is_allocated(tmp_path, 
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and f"of at most {catalog.MAX_INPUT:,} entries" in err, err
     with pytest.raises(ValueError, match=r"^input_shape must have at most 16,384 entries"):
-        nads.estimate("logreg", 4, input_shape=(1, 1000, 1000), progress=False)
+        estimate_kw("logreg", 4, input_shape=(1, 1000, 1000), progress=False)
     with pytest.raises(ValueError, match=r"^n must keep the float32 samples under 8 GiB \(it would take "
                                          r"3.81e\+06 GiB\)"):
         data.directional_dataset(torch.ones(1, 32, 32) / 32, 10 ** 12, 1.0, 1.0)
@@ -928,7 +928,6 @@ def test_an_estimate_of_your_own_model_is_timed_and_bounded_before_its_bulk(tmp_
     line with the time the rest takes, and past `NAD_HOURS` a one-line refusal after the first batch (no --yes)."""
     import time
 
-    from nadcore import nads
 
     class Slow(torch.nn.Module):
         def __init__(self):
@@ -939,22 +938,22 @@ def test_an_estimate_of_your_own_model_is_timed_and_bounded_before_its_bulk(tmp_
             time.sleep(0.15)
             return self.lin(x.flatten(1))
 
-    nads.estimate(Slow, 40, input_shape=(1, 8, 8), method="autograd", batch_size=4)
+    estimate_kw(Slow, 40, input_shape=(1, 8, 8), method="autograd", batch_size=4)
     err = capsys.readouterr().err
     assert re.search(r"factory: ~\d+ s for the 32 networks left \(0\.0\d+ s a network, measured on this machine\); "
                      r"the 64 x 64 covariance takes 0 MB", err), err
     assert "network/s]" in err or "s/network]" in err                          # the bar counts networks
-    nads.estimate(Slow, 6, input_shape=(1, 8, 8), batch_size=16, progress="cost")   # the secant: timed on its
+    estimate_kw(Slow, 6, input_shape=(1, 8, 8), batch_size=16, progress="cost")   # the secant: timed on its
     assert "for the 4 networks left" in capsys.readouterr().err                    # second network (the newcomer)
-    nads.estimate(Slow, 40, input_shape=(1, 8, 8), method="autograd", batch_size=4, progress="cost")
+    estimate_kw(Slow, 40, input_shape=(1, 8, 8), method="autograd", batch_size=4, progress="cost")
     err = capsys.readouterr().err                                                # --no-progress: the line, no bar
     assert "for the 32 networks left" in err and "network/s]" not in err and "s/network]" not in err
-    nads.estimate(Slow, 12, input_shape=(1, 8, 8), method="autograd", batch_size=4, progress=False)
+    estimate_kw(Slow, 12, input_shape=(1, 8, 8), method="autograd", batch_size=4, progress=False)
     assert capsys.readouterr().err == ""
     with pytest.raises(ValueError, match=r'^progress must be True, False or "cost" .*; got 1\.5$'):
-        nads.estimate(Slow, 12, input_shape=(1, 8, 8), progress=1.5)
+        estimate_kw(Slow, 12, input_shape=(1, 8, 8), progress=1.5)
     with pytest.raises(ValueError, match=r"^num_networks must keep the estimate within 0\.001 h here: 4,000 networks"):
-        nads.estimate(Slow, 4000, input_shape=(1, 8, 8), method="autograd", batch_size=4, max_hours=0.001,
+        estimate_kw(Slow, 4000, input_shape=(1, 8, 8), method="autograd", batch_size=4, max_hours=0.001,
                       progress=False)
 
 
@@ -1177,7 +1176,6 @@ def test_values_that_only_fail_late_or_flood_the_terminal_are_one_short_line(tmp
 def test_a_flat_model_and_a_missing_book_are_told_what_they_are(tmp_path, capsys):
     """The third adversarial pass of issue 58: a model whose output is zero (timm zero-initialises some heads) was
     told to change the secant's step; `chapters --book-dir /nonexistent` exited 0 with nothing."""
-    from nadcore import nads
 
     def flat():
         head = torch.nn.Linear(16, 1)
@@ -1186,7 +1184,7 @@ def test_a_flat_model_and_a_missing_book_are_told_what_they_are(tmp_path, capsys
 
     with pytest.raises(ValueError, match="^model must depend on its input at the evaluation point: the gradients of "
                                          "networks 0..3 are all zero"):
-        nads.estimate(flat, 4, input_shape=(1, 4, 4), progress=False)
+        estimate_kw(flat, 4, input_shape=(1, 4, 4), progress=False)
     for book in (tmp_path / "nonexistent", tmp_path):
         assert cli.main(["chapters", "--book-dir", str(book)]) == 2
         assert "--book-dir must be a folder holding chapter notebooks" in capsys.readouterr().err

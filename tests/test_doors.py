@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from conftest import estimate_kw
 
 from nadcore import data, fourier, nads, pooling, seeds, store, train
 from nadcore.models import build
@@ -43,7 +44,7 @@ def test_seeds_must_be_integers_that_the_kernels_take(seed):
     with pytest.raises(ValueError, match="^seed must be an integer"):
         seeds.derive(seed, 1)
     with pytest.raises(ValueError, match="^seed must be an integer"):
-        nads.estimate("logreg", 2, seed=seed, progress=False)
+        estimate_kw("logreg", 2, seed=seed, progress=False)
     assert seeds.check_seed(2 ** 63 - 1) == 2 ** 63 - 1 and seeds.check_seed(np.int64(3)) == 3
 
 
@@ -51,11 +52,11 @@ def test_nad_estimates_refuse_non_finite_points_tiny_steps_and_fractional_shapes
     x0 = torch.zeros(1, 32, 32)
     x0[0, 3, 3] = float("nan")
     with pytest.raises(ValueError, match="^eval_point must hold finite numbers"):
-        nads.estimate("logreg", 2, eval_point=x0, progress=False)
+        estimate_kw("logreg", 2, eval_point=x0, progress=False)
     with pytest.raises(ValueError, match="^step must be a finite number > 0 in float32"):
-        nads.estimate("logreg", 2, step=1e-300, progress=False)
+        estimate_kw("logreg", 2, step=1e-300, progress=False)
     with pytest.raises(ValueError, match="^input_shape must be a tuple of positive ints"):
-        nads.estimate("logreg", 2, input_shape=(1, 32.0, 1.5), progress=False)
+        estimate_kw("logreg", 2, input_shape=(1, 32.0, 1.5), progress=False)
 
 
 def test_non_finite_gradients_stop_the_chunk_that_makes_them():
@@ -68,12 +69,12 @@ def test_non_finite_gradients_stop_the_chunk_that_makes_them():
             return (x.flatten(1) @ self.w).exp().exp()[:, None]   # overflows to inf at the probes
 
     with pytest.raises(ValueError, match="^model must give finite outputs and gradients at the evaluation point"):
-        nads.estimate(Blows, 4, input_shape=(16,), progress=False)
+        estimate_kw(Blows, 4, input_shape=(16,), progress=False)
 
 
 def test_unbounded_batches_and_stacks_are_refused_before_work():
     with pytest.raises(ValueError, match=f"^batch_size must be an integer in \\[1, {nads.MAX_BATCH}\\]"):
-        nads.estimate("logreg", 2, method="autograd", batch_size=10 ** 9, progress=False)
+        estimate_kw("logreg", 2, method="autograd", batch_size=10 ** 9, progress=False)
     xy = (torch.randn(4, 1, 32, 32), torch.tensor([0, 1, 0, 1]))
     with pytest.raises(ValueError, match=f"^chunk must be an integer in \\[1, {train.MAX_CHUNK}\\]"):
         train.fit_many([build("logreg")], [(xy, xy)], train.Recipe(1, 0.1), chunk=10 ** 6)
@@ -91,7 +92,7 @@ def test_a_nad_estimate_holds_one_stored_chunk_at_a_time(tmp_path, monkeypatch):
     """Memory is bounded by one chunk: a chunk's moments are freed once the next one is merged."""
     import weakref
 
-    full = nads.estimate("logreg", 500, results_dir=tmp_path, progress=False)   # 4 chunks, stored
+    full = estimate_kw("logreg", 500, results_dir=tmp_path, progress=False)   # 4 chunks, stored
     refs, alive = [], []
     real = nads.chunks.read_chunks
 
@@ -102,7 +103,7 @@ def test_a_nad_estimate_holds_one_stored_chunk_at_a_time(tmp_path, monkeypatch):
             yield c
 
     monkeypatch.setattr(nads.chunks, "read_chunks", watched)   # as nads.estimator calls it
-    again = nads.estimate("logreg", 500, results_dir=tmp_path, progress=False)
+    again = estimate_kw("logreg", 500, results_dir=tmp_path, progress=False)
     assert len(refs) == 4 and max(alive) <= 1                  # only the chunk being merged
     np.testing.assert_array_equal(full.eigenvalues, again.eigenvalues)   # bitwise: same order of merging
 
@@ -153,25 +154,25 @@ def test_all_zero_gradients_say_so_and_name_what_to_change(kwargs, names):
     """Issue 41 item 7: `step=1e-30` said 'model factory returned the same network twice'; the cause is
     that every gradient is zero."""
     with pytest.raises(ValueError, match="gradients of networks 0..3 are all zero") as err:
-        nads.estimate("logreg", 4, progress=False, **kwargs)
+        estimate_kw("logreg", 4, progress=False, **kwargs)
     assert names in str(err.value) and "same network twice" not in str(err.value)
 
 
 def test_a_nad_estimate_bounds_its_networks_before_building_chunks():
-    """Issue 41 item 6: `nads.estimate("logreg", 10**18)` raised MemoryError building chunk ranges."""
+    """Issue 41 item 6: `estimate_kw("logreg", 10**18)` raised MemoryError building chunk ranges."""
     from nadcore import catalog
 
     for n in (10 ** 18, catalog.MAX_NETWORKS + 1):
         with pytest.raises(ValueError, match=r"^num_networks must be an integer in \[2, 10000000\]"):
-            nads.estimate("logreg", n, progress=False)
+            estimate_kw("logreg", n, progress=False)
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda d: nads.estimate("logreg", 4, results_dir=d / "file", progress=False), "results_dir must be a folder"),
-    (lambda d: nads.estimate("logreg", 4, num_shards=0, results_dir=d, progress=False), "num_shards must be an"),
-    (lambda d: nads.estimate("logreg", 4, shard=2, num_shards=2, results_dir=d, progress=False), "shard must be an"),
-    (lambda d: nads.estimate("logreg", 4, max_hours=-1, progress=False), "max_hours must be a number > 0"),
-    (lambda d: nads.estimate("logreg", 4, max_hours=float("nan"), progress=False), "max_hours must be a number > 0"),
+    (lambda d: estimate_kw("logreg", 4, results_dir=d / "file", progress=False), "results_dir must be a folder"),
+    (lambda d: estimate_kw("logreg", 4, num_shards=0, results_dir=d, progress=False), "num_shards must be an"),
+    (lambda d: estimate_kw("logreg", 4, shard=2, num_shards=2, results_dir=d, progress=False), "shard must be an"),
+    (lambda d: estimate_kw("logreg", 4, max_hours=-1, progress=False), "max_hours must be a number > 0"),
+    (lambda d: estimate_kw("logreg", 4, max_hours=float("nan"), progress=False), "max_hours must be a number > 0"),
     (lambda d: nads.convergence("logreg", [4], ks=(1, 4096), progress=False), "ks must be a non-empty list"),
     (lambda d: nads.convergence("logreg", [2.7], progress=False), "sizes must be a non-empty list"),
     (lambda d: nads.eig_decreasing(np.full((3, 3), np.nan)), "matrix must be a square matrix of finite numbers"),
@@ -282,9 +283,9 @@ def test_doors_of_the_fourth_pass(tmp_path):
              (lambda: train.predict(build("logreg"), torch.zeros(2, 1, 32, 32), batch_size=-1),
               r"^batch_size must be an integer >= 1"),
              (lambda: train.fit(build("logreg"), None, train.Recipe(1, 0.1), seed=[]), "^seed must be an int"),
-             (lambda: nads.estimate(_FailsOnLargeBatches, 4, input_shape=(1, 4, 4), progress=False),
+             (lambda: estimate_kw(_FailsOnLargeBatches, 4, input_shape=(1, 4, 4), progress=False),
               r"^model failed while its networks' gradients were computed \(KeyError: 'layer3'\)"),
-             (lambda: nads.estimate(lambda: torch.nn.Linear(16, 1, device="meta"), 4, input_shape=(16,),
+             (lambda: estimate_kw(lambda: torch.nn.Linear(16, 1, device="meta"), 4, input_shape=(16,),
                                     progress=False), "^model must build its parameters and buffers on a real device")]
     for call, message in cases:
         with pytest.raises(ValueError, match=message):
@@ -331,13 +332,13 @@ def test_doors_of_the_fifth_pass(tmp_path):
         with pytest.raises(ValueError, match=r"^direction must be a \(kx, ky\) pair of integers"):
             learnability.recipe_check(factory, {"epochs": 1, "max_lr": 0.1}, direction=bad, input_shape=(1, 4, 4))
     kw = dict(input_shape=(1, 4, 4), progress=False, results_dir=tmp_path, name="lin")
-    nads.estimate(factory, 4, **kw)
+    estimate_kw(factory, 4, **kw)
     [path] = (tmp_path / "nad_chunks").glob("*.npz")
     loaded = store.load(path)
     for shape in ((4, 17), (2, 16)):   # another D, fewer networks: each rebuilt with its own hashes
         store.save(path, {"gradients": np.ones(shape, dtype=np.float32)}, loaded.record["settings"])
         with pytest.raises(store.StoreError, match=f"^{path} is no chunk of 4 networks' gradients"):
-            nads.estimate(factory, 4, **kw)
+            estimate_kw(factory, 4, **kw)
 
 
 def test_a_model_that_cannot_be_copied_estimates_by_the_exact_gradient():
@@ -353,5 +354,5 @@ def test_a_model_that_cannot_be_copied_estimates_by_the_exact_gradient():
         return m
 
     kw = dict(input_shape=(1, 4, 4), progress=False, device="cpu")
-    auto, sec = (nads.estimate(factory, 6, method=m, **kw) for m in ("autograd", "secant"))
+    auto, sec = (estimate_kw(factory, 6, method=m, **kw) for m in ("autograd", "secant"))
     np.testing.assert_allclose(auto.eigenvalues[:2], sec.eigenvalues[:2], rtol=1e-4)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import estimate_kw
 from torch import nn
 
 from nadcore import learnability, train
@@ -101,10 +102,9 @@ def test_bad_input_is_refused_in_one_line_before_any_training(kwargs, named):
 def test_fig6_for_any_model_trains_along_its_nads(tmp_path):
     """Issue 60 item 3: Fig. 6 for a model of yours (one output, trained as two logits), along its own NADs: a
     fresh network per NAD index and seed, reproducible, with bad indices and NADs refused in one line."""
-    from nadcore import nads
 
     factory = lambda: nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(1))  # noqa: E731
-    res = nads.estimate(factory, 8, input_shape=(1, 8, 8), method="autograd", progress=False)
+    res = estimate_kw(factory, 8, input_shape=(1, 8, 8), method="autograd", progress=False)
     kw = dict(n=200, sigma=0.5, num_seeds=2, input_shape=(1, 8, 8), device="cpu")
     with pytest.warns(UserWarning, match=r"^NAD indices 63 are past the estimate's rank \(7 of 8 networks\)"):
         out = learnability.fig6(factory, res, [0, 63], {"epochs": 2, "max_lr": 0.05}, **kw)

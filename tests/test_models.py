@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from conftest import estimate_kw
 from torch import nn
 
 from nadcore import models
@@ -226,12 +227,11 @@ def test_variants_stack_for_fit_many(pooling):
 def test_variant_nads_estimate(method):
     """4 networks through `nads.estimate`; one thread: on a busy 2-core machine two threads make
     the 1024x1024 eigendecomposition 20x slower."""
-    from nadcore import nads
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        res = nads.estimate(lambda: models.build("lenet", num_classes=1, pooling="maxblur3"), 4, method=method,
+        res = estimate_kw(lambda: models.build("lenet", num_classes=1, pooling="maxblur3"), 4, method=method,
                             device="cpu", batch_size=4, progress=False)
     finally:
         torch.set_num_threads(threads)

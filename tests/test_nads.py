@@ -9,6 +9,7 @@ import matplotlib
 import numpy as np
 import pytest
 import torch
+from conftest import estimate_kw
 from torch import nn
 
 from nadcore import bundle, fourier, models, nads, store
@@ -45,7 +46,7 @@ def canonical_order(result):
                                     pytest.param("hessian", marks=pytest.mark.slow)])   # 4 s each: make test
 def test_linear_pooling_nads_are_the_canonical_basis_ordered_by_m2(method):
     """Eq. 4 (gradient covariance) and Eq. 5 (mixed derivative): both diag(m^2) up to a factor."""
-    res = nads.estimate(lambda: LinearPooling(M_PRE, 4), 800, method=method, input_shape=(16,),
+    res = estimate_kw(lambda: LinearPooling(M_PRE, 4), 800, method=method, input_shape=(16,),
                          batch_size=400, progress=False)
     order, cos = canonical_order(res)
     assert list(order[:8]) == list(range(8))          # sorted by decreasing m^2 (well-separated entries)
@@ -59,7 +60,7 @@ def test_logreg_gradient_covariance_is_isotropic():
     """LogReg's gradient is its weight, uniform in +-1/sqrt(D): covariance I/(3D); the sample
     eigenvalues must lie in the Marchenko-Pastur bulk (1 +- sqrt(D/N))^2 / (3D)."""
     N, D = 2048, 1024
-    res = nads.estimate("logreg", N, progress=False)
+    res = estimate_kw("logreg", N, progress=False)
     c, g = 1 / (3 * D), D / (N - 1)
     assert res.eigenvalues.mean() == pytest.approx(c, rel=0.02)
     assert res.eigenvalues.max() < 1.15 * c * (1 + g ** 0.5) ** 2
@@ -70,8 +71,8 @@ def test_a_linear_model_whose_input_reaches_two_branches_has_the_secant_of_its_e
     """Issue 58: `o(cat[a(x), b(x)])` is linear, so its secant is its gradient, the second branch included."""
     kw = dict(input_shape=(1, 8, 8), progress=False)
     linear = lambda: TwoBranch(act=nn.Identity)
-    sec = nads.estimate(linear, 40, method="secant", **kw)
-    auto = nads.estimate(linear, 40, method="autograd", **kw)
+    sec = estimate_kw(linear, 40, method="secant", **kw)
+    auto = estimate_kw(linear, 40, method="autograd", **kw)
     np.testing.assert_allclose(sec.eigenvalues[:10], auto.eigenvalues[:10], rtol=1e-4)
     assert nads.subspace_overlap(sec.nads, auto.nads, 10) > 0.9999
 
@@ -137,23 +138,23 @@ def test_the_shortcut_is_checked_against_the_plain_probes(monkeypatch):
     input's argmax) gave a wrong secant silently; each chunk's first network now checks the shortcut against the plain
     probes. A model that mixes the inputs of a batch is refused (its probes would see each other)."""
     kw = dict(input_shape=(1, 4, 4), progress=False)
-    sec, auto = (nads.estimate(NanToNumBranch, 40, method=m, **kw) for m in ("secant", "autograd"))
+    sec, auto = (estimate_kw(NanToNumBranch, 40, method=m, **kw) for m in ("secant", "autograd"))
     np.testing.assert_allclose(sec.eigenvalues[:5], auto.eigenvalues[:5], rtol=1e-4)
     torch.manual_seed(0)
     net, x0 = ArgmaxBranch().eval(), torch.randn(1, 5, 5)
     assert gradients.first_linear_layer(net, x0) is None and gradients.checked_first_layer(net, x0, 100.0) is None
-    gated = nads.estimate(Gated, 40, **kw)       # the re-probe: a branch network 0's weights turn off, others on
+    gated = estimate_kw(Gated, 40, **kw)       # the re-probe: a branch network 0's weights turn off, others on
     monkeypatch.setattr(chunks, "checked_first_layer", lambda *a, **k: None)   # the plain probes
-    np.testing.assert_allclose(gated.eigenvalues[:5], nads.estimate(Gated, 40, **kw).eigenvalues[:5], rtol=1e-5)
+    np.testing.assert_allclose(gated.eigenvalues[:5], estimate_kw(Gated, 40, **kw).eigenvalues[:5], rtol=1e-5)
     lenet = models.build("lenet", num_classes=1).eval()
     assert gradients.checked_first_layer(lenet, torch.randn(1, 32, 32), 100.0) == "features.0"
     with pytest.raises(ValueError, match="^model must compute each input of a batch on its own"):
-        nads.estimate(BatchMix, 4, **kw)
+        estimate_kw(BatchMix, 4, **kw)
     with pytest.raises(ValueError, match="^model must run its forward pass without recursing"):
-        nads.estimate(Recurses, 4, **kw)
+        estimate_kw(Recurses, 4, **kw)
     dilated = lambda: nn.Sequential(nn.Conv2d(1, 1, (2, 3), dilation=(1, 2), padding=(0, 2), padding_mode="circular"),
                                     nn.Flatten(), nn.LazyLinear(1))   # reaches 5 entries of 4: it crashed the shortcut
-    sec, auto = (nads.estimate(dilated, 20, method=m, **kw) for m in ("secant", "autograd"))
+    sec, auto = (estimate_kw(dilated, 20, method=m, **kw) for m in ("secant", "autograd"))
     np.testing.assert_allclose(sec.eigenvalues[:3], auto.eigenvalues[:3], rtol=1e-4)
 
 
@@ -190,7 +191,7 @@ def test_the_shortcut_is_taken_only_where_the_models_graph_shows_one_reader_of_t
                 and sum(bool(nads.network(factory, s, i, "cpu").g > 0) for i in range(8)) >= 2)
     x0 = nads.eval_point_for(seed, (1, 8, 8))
     assert gradients.first_linear_layer(nads.network(factory, seed, 0, "cpu"), x0) is None
-    est = nads.estimate(_WeightGated, 8, input_shape=(1, 8, 8), seed=seed, progress=False, device="cpu")
+    est = estimate_kw(_WeightGated, 8, input_shape=(1, 8, 8), seed=seed, progress=False, device="cpu")
     plain = torch.stack([gradients.secant_gradient(nads.network(factory, seed, i, "cpu"), x0, 100.0, None)
                          for i in range(8)]).double()
     np.testing.assert_allclose(est.eigenvalues[:3], torch.linalg.eigvalsh(torch.cov(plain.T)).flip(0)[:3].numpy(),
@@ -199,7 +200,7 @@ def test_the_shortcut_is_taken_only_where_the_models_graph_shows_one_reader_of_t
         net, x = models.build(arch, num_classes=1).eval(), torch.randn(1, 32, 32)
         assert gradients.first_linear_layer(net, x) is not None, arch
     kw = dict(input_shape=(1, 64), progress=False, device="cpu")
-    sec, auto = (nads.estimate(_LastDim, 8, method=m, **kw) for m in ("secant", "autograd"))
+    sec, auto = (estimate_kw(_LastDim, 8, method=m, **kw) for m in ("secant", "autograd"))
     np.testing.assert_allclose(sec.eigenvalues[:3], auto.eigenvalues[:3], rtol=1e-4)
 
 
@@ -218,13 +219,13 @@ def test_a_large_input_runs_its_probes_in_blocks(monkeypatch):
 
 def test_secant_equals_autograd_without_relu_or_pooling():
     kw = dict(input_shape=(1, 8, 8), progress=False)
-    sec = nads.estimate(linear_cnn, 40, method="secant", **kw)
-    auto = nads.estimate(linear_cnn, 40, method="autograd", **kw)
+    sec = estimate_kw(linear_cnn, 40, method="secant", **kw)
+    auto = estimate_kw(linear_cnn, 40, method="autograd", **kw)
     np.testing.assert_allclose(sec.eigenvalues[:10], auto.eigenvalues[:10], rtol=1e-4)
     assert nads.subspace_overlap(sec.nads, auto.nads, 10) > 0.9999
     smooth = lambda: small_cnn(pool=False, act=nn.Tanh)
-    sec = nads.estimate(smooth, 30, method="secant", step=1e-2, **kw)
-    auto = nads.estimate(smooth, 30, method="autograd", **kw)
+    sec = estimate_kw(smooth, 30, method="secant", step=1e-2, **kw)
+    auto = estimate_kw(smooth, 30, method="autograd", **kw)
     assert nads.subspace_overlap(sec.nads, auto.nads, 5) > 0.999
 
 
@@ -351,7 +352,7 @@ def test_a_model_that_changes_its_input_in_place_is_refused():
     point = nads.eval_point_for(0, (1, 8, 8))
     kept = point.clone()
     with pytest.raises(ValueError, match="^model must leave its input as it is"):
-        nads.estimate(_InPlace, 4, input_shape=(1, 8, 8), eval_point=point, progress=False)
+        estimate_kw(_InPlace, 4, input_shape=(1, 8, 8), eval_point=point, progress=False)
     assert torch.equal(point, kept)
 
 
@@ -377,15 +378,15 @@ def test_linear_first_layer_shortcut_matches_plain_probes(factory):
 @pytest.mark.parametrize("method", ["secant", "autograd"])
 def test_estimate_does_not_depend_on_batch_size(method):
     kw = dict(method=method, input_shape=(1, 8, 8), progress=False, seed=3)
-    one = nads.estimate(small_cnn, 11, batch_size=11, **kw)
-    many = nads.estimate(small_cnn, 11, batch_size=4, **kw)
+    one = estimate_kw(small_cnn, 11, batch_size=11, **kw)
+    many = estimate_kw(small_cnn, 11, batch_size=4, **kw)
     np.testing.assert_allclose(one.eigenvalues, many.eigenvalues, rtol=1e-9, atol=1e-12 * one.eigenvalues[0])
     np.testing.assert_allclose(np.abs((one.nads[:5] * many.nads[:5]).sum(1)), 1, atol=1e-6)
     assert one.settings == many.settings
 
 
 def test_result_is_ordered_orthonormal_and_round_trips(tmp_path):
-    res = nads.estimate(small_cnn, 6, input_shape=(1, 8, 8), progress=False)
+    res = estimate_kw(small_cnn, 6, input_shape=(1, 8, 8), progress=False)
     assert np.all(np.diff(res.eigenvalues) <= 1e-12)
     np.testing.assert_allclose(res.nads @ res.nads.T, np.eye(64), atol=1e-5)
     assert res.images(2).shape == (2, 1, 8, 8)
@@ -421,7 +422,7 @@ def test_bad_input_raises_a_clear_error(kwargs, match):
     args = dict(model=small_cnn, num_networks=4, input_shape=(1, 8, 8), progress=False)
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
-        nads.estimate(args.pop("model"), args.pop("num_networks"), **args)
+        estimate_kw(args.pop("model"), args.pop("num_networks"), **args)
 
 
 # ----------------------------------------------------------------------------- analysis and figures
@@ -493,8 +494,8 @@ def test_stored_nads_are_found_by_their_full_settings_only(tmp_path):
 
 
 def test_accuracy_on_nads_and_figures():
-    res = nads.estimate(small_cnn, 4, input_shape=(1, 8, 8), progress=False)
-    basis = nads.estimate("logreg", 3, progress=False)
+    res = estimate_kw(small_cnn, 4, input_shape=(1, 8, 8), progress=False)
+    basis = estimate_kw("logreg", 3, progress=False)
     acc = ch3_nads.accuracy_on_nads("logreg", basis, [0, 5], n_train=64, epochs=1, progress=False)
     assert acc.shape == (2,) and np.all((acc >= 0) & (acc <= 100))
     easy = ch3_nads.accuracy_on_nads("logreg", basis, [0, 1023], n_train=256, sigma=0.05, epochs=3, progress=False)
@@ -625,11 +626,11 @@ def test_compiled_secant_is_the_secant_through_torch_compile():
         assert torch.nn.functional.cosine_similarity(e, c, dim=0) > 0.9999
     assert torch.equal(nads.compiled_secant_gradient(nets[0], x0, 100.0), compiled[0])
     assert not torch.allclose(compiled[0], compiled[1])        # each network its own weights, not the first's
-    r = nads.estimate("lenet", 4, seed=0, device="cpu", compiled=True, batch_size=2, progress=False)
+    r = estimate_kw("lenet", 4, seed=0, device="cpu", compiled=True, batch_size=2, progress=False)
     assert r.settings == {**nads.nad_settings("lenet", 4), "compiled": True}
     assert "compiled" not in nads.nad_settings("lenet", 4)     # the eager secant's keys are unchanged
     with pytest.raises(ValueError, match="^compiled must be True \\(method 'secant' only\\) or False; got True"):
-        nads.estimate("lenet", 4, method="autograd", compiled=True, progress=False)
+        estimate_kw("lenet", 4, method="autograd", compiled=True, progress=False)
 
 
 # ----------------------------------------------------------------------------- your own model (issue 40)
@@ -649,12 +650,12 @@ def test_a_named_factory_is_stored_with_its_description_and_resumes(tmp_path):
     """Item 1: results_dir was refused for factories; with a name the result is stored and resumable."""
     kw = dict(input_shape=(1, 8, 8), progress=False, results_dir=tmp_path, method="autograd")
     with pytest.raises(ValueError, match='results_dir stores chunks and the result under a name: pass name='):
-        nads.estimate(lambda: small_cnn(), 130, **kw)
+        estimate_kw(lambda: small_cnn(), 130, **kw)
     with pytest.raises(ValueError, match="name must be a file-name-safe string"):
-        nads.estimate(small_cnn, 130, name="my net", **kw)
+        estimate_kw(small_cnn, 130, name="my net", **kw)
     with pytest.raises(ValueError, match="a registry architecture is stored under its own name"):
-        nads.estimate("lenet", 130, name="mine", **kw)
-    first = nads.estimate(small_cnn, 130, name="mynet", **kw)
+        estimate_kw("lenet", 130, name="mine", **kw)
+    first = estimate_kw(small_cnn, 130, name="mynet", **kw)
     assert first.settings["arch"] == "mynet"
     model = first.settings["model"]
     assert model["source"] == "test_nads:small_cnn" and model["parameters"] == 3 * 9 + 3 + 27 + 1
@@ -665,12 +666,12 @@ def test_a_named_factory_is_stored_with_its_description_and_resumes(tmp_path):
     assert path.name.startswith("mynet_")
     chunks[1].unlink()                                           # a killed run: one chunk lost
     kept = chunks[0].stat().st_mtime_ns
-    again = nads.estimate(small_cnn, 130, name="mynet", **kw)
+    again = estimate_kw(small_cnn, 130, name="mynet", **kw)
     assert chunks[0].stat().st_mtime_ns == kept and chunks[1].exists()
     np.testing.assert_array_equal(again.eigenvalues, first.eigenvalues)
     assert again.settings == first.settings and store.key(again.settings) == store.key(first.settings)
     # another network under the same name shares no chunk: its description differs
-    other = nads.estimate(linear_cnn, 130, name="mynet", **kw)
+    other = estimate_kw(linear_cnn, 130, name="mynet", **kw)
     assert other.settings["model"]["structure"] != model["structure"]
     assert len(list((tmp_path / "nad_chunks").glob("*.npz"))) == 4
 
@@ -699,13 +700,13 @@ def test_an_edited_model_does_not_read_back_the_results_of_the_model_before_the_
     digests = set()
     for edit in ({}, {"zero_half": True}, {"doubled": True}):
         torch.manual_seed(0)
-        res = nads.estimate(partial(Edited, **edit), 6, **kw)
+        res = estimate_kw(partial(Edited, **edit), 6, **kw)
         digests.add((res.settings["model"]["structure"], res.settings["model"]["behaviour"]))
     assert len({s for s, _ in digests}) == 1 and len(digests) == 3
     assert len(list((tmp_path / "nad_chunks").glob("*.npz"))) == 3
     assert res.settings["model"]["code"] == networks.code_digest(Edited())     # its classes' source
     torch.manual_seed(0)
-    nads.estimate(partial(Edited, doubled=True), 6, **{**kw, "progress": True})   # a rerun says it reused them
+    estimate_kw(partial(Edited, doubled=True), 6, **{**kw, "progress": True})   # a rerun says it reused them
     assert f"mynet: reusing all 1 stored chunks of 125 networks in {tmp_path / 'nad_chunks'}" in capsys.readouterr().err
 
 
@@ -738,17 +739,17 @@ def test_a_configuration_that_changes_the_model_at_the_probes_changes_its_key(tm
     keys = []
     for limit in (20.0, 2000.0, 20.0):
         monkeypatch.setitem(CLAMP, "limit", limit)
-        keys.append(store.key(nads.estimate(Clamped, 4, **kw).settings))
+        keys.append(store.key(estimate_kw(Clamped, 4, **kw).settings))
     assert keys[0] != keys[1] and keys[0] == keys[2]
     keys = []                  # the re-probe: the input clamped at 80, then 50; only the secant's probes reach it
     for limit in (80.0, 50.0):
         monkeypatch.setitem(CLAMP, "limit", limit)
-        keys.append(store.key(nads.estimate(ClampedInput, 4, **{**kw, "input_shape": (1, 8, 8)}).settings))
+        keys.append(store.key(estimate_kw(ClampedInput, 4, **{**kw, "input_shape": (1, 8, 8)}).settings))
     assert keys[0] != keys[1]
     keys = []                  # the fourth pass: one entry clamped (entry 5), which only its own probe reaches
     for limit in (1000.0, 50.0):
         monkeypatch.setitem(CLAMP, "limit", limit)
-        keys.append(store.key(nads.estimate(OneEntryClamped, 4, **{**kw, "input_shape": (1, 8, 8)}).settings))
+        keys.append(store.key(estimate_kw(OneEntryClamped, 4, **{**kw, "input_shape": (1, 8, 8)}).settings))
     assert keys[0] != keys[1]
 
 
@@ -764,7 +765,7 @@ class OneEntryClamped(nn.Module):
 
 def test_registry_settings_and_keys_are_unchanged():
     """Item 1 adds `model` to a factory's settings only: a registry estimate's key is the one stored."""
-    res = nads.estimate("logreg", 3, method="autograd", progress=False)
+    res = estimate_kw("logreg", 3, method="autograd", progress=False)
     assert "model" not in res.settings and store.key(res.settings) == store.key(nads.nad_settings("logreg", 3,
                                                                                                     "autograd"))
 
@@ -790,7 +791,7 @@ def test_the_eigen_steps_run_on_their_own_threads_and_name_them_in_the_key():
         torch.set_num_threads(before)
     for a, b in zip(alone, pinned):
         np.testing.assert_array_equal(a, b)
-    new, old = (nads.estimate("logreg", 6, progress=False, eig_threads=t) for t in (1, None))
+    new, old = (estimate_kw("logreg", 6, progress=False, eig_threads=t) for t in (1, None))
     assert new.settings == {**old.settings, "eig_threads": 1} and "eig_threads" not in old.settings
     assert new.settings == nads.nad_settings("logreg", 6)
     assert "eig_threads" not in bundle.nad_item("lenet") and "eig_threads" not in bundle.dial_settings(100.0)
@@ -847,9 +848,9 @@ def test_networks_run_one_at_a_time_are_not_padded_to_the_batch_and_are_built_as
 def test_lazy_modules_are_materialised_by_one_forward_pass():
     """Item 7: nn.LazyLinear failed with torch's "uninitialized parameter"."""
     kw = dict(input_shape=(1, 8, 8), progress=False, method="autograd")
-    res = nads.estimate(LazyCNN, 6, **kw)
+    res = estimate_kw(LazyCNN, 6, **kw)
     assert res.settings["model"]["parameters"] == 3 * 9 + 3 + 3 * 36 + 1
-    np.testing.assert_array_equal(nads.estimate(LazyCNN, 6, **kw).eigenvalues, res.eigenvalues)  # seeded
+    np.testing.assert_array_equal(estimate_kw(LazyCNN, 6, **kw).eigenvalues, res.eigenvalues)  # seeded
     a, b = (nads.network(nads.one_output_factory(LazyCNN, (1, 8, 8))[0], 0, i, torch.device("cpu"))
             for i in (0, 1))
     assert not torch.equal(a[3].weight, b[3].weight)            # each network its own lazy weights
@@ -859,7 +860,7 @@ def test_lazy_modules_are_materialised_by_one_forward_pass():
 def test_a_shape_mismatch_names_input_shape_and_the_shape_tried(model, shape):
     """Item 7: a 3-channel model with the default input shape gave torch's convolution error."""
     with pytest.raises(ValueError) as err:
-        nads.estimate(model, 4, input_shape=shape, progress=False)
+        estimate_kw(model, 4, input_shape=shape, progress=False)
     text = str(err.value)
     assert text.startswith("input_shape must be") and f"{(1, *shape)}" in text and len(text.splitlines()) == 1
 
@@ -881,13 +882,13 @@ def test_module_callable_and_timm_specs_build_one_output_networks():
     """Item 1: `module:callable` imports as python does; `timm:NAME` is built for the input shape."""
     factory = nads.model_factory("test_nads:LazyCNN", (1, 8, 8))
     assert factory.source == "test_nads:LazyCNN" and factory.default_name == "LazyCNN"
-    res = nads.estimate("test_nads:LazyCNN", 4, input_shape=(1, 8, 8), method="autograd", progress=False)
+    res = estimate_kw("test_nads:LazyCNN", 4, input_shape=(1, 8, 8), method="autograd", progress=False)
     assert res.settings["arch"] == "LazyCNN" and res.settings["model"]["source"] == "test_nads:LazyCNN"
     pytest.importorskip("timm")
     vit = nads.model_factory("timm:vit_tiny_patch16_224", (3, 32, 32))()       # takes img_size: 4 patches
     assert vit(torch.zeros(2, 3, 32, 32)).shape == (2, 1)
     # a model without img_size (timm's small test ConvNeXt), one channel: 1,024 NADs, not 3,072 (a minute loaded)
-    res = nads.estimate("timm:test_convnext", 3, input_shape=(1, 32, 32), method="autograd", progress=False)
+    res = estimate_kw("timm:test_convnext", 3, input_shape=(1, 32, 32), method="autograd", progress=False)
     assert res.settings["arch"] == "test_convnext" and res.nads.shape == (1024, 1024)
 
 
@@ -896,7 +897,7 @@ def test_module_callable_and_timm_specs_build_one_output_networks():
 def test_split_half_overlaps_are_those_of_the_even_and_odd_networks():
     """The stored overlaps are the subspace overlaps of the NADs of networks 0, 2, 4, ... and 1, 3, 5, ..."""
     kw = dict(input_shape=(1, 8, 8), progress=False, method="autograd", seed=1)
-    res = nads.estimate(small_cnn, 140, **kw)                    # two chunks: 125 + 15, split within each
+    res = estimate_kw(small_cnn, 140, **kw)                    # two chunks: 125 + 15, split within each
     estimator = nads.EstimateSettings("autograd", seed=1, input_shape=(1, 8, 8), batch_size=32)
     G = nads.chunk_arrays(small_cnn, estimator, nads.eval_point_for(1, (1, 8, 8)), 0, 140)["gradients"]
     halves = [nads.eig_decreasing(np.cov(G[h::2].astype(np.float64), rowvar=False))[1] for h in (0, 1)]
@@ -909,7 +910,7 @@ def test_split_half_overlaps_are_those_of_the_even_and_odd_networks():
 def test_an_isotropic_model_warns_that_its_nads_are_not_above_chance():
     """A linear model's gradient is its weight, drawn isotropically: its NADs are noise at any N."""
     with pytest.warns(nads.NADTrustWarning, match="not above chance"):
-        res = nads.estimate(lambda: nn.Sequential(nn.Flatten(), nn.Linear(64, 1)), 200, method="autograd",
+        res = estimate_kw(lambda: nn.Sequential(nn.Flatten(), nn.Linear(64, 1)), 200, method="autograd",
                             input_shape=(1, 8, 8), progress=False)
     trust = res.trust()
     assert trust.available and not trust.above.any() and "NOT above chance" in trust.summary()
@@ -924,14 +925,14 @@ def test_lenet_at_40_networks_is_above_chance_and_says_how_weakly():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", nads.NADTrustWarning)
-        res = nads.estimate("lenet", 40, progress=False, device="cpu")
+        res = estimate_kw("lenet", 40, progress=False, device="cpu")
     trust = res.trust()
     assert trust.above.all() and np.all(trust.overlap >= 2 * trust.chance)
     assert "above chance at every k (weakly" in trust.summary()
 
 
 def test_trust_round_trips_and_old_results_say_not_available(tmp_path):
-    res = nads.estimate(small_cnn, 12, input_shape=(1, 8, 8), progress=False, method="autograd")
+    res = estimate_kw(small_cnn, 12, input_shape=(1, 8, 8), progress=False, method="autograd")
     back = nads.NADResult.load(res.save(tmp_path / "r.npz"))
     np.testing.assert_array_equal(back.trust().overlap, res.trust().overlap)
     assert list(res.trust().ks) == [1, 4]                        # halves of 6: rank 5, so no k = 16
@@ -1327,7 +1328,7 @@ class _Constant(nn.Module):
 def test_a_broken_model_gets_one_line_naming_what_is_wrong(model, message):
     """Issue 58 item 10: what a user's model can get wrong, each told in one line before any chunk."""
     with pytest.raises(ValueError) as err:
-        nads.estimate(model, 4, input_shape=(1, 8, 8), progress=False)
+        estimate_kw(model, 4, input_shape=(1, 8, 8), progress=False)
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
 
 
@@ -1369,12 +1370,12 @@ class _Block(nn.Module):
 def test_the_trust_verdict_names_what_is_identifiable():
     """Issue 60 item 4: per k, above chance or not; a near-degenerate leading block named as an identified subspace
     whose single NADs are not; a flat spectrum named as no preferred direction, not as too few networks."""
-    block = nads.estimate(_Block, 300, input_shape=(1, 8, 8), method="autograd", progress=False).trust()
+    block = estimate_kw(_Block, 300, input_shape=(1, 8, 8), method="autograd", progress=False).trust()
     assert block.block == 8 and not block.isotropic
     line = block.summary()
     assert "k=1 NOT above chance" in line and "the leading 8-dimensional subspace is identified" in line
     assert "single NADs inside it are not" in line and "use more networks" not in line
-    flat = nads.estimate("logreg", 1100, method="autograd", progress=False).trust()
+    flat = estimate_kw("logreg", 1100, method="autograd", progress=False).trust()
     assert flat.block is None and flat.isotropic
     assert "no preferred direction detected" in flat.summary() and "use more networks" not in flat.summary()
 
@@ -1389,7 +1390,7 @@ def test_the_grid_says_when_it_sums_channels_and_what_is_identifiable():
     """Issue 60 item 5: a 3-channel NAD's grid summed its channels silently, and a noise estimate looked like any."""
     import matplotlib.pyplot as plt
 
-    res = nads.estimate(lambda: nn.Sequential(nn.Conv2d(3, 2, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(1)), 8,
+    res = estimate_kw(lambda: nn.Sequential(nn.Conv2d(3, 2, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(1)), 8,
                         input_shape=(3, 8, 8), method="autograd", progress=False)
     fig = plots.grid(res, 4)
     assert fig.get_suptitle().startswith("3 channels summed; ") and res.trust().label in fig.get_suptitle()
@@ -1430,7 +1431,7 @@ def test_an_integer_or_complex_output_is_refused():
                 return self.lin(x.flatten(1)).to(dtype)
 
         with pytest.raises(ValueError, match="^model must return a real floating-point output"):
-            nads.estimate(Cast, 4, input_shape=(1, 8, 8), progress=False)
+            estimate_kw(Cast, 4, input_shape=(1, 8, 8), progress=False)
 
 
 def test_an_edit_beside_the_class_changes_the_models_key(tmp_path, monkeypatch):
@@ -1552,7 +1553,7 @@ class _NaNNet(nn.Module):
 def test_a_model_that_outputs_nan_is_told_so(method):
     """Issue 58's leftover: a model whose output is NaN was told to check the secant's step (autograd has none)."""
     with pytest.raises(ValueError) as err:
-        nads.estimate(_NaNNet, 4, input_shape=(1, 8, 8), method=method, progress=False)
+        estimate_kw(_NaNNet, 4, input_shape=(1, 8, 8), method=method, progress=False)
     assert str(err.value) == ("model must give finite outputs and gradients at the evaluation point: network 0's "
                               "output there is nan")
 
@@ -1585,7 +1586,7 @@ class HalfParams(nn.Module):
 
 def test_a_model_with_bfloat16_weights_is_described_and_estimated():
     """The re-probe of issue 58: its digest called numpy on bfloat16 weights ('unsupported ScalarType')."""
-    res = nads.estimate(HalfParams, 4, input_shape=(1, 4, 4), progress=False, method="autograd")
+    res = estimate_kw(HalfParams, 4, input_shape=(1, 4, 4), progress=False, method="autograd")
     assert len(res.settings["model"]["behaviour"]) == 12 and np.isfinite(res.eigenvalues).all()
 
 
@@ -1678,10 +1679,10 @@ def test_the_fifth_pass_secant_and_key(tmp_path, monkeypatch):
         x0 = nads.eval_point_for(seed, (1, 8, 8))
         plain = torch.stack([gradients.secant_gradient(nads.network(factory, seed, i, "cpu"), x0, 100.0, None)
                              for i in range(8)]).double()
-        est = nads.estimate(model, 8, seed=seed, **kw)
+        est = estimate_kw(model, 8, seed=seed, **kw)
         np.testing.assert_allclose(est.eigenvalues[:2], torch.linalg.eigvalsh(torch.cov(plain.T)).flip(0)[:2].numpy(),
                                    rtol=1e-4)
-    sec, auto = (nads.estimate(_ReadsItsLayers, 6, method=m, **kw) for m in ("secant", "autograd"))
+    sec, auto = (estimate_kw(_ReadsItsLayers, 6, method=m, **kw) for m in ("secant", "autograd"))
     assert sec.eigenvalues[0] > 0 and auto.eigenvalues[0] > 0
     net = nn.Sequential(nn.Flatten(), _SharedBody()).eval()
     assert gradients.own_copy(net) is None
@@ -1692,10 +1693,43 @@ def test_the_fifth_pass_secant_and_key(tmp_path, monkeypatch):
     configured, _ = nads.one_output_factory(_Configured, (1, 8, 8))
     big = lambda s: [bool(nads.network(configured, s, i, "cpu").big) for i in range(1, 8)]   # noqa: E731
     seed = next(s for s in range(200) if big(s) == [False] * 6 + [True])   # network 7 alone, of networks 1-7
-    first = nads.estimate(_Configured, 8, seed=seed, **store_kw)
+    first = estimate_kw(_Configured, 8, seed=seed, **store_kw)
     monkeypatch.setitem(GAIN, "gain", 50.0)
     with pytest.raises(ValueError, match=r"^model must compute the numbers of its stored chunks to reuse them: "
                                          r"network 7 now gives another gradient"):
-        nads.estimate(_Configured, 8, seed=seed, **store_kw)
+        estimate_kw(_Configured, 8, seed=seed, **store_kw)
     monkeypatch.setitem(GAIN, "gain", 1.0)
-    np.testing.assert_array_equal(nads.estimate(_Configured, 8, seed=seed, **store_kw).nads, first.nads)
+    np.testing.assert_array_equal(estimate_kw(_Configured, 8, seed=seed, **store_kw).nads, first.nads)
+
+
+def test_estimate_takes_its_settings_as_one_checked_object(tmp_path):
+    """`estimate(model, settings, *, device, results_dir, shard, progress, name, max_hours)`: what decides the
+    numbers is one `EstimateSettings`, checked when made; the rest is how a run goes (issue 59: 19 parameters
+    were 8 at most)."""
+    import inspect
+
+    assert len(inspect.signature(nads.estimate).parameters) <= 8
+    s = nads.EstimateSettings("autograd", num_networks=6, input_shape=(1, 8, 8), batch_size=4)
+    res = nads.estimate(small_cnn, s, progress=False, device="cpu")
+    again = estimate_kw(small_cnn, 6, method="autograd", input_shape=(1, 8, 8), batch_size=4, progress=False)
+    np.testing.assert_array_equal(res.nads, again.nads)
+    assert res.settings["num_networks"] == 6 and res.settings["method"] == "autograd"
+    for bad, word in ((lambda: nads.estimate(small_cnn, 6), "settings"),
+                      (lambda: nads.estimate(small_cnn, nads.EstimateSettings(input_shape=(1, 8, 8))), "num_networks"),
+                      (lambda: nads.estimate(small_cnn, s, shard=2), "shard"),
+                      (lambda: nads.estimate(small_cnn, s, shard=(2, 2), results_dir=tmp_path), "shard"),
+                      (lambda: nads.EstimateSettings(num_networks=1), "num_networks"),
+                      (lambda: nads.EstimateSettings(num_networks=4, first=-1), "first")):
+        with pytest.raises(ValueError, match=word):
+            bad()
+
+
+def test_load_or_estimate_stores_an_estimate_once_then_reads_it(tmp_path):
+    s = nads.EstimateSettings(num_networks=4, input_shape=(1, 32, 32), eig_threads=1)
+    assert nads.load_or_estimate("logreg", s, tmp_path, compute=False) is None   # nothing stored, nothing run
+    with pytest.warns(nads.NADTrustWarning):   # 4 networks: noise, as the warning says
+        first = nads.load_or_estimate("logreg", s, tmp_path, compact=True, progress=False, device="cpu")
+    stored = nads.load_or_estimate("logreg", s, tmp_path, compute=False)
+    assert stored is not None and first.settings == stored.settings == s.result_settings("logreg")
+    np.testing.assert_array_equal(first.nads, stored.nads)   # what later readers see: float16 NADs, read back
+    assert stored.nads.dtype == np.float32 and (tmp_path / "nad_chunks").is_dir()

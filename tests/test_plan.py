@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import estimate_kw
 
 from nadcore import catalog, chapters, fourier, plan, presets
 from nadcore.experiments import ch1_fourier
@@ -187,7 +188,7 @@ def test_a_gpu_plan_is_made_without_a_gpu_from_the_bundles_gpu_records(tmp_path,
 def test_a_plan_lists_estimates_of_the_same_network_under_other_settings(tmp_path):
     from nadcore import nads
 
-    res = nads.estimate("logreg", 3, method="autograd", progress=False)
+    res = estimate_kw("logreg", 3, method="autograd", progress=False)
     res.save(nads.result_path("logreg", res.settings, tmp_path))
     p = plan.chapter_plan("03_nads", "paper", results_dir=tmp_path, bundle_dir=BUNDLE)
     item, = [it for it in p.items if it.name == "NADs logreg"]

@@ -7,6 +7,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from conftest import estimate_kw  # noqa: E402
 
 from nadcore import nads  # noqa: E402
 from nadcore.plots import nads as plots  # noqa: E402
@@ -15,7 +16,7 @@ from nadcore.plots import nads as plots  # noqa: E402
 @pytest.fixture(scope="module")
 def result():
     with pytest.warns(nads.NADTrustWarning):          # 12 networks: sampling noise, as the warning says
-        return nads.estimate("logreg", 12, progress=False)
+        return estimate_kw("logreg", 12, progress=False)
 
 
 def test_grid_draws_the_first_k_nads_beside_their_energy_on_a_square_figure_of_the_given_width(result):

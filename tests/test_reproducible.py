@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import estimate_kw
 
 from nadcore import data, fourier, models, nads, store, sweeps, train
 from nadcore.experiments import ch1_fourier
@@ -112,17 +113,17 @@ def test_sweep_killed_and_restarted_equals_uninterrupted(tmp_path):
 @pytest.mark.slow
 def test_nad_estimate_same_in_memory_stored_resumed_and_shared(tmp_path):
     kw = dict(method="secant", seed=2, progress=False)
-    memory = nads.estimate("lenet", 10, first=120, **kw)           # chunks [120, 125), [125, 130)
-    stored = nads.estimate("lenet", 10, first=120, results_dir=tmp_path, **kw)
+    memory = estimate_kw("lenet", 10, first=120, **kw)           # chunks [120, 125), [125, 130)
+    stored = estimate_kw("lenet", 10, first=120, results_dir=tmp_path, **kw)
     np.testing.assert_array_equal(memory.nads, stored.nads)
     np.testing.assert_array_equal(memory.eigenvalues, stored.eigenvalues)
     chunks = sorted((tmp_path / "nad_chunks").glob("*.npz"))
     assert len(chunks) == 2
     chunks[1].unlink()                                             # lose a chunk: it is recomputed
-    resumed = nads.estimate("lenet", 10, first=120, results_dir=tmp_path, **kw)
+    resumed = estimate_kw("lenet", 10, first=120, results_dir=tmp_path, **kw)
     np.testing.assert_array_equal(memory.nads, resumed.nads)
-    later = nads.estimate("lenet", 5, first=125, results_dir=tmp_path, **kw)   # reuses chunk [125, 130)
-    alone = nads.estimate("lenet", 5, first=125, **kw)
+    later = estimate_kw("lenet", 5, first=125, results_dir=tmp_path, **kw)   # reuses chunk [125, 130)
+    alone = estimate_kw("lenet", 5, first=125, **kw)
     np.testing.assert_array_equal(later.nads, alone.nads)
 
 
@@ -155,7 +156,7 @@ def test_records_hold_seed_device_duration_and_versions(tmp_path):
     rec = res.record
     assert (rec["seed"], rec["device"]) == (7, "cpu")
     assert rec["duration_s"] is not None and rec["nadcore_version"] and rec["torch_version"]
-    path = nads.estimate("logreg", 3, progress=False).save(tmp_path / "n.npz")
+    path = estimate_kw("logreg", 3, progress=False).save(tmp_path / "n.npz")
     rec = store.load(path).record
     assert (rec["seed"], rec["device"]) == (0, "cpu") and rec["duration_s"] is not None
 

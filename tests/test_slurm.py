@@ -32,9 +32,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ROOT, estimate_kw
 
-from nadcore import cli, nads, store
+from nadcore import cli, store
 
 NADCORE = str(Path(sys.executable).with_name("nadcore"))
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo")
@@ -168,8 +168,8 @@ def test_nad_chunks_in_two_shards_merge_to_the_single_process_estimate(slurm, tm
                       '--shard "$SLURM_ARRAY_TASK_ID" --num-shards 2\n')
     job = _sbatch(slurm, str(script))     # LogReg, the cheapest network: chunks and merge are any network's
     _wait(lambda: _ended(slurm, job), 600, "the NAD shards")
-    single = nads.estimate("logreg", 250, device="cpu", progress=False)
-    merged = nads.estimate("logreg", 250, device="cpu", results_dir=shared, progress=False)   # computes nothing
+    single = estimate_kw("logreg", 250, device="cpu", progress=False)
+    merged = estimate_kw("logreg", 250, device="cpu", results_dir=shared, progress=False)   # computes nothing
     assert len(list((shared / "nad_chunks").glob("*.npz"))) == 2
     np.testing.assert_array_equal(single.eigenvalues, merged.eigenvalues)
     np.testing.assert_array_equal(single.nads, merged.nads)

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from conftest import estimate_kw
 
 from nadcore import data, findings, models, presets, train
 from nadcore.checks import InputError
@@ -256,10 +257,9 @@ def test_the_two_conventions_differ_by_the_mean_gradient_alone():
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::nadcore.nads.result.NADTrustWarning")   # 16 networks: the machinery only
 def test_the_convention_moments_are_the_estimates_own(tmp_path):
-    from nadcore import nads
 
     moments = c8.convention_moments("lenet", 16, 0, tmp_path)
-    est = nads.estimate("lenet", 16, seed=0, device="cpu", progress=False)
+    est = estimate_kw("lenet", 16, seed=0, device="cpu", progress=False)
     assert np.allclose(c8.conventions(moments, est.nads, ks=[1, 4])["stored_overlap"], 1, atol=1e-6)
 
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import estimate_kw
 
 from nadcore import fourier, nads, presets, store, versions
 from nadcore.experiments import ch1_fourier
@@ -38,10 +39,10 @@ def test_an_old_checkouts_results_folder_is_recomputed_not_reused(tmp_path, monk
 
 
 def test_nad_chunks_of_another_version_are_recomputed(tmp_path, monkeypatch):
-    first = nads.estimate("logreg", 4, results_dir=tmp_path, progress=False)
+    first = estimate_kw("logreg", 4, results_dir=tmp_path, progress=False)
     monkeypatch.setitem(versions.VERSIONS, "nad_chunk", versions.VERSIONS["nad_chunk"] + 1)
     monkeypatch.setitem(versions.VERSIONS, "nad_result", 2)
-    again = nads.estimate("logreg", 4, results_dir=tmp_path, progress=False)
+    again = estimate_kw("logreg", 4, results_dir=tmp_path, progress=False)
     assert len(list((tmp_path / "nad_chunks").glob("*.npz"))) == 2
     assert again.settings["version"] == 2 and "version" not in first.settings
     np.testing.assert_array_equal(first.eigenvalues, again.eigenvalues)   # same code here, so same numbers
@@ -50,27 +51,27 @@ def test_nad_chunks_of_another_version_are_recomputed(tmp_path, monkeypatch):
 def test_a_chunk_stores_its_gradients_and_merges_bitwise_as_its_moments(tmp_path):
     """A stored chunk holds the networks' float32 gradients (1/16 of the moments' size for D = 1,024):
     the estimate read from stored chunks is bitwise the one computed without storing them."""
-    stored = nads.estimate("lenet", 6, results_dir=tmp_path, progress=False)
+    stored = estimate_kw("lenet", 6, results_dir=tmp_path, progress=False)
     (path,) = (tmp_path / "nad_chunks").glob("*.npz")
     arrays = store.load(path).arrays
     assert set(arrays) == {"gradients"} and arrays["gradients"].shape == (6, 1024)
     assert arrays["gradients"].dtype == np.float32
     assert store.load(path).settings["settings"]["version"] == versions.VERSIONS["nad_chunk"]
-    np.testing.assert_array_equal(stored.eigenvalues, nads.estimate("lenet", 6, progress=False).eigenvalues)
+    np.testing.assert_array_equal(stored.eigenvalues, estimate_kw("lenet", 6, progress=False).eigenvalues)
     assert stored.chunks["machines"].tolist() == [store.machine()]       # the CPU of each chunk
 
 
 @pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 def test_bfloat16_secant_is_its_own_stored_item_and_stays_close_to_float32(tmp_path):
-    fp32 = nads.estimate("lenet", 6, results_dir=tmp_path, progress=False)
-    bf16 = nads.estimate("lenet", 6, precision="bfloat16", results_dir=tmp_path, progress=False)
+    fp32 = estimate_kw("lenet", 6, results_dir=tmp_path, progress=False)
+    bf16 = estimate_kw("lenet", 6, precision="bfloat16", results_dir=tmp_path, progress=False)
     assert bf16.settings["precision"] == "bfloat16" and "precision" not in fp32.settings
     assert len(list((tmp_path / "nad_chunks").glob("*.npz"))) == 2       # two keys, two chunks
     assert nads.compare(fp32, bf16, [1])[0] > 0.95                       # the leading NAD barely moves
     with pytest.raises(ValueError, match="^precision 'bfloat16' applies to method 'secant' only"):
-        nads.estimate("lenet", 2, method="autograd", precision="bfloat16", progress=False)
+        estimate_kw("lenet", 2, method="autograd", precision="bfloat16", progress=False)
     with pytest.raises(ValueError, match="^precision must be one of"):
-        nads.estimate("lenet", 2, precision="float16", progress=False)
+        estimate_kw("lenet", 2, precision="float16", progress=False)
 
 
 def test_bfloat16_secant_gradients_point_where_float32_ones_do():

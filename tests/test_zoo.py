@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
+from conftest import estimate_kw
 from torch import nn
 from torch.func import stack_module_state
 
@@ -98,7 +99,7 @@ def test_pooling_is_fixed(name):
         with pytest.raises(ValueError, match=rf"^pooling must be True or 'max' for {name} \(its pooling is fixed"):
             models.build(name, pooling=bad)
     with pytest.raises(ValueError, match="^pooling must be True or 'max'"):
-        nads.estimate(name, 2, pooling=False, progress=False)
+        estimate_kw(name, 2, pooling=False, progress=False)
 
 
 @pytest.mark.parametrize("name", NEW)
@@ -161,7 +162,7 @@ def test_secant_feeds_the_stem_by_linearity(name):
 
 @pytest.mark.parametrize("name", NEW)
 def test_autograd_nads(name, one_thread):
-    res = nads.estimate(name, 4, method="autograd", device="cpu", batch_size=4, progress=False)
+    res = estimate_kw(name, 4, method="autograd", device="cpu", batch_size=4, progress=False)
     assert res.eigenvalues.shape == (1024,) and res.eigenvalues[0] > 0
     assert res.settings["arch"] == name
 
@@ -169,7 +170,7 @@ def test_autograd_nads(name, one_thread):
 def test_secant_nads(one_thread):
     """The published estimator through a timm network (timm's own test ViT on 16x16 images: each network
     512 forward passes; Chapter 7's own networks: `test_chapter_7_secant_and_fig6`)."""
-    res = nads.estimate("timm:test_vit", 2, input_shape=(1, 16, 16), method="secant", device="cpu", batch_size=2,
+    res = estimate_kw("timm:test_vit", 2, input_shape=(1, 16, 16), method="secant", device="cpu", batch_size=2,
                         progress=False)
     assert res.eigenvalues.shape == (256,) and res.eigenvalues[0] > 0
 

@@ -231,7 +231,8 @@ def _main(argv):
             if left() < reserve:
                 break
             t = time.perf_counter()
-            nads.estimate(arch, b - a, first=a, seed=bundle.SEED, device=DEVICE, results_dir=scratch, progress=False)
+            nads.estimate(arch, nads.EstimateSettings(seed=bundle.SEED, num_networks=b - a, first=a), device=DEVICE,
+                          results_dir=scratch, progress=False)
             s = (time.perf_counter() - t) / (b - a)
             tflops = report["gflop"][arch] / s / 1e3
             report["chunks"].append({"arch": arch, "start": a, "seconds_per_network": s, "tflops": tflops,

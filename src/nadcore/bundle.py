@@ -683,12 +683,11 @@ def _nad_compute(arch, method, bundle_dir, scratch, progress):
         return stored
     settings, device = nad_item(arch, method), nad_device(arch, method)
     _check_device(nad_name(arch, method), device)
-    result = nads.estimate(arch, settings["num_networks"], method=method, seed=SEED, device=device,
-                           precision=settings.get("precision", "float32"),
-                           compiled=settings.get("compiled", False), results_dir=_chunks_of(scratch, method),
-                           progress=progress, eig_threads=EIG_THREADS)
-    result.save(nads.result_path(arch, settings, bundle_dir), compact=True)
-    return load_nad(arch, method, bundle_dir)    # what later readers see (float16 NADs, other fingerprint)
+    s = nads.EstimateSettings(method, seed=SEED, precision=settings.get("precision", "float32"),
+                              compiled=settings.get("compiled", False), eig_threads=EIG_THREADS,
+                              num_networks=settings["num_networks"])
+    return nads.load_or_estimate(arch, s, bundle_dir, chunks_dir=_chunks_of(scratch, method), compact=True,
+                                 device=device, progress=progress)   # as later readers see it (float16 NADs)
 
 
 def _nad_status(arch, method, bundle_dir, scratch):
@@ -1083,8 +1082,8 @@ def _dial_compute(bundle_dir, scratch, progress):
     for h in d["steps"]:
         path = nads.result_path(d["arch"], dial_settings(h), bundle_dir)
         if not store.matches(path, dial_settings(h)):
-            res = nads.estimate(d["arch"], d["networks"], step=h, seed=SEED, device=DEVICE, results_dir=scratch,
-                                progress=progress, eig_threads=EIG_THREADS)
+            s = nads.EstimateSettings(step=h, seed=SEED, eig_threads=EIG_THREADS, num_networks=d["networks"])
+            res = nads.estimate(d["arch"], s, device=DEVICE, results_dir=scratch, progress=progress)
             nads.NADResult(res.eigenvalues, res.nads[:d["rows"]], dial_settings(h), res.record, res.chunks).save(
                 path, compact=True)
         cpath, csettings = _dial_conv_path(h, bundle_dir)
@@ -1139,8 +1138,8 @@ def load_eq5(bundle_dir: str | Path = BUNDLE) -> dict[str, dict[str, Any]]:
         hess = nads.NADResult.load(path, settings)
         with warnings.catch_warnings():   # the floor's own trust line: what the row reports, not a warning
             warnings.simplefilter("ignore", nads.NADTrustWarning)
-            same = nads.estimate(arch, EQ5["networks"], method="autograd", seed=SEED, device="cpu", progress=False,
-                                 eig_threads=EIG_THREADS)
+            s = nads.EstimateSettings("autograd", seed=SEED, eig_threads=EIG_THREADS, num_networks=EQ5["networks"])
+            same = nads.estimate(arch, s, device="cpu", progress=False)
         overlaps: dict[str, Any] = {
             name: nads.subspace_overlaps(hess.nads if name != "floor" else same.nads, ref.nads, EQ5["ks"])
             for name, ref in (("secant", secant), ("autograd", exact), ("floor", exact))}
@@ -1155,8 +1154,8 @@ def _eq5_compute(bundle_dir, scratch, progress):
         settings = eq5_settings(arch)
         path = nads.result_path(arch, settings, Path(bundle_dir))
         if not store.matches(path, settings):
-            res = nads.estimate(arch, EQ5["networks"], method="hessian", seed=SEED, device=DEVICE,
-                                results_dir=Path(scratch) / "eq5", progress=progress, eig_threads=EIG_THREADS)
+            s = nads.EstimateSettings("hessian", seed=SEED, eig_threads=EIG_THREADS, num_networks=EQ5["networks"])
+            res = nads.estimate(arch, s, device=DEVICE, results_dir=Path(scratch) / "eq5", progress=progress)
             nads.NADResult(res.eigenvalues, res.nads[:EQ5["rows"]], settings, res.record, res.chunks).save(
                 path, compact=True)
     return load_eq5(bundle_dir)

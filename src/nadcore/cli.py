@@ -691,12 +691,11 @@ def estimate_nads(args: argparse.Namespace) -> None:
 
         with warnings.catch_warnings():   # printed below with the result, as one line
             warnings.simplefilter("ignore", nads.NADTrustWarning)
-            result = nads.estimate(model, args.networks, method=args.method, step=args.step, device=args.device,
-                                   seed=args.seed, batch_size=args.batch_size, results_dir=chunks,
-                                   progress="cost" if args.no_progress else True, shard=args.shard,
-                                   num_shards=args.num_shards,
-                                   input_shape=args.input_shape, name=None if args.arch else name,
-                                   max_hours=None if args.yes else NAD_HOURS)
+            s = nads.EstimateSettings(args.method, args.step, args.seed, args.input_shape,
+                                      batch_size=args.batch_size, num_networks=args.networks)
+            result = nads.estimate(model, s, device=args.device, results_dir=chunks,
+                                   progress="cost" if args.no_progress else True, shard=(args.shard, args.num_shards),
+                                   name=None if args.arch else name, max_hours=None if args.yes else NAD_HOURS)
     except ValueError as err:
         raise option_error(err) from None
     except OSError as err:                 # a full disk, a folder gone: the finished chunks stay

@@ -4,6 +4,7 @@ estimators are `nadcore.nads`."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,12 +17,14 @@ from nadcore.data import directional_dataset
 from nadcore.device import resolve
 from nadcore.fourier import fourier_energy, low_band
 from nadcore.nads import (
+    EstimateSettings,
     NADResult,
     compare,
     compiled_secant_gradient,
     estimate,
     eval_point_for,
     first_linear_layer,
+    load_or_estimate,
     nad_settings,
     network,
     one_output_factory,
@@ -68,13 +71,9 @@ def load_nads(arch: str, results_dir: str | Path = "../results", scale: str = "s
     gives their settings): stored in `results_dir/nads/` or committed (`find_stored`), else
     estimated (chunks stored in `results_dir/nad_chunks/`) and stored."""
     settings = resolve_request(arch, scale, method, num_networks, seed)
-    found = find_stored(arch, settings, results_dir)
-    if found is not None:
-        return NADResult.load(found)
-    result = estimate(arch, settings["num_networks"], method=settings["method"], device=device, seed=seed,
-                      results_dir=results_dir, progress=progress, eig_threads=settings.get("eig_threads"))
-    result.save(result_path(arch, settings, results_dir))
-    return result
+    s = EstimateSettings(settings["method"], seed=seed, eig_threads=settings.get("eig_threads"),
+                         num_networks=settings["num_networks"])
+    return load_or_estimate(arch, s, results_dir, device=device, progress=progress)
 
 
 def accuracy_on_nads(arch: str, nads: NADResult | np.ndarray, indices: Iterable[int], n_train: int,
@@ -237,11 +236,11 @@ def precision_overlaps(arch: str, n: int, ks: Sequence[int], seed: int = 0, devi
     networks with the float32 one of the same networks (`compiled`), beside two disjoint float32
     estimates of n/2 networks each (`floor`: the Monte-Carlo agreement bfloat16 has to stay above);
     `eig_threads` as `estimate`'s."""
-    kw: dict[str, Any] = dict(device=device, seed=seed, results_dir=results_dir, progress=progress,
-                              eig_threads=eig_threads)
-    fp32 = estimate(arch, n, **kw)
-    compiled = estimate(arch, n, precision="bfloat16", compiled=True, **kw)
-    halves = [estimate(arch, n // 2, first=f, **kw) for f in (0, n // 2)]
+    s = EstimateSettings(seed=seed, eig_threads=eig_threads, num_networks=n)
+    run: dict[str, Any] = dict(device=device, results_dir=results_dir, progress=progress)
+    fp32 = estimate(arch, s, **run)
+    compiled = estimate(arch, replace(s, precision="bfloat16", compiled=True), **run)
+    halves = [estimate(arch, replace(s, num_networks=n // 2, first=f), **run) for f in (0, n // 2)]
     return {"compiled": compare(fp32, compiled, ks), "floor": compare(*halves, ks)}
 
 

@@ -341,15 +341,11 @@ def nad_estimate(arch: str, cfg: Mapping[str, Any], seed: int, results_dir: str 
     chunks in `scratch/nad_chunks/` (default `results_dir`); None if not stored and not `compute`.
     Always the stored copy, as readers see it."""
     settings = nad_settings(arch, cfg, seed, method)
-    path = nads.result_path(arch, settings, results_dir)
-    if not store.matches(path, settings):
-        if not compute:
-            return None
-        nads.estimate(arch, settings["num_networks"], method=settings["method"], device=device, seed=seed,
-                      precision=settings.get("precision", "float32"), compiled=settings.get("compiled", False),
-                      eig_threads=cfg["eig_threads"], results_dir=scratch or results_dir,
-                      progress=progress).save(path, compact=compact)
-    return nads.NADResult.load(path, settings)
+    s = nads.EstimateSettings(settings["method"], seed=seed, precision=settings.get("precision", "float32"),
+                              compiled=settings.get("compiled", False), eig_threads=cfg["eig_threads"],
+                              num_networks=settings["num_networks"])
+    return nads.load_or_estimate(arch, s, results_dir, compute=compute, chunks_dir=scratch, compact=compact,
+                                 device=device, progress=progress)
 
 
 def secant_archs(cfg: Mapping[str, Any]) -> list[str]:

@@ -13,7 +13,7 @@ Three estimators of a network's gradient:
 
 The package, each module's public names read from here (`nads.estimate`, `nads.NADResult`, ...):
 
-- `estimator`: `estimate` and `convergence`;
+- `estimator`: `estimate`, `load_or_estimate` (stored, else estimated and stored) and `convergence`;
 - `settings`: `EstimateSettings`, an estimate's settings as one checked object, and the settings
   records (stored keys) of its chunks and result (`nad_settings`);
 - `networks`: a model as a factory of fresh one-output networks, seeded by index; the point x0;
@@ -34,7 +34,7 @@ from nadcore.nads.chunks import (
                                  moments,
                                  read_chunks,
 )
-from nadcore.nads.estimator import convergence, estimate
+from nadcore.nads.estimator import convergence, estimate, load_or_estimate
 from nadcore.nads.gradients import (
                                  autograd_gradients,
                                  autograd_one,
@@ -83,7 +83,8 @@ __all__ = ["CHUNK", "MAX_BATCH", "METHODS", "NAME", "TRUST_KS", "EstimateSetting
            "NADTrustWarning", "Trust", "autograd_gradients", "autograd_one", "chunk_arrays", "chunk_moments",
            "chunk_ranges", "compare", "compiled_secant_gradient", "convergence", "default_batch", "describe",
            "eig_decreasing", "estimate", "eval_point_for", "eval_point_name", "first_linear_layer", "forward_checked",
-           "has_compiler", "merge", "merged_moments", "mixed_gram", "model_factory", "model_source", "moments",
+           "has_compiler", "load_or_estimate", "merge", "merged_moments", "mixed_gram", "model_factory",
+           "model_source", "moments",
            "nad_settings", "network", "network_seed", "one_output_factory", "probes", "read_chunks", "result_path",
            "resolve_eval_point", "secant_gradient", "subspace_overlap", "subspace_overlaps", "with_eig_threads",
            "with_pooling"]

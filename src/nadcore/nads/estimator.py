@@ -9,6 +9,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -23,7 +24,7 @@ from nadcore.checks import InputError
 from nadcore.device import resolve
 from nadcore.nads import chunks
 from nadcore.nads.networks import NAME, describe, model_source, one_output_factory, resolve_eval_point
-from nadcore.nads.result import NADResult, NADTrustWarning, eig_decreasing, subspace_overlap
+from nadcore.nads.result import NADResult, NADTrustWarning, eig_decreasing, result_path, subspace_overlap
 from nadcore.nads.settings import EstimateSettings
 
 
@@ -113,30 +114,24 @@ def _model_errors(registered: bool, results_dir: str | Path | None):
                          f"{checks.first_line(err)}){kept}") from err
 
 
-@overload
-def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: str = ..., step: float = ...,
-             eval_point: torch.Tensor | np.ndarray | None = ..., input_shape: tuple[int, ...] = ...,
-             device: str | torch.device = ..., seed: int = ..., batch_size: int | None = ..., first: int = ...,
-             results_dir: str | Path | None = ..., progress: bool | str = ..., pooling: bool | str = ...,
-             precision: str = ..., shard: int = ..., num_shards: Literal[1] = ..., compiled: bool = ...,
-             name: str | None = ..., eig_threads: int | None = ..., max_hours: float | None = ...) -> NADResult: ...
-@overload
-def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: str = ..., step: float = ...,
-             eval_point: torch.Tensor | np.ndarray | None = ..., input_shape: tuple[int, ...] = ...,
-             device: str | torch.device = ..., seed: int = ..., batch_size: int | None = ..., first: int = ...,
-             results_dir: str | Path | None = ..., progress: bool | str = ..., pooling: bool | str = ...,
-             precision: str = ..., shard: int = ..., num_shards: int = ..., compiled: bool = ...,
-             name: str | None = ..., eig_threads: int | None = ..., max_hours: float | None = ...
-             ) -> NADResult | None: ...
-def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: str = "secant", step: float = 100.0,
-             eval_point: torch.Tensor | np.ndarray | None = None, input_shape: tuple[int, ...] = (1, 32, 32),
-             device: str | torch.device = "auto", seed: int = 0, batch_size: int | None = None, first: int = 0,
-             results_dir: str | Path | None = None, progress: bool | str = True, pooling: bool | str = True,
-             precision: str = "float32", shard: int = 0, num_shards: int = 1, compiled: bool = False,
-             name: str | None = None, eig_threads: int | None = 1, max_hours: float | None = None) -> NADResult | None:
-    """Estimate the NADs of `model` from networks `first .. first + num_networks - 1`.
+Model = str | Callable[[], nn.Module]
 
-    model: a registry name (built with one output and `pooling`, see `models.build`),
+
+@overload   # one process: a result
+def estimate(model: Model, settings: EstimateSettings, *, device: str | torch.device = ..., results_dir: str | Path |
+             None = ..., shard: None = ..., progress: bool | str = ..., name: str | None = ...,
+             max_hours: float | None = ...) -> NADResult: ...
+@overload   # one of n processes: None until every chunk is stored
+def estimate(model: Model, settings: EstimateSettings, *, device: str | torch.device = ..., results_dir: str | Path |
+             None = ..., shard: tuple[int, int] | None = ..., progress: bool | str = ..., name: str | None = ...,
+             max_hours: float | None = ...) -> NADResult | None: ...
+def estimate(model: Model, settings: EstimateSettings, *, device: str | torch.device = "auto",
+             results_dir: str | Path | None = None, shard: tuple[int, int] | None = None, progress: bool | str = True,
+             name: str | None = None, max_hours: float | None = None) -> NADResult | None:
+    """Estimate the NADs of `model` from networks `first .. first + num_networks - 1` of `settings` (an
+    `EstimateSettings`: the method, its step and precision, the seed, the input shape, x0, ...).
+
+    model: a registry name (built with one output and the settings' `pooling`, see `models.build`),
     `"module:callable"` or `"timm:NAME"` (`networks.model_factory`), or a zero-argument factory
     returning a fresh, randomly initialised `nn.Module` with one output (lazy modules are
     materialised by one forward pass at x0 as each network is built). Network `i` is initialised
@@ -149,25 +144,26 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
     with `results_dir` (a registry name, or any model with a name) each chunk is stored in
     `results_dir/nad_chunks/` as it finishes, so an interrupted estimate resumes and estimates
     that share networks (N vs 2N) share chunks. Every result carries its split-half overlaps
-    (`NADResult.trust`), and a warning says when its leading NAD is not above chance. `step` is the
-    secant's h (ignored otherwise); `precision` ("float32" or "bfloat16", secant only) is stored in
-    the settings, and so is `compiled` (secant only: through `torch.compile`,
-    `compiled_secant_gradient`) and `eig_threads` (the eigen steps' threads: 1, or None for the
-    caller's, as the estimates stored before the field were made). The parameters that decide the
-    numbers are checked once, as an `EstimateSettings`, and passed down. With `progress`, a bar per network and,
-    once the first batch is timed, the time the rest will take and the covariance's memory ("cost": that line
-    only; False: neither); `max_hours` (None: no bound) refuses in one line an estimate that would take longer,
-    before the bulk runs. Returns a `NADResult`.
+    (`NADResult.trust`), and a warning says when its leading NAD is not above chance. With `progress`, a bar
+    per network and, once the first batch is timed, the time the rest will take and the covariance's memory
+    ("cost": that line only; False: neither); `max_hours` (None: no bound) refuses in one line an estimate that
+    would take longer, before the bulk runs. Returns a `NADResult`.
 
-    Across machines: with `num_shards` > 1 and a `results_dir` they share, a call computes only
-    the chunks `shard::num_shards` and returns the merged result once every chunk is stored, else
-    None (any later call merges them; the result is bitwise that of one process).
+    Across machines: with `shard` = (i, n) and a `results_dir` the n processes share, a call computes only the
+    chunks `i::n` and returns the merged result once every chunk is stored, else None (any later call merges
+    them; the result is bitwise that of one process).
     """
-    checks.integer("num_networks", num_networks, 2, catalog.MAX_NETWORKS,
-                   accepted=f"an integer in [2, {catalog.MAX_NETWORKS}] (the covariance is mean-centred; "
-                            "catalog.MAX_NETWORKS bounds the chunk list)")
-    s = EstimateSettings(method, step, seed, input_shape, pooling, precision, compiled, batch_size, eig_threads)
-    checks.integer("first", first, 0, accepted="an integer >= 0 (the index of the first network)")
+    if not isinstance(settings, EstimateSettings):
+        raise InputError(f"settings must be an nads.EstimateSettings such as EstimateSettings(num_networks=1000); "
+                         f"got {type(settings).__name__}")
+    s, first = settings, settings.first
+    num_networks = checks.integer("num_networks", s.num_networks, 2, catalog.MAX_NETWORKS,
+                                  accepted=f"an integer in [2, {catalog.MAX_NETWORKS}] in the settings (the "
+                                           "covariance is mean-centred; catalog.MAX_NETWORKS bounds the chunk list)")
+    if not (shard is None or isinstance(shard, tuple) and len(shard) == 2):
+        raise InputError(f"shard must be None (every chunk here) or a pair (i, n): the chunks i::n of n processes; "
+                         f"got {shard!r}")
+    index, num_shards = shard or (0, 1)
     if not (progress is True or progress is False or progress == "cost"):
         raise InputError(f"progress must be True, False or \"cost\" (the cost line without the bar); got {progress!r}")
     registered = isinstance(model, str) and model in registry.names()
@@ -177,11 +173,11 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
     if registered and name not in (None, model):
         raise ValueError(f"name applies to factories, \"module:callable\" and \"timm:NAME\"; a registry "
                          f"architecture is stored under its own name ({model!r}); got {name!r}")
-    x0_cpu, eval_desc = resolve_eval_point(eval_point, s.seed, s.input_shape)
+    x0_cpu, eval_desc = resolve_eval_point(s.eval_point, s.seed, s.input_shape)
     factory, default = one_output_factory(model, s.input_shape, s.pooling, x0=x0_cpu)
     name = name or default
     checks.integer("num_shards", num_shards, 1, accepted="an integer >= 1 (the processes that share the chunks)")
-    checks.integer("shard", shard, 0, num_shards - 1, accepted=f"an integer in [0, {num_shards}) (num_shards)")
+    checks.integer("shard", index, 0, num_shards - 1, accepted=f"an integer in [0, {num_shards}) (num_shards)")
     if results_dir is not None and (not str(results_dir).strip() or Path(results_dir).exists()
                                     and not Path(results_dir).is_dir()):
         raise InputError(f"results_dir must be a folder (it need not exist yet); got {str(results_dir)!r}")
@@ -201,14 +197,14 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
     start = time.perf_counter()
     ranges = chunks.chunk_ranges(int(first), int(first) + int(num_networks))
     cells = [{"start": a, "stop": b} for a, b in ranges]
-    mine = cells[shard::num_shards]
+    mine = cells[index::num_shards]
     todo, gone = mine, cells   # this shard's chunks to compute, and all the chunks not stored
     durations, digests, traces, machines = [], [], [], []
     halves = chunks.Halves(s.method)
     if results_dir is not None:
-        settings = s.chunk_settings(name, eval_desc, dev, model_desc)
-        todo = sweeps.missing("nad_chunks", mine, settings, Path(results_dir))
-        gone = sweeps.missing("nad_chunks", cells, settings, Path(results_dir))
+        chunked = s.chunk_settings(name, eval_desc, dev, model_desc)
+        todo = sweeps.missing("nad_chunks", mine, chunked, Path(results_dir))
+        gone = sweeps.missing("nad_chunks", cells, chunked, Path(results_dir))
         held = len(cells) - len(gone)
         if held:   # one line, with or without the bars
             print(f"{name}: {'reusing all' if held == len(cells) else f'resuming from {held} of'} {len(cells)} stored "
@@ -219,25 +215,25 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
                              for c in cells]
     with cost, _model_errors(registered, results_dir):   # a bar per network; the cost line once a batch is timed
         if results_dir is not None and not registered:   # your model's reused chunks, spot-checked first
-            spot_check(factory, s, x0, [c for c in cells if c not in gone], settings, Path(results_dir))
+            spot_check(factory, s, x0, [c for c in cells if c not in gone], chunked, Path(results_dir))
         if results_dir is None:
             machines = [store.machine(dev)] * len(cells)
             parts = (halves.moments(compute([c])[0], c["start"]) for c in cells)
         else:
-            paths = sweeps.sweep("nad_chunks", cells, compute, settings, Path(results_dir), progress=False,
-                                 load=False, shard=shard, num_shards=num_shards)
+            paths = sweeps.sweep("nad_chunks", cells, compute, chunked, Path(results_dir), progress=False,
+                                 load=False, shard=index, num_shards=num_shards)
             if num_shards != 1:
-                if sweeps.missing("nad_chunks", cells, settings, Path(results_dir)):
+                if sweeps.missing("nad_chunks", cells, chunked, Path(results_dir)):
                     return None
-                paths = [sweeps.cell_path("nad_chunks", c, settings, Path(results_dir)) for c in cells]
-            parts = chunks.read_chunks(paths, cells, settings, durations, machines, halves)
+                paths = [sweeps.cell_path("nad_chunks", c, chunked, Path(results_dir)) for c in cells]
+            parts = chunks.read_chunks(paths, cells, chunked, durations, machines, halves)
         covariance = chunks.merge(chunks.fingerprinted(parts, digests, traces), s.method)   # one chunk at a time
     vals, rows = eig_decreasing(covariance, s.eig_threads)
-    settings = s.result_settings(name, num_networks, eval_desc, model_desc, first)
+    record = s.result_settings(name, eval_desc, model_desc)
     duration = sum(durations) if results_dir is not None else time.perf_counter() - start  # compute, resumed or not
     stored = {"ranges": np.array(ranges), "digests": np.array(digests), "traces": np.array(traces),
               "machines": np.array(machines)}   # a resumed run's chunks may come from several CPUs
-    result = NADResult(vals, rows.astype(np.float32), settings, chunks=stored,
+    result = NADResult(vals, rows.astype(np.float32), record, chunks=stored,
                        split_half=halves.overlaps(threads=s.eig_threads))
     result.record = {"device": str(dev), "duration_s": round(duration, 3)}
     trust = result.trust()
@@ -245,6 +241,31 @@ def estimate(model: str | Callable[[], nn.Module], num_networks: int, method: st
         warnings.warn(f"the leading NADs of {name} from {num_networks} networks are not above chance: "
                       f"{trust.summary()}", NADTrustWarning, stacklevel=2)
     return result
+
+
+@overload
+def load_or_estimate(arch: str, settings: EstimateSettings, results_dir: str | Path, *, compute: Literal[True] = ...,
+                     chunks_dir: str | Path | None = ..., compact: bool = ..., device: str | torch.device = ...,
+                     progress: bool | str = ...) -> NADResult: ...
+@overload
+def load_or_estimate(arch: str, settings: EstimateSettings, results_dir: str | Path, *, compute: bool,
+                     chunks_dir: str | Path | None = ..., compact: bool = ..., device: str | torch.device = ...,
+                     progress: bool | str = ...) -> NADResult | None: ...
+def load_or_estimate(arch: str, settings: EstimateSettings, results_dir: str | Path, *, compute: bool = True,
+                     chunks_dir: str | Path | None = None, compact: bool = False, device: str | torch.device = "auto",
+                     progress: bool | str = True) -> NADResult | None:
+    """The NADs of registry architecture `arch` with `settings`, stored in `results_dir/nads/` (`result_path`):
+    read back when stored; else, with `compute`, estimated (chunks in `chunks_dir/nad_chunks/`, default
+    `results_dir`), stored (float16 NADs when `compact`) and read back, as later readers see them; else None.
+    The one "stored, else computed" path of the chapters and the bundle."""
+    record = settings.result_settings(arch)
+    path = result_path(arch, record, results_dir)
+    if not store.matches(path, record):
+        if not compute:
+            return None
+        estimate(arch, settings, device=device, results_dir=chunks_dir or results_dir,
+                 progress=progress).save(path, compact=compact)
+    return NADResult.load(path, record)
 
 
 def convergence(model: str | Callable[[], nn.Module], sizes: list[int], ks: tuple[int, ...] = (1, 4, 16, 64),
@@ -268,13 +289,11 @@ def convergence(model: str | Callable[[], nn.Module], sizes: list[int], ks: tupl
             dim is not None and max(ks) > dim):
         raise InputError(f"ks must be a non-empty list of integers in [1, D = {dim}] (the input's entries); "
                          f"got {ks!r}")
-    common: dict[str, Any] = dict(method=method, step=step, input_shape=input_shape, device=device, seed=seed,
-                                  batch_size=batch_size, results_dir=results_dir, progress=progress,
-                                  pooling=pooling, precision=precision, compiled=compiled,
-                                  eig_threads=eig_threads)
+    s = EstimateSettings(method, step, seed, input_shape, pooling, precision, compiled, batch_size, eig_threads)
+    run: dict[str, Any] = dict(device=device, results_dir=results_dir, progress=progress)
     overlap = np.zeros((len(sizes), len(ks)))
     for r, n in enumerate(sizes):
-        small = estimate(model, n, **common)
-        large = estimate(model, 2 * n, first=n, **common)
+        small = estimate(model, replace(s, num_networks=n), **run)
+        large = estimate(model, replace(s, num_networks=2 * n, first=n), **run)
         overlap[r] = [subspace_overlap(small.nads, large.nads, k) for k in ks]
     return {"sizes": np.array(sizes), "ks": np.array(ks), "overlap": overlap}

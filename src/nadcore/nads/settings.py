@@ -4,7 +4,7 @@ every chunk, and the settings records (whose hashes are the stored keys) of its 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,8 +46,11 @@ class EstimateSettings:
     `precision` and `compiled` (the secant's: bfloat16 autocast, `torch.compile`), `batch_size`
     (networks per batch, None: `default_batch`) and `eig_threads` (the threads of the eigen steps,
     whose bits depend on them: 1; None, the caller's threads, is how the estimates stored before the
-    field were made, their records' `threads`). Made once by `estimate`, which checks every field
-    here (one-line ValueErrors naming the parameter), and passed down to its chunks."""
+    field were made, their records' `threads`); which networks an estimate averages, `num_networks` from
+    `first` (its result's record; a chunk's does not depend on them, None: not an estimate's settings), and
+    its evaluation point `eval_point` (None: drawn from `seed`; an array or tensor of `input_shape`, which
+    equality does not compare: its hash is in the result's record). Checked when made (one-line errors naming
+    the field), passed to `estimate` and down to its chunks."""
 
     method: str = "secant"
     step: float = 100.0
@@ -58,8 +61,15 @@ class EstimateSettings:
     compiled: bool = False
     batch_size: int | None = None
     eig_threads: int | None = 1
+    num_networks: int | None = None
+    first: int = 0
+    eval_point: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        checks.integer("num_networks", self.num_networks, 2, catalog.MAX_NETWORKS, optional=True,
+                       accepted=f"an integer in [2, {catalog.MAX_NETWORKS}] (the covariance is mean-centred; "
+                                "catalog.MAX_NETWORKS bounds the chunk list)")
+        checks.integer("first", self.first, 0, accepted="an integer >= 0 (the index of the first network)")
         checks.one_of("method", self.method, METHODS)
         step = self.step
         if not (checks.is_number(step) and _in_float32(step)):
@@ -92,14 +102,16 @@ class EstimateSettings:
         return self._record({"arch": name, **self._fields(eval_desc), "batch": int(self.batch(dev)),
                              "device": dev.type}, "nad_chunk", model)
 
-    def result_settings(self, name: str, num_networks: int, eval_desc: str | None = None,
-                        model: dict[str, Any] | None = None, first: int = 0) -> dict[str, Any]:
+    def result_settings(self, name: str, eval_desc: str | None = None,
+                        model: dict[str, Any] | None = None) -> dict[str, Any]:
         """The settings record of an estimate of `num_networks` networks from `first` (`eval_desc`:
         None for the default x0 of `seed`; `model` as for `chunk_settings`)."""
-        settings = self._record({"arch": name, "num_networks": int(num_networks),
+        if self.num_networks is None:
+            raise InputError("num_networks must be an integer >= 2 in an estimate's settings; got None")
+        settings = self._record({"arch": name, "num_networks": int(self.num_networks),
                                  **self._fields(eval_desc or eval_point_name(self.seed))}, "nad_result", model)
-        if first:
-            settings["first"] = int(first)
+        if self.first:
+            settings["first"] = int(self.first)
         return with_eig_threads(settings, self.eig_threads)
 
     def _fields(self, eval_desc):
@@ -124,8 +136,8 @@ def nad_settings(arch: str, num_networks: int, method: str = "secant", step: flo
                  input_shape: tuple[int, ...] = (1, 32, 32), pooling: bool | str = True, precision: str = "float32",
                  compiled: bool = False, eig_threads: int | None = 1) -> dict[str, Any]:
     """The settings record `estimate` writes for a registry architecture with the default x0."""
-    return EstimateSettings(method, step, seed, input_shape, pooling, precision, compiled,
-                            eig_threads=eig_threads).result_settings(arch, num_networks)
+    return EstimateSettings(method, step, seed, input_shape, pooling, precision, compiled, eig_threads=eig_threads,
+                            num_networks=num_networks).result_settings(arch)
 
 
 def _in_float32(x):
