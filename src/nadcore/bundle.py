@@ -85,7 +85,8 @@ class BundleItem:
     """One item of the bundle. `settings()`: what it computes with (the settings its stored keys hash);
     `compute(bundle_dir, scratch, progress)`: compute or finish it, resumably, and return what `load`
     reads; `load(bundle_dir)`: what is stored, computing nothing; `status(bundle_dir, scratch)`: a
-    `Status`; `device()`: the device that computes (and computed) it, read when called."""
+    `Status`; `device()`: the device that computes (and computed) it, read when called; `also_reads(bundle_dir)`:
+    what a page reads of it besides what its status reads (None: nothing), whose records provenance counts."""
     name: str
     settings: Callable[[], object]
     compute: Callable[[Path, Path, bool], object]
@@ -93,6 +94,7 @@ class BundleItem:
     status: Callable[[Path, Path], Status]
     device: Callable[[], str] = _this_cpu
     pages: tuple[str, ...] = ()   # the book's pages that show it (stems of `chapters.PAGES`), as `_declare` says
+    also_reads: Callable[[str | Path], object] | None = None
 
 
 REGISTRY: dict[str, BundleItem] = {}   # every item by name, as the chapters' sections declare them
@@ -447,10 +449,16 @@ def _train_precision_compute(bundle_dir, scratch, progress):
     return load_train_precision(bundle_dir)
 
 
+def _deep_extras(name, bundle_dir):
+    """What Chapter 1 reads of a `DEEP_FIG1` item besides its grid: its cells' other seeds and the plain network."""
+    return load_deep_seeds(name, bundle_dir), plain_deep(name, bundle_dir)
+
+
 _declare(
     *(BundleItem(name, partial(fourier_item, name),
                  partial(_deep_sweep_compute if name in DEEP_FIG1 else _sweep_compute, name),
-                 partial(load_fourier, name), partial(_sweep_status, name), partial(_deep_device, name))
+                 partial(load_fourier, name), partial(_sweep_status, name), partial(_deep_device, name),
+                 also_reads=partial(_deep_extras, name) if name in DEEP_FIG1 else None)
       for name in FOURIER_SWEEPS), page="01_fourier")
 _declare(
     BundleItem("train_precision",
@@ -1378,7 +1386,8 @@ def _antialias_seeds_status(bundle_dir, scratch):
 
 
 _declare(BundleItem("antialias", lambda: presets.preset("antialias", "paper"), _antialias_compute, load_antialias,
-                    _whole("antialias", lambda d: antialias_gaps(d) is None)),
+                    _whole("antialias", lambda d: antialias_gaps(d) is None),
+                    also_reads=load_antialias),   # its N vs 2N convergence, which the status does not read
          BundleItem("antialias_sigma", lambda: {**presets.preset("antialias", "paper"), "overrides": ANTIALIAS_SIGMA},
                     partial(_antialias_compute, best_sigma=True), partial(load_antialias, best_sigma=True),
                     _whole("antialias_sigma", _antialias_sigma_stored)),

@@ -3,8 +3,8 @@
 Every result a page shows at the published scale is read from the results bundle, whose items
 (`bundle.ITEMS`) each declare the pages that show them (`BundleItem.pages`); `PAGES` lists them by
 page. `reads` runs `bundle.status` of each item (what `python -m nadcore.bundle status` prints),
-plus the few readers of a page that status does not call (`EXTRA`), and notes every stored result
-they open through `store.load` (`store.watched`), with its record. A result belongs to the item that
+plus the few readers of a page that status does not call (`EXTRA`, the items' `also_reads`), and notes
+every stored result they open through `store.load` (`store.watched`), with its record. A result belongs to the item that
 computes it (`owners`); other items read it as an input (Chapter 6 reads Chapter 1's max-pooling
 cells, Fig. 6 reads its NADs). `page_rows` groups the results a page's items read by their item and by what they hold
 (`describe`: the network, the kind of result and the settings that vary), with the machine,
@@ -32,11 +32,8 @@ if TYPE_CHECKING:
 
 PAGES = {p.stem: tuple(name for name, item in bundle.REGISTRY.items() if p.stem in item.pages)
          for p in chapters.PAGES}   # the bundle items each page shows, as the bundle declares them
-# readers a page calls besides the items' status: the extra seeds and the plain network of a deep Fig. 1 item,
-# and Chapter 6's N vs 2N convergence, which its status (the plan) does not read
-EXTRA = {**{name: lambda bundle_dir, name=name: (bundle.load_deep_seeds(name, bundle_dir),
-                                                 bundle.plain_deep(name, bundle_dir)) for name in bundle.DEEP_FIG1},
-         "antialias": bundle.load_antialias}
+# readers a page calls besides the items' status, as the items declare them (`BundleItem.also_reads`)
+EXTRA = {name: item.also_reads for name, item in bundle.REGISTRY.items() if item.also_reads is not None}
 INCOMPLETE = "computes the rest"   # how `bundle.status` says that an item is not complete
 OTHER_KINDS = {"train_ls": "linear model", "sim_ls": "Theorem 1", "hess_n": "Lemma 1",
                "overlap_arch": "precision"}   # a setting that names each of the other kinds of results
