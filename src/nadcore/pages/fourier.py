@@ -240,3 +240,58 @@ def summary(f: Findings) -> str:
                          f"vs published {s['published'].mean():.1f}%, Spearman {s['spearman']:.2f}, "
                          f"mean |difference| {s['mean_abs_difference']:.1f} points")
     return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- the page's own run
+# What "Run this chapter yourself" says of the run at the page's scale: its claims, printed for the notebook test
+# (they hold on any CPU; the percentages move by a point or two between CPUs), and the numbers its prose glues.
+
+def fig1_run(acc1: dict[str, dict], train1: dict[str, dict]) -> tuple[str, dict[str, Any]]:
+    """`(claims, glued)` of the run's Fig. 1: test accuracy `acc1` and train accuracy `train1` by architecture."""
+    from scipy.stats import spearmanr
+
+    lenet, lenet_train = acc1["lenet"], train1["lenet"]
+    best = max(lenet, key=lambda c: lenet[c])
+    cells = sorted(lenet)
+    rho = spearmanr([lenet[c] for c in cells], [lenet_train[c] for c in cells])[0]
+    claims = "\n".join((
+        f"LogReg: test accuracy above 90 % on every direction: {min(acc1['logreg'].values()) > 90}",
+        f"LeNet: at chance (< 55 %) on some directions, above it on others: "
+        f"{min(lenet.values()) < 55 < max(lenet.values())}",
+        f"LeNet: its best direction is a low frequency (|kx|, |ky| <= 4): {max(map(abs, best)) <= 4}",
+        f"LeNet: underfits (train accuracy below 80 % everywhere): {max(lenet_train.values()) < 80}",
+        f"LeNet: train and test accuracy rank the directions alike (Spearman > 0.3): {rho > 0.3}"))
+    glued: dict[str, Any] = {}
+    for arch, accs in acc1.items():
+        for what, values in (("test", accs), ("train", train1[arch])):
+            glued[f"smoke_{arch}_{what}_low"] = float(min(values.values()))
+            glued[f"smoke_{arch}_{what}_high"] = float(max(values.values()))
+        glued[f"smoke_{arch}_cells"] = len(accs)
+    glued["smoke_lenet_train_test_rho"] = float(spearmanr([lenet[c] for c in lenet],
+                                                          [lenet_train[c] for c in lenet]).statistic)
+    return claims, glued
+
+
+def fig2_run(iters: dict[str, dict], limit: int) -> tuple[str, dict[str, Any]]:
+    """`(claims, glued)` of the run's Fig. 2: the iterations `iters` each direction took, within `limit`."""
+    reached = ch1_fourier.reached(iters, limit)
+    claims = (f"LogReg reaches the threshold on every direction: {reached['logreg'][0] == reached['logreg'][1]}\n"
+              f"LeNet reaches it on some directions, not all: {0 < reached['lenet'][0] < reached['lenet'][1]}")
+    glued: dict[str, Any] = {"smoke_fig2_iterations": limit}
+    for arch, (hit, total) in reached.items():
+        got = [v for v in iters[arch].values() if v <= limit]
+        glued.update({f"smoke_fig2_{arch}_reached": hit, f"smoke_fig2_{arch}_missed": total - hit,
+                      f"smoke_fig2_{arch}_cells": total, f"smoke_fig2_{arch}_low": min(got, default=0),
+                      f"smoke_fig2_{arch}_high": max(got, default=0)})
+    return claims, glued
+
+
+def fig3_run(acc3: dict[str, dict], acc1: dict[str, dict]) -> tuple[str, dict[str, Any]]:
+    """`(claims, glued)` of the run's Fig. 3: accuracy without pooling `acc3` against with `acc1`."""
+    claims = "\n".join(f"{arch} without pooling beats pooling on every direction: "
+                       f"{all(cells[c] > acc1[arch][c] for c in cells)}" for arch, cells in acc3.items())
+    free = acc3.get("lenet", {})
+    pooled = [acc1["lenet"][c] for c in free if c in acc1.get("lenet", {})]
+    return claims, {"smoke_fig3_cells": len(free), "smoke_fig3_low": float(min(free.values())),
+                    "smoke_fig3_high": float(max(free.values())), "smoke_fig3_pooled_low": float(min(pooled)),
+                    "smoke_fig3_pooled_high": float(max(pooled))}

@@ -117,3 +117,33 @@ def _fashion(f):
     if f.fashion_ood:
         out["fo_table"] = _table(f.fashion_ood)
     return out
+
+
+def smoke_run(pairs: dict[str, Any], ood: dict[str, Any], P: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """`(claims, glued)` of the page's own run (grids `pairs` and `ood` at the chapter's settings `P`): what "Run
+    this chapter yourself" claims of it, printed for the notebook test (they hold on any CPU; the percentages move
+    by a point or two between CPUs), and the numbers its prose glues."""
+    sw = {a: {(i, j): (c1, c2) for i, j, c1, c2 in underspec.switching(g)} for a, g in pairs.items()}
+    lenet = sw["lenet"]
+    angle = {a: [verdicts.boundary_angle(g["sections"][0, i, j], g["coords"])
+                 for i, j in ((0, 1), (1, 0), (0, 0), (1, 1))] for a, g in pairs.items()}
+    acc = [g["accuracy"].mean(0) for g in ood.values()]
+    claims = "\n".join((
+        f"LeNet, (0, 1000): channel 1 alone > 90 %, channel 2 alone < 60 %: "
+        f"{lenet[0, 1000][0] > 90 and lenet[0, 1000][1] < 60}",
+        f"LeNet, (1000, 0): leans on channel 2: {lenet[1000, 0][1] > lenet[1000, 0][0]}",
+        f"LeNet, (0, 0): mostly channel 1: {lenet[0, 0][0] > lenet[0, 0][1]}",
+        f"MLP: either channel alone > 90 % at every pair: {min(min(v) for v in sw['mlp'].values()) > 90}",
+        f"LeNet's boundary: vertical at (0, 1000), past 45° at (1000, 0): "
+        f"{None not in angle['lenet'] and angle['lenet'][0] < 15 and angle['lenet'][1] > 45}",
+        f"MLP: the same tilt at every pair (within 10°): "
+        f"{None not in angle['mlp'] and max(angle['mlp']) - min(angle['mlp']) < 10}",
+        f"Fig. 3: images alone > 90 % at every k: {min(a[:, 1].min() for a in acc) > 90}",
+        f"Fig. 3: D(v) alone < 65 % at every k: {max(a[:, 2].max() for a in acc) < 65}"))
+    glued: dict[str, Any] = {}
+    for (i, j), (c1, c2) in lenet.items():
+        glued[f"lenet_{i}_{j}_ch1"], glued[f"lenet_{i}_{j}_ch2"] = c1, c2
+    glued["mlp_min_single"] = min(min(v) for v in sw["mlp"].values())
+    glued.update({f"ood_{k}": v for k, v in underspec.ood_extremes(ood).items()})
+    glued["smoke_lenet_pairs_epochs"] = P["pairs"]["recipe"]["lenet"]["epochs"]
+    return claims, glued
