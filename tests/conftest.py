@@ -231,3 +231,48 @@ def estimate_kw(model, num_networks, **kw):
     if "shard" in kw or "num_shards" in kw:
         run["shard"] = (kw.get("shard", 0), kw.get("num_shards", 1))
     return nads.estimate(model, settings, **run)
+
+
+# ----------------------------------------------------------------------------- the committed bundle, read once a module
+# (tests/test_snapshot.py pins its numbers; tests/test_verdicts.py reads it beside its synthetic inputs)
+
+@pytest.fixture(scope="module")
+def comparison():
+    from nadcore import bundle
+
+    return bundle.fig1_comparison(ROOT / "bundle")[0]
+
+
+@pytest.fixture(scope="module")
+def stored():
+    from nadcore import bundle
+
+    return bundle.stored_nads(bundle_dir=ROOT / "bundle")
+
+
+@pytest.fixture(scope="module")
+def overlaps():
+    from nadcore import bundle, verdicts
+
+    return bundle.nad_overlaps(verdicts.OVERLAP_KS, ROOT / "bundle")
+
+
+@pytest.fixture(scope="module")
+def fig6():
+    from nadcore import bundle
+
+    return bundle.fig6_comparison(ROOT / "bundle")
+
+
+@pytest.fixture(scope="module")
+def fig6_nads():
+    from nadcore import bundle
+
+    return {name: bundle.load_fig6(ROOT / "bundle", name=name) for name in bundle.FIG6_NADS}
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    from nadcore import bundle
+
+    return {a: bundle.underspec("pairs", a, ROOT / "bundle", progress=False) for a in bundle.UNDERSPEC_ARCHS}
