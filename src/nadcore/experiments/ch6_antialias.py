@@ -335,6 +335,16 @@ def seed_reading(study: Mapping[str, Any], cells: int) -> str:
             "from one seed to another.")
 
 
+def seed_takeaway(study: Mapping[str, Any]) -> str:
+    """`seed_study` in a clause for the takeaways: whether the prefiltered variants keep their order in the band."""
+    n = study["seeds"]
+    if n < 2:
+        return "still one seed per cell: the order of the variants within the band is not tested across seeds."
+    if all(o == study["order"][0] for o in study["order"]):
+        return f"{n} seeds keep the prefiltered variants' order in the band."
+    return f"{n} seeds change the prefiltered variants' order in the band."
+
+
 def _prefix(grids, cells):
     """The leading grids of `grids` that hold all `cells` directions (the later seeds may be partly stored)."""
     for g in grids:

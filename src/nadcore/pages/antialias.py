@@ -55,7 +55,8 @@ def _seeds(f, bundle_dir):
              each(study["gap"][v])) for v in f.learns["variants"]]
     table = page.table(rows, ["variant", "|k| ≤ 4, each seed (%)", "mean ± sd (%)", "lead, each seed (points)"])
     return {"aa15_seeds": study["seeds"], "aa15_seed_table": table.style.hide(axis="index"),
-            "aa15_seed_reading": Markdown(antialias.seed_reading(study, cells))}
+            "aa15_seed_reading": Markdown(antialias.seed_reading(study, cells)),
+            "aa15_seed_takeaway": Markdown(antialias.seed_takeaway(study))}
 
 
 def _numbers(f):
