@@ -5,28 +5,12 @@ threshold, is tested on synthetic inputs in tests/test_verdicts.py, which no rec
 
 import re
 
-import pytest
-from conftest import ROOT
+# the committed bundle's settings, the page's rounding and the one-BLAS-thread fixture: test_verdicts' own
+from test_verdicts import BUNDLE, CAPTION, FIG1, PAIRS, POOLING, approx, one_blas_thread  # noqa: E402, F401
 
 from nadcore import bundle, presets, published
 from nadcore import verdicts as v
 from nadcore.experiments import ch1_fourier, ch2_pooling
-
-BUNDLE = ROOT / "bundle"
-FIG1 = bundle.fourier_item("fig1")[2]
-CAPTION = bundle.SIGMA_STUDY["caption"]
-POOLING = presets.preset("pooling", "paper")
-PAIRS = bundle.underspec_item("pairs")
-approx = lambda x, tol=0.05: pytest.approx(x, abs=tol)   # noqa: E731  (the page prints one decimal)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_blas_thread():
-    """The NAD overlaps are small QRs (1024 x 64): one BLAS thread takes a few milliseconds for each."""
-    from threadpoolctl import threadpool_limits  # scikit-learn's dependency
-
-    with threadpool_limits(1, user_api="blas"):
-        yield
 
 
 def test_fig1_logreg_on_the_results(comparison):
