@@ -159,7 +159,7 @@ def test_all_zero_gradients_say_so_and_name_what_to_change(kwargs, names):
 
 
 def test_a_nad_estimate_bounds_its_networks_before_building_chunks():
-    """Issue 41 item 6: `estimate_kw("logreg", 10**18)` raised MemoryError building chunk ranges."""
+    """Issue 41 item 6: `nads.estimate("logreg", 10**18)` raised MemoryError building chunk ranges."""
     from nadcore import catalog
 
     for n in (10 ** 18, catalog.MAX_NETWORKS + 1):

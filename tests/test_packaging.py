@@ -70,7 +70,7 @@ def test_a_core_only_environment_estimates_and_names_the_extra_a_missing_piece_n
             importlib.import_module("nadcore." + m)
         from nadcore import learnability, models, nads, train
         from nadcore.plots import nads as plots
-        result = estimate_kw("lenet", 4, progress=False)
+        result = nads.estimate("lenet", nads.EstimateSettings(num_networks=4), progress=False)
         assert result.nads.shape[1] == 1024
         plots.grid(result, 4).savefig("grid.png")
         sweep = learnability.sweep("logreg", [(1, 0)], train.Recipe(epochs=1, max_lr=0.5), n=100)
