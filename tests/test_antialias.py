@@ -19,7 +19,8 @@ def test_every_variant_is_a_lenet_pooling_and_max_none_keep_the_published_keys()
     # the published pooling adds no key: the stored NADs and Fig. 6 cells of Chapter 3 stay valid
     assert "pooling" not in nads.nad_settings("lenet", 10)
     assert nads.nad_settings("lenet", 10, pooling="avg")["pooling"] == "avg"
-    assert antialias.nad_settings("max", {"method": "secant", "num_networks": 10, "eig_threads": 1}, 0) == \
+    cfg = presets.AntialiasNads(method="secant", num_networks=10, conv_sizes=[], conv_ks=[], eig_threads=1)
+    assert antialias.nad_settings("max", cfg, 0) == \
         nads.nad_settings("lenet", 10)
 
 
@@ -70,7 +71,7 @@ def tiny(monkeypatch):
     table = {k: dict(v) for k, v in presets.PRESETS.items()}
     table["antialias"]["smoke"] = TINY
     table["fourier"]["smoke"] = replace(table["fourier"]["smoke"], n=256, epochs=1)
-    nads = table["nads"]["smoke"]
+    nads = presets.preset("nads", "smoke")
     table["nads"]["smoke"] = replace(nads, fig6=replace(nads.fig6, n_train=128, epochs=1))
     monkeypatch.setattr(presets, "PRESETS", table)
 
@@ -173,7 +174,7 @@ def test_float16_nads_of_the_bundle_are_unit_directions_for_d_v():
     # stopped the bundle's Fig. 6 run); 1e-3 accepts every stored row and still rejects 1.01.
     from nadcore import bundle, data
 
-    cfg = presets.preset("antialias", "paper")["nads"]
+    cfg = presets.preset("antialias", "paper").nads
     basis = antialias.nad_estimate("strided", cfg, bundle.SEED, bundle.BUNDLE, compute=False)
     if basis is None:
         pytest.skip("the bundle holds no NADs of the stride-2 LeNet yet")
@@ -308,7 +309,8 @@ def _results(levels=LEVELS, lam64=LAM64, rho2=0.72, theory_low=64.9, drop=()):
     return dict(grid=grid, variants=variants, fig1=fig1, theory={2: theory},
                 agreement={2: {v: rho2 for v in antialias.BLURRED if v in variants}}, nads=spectra,
                 convergence={v: None for v in variants}, fig6={v: {} for v in variants},
-                settings={"nads": {"num_networks": 100}, "fig1": {"sigma": 3.0}})
+                settings={"nads": presets.AntialiasNads(method="secant", num_networks=100, conv_sizes=[], conv_ks=[]),
+                          "fig1": {"sigma": 3.0}})
 
 
 def _verdicts(results):

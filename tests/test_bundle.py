@@ -13,6 +13,7 @@ Four kinds take a minute or more each here (a whole run, the precision check, VG
 estimate's network: `conftest.MINUTE_LONG`): `make test` runs the one drawn, `make verify` every one.
 """
 
+import dataclasses
 import itertools
 import re
 
@@ -77,7 +78,7 @@ def stored_fourier_cells():
                                                     bundle.BUNDLE / "fourier", pooling, name="fig1")
             out += [(f"lenet/sigma={sigma:g}/seed {r}", pooling, c, arr, rec)
                     for (c, arr), rec in zip(t.get("lenet", {}).items(), recs.get("lenet", []))]
-    aa_grid = fourier.make_grid(presets.preset("antialias", "paper")["grid"])
+    aa_grid = fourier.make_grid(presets.preset("antialias", "paper").grid)
     for v in antialias.VARIANTS[1:]:
         t, recs = ch1_fourier.stored_directions(["lenet"], aa_grid, settings, bundle.BUNDLE / "fourier",
                                                 antialias.pooling_arg(v), name="antialias")
@@ -184,7 +185,7 @@ def recompute_ood_cell(rng, record_threads, tmp_path):
     arch, cell = record["settings"]["settings"]["arch"], record["settings"]["cell"]
     record_threads(record)
     print(f"recomputing the follow-up's Fig. 3 cell {cell} of {arch} on {dataset}")
-    settings = {**bundle.underspec_item("ood", dataset), "indices": [cell["k"]], "seeds": [cell["seed"]]}
+    settings = dataclasses.replace(bundle.ood_item(dataset), indices=[cell["k"]], seeds=[cell["seed"]])
     fresh = underspec.ood_grid(arch, bundle.load_nad(arch), settings, tmp_path, bundle.DATA, device="cpu",
                                progress=False)
     if bundle.machine_of(record) == store.machine():
@@ -204,7 +205,7 @@ def recompute_pair_cell(rng, record_threads, tmp_path):
     arch, cell = record["settings"]["settings"]["arch"], record["settings"]["cell"]
     record_threads(record)
     print(f"recomputing the follow-up's Fig. 2 cell {cell} of {arch}")
-    fresh = underspec.pair_cells(arch, bundle.load_nad(arch), bundle.underspec_item("pairs"), [cell], "cpu")[0]
+    fresh = underspec.pair_cells(arch, bundle.load_nad(arch), bundle.pairs_item(), [cell], "cpu")[0]
     if bundle.machine_of(record) == store.machine():
         for name, value in stored_arrays.items():
             np.testing.assert_array_equal(fresh[name], value, err_msg=f"{arch} {cell} {name}")
@@ -249,7 +250,7 @@ def chapter4_runs():
         if dataset == "fashion" and not fashion_files_here():
             continue
         p = bundle.cifar_item(dataset)
-        train, test = (cifar.load(p["dataset"], bundle.DATA, train=t, seed=bundle.SEED) for t in (True, False))
+        train, test = (cifar.load(p.dataset, bundle.DATA, train=t, seed=bundle.SEED) for t in (True, False))
         data = store.fingerprint(*train, *test)
         paths = [path for path, s in records.items() if s["data"] == data]
         if paths:
@@ -311,12 +312,12 @@ def test_a_random_stored_run_of_each_kind_recomputes_bitwise(kind, rng, record_t
 def test_fashion_items_are_their_own_settings_and_read_none_while_missing(tmp_path, monkeypatch):
     assert bundle.cifar_item() == presets.preset("cifar10", "smoke")       # the digits item, as before
     fashion = bundle.cifar_item("fashion")
-    assert fashion["dataset"] == "fashion" and fashion["arch"] == "lenet" and fashion != bundle.cifar_item()
-    ood = bundle.underspec_item("ood", "fashion")
-    digits = bundle.underspec_item("ood")
-    assert (ood["dataset"], digits["dataset"], digits["limit"]) == ("fashion", "digits", None)
-    assert ood["seeds"] == digits["seeds"] and set(ood["indices"]) <= set(digits["indices"])
-    for bad in (lambda: bundle.cifar_item("cifar10"), lambda: bundle.underspec_item("ood", "mnist")):
+    assert fashion.dataset == "fashion" and fashion.arch == "lenet" and fashion != bundle.cifar_item()
+    ood = bundle.ood_item("fashion")
+    digits = bundle.ood_item()
+    assert (ood.dataset, digits.dataset, digits.limit) == ("fashion", "digits", None)
+    assert ood.seeds == digits.seeds and set(ood.indices) <= set(digits.indices)
+    for bad in (lambda: bundle.cifar_item("cifar10"), lambda: bundle.ood_item("mnist")):
         with pytest.raises(ValueError, match="^dataset must be one of digits, fashion; got"):
             bad()
     assert bundle.cifar(tmp_path, dataset="fashion") is None                # no NADs, no runs
@@ -818,7 +819,7 @@ def test_the_deep_networks_rows_are_prepared_for_a_gpu(tmp_path, monkeypatch):
     monkeypatch.setattr(bundle, "load_nad", lambda arch, *a, **k: basis)
     fake = lambda arch, U, settings, group, device: [{"accuracy": np.array([60.0 + c["i"] / 100, 50.0, 50.0]),
                                                       "train_accuracy": np.float64(99.0),
-                                                      "section": np.zeros((settings["resolution"],) * 2)}
+                                                      "section": np.zeros((settings.resolution,) * 2)}
                                                      for c in group]
     monkeypatch.setattr(underspec, "pair_cells", fake)
     units = gpu_bundle.train_units("underspec_pairs_resnet18", tmp_path)
@@ -930,7 +931,7 @@ def test_lenet_fig6_along_three_bases_at_two_sigmas_is_a_cpu_item(tmp_path):
     released NAD file, seeds 0-2, at the sigma study's best and at the caption's sigma, and along the kernel's
     NADs (the mixed derivative's) at both, on this CPU; secant seed 0 is the `fig6_sigma` / `fig6` item;
     the released file needs no bundle (`fig6_basis`)."""
-    assert bundle.FIG6_CAPTION == presets.preset("nads", "paper")["fig6"]["sigma"]
+    assert bundle.FIG6_CAPTION == presets.preset("nads", "paper").fig6.sigma
     lenet = {name: v for name, v in bundle.FIG6_NADS.items() if v[0] == "fig6"}
     assert len(lenet) == 24 and {v[3] for v in lenet.values()} == {bundle.DEEP_SIGMA, bundle.FIG6_CAPTION}
     assert {v[1] for v in lenet.values()} == {"secant", "autograd", "published", "hessian"}

@@ -60,8 +60,8 @@ def test_every_chapter_has_every_scale():
 
 def test_preset_is_a_copy_and_bad_names_are_refused():
     a = presets.preset("fourier", "smoke")
-    a["tampered"] = True
-    assert "tampered" not in presets.preset("fourier", "smoke")
+    a.archs.append("tampered")
+    assert "tampered" not in presets.preset("fourier", "smoke").archs
     with pytest.raises(ValueError, match="smoke, medium, paper"):
         presets.preset("fourier", "huge")
     with pytest.raises(ValueError, match="chapter must be one of"):
@@ -75,34 +75,43 @@ def test_presets_are_the_settings_the_stored_results_were_computed_with():
     """Store keys hash these dicts: a preset that changes orphans stored results, so a change must be
     deliberate (update the snapshot and recompute or migrate what it keys)."""
     snapshot = json.loads(SNAPSHOT.read_text())
-    now = json.loads(json.dumps({c: {s: presets.preset(c, s) for s in presets.SCALES} for c in presets.PRESETS}))
+    now = json.loads(json.dumps({c: {s: presets.as_dict(presets.preset(c, s)) for s in presets.SCALES}
+                                 for c in presets.PRESETS}))
     assert now == snapshot
-    assert type(presets.preset("fourier", "paper")["max_lr"]["lenet"]) is float
+    lr = presets.preset("fourier", "paper").max_lr
+    assert isinstance(lr, dict) and type(lr["lenet"]) is float
 
 
 def test_typed_presets_are_frozen_and_optional_fields_stay_out():
-    p = presets.typed("cifar10", "paper")
+    p = presets.preset("cifar10", "paper")
     with pytest.raises(dataclasses.FrozenInstanceError):
-        p.eps = 1.0
-    assert p.recipe.schedule is None and "schedule" not in presets.preset("cifar10", "paper")["recipe"]
-    assert presets.preset("cifar10", "paper")["nad_networks"] is None        # a None that is a value stays
-    assert presets.preset("underspecification", "smoke")["ood"]["recipe"]["mlp"]["widths"] == [200, 50]
-    with pytest.raises(ValueError, match="chapter must be one of"):
-        presets.typed("nope", "paper")
+        p.eps = 1.0   # type: ignore[misc]
+    assert p.recipe.schedule is None and "schedule" not in presets.as_dict(p)["recipe"]
+    assert presets.as_dict(p)["nad_networks"] is None        # a None that is a value stays
+    assert presets.preset("underspecification", "smoke").ood.recipe["mlp"].widths == [200, 50]
+
+
+def test_a_stored_dict_types_back_to_its_preset():
+    """`from_dict` of `as_dict` is the preset, nested dataclasses (a recipe by architecture, an optional
+    Fig. 6) included, for every chapter and scale."""
+    for chapter in presets.PRESETS:
+        for scale in presets.SCALES:
+            p = presets.preset(chapter, scale)
+            assert presets.from_dict(type(p), presets.as_dict(p)) == p, (chapter, scale)
 
 
 def test_overrides_change_named_fields_of_a_preset_and_nothing_else():
     smoke = presets.preset("fourier", "smoke")
     changed = presets.preset("fourier", "smoke", {"fourier": {"n": 200, "sigma": 1, "grid": {"step": 8}},
                                                   "nads": {"show": 1}})
-    assert changed == {**smoke, "n": 200, "sigma": 1.0, "grid": {**smoke["grid"], "step": 8}}
-    assert type(changed["sigma"]) is float and presets.preset("fourier", "smoke") == smoke
+    assert changed == dataclasses.replace(smoke, n=200, sigma=1.0, grid=dataclasses.replace(smoke.grid, step=8))
+    assert type(changed.sigma) is float and presets.preset("fourier", "smoke") == smoke
     assert presets.preset("fourier", "smoke", {}) == smoke == presets.preset("fourier", "smoke", {"nads": {"show": 1}})
     recipe = presets.preset("underspecification", "smoke", {"underspecification": {
         "pairs": {"recipe": {"mlp": {"epochs": 1}}}, "ood": {"limit": 200}}})
-    assert recipe["pairs"]["recipe"]["mlp"]["epochs"] == 1 and recipe["ood"]["limit"] == 200   # a None replaced
-    lenet = presets.preset("underspecification", "smoke")["pairs"]["recipe"]["lenet"]
-    assert recipe["pairs"]["recipe"]["lenet"] == lenet                                     # the others stay
+    assert recipe.pairs.recipe["mlp"].epochs == 1 and recipe.ood.limit == 200   # a None replaced
+    lenet = presets.preset("underspecification", "smoke").pairs.recipe["lenet"]
+    assert recipe.pairs.recipe["lenet"] == lenet                                  # the others stay
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -151,8 +160,8 @@ def test_bad_overrides_name_what_is_accepted(overrides, message):
 def test_scalars_flatten_a_preset_for_prose():
     s = presets.scalars("fourier", "smoke")
     p = presets.preset("fourier", "smoke")
-    assert (s["n"], s["sigma"], s["grid_step"], s["fig2_threshold"]) == (p["n"], p["sigma"], 4, p["fig2"]["threshold"])
-    assert s["archs_count"] == len(p["archs"]) and "max_lr" in s                        # a scalar max_lr stays
+    assert (s["n"], s["sigma"], s["grid_step"], s["fig2_threshold"]) == (p.n, p.sigma, 4, p.fig2.threshold)
+    assert s["archs_count"] == len(p.archs) and "max_lr" in s                        # a scalar max_lr stays
     assert "max_lr" not in presets.scalars("fourier", "paper")                          # by architecture: left out
     u = presets.scalars("underspecification", "paper")
     assert u["pairs_indices_count"] == 11 and not any(k.startswith("pairs_recipe") for k in u)
@@ -237,6 +246,6 @@ def test_an_override_of_zero_is_taken_where_zero_means_something():
 def test_a_float_yaml_leaves_as_a_string_is_read_as_a_float():
     """YAML 1.1 (papermill's -p reads it) reads `1e-3` as a string: it was refused as a wrong type where a user
     means 0.001."""
-    p = presets.typed("fourier", "smoke", {"fourier": {"sigma": "1e-3", "eps": "2E+0"}})
+    p = presets.preset("fourier", "smoke", {"fourier": {"sigma": "1e-3", "eps": "2E+0"}})
     assert p.sigma == 0.001 and p.eps == 2.0
-    assert presets.typed("fourier", "smoke", {"fourier": {"sigma": ".5"}}).sigma == 0.5
+    assert presets.preset("fourier", "smoke", {"fourier": {"sigma": ".5"}}).sigma == 0.5

@@ -92,9 +92,9 @@ def test_the_presets_name_fashion_among_their_datasets():
     from nadcore import presets
 
     assert presets.DATASETS == cifar.DATASETS          # spelt out in presets, which stay free of torchvision
-    assert presets.fashion("cifar10")["dataset"] == presets.fashion("ood")["dataset"] == "fashion"
-    assert presets.fashion("cifar10")["recipe"]["epochs"] == 4 and presets.fashion("ood")["limit"] == 10_000
-    for typed in (presets.typed("cifar10", "smoke"), presets.typed("underspecification", "smoke").ood):
+    assert presets.fashion("cifar10").dataset == presets.fashion("ood").dataset == "fashion"
+    assert presets.fashion("cifar10").recipe.epochs == 4 and presets.fashion("ood").limit == 10_000
+    for typed in (presets.preset("cifar10", "smoke"), presets.preset("underspecification", "smoke").ood):
         assert dataclasses.replace(typed, dataset="fashion").dataset == "fashion"
         with pytest.raises(ValueError) as err:
             dataclasses.replace(typed, dataset="mnist")
@@ -104,15 +104,14 @@ def test_the_presets_name_fashion_among_their_datasets():
 
 
 def test_chapter5_loads_fashion_and_names_the_dataset_when_wrong(tmp_path):
+    from nadcore import presets
     from nadcore.experiments import ch5_underspec
 
     with pytest.raises(ValueError, match="^dataset must be one of cifar10, digits, fashion; got 'mnist'$"):
         ch5_underspec.load_images("mnist", tmp_path)
-    settings = {"dataset": "svhn", "limit": None, "indices": [0], "seeds": [0], "eps": 1.0, "sigma": 1.0,
-                "recipe": {"mlp": {"epochs": 1, "max_lr": 0.1}}}
     with pytest.raises(ValueError, match="dataset must be one of cifar10, digits, fashion; got 'svhn'"):
-        ch5_underspec.ood_grid("mlp", torch.eye(1024)[:4], settings, tmp_path, progress=False)
-    assert not any(tmp_path.iterdir())   # refused before any work
+        presets.Ood(archs=["mlp"], dataset="svhn", limit=None, indices=[0], seeds=[0], eps=1.0, sigma={"mlp": 1.0},
+                    recipe={"mlp": presets.Sgd(epochs=1, max_lr=0.1)})   # refused before any work
 
 
 @needs_package

@@ -1,12 +1,13 @@
 """Fourier directions and grids: the closed form, the fftshift convention, symmetry, bad input."""
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from nadcore import fourier, seeds
+from nadcore import fourier, presets, seeds
 from nadcore.experiments import ch1_fourier
 from nadcore.fourier import Grid, coarse_grid, fourier_direction, full_grid, paper_grid
 
@@ -127,8 +128,8 @@ def test_bad_grids_are_named():
 
 
 def tiny_settings(**kw):
-    p = {"n": 64, "sigma": 0.5, "eps": 40.0, "kind": "sin", "epochs": 2, "max_lr": 0.5, "momentum": 0.0,
-         "weight_decay": 0.0, "batch_size": 16}
+    p = dataclasses.replace(presets.preset("fourier", "smoke"), n=64, sigma=0.5, eps=40.0, kind="sin", epochs=2,
+                            max_lr=0.5, momentum=0.0, weight_decay=0.0, batch_size=16)
     return ch1_fourier.sweep_settings(p, seed=0, device="cpu", **kw)
 
 
@@ -315,7 +316,7 @@ def test_a_grid_of_the_wrong_kind_is_one_line_naming_what_is_accepted():
     """The re-probe of issue 58: `make_grid` with an unknown key or a non-dict, and 1-D frequencies given as a float
     or a bool, raised TypeErrors."""
     for call, message in ((lambda: fourier.make_grid({"name": "coarse", "bogus": 1}), "spec must give the coarse grid"),
-                          (lambda: fourier.make_grid(5), "spec must be a dict"),
+                          (lambda: fourier.make_grid(5), "spec must be a GridSpec or a dict"),
                           (lambda: fourier.directions([2.5], 8), "grid must be a fourier.Grid, ints l in"),
                           (lambda: fourier.directions([True], 8), "grid must be a fourier.Grid, ints l in")):
         with pytest.raises(ValueError, match="^" + message):

@@ -48,7 +48,7 @@ def test_paper_scale_chapters_ask_for_paper_nads(tmp_path):
 def test_plan_counts_stored_cells(tmp_path):
     p = presets.preset("fourier", "smoke")
     settings = ch1_fourier.sweep_settings(p, 0, "cpu")
-    grid = fourier.make_grid(p["grid"])
+    grid = fourier.make_grid(p.grid)
     cells = grid.half()[:2]
     from nadcore import sweeps
     sweeps.sweep("fig1", ch1_fourier.sweep_cells(["logreg"], fourier.Grid(grid.freqs), True)[:2],
@@ -109,14 +109,14 @@ def test_plan_counts_underspec_cells_by_their_records_as_an_upper_bound(tmp_path
     from nadcore.experiments import ch5_underspec as underspec
 
     def cells(arch, nads, settings, group, device="cpu"):
-        r = settings["resolution"]
+        r = settings.resolution
         return [{"accuracy": np.zeros(3), "train_accuracy": np.zeros(()), "section": np.zeros((r, r))}
                 for _ in group]
 
     monkeypatch.setattr(underspec, "pair_cells", cells)
     P = underspec.chapter_settings("smoke", 0)
     nads = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
-    assert underspec.pair_grid("lenet", nads, P["pairs"], tmp_path, device="cpu", progress=False) is not None
+    assert underspec.pair_grid("lenet", nads, P.pairs, tmp_path, device="cpu", progress=False) is not None
     folder = tmp_path / "underspec_pairs_lenet"
     files = sorted(folder.glob("*.npz"))
     item = _item("05_underspecification", "fig2 lenet", tmp_path)
@@ -142,12 +142,12 @@ def test_plan_counts_chapter4_runs_by_their_records(tmp_path, monkeypatch):
     x = torch.zeros(4, 3, 32, 32)
     y = torch.arange(4)
     nads = torch.eye(1024)
-    ch4_cifar10.poisoning_curve(p["arch"], (x, y), (x, y), nads, p["indices"][:3], p["eps"], [0.0] * 3, [1.0] * 3,
-                                p["recipe"], device="cpu", seed=0, results_dir=tmp_path, progress=False)
-    item = _item("04_cifar10", f"fig7 {p['arch']}", tmp_path)
-    assert (item.stored, item.count, item.stored_upper_bound) == (4, len(p["indices"]) + 1, True)
-    assert _item("04_cifar10", f"fig7 {p['arch']}", tmp_path, seed=7).stored == 0
-    assert _item("04_cifar10", f"fig7 {p['arch']}", tmp_path, scale="medium").stored == 0
+    ch4_cifar10.poisoning_curve(p.arch, (x, y), (x, y), nads, p.indices[:3], p.eps, [0.0] * 3, [1.0] * 3,
+                                p.recipe, device="cpu", seed=0, results_dir=tmp_path, progress=False)
+    item = _item("04_cifar10", f"fig7 {p.arch}", tmp_path)
+    assert (item.stored, item.count, item.stored_upper_bound) == (4, len(p.indices) + 1, True)
+    assert _item("04_cifar10", f"fig7 {p.arch}", tmp_path, seed=7).stored == 0
+    assert _item("04_cifar10", f"fig7 {p.arch}", tmp_path, scale="medium").stored == 0
 
 
 # ----------------------------------------------------------------------------- issue 40 item 6

@@ -414,7 +414,7 @@ def test_fig4b_zeta_is_zeta_of_the_average_prefilter_at_the_trained_frequencies(
 
     cfg = preset("pooling", "paper")
     z = ch2_pooling.fig4b_zeta(cfg)
-    assert z.shape == (len(cfg["train_ls"]),) and z[0] == pytest.approx(cfg["eps"] ** 2 / cfg["train_sigma"] ** 2)
+    assert z.shape == (len(cfg.train_ls),) and z[0] == pytest.approx(cfg.eps ** 2 / cfg.train_sigma ** 2)
     assert (z[:-1] > z[1:]).all()   # the paper's l = 0, 8, ..., 28: zeta falls as m[l] does (Fig. 4b's order)
 
 

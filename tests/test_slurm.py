@@ -203,25 +203,25 @@ def _in_process(chapter, results_dir, shard, num_shards):
         p, results = preset("fourier", "smoke", TINY[chapter]), Path(results_dir) / "fourier"
         run = dict(shard=shard, num_shards=num_shards, progress=False)
         settings = ch1_fourier.sweep_settings(p, 0, torch.device("cpu"))
-        ch1_fourier.sweep_seeds(p["archs"], fourier.make_grid(p["grid"]), settings, results, 1, name="fig1", **run)
-        q, r = p["fig2"], p["fig3"]
-        settings2 = ch1_fourier.sweep_settings(p, 0, torch.device("cpu"), n=q["n"], sigma=q["sigma"],
-                                               epochs=q["epochs"])
-        ch1_fourier.sweep_directions(q["archs"], fourier.make_grid(q["grid"]), settings2, results, name="fig2", **run)
-        ch1_fourier.sweep_directions(r["archs"], fourier.make_grid(r["grid"]), settings, results, name="fig3",
+        ch1_fourier.sweep_seeds(p.archs, fourier.make_grid(p.grid), settings, results, 1, name="fig1", **run)
+        q, r = p.fig2, p.fig3
+        settings2 = ch1_fourier.sweep_settings(p, 0, torch.device("cpu"), n=q.n, sigma=q.sigma,
+                                               epochs=q.epochs)
+        ch1_fourier.sweep_directions(q.archs, fourier.make_grid(q.grid), settings2, results, name="fig2", **run)
+        ch1_fourier.sweep_directions(r.archs, fourier.make_grid(r.grid), settings, results, name="fig3",
                                      pooling=False, **run)
     elif chapter == "05_underspecification":
         from nadcore.experiments import ch5_underspec as underspec
         from nadcore.experiments.ch3_nads import load_nads
 
         P = underspec.chapter_settings("smoke", 0, TINY[chapter])
-        archs = sorted(set(P["pairs"]["archs"]) | set(P["ood"]["archs"]))
-        found = {a: load_nads(a, results_dir, scale="smoke", device="cpu", progress=False, **P["nads"]) for a in archs}
+        archs = sorted(set(P.pairs.archs) | set(P.ood.archs))
+        found = {a: load_nads(a, results_dir, scale="smoke", device="cpu", progress=False, **P.nads) for a in archs}
         run = dict(device="cpu", shard=shard, num_shards=num_shards, progress=False)
-        for a in P["pairs"]["archs"]:
-            underspec.pair_grid(a, found[a], P["pairs"], results_dir, **run)
-        for a in P["ood"]["archs"]:
-            underspec.ood_grid(a, found[a], P["ood"], results_dir, ROOT / "data", **run)
+        for a in P.pairs.archs:
+            underspec.pair_grid(a, found[a], P.pairs, results_dir, **run)
+        for a in P.ood.archs:
+            underspec.ood_grid(a, found[a], P.ood, results_dir, ROOT / "data", **run)
     elif chapter == "06_antialias":
         from nadcore.experiments import ch6_antialias as antialias
 

@@ -48,8 +48,8 @@ def test_deep_networks_not_computed_on_the_results(comparison, fig6):
 
 def test_fig2_on_the_results(comparison):
     table = bundle.load_fourier("fig2", BUNDLE)[0]
-    q = presets.preset("fourier", "paper")["fig2"]
-    row = v.fig2(ch1_fourier.iterations_to_loss(table, q["threshold"], q["window"]), ch1_fourier.run_iterations(table),
+    q = presets.preset("fourier", "paper").fig2
+    row = v.fig2(ch1_fourier.iterations_to_loss(table, q.threshold, q.window), ch1_fourier.run_iterations(table),
                  comparison["lenet"]["published"], q)
     assert row.verdict == v.COMPARED and row.values["logreg_reached"] == (130, 130)
     assert "never reaches it on 81 of 130 directions" in row.reason and "over those 49" in row.ours
@@ -150,7 +150,7 @@ def test_cifar_rows_on_the_results():
     runs = {"digits": (bundle.cifar(BUNDLE, progress=False), 15)}
     fashion = bundle.cifar(BUNDLE, progress=False, dataset="fashion")
     if fashion is not None:
-        runs["Fashion-MNIST"] = (fashion, bundle.cifar_item("fashion")["recipe"]["epochs"])
+        runs["Fashion-MNIST"] = (fashion, bundle.cifar_item("fashion").recipe.epochs)
     f7 = v.fig7({n: (r["curve"], e) for n, (r, e) in runs.items()})
     f8 = v.fig8({n: (r["flip"], e) for n, (r, e) in runs.items()})
     assert f7.verdict == f8.verdict == v.NOT_COMPUTED and f7.values["same"]["digits"] and f8.values["same"]["digits"]
@@ -173,7 +173,7 @@ def test_follow_up_rows_on_the_results(pairs):
     acc = pairs["mlp"]["accuracy"].mean(0)[..., 2]                 # channel 2 alone, over the pairs
     assert mlp.verdict == v.COMPARED and (low, high) == (approx(acc.min()), approx(acc.max()))
     assert "training set" not in mlp.reason                     # the MLP fits every pair
-    assert v.u_fig2_resnet(presets.preset("underspecification", "paper")["pairs"]).verdict == v.NOT_COMPUTED
+    assert v.u_fig2_resnet(presets.preset("underspecification", "paper").pairs).verdict == v.NOT_COMPUTED
     oods = {"digits": {a: bundle.underspec("ood", a, BUNDLE, progress=False) for a in bundle.UNDERSPEC_ARCHS},
             "Fashion-MNIST": {a: bundle.underspec("ood", a, BUNDLE, progress=False, dataset="fashion")
                               for a in bundle.UNDERSPEC_ARCHS}}

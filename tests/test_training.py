@@ -1,5 +1,7 @@
 """Chapter 8's measures of a network's gradient covariance during training (`ch8_training`)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -99,7 +101,7 @@ def test_on_step_sees_each_step_and_a_checkpoint_leaves_the_run_as_it_was():
 
 @pytest.mark.slow
 def test_a_smoke_cell_gives_each_measure_at_each_checkpoint():
-    settings = {**presets.preset("training", "smoke"), "seed": 0, "n_train": 200, "grad_samples": 64,
+    settings = {**presets.as_dict(presets.preset("training", "smoke")), "seed": 0, "n_train": 200, "grad_samples": 64,
                 "checkpoints": [0, 1, 2, 4]}   # two steps an epoch
     basis = np.linalg.qr(np.random.default_rng(0).standard_normal((1024, 16)))[0].T
     out = c8.cell("mlp", "early", 0, settings, basis)
@@ -159,7 +161,8 @@ def _fake_cells(stay, lead, reps=3, steps=(0, 1, 4, 16, 79)):
 
 def test_the_chapters_verdicts_follow_their_thresholds():
 
-    settings = {"ks": [1, 4, 16, 64], "checkpoints": [0, 1, 4, 16, 79], "tasks": ["early"], "indices": {"early": 0}}
+    settings = dataclasses.replace(presets.preset("training", "smoke"), ks=[1, 4, 16, 64],
+                                   checkpoints=[0, 1, 4, 16, 79], tasks=["early"], indices={"early": 0})
     kept, moved = (c8.training_verdicts(_fake_cells(stay, 0.2), settings) for stay in (0.3, 0.1))
     assert kept[0].outcome == findings.HOLDS and moved[0].outcome == findings.FAILS   # 0.3 >= 0.5 x 0.5; 0.1 is not
     assert "in every replicate in 2 of the 2 cases" in kept[0].measured and kept[1].outcome == findings.HOLDS
@@ -320,7 +323,8 @@ def test_bad_input_to_the_chapters_functions_is_one_line():
     with pytest.raises(InputError, match="checkpoints must be a list of SGD steps"):
         c8.trajectory(net, data_, np.eye(4)[0], np.eye(4), train.Recipe(1, 0.1), [0, 1.7], [1], 4, 0)
     with pytest.raises(InputError, match="basis must hold"):
-        c8.cell("mlp", "early", 0, {**presets.preset("training", "smoke"), "seed": 0}, np.eye(1024)[:10])
+        smoke = presets.as_dict(presets.preset("training", "smoke"))
+        c8.cell("mlp", "early", 0, {**smoke, "seed": 0}, np.eye(1024)[:10])
     with pytest.raises(InputError, match="settings must hold"):
         c8.cell("mlp", "early", 0, {"seed": 0}, np.eye(1024))
     with pytest.raises(InputError, match="device must be"):

@@ -4,12 +4,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import dataclasses  # noqa: E402
+
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from nadcore import train  # noqa: E402
+from nadcore import presets, train  # noqa: E402
 from nadcore.experiments import ch5_underspec as underspec  # noqa: E402
 from nadcore.plots import underspec as plots  # noqa: E402
 
@@ -33,10 +35,10 @@ class Linear2(nn.Module):
 
 
 def tiny_pairs(**extra):
-    recipe = {"epochs": 1, "max_lr": 0.05, "momentum": 0.9, "weight_decay": 0.0, "batch_size": 32,
-              "schedule": "triangular"}
-    return {"indices": [0, 2], "seeds": [0], "n_train": 64, "n_test": 64, "sigma": 1.0, "eps1": 1.0,
-            "eps2": 0.5, "extent": 2.0, "resolution": 5, "recipe": {"mlp": recipe}, **extra}
+    recipe = presets.Sgd(epochs=1, max_lr=0.05, momentum=0.9, weight_decay=0.0, batch_size=32, schedule="triangular")
+    return presets.Pairs(**{"archs": ["mlp"], "indices": [0, 2], "seeds": [0], "n_train": 64, "n_test": 64,
+                            "sigma": 1.0, "eps1": 1.0, "eps2": 0.5, "extent": 2.0, "resolution": 5, "selected": [],
+                            "recipe": {"mlp": recipe}, **extra})
 
 
 # --------------------------------------------------------------------------- data
@@ -136,8 +138,9 @@ def test_the_sections_plane_passes_through_a_test_sample():
     assert abs(float((origin * u1).sum())) < 1e-5 and abs(float((origin * u2).sum())) < 1e-5
     a, b = float((x * u1).sum()), float((x * u2).sum())
     assert torch.allclose(origin + a * u1 + b * u2, x, atol=1e-5)
-    settings = {"indices": [0, 1], "seeds": [0], "n_train": 8, "n_test": 8, "sigma": 1.0, "eps1": 1.0, "eps2": 0.5,
-                "extent": 2.0, "resolution": 5, "recipe": {"lenet": {"epochs": 1, "max_lr": 0.1}}}
+    settings = presets.Pairs(archs=["lenet"], indices=[0, 1], seeds=[0], n_train=8, n_test=8, sigma=1.0, eps1=1.0,
+                             eps2=0.5, extent=2.0, resolution=5, selected=[],
+                             recipe={"lenet": presets.Sgd(epochs=1, max_lr=0.1)})
     assert underspec.pair_sweep("lenet", U, settings).settings["section"] == underspec.SECTION   # in the cells' key
 
 
@@ -197,10 +200,10 @@ def test_pair_grid_resumes_and_shards_to_the_same_numbers(tmp_path, monkeypatch)
 
 
 def test_ood_grid_on_the_digits_stand_in(tmp_path):
-    recipe = {"epochs": 1, "max_lr": 0.05, "momentum": 0.9, "weight_decay": 1e-5, "batch_size": 64,
-              "schedule": "triangular", "widths": [20, 10]}
-    s = {"dataset": "digits", "limit": 128, "indices": [0, 3], "seeds": [0], "eps": 1.0,
-         "sigma": {"mlp": 3.0}, "recipe": {"mlp": recipe}}
+    recipe = presets.Sgd(epochs=1, max_lr=0.05, momentum=0.9, weight_decay=1e-5, batch_size=64,
+                         schedule="triangular", widths=[20, 10])
+    s = presets.Ood(archs=["mlp"], dataset="digits", limit=128, indices=[0, 3], seeds=[0], eps=1.0,
+                    sigma={"mlp": 3.0}, recipe={"mlp": recipe})
     out = underspec.ood_grid("mlp", basis(), s, tmp_path, device="cpu", batch=2, progress=False)
     assert out["accuracy"].shape == (1, 2, 3) and out["sigma"] == 3.0
     assert ((out["accuracy"] >= 0) & (out["accuracy"] <= 100)).all()
@@ -240,9 +243,10 @@ def test_chapter_settings_derive_every_seed_and_leave_the_presets_alone():
     base = presets.preset("underspecification", "paper")
     run0, run5 = underspec.chapter_settings("paper", 0), underspec.chapter_settings("paper", 5)
     for figure in ("pairs", "ood"):
-        assert run5[figure]["seeds"] == [seeds.derive(5, r) for r in base[figure]["seeds"]]
-        assert not set(run0[figure]["seeds"]) & set(run5[figure]["seeds"])   # `seed + r` would share two
-        assert {**run0[figure], "seeds": base[figure]["seeds"]} == base[figure]
+        ours, published = getattr(run0, figure), getattr(base, figure)
+        assert getattr(run5, figure).seeds == [seeds.derive(5, r) for r in published.seeds]
+        assert not set(ours.seeds) & set(getattr(run5, figure).seeds)   # `seed + r` would share two
+        assert dataclasses.replace(ours, seeds=published.seeds) == published
     assert base == presets.preset("underspecification", "paper")
 
 

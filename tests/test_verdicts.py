@@ -2,6 +2,7 @@
 of its thresholds, and the rows' text and questions on the committed bundle. The rows' numbers on the bundle are
 pinned in the snapshot suite, tests/test_snapshot.py."""
 
+import dataclasses
 import re
 
 import numpy as np
@@ -18,7 +19,7 @@ BUNDLE = ROOT / "bundle"
 FIG1 = bundle.fourier_item("fig1")[2]
 CAPTION = bundle.SIGMA_STUDY["caption"]
 POOLING = presets.preset("pooling", "paper")
-PAIRS = bundle.underspec_item("pairs")
+PAIRS = bundle.pairs_item()
 approx = lambda x, tol=0.05: pytest.approx(x, abs=tol)   # noqa: E731  (the page prints one decimal)
 
 
@@ -101,7 +102,7 @@ def test_fig2_flips_with_each_of_its_checks():
     lenet = {c: 100 * (10 - i) if i >= 3 else 1000 + 100 * (10 - i) for i, c in enumerate(cells)}   # slow = low
     its = lambda spread, lenet_its: {"logreg": {c: 100 if i else round(100 * spread) for i, c in enumerate(cells)},  # noqa: E731
                                      "lenet": lenet_its}
-    settings = {"sigma": 0.5, "threshold": 0.05}
+    settings = dataclasses.replace(presets.preset("fourier", "paper").fig2, sigma=0.5, threshold=0.05)
     assert v.fig2(its(v.SPEED_SPREAD, lenet), 1000, accuracy, settings).verdict == v.COMPARED   # an image
     assert v.fig2(its(1.2, lenet), 1000, accuracy, settings).verdict == v.NOT_REPRODUCED
     backwards = {c: 100 * (i + 1) for i, c in enumerate(cells)}      # fastest where accuracy is lowest
@@ -150,7 +151,8 @@ def test_theorem1_flips_at_its_standard_errors():
     check = lambda exact_z, printed_z: {"l": np.array([1, 17, 21]), "simulated": np.full(3, 0.8),   # noqa: E731
                                         "stderr": se, "theory": 0.8 + exact_z * se, "paper": 0.8 - printed_z * se}
     # at S = 2 the printed (2) is exact in the paper's convention: reproduced when the simulations say so too
-    assert v.theorem1(check(0.999 * v.THEORY_Z, 0.999 * v.THEORY_Z), {**POOLING, "S": 2}).verdict == v.REPRODUCED
+    at_2 = dataclasses.replace(POOLING, S=2)
+    assert v.theorem1(check(0.999 * v.THEORY_Z, 0.999 * v.THEORY_Z), at_2).verdict == v.REPRODUCED
     row = v.theorem1(check(1.0, v.THEORY_Z + 0.1), POOLING)
     assert row.verdict == v.DIFFERENCE and "√(2S)" in row.reason and "√(S/2)" in row.reason
     assert v.theorem1(check(1.0, 0.0), POOLING).verdict == v.DIFFERENCE     # S = 4: the printed (2) is off anyway
@@ -159,15 +161,15 @@ def test_theorem1_flips_at_its_standard_errors():
 
 def test_fig4a_flips_when_the_low_frequencies_lose_their_information():
     assert v.fig4a(POOLING).verdict == v.COMPARED
-    assert v.fig4a({**POOLING, "sigma": 100.0}).verdict == v.NOT_REPRODUCED
+    assert v.fig4a(dataclasses.replace(POOLING, sigma=100.0)).verdict == v.NOT_REPRODUCED
 
 
 def test_lemma1_flips_at_its_tolerance():
     theory = np.array([[1.0, 0.0], [0.0, 0.5]])
     assert v.lemma1({"theory": theory, "monte_carlo": theory + 0.999 * v.HESSIAN_TOL}, POOLING).verdict == \
         v.DIFFERENCE                                   # S = 4: the printed lemma, without A's 1/S, is 4 times too large
-    assert v.lemma1({"theory": theory, "monte_carlo": theory + 0.999 * v.HESSIAN_TOL}, {**POOLING, "S": 1}).verdict \
-        == v.REPRODUCED
+    at_1 = dataclasses.replace(POOLING, S=1)
+    assert v.lemma1({"theory": theory, "monte_carlo": theory + 0.999 * v.HESSIAN_TOL}, at_1).verdict == v.REPRODUCED
     assert v.lemma1({"theory": theory, "monte_carlo": theory + 1.01 * v.HESSIAN_TOL}, POOLING).verdict == \
         v.NOT_REPRODUCED
 

@@ -1,5 +1,7 @@
 """A stored number is the number of the code as it is: results of another version are recomputed."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from conftest import estimate_kw
@@ -23,7 +25,7 @@ def test_stamp_adds_version_and_precision_only_when_they_differ_from_the_first(m
 def test_an_old_checkouts_results_folder_is_recomputed_not_reused(tmp_path, monkeypatch):
     """The stale-results scenario: a results folder filled by code whose computation has since moved
     (here: its version bumped) is recomputed, never read back as current."""
-    p = {**presets.preset("fourier", "smoke"), "n": 200, "epochs": 1}
+    p = dataclasses.replace(presets.preset("fourier", "smoke"), n=200, epochs=1)
     grid = fourier.Grid((0, 4), 32)
     old = ch1_fourier.sweep_directions(["logreg"], grid, ch1_fourier.sweep_settings(p, 0, "cpu"), tmp_path,
                                        progress=False)

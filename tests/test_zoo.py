@@ -326,12 +326,12 @@ def test_chapter_7_paper_files_are_the_bundles():
     from nadcore.experiments import ch7_zoo
 
     cfg = presets.preset("zoo", "paper")
-    assert tuple(cfg["archs"]) == bundle.ZOO_ARCHS
-    for arch in cfg["archs"]:
+    assert tuple(cfg.archs) == bundle.ZOO_ARCHS
+    for arch in cfg.archs:
         assert ch7_zoo.convergence_settings(arch, cfg, bundle.SEED) == bundle.convergence_item(arch)
         for method in ("autograd", "secant"):
             assert ch7_zoo.nad_settings(arch, cfg, bundle.SEED, method) == bundle.nad_item(arch, method)
-    for arch in cfg["references"]:
+    for arch in cfg.references:
         assert ch7_zoo.nad_settings(arch, cfg, bundle.SEED) == bundle.nad_item(arch, "autograd")
 
 

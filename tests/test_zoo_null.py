@@ -1,11 +1,13 @@
 """ConvNeXt's null space (issue 42 item 5): the closed form (x0 on each 4x4 stem patch) against the
 networks' gradients, the stored 10,000-network estimate, the layers behind it, and Fig. 6 along it."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
 
-from nadcore import bundle, nads
+from nadcore import bundle, nads, presets
 from nadcore.experiments import ch7_zoo
 
 X0 = nads.eval_point_for(0, (1, 32, 32)).numpy().astype(np.float64)
@@ -111,7 +113,8 @@ def test_null_basis_pairs_each_null_direction_with_a_visible_control():
 @pytest.mark.slow   # trains 2 ConvNeXts for one epoch on 8 samples: about 6 s on a quiet 2-core CPU
 def test_null_fig6_stores_its_cells_and_reads_them_back(tmp_path):
     stored = _with_null_space(ch7_zoo.null_directions(X0), np.random.default_rng(0))
-    cfg = {"fig6": {"n_train": 8, "sigma": 1.0, "eps": 1.0, "epochs": 1, "max_lr": {"default": 0.05}}}
+    cfg = dataclasses.replace(presets.preset("zoo", "smoke"),
+                              fig6=presets.Fig6(n_train=8, sigma=1.0, eps=1.0, epochs=1, max_lr={"default": 0.05}))
     out = ch7_zoo.null_fig6(stored, cfg, tmp_path, replicates=1, tiles=[(1, 2)])
     assert out["tiles"] == [(1, 2)] and out["seeds"] == [0]
     assert out["null"].shape == out["control"].shape == (1, 1)

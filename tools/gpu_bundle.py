@@ -141,7 +141,7 @@ def underspec_units(item, bundle_dir):
     basis = bundle.load_nad(arch, bundle_dir=bundle_dir)
     if basis is None:
         return []
-    settings = bundle.underspec_item(figure)
+    settings = bundle.pairs_item()
     sweep = ch5_underspec.pair_sweep(arch, basis, settings)
 
     def run(k):
@@ -154,10 +154,10 @@ def underspec_units(item, bundle_dir):
         cell = ch5_underspec.pair_cells(arch, basis, settings, sweep.cells[k:k + 1], DEVICE)[0]
         return {"test_acc": cell["accuracy"][0], "accuracy": cell["accuracy"]}
 
-    passes = settings["recipe"][arch]["epochs"] * settings["n_train"]
-    replicate = {seed: r for r, seed in enumerate(settings["seeds"])}
+    passes = settings.recipe[arch].epochs * settings.n_train
+    replicate = {seed: r for r, seed in enumerate(settings.seeds)}
     return [(f"{item} ({c['i']}, {c['j']}) seed {replicate[c['seed']]}", partial(run, k), partial(again, k), passes,
-             2 * settings["n_test"]) for k, c in enumerate(sweep.cells)]
+             2 * settings.n_test) for k, c in enumerate(sweep.cells)]
 
 
 def train(items, bundle_dir, left, report, reserve=30.0):

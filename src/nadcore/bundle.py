@@ -258,15 +258,15 @@ class StoredFourier(NamedTuple):
 def _fig1():
     """Fig. 1: LogReg and LeNet on every cell of the published grid, at the published settings."""
     p = presets.preset("fourier", "paper")
-    return FourierItem(CPU_ARCHS, fourier.make_grid(p["grid"]), ch1_fourier.sweep_settings(p, SEED, DEVICE), True)
+    return FourierItem(CPU_ARCHS, fourier.make_grid(p.grid), ch1_fourier.sweep_settings(p, SEED, DEVICE), True)
 
 
 def _fig2():
     """Fig. 2: Fig. 1's networks on its grid, sample size, noise and epochs."""
-    q = presets.preset("fourier", "paper")["fig2"]
+    q = presets.preset("fourier", "paper").fig2
     archs, _, settings, pooling = _fig1()
-    return FourierItem(archs, fourier.make_grid(q["grid"]), {**settings, "n": q["n"], "sigma": q["sigma"],
-                                                             "epochs": q["epochs"]}, pooling)
+    return FourierItem(archs, fourier.make_grid(q.grid), {**settings, "n": q.n, "sigma": q.sigma,
+                                                             "epochs": q.epochs}, pooling)
 
 
 def _fig3(sigma=None):
@@ -638,7 +638,7 @@ def nad_item(arch: str, method: str = "secant") -> dict[str, Any]:
         return nads.nad_settings(arch, SECANT_CUDA[arch], method, seed=SEED, eig_threads=EIG_THREADS)
     if method == "hessian":   # the mixed derivative's (Eq. 5, the kernel's NADs): Eq. 5's networks, all rows
         return nads.nad_settings(arch, EQ5["networks"], method, seed=SEED, eig_threads=EIG_THREADS)
-    n = presets.preset("nads", "paper")["num_networks"]["default"]
+    n = presets.preset("nads", "paper").num_networks["default"]
     return nads.nad_settings(arch, n, method, seed=SEED, eig_threads=EIG_THREADS)
 
 
@@ -741,9 +741,9 @@ def convergence_item(arch: str | None = None, method: str = "autograd") -> dict[
     `SECANT_CONV_SIZES`, reading the chunks of `nad_item(arch)` on `nad_device(arch)`)."""
     p = presets.preset("nads", "paper")
     if arch is None:
-        return nads.with_eig_threads({"arch": p["conv_arch"], "method": p["conv_method"], "sizes": p["conv_sizes"],
-                                      "ks": p["conv_ks"], "seed": SEED, "device": DEVICE}, EIG_THREADS)
-    out = nads.with_eig_threads({"arch": arch, "method": method, "sizes": AUTOGRAD_CONV_SIZES, "ks": p["conv_ks"],
+        return nads.with_eig_threads({"arch": p.conv_arch, "method": p.conv_method, "sizes": p.conv_sizes,
+                                      "ks": p.conv_ks, "seed": SEED, "device": DEVICE}, EIG_THREADS)
+    out = nads.with_eig_threads({"arch": arch, "method": method, "sizes": AUTOGRAD_CONV_SIZES, "ks": p.conv_ks,
                                  "seed": SEED, "device": nad_device(arch, method)}, EIG_THREADS)
     if method == "autograd":
         return out
@@ -858,8 +858,8 @@ class Fig6Item(NamedTuple):
 def _lenet_fig6(sigma=None):
     """LeNet's Fig. 6 at the published settings (at noise `sigma` if given)."""
     p = presets.preset("nads", "paper")
-    settings = {**p["fig6"], "seed": SEED}
-    return Fig6Item(p["fig6_arch"], p["fig6_indices"],
+    settings = {**presets.as_dict(p.fig6), "seed": SEED}
+    return Fig6Item(p.fig6_arch, p.fig6_indices,
                     settings if sigma is None else {**settings, "sigma": float(sigma)})
 
 
@@ -1185,7 +1185,7 @@ def _check_stand_in(dataset):
     return dataset
 
 
-def cifar_item(dataset: str = "digits") -> dict[str, Any]:
+def cifar_item(dataset: str = "digits") -> presets.Cifar10:
     """The settings of Chapter 4's bundle item on `dataset`: the smoke preset on the digits, its
     Fashion-MNIST version (`presets.fashion`) on "fashion"."""
     if _check_stand_in(dataset) == "fashion":
@@ -1201,25 +1201,25 @@ def cifar(bundle_dir: str | Path = BUNDLE, compute: bool = False, progress: bool
     from nadcore import cifar as c
 
     p = cifar_item(dataset)
-    bases = {a: load_nad(a, bundle_dir=bundle_dir) for a in dict.fromkeys([p["arch"], *p["flip_archs"]])}
+    bases = {a: load_nad(a, bundle_dir=bundle_dir) for a in dict.fromkeys([p.arch, *p.flip_archs])}
     U = {a: b.nads for a, b in bases.items() if b is not None}
     if len(U) < len(bases):
         return None
     try:
-        train = c.load(p["dataset"], data_root, train=True, seed=SEED)
-        test = c.load(p["dataset"], data_root, train=False, seed=SEED)
+        train = c.load(p.dataset, data_root, train=True, seed=SEED)
+        test = c.load(p.dataset, data_root, train=False, seed=SEED)
     except ValueError:
         if compute:
             raise                      # its message says how to install the data
         return None
-    mean, std = c.stats(p["dataset"], train[0])
+    mean, std = c.stats(p.dataset, train[0])
     run: dict[str, Any] = dict(device=DEVICE, seed=SEED, results_dir=bundle_dir, progress=progress,
                                only_stored=not compute)
     try:
-        curve = ch4_cifar10.poisoning_curve(p["arch"], train, test, U[p["arch"]], p["indices"], p["eps"],
-                                            mean, std, p["recipe"], **run)
-        flip = ch4_cifar10.flip_experiment(p["flip_archs"], train, test, {a: U[a] for a in p["flip_archs"]},
-                                           p["recipe"], **run)
+        curve = ch4_cifar10.poisoning_curve(p.arch, train, test, U[p.arch], p.indices, p.eps,
+                                            mean, std, p.recipe, **run)
+        flip = ch4_cifar10.flip_experiment(p.flip_archs, train, test, {a: U[a] for a in p.flip_archs},
+                                           p.recipe, **run)
     except (FileNotFoundError, store.StoreError):
         return None
     return {"curve": curve, "flip": flip}
@@ -1243,20 +1243,22 @@ UNDERSPEC_ARCHS = ("lenet", "mlp")
 PAIR_INDICES = [0, 100, 1000]   # Fig. 2 of the follow-up on a 3 x 3 grid of NAD indices, 3 seeds
 
 
-def underspec_item(figure: str, dataset: str = "digits") -> dict[str, Any]:
-    """The settings of the follow-up's Fig. 2 ("pairs": paper preset, `PAIR_INDICES`, its 3 seeds, which
-    the paper averages) or Fig. 3 ("ood": paper preset on the digits stand-in, its first seed, or
-    `presets.fashion("ood")` with `dataset="fashion"`) in the bundle, for the run `SEED`."""
+def pairs_item() -> presets.Pairs:
+    """The settings of the follow-up's Fig. 2 in the bundle: the paper preset on `PAIR_INDICES` with its 3
+    seeds (which the paper averages), for the run `SEED`."""
     P = ch5_underspec.chapter_settings("paper", SEED)
-    if figure == "pairs":
-        return {**P["pairs"], "indices": PAIR_INDICES,
-                "selected": [[i, j] for i in PAIR_INDICES for j in PAIR_INDICES if i != j][:4]}
-    if figure == "ood":
-        if _check_stand_in(dataset) == "fashion":
-            f = presets.fashion("ood")
-            return {**f, "seeds": [seeds.derive(SEED, r) for r in f["seeds"]]}
-        return {**P["ood"], "dataset": "digits", "limit": None, "seeds": P["ood"]["seeds"][:1]}
-    raise InputError(f"figure must be 'pairs' or 'ood'; got {figure!r}")
+    return dataclasses.replace(P.pairs, indices=PAIR_INDICES,
+                               selected=[[i, j] for i in PAIR_INDICES for j in PAIR_INDICES if i != j][:4])
+
+
+def ood_item(dataset: str = "digits") -> presets.Ood:
+    """The settings of the follow-up's Fig. 3 in the bundle, for the run `SEED`: the paper preset on the
+    digits stand-in with its first seed, or `presets.fashion("ood")` with `dataset="fashion"`."""
+    if _check_stand_in(dataset) == "fashion":
+        f = presets.fashion("ood")
+        return dataclasses.replace(f, seeds=[seeds.derive(SEED, r) for r in f.seeds])
+    ood = ch5_underspec.chapter_settings("paper", SEED).ood
+    return dataclasses.replace(ood, dataset="digits", limit=None, seeds=ood.seeds[:1])
 
 
 def underspec_cost(figure: str, dataset: str = "digits", archs: Sequence[str] = UNDERSPEC_ARCHS,
@@ -1265,10 +1267,12 @@ def underspec_cost(figure: str, dataset: str = "digits", archs: Sequence[str] = 
     `device` (`plan.train_cost`; on a GPU inside `plan.gpu_costs`), None where unknown."""
     from nadcore import plan
 
-    s = underspec_item(figure, dataset)
-    cells = len(s["seeds"]) * len(s["indices"]) ** (2 if figure == "pairs" else 1)
-    samples = 2 * s["n_train"] if figure == "pairs" else (s["limit"] or 1797)
-    each = [plan.train_cost(device, a, samples, s["recipe"][a]["epochs"]) for a in archs]
+    if figure not in ("pairs", "ood"):
+        raise InputError(f"figure must be 'pairs' or 'ood'; got {figure!r}")
+    s = pairs_item() if figure == "pairs" else ood_item(dataset)
+    cells = len(s.seeds) * len(s.indices) ** (2 if figure == "pairs" else 1)
+    samples = 2 * s.n_train if isinstance(s, presets.Pairs) else (s.limit or 1797)
+    each = [plan.train_cost(device, a, samples, s.recipe[a].epochs) for a in archs]
     known = [x for x in each if x is not None]
     return cells * sum(known) if len(known) == len(each) else None
 
@@ -1283,9 +1287,9 @@ def underspec(figure: str, arch: str, bundle_dir: str | Path = BUNDLE, compute: 
         return None
     run: dict[str, Any] = dict(device=device if compute else DEVICE, progress=progress, only_stored=not compute)
     if figure == "pairs":
-        return ch5_underspec.pair_grid(arch, basis, underspec_item("pairs"), bundle_dir,
+        return ch5_underspec.pair_grid(arch, basis, pairs_item(), bundle_dir,
                                        batch=deep_batch(arch, device) if device == "cuda" else 8, **run)
-    return ch5_underspec.ood_grid(arch, basis, underspec_item("ood", dataset), bundle_dir, data_root, **run)
+    return ch5_underspec.ood_grid(arch, basis, ood_item(dataset), bundle_dir, data_root, **run)
 
 
 def _underspec(name, figure, dataset="digits", archs=UNDERSPEC_ARCHS, device=DEVICE):
@@ -1306,7 +1310,7 @@ def _underspec(name, figure, dataset="digits", archs=UNDERSPEC_ARCHS, device=DEV
         return Status(f"{name}: " + ("stored" if done else "not complete"), done,   # priced on a GPU only
                       None if done or device != "cuda" else underspec_cost(figure, dataset, archs, device))
 
-    return BundleItem(name, partial(underspec_item, figure, dataset), run, load, status,
+    return BundleItem(name, pairs_item if figure == "pairs" else partial(ood_item, dataset), run, load, status,
                       (lambda: "cuda") if device == "cuda" else _this_cpu)
 
 
@@ -1382,25 +1386,29 @@ def _antialias_seeds_compute(bundle_dir, scratch, progress, best_sigma=True):
 
 def _antialias_seeds_status(bundle_dir, scratch, best_sigma=True):
     grids = load_antialias_seeds(bundle_dir, best_sigma)
-    cells = len(fourier.make_grid(presets.preset("antialias", "paper")["grid"]).half())
+    cells = len(fourier.make_grid(presets.preset("antialias", "paper").grid).half())
     done = sum(len(g) for gs in grids.values() for g in gs)
     total = cells * len(grids) * len(ANTIALIAS_SEEDS)
     name = "antialias_sigma_seeds" if best_sigma else "antialias_seeds"
     return Status(f"{name}: {done:,} of {total:,} Fig. 1 cells stored", done == total)
 
 
+def _antialias_settings(**extra):
+    """The settings of an antialias item: the paper preset's, with `extra`."""
+    return {**presets.as_dict(presets.preset("antialias", "paper")), **extra}
+
+
 _declare(BundleItem("antialias", lambda: presets.preset("antialias", "paper"), _antialias_compute, load_antialias,
                     _whole("antialias", lambda d: antialias_gaps(d) is None),
                     also_reads=load_antialias),   # its N vs 2N convergence, which the status does not read
-         BundleItem("antialias_sigma", lambda: {**presets.preset("antialias", "paper"), "overrides": ANTIALIAS_SIGMA},
+         BundleItem("antialias_sigma", lambda: _antialias_settings(overrides=ANTIALIAS_SIGMA),
                     partial(_antialias_compute, best_sigma=True), partial(load_antialias, best_sigma=True),
                     _whole("antialias_sigma", _antialias_sigma_stored)),
          BundleItem("antialias_sigma_seeds",
-                    lambda: {**presets.preset("antialias", "paper"), "overrides": ANTIALIAS_SIGMA,
-                             "replicates": list(ANTIALIAS_SEEDS)},
+                    lambda: _antialias_settings(overrides=ANTIALIAS_SIGMA, replicates=list(ANTIALIAS_SEEDS)),
                     _antialias_seeds_compute, load_antialias_seeds, _antialias_seeds_status),
          BundleItem("antialias_seeds",
-                    lambda: {**presets.preset("antialias", "paper"), "replicates": list(ANTIALIAS_SEEDS)},
+                    lambda: _antialias_settings(replicates=list(ANTIALIAS_SEEDS)),
                     partial(_antialias_seeds_compute, best_sigma=False),
                     partial(load_antialias_seeds, best_sigma=False),
                     partial(_antialias_seeds_status, best_sigma=False)), page="06_antialias")
@@ -1423,7 +1431,7 @@ def load_zoo(bundle_dir: str | Path = BUNDLE, compute: bool = False, progress: b
 def _zoo_stored(bundle_dir):
     zoo = load_zoo(bundle_dir)
     return (not ch7_zoo.missing(zoo) and None not in zoo["secant"].values()
-            and all(len(f) == len(zoo["settings"]["fig6_indices"]) for f in zoo["fig6"].values()))
+            and all(len(f) == len(zoo["settings"].fig6_indices) for f in zoo["fig6"].values()))
 
 
 def load_zoo_null(bundle_dir: str | Path = BUNDLE, compute: bool = False,
@@ -1528,7 +1536,7 @@ def fig6_comparison(bundle_dir: str | Path = BUNDLE) -> dict[str, Any]:
 
 def training_bases(bundle_dir: str | Path = BUNDLE) -> dict[str, np.ndarray] | None:
     """The NADs (rows) of each of Chapter 8's networks (`ch8_training.nad_bases`), None while one is not stored."""
-    return ch8_training.nad_bases(presets.preset("training", "paper")["networks"], "paper", SEED, bundle_dir,
+    return ch8_training.nad_bases(presets.preset("training", "paper").networks, "paper", SEED, bundle_dir,
                                   compute=False)
 
 
@@ -1548,7 +1556,7 @@ def _training_compute(bundle_dir, scratch, progress):
 def _training_status(bundle_dir, scratch):
     settings = presets.preset("training", "paper")
     done, total = len(load_training(bundle_dir)), len(ch8_training.cells(settings))
-    return Status(f"training ({', '.join(settings['networks'])}): {done} of {total} trained networks stored",
+    return Status(f"training ({', '.join(settings.networks)}): {done} of {total} trained networks stored",
                   done == total)
 
 

@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 
 from nadcore import checks
 from nadcore.checks import InputError
+from nadcore.presets import GridSpec, as_dict
 
 KINDS = ("sin", "cos")
 
@@ -213,10 +214,13 @@ def full_grid(size: int = 32) -> Grid:
 GRIDS = {"coarse": coarse_grid, "paper": paper_grid, "low": low_grid, "full": full_grid}
 
 
-def make_grid(spec: dict) -> Grid:
-    """A grid from a preset entry: `{"name": "coarse", "step": 4, "limit": 8}`, `{"name": "paper"}`, ..."""
-    if not isinstance(spec, dict):
-        raise InputError(f"spec must be a dict such as {{'name': 'coarse', 'step': 4}}; got {spec!r}")
+def make_grid(spec: GridSpec | Mapping[str, Any]) -> Grid:
+    """A grid from a preset's `GridSpec` or its dict: `{"name": "coarse", "step": 4, "limit": 8}`,
+    `{"name": "paper"}`, ..."""
+    if isinstance(spec, GridSpec):
+        spec = as_dict(spec)
+    if not isinstance(spec, Mapping):
+        raise InputError(f"spec must be a GridSpec or a dict such as {{'name': 'coarse', 'step': 4}}; got {spec!r}")
     spec = dict(spec)
     name = spec.pop("name", None)
     if name not in GRIDS:

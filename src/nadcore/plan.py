@@ -340,11 +340,11 @@ def other_estimates(arch: str, request: dict[str, Any], folders: Iterable[str | 
 def _fourier(scale, seed, results, dev, num_seeds=1, overrides=None):
     p = presets.preset("fourier", scale, overrides)
     settings = ch1_fourier.sweep_settings(p, seed, dev)
-    fig2 = {**settings, "n": p["fig2"]["n"], "sigma": p["fig2"]["sigma"], "epochs": p["fig2"]["epochs"]}
-    jobs = [("fig1", p["archs"], p["grid"], ch1_fourier.replicate_settings(settings, r), True, r)
+    fig2 = {**settings, "n": p.fig2.n, "sigma": p.fig2.sigma, "epochs": p.fig2.epochs}
+    jobs = [("fig1", p.archs, p.grid, ch1_fourier.replicate_settings(settings, r), True, r)
             for r in range(num_seeds)]
-    jobs += [("fig2", p["fig2"]["archs"], p["fig2"]["grid"], fig2, True, 0),
-             ("fig3", p["fig3"]["archs"], p["fig3"]["grid"], settings, False, 0)]
+    jobs += [("fig2", p.fig2.archs, p.fig2.grid, fig2, True, 0),
+             ("fig3", p.fig3.archs, p.fig3.grid, settings, False, 0)]
     items = []
     for name, archs, grid_spec, s, pooling, r in jobs:
         grid = fourier.make_grid(grid_spec)
@@ -366,13 +366,13 @@ def _pooling(scale, seed, results, dev):
     found = lambda *parts: sum(_pooling_stored(cfg, seed, results, part) for part in parts)
     # CPU costs measured at the paper preset (2 cores): 2.8e-4 s per linear-model step, Theorem 1's
     # simulation 24 s for 60 l x 200,000 test samples of D = 128 (Lemma 1's Hessians: seconds)
-    return [Item("02_pooling", "fig4b", f"linear model of pooling, {len(cfg['train_ls'])} l x "
-                 f"{len(cfg['train_seeds'])} seeds x {cfg['train_steps']} steps", 1, found("fig4b"), 3e-4
-                 * cfg["train_steps"] * len(cfg["train_ls"]) * len(cfg["train_seeds"]) if _cpu(dev) else None),
-            Item("02_pooling", "theorem1 / lemma1", f"Monte Carlo: {len(cfg['sim_ls'])} l x "
-                 f"{cfg['sim_n_train'] + cfg['sim_n_test']} samples; Hessians of {cfg['hess_n']} samples",
+    return [Item("02_pooling", "fig4b", f"linear model of pooling, {len(cfg.train_ls)} l x "
+                 f"{len(cfg.train_seeds)} seeds x {cfg.train_steps} steps", 1, found("fig4b"), 3e-4
+                 * cfg.train_steps * len(cfg.train_ls) * len(cfg.train_seeds) if _cpu(dev) else None),
+            Item("02_pooling", "theorem1 / lemma1", f"Monte Carlo: {len(cfg.sim_ls)} l x "
+                 f"{cfg.sim_n_train + cfg.sim_n_test} samples; Hessians of {cfg.hess_n} samples",
                  2, found("theorem1", "lemma1"),
-                 2e-8 * len(cfg["sim_ls"]) * cfg["sim_n_test"] * cfg["sim_D"] if _cpu(dev) else None)]
+                 2e-8 * len(cfg.sim_ls) * cfg.sim_n_test * cfg.sim_D if _cpu(dev) else None)]
 
 
 def _pooling_stored(cfg, seed, results, part):
@@ -396,108 +396,111 @@ def _nad_item(chapter, arch, request, results, dev):
 @planner("03_nads")
 def _nads(scale, seed, results, dev):
     p = presets.preset("nads", scale)
-    items = [_nad_item("03_nads", a, ch3_nads.resolve_request(a, scale, seed=seed), results, dev) for a in p["archs"]]
-    for arch in p["compare_archs"]:
-        req = ch3_nads.resolve_request(arch, scale, method="autograd", num_networks=p["compare_networks"], seed=seed)
+    items = [_nad_item("03_nads", a, ch3_nads.resolve_request(a, scale, seed=seed), results, dev) for a in p.archs]
+    for arch in p.compare_archs:
+        req = ch3_nads.resolve_request(arch, scale, method="autograd", num_networks=p.compare_networks, seed=seed)
         items.append(_nad_item("03_nads", arch, req, results, dev))
-    arch, method = p["conv_arch"], p["conv_method"]
-    ranges = sorted({r for n in p["conv_sizes"] for r in nads.chunk_ranges(0, n) + nads.chunk_ranges(n, 3 * n)})
+    arch, method = p.conv_arch, p.conv_method
+    ranges = sorted({r for n in p.conv_sizes for r in nads.chunk_ranges(0, n) + nads.chunk_ranges(n, 3 * n)})
     cells = [{"start": a, "stop": b} for a, b in ranges]
     chunk = nads.EstimateSettings(method, seed=seed).chunk_settings(arch, nads.eval_point_name(seed), dev)
     todo = sweeps.missing("nad_chunks", cells, chunk, results)
     cost = nad_cost(dev, arch, method)
-    items.append(Item("03_nads", f"convergence {arch}", f"{method}, N vs 2N for N in {p['conv_sizes']}: chunks of "
+    items.append(Item("03_nads", f"convergence {arch}", f"{method}, N vs 2N for N in {p.conv_sizes}: chunks of "
                       f"{nads.CHUNK} networks", len(cells), len(cells) - len(todo), cost and cost * nads.CHUNK))
-    f6, arch = p["fig6"], p["fig6_arch"]
+    f6, arch = p.fig6, p.fig6_arch
     found = ch3_nads.find_stored(arch, ch3_nads.resolve_request(arch, scale, seed=seed), results)
-    done = 0 if found is None else len(ch3_nads.fig6_sweep(arch, nads.NADResult.load(found), p["fig6_indices"],
-                                                         {**f6, "seed": seed}, results / "nads", dev, only_stored=True))
-    items.append(Item("03_nads", f"fig6 {arch}", f"D(u_i) for {len(p['fig6_indices'])} NAD indices, "
-                      f"n={f6['n_train']} sigma={f6['sigma']}", len(p["fig6_indices"]), done,
-                      train_cost(dev, arch, 2 * f6["n_train"], f6["epochs"])))
+    done = 0 if found is None else len(ch3_nads.fig6_sweep(arch, nads.NADResult.load(found), p.fig6_indices,
+                                                         {**presets.as_dict(f6), "seed": seed}, results / "nads", dev,
+                                                         only_stored=True))
+    items.append(Item("03_nads", f"fig6 {arch}", f"D(u_i) for {len(p.fig6_indices)} NAD indices, "
+                      f"n={f6.n_train} sigma={f6.sigma}", len(p.fig6_indices), done,
+                      train_cost(dev, arch, 2 * f6.n_train, f6.epochs)))
     return items
 
 
 @planner("04_cifar10")
 def _cifar(scale, seed, results, dev):
     p = presets.preset("cifar10", scale)
-    items = [_nad_item("04_cifar10", a, ch3_nads.resolve_request(a, scale, num_networks=p["nad_networks"], seed=seed),
-                       results, dev) for a in dict.fromkeys([p["arch"], *p["flip_archs"]])]
-    samples = 1797 if p["dataset"] == "digits" else 60000
-    r = p["recipe"]
-    recipe = {k: r[k] for k in ch4_cifar10.RECIPE_KEYS}
+    items = [_nad_item("04_cifar10", a, ch3_nads.resolve_request(a, scale, num_networks=p.nad_networks, seed=seed),
+                       results, dev) for a in dict.fromkeys([p.arch, *p.flip_archs])]
+    samples = 1797 if p.dataset == "digits" else 60000
+    r = p.recipe
+    recipe = {k: getattr(r, k) for k in ch4_cifar10.RECIPE_KEYS}
     # the runs' settings also fingerprint the data and the NADs, which a plan does not load: upper bounds
     stamp = lambda settings: versions.stamp(settings, "cifar_run")
-    runs = [stamp({"arch": p["arch"], "eps": p["eps"], "recipe": recipe, "seed": seed, "index": i})
-            for i in [-1, *p["indices"]]]
-    items.append(Item("04_cifar10", f"fig7 {p['arch']}", f"{p['dataset']}: {len(p['indices']) + 1} trainings, "
-                      f"{r['epochs']} epochs", len(runs),
-                      _records_agreeing(results / "cifar10", f"poison-{p['arch']}-*.npz", runs),
-                      train_cost(dev, p["arch"], samples, r["epochs"]), stored_upper_bound=True))
-    for arch in p["flip_archs"]:
+    runs = [stamp({"arch": p.arch, "eps": p.eps, "recipe": recipe, "seed": seed, "index": i})
+            for i in [-1, *p.indices]]
+    items.append(Item("04_cifar10", f"fig7 {p.arch}", f"{p.dataset}: {len(p.indices) + 1} trainings, "
+                      f"{r.epochs} epochs", len(runs),
+                      _records_agreeing(results / "cifar10", f"poison-{p.arch}-*.npz", runs),
+                      train_cost(dev, p.arch, samples, r.epochs), stored_upper_bound=True))
+    for arch in p.flip_archs:
         runs = [stamp({"arch": arch, "kind": kind, "recipe": recipe, "seed": seed}) for kind in ("original", "flipped")]
         found = sum(_records_agreeing(results / "cifar10", f"flip-{arch}-{kind}-*.npz", [run])
                     for kind, run in zip(("original", "flipped"), runs))
-        items.append(Item("04_cifar10", f"fig8 {arch}", f"{p['dataset']}: plain and flipped, {r['epochs']} epochs",
-                          2, found, train_cost(dev, arch, samples, r["epochs"]), stored_upper_bound=True))
+        items.append(Item("04_cifar10", f"fig8 {arch}", f"{p.dataset}: plain and flipped, {r.epochs} epochs",
+                          2, found, train_cost(dev, arch, samples, r.epochs), stored_upper_bound=True))
     return items
 
 
 @planner("05_underspecification")
 def _underspec(scale, seed, results, dev, overrides=None):
     P = ch5_underspec.chapter_settings(scale, seed, overrides)
-    archs = sorted(set(P["pairs"]["archs"]) | set(P["ood"]["archs"]))
-    items = [_nad_item("05_underspecification", a, ch3_nads.resolve_request(a, scale, seed=seed, **P["nads"]),
+    archs = sorted(set(P.pairs.archs) | set(P.ood.archs))
+    request = presets.as_dict(P.nads)
+    items = [_nad_item("05_underspecification", a, ch3_nads.resolve_request(a, scale, seed=seed, **request),
                        results, dev) for a in archs]
-    pairs, ood = P["pairs"], P["ood"]
+    pairs, ood = P.pairs, P.ood
     # the cells' settings also fingerprint the NADs, which a plan does not load: upper bounds
     cell = lambda c, shared: {"cell": c, "settings": versions.stamp(shared, "underspec_cell")}
-    for arch in pairs["archs"]:
-        shared = {"arch": arch, "recipe": pairs["recipe"][arch],
-                  **{k: pairs[k] for k in ("n_train", "n_test", "sigma", "eps1", "eps2", "extent", "resolution")}}
+    for arch in pairs.archs:
+        shared = {"arch": arch, "recipe": presets.as_dict(pairs.recipe[arch]),
+                  **{k: getattr(pairs, k) for k in ("n_train", "n_test", "sigma", "eps1", "eps2", "extent",
+                                                    "resolution")}}
         cells = [cell({"i": i, "j": j, "seed": s}, shared)
-                 for s in pairs["seeds"] for i in pairs["indices"] for j in pairs["indices"]]
-        items.append(Item("05_underspecification", f"fig2 {arch}", f"D(v_i)+D(v_j) pairs, n={pairs['n_train']}, "
-                          f"{pairs['recipe'][arch]['epochs']} epochs", len(cells),
+                 for s in pairs.seeds for i in pairs.indices for j in pairs.indices]
+        items.append(Item("05_underspecification", f"fig2 {arch}", f"D(v_i)+D(v_j) pairs, n={pairs.n_train}, "
+                          f"{pairs.recipe[arch].epochs} epochs", len(cells),
                           _records_agreeing(results / f"underspec_pairs_{arch}", "*.npz", cells),
-                          train_cost(dev, arch, 2 * pairs["n_train"], pairs["recipe"][arch]["epochs"]),
+                          train_cost(dev, arch, 2 * pairs.n_train, pairs.recipe[arch].epochs),
                           stored_upper_bound=True))
-    samples = 1797 if ood["dataset"] == "digits" else (ood["limit"] or 60000)
-    for arch in ood["archs"]:
-        sigma = ood["sigma"][arch] if isinstance(ood["sigma"], dict) else ood["sigma"]
-        shared = {"arch": arch, "recipe": ood["recipe"][arch], "sigma": float(sigma),
-                  **{k: ood[k] for k in ("dataset", "limit", "eps")}}
-        cells = [cell({"k": k, "seed": s}, shared) for s in ood["seeds"] for k in ood["indices"]]
-        items.append(Item("05_underspecification", f"fig3 {arch}", f"{ood['dataset']} + D(v_k), "
-                          f"{ood['recipe'][arch]['epochs']} epochs", len(cells),
+    samples = 1797 if ood.dataset == "digits" else (ood.limit or 60000)
+    for arch in ood.archs:
+        sigma = ood.sigma[arch] if isinstance(ood.sigma, dict) else ood.sigma
+        shared = {"arch": arch, "recipe": presets.as_dict(ood.recipe[arch]), "sigma": float(sigma),
+                  **{k: getattr(ood, k) for k in ("dataset", "limit", "eps")}}
+        cells = [cell({"k": k, "seed": s}, shared) for s in ood.seeds for k in ood.indices]
+        items.append(Item("05_underspecification", f"fig3 {arch}", f"{ood.dataset} + D(v_k), "
+                          f"{ood.recipe[arch].epochs} epochs", len(cells),
                           _records_agreeing(results / f"underspec_ood_{arch}", "*.npz", cells),
-                          train_cost(dev, arch, samples, ood["recipe"][arch]["epochs"]), stored_upper_bound=True))
+                          train_cost(dev, arch, samples, ood.recipe[arch].epochs), stored_upper_bound=True))
     return items
 
 
 @planner("06_antialias")
 def _antialias(scale, seed, results, dev, overrides=None):
     cfg = presets.preset("antialias", scale, overrides)
-    grid = fourier.make_grid(cfg["grid"])
+    grid = fourier.make_grid(cfg.grid)
     s1 = ch6_antialias.fig1_settings(scale, seed, dev, overrides)
     s6 = ch6_antialias.fig6_settings(scale, seed, overrides)
-    n, method = cfg["nads"]["num_networks"], cfg["nads"]["method"]
+    n, method = cfg.nads.num_networks, cfg.nads.method
     items = []
-    for v in cfg["variants"]:
+    for v in cfg.variants:
         cells = ch1_fourier.sweep_cells([ch6_antialias.ARCH], grid, ch6_antialias.pooling_arg(v))
         todo = sweeps.missing(ch6_antialias.sweep_name(v), cells, s1, results / "fourier")
         # unit costs are those of max-pooling LeNet (and of LeNet without pooling): the others are rough guesses
         cost = train_cost(dev, "lenet", 2 * s1["n"], s1["epochs"], v != "none")
         items.append(Item("06_antialias", f"fig1 {v}", f"D(v) cells, n={s1['n']} sigma={s1['sigma']} grid "
                           f"{len(grid.freqs)}x{len(grid.freqs)}", len(cells), len(cells) - len(todo), cost))
-        basis = ch6_antialias.nad_estimate(v, cfg["nads"], seed, results, dev, compute=False)
+        basis = ch6_antialias.nad_estimate(v, cfg.nads, seed, results, dev, compute=False)
         stored = basis is not None
-        done = 0 if basis is None else len(ch6_antialias.fig6(v, basis, cfg["fig6_indices"], s6, results, dev,
+        done = 0 if basis is None else len(ch6_antialias.fig6(v, basis, cfg.fig6_indices, s6, results, dev,
                                                           compute=False))
         items.append(Item("06_antialias", f"NADs {v}", f"{method}, {n} networks; N vs 2N for N in "
-                          f"{cfg['nads']['conv_sizes']}", n, n if stored else 0, nad_cost(dev, "lenet", method)))
-        items.append(Item("06_antialias", f"fig6 {v}", f"D(u_i) for {len(cfg['fig6_indices'])} NAD indices, "
-                          f"n={s6['n_train']}", len(cfg["fig6_indices"]), done,
+                          f"{cfg.nads.conv_sizes}", n, n if stored else 0, nad_cost(dev, "lenet", method)))
+        items.append(Item("06_antialias", f"fig6 {v}", f"D(u_i) for {len(cfg.fig6_indices)} NAD indices, "
+                          f"n={s6['n_train']}", len(cfg.fig6_indices), done,
                           train_cost(dev, "lenet", 2 * s6["n_train"], s6["epochs"], v != "none")))
     return items
 
@@ -506,29 +509,29 @@ def _antialias(scale, seed, results, dev, overrides=None):
 def _zoo(scale, seed, results, dev):
     cfg = presets.preset("zoo", scale)
     items = []
-    for arch in cfg["references"] + cfg["archs"]:
-        n, method = cfg["num_networks"], cfg["method"]
+    for arch in cfg.references + cfg.archs:
+        n, method = cfg.num_networks, cfg.method
         stored = ch7_zoo.nad_estimate(arch, cfg, seed, results, dev, compute=False) is not None
-        items.append(Item("07_zoo", f"NADs {arch}", f"{method}, {n} networks; N vs 2N for N in {cfg['conv_sizes']}",
+        items.append(Item("07_zoo", f"NADs {arch}", f"{method}, {n} networks; N vs 2N for N in {cfg.conv_sizes}",
                           n, n if stored else 0, nad_cost(dev, arch, method)))
     for arch in ch7_zoo.secant_archs(cfg):
-        n = cfg["secant_networks"]
+        n = cfg.secant_networks
         basis = ch7_zoo.nad_estimate(arch, cfg, seed, results, dev, compute=False, method="secant")
-        items.append(Item("07_zoo", f"NADs {arch} secant", f"secant, {n} networks, {cfg['secant_precision']}",
+        items.append(Item("07_zoo", f"NADs {arch} secant", f"secant, {n} networks, {cfg.secant_precision}",
                           n, n if basis is not None else 0,
-                          nad_cost(dev, arch, "secant", cfg["secant_precision"], cfg["secant_compiled"]),
-                          cost_upper_bound=_cpu(dev) and bool(cfg["secant_compiled"])
-                          and cfg["secant_precision"] != "bfloat16"))
-        if arch in cfg["fig6_archs"]:
-            f6, count = cfg["fig6"], len(cfg["fig6_indices"])
+                          nad_cost(dev, arch, "secant", cfg.secant_precision, cfg.secant_compiled),
+                          cost_upper_bound=_cpu(dev) and bool(cfg.secant_compiled)
+                          and cfg.secant_precision != "bfloat16"))
+        if arch in cfg.fig6_archs and (f6 := cfg.fig6) is not None:
+            count = len(cfg.fig6_indices)
             try:
                 done = 0 if basis is None else len(ch7_zoo.fig6(arch, basis, cfg, seed, results, dev, compute=False))
                 unseen = ""
             except ValueError:   # its reader resolves the device: a GPU's cells are not counted off a GPU
                 done, unseen = 0, " (a GPU's stored cells are counted on a GPU only)"
-            items.append(Item("07_zoo", f"fig6 {arch}", f"D(u_i) for {count} NAD indices, n={f6['n_train']} "
-                              f"sigma={f6['sigma']}{unseen}", count, done,
-                              train_cost(dev, arch, 2 * f6["n_train"], f6["epochs"])))
+            items.append(Item("07_zoo", f"fig6 {arch}", f"D(u_i) for {count} NAD indices, n={f6.n_train} "
+                              f"sigma={f6.sigma}{unseen}", count, done,
+                              train_cost(dev, arch, 2 * f6.n_train, f6.epochs)))
     return items
 
 
@@ -536,24 +539,24 @@ def _zoo(scale, seed, results, dev):
 def _training(scale, seed, results, dev):
     cfg = presets.preset("training", scale)
     items, bases = [], {}
-    for name in cfg["networks"]:   # the NADs each network trains along, Chapter 3's or Chapter 6's estimate
+    for name in cfg.networks:   # the NADs each network trains along, Chapter 3's or Chapter 6's estimate
         arch, pooling = ch8_training.check_network(name)
         bases[name] = ch8_training.nad_bases([name], scale, seed, results, compute=False)
         est = (ch3_nads.resolve_request(arch, scale, seed=seed) if pooling is True
-               else presets.preset("antialias", scale)["nads"])
+               else presets.as_dict(presets.preset("antialias", scale).nads))
         n, method = est["num_networks"], est["method"]
         items.append(Item("08_training", f"NADs {name}", f"{method}, {n} networks", n,
                           0 if bases[name] is None else n, nad_cost(dev, arch, method)))
     cells = {} if None in bases.values() else ch8_training.training_sweep(
         cfg, seed, {name: b[name] for name, b in bases.items()}, Path(results) / "nads", only_stored=True)
-    for name in cfg["networks"]:
+    for name in cfg.networks:
         arch, pooling = ch8_training.check_network(name)
-        count, done = len(cfg["tasks"]) * cfg["replicates"], sum(k[0] == name for k in cells)
-        each = (train_cost("cpu", arch, 2 * cfg["n_train"], cfg["epochs"], pooling is not False, "alone")
-                + ch8_training.MEASURE_S * len(cfg["checkpoints"]))
-        items.append(Item("08_training", f"training {name}", f"{prose.count(len(cfg['tasks']), 'task')} x "
-                          f"{prose.count(cfg['replicates'], 'replicate')}, n={cfg['n_train']}, G at "
-                          f"{len(cfg['checkpoints'])} steps (on the CPU)", count, done, each))
+        count, done = len(cfg.tasks) * cfg.replicates, sum(k[0] == name for k in cells)
+        each = (train_cost("cpu", arch, 2 * cfg.n_train, cfg.epochs, pooling is not False, "alone")
+                + ch8_training.MEASURE_S * len(cfg.checkpoints))
+        items.append(Item("08_training", f"training {name}", f"{prose.count(len(cfg.tasks), 'task')} x "
+                          f"{prose.count(cfg.replicates, 'replicate')}, n={cfg.n_train}, G at "
+                          f"{len(cfg.checkpoints)} steps (on the CPU)", count, done, each))
     return items
 
 

@@ -4,24 +4,30 @@
 between the two. Each chapter's settings are a frozen dataclass whose fields say what they are;
 the scales share their recipes and are derived from one another with `dataclasses.replace` where
 they differ. Notebooks call `preset(chapter, scale)` and never hard-code these numbers: it returns
-the preset as a fresh plain dict, the form the experiments read and the store keys hash
-(`tests/test_device_presets.py` holds the dicts to a snapshot, so a change to a preset that would
-orphan stored results is a deliberate one).
+a fresh copy of the typed preset, the form the experiments read; `as_dict` gives the plain dict the
+store's keys hash and `from_dict` types one read back from a record (`tests/test_device_presets.py`
+holds the dicts to a snapshot, so a change to a preset that would orphan stored results is a
+deliberate one).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import re
+import types
+import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, TypeVar, overload
 
 from nadcore import catalog, chapters
 from nadcore.checks import InputError
 from nadcore.recipe import MAX_EPOCHS, Recipe
 
 SCALES = ("smoke", "medium", "paper")
+T = TypeVar("T")
 
 Archs = list[str]
 PerArch = dict[str, float]      # a value per architecture
@@ -412,12 +418,18 @@ _OOD_FASHION = replace(_UNDERSPEC_PAPER.ood, archs=["mlp", "lenet"], dataset="fa
 FASHION = {"cifar10": _CIFAR_FASHION, "ood": _OOD_FASHION}
 
 
-def fashion(part: str) -> dict[str, Any]:
-    """The Fashion-MNIST settings of Chapter 4 (`part` "cifar10", a `Cifar10` dict) or of the follow-up's
-    Fig. 3 ("ood", an `Ood` dict), as a fresh plain dict."""
+@overload
+def fashion(part: Literal["cifar10"]) -> Cifar10: ...
+@overload
+def fashion(part: Literal["ood"]) -> Ood: ...
+@overload
+def fashion(part: str) -> Any: ...
+def fashion(part: str) -> Any:
+    """The Fashion-MNIST settings of Chapter 4 (`part` "cifar10", a `Cifar10`) or of the follow-up's
+    Fig. 3 ("ood", an `Ood`)."""
     if part not in FASHION:
         raise InputError(f"part must be one of {', '.join(FASHION)}; got {part!r}")
-    return as_dict(FASHION[part])
+    return FASHION[part]
 
 
 # ----------------------------------------------------------------------------- Chapter 6
@@ -559,19 +571,54 @@ def check_scale(scale: str) -> str:
     return scale
 
 
-def typed(chapter: str, scale: str, overrides: dict | None = None) -> Any:
-    """The typed preset (a frozen dataclass) of `chapter` at `scale`, with the changes
-    `overrides[chapter]` (`check_overrides`) if any."""
+@overload
+def preset(chapter: Literal["fourier"], scale: str, overrides: dict | None = None) -> Fourier: ...
+@overload
+def preset(chapter: Literal["pooling"], scale: str, overrides: dict | None = None) -> Pooling: ...
+@overload
+def preset(chapter: Literal["nads"], scale: str, overrides: dict | None = None) -> Nads: ...
+@overload
+def preset(chapter: Literal["cifar10"], scale: str, overrides: dict | None = None) -> Cifar10: ...
+@overload
+def preset(chapter: Literal["underspecification"], scale: str, overrides: dict | None = None) -> Underspecification: ...
+@overload
+def preset(chapter: Literal["antialias"], scale: str, overrides: dict | None = None) -> Antialias: ...
+@overload
+def preset(chapter: Literal["zoo"], scale: str, overrides: dict | None = None) -> Zoo: ...
+@overload
+def preset(chapter: Literal["training"], scale: str, overrides: dict | None = None) -> Training: ...
+@overload
+def preset(chapter: str, scale: str, overrides: dict | None = None) -> Any: ...
+def preset(chapter: str, scale: str, overrides: dict | None = None) -> Any:
+    """The settings of `chapter` at `scale` (a frozen dataclass), with the changes `overrides[chapter]`
+    (`check_overrides`) if any. `as_dict` gives the plain dict the store's keys hash."""
     if chapter not in PRESETS:
         raise InputError(f"chapter must be one of {', '.join(PRESETS)}; got {chapter!r}")
-    base = PRESETS[chapter][check_scale(scale)]
+    base = copy.deepcopy(PRESETS[chapter][check_scale(scale)])   # its lists are the caller's to change
     changes = _check_names(overrides).get(chapter)
     return base if not changes else _changed(base, changes, chapter)
 
 
-def preset(chapter: str, scale: str, overrides: dict | None = None) -> dict:
-    """The settings of `chapter` at `scale` as a fresh plain dict (`as_dict` of `typed`)."""
-    return as_dict(typed(chapter, scale, overrides))
+def from_dict(cls: Any, value: Mapping[str, Any]) -> Any:
+    """The settings `cls` (a preset's dataclass, or one of its parts) from their plain dict `value`
+    (`as_dict`'s, a stored record's): nested dataclasses typed again, fields `value` lacks at their
+    defaults."""
+    hints = typing.get_type_hints(cls)
+    return cls(**{f.name: _typed(hints[f.name], value[f.name]) for f in dataclasses.fields(cls)   # type: ignore[arg-type]
+                  if f.name in value})
+
+
+def _typed(hint, value):
+    """`value` as the annotation `hint` holds it: a dict typed as the dataclass `hint` names (or a
+    dict of them), anything else as it is."""
+    if isinstance(value, Mapping):
+        union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+        for option in typing.get_args(hint) if union else (hint,):
+            if dataclasses.is_dataclass(option):
+                return from_dict(option, value)   # type: ignore[arg-type]
+            if typing.get_origin(option) is dict and dataclasses.is_dataclass(typing.get_args(option)[1]):
+                return {k: from_dict(typing.get_args(option)[1], v) for k, v in value.items()}
+    return value
 
 
 MAX_SAMPLES = 2_000_000   # a dataset's samples (`data.directional_dataset` bounds its memory at 8 GiB)
@@ -595,7 +642,7 @@ def check_overrides(overrides: dict | None, scale: str, chapter: str | None = No
         raise InputError(f"overrides must change the presets {chapter} reads ({', '.join(reads) or 'none'}); "
                          f"got {', '.join(sorted(set(names)))}")
     for name in names:
-        typed(name, scale, overrides)
+        preset(name, scale, overrides)
     return overrides
 
 
@@ -721,7 +768,7 @@ def scalars(chapter: str, scale: str) -> dict[str, Any]:
         elif value is not None:
             out[prefix[:-1]] = value
 
-    walk(preset(chapter, scale), "")
+    walk(as_dict(preset(chapter, scale)), "")
     return out
 
 

@@ -408,7 +408,7 @@ def deep_not_computed(comparison: Mapping[str, Mapping[str, Any]], fig6_curves: 
 
 
 def fig2(iterations: Mapping[str, Mapping[tuple[int, int], int]], limit: int,
-         lenet_published: Mapping[tuple[int, int], float], settings: Mapping[str, Any]) -> Row:
+         lenet_published: Mapping[tuple[int, int], float], settings: presets.Fig2) -> Row:
     """Fig. 2 (`ch1_fourier.iterations_to_loss` of the stored runs, `limit` their length): LogReg fits every
     direction alike, LeNet some and not others, fastest where its published Fig. 1 accuracy is highest (Spearman
     over the directions it fits within the run only: the others tie, and would carry the statistic). The
@@ -425,12 +425,12 @@ def fig2(iterations: Mapping[str, Mapping[tuple[int, int], int]], limit: int,
               f"LeNet's speed ranks as its accuracy: ρ {rho:.2f}": rho >= SPEED_RHO}
     failed = [k for k, ok in checks.items() if not ok]
     reached, cells = hit["lenet"]
-    differs = [f"loss < {settings['threshold']:g} (the paper states none)",
+    differs = [f"loss < {settings.threshold:g} (the paper states none)",
                f"LeNet never reaches it on {cells - reached} of {cells} directions within {limit} iterations"]
     return Row("Fig. 2", "iterations to a small loss depend on the direction", "an image only (no data)",
                f"LogReg: all {hit['logreg'][1]} directions in {prose.span(lr, 'd') if lr else '–'} iterations; LeNet: "
                f"{reached} of {cells} directions, fastest where the published Fig. 1 is highest (ρ {rho:.2f} over "
-               f"those {reached})", f"σ = {settings['sigma']:g}, 1 seed",
+               f"those {reached})", f"σ = {settings.sigma:g}, 1 seed",
                *verdict(not failed, differs, evidence="image", failure="; ".join(failed)), ("ch1-fig2-bundle",),
                values={"logreg_reached": hit["logreg"], "lenet_reached": hit["lenet"], "logreg_spread": spread,
                        "spearman": rho})
@@ -487,7 +487,7 @@ def fig3(without: Mapping[float, Mapping[tuple[int, int], float]],
 
 # ----------------------------------------------------------------------------- Theorem 1, Lemma 1, Fig. 4
 
-def theorem1(check: Mapping[str, np.ndarray], cfg: Mapping[str, Any]) -> Row:
+def theorem1(check: Mapping[str, np.ndarray], cfg: presets.Pooling) -> Row:
     """Theorem 1 against the simulations of `ch2_pooling.chapter_results` (`theorem1`: `l`, `simulated`,
     `stderr`, `theory` with the exact constant, `paper` as printed in (2)), each within `THEORY_Z` standard
     errors of gamma(l)'s exact accuracy: with a difference when the printed constant is off. How far off is said
@@ -496,13 +496,13 @@ def theorem1(check: Mapping[str, np.ndarray], cfg: Mapping[str, Any]) -> Row:
     ok = np.asarray(check["stderr"]) > 0
     z = lambda key: float(np.max(np.abs(check["simulated"] - check[key])[ok] / check["stderr"][ok]))   # noqa: E731
     gap = lambda key: float(np.max(np.abs(check["simulated"] - check[key])))                          # noqa: E731
-    m, ls = pooling.prefilter("average", cfg["sim_D"], cfg["S"]), [int(x) for x in np.asarray(check["l"])]
-    exact_paper = pooling.paper_bayes_accuracy(m, cfg["S"], cfg["eps"], cfg["sigma"], "real", ls).numpy()
-    printed = pooling.bayes_accuracy(m, cfg["S"], cfg["eps"], cfg["sigma"], "paper", ls).numpy()
+    m, ls = pooling.prefilter("average", cfg.sim_D, cfg.S), [int(x) for x in np.asarray(check["l"])]
+    exact_paper = pooling.paper_bayes_accuracy(m, cfg.S, cfg.eps, cfg.sigma, "real", ls).numpy()
+    printed = pooling.bayes_accuracy(m, cfg.S, cfg.eps, cfg.sigma, "paper", ls).numpy()
     over = printed - exact_paper
     v = {"z_exact": z("theory"), "z_printed": z("paper"), "gap_exact": gap("theory"), "gap_printed": gap("paper"),
          "gap_printed_paper": float(over.max()), "l_printed_paper": ls[int(over.argmax())],
-         "factor_paper": (cfg["S"] / 2) ** 0.5, "factor_code": (2 * cfg["S"]) ** 0.5}
+         "factor_paper": (cfg.S / 2) ** 0.5, "factor_code": (2 * cfg.S) ** 0.5}
     off = v["z_printed"] > THEORY_Z or v["gap_printed_paper"] > 0.005
     differs = ["the printed (2)'s argument is √(S/2) too large in the paper's convention (classes at ±ε), √(2S) in "
                "the code's (ε apart); exact for the paper's complex direction with circular noise at S = 4"
@@ -516,45 +516,45 @@ def theorem1(check: Mapping[str, np.ndarray], cfg: Mapping[str, Any]) -> Row:
     return Row("Theorem 1", "Bayes accuracy after pooling in closed form (2)", "closed form",
                f"simulations within {v['gap_exact']:.3f} ({v['z_exact']:.1f} s.e.) of γ(ℓ)'s exact accuracy; printed "
                f"(2) up to {v['gap_printed_paper']:.3f} too high (paper's convention), {v['gap_printed']:.2f} (code's)",
-               f"D = {cfg['sim_D']}, {len(cfg['sim_ls'])} ℓ, {cfg['sim_n_train'] + cfg['sim_n_test']:,} samples each",
+               f"D = {cfg.sim_D}, {len(cfg.sim_ls)} ℓ, {cfg.sim_n_train + cfg.sim_n_test:,} samples each",
                *verdict(v["z_exact"] <= THEORY_Z, differs, evidence="closed form",
                         failure=f"simulations {v['z_exact']:.1f} standard errors off"),
                ("ch2-theory-vs-simulation-paper",), detail=detail, values=v)
 
 
-def fig4a(cfg: Mapping[str, Any]) -> Row:
+def fig4a(cfg: presets.Pooling) -> Row:
     """Fig. 4a (an image), average pooling (`cfg`: D, S, eps, sigma), in closed form: a low frequency keeps its
     information, the multiples of M = D/S lose it. Compared qualitatively."""
-    D, S = cfg["D"], cfg["S"]
-    acc = pooling.bayes_accuracy(pooling.prefilter("average", D, S), S, cfg["eps"], cfg["sigma"]).numpy()
+    D, S = cfg.D, cfg.S
+    acc = pooling.bayes_accuracy(pooling.prefilter("average", D, S), S, cfg.eps, cfg.sigma).numpy()
     lost = list(range(D // S, D, D // S))
     v = {"low": float(acc[1]), "lost": [float(acc[m]) for m in lost]}
     ok = 100 * v["low"] >= LEARNED and all(_chance(100 * a) for a in v["lost"])
     return Row("Fig. 4a", "pooling loses information anisotropically", "an image: low ℓ kept, ℓ = kM lost",
                f"Bayes accuracy {v['low']:.3f} at ℓ = 1, {prose.span(v['lost'], '.3f')} at ℓ = {_nums(lost, 'd')}",
-               f"D = {D}, S = {S}, ε = {cfg['eps']:g}, σ = {cfg['sigma']:g}",
+               f"D = {D}, S = {S}, ε = {cfg.eps:g}, σ = {cfg.sigma:g}",
                *verdict(ok, evidence="image", failure="no anisotropic loss"), ("ch2-fig4a",), values=v)
 
 
-def lemma1(check: Mapping[str, np.ndarray], cfg: Mapping[str, Any]) -> Row:
+def lemma1(check: Mapping[str, np.ndarray], cfg: presets.Pooling) -> Row:
     """Lemma 1 against a Monte-Carlo average of autograd Hessians (`lemma1`: `monte_carlo`, `theory`, the lemma
     with the paper's own A = [I ... I] / sqrt(S) of Eq. 1): with a difference, since the lemma as printed omits
     that 1/S (it is S times the Monte Carlo)."""
     scale = float(np.abs(check["theory"]).max())
     gap = float(np.abs(check["monte_carlo"] - check["theory"]).max() / scale)
-    gap_printed = float(np.abs(check["monte_carlo"] - cfg["S"] * np.asarray(check["theory"])).max() / scale)
+    gap_printed = float(np.abs(check["monte_carlo"] - cfg.S * np.asarray(check["theory"])).max() / scale)
     off = gap_printed > HESSIAN_TOL
-    differs = [f"the printed lemma omits the 1/S of the paper's own A = (1/√S)[I ⋯ I]: S = {cfg['S']} times too large"
+    differs = [f"the printed lemma omits the 1/S of the paper's own A = (1/√S)[I ⋯ I]: S = {cfg.S} times too large"
                if off else ""]
     return Row("Lemma 1", "the expected Hessian of the linear model", "closed form",
                f"Monte Carlo within {gap:.1%} of its largest entry with A's 1/S; the printed lemma "
-               f"{cfg['S']} times as large",
-               f"D = {cfg['hess_D']}, {cfg['hess_n']:,} draws",
+               f"{cfg.S} times as large",
+               f"D = {cfg.hess_D}, {cfg.hess_n:,} draws",
                *verdict(gap <= HESSIAN_TOL, differs, evidence="closed form", failure=f"{gap:.1%} off"),
                ("ch2-theory-vs-simulation-paper",), values={"gap": gap, "gap_printed": gap_printed})
 
 
-def fig4b(loss: ArrayLike, zeta: ArrayLike | torch.Tensor, cfg: Mapping[str, Any]) -> Row:
+def fig4b(loss: ArrayLike, zeta: ArrayLike | torch.Tensor, cfg: presets.Pooling) -> Row:
     """Fig. 4b (an image): the linear model leaves its loss plateau later as zeta(l) shrinks (`loss`: directions
     x seeds x steps; `zeta` per direction): Spearman at most -`RANK_MIN`. Compared qualitatively."""
     from scipy import stats  # here, not at import: scipy.stats takes seconds to import
@@ -565,7 +565,7 @@ def fig4b(loss: ArrayLike, zeta: ArrayLike | torch.Tensor, cfg: Mapping[str, Any
     order = np.argsort(-zeta)
     return Row("Fig. 4b", "a small ζ(ℓ) is learnt late", "an image: the plateau grows as ζ(ℓ) shrinks",
                f"plateau left after {_nums(exits[order], 'd')} steps as ζ falls from {zeta.max():.2f} to "
-               f"{zeta.min():.2f}", f"{len(cfg['train_seeds'])} seeds, {cfg['train_steps']:,} steps",
+               f"{zeta.min():.2f}", f"{len(cfg.train_seeds)} seeds, {cfg.train_steps:,} steps",
                *verdict(rho <= -RANK_MIN, evidence="image", failure=f"Spearman {rho:.2f}"), ("ch2-fig4b-paper",),
                values={"spearman": rho, "exits": [int(e) for e in exits]})
 
@@ -942,15 +942,15 @@ def _angle(grid, a, b):
     return float(np.mean(angles)) if angles else None
 
 
-def _pairs_scale(settings):
-    return (f"σ = {settings['sigma']:g}, n = {settings['n_train']:,}, NADs {_nums(settings['indices'], 'd')}, "
-            f"{len(settings['seeds'])} seeds")
+def _pairs_scale(settings: presets.Pairs) -> str:
+    return (f"σ = {settings.sigma:g}, n = {settings.n_train:,}, NADs {_nums(settings.indices, 'd')}, "
+            f"{len(settings.seeds)} seeds")
 
 
-def _pairs_differs(settings: Mapping[str, Any]) -> str:
+def _pairs_differs(settings: presets.Pairs) -> str:
     """The follow-up's grid of NAD pairs against ours: "3 × 3 NAD pairs (0, 100, 1000), not 11 × 11"."""
-    n, full = len(settings["indices"]), len(presets.preset("underspecification", "paper")["pairs"]["indices"])
-    return "" if n >= full else f"{n} × {n} NAD pairs ({_nums(settings['indices'], 'd')}), not {full} × {full}"
+    n, full = len(settings.indices), len(presets.preset("underspecification", "paper").pairs.indices)
+    return "" if n >= full else f"{n} × {n} NAD pairs ({_nums(settings.indices, 'd')}), not {full} × {full}"
 
 
 def _unfitted(grid: Mapping[str, Any]) -> str:
@@ -974,7 +974,7 @@ def _unfitted(grid: Mapping[str, Any]) -> str:
     return "; ".join(out)
 
 
-def u_fig1(pairs: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any]) -> Row:
+def u_fig1(pairs: Mapping[str, Mapping[str, Any]], settings: presets.Pairs) -> Row:
     """Follow-up Fig. 1 (a diagram): D(v1) (+) D(v2) is underspecified, either channel alone solves it: the best
     accuracy with only channel 1 and with only channel 2, over the networks and pairs (`pair_grid`s). Compared
     qualitatively."""
@@ -986,7 +986,7 @@ def u_fig1(pairs: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any]) 
                ("ch5-fig2a-bundle",), paper="follow-up", values=best)
 
 
-def u_fig2_resnet(settings: Mapping[str, Any], prepared: Mapping[str, Any] | None = None,
+def u_fig2_resnet(settings: presets.Pairs, prepared: presets.Pairs | None = None,
                   grid: Mapping[str, Any] | None = None, gpu_seconds: float | None = None) -> Row:
     """Follow-up Fig. 2 and App. Fig. 8 (ResNet-18), the follow-up's `settings` (its "pairs" preset): `u_cnn`'s
     reading of the bundle's `grid` (`bundle.UNDERSPEC_GPU`, at `prepared`), else not computed here, with what a
@@ -994,15 +994,15 @@ def u_fig2_resnet(settings: Mapping[str, Any], prepared: Mapping[str, Any] | Non
     item = "Fig. 2 and App. Fig. 8, ResNet-18"
     if grid is not None and prepared is not None:
         return u_cnn(grid, prepared, "resnet18", item=item)
-    n, m = len(settings["indices"]), len((prepared or settings)["indices"])
-    needs = f"a GPU for {m} × {m} of the follow-up's {n} × {n} NAD pairs, {len(settings['seeds'])} seeds"
+    n, m = len(settings.indices), len((prepared or settings).indices)
+    needs = f"a GPU for {m} × {m} of the follow-up's {n} × {n} NAD pairs, {len(settings.seeds)} seeds"
     return Row(item, "ResNet-18 reads the channel on its lower NAD index", "maps", "–", "–",
                *verdict(None, needs=needs + ("" if gpu_seconds is None else f", about {plan.duration(gpu_seconds)}"
                                                                             " of one")),
                ("ch5-fig2a-bundle",), paper="follow-up")
 
 
-def u_cnn(grid: Mapping[str, Any], settings: Mapping[str, Any], arch: str = "lenet", item: str | None = None) -> Row:
+def u_cnn(grid: Mapping[str, Any], settings: presets.Pairs, arch: str = "lenet", item: str | None = None) -> Row:
     """App. Figs. 6-7 (maps): a CNN reads the channel on its lower NAD index, and its decision boundary turns
     with it (`BOUNDARY_ANGLE`), at the pairs (first, last) and (last, first) of its `pair_grid`. Compared
     qualitatively, naming the grid of pairs and where the network does not fit its training set (`_unfitted`)."""
@@ -1024,7 +1024,7 @@ def u_cnn(grid: Mapping[str, Any], settings: Mapping[str, Any], arch: str = "len
                ("ch5-fig2a-bundle", "ch5-fig2b-bundle"), paper="follow-up", values=v)
 
 
-def u_mlp(grid: Mapping[str, Any], settings: Mapping[str, Any]) -> Row:
+def u_mlp(grid: Mapping[str, Any], settings: presets.Pairs) -> Row:
     """App. Figs. 4-5 (maps): the MLP treats every NAD pair alike (each accuracy varies less than
     `UNIFORM_SPREAD` over the pairs), near 100 % with both channels, leaning on channel 1. Compared
     qualitatively, naming the grid of pairs."""
@@ -1079,7 +1079,7 @@ def load(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, Any]:
     for a in bundle.UNDERSPEC_ARCHS:
         stand_ins["digits"][a] = bundle.underspec("ood", a, bundle_dir, progress=False)
         stand_ins["Fashion-MNIST"][a] = bundle.underspec("ood", a, bundle_dir, progress=False, dataset="fashion")
-    cifar = {name: (bundle.cifar(bundle_dir, progress=False, dataset=d), bundle.cifar_item(d)["recipe"]["epochs"])
+    cifar = {name: (bundle.cifar(bundle_dir, progress=False, dataset=d), bundle.cifar_item(d).recipe.epochs)
              for name, d in (("digits", "digits"), ("Fashion-MNIST", "fashion"))}
     return dict(
         comparison=comparison, sigma=bundle.load_sigma_study(bundle_dir)[0],
@@ -1161,8 +1161,8 @@ def rows(results: Mapping[str, Any]) -> list[Row]:
             for name, arch in bundle.DEEP_FIG1.items() if arch not in waiting]
     if waiting:
         out.append(deep_not_computed(c, f6["curves"], waiting, (results.get("gpu_seconds") or {}).get("deep")))
-    q2 = presets.preset("fourier", "paper")["fig2"]
-    iterations = ch1_fourier.iterations_to_loss(results["fig2"], q2["threshold"], q2["window"])
+    q2 = presets.preset("fourier", "paper").fig2
+    iterations = ch1_fourier.iterations_to_loss(results["fig2"], q2.threshold, q2.window)
     out.append(fig2(iterations, ch1_fourier.run_iterations(results["fig2"]), c["lenet"]["published"], q2))
     out.append(fig3(results["fig3"], results["sigma"], caption, bundle.known_best_sigma(results["sigma"])))
     cfg, p = presets.preset("pooling", "paper"), results["pooling"]
@@ -1172,10 +1172,10 @@ def rows(results: Mapping[str, Any]) -> list[Row]:
     cifar = results["cifar"]
     out += [fig7({n: (run["curve"], e) for n, (run, e) in cifar.items()}),
             fig8({n: (run["flip"], e) for n, (run, e) in cifar.items()})]
-    pairs = bundle.underspec_item("pairs")
+    pairs = bundle.pairs_item()
     gpu = results.get("gpu_seconds") or {}
     out += [u_fig1(results["pairs"], pairs),
-            u_fig2_resnet(ch5_underspec.chapter_settings("paper")["pairs"], pairs, results.get("pairs_gpu", {}).get(
+            u_fig2_resnet(ch5_underspec.chapter_settings("paper").pairs, pairs, results.get("pairs_gpu", {}).get(
                 "resnet18"), gpu.get("pairs")),
             u_cnn(results["pairs"]["lenet"], pairs), u_mlp(results["pairs"]["mlp"], pairs), u_fig3(results["ood"])]
     return out
@@ -1392,8 +1392,8 @@ def training_questions(results: Mapping[str, Any]) -> list[Question]:
     settings = presets.preset("training", "paper")
     cells = results["training"]
     reps = sorted({r for *_, r in cells})
-    scale = (f"{prose.and_list(ch8_training.NETWORK_WORDS[n] for n in settings['networks'])}, Fig. 6's recipe, "
-             f"{prose.count(len(reps), 'replicate')} of {settings['replicates']}")
+    scale = (f"{prose.and_list(ch8_training.NETWORK_WORDS[n] for n in settings.networks)}, Fig. 6's recipe, "
+             f"{prose.count(len(reps), 'replicate')} of {settings.replicates}")
     see = {0: ("Chapter 8", "ch8-overlaps"), 1: ("Chapter 8", "ch8-prediction")}
     out = [Question(v.question, v.expected, v.measured, scale, v.outcome, v.reason, (see[i],))
            for i, v in enumerate(ch8_training.training_verdicts(cells, settings))]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from nadcore import catalog, checks, data, fourier, models, seeds, sweeps, train, versions
+from nadcore import catalog, checks, data, fourier, models, presets, seeds, sweeps, train, versions
 from nadcore.checks import InputError
 
 if TYPE_CHECKING:
@@ -136,11 +136,11 @@ def stored_directions(archs: Iterable[str], grid: fourier.Grid, settings: dict[s
     return table, records
 
 
-def sweep_settings(preset: Mapping[str, Any], seed: int, device: str | torch.device,
+def sweep_settings(preset: presets.Fourier, seed: int, device: str | torch.device,
                    **overrides: Any) -> dict[str, Any]:
     """The settings `sweep_directions` stores with each cell, from a `presets.preset("fourier", ...)`."""
     keys = ("n", "sigma", "eps", "kind", "epochs", "max_lr", "momentum", "weight_decay", "batch_size")
-    return versions.stamp({**{k: preset[k] for k in keys}, "normalize": preset.get("normalize", False), "size": 32,
+    return versions.stamp({**{k: getattr(preset, k) for k in keys}, "normalize": False, "size": 32,
                            "seed": int(seed), "device": str(device), **overrides}, "fourier_cell")
 
 

@@ -4,17 +4,17 @@ chapter, cached by `nadcore.store`. The theory itself is `nadcore.pooling`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nadcore import pooling, store
+from nadcore import pooling, presets, store
 from nadcore.checks import InputError
 from nadcore.device import resolve
 from nadcore.seeds import derive
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping
+    from collections.abc import Collection
 
     import torch
     from numpy.typing import ArrayLike
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 PARTS = ("fig4b", "theorem1", "lemma1")
 
 
-def chapter_results(cfg: Mapping[str, Any], seed: int = 0, results_dir: str | Path = "../results",
+def chapter_results(cfg: presets.Pooling, seed: int = 0, results_dir: str | Path = "../results",
                     device: str | torch.device = "cpu", progress: bool = True, compute: bool = True,
                     parts: Collection[str] = PARTS) -> dict[str, dict[str, np.ndarray]]:
     """The heavy results `parts` (of `PARTS`) of the pooling chapter for the preset `cfg`, cached by
@@ -38,30 +38,31 @@ def chapter_results(cfg: Mapping[str, Any], seed: int = 0, results_dir: str | Pa
         path = root / f"{part}_{store.key(settings)}.npz"
         return store.cached(path, settings, fn, device=on) if compute else store.load(path, settings)
 
-    train = {k: cfg[k] for k in ("D", "S", "eps", "train_ls", "train_seeds", "train_n", "train_steps",
+    train = {k: getattr(cfg, k) for k in ("D", "S", "eps", "train_ls", "train_seeds", "train_n", "train_steps",
                                  "train_lr", "train_sigma", "init_std")} | {"seed": seed}
     fig4b = cached("fig4b", train, lambda: {"loss": pooling.loss_curves(
-        cfg["train_ls"], _prefilter(cfg), cfg["S"], seeds=[derive(seed, s) for s in cfg["train_seeds"]],
-        progress=progress, eps=cfg["eps"], sigma=cfg["train_sigma"], n=cfg["train_n"], steps=cfg["train_steps"],
-        lr=cfg["train_lr"], sigma_theta=cfg["init_std"], sigma_phi=cfg["init_std"], device=device)}, resolve(device))
-    sim = {k: cfg[k] for k in ("S", "eps", "sigma", "sim_D", "sim_ls", "sim_n_train", "sim_n_test")} | {"seed": seed}
+        cfg.train_ls, _prefilter(cfg), cfg.S, seeds=[derive(seed, s) for s in cfg.train_seeds],
+        progress=progress, eps=cfg.eps, sigma=cfg.train_sigma, n=cfg.train_n, steps=cfg.train_steps,
+        lr=cfg.train_lr, sigma_theta=cfg.init_std, sigma_phi=cfg.init_std, device=device)}, resolve(device))
+    sim = {k: getattr(cfg, k) for k in ("S", "eps", "sigma", "sim_D", "sim_ls", "sim_n_train", "sim_n_test")
+           } | {"seed": seed}
     thm1 = cached("theorem1", sim, lambda: pooling.theorem1_check(
-        "average", cfg["sim_ls"], cfg["S"], cfg["eps"], cfg["sigma"], cfg["sim_n_train"], cfg["sim_n_test"],
-        seed, size=cfg["sim_D"], progress=progress))
-    hess = {k: cfg[k] for k in ("S", "eps", "train_sigma", "hess_D", "hess_l", "hess_n")} | {"seed": seed}
+        "average", cfg.sim_ls, cfg.S, cfg.eps, cfg.sigma, cfg.sim_n_train, cfg.sim_n_test,
+        seed, size=cfg.sim_D, progress=progress))
+    hess = {k: getattr(cfg, k) for k in ("S", "eps", "train_sigma", "hess_D", "hess_l", "hess_n")} | {"seed": seed}
     lem1 = cached("lemma1", hess, lambda: pooling.lemma1_check(
-        cfg["hess_D"], cfg["S"], cfg["hess_l"], cfg["eps"], cfg["train_sigma"], cfg["hess_n"], seed))
+        cfg.hess_D, cfg.S, cfg.hess_l, cfg.eps, cfg.train_sigma, cfg.hess_n, seed))
     return {name: r.arrays for name, r in zip(PARTS, (fig4b, thm1, lem1)) if r is not None}
 
 
 def _prefilter(cfg):
     """|m|, the average-pooling prefilter of the linear model of `cfg`."""
-    return pooling.prefilter("average", cfg["D"], cfg["S"]).abs()
+    return pooling.prefilter("average", cfg.D, cfg.S).abs()
 
 
-def fig4b_zeta(cfg: Mapping[str, Any]) -> torch.Tensor:
+def fig4b_zeta(cfg: presets.Pooling) -> torch.Tensor:
     """Fig. 4b: zeta(l) of the linear model of `cfg` at its frequencies `train_ls`."""
-    return pooling.zeta(_prefilter(cfg), cfg["eps"], cfg["train_sigma"])[cfg["train_ls"]]
+    return pooling.zeta(_prefilter(cfg), cfg.eps, cfg.train_sigma)[cfg.train_ls]
 
 
 def plateau_exit(loss: ArrayLike) -> np.ndarray:

@@ -52,9 +52,9 @@ def resolve_request(arch: str, scale: str = "smoke", method: str | None = None, 
     if arch not in registry.names():
         raise InputError(f"arch must be one of {', '.join(registry.names())}; got {arch!r}")
     p = preset("nads", scale)
-    method = method or p["methods"].get(arch, "secant")
-    n = int(num_networks or p["num_networks"].get(arch, p["num_networks"]["default"]))
-    return nad_settings(arch, n, method, seed=seed, eig_threads=p["eig_threads"])
+    method = method or p.methods.get(arch, "secant")
+    n = int(num_networks or p.num_networks.get(arch, p.num_networks["default"]))
+    return nad_settings(arch, n, method, seed=seed, eig_threads=p.eig_threads)
 
 
 def find_stored(arch: str, settings: dict[str, Any], results_dir: str | Path) -> Path | None:

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from nadcore import checks, published, seeds, store, versions
+from nadcore import checks, presets, published, seeds, store, versions
 from nadcore.checks import InputError
 from nadcore.cifar import EDIT_MODES, as_nads, channel_stats, edit_nads, nad_flip, normalise, poison
 from nadcore.device import resolve
@@ -29,7 +29,9 @@ RECIPE_KEYS = ("epochs", "max_lr", "momentum", "weight_decay", "batch_size")  # 
 
 
 def _recipe(recipe):
-    """The recipe as stored with the results: exactly `RECIPE_KEYS`, checked by `train.Recipe`."""
+    """The recipe (a preset's `Sgd`, or its dict) as stored with the results: exactly `RECIPE_KEYS`, checked
+    by `train.Recipe`."""
+    recipe = presets.as_dict(recipe)
     Recipe.from_settings(recipe, strict=True)
     if missing := [k for k in RECIPE_KEYS if k not in recipe]:
         raise InputError(f"recipe must give {', '.join(RECIPE_KEYS)}; missing {', '.join(missing)}")
@@ -40,7 +42,7 @@ def _recipe(recipe):
 
 
 def train_network(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[torch.Tensor, torch.Tensor],
-                  recipe: Mapping[str, Any], device: str | torch.device = "auto", seed: int = 0,
+                  recipe: presets.Sgd | Mapping[str, Any], device: str | torch.device = "auto", seed: int = 0,
                   progress: bool = False) -> tuple[torch.nn.Module, dict[str, Any]]:
     """A fresh `arch` (3 channels, 10 logits) fitted on already-normalised `train`: `(model, fit dict)`.
     Its initialisation and shuffling are the `seeds.streams` of `seed` (the data are given): every run
@@ -74,7 +76,7 @@ def _run(results_dir, name, settings, compute, only_stored=False, device=None):
 
 def poisoning_run(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[torch.Tensor, torch.Tensor],
                   nads: NADResult | np.ndarray | torch.Tensor, index: int | None, eps: float, mean: Sequence[float],
-                  std: Sequence[float], recipe: Mapping[str, Any], device: str | torch.device = "auto",
+                  std: Sequence[float], recipe: presets.Sgd | Mapping[str, Any], device: str | torch.device = "auto",
                   seed: int = 0) -> dict[str, np.float64]:
     """Train on the train set poisoned at NAD `index` (None: clean); evaluate on clean test data.
 
@@ -96,7 +98,7 @@ def poisoning_run(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tup
 
 def poisoning_curve(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[torch.Tensor, torch.Tensor],
                     nads: NADResult | np.ndarray | torch.Tensor, indices: Sequence[int], eps: float,
-                    mean: Sequence[float], std: Sequence[float], recipe: Mapping[str, Any],
+                    mean: Sequence[float], std: Sequence[float], recipe: presets.Sgd | Mapping[str, Any],
                     device: str | torch.device = "auto", seed: int = 0, results_dir: str | Path | None = None,
                     progress: bool = True, only_stored: bool = False) -> dict[str, np.ndarray]:
     """Fig. 7: one network per carrier index in `indices` plus a clean baseline (index -1).
@@ -124,7 +126,7 @@ def poisoning_curve(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: t
 
 def flip_experiment(archs: Sequence[str], train: tuple[torch.Tensor, torch.Tensor],
                     test: tuple[torch.Tensor, torch.Tensor], nads: Mapping[str, NADResult | np.ndarray | torch.Tensor],
-                    recipe: Mapping[str, Any], device: str | torch.device = "auto", seed: int = 0,
+                    recipe: presets.Sgd | Mapping[str, Any], device: str | torch.device = "auto", seed: int = 0,
                     results_dir: str | Path | None = None, progress: bool = True,
                     only_stored: bool = False) -> dict[str, Any]:
     """Fig. 8: each network in `archs` trained on the original and on the NAD-flipped data.
@@ -151,7 +153,7 @@ def flip_experiment(archs: Sequence[str], train: tuple[torch.Tensor, torch.Tenso
 
 
 def flip_run(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[torch.Tensor, torch.Tensor],
-             nads: NADResult | np.ndarray | torch.Tensor, kind: str, recipe: Mapping[str, Any],
+             nads: NADResult | np.ndarray | torch.Tensor, kind: str, recipe: presets.Sgd | Mapping[str, Any],
              device: str | torch.device = "auto", seed: int = 0) -> dict[str, np.float64]:
     """One run of Fig. 8: `arch` trained on the `kind` ("original" or "flipped") representation of
     `train`, normalised with its own channel statistics; `train_acc` and `test_acc` (percent)."""
@@ -166,7 +168,7 @@ def flip_run(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[to
 
 
 def clean_model(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[torch.Tensor, torch.Tensor],
-                mean: Sequence[float], std: Sequence[float], recipe: Mapping[str, Any],
+                mean: Sequence[float], std: Sequence[float], recipe: presets.Sgd | Mapping[str, Any],
                 device: str | torch.device = "auto", seed: int = 0,
                 results_dir: str | Path | None = None) -> tuple[torch.nn.Module, float]:
     """A network trained on the clean data (the reviewers' test needs one): `(model, test_acc)`.

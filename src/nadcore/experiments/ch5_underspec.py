@@ -17,12 +17,13 @@ mean (for `D(v)` channels, whose mean is 0, this is the raw zero of the paper).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
 
-from nadcore import checks, cifar, data, models, store, sweeps, train, versions
+from nadcore import checks, cifar, data, models, presets, store, sweeps, train, versions
 from nadcore.checks import InputError
 from nadcore.device import resolve
 from nadcore.presets import check_dataset, preset
@@ -186,14 +187,14 @@ def check_indices(indices: Sequence[int] | np.ndarray, count: int, name: str = "
     return out
 
 
-def chapter_settings(scale: str, seed: int = 0, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+def chapter_settings(scale: str, seed: int = 0,
+                     overrides: dict[str, Any] | None = None) -> presets.Underspecification:
     """Chapter 5's settings at `scale` for the run `seed`: the preset (changed by `overrides`,
     `presets.check_overrides`) with each replicate `r` of its Figs. 2 and 3 (its `seeds`) seeded by
     `derive(seed, r)`, so the runs of two seeds share nothing."""
     P = preset("underspecification", scale, overrides)
-    for figure in ("pairs", "ood"):
-        P[figure]["seeds"] = [derive(seed, r) for r in P[figure]["seeds"]]
-    return P
+    return replace(P, pairs=replace(P.pairs, seeds=[derive(seed, r) for r in P.pairs.seeds]),
+                   ood=replace(P.ood, seeds=[derive(seed, r) for r in P.ood.seeds]))
 
 
 def _network(arch, in_channels, recipe, seed):
@@ -204,12 +205,12 @@ def _network(arch, in_channels, recipe, seed):
     return models.build(arch, in_channels=in_channels)
 
 
-def _recipe(settings, arch):
-    recipes = settings.get("recipe", {})
-    if arch not in recipes:
-        raise InputError(f"arch must be one of the architectures with a recipe in settings ({', '.join(recipes)}); "
-                         f"got {arch!r}")
-    recipe = {"normalize": True, **recipes[arch]}   # see `_fit`
+def _recipe(settings: presets.Pairs | presets.Ood, arch: str) -> dict[str, Any]:
+    """`arch`'s recipe in `settings`, as the cells' settings store it (standardised inputs: see `_fit`)."""
+    if arch not in settings.recipe:
+        raise InputError(f"arch must be one of the architectures with a recipe in settings "
+                         f"({', '.join(settings.recipe)}); got {arch!r}")
+    recipe = {"normalize": True, **presets.as_dict(settings.recipe[arch])}   # see `_fit`
     train.Recipe.from_settings(recipe)               # checked before any work
     return recipe
 
@@ -254,18 +255,18 @@ def section_origin(x: torch.Tensor, v1: torch.Tensor, v2: torch.Tensor) -> torch
     return x - sum((x * e).sum() * e for e in u)
 
 
-def pair_cells(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: Mapping[str, Any],
+def pair_cells(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: presets.Pairs,
                cells: Sequence[Mapping[str, Any]], device: str | torch.device = "cpu") -> list[dict[str, np.ndarray]]:
     """Train `arch` on the Fig. 2 cells `cells` (dicts of `i`, `j`, `seed`) as one stack and measure
     each: `[{"accuracy", "train_accuracy", "section"}]` (see `pair_grid`, which stores them)."""
     U = nad_images(nads)
     recipe = _recipe(settings, arch)
-    common = dict(sigma=settings["sigma"], eps1=settings["eps1"], eps2=settings["eps2"])
+    common = dict(sigma=settings.sigma, eps1=settings.eps1, eps2=settings.eps2)
     nets, datasets, fit_seeds = [], [], []
     for c in cells:
         st = streams(c["seed"], c["i"], c["j"])
         datasets.append(tuple(pair_dataset(U[c["i"]], U[c["j"]], n, seed=s, **common)
-                              for n, s in ((settings["n_train"], st.train), (settings["n_test"], st.test))))
+                              for n, s in ((settings.n_train, st.train), (settings.n_test, st.test))))
         nets.append(_network(arch, 2, recipe, st.init))
         fit_seeds.append(st.shuffle)
     fits = _fit(nets, datasets, fit_seeds, recipe, device)
@@ -273,7 +274,7 @@ def pair_cells(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings:
     for c, net, (_, test), fit in zip(cells, nets, datasets, fits):
         norm: dict[str, Any] = dict(mean=fit["mean"], std=fit["std"], device=device)
         acc = channel_accuracies(net, *test, split=1, **norm)
-        section, _ = cross_section(net, U[c["i"]], U[c["j"]], settings["extent"], settings["resolution"],
+        section, _ = cross_section(net, U[c["i"]], U[c["j"]], settings.extent, settings.resolution,
                                    origin=section_origin(test[0][0], U[c["i"]], U[c["j"]]), **norm)
         out.append({"accuracy": np.array([acc[k] for k in CHANNELS]),
                     "train_accuracy": np.array(fit["train_acc"]), "section": section})
@@ -287,19 +288,19 @@ class Sweep(NamedTuple):
     settings: dict[str, Any]
 
 
-def pair_sweep(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: Mapping[str, Any]) -> Sweep:
+def pair_sweep(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: presets.Pairs) -> Sweep:
     """The `Sweep` of `pair_grid` (cells `{"i", "j", "seed"}`, seed-major), to read or train one cell at a time."""
     U = nad_images(nads)
-    idx = check_indices(settings["indices"], len(U))
+    idx = check_indices(settings.indices, len(U))
     shared: dict[str, Any] = {"arch": arch, "nads": store.fingerprint(U), "recipe": _recipe(settings, arch),
                               "section": SECTION,
-                              **{k: settings[k] for k in ("n_train", "n_test", "sigma", "eps1", "eps2", "extent",
-                                                          "resolution")}}
-    cells = [{"i": i, "j": j, "seed": int(s)} for s in settings["seeds"] for i in idx for j in idx]
+                              **{k: getattr(settings, k) for k in ("n_train", "n_test", "sigma", "eps1", "eps2",
+                                                                   "extent", "resolution")}}
+    cells = [{"i": i, "j": j, "seed": int(s)} for s in settings.seeds for i in idx for j in idx]
     return Sweep(f"underspec_pairs_{arch}", cells, versions.stamp(shared, "underspec_cell"))
 
 
-def pair_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: Mapping[str, Any],
+def pair_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: presets.Pairs,
               results_dir: str | Path, *, device: str | torch.device = "auto", batch: int = 8, shard: int = 0,
               num_shards: int = 1, progress: bool = True, only_stored: bool = False) -> dict[str, np.ndarray] | None:
     """Fig. 2: train `arch` on `D(v_i) (+) D(v_j)` for every NAD index pair of `settings["indices"]`
@@ -337,7 +338,7 @@ def load_images(dataset: str, data_root: str | Path, limit: int | None = None,
     return cifar.load(dataset, data_root, train=True, **kw), cifar.load(dataset, data_root, train=False, **kw)
 
 
-def ood_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: Mapping[str, Any],
+def ood_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: presets.Ood,
              results_dir: str | Path, data_root: str | Path = "../data", *, device: str | torch.device = "auto",
              batch: int = 8, shard: int = 0, num_shards: int = 1, progress: bool = True,
              only_stored: bool = False) -> dict[str, Any] | None:
@@ -351,14 +352,14 @@ def ood_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: M
     `D(v)` zeroed; `D(v)` only with the images zeroed) and `train_accuracy` (S, K); None while
     other shards are missing (with `only_stored`, unless every cell is stored).
     """
-    check_dataset(settings["dataset"])
+    check_dataset(settings.dataset)
     U = nad_images(nads)
-    idx = check_indices(settings["indices"], len(U))
-    seeds = [int(s) for s in settings["seeds"]]
+    idx = check_indices(settings.indices, len(U))
+    seeds = [int(s) for s in settings.seeds]
     recipe = _recipe(settings, arch)
-    sigma = settings["sigma"][arch] if isinstance(settings["sigma"], dict) else settings["sigma"]
+    sigma = settings.sigma[arch] if isinstance(settings.sigma, dict) else settings.sigma
     shared: dict[str, Any] = {"arch": arch, "nads": store.fingerprint(U), "recipe": recipe, "sigma": float(sigma),
-              **{k: settings[k] for k in ("dataset", "limit", "eps")}}
+              **{k: getattr(settings, k) for k in ("dataset", "limit", "eps")}}
     cells = [{"k": k, "seed": s} for s in seeds for k in idx]
     images = []
 

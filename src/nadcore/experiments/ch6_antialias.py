@@ -58,7 +58,7 @@ def fig1_settings(scale: str, seed: int, device: str | torch.device,
 
 def fig6_settings(scale: str, seed: int, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """Chapter 3's Fig. 6 settings at `scale`."""
-    return {**presets.preset("nads", scale, overrides)["fig6"], "seed": int(seed)}
+    return {**presets.as_dict(presets.preset("nads", scale, overrides).fig6), "seed": int(seed)}
 
 
 def sweep_name(variant: str) -> str:
@@ -88,9 +88,9 @@ def fig1_seeds(scale: str, seed: int, replicates: Iterable[int], results_dir: st
     replicate 0 is `chapter_results`' own grid): `{variant: [{cell: accuracy} per replicate]}`, with
     `compute=False` each replicate's stored cells only. Stored in `results_dir/fourier/` as `fig1`."""
     cfg = presets.preset("antialias", scale, overrides)
-    grid, dev = fourier.make_grid(cfg["grid"]), resolve(device)
+    grid, dev = fourier.make_grid(cfg.grid), resolve(device)
     settings = fig1_settings(scale, seed, dev, overrides)
-    out: dict[str, list[dict[tuple[int, int], float]]] = {v: [] for v in cfg["variants"]}
+    out: dict[str, list[dict[tuple[int, int], float]]] = {v: [] for v in cfg.variants}
     for r in replicates:   # one whole replicate before the next
         for v in out:
             out[v].append(fig1(v, grid, ch1_fourier.replicate_settings(settings, int(r)),
@@ -98,39 +98,39 @@ def fig1_seeds(scale: str, seed: int, replicates: Iterable[int], results_dir: st
     return out
 
 
-def nad_settings(variant: str, cfg: Mapping[str, Any], seed: int) -> dict[str, Any]:
+def nad_settings(variant: str, cfg: presets.AntialiasNads, seed: int) -> dict[str, Any]:
     """The settings of the stored NADs of `variant` (`nads.nad_settings` with its pooling)."""
-    return nads.nad_settings(ARCH, cfg["num_networks"], cfg["method"], seed=seed, pooling=pooling_arg(variant),
-                             eig_threads=cfg["eig_threads"])
+    return nads.nad_settings(ARCH, cfg.num_networks, cfg.method, seed=seed, pooling=pooling_arg(variant),
+                             eig_threads=cfg.eig_threads)
 
 
-def nad_estimate(variant: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path,
+def nad_estimate(variant: str, cfg: presets.AntialiasNads, seed: int, results_dir: str | Path,
                  device: str | torch.device = "cpu", compute: bool = True, progress: bool = True,
                  scratch: str | Path | None = None, compact: bool = False) -> nads.NADResult | None:
     """The NADs of the LeNet `variant` (`cfg`: `method`, `num_networks`) stored in
     `results_dir/nads/` (float16 when `compact`), chunks in `scratch/nad_chunks/` (default
     `results_dir`); None if not stored and not `compute`. Always the stored copy, as readers see it."""
-    s = nads.EstimateSettings(cfg["method"], seed=seed, pooling=pooling_arg(variant), eig_threads=cfg["eig_threads"],
-                              num_networks=cfg["num_networks"])
+    s = nads.EstimateSettings(cfg.method, seed=seed, pooling=pooling_arg(variant), eig_threads=cfg.eig_threads,
+                              num_networks=cfg.num_networks)
     return nads.load_or_estimate(ARCH, s, results_dir, compute=compute, chunks_dir=scratch, compact=compact,
                                  device=device, progress=progress)
 
 
-def nad_convergence(variant: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path,
+def nad_convergence(variant: str, cfg: presets.AntialiasNads, seed: int, results_dir: str | Path,
                     device: str | torch.device = "cpu", compute: bool = True, progress: bool = False,
                     scratch: str | Path | None = None) -> dict[str, np.ndarray] | None:
-    """`nads.convergence` of `variant` for `cfg["conv_sizes"]`, stored in `results_dir/nads/`
+    """`nads.convergence` of `variant` for `cfg.conv_sizes`, stored in `results_dir/nads/`
     (None if not stored and not `compute`). When 3N is at most the estimate's N and N a multiple
     of `nads.CHUNK`, its chunks (in `scratch`, default `results_dir`) are the estimate's: after
     `nad_estimate`, this costs a merge."""
-    settings = {**nad_settings(variant, cfg, seed), "sizes": list(cfg["conv_sizes"]), "ks": list(cfg["conv_ks"])}
+    settings = {**nad_settings(variant, cfg, seed), "sizes": list(cfg.conv_sizes), "ks": list(cfg.conv_ks)}
     path = Path(results_dir) / "nads" / f"convergence_{ARCH}_{store.key(settings)}.npz"
     if not compute:
         return store.load(path, settings).arrays if store.matches(path, settings) else None
     return store.cached(path, settings, lambda: nads.convergence(
-        ARCH, cfg["conv_sizes"], cfg["conv_ks"], method=cfg["method"], device=device, seed=seed,
+        ARCH, cfg.conv_sizes, cfg.conv_ks, method=cfg.method, device=device, seed=seed,
         results_dir=scratch or results_dir, progress=progress, pooling=pooling_arg(variant),
-        eig_threads=cfg["eig_threads"]), device=device).arrays
+        eig_threads=cfg.eig_threads), device=device).arrays
 
 
 def fig6(variant: str, basis: nads.NADResult | np.ndarray, indices: Iterable[int], settings: dict[str, Any],
@@ -226,14 +226,14 @@ def chapter_results(scale: str, seed: int = 0, results_dir: str | Path = "../res
     cfg = presets.preset("antialias", scale, overrides)
     dev = resolve(device)
     results_dir = Path(results_dir)
-    variants = list(cfg["variants"] if variants is None else variants)
+    variants = list(cfg.variants if variants is None else variants)
     for v in variants:
         check_variant(v)
-    grid = fourier.make_grid(cfg["grid"])
+    grid = fourier.make_grid(cfg.grid)
     s1, s6 = fig1_settings(scale, seed, dev, overrides), fig6_settings(scale, seed, overrides)
     out: dict[str, Any] = dict(grid=grid, variants=variants, fig1={}, theory={}, agreement={}, nads={}, convergence={},
-                               fig6={}, settings=dict(fig1=s1, fig6=s6, nads=cfg["nads"], indices=cfg["fig6_indices"],
-                                                      show=cfg["show"]))
+                               fig6={}, settings=dict(fig1=s1, fig6=s6, nads=cfg.nads, indices=cfg.fig6_indices,
+                                                      show=cfg.show))
     for v in variants:
         out["fig1"][v] = fig1(v, grid, s1, results_dir / "fourier", compute and "fig1" in parts, progress, shard,
                               num_shards)
@@ -245,12 +245,12 @@ def chapter_results(scale: str, seed: int = 0, results_dir: str | Path = "../res
     compute = compute and num_shards == 1
     for v in variants:
         work = compute and "nads" in parts
-        out["nads"][v] = nad_estimate(v, cfg["nads"], seed, results_dir, dev, work, progress, scratch, compact)
+        out["nads"][v] = nad_estimate(v, cfg.nads, seed, results_dir, dev, work, progress, scratch, compact)
         out["convergence"][v] = None if out["nads"][v] is None else nad_convergence(
-            v, cfg["nads"], seed, results_dir, dev, work, scratch=scratch)
+            v, cfg.nads, seed, results_dir, dev, work, scratch=scratch)
     for v in variants:
         basis = out["nads"][v]
-        out["fig6"][v] = {} if basis is None else fig6(v, basis, cfg["fig6_indices"], s6, results_dir, dev,
+        out["fig6"][v] = {} if basis is None else fig6(v, basis, cfg.fig6_indices, s6, results_dir, dev,
                                                        compute and "fig6" in parts, progress)
     return out
 
@@ -394,7 +394,7 @@ def setting_numbers(results: Mapping[str, Any]) -> dict[str, Any]:
     s1, grid, cfg = results["settings"]["fig1"], results["grid"], results["settings"]["nads"]
     return {"n": s1["n"], "sigma": s1["sigma"], "epochs": s1["epochs"], "side": len(grid.freqs),
             "freqs": ", ".join(map(str, grid.freqs)), "cells": len(grid.half()), "variants": len(results["variants"]),
-            "nad_networks": cfg["num_networks"], "nad_method": cfg["method"],
+            "nad_networks": cfg.num_networks, "nad_method": cfg.method,
             "fig6_count": len(results["settings"]["indices"]), "last_index": results["settings"]["indices"][-1]}
 
 
@@ -452,8 +452,8 @@ def predictions(results: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     n, present = key_numbers(results), set(results["variants"])
     sigma = results["settings"]["fig1"]["sigma"]
     recipe = f"published recipe at σ = {sigma:g}, {len(results['grid'].half())} directions, 1 seed"
-    published = presets.preset("nads", "paper")["num_networks"]["default"]
-    networks = f"{results['settings']['nads']['num_networks']:,} networks per variant (paper: {published:,})"
+    published = presets.preset("nads", "paper").num_networks["default"]
+    networks = f"{results['settings']['nads'].num_networks:,} networks per variant (paper: {published:,})"
     nan = float("nan")
 
     def blur_keeps_bias():

@@ -273,7 +273,7 @@ def null_basis(x0: ArrayLike, tiles: Iterable[Sequence[int]], patch: int = 4, se
 NULL_FIG6_REPLICATES = 3   # seeds of Fig. 6 along the null directions (`null_fig6`)
 
 
-def null_fig6(result: nads.NADResult, cfg: Mapping[str, Any], results_dir: str | Path,
+def null_fig6(result: nads.NADResult, cfg: presets.Zoo, results_dir: str | Path,
               replicates: int = NULL_FIG6_REPLICATES, seed: int = 0, tiles: Iterable[Sequence[int]] | None = None,
               device: str | torch.device = "cpu", compute: bool = True, progress: bool = False) -> dict[str, Any]:
     """Fig. 6 along ConvNeXt's null directions: ConvNeXt trained on D(u) for u each tile's null direction and
@@ -323,17 +323,17 @@ def null_numbers(overlap: Mapping[str, float], ablation: Mapping[str, ArrayLike]
     return out
 
 
-def nad_settings(arch: str, cfg: Mapping[str, Any], seed: int, method: str | None = None) -> dict[str, Any]:
-    """The settings of the stored NADs of `arch` (`nads.nad_settings`): `cfg["method"]` from
-    `cfg["num_networks"]` networks, or the secant from `cfg["secant_networks"]` in `cfg["secant_precision"]`
-    (compiled if `cfg["secant_compiled"]`)."""
-    if (method or cfg["method"]) == "secant" and cfg["method"] != "secant":
-        return nads.nad_settings(arch, cfg["secant_networks"], "secant", seed=seed, precision=cfg["secant_precision"],
-                                 compiled=cfg["secant_compiled"], eig_threads=cfg["eig_threads"])
-    return nads.nad_settings(arch, cfg["num_networks"], cfg["method"], seed=seed, eig_threads=cfg["eig_threads"])
+def nad_settings(arch: str, cfg: presets.Zoo, seed: int, method: str | None = None) -> dict[str, Any]:
+    """The settings of the stored NADs of `arch` (`nads.nad_settings`): `cfg.method` from
+    `cfg.num_networks` networks, or the secant from `cfg.secant_networks` in `cfg.secant_precision`
+    (compiled if `cfg.secant_compiled`)."""
+    if (method or cfg.method) == "secant" and cfg.method != "secant":
+        return nads.nad_settings(arch, cfg.secant_networks, "secant", seed=seed, precision=cfg.secant_precision,
+                                 compiled=cfg.secant_compiled, eig_threads=cfg.eig_threads)
+    return nads.nad_settings(arch, cfg.num_networks, cfg.method, seed=seed, eig_threads=cfg.eig_threads)
 
 
-def nad_estimate(arch: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path,
+def nad_estimate(arch: str, cfg: presets.Zoo, seed: int, results_dir: str | Path,
                  device: str | torch.device = "cpu", compute: bool = True, progress: bool = True,
                  scratch: str | Path | None = None, compact: bool = False,
                  method: str | None = None) -> nads.NADResult | None:
@@ -342,45 +342,47 @@ def nad_estimate(arch: str, cfg: Mapping[str, Any], seed: int, results_dir: str 
     Always the stored copy, as readers see it."""
     settings = nad_settings(arch, cfg, seed, method)
     s = nads.EstimateSettings(settings["method"], seed=seed, precision=settings.get("precision", "float32"),
-                              compiled=settings.get("compiled", False), eig_threads=cfg["eig_threads"],
+                              compiled=settings.get("compiled", False), eig_threads=cfg.eig_threads,
                               num_networks=settings["num_networks"])
     return nads.load_or_estimate(arch, s, results_dir, compute=compute, chunks_dir=scratch, compact=compact,
                                  device=device, progress=progress)
 
 
-def secant_archs(cfg: Mapping[str, Any]) -> list[str]:
+def secant_archs(cfg: presets.Zoo) -> list[str]:
     """The architectures whose secant the chapter estimates, Fig. 6's first (its reference leads), then
     the new ones without Fig. 6."""
-    return list(dict.fromkeys(cfg["fig6_archs"] + cfg["archs"])) if cfg["secant_networks"] else []
+    return list(dict.fromkeys(cfg.fig6_archs + cfg.archs)) if cfg.secant_networks else []
 
 
-def fig6_recipe(arch: str, cfg: Mapping[str, Any], seed: int) -> dict[str, Any]:
-    """The Fig. 6 settings of `arch` (`ch3_nads.fig6_sweep`): `cfg["fig6"]` with its learning rate for
+def fig6_recipe(arch: str, cfg: presets.Zoo, seed: int) -> dict[str, Any]:
+    """The Fig. 6 settings of `arch` (`ch3_nads.fig6_sweep`): `cfg.fig6` with its learning rate for
     `arch` (by architecture, else "default") and `seed`."""
-    f6, lr = dict(cfg["fig6"]), cfg["fig6"]["max_lr"]
+    if cfg.fig6 is None:
+        raise InputError("cfg.fig6 must give Fig. 6's recipe; got None")
+    f6, lr = presets.as_dict(cfg.fig6), cfg.fig6.max_lr
     f6["max_lr"] = float(lr.get(arch, lr["default"]) if isinstance(lr, dict) else lr)
     return {**f6, "seed": int(seed)}
 
 
-def fig6(arch: str, basis: nads.NADResult | np.ndarray, cfg: Mapping[str, Any], seed: int, results_dir: str | Path,
+def fig6(arch: str, basis: nads.NADResult | np.ndarray, cfg: presets.Zoo, seed: int, results_dir: str | Path,
          device: str | torch.device = "cpu", compute: bool = True, progress: bool = False) -> dict[int, float]:
-    """`{index: test accuracy}` of `arch` trained on D(u_i) for `cfg["fig6_indices"]`, u_i the NADs of
+    """`{index: test accuracy}` of `arch` trained on D(u_i) for `cfg.fig6_indices`, u_i the NADs of
     `basis`, stored in `results_dir/nads/` (with `compute=False` only those already stored)."""
     dev = resolve(device)
-    return ch3_nads.fig6_sweep(arch, basis, cfg["fig6_indices"], fig6_recipe(arch, cfg, seed),
+    return ch3_nads.fig6_sweep(arch, basis, cfg.fig6_indices, fig6_recipe(arch, cfg, seed),
                                Path(results_dir) / "nads", device=dev, progress=progress, only_stored=not compute,
                                batch=stacked.registry_chunk_size(arch, True, 128, dev))
 
 
-def convergence_settings(arch: str, cfg: Mapping[str, Any], seed: int,
+def convergence_settings(arch: str, cfg: presets.Zoo, seed: int,
                          device: str | torch.device = "cpu") -> dict[str, Any]:
     """The settings of the N vs 2N convergence of `arch` (those of `bundle.convergence_item`)."""
-    return nads.with_eig_threads({"arch": arch, "method": cfg["method"], "sizes": list(cfg["conv_sizes"]),
-                                  "ks": list(cfg["conv_ks"]), "seed": int(seed), "device": resolve(device).type},
-                                 cfg["eig_threads"])
+    return nads.with_eig_threads({"arch": arch, "method": cfg.method, "sizes": list(cfg.conv_sizes),
+                                  "ks": list(cfg.conv_ks), "seed": int(seed), "device": resolve(device).type},
+                                 cfg.eig_threads)
 
 
-def nad_convergence(arch: str, cfg: Mapping[str, Any], seed: int, results_dir: str | Path,
+def nad_convergence(arch: str, cfg: presets.Zoo, seed: int, results_dir: str | Path,
                     device: str | torch.device = "cpu", compute: bool = True, progress: bool = False,
                     scratch: str | Path | None = None) -> dict[str, np.ndarray] | None:
     """`nads.convergence` of `arch` stored in `results_dir/nads/` (None if not stored and not
@@ -391,8 +393,8 @@ def nad_convergence(arch: str, cfg: Mapping[str, Any], seed: int, results_dir: s
     if not compute:
         return store.load(path, settings).arrays if store.matches(path, settings) else None
     return store.cached(path, settings, lambda: nads.convergence(
-        arch, cfg["conv_sizes"], cfg["conv_ks"], method=cfg["method"], device=device, seed=seed,
-        results_dir=scratch or results_dir, progress=progress, eig_threads=cfg["eig_threads"]), device=device).arrays
+        arch, cfg.conv_sizes, cfg.conv_ks, method=cfg.method, device=device, seed=seed,
+        results_dir=scratch or results_dir, progress=progress, eig_threads=cfg.eig_threads), device=device).arrays
 
 
 def chapter_results(scale: str, seed: int = 0, results_dir: str | Path = "../results",
@@ -411,29 +413,29 @@ def chapter_results(scale: str, seed: int = 0, results_dir: str | Path = "../res
     cfg = presets.preset("zoo", scale)
     dev = resolve(device)
     results_dir = Path(results_dir)
-    every = list(cfg["references"]) + list(cfg["archs"])
-    out: dict[str, Any] = dict(archs=list(cfg["archs"]), references=list(cfg["references"]), nads={}, secant={},
+    every = list(cfg.references) + list(cfg.archs)
+    out: dict[str, Any] = dict(archs=list(cfg.archs), references=list(cfg.references), nads={}, secant={},
                                fig6={}, convergence={}, isotropy={}, settings=cfg)
     for arch in every:
         basis = nad_estimate(arch, cfg, seed, results_dir, dev, compute, progress, scratch, compact)
         out["nads"][arch] = basis
         out["convergence"][arch] = None if basis is None else nad_convergence(
             arch, cfg, seed, results_dir, dev, compute, scratch=scratch)
-        out["isotropy"][arch] = None if basis is None else isotropy(basis, cfg["top"])
+        out["isotropy"][arch] = None if basis is None else isotropy(basis, cfg.top)
     for arch in secant_archs(cfg):   # each network's Fig. 6 right after its secant: a stopped run keeps both
         basis = out["secant"][arch] = nad_estimate(arch, cfg, seed, results_dir, dev, compute and secant, progress,
                                                    scratch, compact, method="secant")
-        if arch in cfg["fig6_archs"]:
+        if arch in cfg.fig6_archs:
             out["fig6"][arch] = {} if basis is None else fig6(arch, basis, cfg, seed, results_dir, dev,
                                                              compute and secant, progress)
-    out["isotropic"], out["isotropic_spectrum"] = isotropic_reference(cfg["num_networks"], cfg["top"], seed=seed)
+    out["isotropic"], out["isotropic_spectrum"] = isotropic_reference(cfg.num_networks, cfg.top, seed=seed)
     return out
 
 
 def secant_agreement(results: Mapping[str, Any], ks: Iterable[int] | None = None) -> dict[str, np.ndarray]:
     """`{arch: overlaps}` of the secant and the exact-gradient NADs of each new architecture with both
     stored, at `ks` (default the convergence's)."""
-    ks = list(ks or results["settings"]["conv_ks"])
+    ks = list(ks or results["settings"].conv_ks)
     return {a: nads.subspace_overlaps(s.nads, results["nads"][a].nads, ks) for a, s in results["secant"].items()
             if s is not None and results["nads"][a] is not None}
 
@@ -441,11 +443,11 @@ def secant_agreement(results: Mapping[str, Any], ks: Iterable[int] | None = None
 def secant_isotropy(results: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     """`{arch: isotropy}` of each stored secant estimate, and `"isotropic"`: as many isotropic
     gradients as the secant's networks (a smaller sample has a lower effective rank)."""
-    out = {a: isotropy(s, results["settings"]["top"]) for a, s in results["secant"].items()
+    out = {a: isotropy(s, results["settings"].top) for a, s in results["secant"].items()
            if s is not None and a in results["archs"]}
     if out:
         n = next(s for s in results["secant"].values() if s is not None).settings["num_networks"]
-        out["isotropic"] = isotropic_reference(n, results["settings"]["top"])[0]
+        out["isotropic"] = isotropic_reference(n, results["settings"].top)[0]
     return out
 
 
@@ -470,7 +472,7 @@ def key_numbers(results: Mapping[str, Any]) -> dict[str, float]:
     out = {f"isotropic_{m}": v for m, v in results["isotropic"].items()}
     iso = np.asarray(results["isotropic_spectrum"], dtype=np.float64)
     out["isotropic_edge"] = float(iso[-1] / iso[0])
-    k = results["settings"]["top"]
+    k = results["settings"].top
     for key, estimates in (("networks", results["nads"]), ("secant_networks", results["secant"])):
         out.update({(f"{a}_{key}"): int(r.settings["num_networks"]) for a, r in estimates.items() if r is not None})
         if _count(estimates.values()) is not None:
@@ -488,7 +490,7 @@ def key_numbers(results: Mapping[str, Any]) -> dict[str, float]:
         conv = results["convergence"].get(arch)
         if conv is not None:
             out.update({f"{arch}_conv{kk}": float(conv["overlap"][-1][j]) for j, kk in enumerate(conv["ks"])})
-    ks = results["settings"]["conv_ks"]
+    ks = results["settings"].conv_ks
     for arch, values in secant_agreement(results).items():
         out.update({f"{arch}_secant{k}": float(v) for k, v in zip(ks, values)})
     for arch, iso in secant_isotropy(results).items():

@@ -275,21 +275,21 @@ def cell(network: str, task: str, replicate: int, settings: Mapping[str, Any], b
                       settings["checkpoints"], settings["ks"], settings["grad_samples"], st.shuffle)
 
 
-def sweep_settings(settings: Mapping[str, Any], seed: int, bases: Mapping[str, np.ndarray]) -> dict[str, Any]:
+def sweep_settings(settings: presets.Training, seed: int, bases: Mapping[str, np.ndarray]) -> dict[str, Any]:
     """The settings each stored cell is keyed by: the preset's (`presets.Training`), the run's `seed`, the
     fingerprint of each network's NAD basis and the `versions` stamp (the CPU computes them)."""
-    return versions.stamp({**settings, "seed": int(seed), "device": "cpu",
+    return versions.stamp({**presets.as_dict(settings), "seed": int(seed), "device": "cpu",
                            "nads": {n: store.fingerprint(np.asarray(bases[n], dtype=np.float32))
-                                    for n in settings["networks"]}}, "training_cell")
+                                    for n in settings.networks}}, "training_cell")
 
 
-def cells(settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+def cells(settings: presets.Training) -> list[dict[str, Any]]:
     """The sweep's cells, replicate by replicate (a stopped run has every network and task of the first ones)."""
-    return [{"network": n, "task": t, "replicate": r} for r in range(settings["replicates"])
-            for n in settings["networks"] for t in settings["tasks"]]
+    return [{"network": n, "task": t, "replicate": r} for r in range(settings.replicates)
+            for n in settings.networks for t in settings.tasks]
 
 
-def training_sweep(settings: Mapping[str, Any], seed: int, bases: Mapping[str, np.ndarray],
+def training_sweep(settings: presets.Training, seed: int, bases: Mapping[str, np.ndarray],
                    results_dir: str | Path, fashion: Callable[[], Any] | None = None, progress: bool = True,
                    only_stored: bool = False) -> dict[tuple[str, str, int], dict[str, np.ndarray]]:
     """Every `cell` of the preset `settings` (`presets.Training`), stored one by one under `results_dir`
@@ -322,7 +322,7 @@ def nad_bases(networks: Sequence[str], scale: str, seed: int, results_dir: str |
             if res is None and compute:
                 res = ch3_nads.load_nads(arch, results_dir, scale, seed=seed, device=device, progress=progress)
         else:
-            res = ch6_antialias.nad_estimate(str(pooling), presets.preset("antialias", scale)["nads"], seed,
+            res = ch6_antialias.nad_estimate(str(pooling), presets.preset("antialias", scale).nads, seed,
                                              results_dir, device, compute=compute, progress=progress)
         if res is None:
             return None
@@ -337,12 +337,12 @@ def chapter_results(scale: str, seed: int, results_dir: str | Path, device: str 
     `compute=False`, what is stored (no cells while a basis is missing)."""
     settings = presets.preset("training", scale)
     device = checks.one_of("device", device, ("auto", "cpu", "cuda"), accepted="auto, cpu or cuda (the NADs')")
-    bases = nad_bases(settings["networks"], scale, seed, results_dir, device, compute, progress)
+    bases = nad_bases(settings.networks, scale, seed, results_dir, device, compute, progress)
     if bases is None:
         return {"settings": settings, "cells": {}, "bases": None}
 
     def fashion():
-        return fashion_data(data_root, settings["n_train"])
+        return fashion_data(data_root, settings.n_train)
 
     cells_ = training_sweep(settings, seed, bases, Path(results_dir) / "nads", fashion, progress, not compute)
     return {"settings": settings, "cells": cells_, "bases": bases}
@@ -389,10 +389,10 @@ def nad_name(i: int) -> str:
     return "u" + str(int(i)).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
 
 
-def task_names(settings: Mapping[str, Any]) -> dict[str, str]:
+def task_names(settings: presets.Training) -> dict[str, str]:
     """The tasks as a reader of the paper writes them: D(u₀), D(u₁₂₈) at the preset's indices, Fashion-MNIST."""
-    return {t: f"D({nad_name(settings['indices'][t])})" if t in settings["indices"] else "Fashion-MNIST"
-            for t in settings["tasks"]}
+    return {t: f"D({nad_name(settings.indices[t])})" if t in settings.indices else "Fashion-MNIST"
+            for t in settings.tasks}
 
 
 def pairs(cells: Mapping[tuple[str, str, int], Any]) -> list[tuple[str, str]]:
@@ -401,11 +401,11 @@ def pairs(cells: Mapping[tuple[str, str, int], Any]) -> list[tuple[str, str]]:
     return [(n, t) for n in NETWORKS for t in TASKS if (n, t) in have]
 
 
-def stays(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], settings: Mapping[str, Any]) \
+def stays(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], settings: presets.Training) \
         -> dict[tuple[str, str], tuple[float, float]]:
     """`{(network, task): (overlap, ceiling)}` at the end of training: the mean overlap of G's leading `STAY_K`
     subspace with G_0's, and the mean sampling ceiling (`half_overlap`)."""
-    k = list(settings["ks"]).index(STAY_K)
+    k = list(settings.ks).index(STAY_K)
     return {(n, t): (float(replicate_arrays(cells, n, t, "self_overlap")[:, -1, k].mean()),
                      float(replicate_arrays(cells, n, t, "half_overlap")[:, k].mean())) for n, t in pairs(cells)}
 
@@ -421,11 +421,11 @@ def beyond_rescaling(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarra
 
 
 def prediction_margins(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]],
-                       settings: Mapping[str, Any]) -> dict[tuple[str, str], tuple[float, float, float, float]]:
+                       settings: presets.Training) -> dict[tuple[str, str], tuple[float, float, float, float]]:
     """`{(network, task): (pred, data, scale, z)}` over the checkpoints from step 1 to `EARLY` (`beyond_rescaling`):
     the mean cosines beyond the rescaling with G_0 S G_0 and with S, the mean cosine with G_0, and the smallest
     z-score (over those checkpoints) of the prediction's lead on S, replicate by replicate."""
-    at = [i - 1 for i, s in enumerate(settings["checkpoints"]) if 0 < s <= EARLY]
+    at = [i - 1 for i, s in enumerate(settings.checkpoints) if 0 < s <= EARLY]
     out = {}
     for n, t in pairs(cells):
         b = {k: v[:, at] for k, v in beyond_rescaling(cells, n, t).items()}
@@ -442,7 +442,7 @@ def _span(values):
 
 
 def training_verdicts(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]],
-                      settings: Mapping[str, Any]) -> list[findings.Verdict]:
+                      settings: presets.Training) -> list[findings.Verdict]:
     """The chapter's two questions on training, from the stored `cells` (none before one is stored)."""
     if not cells:
         return []
@@ -510,7 +510,7 @@ def thresholds() -> str:
 
 
 def key_numbers(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]],
-                settings: Mapping[str, Any]) -> dict[str, float]:
+                settings: presets.Training) -> dict[str, float]:
     """The numbers Chapter 8's text quotes, from the stored `cells` (means over replicates; `_lo`/`_hi`: the
     range over networks and tasks, to two decimals; `rescale_*` over the D(u_i) tasks); empty before a cell is
     stored."""

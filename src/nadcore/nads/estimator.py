@@ -8,7 +8,7 @@ import math
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -268,7 +268,7 @@ def load_or_estimate(arch: str, settings: EstimateSettings, results_dir: str | P
     return NADResult.load(path, record)
 
 
-def convergence(model: str | Callable[[], nn.Module], sizes: list[int], ks: tuple[int, ...] = (1, 4, 16, 64),
+def convergence(model: str | Callable[[], nn.Module], sizes: Sequence[int], ks: Sequence[int] = (1, 4, 16, 64),
                 method: str = "secant", step: float = 100.0, input_shape: tuple[int, ...] = (1, 32, 32),
                 device: str | torch.device = "auto", seed: int = 0, batch_size: int | None = None,
                 results_dir: str | Path | None = None, progress: bool | str = True, pooling: bool | str = True,

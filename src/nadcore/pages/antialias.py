@@ -41,7 +41,7 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
     return f
 
 
-def _seeds(f, bundle_dir):
+def _seeds(f: Findings, bundle_dir):
     """Where LeNet learns, each variant's low band and lead at every seed stored whole (`ch6_antialias.seed_study`):
     their count, a table and a sentence."""
     cells = len(f.learns["grid"].half())
@@ -59,7 +59,7 @@ def _seeds(f, bundle_dir):
             "aa15_seed_takeaway": Markdown(antialias.seed_takeaway(study))}
 
 
-def _numbers(f):
+def _numbers(f: Findings):
     """Each run's settings and key numbers, and Fig. 6 at every index by variant (aa_: the caption's sigma;
     aa15_: where LeNet learns)."""
     out: dict[str, Any] = {}
@@ -71,17 +71,17 @@ def _numbers(f):
     return out
 
 
-def _context(f, bundle_dir):
+def _context(f: Findings, bundle_dir):
     """Chapter 3's LeNet beside these, the paper's N, and the verdicts on the predictions at both sigmas."""
     return {"aa_ch3_fig6_first": bundle.load_fig6(bundle_dir).get(0, float("nan")),
             "aa_ch3_networks": bundle.nad_item("lenet")["num_networks"],
-            "aa_nads_published": presets.preset("nads", "paper")["num_networks"]["default"],
+            "aa_nads_published": presets.preset("nads", "paper").num_networks["default"],
             "verdict": verdicts.prediction_table(antialias.predictions(f.paper)),
             "verdict_learns": verdicts.prediction_table(antialias.predictions(f.learns)),
             "verdict_note": Markdown(antialias.thresholds()), "aa_band_gap": antialias.BAND_GAP}
 
 
-def _readings(f):
+def _readings(f: Findings):
     """The numbers the readings quote: the k = 8 lines with pooling, the blurs' low-band lead where LeNet learns
     (and the least resolved), the binomial blurs' high band, Fig. 6's first NAD and past 128."""
     nan = float("nan")

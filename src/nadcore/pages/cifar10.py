@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from IPython.display import Markdown
 
-from nadcore import bundle, cifar, verdicts
+from nadcore import bundle, cifar, presets, verdicts
 from nadcore.experiments import ch4_cifar10
 from nadcore.pages import paper_cost, preset_numbers
 from nadcore.plots import page
@@ -24,7 +24,7 @@ class Findings:
     boxes `boxes`, and `glued` {name: value}."""
     stored: dict[str, Any] | None
     fashion: dict[str, Any] | None
-    fp: dict[str, Any]
+    fp: presets.Cifar10
     runs: dict[str, Any] = field(default_factory=dict)
     boxes: list[Any] = field(default_factory=list)
     glued: dict[str, Any] = field(default_factory=dict)
@@ -46,9 +46,9 @@ def findings(bundle_dir: str = "../bundle", data_root: str = "../data") -> Findi
     g = f.glued
     g.update(paper_cost(STEM))
     g.update(preset_numbers("cifar10"))
-    g.update({"f_epochs": fp["recipe"]["epochs"], "f_count": len(fp["indices"])})
-    numbers = ch4_cifar10.curve_numbers((f.fashion or {}).get("curve"), fp["indices"])   # nan while not computed
-    numbers.update(ch4_cifar10.flip_numbers((f.fashion or {}).get("flip"), fp["flip_archs"]))
+    g.update({"f_epochs": fp.recipe.epochs, "f_count": len(fp.indices)})
+    numbers = ch4_cifar10.curve_numbers((f.fashion or {}).get("curve"), fp.indices)   # nan while not computed
+    numbers.update(ch4_cifar10.flip_numbers((f.fashion or {}).get("flip"), fp.flip_archs))
     g.update({f"f_{k}": v for k, v in numbers.items()})
     sizes = ([len(cifar.load("fashion", data_root, train=t)[1]) for t in (True, False)] if f.fashion is not None
              else [float("nan")] * 2)
@@ -56,24 +56,24 @@ def findings(bundle_dir: str = "../bundle", data_root: str = "../data") -> Findi
     return f
 
 
-def distances(x: Any, y: Any, U: Any, p: dict[str, Any]) -> dict[str, float]:
+def distances(x: Any, y: Any, U: Any, p: presets.Cifar10) -> dict[str, float]:
     """How far the carrier moves the images `x` (labels `y`) along the NADs `U` at the first and the last of the
     preset `p`'s indices."""
-    first, last = p["indices"][0], p["indices"][-1]
-    d = {i: (cifar.poison(x, y, U, i, p["eps"]) - x).flatten(1).norm(dim=1) for i in (first, last)}
+    first, last = p.indices[0], p.indices[-1]
+    d = {i: (cifar.poison(x, y, U, i, p.eps) - x).flatten(1).norm(dim=1) for i in (first, last)}
     return {"d_first_median": float(d[first].median()), "d_first_max": float(d[first].max()),
             "d_last_max": float(d[last].max()), "d_last_min": float(d[last].min())}
 
 
-def review_numbers(clean_acc: float, rows: list[dict[str, Any]], p: dict[str, Any]) -> dict[str, Any]:
+def review_numbers(clean_acc: float, rows: list[dict[str, Any]], p: presets.Cifar10) -> dict[str, Any]:
     """The reviewers' test: the clean model's accuracy and how many predictions a shift along the first and the
     last NADs changes."""
     shift = {w: [r["changed"] for r in rows if r["mode"] == "shift" and r["where"] == w] for w in ("first", "last")}
     return {"clean_acc": float(clean_acc), "shift_first_max": max(shift["first"]),
-            "shift_last_max": max(shift["last"]), "review_size": p["review_size"]}
+            "shift_last_max": max(shift["last"]), "review_size": p.review_size}
 
 
-def run_numbers(f: Findings, p: dict[str, Any], nads: Any, curve: Any, flip: Any, sizes: tuple[int, int],
+def run_numbers(f: Findings, p: presets.Cifar10, nads: Any, curve: Any, flip: Any, sizes: tuple[int, int],
                 seed: int) -> dict[str, Any]:
     """What the page's own run (at preset `p`, with `nads`, Fig. 7's `curve`, Fig. 8's `flip`, `sizes` (train,
     test) and `seed`) adds: its numbers (page_), the digits' (b_: the stored run, else this one), the paper's,
@@ -81,20 +81,20 @@ def run_numbers(f: Findings, p: dict[str, Any], nads: Any, curve: Any, flip: Any
     ev = np.asarray(nads.eigenvalues)
     rank = int((ev > ev[0] * 1e-8).sum())   # the covariance of N networks has rank < N
     out: dict[str, Any] = {"page_nad_networks": nads.settings["num_networks"], "page_nad_rank": rank}
-    numbers = ch4_cifar10.curve_numbers(curve, p["indices"])
+    numbers = ch4_cifar10.curve_numbers(curve, p.indices)
     out.update({f"page_{k}": numbers[k] for k in ("clean", "first", "first_follow")})
     out["page_later_min"] = numbers["rest_min"]   # every carrier past the first
-    out["page_null"] = Markdown(ch4_cifar10.past_rank(p["indices"], rank))
+    out["page_null"] = Markdown(ch4_cifar10.past_rank(p.indices, rank))
     best = f.stored if f.stored is not None else {"curve": curve, "flip": flip}   # the stored results
     stand_ins = {"the digits": best, **({"Fashion-MNIST": f.fashion} if f.fashion is not None else {})}
-    b = ch4_cifar10.curve_numbers(best["curve"], p["indices"], test_n=sizes[1])
+    b = ch4_cifar10.curve_numbers(best["curve"], p.indices, test_n=sizes[1])
     b.update(ch4_cifar10.flip_numbers(best["flip"], ("lenet", "logreg")), train_n=sizes[0], test_n=sizes[1])
     out.update({f"b_{k}": v for k, v in b.items()})
     out.update({f"page_{k}": v for k, v in ch4_cifar10.flip_numbers(flip, ("lenet",)).items()})
     out.update({f"paper_{k}": v for k, v in ch4_cifar10.paper_numbers().items()})
     out.update(_readings(best, stand_ins, p, seed))
-    epochs = {"the digits": (bundle.cifar_item() if f.stored is not None else p)["recipe"]["epochs"],
-              "Fashion-MNIST": f.fp["recipe"]["epochs"]}
+    epochs = {"the digits": (bundle.cifar_item() if f.stored is not None else p).recipe.epochs,
+              "Fashion-MNIST": f.fp.recipe.epochs}
     rows = verdicts.stand_in_rows({n: (r["curve"], r["flip"], epochs[n]) for n, r in stand_ins.items()},
                                   digits="the digits")
     out["verdict"] = verdicts.chapter_table(rows)
@@ -102,7 +102,7 @@ def run_numbers(f: Findings, p: dict[str, Any], nads: Any, curve: Any, flip: Any
     return out
 
 
-def _readings(best, stand_ins, p, seed):
+def _readings(best, stand_ins, p: presets.Cifar10, seed):
     """Which carriers hijack training (`carrier_reading`, `fig7_verdict`), where the flip points, and the runs."""
     margin = ch4_cifar10.HIJACK_MARGIN
     readings = {n: ch4_cifar10.carrier_reading(r["curve"], margin) for n, r in stand_ins.items()}
@@ -112,4 +112,4 @@ def _readings(best, stand_ins, p, seed):
             "flip_text": Markdown(flip["text"]), "flip_direction": Markdown(flip["direction"]),
             "seeds_md": Markdown(ch4_cifar10.runs_phrase(best["curve"], seed, "training seed")),
             "runs_md": Markdown(ch4_cifar10.runs_phrase(best["curve"], seed)),
-            "our_indices": Markdown(", ".join(map(str, p["indices"])))}
+            "our_indices": Markdown(", ".join(map(str, p.indices)))}

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from IPython.display import Markdown
 
-from nadcore import bundle, fourier, plan, published, verdicts
+from nadcore import bundle, fourier, plan, presets, published, verdicts
 from nadcore.experiments import ch1_fourier
 from nadcore.pages import paper_cost, preset_numbers
 from nadcore.plots import fourier as figs
@@ -31,7 +31,7 @@ class Findings:
     study: dict[str, Any]
     iters2: dict[str, Any]
     pgrid2: fourier.Grid
-    fig2: dict[str, Any]
+    fig2: presets.Fig2
     limit2: int
     without3: dict[float, Any]
     pgrid3: fourier.Grid
@@ -59,8 +59,8 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
     comparison, pgrid = bundle.fig1_comparison(bundle_dir)
     study = bundle.sigma_study(bundle_dir)
     table2, pgrid2, _, _ = bundle.load_fourier("fig2", bundle_dir)
-    fig2 = preset("fourier", "paper")["fig2"]   # the stored settings, whatever the page's scale
-    iters2 = ch1_fourier.iterations_to_loss(table2, fig2["threshold"], fig2["window"])
+    fig2 = preset("fourier", "paper").fig2   # the stored settings, whatever the page's scale
+    iters2 = ch1_fourier.iterations_to_loss(table2, fig2.threshold, fig2.window)
     limit2, without3 = ch1_fourier.run_iterations(table2), verdicts.fig3_without(bundle_dir)
     rows = _rows(comparison, study, iters2, limit2, fig2, without3, bundle_dir)
     f = Findings(comparison, pgrid, study, iters2, pgrid2, fig2, limit2, without3, bundle.fourier_item("fig3")[1],
@@ -88,12 +88,12 @@ def _rows(comparison, study, iters2, limit2, fig2, without3, bundle_dir):
 def _presets():
     """The presets' numbers the prose quotes, and LeNet's learning rate, at the smoke and the published scale."""
     out = preset_numbers("fourier")
-    out.update({f"{s}_max_lr_lenet": Recipe.from_settings(preset("fourier", s), "lenet").max_lr
+    out.update({f"{s}_max_lr_lenet": Recipe.from_settings(presets.as_dict(preset("fourier", s)), "lenet").max_lr
                 for s in ("smoke", "paper")})
     return out
 
 
-def _verdict_values(f, bundle_dir):
+def _verdict_values(f: Findings, bundle_dir):
     """Each row's verdict word and the numbers behind it, and LeNet's band by band comparison."""
     out: dict[str, Any] = {}
     for key, row in f.rows.items():
@@ -115,7 +115,7 @@ def _verdict_values(f, bundle_dir):
     return out
 
 
-def _caption(f):
+def _caption(f: Findings):
     """LeNet at the caption's sigma beside the authors' own code, and the minutes the grids took."""
     comparison, study = f.comparison, f.study
     caption_grids = study["grids"][study["caption"]]  # Fig. 1.3's seeds
@@ -134,7 +134,7 @@ def _caption(f):
                 "ours, seed 0 (%)"]).style.hide(axis="index")}
 
 
-def _sigma_study(f):
+def _sigma_study(f: Findings):
     """The noise-level study: its sigmas, intervals and table."""
     study = f.study
     out: dict[str, Any] = {"sigma_list": Markdown(", ".join(f"{s:g}" for s in sorted(study["rows"])[:-1])
@@ -161,7 +161,7 @@ def _sigma_study(f):
     return out
 
 
-def _vgg11(f, bundle_dir):
+def _vgg11(f: Findings, bundle_dir):
     """VGG-11: its recipe, the plain network's plateau, the CPU's and the GPU's times, its seeds' table and the
     bfloat16 training check."""
     vgg, name = f.comparison["vgg11"], "fig1_vgg11"
@@ -208,7 +208,7 @@ def _seed_table(vgg, seeds, check):
                              "ours on the GPU, each seed (%)", "ours on a 2-core CPU (%)"]).style.hide(axis="index")
 
 
-def _fig2(f):
+def _fig2(f: Findings):
     """Fig. 2: the iterations each model needs, and LeNet's speed against its accuracy."""
     out: dict[str, Any] = {"fig2_limit": f.limit2, "fig2_logreg_cells": len(f.iters2["logreg"])}
     for arch in ("logreg", "lenet"):
@@ -220,7 +220,7 @@ def _fig2(f):
     return out
 
 
-def _fig3(f):
+def _fig3(f: Findings):
     """Fig. 3: LeNet without pooling against with, at the sigma of the verdict."""
     free, pooled = f.without3[f.sigma3], verdicts.seed_mean_grid(f.study["grids"][f.sigma3])
     out = {}

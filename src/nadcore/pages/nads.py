@@ -63,7 +63,7 @@ def _ratio(lam, i):
     return float(lam[i] / lam[0])
 
 
-def _low_frequency(f):
+def _low_frequency(f: Findings):
     """The share of each NAD's energy at low frequencies, ours and the published."""
     low = {(a, m): ch3_nads.low_frequency_share(r) for (a, m), r in f.stored.items()}
     low.update({(a, "published"): ch3_nads.low_frequency_share(published.nads(a)) for a in published.ARCHS})
@@ -74,7 +74,7 @@ def _low_frequency(f):
     return out
 
 
-def _spectra(f):
+def _spectra(f: Findings):
     """The spectra's ratios at 100, 300 and the last index, the trace, and the Marchenko-Pastur edge."""
     spectra = {(a, m): r.eigenvalues for (a, m), r in f.stored.items()}
     spectra.update({(a, "published"): published.spectrum(a) for a in published.ARCHS})
@@ -91,7 +91,7 @@ def _spectra(f):
     return out
 
 
-def _overlaps(f, bundle_dir):
+def _overlaps(f: Findings, bundle_dir):
     """The overlaps with the published NADs, ResNet-18's second eigenvalue and the convergence at the paper's N."""
     out: dict[str, Any] = {f"overlap_{a}_{m}_{k}": float(v) for (a, m), values in f.overlap.items()
                            for k, v in zip(KS, values)}
@@ -102,7 +102,7 @@ def _overlaps(f, bundle_dir):
     return out
 
 
-def _fig6(f, bundle_dir):
+def _fig6(f: Findings, bundle_dir):
     """Fig. 6: LeNet's seeds at the caption's and the closest sigma, the deep networks', the released NADs'; its
     table and readings."""
     f6 = bundle.fig6_comparison(bundle_dir)
@@ -133,7 +133,7 @@ def _fig6(f, bundle_dir):
     return out
 
 
-def _estimates(f):
+def _estimates(f: Findings):
     """Fig. 6 along the secant's and the exact gradient's NADs: LeNet where both are stored, VGG-11."""
     networks = {}   # {panel: (arch, {method: the complete seeds' runs})}
     for s in (bundle.DEEP_SIGMA, bundle.FIG6_CAPTION):
@@ -185,7 +185,7 @@ def _eq5(eq5):
     return out
 
 
-def _verdicts(f, dial, eq5, bundle_dir):
+def _verdicts(f: Findings, dial, eq5, bundle_dir):
     """The results page's verdicts of this page's claims and their table; which NADs predict learning (beyond
     the paper); Fig. 6 LeNet along the released NAD file, and what the published curve's spectrum is closest to."""
     ov = {key: np.array([values[KS.index(k)] for k in verdicts.OVERLAP_KS]) for key, values in f.overlap.items()}

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from IPython.display import Markdown
 
-from nadcore import bundle, plan, pooling, prose, verdicts
+from nadcore import bundle, plan, pooling, presets, prose, verdicts
 from nadcore.experiments import ch2_pooling
 from nadcore.pages import paper_cost_s
 from nadcore.presets import preset
@@ -26,7 +26,7 @@ class Findings:
     at gamma(l) of the average pooling's prefilter `m_hat`: Bayes accuracy for our data (`exact`, classes eps
     apart) and as printed (`printed`)."""
     paper: dict[str, Any]
-    big: dict[str, Any]
+    big: presets.Pooling
     zeta: Any
     m_hat: Any
     exact: np.ndarray
@@ -41,7 +41,7 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
     paper = bundle.load_pooling(bundle_dir)
     if paper is None:
         raise FileNotFoundError("no stored results: python -m nadcore.bundle pooling computes them")
-    D, S, eps, sigma = big["D"], big["S"], big["eps"], big["sigma"]
+    D, S, eps, sigma = big.D, big.S, big.eps, big.sigma
     m_hat = pooling.prefilter("average", D, S)
     f = Findings(paper, big, ch2_pooling.fig4b_zeta(big), m_hat,
                  pooling.bayes_accuracy(m_hat, S, eps, sigma).numpy(),
@@ -55,7 +55,7 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
     return f
 
 
-def _verdicts(f):
+def _verdicts(f: Findings):
     """The results page's rows of this chapter and the numbers behind them."""
     rows, big = f.rows, f.big
     out: dict[str, Any] = {f"v_{key}": Markdown(r.verdict) for key, r in rows.items()}
@@ -69,23 +69,24 @@ def _verdicts(f):
                 "paper_exits": Markdown(prose.and_list([str(rows["fig4b"].values["exits"][i]) for i in order])),
                 "zeta_max": float(max(f.zeta)), "zeta_min": float(min(f.zeta)),
                 "paper_zetas": Markdown(prose.and_list([f"{float(z):.2f}" for z in f.zeta])),
-                "paper_fig4b_ls": Markdown(prose.and_list([str(l) for l in big["train_ls"]])),
+                "paper_fig4b_ls": Markdown(prose.and_list([str(l) for l in big.train_ls])),
                 "chance_z": 1 - (1 - math.erfc(t1["z_exact"] / math.sqrt(2))) ** int(ok.sum())})
     return out
 
 
-def _settings(big):
+def _settings(big: presets.Pooling):
     """The published settings the prose quotes."""
-    out: dict[str, Any] = {"paper_sim_offsets": len(big["sim_ls"])}
-    out.update({k: big[k] for k in ("D", "S", "sim_D", "hess_D", "hess_n", "train_steps", "train_lr", "init_std")})
-    out.update({"M": big["D"] // big["S"], "paper_sim_samples": big["sim_n_train"] + big["sim_n_test"],
-                "paper_train_seeds": len(big["train_seeds"])})
+    out: dict[str, Any] = {"paper_sim_offsets": len(big.sim_ls)}
+    out.update({k: getattr(big, k)
+                for k in ("D", "S", "sim_D", "hess_D", "hess_n", "train_steps", "train_lr", "init_std")})
+    out.update({"M": big.D // big.S, "paper_sim_samples": big.sim_n_train + big.sim_n_test,
+                "paper_train_seeds": len(big.train_seeds)})
     return out
 
 
-def _fig4a(f):
+def _fig4a(f: Findings):
     """Fig. 4a in closed form: the printed constant in both conventions, where it is at chance, a few values."""
-    D, S, eps, sigma = f.big["D"], f.big["S"], f.big["eps"], f.big["sigma"]
+    D, S, eps, sigma = f.big.D, f.big.S, f.big.eps, f.big.sigma
     exact_2eps = pooling.bayes_accuracy(f.m_hat, S, 2 * eps, sigma).numpy()  # classes 2 eps apart
     chance = [int(l) for l in np.flatnonzero(np.isclose(f.exact, 0.5))]
     mid = D // S + D // (2 * S)

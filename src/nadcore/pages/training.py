@@ -24,7 +24,7 @@ class Findings:
     published `settings`, Fig. 6 along each estimate of LeNet's NADs `runs` {method: complete seeds' runs}, and
     the linearised LeNet's gaps to the full one `gaps`."""
     cells: dict[Any, Any]
-    settings: dict[str, Any]
+    settings: presets.Training
     runs: dict[str, Any] = field(default_factory=dict)
     gaps: Any = None
     glued: dict[str, Any] = field(default_factory=dict)
@@ -43,7 +43,7 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
               for m in ("secant", "autograd", "hessian")}
     g.update({f"ch8_{key}": value for key, value in c8.kernel_numbers(overlaps, ks, f.runs).items()})
     g["ch8_kernel_networks"] = kernel["hessian"].settings["num_networks"]
-    g.update({f"ch8_{key}": settings[key] for key in ("n_train", "sigma", "epochs", "grad_samples")})
+    g.update({f"ch8_{key}": getattr(settings, key) for key in ("n_train", "sigma", "epochs", "grad_samples")})
     g["ch8_leading"] = figs.leading(f.cells, settings)
     plt.close("all")
     g["ch8_thresholds"] = Markdown(c8.thresholds())

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from IPython.display import Markdown
 
-from nadcore import bundle, verdicts
+from nadcore import bundle, presets, verdicts
 from nadcore.experiments import ch5_underspec as underspec
 from nadcore.pages import paper_cost, preset_numbers
 from nadcore.plots import underspec as figures
@@ -49,14 +49,14 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
     return f
 
 
-def _verdicts(f, bundle_dir):
+def _verdicts(f: Findings, bundle_dir):
     """The results page's rows of this chapter and the overview's numbers (none without the stored results)."""
     if not (f.pairs and f.ood and f.fashion_ood):
         return {}
-    bp = bundle.underspec_item("pairs")
+    bp = bundle.pairs_item()
     f.rows = rows = dict(
         fig1=verdicts.u_fig1(f.pairs, bp),
-        resnet=verdicts.u_fig2_resnet(underspec.chapter_settings("paper")["pairs"], bp,
+        resnet=verdicts.u_fig2_resnet(underspec.chapter_settings("paper").pairs, bp,
                                       verdicts.pairs_gpu(bundle_dir)["resnet18"],
                                       verdicts.gpu_seconds(bundle_dir)["pairs"]),
         lenet=verdicts.u_cnn(f.pairs["lenet"], bp), mlp=verdicts.u_mlp(f.pairs["mlp"], bp),
@@ -74,20 +74,20 @@ def _verdicts(f, bundle_dir):
     v = rows["mlp"].values
     out.update({f"u_mlp_ch{c}": Markdown("–".join(f"{x:.1f}" for x in v["ranges"][c])) for c in (1, 2)})
     out["u_mlp_angle"] = float(np.mean(v["angles"]))
-    out["u_maxmargin_angle"] = float(np.degrees(np.arctan2(bp["eps2"], bp["eps1"])))
+    out["u_maxmargin_angle"] = float(np.degrees(np.arctan2(bp.eps2, bp.eps1)))
     return out
 
 
-def _pairs(f):
+def _pairs(f: Findings):
     """LeNet's Fig. 2 by name, the MLP's spread, and the grid's settings."""
     if not f.pairs:
         return {}
-    bp = bundle.underspec_item("pairs")
+    bp = bundle.pairs_item()
     numbers = underspec.pair_numbers(f.pairs["lenet"])
     out: dict[str, Any] = {"bp_indices": Markdown(", ".join(map(str, numbers.pop("indices"))))}
     out.update({f"bp_{k}": v for k, v in numbers.items()})
-    out.update({"bp_mlp_sd_max": underspec.pair_numbers(f.pairs["mlp"])["sd_max"], "bp_n_train": bp["n_train"],
-                "bp_epochs": bp["recipe"]["lenet"]["epochs"]})
+    out.update({"bp_mlp_sd_max": underspec.pair_numbers(f.pairs["mlp"])["sd_max"], "bp_n_train": bp.n_train,
+                "bp_epochs": bp.recipe["lenet"].epochs})
     return out
 
 
@@ -97,7 +97,7 @@ def _table(grids):
     return Markdown(table.to_markdown(index=False, floatfmt=(".0f",) + (".1f",) * 4))
 
 
-def _ood(f):
+def _ood(f: Findings):
     """Fig. 3 on the digits: its extremes and table."""
     if not f.ood:
         return {}
@@ -106,20 +106,21 @@ def _ood(f):
     return out
 
 
-def _fashion(f):
+def _fashion(f: Findings):
     """Fig. 3 on Fashion-MNIST: what LeNet and the MLP read, the images alone, its settings and table."""
-    fo = bundle.underspec_item("ood", "fashion")
-    paper_mlp_epochs = underspec.chapter_settings("paper")["ood"]["recipe"]["mlp"]["epochs"]
-    reading = underspec.ood_reading(f.fashion_ood, fo["recipe"]["mlp"]["epochs"], paper_mlp_epochs)  # nan: not stored
+    fo = bundle.ood_item("fashion")
+    paper_mlp_epochs = underspec.chapter_settings("paper").ood.recipe["mlp"].epochs
+    reading = underspec.ood_reading(f.fashion_ood, fo.recipe["mlp"].epochs, paper_mlp_epochs)  # nan: not stored
     out: dict[str, Any] = {f"fo_{k}": reading[k] for k in ("images_min", "images_max")}
     out.update({"fo_reading": Markdown(reading["text"]), "fo_short": Markdown(reading["short"]),
-                "fo_limit": fo["limit"], "fo_epochs": fo["recipe"]["lenet"]["epochs"], "fo_count": len(fo["indices"])})
+                "fo_limit": fo.limit, "fo_epochs": fo.recipe["lenet"].epochs, "fo_count": len(fo.indices)})
     if f.fashion_ood:
         out["fo_table"] = _table(f.fashion_ood)
     return out
 
 
-def smoke_run(pairs: dict[str, Any], ood: dict[str, Any], P: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def smoke_run(pairs: dict[str, Any], ood: dict[str, Any],
+              P: presets.Underspecification) -> tuple[str, dict[str, Any]]:
     """`(claims, glued)` of the page's own run (grids `pairs` and `ood` at the chapter's settings `P`): what "Run
     this chapter yourself" claims of it, printed for the notebook test (they hold on any CPU; the percentages move
     by a point or two between CPUs), and the numbers its prose glues."""
@@ -146,5 +147,5 @@ def smoke_run(pairs: dict[str, Any], ood: dict[str, Any], P: dict[str, Any]) -> 
         glued[f"lenet_{i}_{j}_ch1"], glued[f"lenet_{i}_{j}_ch2"] = c1, c2
     glued["mlp_min_single"] = min(min(v) for v in sw["mlp"].values())
     glued.update({f"ood_{k}": v for k, v in underspec.ood_extremes(ood).items()})
-    glued["smoke_lenet_pairs_epochs"] = P["pairs"]["recipe"]["lenet"]["epochs"]
+    glued["smoke_lenet_pairs_epochs"] = P.pairs.recipe["lenet"].epochs
     return claims, glued

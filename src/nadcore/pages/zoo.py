@@ -57,19 +57,19 @@ def _key_numbers(paper):
 
 def _costs(paper):
     """Fig. 6's published recipe and ours, and what a cell and an estimate cost on a CPU."""
-    f6, cfg = presets.preset("nads", "paper")["fig6"], paper["settings"]   # the published recipe
-    out: dict[str, Any] = {f"zoo_pub_fig6_{key}": f6[key] for key in ("n_train", "epochs", "sigma")}
-    cell_h = [plan.train_cost("cpu", a, 2 * f6["n_train"], f6["epochs"]) / 3600 for a in paper["archs"]]
+    f6, cfg = presets.preset("nads", "paper").fig6, paper["settings"]   # the published recipe
+    out: dict[str, Any] = {f"zoo_pub_fig6_{key}": getattr(f6, key) for key in ("n_train", "epochs", "sigma")}
+    cell_h = [plan.train_cost("cpu", a, 2 * f6.n_train, f6.epochs) / 3600 for a in paper["archs"]]
     out["zoo_fig6_hours"] = f"{min(cell_h):.1f} to {max(cell_h):.1f} hours"
-    out["zoo_fig6_lenet"] = plan.duration(plan.train_cost("cpu", "lenet", 2 * f6["n_train"], f6["epochs"]))
+    out["zoo_fig6_lenet"] = plan.duration(plan.train_cost("cpu", "lenet", 2 * f6.n_train, f6.epochs))
     for method in ("secant", "autograd"):
         each = [s for a in paper["archs"] if (s := plan.NAD_S[(a, method)]) is not None]
         out[f"zoo_{method}_s"] = f"{min(each):.2g} to {max(each):.2g}"
     each = [s for a in paper["archs"]
-            if (s := plan.nad_seconds(a, "secant", cfg["secant_precision"], cfg["secant_compiled"])) is not None]
+            if (s := plan.nad_seconds(a, "secant", cfg.secant_precision, cfg.secant_compiled)) is not None]
     out["zoo_compiled_s"] = f"{min(each):.2g} to {max(each):.2g}"
     out["zoo_secant_passes"] = 2 * paper["nads"]["vit"].nads.shape[1]
-    out.update({f"zoo_fig6_{key}": cfg["fig6"][key] for key in ("n_train", "epochs", "sigma")})
+    out.update({f"zoo_fig6_{key}": getattr(cfg.fig6, key) for key in ("n_train", "epochs", "sigma")})
     return out
 
 

@@ -20,15 +20,17 @@ if TYPE_CHECKING:
 
     from matplotlib.figure import Figure
 
+    from nadcore import presets
+
 NETWORK_COLORS = {"lenet": style.COLORS["lenet"], "lenet_avg": "#2a6f97", "mlp": style.COLORS["mlp"]}
 
 
-def _tasks(cells, settings):
-    return [t for t in settings["tasks"] if any(k[1] == t for k in cells)]
+def _tasks(cells, settings: presets.Training):
+    return [t for t in settings.tasks if any(k[1] == t for k in cells)]
 
 
-def _networks(cells, settings):
-    return [n for n in settings["networks"] if any(k[0] == n for k in cells)]
+def _networks(cells, settings: presets.Training):
+    return [n for n in settings.networks if any(k[0] == n for k in cells)]
 
 
 def _steps_axis(ax, steps, per_epoch):
@@ -52,17 +54,17 @@ def _band(ax, x, runs, color, label=None, log=False, **kw):
         ax.fill_between(x, lo, hi, color=color, alpha=0.2, lw=0)
 
 
-def _per_epoch(settings):
-    return -(-settings["n_train"] // 128)
+def _per_epoch(settings: presets.Training):
+    return -(-settings.n_train // 128)
 
 
-def overlaps(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], settings: Mapping[str, Any],
+def overlaps(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], settings: presets.Training,
              k: int = c8.STAY_K) -> Figure:
     """Per task: the overlap of G_t's leading `k`-subspace with G_0's against the SGD step (mean ± 2 standard
     errors over replicates), each network's sampling ceiling dashed, chance (k / D) dotted."""
     tasks, nets, titles = _tasks(cells, settings), _networks(cells, settings), c8.task_names(settings)
     fig, axes = style.figure(1, len(tasks), height=2.6, sharey=True, squeeze=False)
-    steps, j = np.asarray(settings["checkpoints"]), list(settings["ks"]).index(k)
+    steps, j = np.asarray(settings.checkpoints), list(settings.ks).index(k)
     for ax, t in zip(axes[0], tasks):
         for n in nets:
             runs = c8.replicate_arrays(cells, n, t, "self_overlap")
@@ -80,13 +82,13 @@ def overlaps(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], set
 
 
 def task_direction(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]],
-                   settings: Mapping[str, Any]) -> Figure:
+                   settings: presets.Training) -> Figure:
     """Per task: G_t's share along the task's direction u, D u^T G_t u / tr G_t (1: isotropic, D: all of it; the
     geometric mean over replicates, ± 2 standard errors of its log), and the test accuracy (mean ± 2 standard
     errors), against the SGD step."""
     tasks, nets, titles = _tasks(cells, settings), _networks(cells, settings), c8.task_names(settings)
     fig, axes = style.figure(2, len(tasks), height=4.4, sharex=True, sharey="row", squeeze=False)
-    steps = np.asarray(settings["checkpoints"])
+    steps = np.asarray(settings.checkpoints)
     for col, t in enumerate(tasks):
         top, bottom = axes[0][col], axes[1][col]
         for n in nets:
@@ -110,7 +112,7 @@ PREDICTION_LINES = (("scale", "with G₀ (a rescaling)", "k", "-"), ("pred", "wi
                     ("data", "with S, beyond it", "#4c72b0", "--"))
 
 
-def prediction(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], settings: Mapping[str, Any],
+def prediction(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], settings: presets.Training,
                networks: Sequence[str] | None = None) -> Figure:
     """Rows: networks; columns: tasks. The cosine of G_t - G_0 with G_0 (the change as a rescaling), and, once
     G_0's direction is out of both, with G_0 S G_0 (the prediction) and with the data's S (the baseline),
@@ -119,7 +121,7 @@ def prediction(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], s
     nets = [n for n in (networks or _networks(cells, settings)) if any(k[0] == n for k in cells)]
     fig, axes = style.figure(len(nets), len(tasks), height=1.9 * len(nets) + 0.6, sharex=True, sharey=True,
                              squeeze=False)
-    steps = np.asarray(settings["checkpoints"])[1:]
+    steps = np.asarray(settings.checkpoints)[1:]
     for row, n in enumerate(nets):
         for col, t in enumerate(tasks):
             ax = axes[row][col]
@@ -135,19 +137,19 @@ def prediction(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], s
             if col == 0:
                 ax.set_ylabel(f"{c8.NETWORK_WORDS[n]}\ncosine")
             if row == len(nets) - 1:
-                _steps_axis(ax, np.asarray(settings["checkpoints"]), _per_epoch(settings))
+                _steps_axis(ax, np.asarray(settings.checkpoints), _per_epoch(settings))
             else:
                 ax.set_xlabel("")
     fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncol=3, frameon=False)
     return fig
 
 
-def leading(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], settings: Mapping[str, Any],
+def leading(cells: Mapping[tuple[str, str, int], Mapping[str, np.ndarray]], settings: presets.Training,
             network: str = "lenet", replicate: int = 0, steps: Sequence[int] | None = None) -> Figure:
     """Rows: tasks; columns: checkpoints. The leading eigenvector of one network's G_t (replicate `replicate`),
     signed so that its largest entry is positive, on one symmetric colour scale per image."""
     tasks, titles = [t for t in _tasks(cells, settings) if (network, t, replicate) in cells], c8.task_names(settings)
-    all_steps = list(settings["checkpoints"])
+    all_steps = list(settings.checkpoints)
     steps = list(steps or all_steps)
     fig, axes = style.figure(len(tasks), len(steps), height=style.WIDTH / len(steps) * len(tasks) + 0.35,
                              squeeze=False)

@@ -77,7 +77,7 @@ def energy_maps(results: Mapping[str, Any], k: int | None = None, ncols: int = 4
     """One panel per architecture: the mean over its first `k` NADs (default the preset's `top`) of
     the share of each NAD's energy per frequency (zero frequency at the centre, log colour scale);
     thin lines cross at the 16 harmonics of a 4-pixel grid (multiples of 8 cycles)."""
-    k = k or results["settings"]["top"]
+    k = k or results["settings"].top
     archs = every(results)
     nrows = -(-len(archs) // ncols)
     fig, axes = style.figure(nrows, ncols, width=0.97, height=1.8 * nrows + 0.75, squeeze=False)
@@ -112,7 +112,7 @@ def secant_overlaps(results: Mapping[str, Any]) -> Figure | None:
     agree = ch7_zoo.secant_agreement(results)
     if not agree:
         return None
-    return overlaps({label(a): v for a, v in agree.items()}, results["settings"]["conv_ks"],
+    return overlaps({label(a): v for a, v in agree.items()}, results["settings"].conv_ks,
                     styles={label(a): dict(color=style.COLORS.get(a)) for a in agree}, width=0.65)
 
 
@@ -124,7 +124,7 @@ def fig6(results: Mapping[str, Any]) -> Figure | None:
         return None
     cfg = results["settings"]
     fig, ax = style.figure(width=0.8, height=2.8)
-    where = {i: j for j, i in enumerate(cfg["fig6_indices"])}   # the indices evenly spaced, in order
+    where = {i: j for j, i in enumerate(cfg.fig6_indices)}   # the indices evenly spaced, in order
     for arch, acc in runs.items():
         idx = sorted(acc)
         ax.plot([where[i] for i in idx], [acc[i] for i in idx], marker="o", ms=4, color=style.COLORS.get(arch),
@@ -172,7 +172,7 @@ def isotropy_table(results: Mapping[str, Any]) -> pd.DataFrame:
     """One row per architecture (and the isotropic reference): `ch7_zoo.isotropy`'s measures in %
     (the effective rank of 1,024) and the N vs 2N overlap of the first k NADs at the largest N; the
     header of the row labels names the estimate and its N (the stored settings')."""
-    k = results["settings"]["top"]
+    k = results["settings"].top
     rows = []
     stored = [results["nads"][a].settings for a in every(results)]
     methods, counts = {s["method"] for s in stored}, {int(s["num_networks"]) for s in stored}
@@ -196,7 +196,7 @@ def secant_table(results: Mapping[str, Any]) -> pd.DataFrame | None:
     secant = ch7_zoo.secant_isotropy(results)
     if not secant:
         return None
-    k, rows = results["settings"]["top"], []
+    k, rows = results["settings"].top, []
     agree = ch7_zoo.secant_agreement(results, [k])
     for arch in results["archs"]:
         if arch in secant:
