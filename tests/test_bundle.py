@@ -73,7 +73,7 @@ def stored_fourier_cells():
     table, _, _, records = bundle.load_fourier("fig1")
     out = [(a, pooling, c, v, rec) for a in table for (c, v), rec in zip(table[a].items(), records[a])]
     for sigma, r in bundle.sigma_runs(bundle.load_sigma_study()[0]):
-        if (sigma, r) != (bundle.SIGMA_STUDY["caption"], 0):   # that one is Fig. 1
+        if (sigma, r) != (bundle.SIGMA_STUDY.caption, 0):   # that one is Fig. 1
             t, recs = ch1_fourier.stored_directions(["lenet"], grid, bundle.sigma_settings(sigma, r),
                                                     bundle.BUNDLE / "fourier", pooling, name="fig1")
             out += [(f"lenet/sigma={sigma:g}/seed {r}", pooling, c, arr, rec)
@@ -553,16 +553,16 @@ def fake_sigma_grid(bundle_dir, sigma, r, offset, cells=None):
 
 
 def test_the_sigma_study_shares_fig1s_cells_at_the_captions_sigma():
-    assert bundle.sigma_settings(bundle.SIGMA_STUDY["caption"], 0) == bundle.fourier_item("fig1")[2]
+    assert bundle.sigma_settings(bundle.SIGMA_STUDY.caption, 0) == bundle.fourier_item("fig1")[2]
     other = bundle.sigma_settings(2.0, 1)
     assert other["sigma"] == 2.0 and other["seed"] == bundle.seeds.replicate(bundle.SEED, 1) != bundle.SEED
 
 
 @pytest.mark.slow   # over 3 s on a quiet 2-core CPU (issue 39): make test, not make check
 def test_the_sigma_study_reads_complete_grids_and_names_the_best_sigma(tmp_path):
-    sigmas = bundle.SIGMA_STUDY["sigmas"]
-    assert bundle.sigma_runs({})[:len(sigmas)] == [(s, 0) for s in bundle.SIGMA_STUDY["order"]]
-    assert sorted(bundle.SIGMA_STUDY["order"]) == sorted(sigmas)
+    sigmas = bundle.SIGMA_STUDY.sigmas
+    assert bundle.sigma_runs({})[:len(sigmas)] == [(s, 0) for s in bundle.SIGMA_STUDY.order]
+    assert sorted(bundle.SIGMA_STUDY.order) == sorted(sigmas)
     offsets = {1.0: 14.0, 1.25: 11.0, 1.5: 9.0, 2.0: 4.0, 2.5: -1.0, 3.0: -6.0}    # 2.5: the closest
     for sigma in sigmas[:-1]:
         fake_sigma_grid(tmp_path, sigma, 0, offsets[sigma])
@@ -773,7 +773,7 @@ def test_vgg11_fig1_subset_is_part_of_fig1(tmp_path, monkeypatch):
     assert all(diff[(c["kx"], c["ky"])] == pytest.approx(-2.0) for c in cells)
     assert bundle.status("fig1_vgg11", tmp_path).startswith("fig1_vgg11 (vgg11_bn): 4 of 25 cells stored; ")
     assert bundle.fourier_remaining("fig1", tmp_path)[0] == 0    # Fig. 1's own item: LogReg and LeNet
-    check = ch1_fourier.sweep_cells(archs, grid, pooling, only=bundle.TRAIN_PRECISION["cells"])
+    check = ch1_fourier.sweep_cells(archs, grid, pooling, only=bundle.TRAIN_PRECISION.cells)
     for r in range(1, bundle.DEEP_SEEDS):
         sweeps.sweep("fig1", check[:2], lambda group, r=r: [{"test_acc": np.float64(60.0 + r)} for _ in group],
                      ch1_fourier.replicate_settings(settings, r), tmp_path / "fourier", progress=False)
@@ -836,14 +836,14 @@ def test_training_precision_check_compares_bfloat16_with_a_second_float32_seed(t
     """The check's cells are Fig. 1 cells of VGG-11's subset: seed 0 in float32 is Fig. 1's own cell,
     bfloat16 another key; the verdict accepts bfloat16 only if it moves the accuracy no more than a seed."""
     archs, grid, settings, pooling = bundle.fourier_item("fig1_vgg11")
-    assert set(bundle.TRAIN_PRECISION["cells"]) <= set(grid.half())
+    assert set(bundle.TRAIN_PRECISION.cells) <= set(grid.half())
     assert settings["device"] == bundle.DEEP_DEVICE["fig1_vgg11"] == "cuda"  # the subset: on a GPU; the check: here
     assert bundle.train_precision_settings("float32", 0) == {**settings, "device": bundle.DEVICE}
     bf16 = bundle.train_precision_settings("bfloat16", 0)
     assert bf16 == {**settings, "device": "cpu", "precision": "bfloat16"} and store.key(bf16) != store.key(settings)
     assert train.Recipe.from_settings(bf16, "vgg11").precision == "bfloat16"
-    cells = ch1_fourier.sweep_cells(archs, grid, pooling, only=bundle.TRAIN_PRECISION["cells"])
-    assert [(c["kx"], c["ky"]) for c in cells] == sorted(bundle.TRAIN_PRECISION["cells"], key=lambda c: (c[1], c[0]))
+    cells = ch1_fourier.sweep_cells(archs, grid, pooling, only=bundle.TRAIN_PRECISION.cells)
+    assert [(c["kx"], c["ky"]) for c in cells] == sorted(bundle.TRAIN_PRECISION.cells, key=lambda c: (c[1], c[0]))
     with pytest.raises(ValueError, match="only must hold canonical cells"):
         ch1_fourier.sweep_cells(archs, grid, pooling, only=[(1, 1)])
     fake = {("float32", 0): 60.0, ("float32", 1): 64.0, ("bfloat16", 0): 61.0, ("bfloat16", 1): 62.0}
@@ -857,16 +857,16 @@ def test_training_precision_check_compares_bfloat16_with_a_second_float32_seed(t
     full = {k: {(c["kx"], c["ky"]): acc + i for i, c in enumerate(cells)} for k, acc in fake.items()}
     verdict = bundle.train_precision_verdict(full)
     assert verdict["bfloat16"] == pytest.approx(1.5) and verdict["seeds"] == pytest.approx(4.0) and verdict["accept"]
-    assert verdict["cells"] == sorted(bundle.TRAIN_PRECISION["cells"])
+    assert verdict["cells"] == sorted(bundle.TRAIN_PRECISION.cells)
 
 
 def test_the_deep_networks_noise_level_is_the_sigma_studys_best():
     """VGG-11's Fig. 1 subset and Fig. 6 train at the noise level at which LeNet's grid comes closest
     to the published one, as stored by the sigma study."""
     grids = bundle.load_sigma_study()[0]
-    if len(grids) < len(bundle.SIGMA_STUDY["sigmas"]):
+    if len(grids) < len(bundle.SIGMA_STUDY.sigmas):
         pytest.skip("the bundle holds no complete sigma study yet")
-    assert bundle.DEEP_SIGMA == bundle.best_sigma(grids) != bundle.SIGMA_STUDY["caption"]
+    assert bundle.DEEP_SIGMA == bundle.best_sigma(grids) != bundle.SIGMA_STUDY.caption
 
 
 def test_vgg11_with_batch_norm_has_vgg11s_nads():
@@ -959,14 +959,14 @@ def test_lenet_fig6_along_three_bases_at_two_sigmas_is_a_cpu_item(tmp_path):
 def test_eq5_item_is_keyed_by_its_settings_and_reads_nothing_unstored(tmp_path):
     """Issue 57: the mixed derivative's NADs (method "hessian") of LogReg and LeNet from EQ5's networks, a CPU item
     read by Chapter 3 and the results page; an empty bundle holds none; its chunks stay out of git."""
-    assert bundle.EQ5["archs"] == ("logreg", "lenet") and "eq5" in bundle.ITEMS and bundle.item_device("eq5") == "cpu"
+    assert bundle.EQ5.archs == ("logreg", "lenet") and "eq5" in bundle.ITEMS and bundle.item_device("eq5") == "cpu"
     s = bundle.eq5_settings("lenet")
-    assert (s["method"], s["num_networks"], s["rows"]) == ("hessian", bundle.EQ5["networks"], bundle.EQ5["rows"])
+    assert (s["method"], s["num_networks"], s["rows"]) == ("hessian", bundle.EQ5.networks, bundle.EQ5.rows)
     assert store.key(s) != store.key(bundle.eq5_settings("logreg"))
     assert bundle.load_eq5(tmp_path) == {}
     assert "bundle/partial/eq5/" in (ROOT / ".gitignore").read_text().splitlines()
     for arch, x in bundle.load_eq5().items():       # what is stored: overlaps at EQ5's ks, a flat spectrum for LogReg
-        assert all(len(x[key]) == len(bundle.EQ5["ks"]) for key in ("secant", "autograd", "floor"))
+        assert all(len(x[key]) == len(bundle.EQ5.ks) for key in ("secant", "autograd", "floor"))
         assert (x["flat"] > 0.99) == (arch == "logreg")
 
 
@@ -998,11 +998,11 @@ def test_a_random_stored_vgg11_cell_recomputes_bitwise(rng, record_threads, repl
     for name in bundle.DEEP_FIG1:
         table, _, _, records = bundle.load_fourier(name)
         cells += stored_cells(table, records) + stored_cells(*bundle.plain_deep(name))
-    archs, grid, _, pooling = bundle.fourier_item(bundle.TRAIN_PRECISION["item"])
-    for precision, r in itertools.product(("float32", "bfloat16"), range(bundle.TRAIN_PRECISION["seeds"])):
+    archs, grid, _, pooling = bundle.fourier_item(bundle.TRAIN_PRECISION.item)
+    for precision, r in itertools.product(("float32", "bfloat16"), range(bundle.TRAIN_PRECISION.seeds)):
         table, records = ch1_fourier.stored_directions(archs, grid, bundle.train_precision_settings(precision, r),
                                                        bundle.BUNDLE / "fourier", pooling, "fig1",
-                                                       only=bundle.TRAIN_PRECISION["cells"])
+                                                       only=bundle.TRAIN_PRECISION.cells)
         cells += stored_cells(table, records)
     if replay is None:
         for name in (*bundle.DEEP_FIG6, *(n for n, (item, *_) in bundle.FIG6_NADS.items() if item in bundle.DEEP_FIG6)):
@@ -1055,9 +1055,9 @@ def test_the_stored_precision_check_recomputes_bitwise(rng, record_threads, repl
         pytest.skip("the bundle holds no precision check yet")
     record = store.load(bundle.precision_path()).record
     record_threads(record)
-    count = bundle.PRECISION["count"] if replay is None else 1
+    count = bundle.PRECISION.count if replay is None else 1
     bound = 150 if replay is None else 20
-    cheap = [a for a in bundle.PRECISION["archs"] if plan.NAD_S[(a, "secant")] * bundle.PRECISION["count"] < bound]
+    cheap = [a for a in bundle.PRECISION.archs if plan.NAD_S[(a, "secant")] * bundle.PRECISION.count < bound]
     arch = rng.choice(cheap)
     print(f"recomputing the precision check of {arch}, {count} network(s)")
     fresh = ch3_nads.precision_cosines(arch, count, bundle.SEED, "cpu")
@@ -1116,9 +1116,9 @@ def test_fig3_and_chapter6_again_at_the_sigma_studys_best(tmp_path):
 def test_the_secant_dial_stores_nads_overlaps_and_fig6_per_step(tmp_path, monkeypatch):
     """Issue 42 item 2: LeNet's secant NADs at each step h of the dial, their N vs 2N overlap from the
     same chunks, the leading rows stored, Fig. 6 along each; resumable and read back as computed."""
-    assert bundle.SECANT_DIAL["steps"][3] == 100.0 and bundle.SECANT_DIAL["rows"] > max(bundle.SECANT_DIAL["ks"])
-    monkeypatch.setattr(bundle, "SECANT_DIAL", {**bundle.SECANT_DIAL, "steps": (1.0, 100.0), "networks": 6, "conv": 2,
-                                                "ks": (1, 2), "rows": 4, "fig6_indices": (0,)})
+    assert bundle.SECANT_DIAL.steps[3] == 100.0 and bundle.SECANT_DIAL.rows > max(bundle.SECANT_DIAL.ks)
+    monkeypatch.setattr(bundle, "SECANT_DIAL", dataclasses.replace(bundle.SECANT_DIAL, steps=(1.0, 100.0), networks=6,
+                                                                   conv=2, ks=(1, 2), rows=4, fig6_indices=(0,)))
     real = bundle.fig6_item
     tiny = {"n_train": 64, "sigma": 1.5, "eps": 1.0, "epochs": 1, "max_lr": 0.5, "seed": 0}
     monkeypatch.setattr(bundle, "fig6_item", lambda sigma=None, name="fig6": (*real(sigma, name)[:2], tiny))
@@ -1142,7 +1142,7 @@ def test_the_kernels_nads_are_eq5s_estimate_with_all_their_rows():
     full = bundle.load_nad("lenet", "hessian")
     settings = bundle.eq5_settings("lenet")
     eq5 = nads.NADResult.load(nads.result_path("lenet", settings, bundle.BUNDLE), settings)
-    assert full.settings["num_networks"] == bundle.EQ5["networks"] and full.nads.shape == (1024, 1024)
-    np.testing.assert_array_equal(full.nads[: bundle.EQ5["rows"]], eq5.nads)
+    assert full.settings["num_networks"] == bundle.EQ5.networks and full.nads.shape == (1024, 1024)
+    np.testing.assert_array_equal(full.nads[: bundle.EQ5.rows], eq5.nads)
     np.testing.assert_array_equal(full.eigenvalues, eq5.eigenvalues)
     assert bundle.fig6_basis("fig6_lenet_sigma3_hessian_seed0") is not None

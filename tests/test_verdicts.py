@@ -17,7 +17,7 @@ from nadcore.plots import nads as plots_nads
 
 BUNDLE = ROOT / "bundle"
 FIG1 = bundle.fourier_item("fig1")[2]
-CAPTION = bundle.SIGMA_STUDY["caption"]
+CAPTION = bundle.SIGMA_STUDY.caption
 POOLING = presets.preset("pooling", "paper")
 PAIRS = bundle.pairs_item()
 approx = lambda x, tol=0.05: pytest.approx(x, abs=tol)   # noqa: E731  (the page prints one decimal)

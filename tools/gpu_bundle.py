@@ -110,7 +110,7 @@ def train_units(item, bundle_dir):
         return underspec_units(item, bundle_dir)
     if item in bundle.DEEP_FIG1:
         archs, grid, settings, pooling = bundle.fourier_item(item)
-        first = [c for c in bundle.TRAIN_PRECISION["cells"] if c in grid.half()]
+        first = [c for c in bundle.TRAIN_PRECISION.cells if c in grid.half()]
         steps = settings["epochs"] * settings["n"]
         return [(f"{item} {cell}",
                  lambda cell=cell: ch1_fourier.sweep_directions(

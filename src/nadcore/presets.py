@@ -552,6 +552,61 @@ _TRAINING_MEDIUM = replace(_TRAINING_PAPER, networks=["lenet", "mlp"], replicate
 _TRAINING_SMOKE = replace(_TRAINING_PAPER, networks=["lenet", "mlp"], tasks=["early"], n_train=1000, epochs=2,
                           checkpoints=[0, 1, 8, 16], ks=[1, 4, 16], grad_samples=256, replicates=1)
 
+# ----------------------------------------------------------------------------- the results bundle's own studies
+
+@dataclass(frozen=True)
+class SigmaStudy:
+    """Fig. 1 of `arch` at each noise level of `sigmas`, `seeds` seeds each, beside the caption's `caption`;
+    computed in the `order` given."""
+    arch: str
+    sigmas: tuple[float, ...]
+    seeds: int
+    caption: float
+    order: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class TrainPrecision:
+    """Training in bfloat16 against float32: the `cells` of the Fig. 1 item `item`, `seeds` seeds each."""
+    item: str
+    cells: list[tuple[int, int]]
+    seeds: int
+
+
+@dataclass(frozen=True)
+class PrecisionCheck:
+    """The NADs' secant in bfloat16 against float32: `count` networks of each of `archs`, and the N vs 2N
+    overlaps at `ks` of `overlap_arch`'s estimates from `overlap_networks` networks."""
+    archs: list[str]
+    count: int
+    overlap_arch: str
+    overlap_networks: int
+    ks: list[int]
+
+
+@dataclass(frozen=True)
+class SecantDial:
+    """The secant's finite-difference `steps` on `arch`: NADs from `networks` networks, N vs 2N overlaps at
+    `conv` networks and `ks`, the leading `rows` NADs stored, Fig. 6 at `fig6_indices`."""
+    arch: str
+    steps: tuple[float, ...]
+    networks: int
+    conv: int
+    ks: tuple[int, ...]
+    rows: int
+    fig6_indices: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Eq5:
+    """Eq. 5's NADs (the mixed derivative's) of `archs` from `networks` networks: overlaps at `ks` with the
+    secant's and the exact gradient's, the leading `rows` stored."""
+    archs: tuple[str, ...]
+    networks: int
+    ks: tuple[int, ...]
+    rows: int
+
+
 PRESETS = {
     "fourier": {"smoke": _FOURIER_SMOKE, "medium": _FOURIER_MEDIUM, "paper": _FOURIER_PAPER},
     "pooling": {"smoke": _POOLING_SMOKE, "medium": _POOLING_MEDIUM, "paper": _POOLING_PAPER},

@@ -1134,7 +1134,7 @@ def nads_rows(results: Mapping[str, Any]) -> dict[str, Row]:
     `fig6_lenet` and `fig6_{arch}` of each `bundle.DEEP_FIG6` network. The papers' claims only: the exact-gradient
     NADs, which the papers never published, are `exact_question`'s."""
     st, ov, f6, runs = results["stored"], results["overlaps"], results["fig6"], results["fig6_nads"]
-    out = {"eq5": eq5(results["eq5"], bundle.EQ5["networks"], list(bundle.EQ5["ks"])), "fig5": fig5(st)}
+    out = {"eq5": eq5(results["eq5"], bundle.EQ5.networks, list(bundle.EQ5.ks)), "fig5": fig5(st)}
     for arch in NAD_ORDER:
         make = nads_isotropic if arch == "logreg" else nads_row
         out[f"nads_{arch}"] = make(arch, st[(arch, "secant")], published.nads(arch), ov[(arch, "secant")])
@@ -1152,7 +1152,7 @@ def nads_rows(results: Mapping[str, Any]) -> dict[str, Row]:
 def rows(results: Mapping[str, Any]) -> list[Row]:
     """Every row of the page, in the papers' order, from `load`'s results: the papers' claims only."""
     fig1_settings = bundle.fourier_item("fig1")[2]
-    caption = bundle.SIGMA_STUDY["caption"]
+    caption = bundle.SIGMA_STUDY.caption
     c, f6 = results["comparison"], results["fig6"]
     out = [fig1_logreg(c, fig1_settings),
            fig1_lenet(results["sigma"], caption, published.AUTHORS_CODE_LENET[((0, 0), "cos")])]
@@ -1379,7 +1379,7 @@ def exact_question(results: Mapping[str, Any], k: int = 16) -> Question:
     return Question(
         "Which NADs predict what a network learns: the exact gradient's covariance (Sec. 3's definition), or the "
         "published secant (h = 100)?", "the same NADs: a secant estimates the gradient", ours,
-        f"{networks:,} networks each; Fig. 6 {prose.span(seeds, 'd')} seeds; the dial: LeNet, {d['networks']:,} "
+        f"{networks:,} networks each; Fig. 6 {prose.span(seeds, 'd')} seeds; the dial: LeNet, {d.networks:,} "
         f"networks per step", findings.HOLDS if held else findings.FAILS,
         "" if held else "for max-pooling networks the secant's NADs predict learning, the gradient's do not",
         (("Chapter 3", "ch3-overlap-published"), ("Chapter 3", "ch3-fig6-vgg11-nads"),

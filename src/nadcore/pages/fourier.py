@@ -73,7 +73,7 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
 
 def _rows(comparison, study, iters2, limit2, fig2, without3, bundle_dir):
     """The chapter's rows of the results page: LogReg, LeNet, VGG-11, the GPU's networks, Figs. 2 and 3."""
-    caption = bundle.SIGMA_STUDY["caption"]
+    caption = bundle.SIGMA_STUDY.caption
     return {"logreg": verdicts.fig1_logreg(comparison, bundle.fourier_item("fig1")[2]),
             "lenet": verdicts.fig1_lenet(bundle.load_sigma_study(bundle_dir)[0], caption,
                                          published.AUTHORS_CODE_LENET[((0, 0), "cos")]),
@@ -99,7 +99,7 @@ def _verdict_values(f: Findings, bundle_dir):
     for key, row in f.rows.items():
         out[f"v_{key}"] = Markdown(row.verdict)
         out.update({f"{key}_{name}": x for name, x in row.values.items() if isinstance(x, (int, float, np.number))})
-    caption, study, comparison = bundle.SIGMA_STUDY["caption"], f.study, f.comparison
+    caption, study, comparison = bundle.SIGMA_STUDY.caption, f.study, f.comparison
     hit, cells = f.rows["fig2"].values["lenet_reached"]
     bands, best = f.rows["lenet"].values["bands"], f.rows["lenet"].values["best_sigma"]
     out.update({"logreg_cells": len(comparison["logreg"]["ours"]), "deep_sigma": bundle.DEEP_SIGMA,
@@ -200,7 +200,7 @@ def _seed_table(vgg, seeds, check):
     rows = []
     for cell in sorted(seeds, key=lambda x: -vgg["published"][x]):
         acc = seeds[cell]
-        cpu = [check[("float32", r)][cell] for r in range(bundle.TRAIN_PRECISION["seeds"])
+        cpu = [check[("float32", r)][cell] for r in range(bundle.TRAIN_PRECISION.seeds)
                if cell in check[("float32", r)]]
         rows.append((str(cell), f"{vgg['published'][cell]:.1f}", f"{np.mean(acc):.1f} ± {np.std(acc, ddof=1):.1f}",
                      " / ".join(f"{x:.1f}" for x in acc), " / ".join(f"{x:.1f}" for x in cpu) or "–"))

@@ -162,10 +162,10 @@ def _dial(dial):
     """The secant step as a dial: LeNet's secant NADs at each step h against the exact-gradient, published and
     h = 100 ones, and why (the first layer's switches); its table and its figure (shown in a dropdown)."""
     out: dict[str, Any] = {f"dial_{name}": value for name, value in ch3_nads.dial_numbers(dial["table"]).items()}
-    idx = bundle.SECANT_DIAL["fig6_indices"]
-    out.update({"dial_networks": bundle.SECANT_DIAL["networks"], "dial_sigma": f"{bundle.DEEP_SIGMA:g}",
+    idx = bundle.SECANT_DIAL.fig6_indices
+    out.update({"dial_networks": bundle.SECANT_DIAL.networks, "dial_sigma": f"{bundle.DEEP_SIGMA:g}",
                 "dial_indices": ", ".join(map(str, idx[:-1])) + f" and {idx[-1]}",
-                "dial_conv_n": bundle.SECANT_DIAL["conv"]})
+                "dial_conv_n": bundle.SECANT_DIAL.conv})
     out.update({f"dial_{kind}_{h:g}".replace(".", "_"): 100 * value for h, share in dial["flips"].items()
                 for kind, value in share.items()})
     rows, columns = ch3_nads.dial_rows(dial["table"], list(bundle.DIAL_REFERENCES))
@@ -177,8 +177,8 @@ def _dial(dial):
 def _eq5(eq5):
     """Eq. 5: the mixed derivative's expected right singular vectors beside the gradient covariance's
     eigenvectors, and its figure (shown in a dropdown)."""
-    ks = list(bundle.EQ5["ks"])
-    out: dict[str, Any] = {"eq5_networks": bundle.EQ5["networks"]}
+    ks = list(bundle.EQ5.ks)
+    out: dict[str, Any] = {"eq5_networks": bundle.EQ5.networks}
     out.update({f"eq5_{arch}_{key}_16": float(x[key][ks.index(16)]) for arch, x in eq5.items()
                 for key in ("autograd", "secant", "floor")})
     out["eq5_figure"] = plots.eq5(eq5, ks, width=0.8)

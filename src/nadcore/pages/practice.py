@@ -99,10 +99,10 @@ def _precision(bundle_dir):
         return {"precision_reading": Markdown("")}
     q = bundle.PRECISION
     lowest = "; ".join(f"{plots.style.LABELS[a]} {check[a]['eager'].min():.4f} / {check[a]['compiled'].min():.4f}"
-                       for a in q["archs"])
-    ov, pk = check["overlaps"], q["ks"]
+                       for a in q.archs)
+    ov, pk = check["overlaps"], q.ks
     reading = (
-        f"The lowest cosine of each architecture's {q['count']} networks with float32, eager / "
+        f"The lowest cosine of each architecture's {q.count} networks with float32, eager / "
         f"compiled: {lowest}. The 1,000 LeNets' bfloat16 NADs span the float32 ones' leading subspaces: an "
         f"overlap of {min(ov['compiled']):.4f} or more for every $k$ from {pk[0]} to {pk[-1]}, where two "
         f"float32 halves share {ov['floor'][pk.index(16)]:.2f} at $k = 16$: " + (
