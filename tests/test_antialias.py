@@ -79,60 +79,60 @@ def tiny(monkeypatch):
 @pytest.mark.slow   # 90-150 s here (trains the variants, estimates their NADs): make test, not make check
 def test_chapter_results_compute_store_and_read_back(tiny, tmp_path):
     out = antialias.chapter_results("smoke", 0, tmp_path, "cpu", progress=False)
-    grid = out["grid"]
-    assert out["variants"] == ["max", "blur3"]
-    for v in out["variants"]:
-        assert out["fig1"][v].keys() == set(grid.half())
-        assert all(0 <= a <= 100 for a in out["fig1"][v].values())
-        assert out["nads"][v].settings["num_networks"] == 30 and out["nads"][v].nads.shape == (1024, 1024)
-        assert out["convergence"][v]["overlap"].shape == (1, 2)
-        assert sorted(out["fig6"][v]) == [0, 500]
-    assert {k: set(v) for k, v in out["theory"].items()} == {1: {"blur3"}, 2: {"blur3"}}
+    grid = out.grid
+    assert out.variants == ["max", "blur3"]
+    for v in out.variants:
+        assert out.fig1[v].keys() == set(grid.half())
+        assert all(0 <= a <= 100 for a in out.fig1[v].values())
+        assert out.nads[v].settings["num_networks"] == 30 and out.nads[v].nads.shape == (1024, 1024)
+        assert out.convergence[v]["overlap"].shape == (1, 2)
+        assert sorted(out.fig6[v]) == [0, 500]
+    assert {k: set(v) for k, v in out.theory.items()} == {1: {"blur3"}, 2: {"blur3"}}
     for stages in (1, 2):
-        rho = antialias.agreement(out["theory"][stages]["blur3"], out["fig1"]["blur3"])
-        np.testing.assert_equal(out["agreement"][stages]["blur3"], rho)
+        rho = antialias.agreement(out.theory[stages]["blur3"], out.fig1["blur3"])
+        np.testing.assert_equal(out.agreement[stages]["blur3"], rho)
     # the variants differ: blur3 NADs are those of another network
-    assert nads.subspace_overlap(out["nads"]["max"].nads, out["nads"]["blur3"].nads, 4) < 0.99
+    assert nads.subspace_overlap(out.nads["max"].nads, out.nads["blur3"].nads, 4) < 0.99
     files = sorted(p for p in tmp_path.rglob("*.npz"))
     again = antialias.chapter_results("smoke", 0, tmp_path, "cpu", compute=False)
     assert sorted(p for p in tmp_path.rglob("*.npz")) == files                       # read-only: nothing new
-    for v in out["variants"]:
-        assert again["fig1"][v] == out["fig1"][v] and again["fig6"][v] == out["fig6"][v]
-        np.testing.assert_array_equal(again["nads"][v].nads, out["nads"][v].nads)
-        np.testing.assert_array_equal(again["convergence"][v]["overlap"], out["convergence"][v]["overlap"])
+    for v in out.variants:
+        assert again.fig1[v] == out.fig1[v] and again.fig6[v] == out.fig6[v]
+        np.testing.assert_array_equal(again.nads[v].nads, out.nads[v].nads)
+        np.testing.assert_array_equal(again.convergence[v]["overlap"], out.convergence[v]["overlap"])
     stored = [store.load(p).settings["settings"] for p in (tmp_path / "nads").rglob("fig6_lenet/*.npz")]
     assert sorted(str(s.get("pooling")) for s in stored) == ["None", "None", "blur3", "blur3"]
     rows = antialias.summary(again)
     assert [r["variant"] for r in rows] == ["max", "blur3"] and math.isnan(rows[0]["rho1"])
-    assert rows[1]["mean"] == pytest.approx(np.mean(list(out["fig1"]["blur3"].values())))
+    assert rows[1]["mean"] == pytest.approx(np.mean(list(out.fig1["blur3"].values())))
     numbers = antialias.key_numbers(again)
-    assert numbers["blur3_mean"] == rows[1]["mean"] and numbers["blur3_fig6_best"] == max(out["fig6"]["blur3"].values())
+    assert numbers["blur3_mean"] == rows[1]["mean"] and numbers["blur3_fig6_best"] == max(out.fig6["blur3"].values())
     assert set(antialias.BANDS) == {k.split("_")[-1] for k in numbers if k.startswith("blur3_theory2_")}
     assert antialias.setting_numbers(again)["cells"] == len(grid.half()) and not antialias.missing(again)
     # the chapter's figures, from the same results (every one is checked readable by conftest)
     from nadcore.plots import antialias as figs
-    fig = figs.fig1_variants(again["fig1"], grid)
+    fig = figs.fig1_variants(again.fig1, grid)
     assert [ax.get_title().split("\n")[0] for ax in fig.axes[:2]] == [figs.SHORT["max"], figs.SHORT["blur3"]]
-    fig = figs.theory_beside(again["fig1"], again["theory"], again["agreement"], grid)
+    fig = figs.theory_beside(again.fig1, again.theory, again.agreement, grid)
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     assert len(titles) == 3 and "first pooling" in titles[0] and "both poolings" in titles[1]
-    assert f"= {again['agreement'][2]['blur3']:.2f}" in titles[1]
-    ax = figs.fig6_variants(again["fig6"]).axes[0]
+    assert f"= {again.agreement[2]['blur3']:.2f}" in titles[1]
+    ax = figs.fig6_variants(again.fig6).axes[0]
     lines = ax.get_lines()
     assert [list(line.get_xdata()) for line in lines] == [[0, 500], [0, 500]]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "500"]     # the indices, no "10^0" over "0"
-    assert list(lines[1].get_ydata()) == [again["fig6"]["blur3"][0], again["fig6"]["blur3"][500]]
+    assert list(lines[1].get_ydata()) == [again.fig6["blur3"][0], again.fig6["blur3"][500]]
     # the dashed blur curves are drawn above the solid average-pooling one, which shows through their gaps
     assert figs.STYLE["blur3"]["zorder"] > figs.STYLE["avg"]["zorder"] and figs.STYLE["blur3"]["ls"] == "--"
     assert len({(st["ls"], st["marker"]) for st in figs.STYLE.values()}) == len(figs.STYLE)
-    curves = figs.convergence(again["convergence"]).axes[0].get_lines()
-    assert len(curves) == 3 and list(curves[0].get_ydata()) == list(again["convergence"]["max"]["overlap"][-1])
-    spectra = figs.spectra(again["nads"]).axes[0].get_lines()
+    curves = figs.convergence(again.convergence).axes[0].get_lines()
+    assert len(curves) == 3 and list(curves[0].get_ydata()) == list(again.convergence["max"]["overlap"][-1])
+    spectra = figs.spectra(again.nads).axes[0].get_lines()
     assert [len(line.get_xdata()) for line in spectra] == [29, 29]     # the rank of 30 networks' covariance
-    both = figs.spectra_and_fig6(again["nads"], again["fig6"])      # the page's: side by side, one legend
+    both = figs.spectra_and_fig6(again.nads, again.fig6)      # the page's: side by side, one legend
     assert [len(ax.get_lines()) for ax in both.axes] == [2, 2] and len(both.legends) == 1
     assert [t.get_text() for t in both.legends[0].get_texts()] == [figs.SHORT["max"], figs.SHORT["blur3"]]
-    fig = figs.first_nads(again["nads"], 2)
+    fig = figs.first_nads(again.nads, 2)
     assert len([ax for ax in fig.axes if ax.images]) == 8 and len(fig.axes) == 10    # + two colour scales
     assert [ax.get_title() for ax in fig.axes[:2]] == ["$u_{0}$", "$u_{1}$"]          # indices from 0
     table = figs.summary_table(again)
@@ -142,14 +142,14 @@ def test_chapter_results_compute_store_and_read_back(tiny, tmp_path):
 
 def test_empty_results_read_as_missing(tiny, tmp_path):
     out = antialias.chapter_results("smoke", 0, tmp_path, "cpu", compute=False)
-    assert out["fig1"] == {"max": {}, "blur3": {}} and out["nads"] == {"max": None, "blur3": None}
-    assert out["fig6"] == {"max": {}, "blur3": {}} and not list(tmp_path.rglob("*.npz"))
+    assert out.fig1 == {"max": {}, "blur3": {}} and out.nads == {"max": None, "blur3": None}
+    assert out.fig6 == {"max": {}, "blur3": {}} and not list(tmp_path.rglob("*.npz"))
     assert all(math.isnan(r["mean"]) for r in antialias.summary(out))
     from nadcore.plots import antialias as figs  # a shard's run draws its NAD figures empty
-    for fig in (figs.spectra(out["nads"]), figs.first_nads(out["nads"]), figs.convergence(out["convergence"]),
-                figs.fig6_variants(out["fig6"])):
+    for fig in (figs.spectra(out.nads), figs.first_nads(out.nads), figs.convergence(out.convergence),
+                figs.fig6_variants(out.fig6)):
         assert not any(ax.images for ax in fig.axes)
-    assert figs.first_nads(out["nads"]).axes[0].texts[0].get_text() == "No NADs stored yet"
+    assert figs.first_nads(out.nads).axes[0].texts[0].get_text() == "No NADs stored yet"
 
 
 def test_bands_split_the_grid_by_the_stride_4_nyquist_frequency():
@@ -223,7 +223,7 @@ def test_the_reading_of_chapter_6_matches_the_bundle(published_settings):
     assert sorted(antialias.VARIANTS, key=lambda v: n[f"{v}_overlap16"])[:2] == ["none", "strided"]
     # Fig. 6: the smoother the prefilter, the better the first NAD is learned; chance from 128 on
     assert all(n[f"{a}_fig6_first"] < n[f"{b}_fig6_first"] for a, b in zip(chain, chain[1:]))
-    f6 = published_settings["fig6"]
+    f6 = published_settings.fig6
     assert all(abs(acc - 50) < 2 for v in pooled for i, acc in f6[v].items() if i >= 128)
     # without downsampling: flat, above max pooling, at chance on NAD 0
     assert n["none_mean"] > n["max_mean"] and n["none_std"] < n["max_std"] and abs(n["none_fig6_first"] - 50) < 2
@@ -306,11 +306,12 @@ def _results(levels=LEVELS, lam64=LAM64, rho2=0.72, theory_low=64.9, drop=()):
               for v in antialias.PREFILTER if v in variants}
     spectra = {v: SimpleNamespace(eigenvalues=np.r_[1.0, np.full(64, lam64[v]), np.full(10, lam64[v] / 2)])
                for v in variants}
-    return dict(grid=grid, variants=variants, fig1=fig1, theory={2: theory},
-                agreement={2: {v: rho2 for v in antialias.BLURRED if v in variants}}, nads=spectra,
-                convergence={v: None for v in variants}, fig6={v: {} for v in variants},
-                settings={"nads": presets.AntialiasNads(method="secant", num_networks=100, conv_sizes=[], conv_ks=[]),
-                          "fig1": {"sigma": 3.0}})
+    run = antialias.AntialiasRun({"sigma": 3.0}, {}, presets.AntialiasNads(method="secant", num_networks=100,
+                                                                          conv_sizes=[], conv_ks=[]), [], 3)
+    return antialias.AntialiasResults(grid, variants, run, fig1=fig1, theory={2: theory},
+                                      agreement={2: {v: rho2 for v in antialias.BLURRED if v in variants}},
+                                      nads=spectra, convergence={v: None for v in variants},
+                                      fig6={v: {} for v in variants})
 
 
 def _verdicts(results):
@@ -373,10 +374,10 @@ def test_band_gap_is_the_low_bands_lead_with_a_bootstrap_interval_over_the_cells
 
 def test_a_lead_whose_interval_straddles_the_threshold_is_not_resolved():
     results = _results()
-    cells = [c for c in results["grid"].half() if antialias.band(c) == "high"]
+    cells = [c for c in results.grid.half() if antialias.band(c) == "high"]
     for i, c in enumerate(cells):                      # BlurPool-5: a lead of 7.3 points, spread over +-15
-        results["fig1"]["blur5"][c] = 49.7 + (15.0 if i % 2 else -15.0)
-    gap, lower, upper = antialias.band_gap(results["fig1"]["blur5"])
+        results.fig1["blur5"][c] = 49.7 + (15.0 if i % 2 else -15.0)
+    gap, lower, upper = antialias.band_gap(results.fig1["blur5"])
     assert lower < antialias.BAND_GAP < upper
     assert _verdicts(results)["blur_keeps_bias"] == (
         findings.UNRESOLVED, f"the interval of BlurPool-5 reaches below {antialias.BAND_GAP:g} points")
@@ -437,7 +438,7 @@ def test_the_predictions_where_lenet_learns(where_lenet_learns):
     assert got["nyquist"]["scale"].startswith("published recipe at σ = 1.5,")
     n = antialias.key_numbers(where_lenet_learns)
     # the chapter's reading at sigma = 1.5: every pooled variant learns its leading NADs, none past index 128
-    f6 = where_lenet_learns["fig6"]
+    f6 = where_lenet_learns.fig6
     assert all(f6[v][0] > 90 and all(abs(a - 50) < 2 for i, a in f6[v].items() if i > 128) for v in antialias.POOLED)
     assert n["none_mean"] > 95 and n["none_std"] < 2 and n["avg_band_low"] > n["blur3_band_low"] > n["max_band_low"]
     # the smoother the filter, the narrower the band; the binomial filters at chance off it; no pooling layer: flat

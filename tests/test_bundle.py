@@ -272,7 +272,7 @@ def recompute_chapter4_run(rng, record_threads, tmp_path):
     record_threads(record)
     print(f"recomputing Chapter 4's run {path.name} on {dataset}")
     u = cifar.as_nads(bundle.load_nad(s["arch"]).nads, train[0])
-    assert store.fingerprint(u) == s["nads"] and s["recipe"] == p["recipe"]
+    assert store.fingerprint(u) == s["nads"] and s["recipe"] == presets.as_dict(p.recipe)
     if path.name.startswith("poison-"):
         index = None if s["index"] == -1 else s["index"]
         fresh = ch4_cifar10.poisoning_run(s["arch"], train, test, u, index, s["eps"], s["mean"], s["std"],
@@ -1103,12 +1103,12 @@ def test_fig3_and_chapter6_again_at_the_sigma_studys_best(tmp_path):
     assert bundle.sweep_name("fig3_sigma") == "fig3" and {"fig3_sigma", "antialias_sigma"} <= set(bundle.ITEMS)
     assert bundle.status("fig3_sigma", tmp_path).startswith("fig3_sigma (lenet): 0 of 25 cells stored; ")
     best, caption = bundle.load_antialias(best_sigma=True), bundle.load_antialias()
-    assert best["settings"]["fig1"]["sigma"] == best["settings"]["fig6"]["sigma"] == bundle.DEEP_SIGMA
-    assert caption["settings"]["fig1"]["sigma"] == caption["settings"]["fig6"]["sigma"] == bundle.FIG6_CAPTION
+    assert best.settings.fig1["sigma"] == best.settings.fig6["sigma"] == bundle.DEEP_SIGMA
+    assert caption.settings.fig1["sigma"] == caption.settings.fig6["sigma"] == bundle.FIG6_CAPTION
     study = bundle.load_sigma_study()[0][bundle.DEEP_SIGMA][0]                          # Fig. 1's cells at 1.5
-    assert best["fig1"]["max"] and all(study[c] == acc for c, acc in best["fig1"]["max"].items())
-    assert all(best["nads"][v] is caption["nads"][v] or best["nads"][v].settings == caption["nads"][v].settings
-               for v in best["variants"])
+    assert best.fig1["max"] and all(study[c] == acc for c, acc in best.fig1["max"].items())
+    assert all(best.nads[v] is caption.nads[v] or best.nads[v].settings == caption.nads[v].settings
+               for v in best.variants)
     assert not bundle.complete("antialias_sigma", tmp_path)
 
 

@@ -288,22 +288,22 @@ def test_chapter_7_computes_stores_and_reads_back(zoo_tiny, tmp_path):
     from nadcore.plots import zoo as figs
 
     out = ch7_zoo.chapter_results("smoke", 0, tmp_path, "cpu", progress=False)
-    assert out["archs"] == ["vit"] and out["references"] == ["lenet"] and not ch7_zoo.missing(out)
-    assert out["nads"]["vit"].settings == nads.nad_settings("vit", 30, "autograd")
-    assert out["convergence"]["vit"]["overlap"].shape == (1, 2) and out["secant"] == {}
-    assert out["isotropy"]["vit"] == ch7_zoo.isotropy(out["nads"]["vit"], 4)
+    assert out.archs == ["vit"] and out.references == ["lenet"] and not ch7_zoo.missing(out)
+    assert out.nads["vit"].settings == nads.nad_settings("vit", 30, "autograd")
+    assert out.convergence["vit"]["overlap"].shape == (1, 2) and out.secant == {}
+    assert out.isotropy["vit"] == ch7_zoo.isotropy(out.nads["vit"], 4)
     files = sorted(tmp_path.rglob("*.npz"))
     again = ch7_zoo.chapter_results("smoke", 0, tmp_path, "cpu", compute=False)
     assert sorted(tmp_path.rglob("*.npz")) == files                                    # read-only: nothing new
-    np.testing.assert_array_equal(again["nads"]["vit"].nads, out["nads"]["vit"].nads)
+    np.testing.assert_array_equal(again.nads["vit"].nads, out.nads["vit"].nads)
     numbers = ch7_zoo.key_numbers(again)
-    assert numbers["vit_top"] == out["isotropy"]["vit"]["top"]
-    assert numbers["vit_conv4"] == out["convergence"]["vit"]["overlap"][-1][1]
-    assert numbers["isotropic_top"] == out["isotropic"]["top"]
-    lam = again["nads"]["vit"].eigenvalues                      # top = 4: lambda_3 and lambda_4 over lambda_0
+    assert numbers["vit_top"] == out.isotropy["vit"]["top"]
+    assert numbers["vit_conv4"] == out.convergence["vit"]["overlap"][-1][1]
+    assert numbers["isotropic_top"] == out.isotropic["top"]
+    lam = again.nads["vit"].eigenvalues                      # top = 4: lambda_3 and lambda_4 over lambda_0
     assert numbers["vit_lam3"] == lam[3] / lam[0] and numbers["vit_lam4"] == lam[4] / lam[0]
     assert numbers["networks"] == numbers["vit_networks"] == 30 and "secant_networks" not in numbers
-    assert ch7_zoo.chapter_results("smoke", 0, tmp_path / "empty", "cpu", compute=False)["nads"] == {"lenet": None,
+    assert ch7_zoo.chapter_results("smoke", 0, tmp_path / "empty", "cpu", compute=False).nads == {"lenet": None,
                                                                                                       "vit": None}
     # the chapter's figures and table from the same results (conftest checks every figure is readable)
     fig = figs.energy_maps(again)
@@ -352,19 +352,19 @@ def test_the_reading_of_chapter_7_matches_the_bundle(zoo_paper):
     from nadcore.experiments import ch7_zoo
 
     n = ch7_zoo.key_numbers(zoo_paper)
-    every = zoo_paper["references"] + zoo_paper["archs"]
+    every = zoo_paper.references + zoo_paper.archs
     # the ViT: the lowest effective rank of the book's networks (DenseNet-121's too), most variance in
     # 16 NADs, on the patch grid; a block of 16: the subspace converges, its single NADs do not
     assert min(every, key=lambda a: n[f"{a}_effective_rank"]) == "vit"
     densenet = bundle.load_nad("densenet121", "autograd")
     assert densenet is None or ch7_zoo.effective_rank(densenet.eigenvalues) > 2 * n["vit_effective_rank"]
     assert n["vit_conv16"] > 0.99 and n["vit_conv1"] < 0.5 and n["vit_lam15"] > 0.5 > 0.1 > n["vit_lam16"]
-    lam = np.asarray(zoo_paper["nads"]["vit"].eigenvalues, dtype=np.float64)   # indices from 0: u_0 .. u_15
+    lam = np.asarray(zoo_paper.nads["vit"].eigenvalues, dtype=np.float64)   # indices from 0: u_0 .. u_15
     assert n["vit_lam15"] == lam[15] / lam[0] and n["vit_lam16"] == lam[16] / lam[0]
     # every count from the stored settings: the exact gradient of 10,000 networks each
     assert n["networks"] == 10000 and all(n[f"{a}_networks"] == 10000 for a in every)
     # ConvNeXt's effective rank is VGG-11's to within 0.1, from two different spectra (no mixed-up key)
-    convnext, vgg11 = zoo_paper["nads"]["convnext"], zoo_paper["nads"]["vgg11"]
+    convnext, vgg11 = zoo_paper.nads["convnext"], zoo_paper.nads["vgg11"]
     assert (convnext.settings["arch"], vgg11.settings["arch"]) == ("convnext", "vgg11")
     assert n["convnext_effective_rank"] == ch7_zoo.effective_rank(convnext.eigenvalues)
     assert n["vgg11_effective_rank"] == ch7_zoo.effective_rank(vgg11.eigenvalues)
@@ -405,7 +405,7 @@ def test_the_secant_and_fig6_reading_of_chapter_7_matches_the_bundle(zoo_paper):
     """The statements of Chapter 7's secant and Fig. 6 sections, for the networks the bundle holds."""
     from nadcore.experiments import ch7_zoo
 
-    n, secant, fig6 = ch7_zoo.key_numbers(zoo_paper), zoo_paper["secant"], zoo_paper["fig6"]
+    n, secant, fig6 = ch7_zoo.key_numbers(zoo_paper), zoo_paper.secant, zoo_paper.fig6
     if secant.get("vit") is None:
         pytest.skip("the bundle holds no secant NADs of the ViT yet")
     # the ViT: the secant finds the exact gradient's block of 16 patch patterns, not its single directions
@@ -461,17 +461,17 @@ def test_chapter_7_secant_and_fig6(monkeypatch, tmp_path):
     assert ch7_zoo.fig6_recipe("lenet", cfg, 0)["max_lr"] == 0.5 and ch7_zoo.fig6_recipe("convnext", cfg, 0) == {
         "n_train": 64, "sigma": 1.0, "eps": 1.0, "epochs": 1, "max_lr": 0.05, "seed": 0}
     out = ch7_zoo.chapter_results("smoke", 0, tmp_path, "cpu", progress=False)
-    assert out["secant"]["lenet"].settings == nads.nad_settings("lenet", 2, "secant", precision="bfloat16",
+    assert out.secant["lenet"].settings == nads.nad_settings("lenet", 2, "secant", precision="bfloat16",
                                                                 compiled=True)
-    assert list(out["fig6"]) == ["lenet", "convnext"] and all(sorted(f) == [0, 5] for f in out["fig6"].values())
+    assert list(out.fig6) == ["lenet", "convnext"] and all(sorted(f) == [0, 5] for f in out.fig6.values())
     again = ch7_zoo.chapter_results("smoke", 0, tmp_path, "cpu", compute=False)
-    assert again["fig6"] == out["fig6"]
-    assert ch7_zoo.key_numbers(again)["convnext_fig6_5"] == out["fig6"]["convnext"][5]
+    assert again.fig6 == out.fig6
+    assert ch7_zoo.key_numbers(again)["convnext_fig6_5"] == out.fig6["convnext"][5]
     recipe = {k: v for k, v in ch7_zoo.fig6_recipe("convnext", cfg, 0).items() if k != "seed"}
-    fresh = ch3_nads.accuracy_on_nads("convnext", out["secant"]["convnext"], [5], seed=0, device="cpu",
+    fresh = ch3_nads.accuracy_on_nads("convnext", out.secant["convnext"], [5], seed=0, device="cpu",
                                       progress=False, **recipe)
-    assert fresh[0] == out["fig6"]["convnext"][5]
-    assert ch7_zoo.chapter_results("smoke", 0, tmp_path / "empty", "cpu", compute=False)["fig6"] == {"lenet": {},
+    assert fresh[0] == out.fig6["convnext"][5]
+    assert ch7_zoo.chapter_results("smoke", 0, tmp_path / "empty", "cpu", compute=False).fig6 == {"lenet": {},
                                                                                                       "convnext": {}}
     rows = figs.secant_table(again)
     assert list(rows.index) == ["ConvNeXt, exact gradient (8)", "ConvNeXt, secant (2, bfloat16)",

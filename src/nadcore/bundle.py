@@ -1330,7 +1330,7 @@ _declare(_underspec("underspec_ood", "ood"), _underspec("underspec_pairs", "pair
 ANTIALIAS_SIGMA = {"fourier": {"sigma": DEEP_SIGMA}, "nads": {"fig6": {"sigma": DEEP_SIGMA}}}
 
 
-def load_antialias(bundle_dir: str | Path = BUNDLE, best_sigma: bool = False) -> dict[str, Any]:
+def load_antialias(bundle_dir: str | Path = BUNDLE, best_sigma: bool = False) -> ch6_antialias.AntialiasResults:
     """Chapter 6 at the published settings (`ch6_antialias.chapter_results`, computing nothing), or at
     the sigma study's best with `best_sigma` (`ANTIALIAS_SIGMA`): the max-pooling Fig. 1 cells are
     Fig. 1's own; pieces not stored yet are None or empty."""
@@ -1360,8 +1360,8 @@ def _antialias_compute(bundle_dir, scratch, progress, best_sigma=False):
 
 def _antialias_sigma_stored(bundle_dir):
     r = load_antialias(bundle_dir, best_sigma=True)
-    return (all(len(r["fig1"][v]) == len(r["grid"].half()) for v in r["variants"])
-            and all(len(r["fig6"][v]) == len(r["settings"]["indices"]) for v in r["variants"]))
+    return (all(len(r.fig1[v]) == len(r.grid.half()) for v in r.variants)
+            and all(len(r.fig6[v]) == len(r.settings.indices) for v in r.variants))
 
 
 # Chapter 6's Fig. 1 again with two more seeds (replicates 1 and 2; replicate 0 is `antialias_sigma`'s, or
@@ -1417,7 +1417,7 @@ _declare(BundleItem("antialias", lambda: presets.preset("antialias", "paper"), _
 # ----------------------------------------------------------------------------- Chapter 7
 
 def load_zoo(bundle_dir: str | Path = BUNDLE, compute: bool = False, progress: bool = False,
-             scratch: str | Path | None = None) -> dict[str, Any]:
+             scratch: str | Path | None = None) -> ch7_zoo.ZooResults:
     """Chapter 7 at the published scale (`ch7_zoo.chapter_results("paper")`): what the bundle holds,
     or, with `compute`, everything (the exact-gradient NADs first, then the secant); `scratch` holds
     the chunks (default: the bundle's `partial/`)."""
@@ -1430,8 +1430,8 @@ def load_zoo(bundle_dir: str | Path = BUNDLE, compute: bool = False, progress: b
 
 def _zoo_stored(bundle_dir):
     zoo = load_zoo(bundle_dir)
-    return (not ch7_zoo.missing(zoo) and None not in zoo["secant"].values()
-            and all(len(f) == len(zoo["settings"].fig6_indices) for f in zoo["fig6"].values()))
+    return (not ch7_zoo.missing(zoo) and None not in zoo.secant.values()
+            and all(len(f) == len(zoo.settings.fig6_indices) for f in zoo.fig6.values()))
 
 
 def load_zoo_null(bundle_dir: str | Path = BUNDLE, compute: bool = False,

@@ -1329,7 +1329,7 @@ class Question:
             raise InputError(f"verdict must be one of {', '.join(findings.OUTCOMES)}; got {self.verdict!r}")
 
 
-def antialias_questions(results: Mapping[str, Any]) -> list[Question]:
+def antialias_questions(results: ch6_antialias.AntialiasResults) -> list[Question]:
     """Chapter 6's predictions of the paper's explanation (`ch6_antialias.predictions` of `results`, where
     LeNet learns: `bundle.load_antialias(best_sigma=True)`)."""
     return [Question(p["claim"], p["paper"], p["ours"], p["scale"], p["verdict"], p["reason"],

@@ -14,6 +14,7 @@ and Chapter 3 (Fig. 6) at the same scale, so the max-pooling cells are Chapter 1
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -204,25 +205,47 @@ def band_means(acc: Mapping[tuple[int, int], float]) -> dict[str, float]:
     return out
 
 
+@dataclass
+class AntialiasRun:
+    """The settings behind `AntialiasResults`: Fig. 1's and Fig. 6's stored settings (`fig1_settings`,
+    `fig6_settings`), the NADs' preset `nads`, Fig. 6's `indices` and the NADs `show`n a variant."""
+    fig1: dict[str, Any]
+    fig6: dict[str, Any]
+    nads: presets.AntialiasNads
+    indices: list[int]
+    show: int
+
+
+@dataclass
+class AntialiasResults:
+    """Everything Chapter 6 shows (`chapter_results`): the `grid` and the `variants`; `fig1` {variant: {cell:
+    acc}}; `theory` {stages: {variant: {cell: acc}}} of the linear variants (`theory`); `agreement` {stages:
+    {variant: Spearman rho}} (MaxBlurPool against its blur's map too); `nads` {variant: NADResult | None};
+    `convergence` {variant: arrays | None}; `fig6` {variant: {index: acc}}; the `settings` (`AntialiasRun`)."""
+    grid: fourier.Grid
+    variants: list[str]
+    settings: AntialiasRun
+    fig1: dict[str, Any] = field(default_factory=dict)
+    theory: dict[int, dict[str, Any]] = field(default_factory=dict)
+    agreement: dict[int, dict[str, float]] = field(default_factory=dict)
+    nads: dict[str, Any] = field(default_factory=dict)
+    convergence: dict[str, Any] = field(default_factory=dict)
+    fig6: dict[str, dict[int, float]] = field(default_factory=dict)
+
+
 def chapter_results(scale: str, seed: int = 0, results_dir: str | Path = "../results",
                     device: str | torch.device = "cpu", compute: bool = True, progress: bool = True,
                     variants: Iterable[str] | None = None, parts: Collection[str] = ("fig1", "nads", "fig6"),
                     scratch: str | Path | None = None, compact: bool = False, shard: int = 0, num_shards: int = 1,
-                    overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Everything the chapter shows at `scale`: per variant its Fig. 1 grid, NADs, convergence and
-    Fig. 6, and the theory maps of the linear ones. With `compute=False` nothing is computed and
-    missing pieces are None or empty (the results bundle's read-only path). `parts` picks what to
+                    overrides: dict[str, Any] | None = None) -> AntialiasResults:
+    """Everything the chapter shows at `scale` (`AntialiasResults`): per variant its Fig. 1 grid, NADs,
+    convergence and Fig. 6, and the theory maps of the linear ones. With `compute=False` nothing is computed
+    and missing pieces are None or empty (the results bundle's read-only path). `parts` picks what to
     compute, each part for every variant before the next; `scratch` holds NAD chunks (default
     `results_dir`), `compact` stores float16 NADs. With `num_shards` > 1 this run computes its
     share of the Fig. 1 cells only; a run with `num_shards=1` then collects them and computes
     the NADs and Fig. 6. `overrides` changes the presets it reads, "antialias", "fourier" (Fig. 1)
-    and "nads" (Fig. 6) (`presets.check_overrides`).
-
-    Returns a dict: `grid`, `variants`, `fig1` {variant: {cell: acc}}, `theory` {stages: {variant:
-    {cell: acc}}} of the linear variants (`theory`), `agreement` {stages: {variant: Spearman rho}}
-    (MaxBlurPool against its blur's map too), `nads` {variant: NADResult | None},
-    `convergence` {variant: arrays | None}, `fig6` {variant: {index: acc}}, `settings`.
-    """
+    and "nads" (Fig. 6) (`presets.check_overrides`)."""
     cfg = presets.preset("antialias", scale, overrides)
     dev = resolve(device)
     results_dir = Path(results_dir)
@@ -231,27 +254,25 @@ def chapter_results(scale: str, seed: int = 0, results_dir: str | Path = "../res
         check_variant(v)
     grid = fourier.make_grid(cfg.grid)
     s1, s6 = fig1_settings(scale, seed, dev, overrides), fig6_settings(scale, seed, overrides)
-    out: dict[str, Any] = dict(grid=grid, variants=variants, fig1={}, theory={}, agreement={}, nads={}, convergence={},
-                               fig6={}, settings=dict(fig1=s1, fig6=s6, nads=cfg.nads, indices=cfg.fig6_indices,
-                                                      show=cfg.show))
+    out = AntialiasResults(grid, variants, AntialiasRun(s1, s6, cfg.nads, cfg.fig6_indices, cfg.show))
     for v in variants:
-        out["fig1"][v] = fig1(v, grid, s1, results_dir / "fourier", compute and "fig1" in parts, progress, shard,
-                              num_shards)
+        out.fig1[v] = fig1(v, grid, s1, results_dir / "fourier", compute and "fig1" in parts, progress, shard,
+                           num_shards)
         for stages in (1, 2) if v in BLURRED else ():
             t = theory(v, grid, s1["eps"], s1["sigma"], stages)
             if v in PREFILTER:
-                out["theory"].setdefault(stages, {})[v] = t
-            out["agreement"].setdefault(stages, {})[v] = agreement(t, out["fig1"][v])
+                out.theory.setdefault(stages, {})[v] = t
+            out.agreement.setdefault(stages, {})[v] = agreement(t, out.fig1[v])
     compute = compute and num_shards == 1
     for v in variants:
         work = compute and "nads" in parts
-        out["nads"][v] = nad_estimate(v, cfg.nads, seed, results_dir, dev, work, progress, scratch, compact)
-        out["convergence"][v] = None if out["nads"][v] is None else nad_convergence(
+        out.nads[v] = nad_estimate(v, cfg.nads, seed, results_dir, dev, work, progress, scratch, compact)
+        out.convergence[v] = None if out.nads[v] is None else nad_convergence(
             v, cfg.nads, seed, results_dir, dev, work, scratch=scratch)
     for v in variants:
-        basis = out["nads"][v]
-        out["fig6"][v] = {} if basis is None else fig6(v, basis, cfg.fig6_indices, s6, results_dir, dev,
-                                                       compute and "fig6" in parts, progress)
+        basis = out.nads[v]
+        out.fig6[v] = {} if basis is None else fig6(v, basis, cfg.fig6_indices, s6, results_dir, dev,
+                                                    compute and "fig6" in parts, progress)
     return out
 
 
@@ -275,25 +296,25 @@ def band_gap(acc: Mapping[tuple[int, int], float], boots: int = BOOTS, level: fl
     return float(low.mean() - high.mean()), float(lower), float(upper)
 
 
-def summary(results: Mapping[str, Any]) -> list[dict[str, Any]]:
+def summary(results: AntialiasResults) -> list[dict[str, Any]]:
     """One row per variant of `chapter_results`: its Fig. 1 spread, the Spearman rho with Theorem 1
     for the first pooling (rho1) and both (rho2) (blurred variants), lambda_1 / lambda_0 (`lam2`, of the first two) and
     lambda_64 / lambda_0 of its NADs (indices from 0), the N vs 2N
     overlap of the leading 16 NADs at the largest N, Fig. 6 at the first and last index, and the
     mean accuracy in each of `BANDS` (`band_low`, `band_eight`, `band_high`)."""
     rows = []
-    for v in results["variants"]:
-        s, basis = spread(results["fig1"][v]), results["nads"][v]
-        conv, f6 = results["convergence"][v], results["fig6"][v]
+    for v in results.variants:
+        s, basis = spread(results.fig1[v]), results.nads[v]
+        conv, f6 = results.convergence[v], results.fig6[v]
         lam = None if basis is None else np.clip(basis.eigenvalues, 0, None) / basis.eigenvalues[0]
         ks = [] if conv is None else list(conv["ks"])
         rows.append(dict(variant=v, cells=s["cells"], mean=s["mean"], std=s["std"], min=s["min"], max=s["max"],
-                         rho1=results["agreement"].get(1, {}).get(v, np.nan),
-                         rho2=results["agreement"].get(2, {}).get(v, np.nan),
+                         rho1=results.agreement.get(1, {}).get(v, np.nan),
+                         rho2=results.agreement.get(2, {}).get(v, np.nan),
                          lam2=np.nan if lam is None else float(lam[1]), lam64=np.nan if lam is None else float(lam[64]),
                          overlap16=float(conv["overlap"][-1][ks.index(16)]) if 16 in ks else np.nan,
                          fig6_first=f6[min(f6)] if f6 else np.nan, fig6_last=f6[max(f6)] if f6 else np.nan,
-                         **{f"band_{k}": m for k, m in band_means(results["fig1"][v]).items()}))
+                         **{f"band_{k}": m for k, m in band_means(results.fig1[v]).items()}))
     return rows
 
 
@@ -364,7 +385,7 @@ def _kendall(a, b):
 POOLED = ("max", "avg", "blur3", "blur5", "maxblur3", "maxblur5")  # a pooling layer (no stride-2 convs, not none)
 
 
-def key_numbers(results: Mapping[str, Any]) -> dict[str, float]:
+def key_numbers(results: AntialiasResults) -> dict[str, float]:
     """The chapter's numbers by name, unrounded, for the prose (myst-nb `glue`): `{variant}_{column}`
     of every `summary` row, `{variant}_fig6_best` (the best Fig. 6 accuracy), and
     `{variant}_theory2_{band}`, Theorem 1's mean over each of `BANDS` for both poolings, and
@@ -373,29 +394,30 @@ def key_numbers(results: Mapping[str, Any]) -> dict[str, float]:
     for r in summary(results):
         v = r["variant"]
         out.update({f"{v}_{k}": float(x) for k, x in r.items() if k != "variant"})
-        f6 = results["fig6"][v]
+        f6 = results.fig6[v]
         out[f"{v}_fig6_best"] = float(max(f6.values())) if f6 else float("nan")
-        out.update(zip((f"{v}_gap", f"{v}_gap_lower", f"{v}_gap_upper"), band_gap(results["fig1"][v])))
-    for v, t in results["theory"].get(2, {}).items():
+        out.update(zip((f"{v}_gap", f"{v}_gap_lower", f"{v}_gap_upper"), band_gap(results.fig1[v])))
+    for v, t in results.theory.get(2, {}).items():
         out.update({f"{v}_theory2_{name}": m for name, m in band_means(t).items()})
     return out
 
 
-def missing(results: Mapping[str, Any]) -> dict[str, list[str]]:
+def missing(results: AntialiasResults) -> dict[str, list[str]]:
     """`{part: [variants]}` of the parts (fig1, nads, fig6) of `chapter_results` not stored for a variant."""
-    gaps = {part: [v for v in results["variants"] if not results[part][v]] for part in ("fig1", "nads", "fig6")}
+    parts = {"fig1": results.fig1, "nads": results.nads, "fig6": results.fig6}
+    gaps = {part: [v for v in results.variants if not found[v]] for part, found in parts.items()}
     return {part: vs for part, vs in gaps.items() if vs}
 
 
-def setting_numbers(results: Mapping[str, Any]) -> dict[str, Any]:
+def setting_numbers(results: AntialiasResults) -> dict[str, Any]:
     """The settings of `chapter_results` by name, for the prose: Fig. 1's `n`, `sigma`, `epochs`,
     the grid (`side`, `freqs`, `cells`), the number of `variants`, the NADs' `nad_networks` and
     `nad_method`, the number of Fig. 6 indices (`fig6_count`) and the last one (`last_index`)."""
-    s1, grid, cfg = results["settings"]["fig1"], results["grid"], results["settings"]["nads"]
+    s1, grid, cfg = results.settings.fig1, results.grid, results.settings.nads
     return {"n": s1["n"], "sigma": s1["sigma"], "epochs": s1["epochs"], "side": len(grid.freqs),
-            "freqs": ", ".join(map(str, grid.freqs)), "cells": len(grid.half()), "variants": len(results["variants"]),
+            "freqs": ", ".join(map(str, grid.freqs)), "cells": len(grid.half()), "variants": len(results.variants),
             "nad_networks": cfg.num_networks, "nad_method": cfg.method,
-            "fig6_count": len(results["settings"]["indices"]), "last_index": results["settings"]["indices"][-1]}
+            "fig6_count": len(results.settings.indices), "last_index": results.settings.indices[-1]}
 
 
 # ----------------------------------------------------------------------------- the paper's predictions, judged
@@ -433,7 +455,7 @@ def thresholds() -> str:
             "the prefilter's energy (the mean of |m̂|²/|m̂(0)|² over the frequencies) does.")
 
 
-def predictions(results: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def predictions(results: AntialiasResults) -> dict[str, dict[str, Any]]:
     """What the paper's explanation of the bias predicts for the variants of `chapter_results` (at the
     published settings), judged on what they measure: `{name: dict(claim, paper, ours, scale, verdict,
     reason, values)}` with `verdict` one of `findings.OUTCOMES` (`reason` says why, unless it plainly holds; what is
@@ -449,11 +471,11 @@ def predictions(results: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     - `prefilter_orders`: the linear model (Eq. 4), the less a prefilter lets through (`prefilter_energy`),
       the steeper the spectrum: λ₆₄/λ₀ of the `PREFILTER` variants in that order.
     """
-    n, present = key_numbers(results), set(results["variants"])
-    sigma = results["settings"]["fig1"]["sigma"]
-    recipe = f"published recipe at σ = {sigma:g}, {len(results['grid'].half())} directions, 1 seed"
+    n, present = key_numbers(results), set(results.variants)
+    sigma = results.settings.fig1["sigma"]
+    recipe = f"published recipe at σ = {sigma:g}, {len(results.grid.half())} directions, 1 seed"
     published = presets.preset("nads", "paper").num_networks["default"]
-    networks = f"{results['settings']['nads'].num_networks:,} networks per variant (paper: {published:,})"
+    networks = f"{results.settings.nads.num_networks:,} networks per variant (paper: {published:,})"
     nan = float("nan")
 
     def blur_keeps_bias():

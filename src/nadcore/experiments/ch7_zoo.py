@@ -20,6 +20,7 @@ convergence sizes; at the published scale their files are the results bundle's (
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
     from numpy.typing import ArrayLike
+
+    from nadcore.nads.result import NADResult
 
 PERIODS = (4, 8)   # the 4x4 patches of the ViT, the Mixer and ConvNeXt's stem; ResNet-18's stride of 8
 LOW_BAND = 4       # max(|kx|, |ky|) <= 4, as Chapter 3's low-frequency share
@@ -397,57 +400,72 @@ def nad_convergence(arch: str, cfg: presets.Zoo, seed: int, results_dir: str | P
         results_dir=scratch or results_dir, progress=progress, eig_threads=cfg.eig_threads), device=device).arrays
 
 
+@dataclass
+class ZooResults:
+    """Everything Chapter 7 shows (`chapter_results`): the new architectures `archs` and the `references`;
+    `nads` {arch: NADResult | None} (both); `secant` {arch: NADResult | None} (`secant_archs`); `fig6`
+    {arch: {index: accuracy}} (on the secant NADs, `fig6_archs`; empty where not stored); `convergence`
+    {arch: arrays | None}; `isotropy` {arch: `isotropy` | None}; `isotropic` and `isotropic_spectrum`
+    (`isotropic_reference` at the same N); the preset `settings`."""
+    archs: list[str]
+    references: list[str]
+    settings: presets.Zoo
+    nads: dict[str, NADResult | None] = field(default_factory=dict)
+    secant: dict[str, NADResult | None] = field(default_factory=dict)
+    fig6: dict[str, dict[int, float]] = field(default_factory=dict)
+    convergence: dict[str, Any] = field(default_factory=dict)
+    isotropy: dict[str, Any] = field(default_factory=dict)
+    isotropic: Any = None
+    isotropic_spectrum: Any = None
+
+    def stored(self) -> dict[str, NADResult]:
+        """`{arch: NADResult}` of the architectures with stored NADs: references first, then the new ones."""
+        return {a: r for a in self.references + self.archs if (r := self.nads.get(a)) is not None}
+
+
 def chapter_results(scale: str, seed: int = 0, results_dir: str | Path = "../results",
                     device: str | torch.device = "cpu", compute: bool = True, progress: bool = True,
-                    scratch: str | Path | None = None, compact: bool = False, secant: bool = True) -> dict[str, Any]:
-    """Everything the chapter shows at `scale`. With `compute=False` nothing is computed and what
-    is missing is None (the results bundle's read-only path); `secant=False` leaves the secant
-    estimates and Fig. 6 out of the computation (they are read when stored).
-
-    Returns a dict: `archs` (the new ones), `references`, `nads` {arch: NADResult | None} (both),
-    `secant` {arch: NADResult | None} (`secant_archs`), `fig6` {arch: {index: accuracy}} (on the
-    secant NADs, `fig6_archs`; empty where they are not stored), `convergence` {arch: arrays | None},
-    `isotropy` {arch: `isotropy` | None}, `isotropic` and `isotropic_spectrum` (`isotropic_reference`
-    at the same N), `settings`.
-    """
+                    scratch: str | Path | None = None, compact: bool = False, secant: bool = True) -> ZooResults:
+    """Everything the chapter shows at `scale` (`ZooResults`). With `compute=False` nothing is computed
+    and what is missing is None (the results bundle's read-only path); `secant=False` leaves the secant
+    estimates and Fig. 6 out of the computation (they are read when stored)."""
     cfg = presets.preset("zoo", scale)
     dev = resolve(device)
     results_dir = Path(results_dir)
-    every = list(cfg.references) + list(cfg.archs)
-    out: dict[str, Any] = dict(archs=list(cfg.archs), references=list(cfg.references), nads={}, secant={},
-                               fig6={}, convergence={}, isotropy={}, settings=cfg)
-    for arch in every:
+    out = ZooResults(archs=list(cfg.archs), references=list(cfg.references), settings=cfg)
+    for arch in out.references + out.archs:
         basis = nad_estimate(arch, cfg, seed, results_dir, dev, compute, progress, scratch, compact)
-        out["nads"][arch] = basis
-        out["convergence"][arch] = None if basis is None else nad_convergence(
+        out.nads[arch] = basis
+        out.convergence[arch] = None if basis is None else nad_convergence(
             arch, cfg, seed, results_dir, dev, compute, scratch=scratch)
-        out["isotropy"][arch] = None if basis is None else isotropy(basis, cfg.top)
+        out.isotropy[arch] = None if basis is None else isotropy(basis, cfg.top)
     for arch in secant_archs(cfg):   # each network's Fig. 6 right after its secant: a stopped run keeps both
-        basis = out["secant"][arch] = nad_estimate(arch, cfg, seed, results_dir, dev, compute and secant, progress,
-                                                   scratch, compact, method="secant")
+        basis = out.secant[arch] = nad_estimate(arch, cfg, seed, results_dir, dev, compute and secant, progress,
+                                                scratch, compact, method="secant")
         if arch in cfg.fig6_archs:
-            out["fig6"][arch] = {} if basis is None else fig6(arch, basis, cfg, seed, results_dir, dev,
-                                                             compute and secant, progress)
-    out["isotropic"], out["isotropic_spectrum"] = isotropic_reference(cfg.num_networks, cfg.top, seed=seed)
+            out.fig6[arch] = {} if basis is None else fig6(arch, basis, cfg, seed, results_dir, dev,
+                                                          compute and secant, progress)
+    out.isotropic, out.isotropic_spectrum = isotropic_reference(cfg.num_networks, cfg.top, seed=seed)
     return out
 
 
-def secant_agreement(results: Mapping[str, Any], ks: Iterable[int] | None = None) -> dict[str, np.ndarray]:
+def secant_agreement(results: ZooResults, ks: Iterable[int] | None = None) -> dict[str, np.ndarray]:
     """`{arch: overlaps}` of the secant and the exact-gradient NADs of each new architecture with both
     stored, at `ks` (default the convergence's)."""
-    ks = list(ks or results["settings"].conv_ks)
-    return {a: nads.subspace_overlaps(s.nads, results["nads"][a].nads, ks) for a, s in results["secant"].items()
-            if s is not None and results["nads"][a] is not None}
+    ks = list(ks or results.settings.conv_ks)
+    stored = results.stored()
+    return {a: nads.subspace_overlaps(s.nads, stored[a].nads, ks) for a, s in results.secant.items()
+            if s is not None and a in stored}
 
 
-def secant_isotropy(results: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+def secant_isotropy(results: ZooResults) -> dict[str, dict[str, float]]:
     """`{arch: isotropy}` of each stored secant estimate, and `"isotropic"`: as many isotropic
     gradients as the secant's networks (a smaller sample has a lower effective rank)."""
-    out = {a: isotropy(s, results["settings"].top) for a, s in results["secant"].items()
-           if s is not None and a in results["archs"]}
+    out = {a: isotropy(s, results.settings.top) for a, s in results.secant.items()
+           if s is not None and a in results.archs}
     if out:
-        n = next(s for s in results["secant"].values() if s is not None).settings["num_networks"]
-        out["isotropic"] = isotropic_reference(n, results["settings"].top)[0]
+        n = next(s for s in results.secant.values() if s is not None).settings["num_networks"]
+        out["isotropic"] = isotropic_reference(n, results.settings.top)[0]
     return out
 
 
@@ -457,7 +475,7 @@ def _count(estimates):
     return counts.pop() if len(counts) == 1 else None
 
 
-def key_numbers(results: Mapping[str, Any]) -> dict[str, float]:
+def key_numbers(results: ZooResults) -> dict[str, float]:
     """The chapter's numbers by name, unrounded, for the prose (myst-nb `glue`): `{arch}_{measure}` of
     every `isotropy`, `isotropic_{measure}`, `{arch}_lam{top - 1}` and `{arch}_lam{top}` (lambda_i /
     lambda_0 at the edge of the first `top` NADs u_0 .. u_{top - 1}, indices from 0), `{arch}_rank` (the
@@ -469,33 +487,33 @@ def key_numbers(results: Mapping[str, Any]) -> dict[str, float]:
     when all share one), `{arch}_conv{k}` (N vs 2N overlap of the leading k NADs at the largest N),
     `{arch}_secant{k}` (secant against exact gradient) and `{arch}_secant_{measure}` (`secant_isotropy`,
     `isotropic_secant_{measure}` its reference) and `{arch}_fig6_{index}` (Fig. 6's test accuracy, %)."""
-    out = {f"isotropic_{m}": v for m, v in results["isotropic"].items()}
-    iso = np.asarray(results["isotropic_spectrum"], dtype=np.float64)
+    out = {f"isotropic_{m}": v for m, v in results.isotropic.items()}
+    iso = np.asarray(results.isotropic_spectrum, dtype=np.float64)
     out["isotropic_edge"] = float(iso[-1] / iso[0])
-    k = results["settings"].top
-    for key, estimates in (("networks", results["nads"]), ("secant_networks", results["secant"])):
+    k = results.settings.top
+    for key, estimates in (("networks", results.nads), ("secant_networks", results.secant)):
         out.update({(f"{a}_{key}"): int(r.settings["num_networks"]) for a, r in estimates.items() if r is not None})
         if _count(estimates.values()) is not None:
             out[key] = _count(estimates.values())
-    for arch, iso in results["isotropy"].items():
+    for arch, iso in results.isotropy.items():
         out.update({f"{arch}_{m}": v for m, v in (iso or {}).items()})
         if iso is not None:      # lambda_{k-1} / lambda_0 and lambda_k / lambda_0: the edge of u_0 .. u_{k-1}
-            lam = np.asarray(results["nads"][arch].eigenvalues, dtype=np.float64)
+            lam = np.asarray(results.stored()[arch].eigenvalues, dtype=np.float64)
             out.update({f"{arch}_lam{j}": float(lam[j] / lam[0]) for j in (k - 1, k)})
             rank = out[f"{arch}_rank"] = ch3_nads.numerical_rank(lam)
             out[f"{arch}_null"] = len(lam) - rank
             out[f"{arch}_edge"] = float(lam[rank - 1] / lam[0])
             if rank < len(lam):
                 out[f"{arch}_past"] = float(lam[rank] / lam[0])
-        conv = results["convergence"].get(arch)
+        conv = results.convergence.get(arch)
         if conv is not None:
             out.update({f"{arch}_conv{kk}": float(conv["overlap"][-1][j]) for j, kk in enumerate(conv["ks"])})
-    ks = results["settings"].conv_ks
+    ks = results.settings.conv_ks
     for arch, values in secant_agreement(results).items():
         out.update({f"{arch}_secant{k}": float(v) for k, v in zip(ks, values)})
     for arch, iso in secant_isotropy(results).items():
         out.update({f"{arch}_secant_{m}": v for m, v in iso.items()})
-    for arch, acc in results.get("fig6", {}).items():
+    for arch, acc in results.fig6.items():
         out.update({f"{arch}_fig6_{i}": float(a) for i, a in acc.items()})
     return out
 
@@ -564,7 +582,7 @@ class Prediction(NamedTuple):
     held: bool
 
 
-def verdict(results: Mapping[str, Any], null: Mapping[str, float] | None = None) -> dict[str, Prediction]:
+def verdict(results: ZooResults, null: Mapping[str, float] | None = None) -> dict[str, Prediction]:
     """`{arch: Prediction}` of every prediction whose numbers
     `results` holds, and `convnext_null` (`NULL_PREDICTION`) when `null` (`null_numbers`) holds Fig. 6
     along ConvNeXt's null directions."""
@@ -592,6 +610,6 @@ def null_verdict(null: Mapping[str, float]) -> Prediction | None:
     return Prediction(*NULL_PREDICTION, text, u["null_fig6_gap"] <= NULL_GAP)
 
 
-def missing(results: Mapping[str, Any]) -> list[str]:
+def missing(results: ZooResults) -> list[str]:
     """The architectures whose NADs `chapter_results` did not find."""
-    return [a for a, r in results["nads"].items() if r is None]
+    return [a for a, r in results.nads.items() if r is None]

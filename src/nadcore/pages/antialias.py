@@ -23,8 +23,8 @@ class Findings:
     """Chapter 6's page: `glued` {name: value} and what its figures draw, the stored results at the caption's
     sigma `paper` and where LeNet learns `learns` (`bundle.load_antialias`), and the box of what the bundle does
     not hold yet `boxes`."""
-    paper: dict[str, Any]
-    learns: dict[str, Any]
+    paper: antialias.AntialiasResults
+    learns: antialias.AntialiasResults
     boxes: list[Any] = field(default_factory=list)
     glued: dict[str, Any] = field(default_factory=dict)
 
@@ -44,15 +44,15 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
 def _seeds(f: Findings, bundle_dir):
     """Where LeNet learns, each variant's low band and lead at every seed stored whole (`ch6_antialias.seed_study`):
     their count, a table and a sentence."""
-    cells = len(f.learns["grid"].half())
-    study = antialias.seed_study(f.learns["fig1"], bundle.load_antialias_seeds(bundle_dir), cells)
+    cells = len(f.learns.grid.half())
+    study = antialias.seed_study(f.learns.fig1, bundle.load_antialias_seeds(bundle_dir), cells)
 
     def each(values):
         return " / ".join(f"{x:.1f}" for x in values)
 
     rows = [(antialias.NAMES[v], each(study["low"][v]),
              f"{np.mean(study['low'][v]):.1f} ± {np.std(study['low'][v], ddof=1):.1f}" if study["seeds"] > 1 else "–",
-             each(study["gap"][v])) for v in f.learns["variants"]]
+             each(study["gap"][v])) for v in f.learns.variants]
     table = page.table(rows, ["variant", "|k| ≤ 4, each seed (%)", "mean ± sd (%)", "lead, each seed (points)"])
     return {"aa15_seeds": study["seeds"], "aa15_seed_table": table.style.hide(axis="index"),
             "aa15_seed_reading": Markdown(antialias.seed_reading(study, cells)),
@@ -66,8 +66,8 @@ def _numbers(f: Findings):
     for prefix, results in (("aa", f.paper), ("aa15", f.learns)):
         out.update({f"{prefix}_paper_{k}": v for k, v in antialias.setting_numbers(results).items()})
         out.update({f"{prefix}_{k}": v for k, v in antialias.key_numbers(results).items()})
-        out.update({f"{prefix}_{v}_fig6_{i}": results["fig6"][v].get(i, float("nan"))
-                    for v in results["variants"] for i in results["settings"]["indices"]})
+        out.update({f"{prefix}_{v}_fig6_{i}": results.fig6[v].get(i, float("nan"))
+                    for v in results.variants for i in results.settings.indices})
     return out
 
 
@@ -86,13 +86,13 @@ def _readings(f: Findings):
     (and the least resolved), the binomial blurs' high band, Fig. 6's first NAD and past 128."""
     nan = float("nan")
     n3, n15 = antialias.key_numbers(f.paper), antialias.key_numbers(f.learns)
-    pooled = [v for v in antialias.POOLED if v in f.paper["variants"]]
+    pooled = [v for v in antialias.POOLED if v in f.paper.variants]
     eight = [n[f"{v}_band_eight"] for n in (n3, n15) for v in pooled]
     gaps = {v: n15[f"{v}_gap"] for v in antialias.BLURRED}
     least = min(antialias.BLURRED, key=lambda v: n15[f"{v}_gap_lower"])  # the least resolved lead
     binomial = [n15[f"{v}_band_high"] for v in ("blur3", "blur5", "maxblur3", "maxblur5")]
-    first = [f.learns["fig6"][v].get(0, nan) for v in pooled]
-    past = [a for v in pooled for i, a in f.learns["fig6"][v].items() if i > 128]
+    first = [f.learns.fig6[v].get(0, nan) for v in pooled]
+    past = [a for v in pooled for i, a in f.learns.fig6[v].items() if i > 128]
     out: dict[str, Any] = {"aa_eight_min": min(eight), "aa_eight_max": max(eight),
                            "aa15_gap_min": min(gaps.values()), "aa15_gap_max": max(gaps.values()),
                            "aa15_least": antialias.NAMES[least]}

@@ -24,7 +24,7 @@ SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 class Findings:
     """Chapter 7's page: `glued` {name: value} and what its figures draw, the stored zoo `paper`
     (`bundle.load_zoo`)."""
-    paper: dict[str, Any]
+    paper: zoo.ZooResults
     glued: dict[str, Any] = field(default_factory=dict)
 
 
@@ -57,18 +57,18 @@ def _key_numbers(paper):
 
 def _costs(paper):
     """Fig. 6's published recipe and ours, and what a cell and an estimate cost on a CPU."""
-    f6, cfg = presets.preset("nads", "paper").fig6, paper["settings"]   # the published recipe
+    f6, cfg = presets.preset("nads", "paper").fig6, paper.settings   # the published recipe
     out: dict[str, Any] = {f"zoo_pub_fig6_{key}": getattr(f6, key) for key in ("n_train", "epochs", "sigma")}
-    cell_h = [plan.train_cost("cpu", a, 2 * f6.n_train, f6.epochs) / 3600 for a in paper["archs"]]
+    cell_h = [plan.train_cost("cpu", a, 2 * f6.n_train, f6.epochs) / 3600 for a in paper.archs]
     out["zoo_fig6_hours"] = f"{min(cell_h):.1f} to {max(cell_h):.1f} hours"
     out["zoo_fig6_lenet"] = plan.duration(plan.train_cost("cpu", "lenet", 2 * f6.n_train, f6.epochs))
     for method in ("secant", "autograd"):
-        each = [s for a in paper["archs"] if (s := plan.NAD_S[(a, method)]) is not None]
+        each = [s for a in paper.archs if (s := plan.NAD_S[(a, method)]) is not None]
         out[f"zoo_{method}_s"] = f"{min(each):.2g} to {max(each):.2g}"
-    each = [s for a in paper["archs"]
+    each = [s for a in paper.archs
             if (s := plan.nad_seconds(a, "secant", cfg.secant_precision, cfg.secant_compiled)) is not None]
     out["zoo_compiled_s"] = f"{min(each):.2g} to {max(each):.2g}"
-    out["zoo_secant_passes"] = 2 * paper["nads"]["vit"].nads.shape[1]
+    out["zoo_secant_passes"] = 2 * paper.nads["vit"].nads.shape[1]
     out.update({f"zoo_fig6_{key}": getattr(cfg.fig6, key) for key in ("n_train", "epochs", "sigma")})
     return out
 
@@ -77,13 +77,13 @@ def _energies(paper):
     """The blurred ResNet-18's first two NADs at the zero frequency and its second eigenvalue; ConvNeXt's NADs on
     the 4x4 patches of x0."""
     out: dict[str, Any] = {}
-    for method, r in (("secant", paper["secant"]["resnet18_blur"]), ("exact", paper["nads"]["resnet18_blur"])):
+    for method, r in (("secant", paper.secant["resnet18_blur"]), ("exact", paper.nads["resnet18_blur"])):
         if r is not None:    # the share of each of its first two NADs' energy at the zero frequency
             energy = fourier_energy(np.asarray(r.nads[:2], dtype=np.float64).reshape(2, 32, 32))
             out.update({f"zoo_blur_{method}_dc{j}": float(e[16, 16] / e.sum()) for j, e in enumerate(energy)})
             lam = np.asarray(r.eigenvalues, dtype=np.float64)
             out[f"zoo_blur_{method}_lam1"] = float(lam[1] / lam[0])
-    for method, r in (("exact", paper["nads"]["convnext"]), ("secant", paper["secant"]["convnext"])):
+    for method, r in (("exact", paper.nads["convnext"]), ("secant", paper.secant["convnext"])):
         if r is not None:    # tile{j}: the patch's (row, column), not glued
             out.update({f"zoo_convnext_{method}_{key}": value for key, value in zoo.patch_reading(r).items()
                         if not isinstance(value, tuple)})
@@ -113,7 +113,7 @@ def _anisotropy(bundle_dir):
 def _null(paper, bundle_dir):
     """ConvNeXt's null space (`ch7_zoo.null_numbers`): x0 on each stem patch, the layers behind it, Fig. 6 along
     it, and the stored Fig. 6 along it; None, None where ConvNeXt's NADs are not stored."""
-    convnext = paper["nads"]["convnext"]
+    convnext = paper.nads["convnext"]
     if convnext is None:
         return None, None
     along = bundle.load_zoo_null(bundle_dir)

@@ -8,7 +8,7 @@ distinguishable.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.ticker import FixedLocator, NullLocator
@@ -274,12 +274,12 @@ def _fmt(x, digits=1):
     return "–" if x is None or np.isnan(x) else f"{x:.{digits}f}"
 
 
-def summary_table(results: Mapping[str, Any]) -> pd.DataFrame:
+def summary_table(results: ch6_antialias.AntialiasResults) -> pd.DataFrame:
     """`ch6_antialias.summary` of `results` as a table that fits the page: one row per variant
     (`SHORT` names); Fig. 1's mean, std and band means (`ch6_antialias.BANDS`), Spearman's rho of
     Theorem 1 for both poolings, lambda_64 / lambda_0, the N vs 2N overlap of the leading 16
     NADs, and Fig. 6 at the first and last NAD index."""
-    first, last = results["settings"]["indices"][0], results["settings"]["indices"][-1]
+    first, last = results.settings.indices[0], results.settings.indices[-1]
     columns = ("variant", "mean", "std", "|k|≤4", "k=8", "other", "ρ₂", "λ₆₄/λ₀", "overlap",
                f"NAD {first}", f"NAD {last}")
     rows = [(SHORT.get(r["variant"], r["variant"]), _fmt(r["mean"]), _fmt(r["std"]), _fmt(r["band_low"]),

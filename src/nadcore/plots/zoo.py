@@ -8,7 +8,7 @@ and the overlap curves are Chapter 3's (`plots.nads`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,9 +41,9 @@ def label(arch: str) -> str:
     return style.LABELS.get(arch, arch)
 
 
-def every(results: Mapping[str, Any]) -> list[str]:
+def every(results: ch7_zoo.ZooResults) -> list[str]:
     """The architectures of `chapter_results` with stored NADs: references first, then the new ones."""
-    return [a for a in results["references"] + results["archs"] if results["nads"].get(a) is not None]
+    return list(results.stored())
 
 
 DESIGN = {   # what a reader of the architectures' papers recognises, from `models.config`
@@ -68,21 +68,22 @@ def design_table(archs: Iterable[str]) -> pd.DataFrame:
     return page.table(rows, ["network", "design", "parameters", "in place of pooling"], index="network")
 
 
-def gallery_rows(results: Mapping[str, Any]) -> dict[str, NADResult]:
+def gallery_rows(results: ch7_zoo.ZooResults) -> dict[str, NADResult]:
     """`{row label: NADResult}` for `plots.nads.fig5`: each architecture's estimate."""
-    return {describe(results["nads"][a], lines=True): results["nads"][a] for a in every(results)}
+    return {describe(r, lines=True): r for r in results.stored().values()}
 
 
-def energy_maps(results: Mapping[str, Any], k: int | None = None, ncols: int = 4) -> Figure:
+def energy_maps(results: ch7_zoo.ZooResults, k: int | None = None, ncols: int = 4) -> Figure:
     """One panel per architecture: the mean over its first `k` NADs (default the preset's `top`) of
     the share of each NAD's energy per frequency (zero frequency at the centre, log colour scale);
     thin lines cross at the 16 harmonics of a 4-pixel grid (multiples of 8 cycles)."""
-    k = k or results["settings"].top
-    archs = every(results)
+    k = k or results.settings.top
+    stored = results.stored()
+    archs = list(stored)
     nrows = -(-len(archs) // ncols)
     fig, axes = style.figure(nrows, ncols, width=0.97, height=1.8 * nrows + 0.75, squeeze=False)
     for ax, arch in zip(axes.flat, archs):
-        e = fourier_energy(np.asarray(results["nads"][arch].images(k), dtype=np.float64))
+        e = fourier_energy(np.asarray(stored[arch].images(k), dtype=np.float64))
         e = (e / e.sum((-2, -1), keepdims=True)).mean(0)
         half = e.shape[-1] // 2
         im = ax.imshow(np.clip(e, ENERGY.vmin, None), cmap="magma", norm=ENERGY,
@@ -100,35 +101,35 @@ def energy_maps(results: Mapping[str, Any], k: int | None = None, ncols: int = 4
     return fig
 
 
-def convergence(results: Mapping[str, Any]) -> Figure:
+def convergence(results: ch7_zoo.ZooResults) -> Figure:
     """Chapter 3's N vs 2N panels (`plots.nads.convergence_panels`) of the new architectures."""
-    return convergence_panels({a: results["convergence"][a] for a in results["archs"]
-                               if results["convergence"].get(a) is not None})
+    return convergence_panels({a: results.convergence[a] for a in results.archs
+                               if results.convergence.get(a) is not None})
 
 
-def secant_overlaps(results: Mapping[str, Any]) -> Figure | None:
+def secant_overlaps(results: ch7_zoo.ZooResults) -> Figure | None:
     """Overlap of the secant's and the exact gradient's leading k NADs (`ch7_zoo.secant_agreement`),
     one curve per new architecture, or None when no secant estimate is stored."""
     agree = ch7_zoo.secant_agreement(results)
     if not agree:
         return None
-    return overlaps({label(a): v for a, v in agree.items()}, results["settings"].conv_ks,
+    return overlaps({label(a): v for a, v in agree.items()}, results.settings.conv_ks,
                     styles={label(a): dict(color=style.COLORS.get(a)) for a in agree}, width=0.65)
 
 
-def fig6(results: Mapping[str, Any]) -> Figure | None:
+def fig6(results: ch7_zoo.ZooResults) -> Figure | None:
     """Fig. 6 of the chapter (`chapter_results`' `fig6`): test accuracy on D(u_i) against the NAD index i
     of each network's own secant NADs, the reference (LeNet) dashed; None when nothing is stored."""
-    runs = {a: f for a, f in results["fig6"].items() if f}
+    runs = {a: f for a, f in results.fig6.items() if f}
     if not runs:
         return None
-    cfg = results["settings"]
+    cfg = results.settings
     fig, ax = style.figure(width=0.8, height=2.8)
     where = {i: j for j, i in enumerate(cfg.fig6_indices)}   # the indices evenly spaced, in order
     for arch, acc in runs.items():
         idx = sorted(acc)
         ax.plot([where[i] for i in idx], [acc[i] for i in idx], marker="o", ms=4, color=style.COLORS.get(arch),
-                ls="-" if arch in results["archs"] else "--", label=label(arch))
+                ls="-" if arch in results.archs else "--", label=label(arch))
     ax.axhline(50, color="k", ls=":", lw=1, label="chance")
     ax.set_xticks(range(len(where)), [str(i) for i in where])
     ax.set_xlim(-0.3, len(where) - 0.7)
@@ -144,17 +145,17 @@ def _extent(size):
     return (-half - 0.5, half - 0.5, half - 0.5, -half - 0.5)
 
 
-def spectra(results: Mapping[str, Any]) -> Figure:
+def spectra(results: ch7_zoo.ZooResults) -> Figure:
     """lambda_i / lambda_0 against i = 0, 1, ... of every estimate (up to its rank, see `plots.nads.spectra`),
     in the architectures' colours (the new ones solid, the references dashed), beside the sample
     covariance of as many isotropic gradients (black dotted); the legend to the right of the axes."""
     fig, ax = style.figure(width=0.97, height=2.9)
     lows = []
-    for arch in every(results):
-        ls = "-" if arch in results["archs"] else "--"
-        lows.append(spectrum_curve(ax, results["nads"][arch], color=style.COLORS.get(arch), ls=ls, lw=2,
+    for arch, basis in results.stored().items():
+        ls = "-" if arch in results.archs else "--"
+        lows.append(spectrum_curve(ax, basis, color=style.COLORS.get(arch), ls=ls, lw=2,
                               label=label(arch)).min())
-    iso = np.asarray(results["isotropic_spectrum"])
+    iso = np.asarray(results.isotropic_spectrum)
     ax.semilogy(np.arange(len(iso)), iso / iso[0], label="isotropic gradients", **ISOTROPIC)
     log_axis(ax, lows)
     ax.set_xlim(-10, len(iso) + 10)
@@ -168,42 +169,44 @@ COLUMNS = {"effective_rank": "effective rank", "top": "variance in first {k} (%)
            "harmonic4": "4-px grid (%)", "harmonic8": "8-px grid (%)", "conv": "N vs 2N, k={k}"}
 
 
-def isotropy_table(results: Mapping[str, Any]) -> pd.DataFrame:
+def isotropy_table(results: ch7_zoo.ZooResults) -> pd.DataFrame:
     """One row per architecture (and the isotropic reference): `ch7_zoo.isotropy`'s measures in %
     (the effective rank of 1,024) and the N vs 2N overlap of the first k NADs at the largest N; the
     header of the row labels names the estimate and its N (the stored settings')."""
-    k = results["settings"].top
+    k = results.settings.top
     rows = []
-    stored = [results["nads"][a].settings for a in every(results)]
+    stored = [r.settings for r in results.stored().values()]
     methods, counts = {s["method"] for s in stored}, {int(s["num_networks"]) for s in stored}
     name = "network"
     if len(methods) == 1 and len(counts) == 1:
         method, n = methods.pop(), counts.pop()
         name = f"network ({METHODS.get(method, method)}, N = {n:,})"
     for arch in every(results):
-        iso, conv = results["isotropy"][arch], results["convergence"].get(arch)
+        iso, conv = results.isotropy[arch], results.convergence.get(arch)
+        if iso is None:
+            continue
         ks = [] if conv is None else list(conv["ks"])
-        overlap = float(conv["overlap"][-1][ks.index(k)]) if k in ks else np.nan
+        overlap = float(conv["overlap"][-1][ks.index(k)]) if conv is not None and k in ks else np.nan
         rows.append([label(arch), *_cells(iso), f"{overlap:.2f}"])
-    rows.append(["isotropic gradients", *_cells(results["isotropic"]), ""])
+    rows.append(["isotropic gradients", *_cells(results.isotropic), ""])
     return page.table(rows, [name, *(c.format(k=k) for c in COLUMNS.values())], index=name)
 
 
-def secant_table(results: Mapping[str, Any]) -> pd.DataFrame | None:
+def secant_table(results: ch7_zoo.ZooResults) -> pd.DataFrame | None:
     """The measures of `isotropy_table` for each new architecture's exact-gradient and secant NADs,
     row under row, and the isotropic reference at the secant's number of networks; None when no
     secant estimate is stored."""
     secant = ch7_zoo.secant_isotropy(results)
     if not secant:
         return None
-    k, rows = results["settings"].top, []
+    k, rows = results.settings.top, []
     agree = ch7_zoo.secant_agreement(results, [k])
-    for arch in results["archs"]:
+    for arch in results.archs:
         if arch in secant:
-            for name, r, iso in (("exact gradient", results["nads"][arch], results["isotropy"][arch]),
-                                 ("secant", results["secant"][arch], secant[arch])):
+            for name, r, iso in (("exact gradient", results.nads[arch], results.isotropy[arch]),
+                                 ("secant", results.secant[arch], secant[arch])):
                 rows.append([f"{label(arch)}, {name} ({_networks(r)})", *_cells(iso), f"{float(agree[arch][0]):.2f}"])
-    n = next(s for s in results["secant"].values() if s is not None).settings["num_networks"]
+    n = next(s for s in results.secant.values() if s is not None).settings["num_networks"]
     rows.append([f"isotropic gradients ({n:,})", *_cells(secant["isotropic"]), ""])
     columns = [c.format(k=k) for c in list(COLUMNS.values())[:-1]] + [f"secant vs exact, k={k}"]
     return page.table(rows, ["estimate", *columns], index="estimate")
@@ -214,11 +217,11 @@ def _networks(result):
     return f"{s['num_networks']:,}" + (", bfloat16" if s.get("precision", "float32") != "float32" else "")
 
 
-def _cells(iso):
+def _cells(iso: Mapping[str, float]) -> list[float]:
     return [round(iso["effective_rank"]), *(round(100 * iso[m], 1) for m in ("top", "low", "harmonic4", "harmonic8"))]
 
 
-def verdict(results: Mapping[str, Any], null: Mapping[str, float] | None = None) -> pd.DataFrame:
+def verdict(results: ch7_zoo.ZooResults, null: Mapping[str, float] | None = None) -> pd.DataFrame:
     """The chapter's opening table: each question, what we expected, what we measure, and whether
     it came out as expected (`ch7_zoo.verdict`; `null`: its `null_numbers`)."""
     rows = [[q, e, m, "yes" if ok else "no"] for q, e, m, ok in ch7_zoo.verdict(results, null).values()]
