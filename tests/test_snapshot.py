@@ -184,12 +184,12 @@ def test_follow_up_rows_on_the_results(pairs):
 
 
 def test_the_page_rows_and_their_text(comparison, stored, overlaps, fig6, fig6_nads, pairs):
-    results = dict(comparison=comparison, sigma=bundle.load_sigma_study(BUNDLE)[0],
-                   fig2=bundle.load_fourier("fig2", BUNDLE)[0], fig3=v.fig3_without(BUNDLE),
-                   pooling=bundle.load_pooling(BUNDLE), stored=stored, overlaps=overlaps, fig6=fig6,
-                   fig6_nads=fig6_nads, cifar={"digits": (bundle.cifar(BUNDLE, progress=False), 15)}, pairs=pairs,
-                   ood={"digits": {a: bundle.underspec("ood", a, BUNDLE, progress=False)
-                                   for a in bundle.UNDERSPEC_ARCHS}}, eq5={})
+    results = v.Stored(comparison=comparison, sigma=bundle.load_sigma_study(BUNDLE)[0],
+                       fig2=bundle.load_fourier("fig2", BUNDLE)[0], fig3=v.fig3_without(BUNDLE),
+                       pooling=bundle.load_pooling(BUNDLE), stored=stored, overlaps=overlaps, fig6=fig6,
+                       fig6_nads=fig6_nads, cifar={"digits": (bundle.cifar(BUNDLE, progress=False), 15)},
+                       pairs=pairs, ood={"digits": {a: bundle.underspec("ood", a, BUNDLE, progress=False)
+                                                    for a in bundle.UNDERSPEC_ARCHS}}, eq5={})
     rows = v.rows(results)
     # the papers' claims only: no exact-gradient row (the papers never published exact-gradient NADs)
     assert not any("exact" in r.item for r in rows)

@@ -394,7 +394,7 @@ def test_the_thresholds_split_by_topic_and_the_overlap_chance():
 
 
 def test_chapter_3_rows_are_the_pages_and_its_table_has_a_verdict_column(stored, overlaps, fig6, fig6_nads):
-    got = v.nads_rows(dict(stored=stored, overlaps=overlaps, fig6=fig6, fig6_nads=fig6_nads, eq5={}))
+    got = v.nads_rows(v.Stored(stored=stored, overlaps=overlaps, fig6=fig6, fig6_nads=fig6_nads, eq5={}))
     assert list(got) == ["eq5", "fig5", *(f"nads_{a}" for a in v.NAD_ORDER), "fig6_lenet", "fig6_vgg11"]   # the papers'
     assert got["eq5"].verdict == v.NOT_COMPUTED                                   # an empty bundle: not computed
     assert got["fig6_vgg11"].values["seeds"] == 3 and got["fig6_vgg11"].verdict == v.DIFFERENCE
@@ -413,9 +413,10 @@ def test_chapter_3_rows_are_the_pages_and_its_table_has_a_verdict_column(stored,
 
 def test_the_questions_beyond_the_papers_on_the_bundle(stored, overlaps, fig6_nads):
 
-    results = dict(dial=bundle.secant_dial(BUNDLE), antialias=bundle.load_antialias(BUNDLE, best_sigma=True),
-                   null=bundle.load_zoo_null(BUNDLE), stored=stored, overlaps=overlaps, fig6_nads=fig6_nads,
-                   **v.load_training(BUNDLE, fig6_nads=False))
+    results = dataclasses.replace(v.load_training(BUNDLE, fig6_nads=False), dial=bundle.secant_dial(BUNDLE),
+                                  antialias=bundle.load_antialias(BUNDLE, best_sigma=True),
+                                  null=bundle.load_zoo_null(BUNDLE), stored=stored, overlaps=overlaps,
+                                  fig6_nads=fig6_nads)
     got = v.questions(results)
     assert [q.verdict for q in got[:6]] == [findings.FAILS, findings.HOLDS, findings.HOLDS,
                                             findings.HOLDS, findings.HOLDS, findings.HOLDS]
@@ -451,7 +452,7 @@ def _exact_results(overlap, first_exact, exact_at_last):
     for name, (item, method, _, _) in bundle.FIG6_NADS.items():
         if item == "fig6_vgg11":
             runs[name] = {i: (first_exact if method == "autograd" else 100.0) if i == 0 else 50.0 for i in indices}
-    return dict(overlaps=ov, stored=stored, fig6_nads=runs, dial={"table": _dial(exact_at_last), "flips": None})
+    return v.Stored(overlaps=ov, stored=stored, fig6_nads=runs, dial={"table": _dial(exact_at_last), "flips": None})
 
 
 def test_exact_question_flips_with_the_overlap_the_training_and_the_dial():

@@ -1071,7 +1071,40 @@ def u_fig3(oods: Mapping[str, Mapping[str, Mapping[str, Any]]], isotropic: str =
 
 # ----------------------------------------------------------------------------- all rows, the page
 
-def load(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, Any]:
+@dataclass
+class Stored:
+    """Everything the results page's rows and questions read from the bundle (`load`; a test may give a part):
+    Fig. 1's `comparison` and `sigma` study, Fig. 2's cells `fig2`, Fig. 3 without pooling `fig3`, Chapter 2's
+    `pooling`, the `stored` NADs and their `overlaps`, Fig. 6's `fig6` comparison and its runs `fig6_nads`,
+    Chapter 4's stand-ins `cifar` `{name: (run, epochs)}`, the follow-up's `ood` `{stand-in: {arch: grid}}` and
+    `pairs`, the secant `dial`, `eq5`, the Fig. 6 `spectra`, Chapter 6's `antialias` (where LeNet learns),
+    ConvNeXt's `null` Fig. 6, Chapter 8's `training` cells, LeNet's `kernel` NADs and the `linearised` runs, the
+    GPU's `pairs_gpu` grids and what a GPU would take, `gpu_seconds`."""
+    comparison: Any = None
+    sigma: Any = None
+    fig2: Any = None
+    fig3: Any = None
+    pooling: Any = None
+    stored: Any = None
+    overlaps: Any = None
+    fig6: Any = None
+    fig6_nads: dict[str, Any] = field(default_factory=dict)
+    cifar: dict[str, Any] = field(default_factory=dict)
+    ood: dict[str, Any] = field(default_factory=dict)
+    pairs: dict[str, Any] = field(default_factory=dict)
+    dial: Any = None
+    eq5: Any = None
+    spectra: Any = None
+    antialias: ch6_antialias.AntialiasResults | None = None
+    null: Any = None
+    training: Any = None
+    kernel: dict[str, Any] = field(default_factory=dict)
+    linearised: dict[str, Any] = field(default_factory=dict)
+    pairs_gpu: dict[str, Any] = field(default_factory=dict)
+    gpu_seconds: dict[str, float | None] = field(default_factory=dict)
+
+
+def load(bundle_dir: str | Path = bundle.BUNDLE) -> Stored:
     """Everything the rows read, from the stored results (computes nothing). `cifar`: `{stand-in: (run,
     epochs)}` of Chapter 4's stand-ins the bundle (and the data folder) holds."""
     comparison, _ = bundle.fig1_comparison(bundle_dir)
@@ -1081,7 +1114,8 @@ def load(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, Any]:
         stand_ins["Fashion-MNIST"][a] = bundle.underspec("ood", a, bundle_dir, progress=False, dataset="fashion")
     cifar = {name: (bundle.cifar(bundle_dir, progress=False, dataset=d), bundle.cifar_item(d).recipe.epochs)
              for name, d in (("digits", "digits"), ("Fashion-MNIST", "fashion"))}
-    return dict(
+    chapter8 = load_training(bundle_dir, fig6_nads=False)
+    return Stored(
         comparison=comparison, sigma=bundle.load_sigma_study(bundle_dir)[0],
         fig2=bundle.load_fourier("fig2", bundle_dir)[0], fig3=fig3_without(bundle_dir),
         pooling=bundle.load_pooling(bundle_dir), stored=bundle.stored_nads(bundle_dir=bundle_dir),
@@ -1090,20 +1124,20 @@ def load(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, Any]:
         cifar={name: run for name, run in cifar.items() if run[0] is not None}, ood=stand_ins,
         pairs={a: bundle.underspec("pairs", a, bundle_dir, progress=False) for a in bundle.UNDERSPEC_ARCHS},
         dial=bundle.secant_dial(bundle_dir), eq5=bundle.load_eq5(bundle_dir), spectra=bundle.fig6_spectra(bundle_dir),
-        antialias=bundle.load_antialias(bundle_dir, best_sigma=True),
-        null=bundle.load_zoo_null(bundle_dir), **load_training(bundle_dir, fig6_nads=False),
+        antialias=bundle.load_antialias(bundle_dir, best_sigma=True), null=bundle.load_zoo_null(bundle_dir),
+        training=chapter8.training, kernel=chapter8.kernel, linearised=chapter8.linearised,
         pairs_gpu=pairs_gpu(bundle_dir), gpu_seconds=gpu_seconds(bundle_dir))
 
 
-def load_training(bundle_dir: str | Path = bundle.BUNDLE, fig6_nads: bool = True) -> dict[str, Any]:
+def load_training(bundle_dir: str | Path = bundle.BUNDLE, fig6_nads: bool = True) -> Stored:
     """What Chapter 8's rows read (`training_questions`), a part of `load`: the stored `training` cells, LeNet's
-    `kernel` NADs beside its secant and exact-gradient ones, and (`fig6_nads`) Fig. 6 along each estimate."""
-    out = {"training": bundle.load_training(bundle_dir),
-           "kernel": {m: bundle.load_nad("lenet", m, bundle_dir) for m in ("hessian", "secant", "autograd")},
-           "linearised": {name: bundle.load_fig6(bundle_dir, name=name) for name in bundle.FIG6_LINEARISED}}
-    if fig6_nads:
-        out["fig6_nads"] = {name: bundle.load_fig6(bundle_dir, name=name) for name in bundle.FIG6_NADS}
-    return out
+    `kernel` NADs beside its secant and exact-gradient ones, the `linearised` runs and (`fig6_nads`) Fig. 6 along
+    each estimate."""
+    return Stored(training=bundle.load_training(bundle_dir),
+                  kernel={m: bundle.load_nad("lenet", m, bundle_dir) for m in ("hessian", "secant", "autograd")},
+                  linearised={name: bundle.load_fig6(bundle_dir, name=name) for name in bundle.FIG6_LINEARISED},
+                  fig6_nads={name: bundle.load_fig6(bundle_dir, name=name) for name in bundle.FIG6_NADS}
+                  if fig6_nads else {})
 
 
 def pairs_gpu(bundle_dir: str | Path = bundle.BUNDLE) -> dict[str, Any]:
@@ -1128,20 +1162,20 @@ def fig6_runs(fig6_nads: Mapping[str, Mapping[int, float]], item: str, method: s
             if ch3_nads.complete_runs([fig6_nads[n]], bundle.fig6_item(name=n)[1])]
 
 
-def nads_rows(results: Mapping[str, Any]) -> dict[str, Row]:
+def nads_rows(results: Stored) -> dict[str, Row]:
     """The rows of Chapter 3 (Eq. 5, Fig. 5, the NADs of the five networks, Fig. 6) from `load`'s `eq5`, `stored`,
     `overlaps`, `fig6` and `fig6_nads`, as `{key: Row}` in the page's order; keys `eq5`, `fig5`, `nads_{arch}`,
     `fig6_lenet` and `fig6_{arch}` of each `bundle.DEEP_FIG6` network. The papers' claims only: the exact-gradient
     NADs, which the papers never published, are `exact_question`'s."""
-    st, ov, f6, runs = results["stored"], results["overlaps"], results["fig6"], results["fig6_nads"]
-    out = {"eq5": eq5(results["eq5"], bundle.EQ5.networks, list(bundle.EQ5.ks)), "fig5": fig5(st)}
+    st, ov, f6, runs = results.stored, results.overlaps, results.fig6, results.fig6_nads
+    out = {"eq5": eq5(results.eq5, bundle.EQ5.networks, list(bundle.EQ5.ks)), "fig5": fig5(st)}
     for arch in NAD_ORDER:
         make = nads_isotropic if arch == "logreg" else nads_row
         out[f"nads_{arch}"] = make(arch, st[(arch, "secant")], published.nads(arch), ov[(arch, "secant")])
     sigmas = (bundle.FIG6_CAPTION, bundle.DEEP_SIGMA)
     out["fig6_lenet"] = fig6_lenet(f6, {s: fig6_runs(runs, "fig6", "secant", s) for s in sigmas},
                                    released={s: fig6_runs(runs, "fig6", "published", s) for s in sigmas},
-                                   spectra=results.get("spectra"))
+                                   spectra=results.spectra)
     for item, (arch, _) in bundle.DEEP_FIG6.items():
         if seeds := fig6_runs(runs, item, "secant"):   # none yet: `deep_not_computed`'s row
             out[f"fig6_{arch}"] = fig6_deep(seeds, f6["curves"][arch], arch, bundle.fig6_item(name=item)[2],
@@ -1149,35 +1183,35 @@ def nads_rows(results: Mapping[str, Any]) -> dict[str, Row]:
     return out
 
 
-def rows(results: Mapping[str, Any]) -> list[Row]:
+def rows(results: Stored) -> list[Row]:
     """Every row of the page, in the papers' order, from `load`'s results: the papers' claims only."""
     fig1_settings = bundle.fourier_item("fig1")[2]
     caption = bundle.SIGMA_STUDY.caption
-    c, f6 = results["comparison"], results["fig6"]
+    c, f6 = results.comparison, results.fig6
     out = [fig1_logreg(c, fig1_settings),
-           fig1_lenet(results["sigma"], caption, published.AUTHORS_CODE_LENET[((0, 0), "cos")])]
+           fig1_lenet(results.sigma, caption, published.AUTHORS_CODE_LENET[((0, 0), "cos")])]
     waiting = [arch for arch in bundle.DEEP_FIG1.values() if not c[arch]["stored"]]
     out += [fig1_deep(c, arch, bundle.fourier_item(name)[2], caption, bundle.DEEP_TRAIN[arch][0])
             for name, arch in bundle.DEEP_FIG1.items() if arch not in waiting]
     if waiting:
-        out.append(deep_not_computed(c, f6["curves"], waiting, (results.get("gpu_seconds") or {}).get("deep")))
+        out.append(deep_not_computed(c, f6["curves"], waiting, results.gpu_seconds.get("deep")))
     q2 = presets.preset("fourier", "paper").fig2
-    iterations = ch1_fourier.iterations_to_loss(results["fig2"], q2.threshold, q2.window)
-    out.append(fig2(iterations, ch1_fourier.run_iterations(results["fig2"]), c["lenet"]["published"], q2))
-    out.append(fig3(results["fig3"], results["sigma"], caption, bundle.known_best_sigma(results["sigma"])))
-    cfg, p = presets.preset("pooling", "paper"), results["pooling"]
+    iterations = ch1_fourier.iterations_to_loss(results.fig2, q2.threshold, q2.window)
+    out.append(fig2(iterations, ch1_fourier.run_iterations(results.fig2), c["lenet"]["published"], q2))
+    out.append(fig3(results.fig3, results.sigma, caption, bundle.known_best_sigma(results.sigma)))
+    cfg, p = presets.preset("pooling", "paper"), results.pooling
     out += [theorem1(p["theorem1"], cfg), fig4a(cfg), lemma1(p["lemma1"], cfg),
             fig4b(p["fig4b"]["loss"], ch2_pooling.fig4b_zeta(cfg), cfg)]
     out += list(nads_rows(results).values())
-    cifar = results["cifar"]
+    cifar = results.cifar
     out += [fig7({n: (run["curve"], e) for n, (run, e) in cifar.items()}),
             fig8({n: (run["flip"], e) for n, (run, e) in cifar.items()})]
     pairs = bundle.pairs_item()
-    gpu = results.get("gpu_seconds") or {}
-    out += [u_fig1(results["pairs"], pairs),
-            u_fig2_resnet(ch5_underspec.chapter_settings("paper").pairs, pairs, results.get("pairs_gpu", {}).get(
-                "resnet18"), gpu.get("pairs")),
-            u_cnn(results["pairs"]["lenet"], pairs), u_mlp(results["pairs"]["mlp"], pairs), u_fig3(results["ood"])]
+    gpu = results.gpu_seconds
+    out += [u_fig1(results.pairs, pairs),
+            u_fig2_resnet(ch5_underspec.chapter_settings("paper").pairs, pairs, results.pairs_gpu.get("resnet18"),
+                          gpu.get("pairs")),
+            u_cnn(results.pairs["lenet"], pairs), u_mlp(results.pairs["mlp"], pairs), u_fig3(results.ood)]
     return out
 
 
@@ -1347,16 +1381,16 @@ def null_question(fig6: Mapping[str, Any] | None) -> Question | None:
                     findings.HOLDS if row.held else findings.FAILS, see=(("Chapter 7", "tbl-zoo-verdict"),))
 
 
-def exact_question(results: Mapping[str, Any], k: int = 16) -> Question:
+def exact_question(results: Stored, k: int = 16) -> Question:
     """This book's own finding, not a claim of the papers (they published secant NADs, h = 100): which NADs predict
     what a network learns, the exact gradient's covariance (Sec. 3's definition) or the secant's? From `load`'s
     `overlaps` (each network's exact-gradient NADs against the published, at `k`), `fig6_nads` (Fig. 6 along either
     estimate, VGG-11 and LeNet at both noise levels) and `dial` (the secant's step as a dial, Chapter 3). Holds
     (the same NADs) when every exact-gradient estimate shares at least `OVERLAP_MIN` of the published leading
     k-subspace and each network learns its first exact-gradient NAD (`LEARNED`)."""
-    ov, runs, dial = results["overlaps"], results["fig6_nads"], results["dial"]
+    ov, runs, dial = results.overlaps, results.fig6_nads, results.dial
     at = {a: float(x[OVERLAP_KS.index(k)]) for (a, m), x in ov.items() if m == "autograd" and a in NAD_ORDER}
-    networks = min(results["stored"][(a, "autograd")].settings["num_networks"] for a in at)
+    networks = min(results.stored[(a, "autograd")].settings["num_networks"] for a in at)
     first = {}
     for label, item, sigma in (("VGG-11", "fig6_vgg11", None), ("LeNet", "fig6", bundle.FIG6_CAPTION),
                                ("LeNet", "fig6", bundle.DEEP_SIGMA)):
@@ -1386,11 +1420,11 @@ def exact_question(results: Mapping[str, Any], k: int = 16) -> Question:
          ("Chapter 3", "ch3-secant-dial")))
 
 
-def training_questions(results: Mapping[str, Any]) -> list[Question]:
+def training_questions(results: Stored) -> list[Question]:
     """Chapter 8's questions (`ch8_training.training_verdicts`, `kernel_verdict`) from `load`'s `training`
     cells, `kernel` NADs and `fig6_nads` runs; none before they are stored."""
     settings = presets.preset("training", "paper")
-    cells = results["training"]
+    cells = results.training
     reps = sorted({r for *_, r in cells})
     scale = (f"{prose.and_list(ch8_training.NETWORK_WORDS[n] for n in settings.networks)}, Fig. 6's recipe, "
              f"{prose.count(len(reps), 'replicate')} of {settings.replicates}")
@@ -1401,23 +1435,23 @@ def training_questions(results: Mapping[str, Any]) -> list[Question]:
     return out + [q for q in more if q is not None]
 
 
-def linearised_runs(results: Mapping[str, Any]) -> tuple[dict[tuple, list], dict[tuple, list]]:
+def linearised_runs(results: Stored) -> tuple[dict[tuple, list], dict[tuple, list]]:
     """`(full, linearised)`: LeNet's complete Fig. 6 runs along the kernel's or the secant's NADs and its
     linearisation's (`bundle.FIG6_LINEARISED`), by `(method, sigma)`, seed by seed (`load`'s `fig6_nads` and
     `linearised`): a comparison only once every seed of both is stored (its seeds are paired by position)."""
     full: dict[tuple, list] = {}
     lin: dict[tuple, list] = {}
     for name, (m, _, sigma) in bundle.FIG6_LINEARISED.items():
-        run = results["linearised"].get(name, {})
+        run = results.linearised.get(name, {})
         lin.setdefault((m, sigma), []).append(run if len(run) == len(bundle.LINEARISED_INDICES) else {})
     for m, sigma in list(lin):
-        full[m, sigma] = fig6_runs(results["fig6_nads"], "fig6", m, sigma)
+        full[m, sigma] = fig6_runs(results.fig6_nads, "fig6", m, sigma)
         if not all(lin[m, sigma]) or len(full[m, sigma]) != len(lin[m, sigma]):
             del full[m, sigma], lin[m, sigma]
     return full, lin
 
 
-def linearised_question(results: Mapping[str, Any]) -> Question | None:
+def linearised_question(results: Stored) -> Question | None:
     """The linearised LeNet against the full one along the same NADs (`ch8_training.linearised_verdict`)."""
     full, lin = linearised_runs(results)
     gaps = ch8_training.linearised_gaps(full, lin)
@@ -1432,14 +1466,14 @@ def linearised_question(results: Mapping[str, Any]) -> Question | None:
                     (("Chapter 8", "ch8-linearised"),))
 
 
-def kernel_question(results: Mapping[str, Any]) -> Question | None:
+def kernel_question(results: Stored) -> Question | None:
     """The kernel's NADs against what LeNet learns (`ch8_training.kernel_verdict`), at Fig. 6's caption sigma."""
-    nads_ = results["kernel"]
+    nads_ = results.kernel
     if any(r is None for r in nads_.values()):
         return None
     ks = list(OVERLAP_KS)
     overlaps = {ch8_training.ESTIMATES[m]: nads.compare(nads_["hessian"], nads_[m], ks) for m in ("secant", "autograd")}
-    runs = {m: fig6_runs(results["fig6_nads"], "fig6", m, bundle.FIG6_CAPTION) for m in ("hessian", "secant")}
+    runs = {m: fig6_runs(results.fig6_nads, "fig6", m, bundle.FIG6_CAPTION) for m in ("hessian", "secant")}
     v = ch8_training.kernel_verdict(overlaps, ks, runs["hessian"], runs["secant"])
     if v is None:
         return None
@@ -1449,11 +1483,11 @@ def kernel_question(results: Mapping[str, Any]) -> Question | None:
                     (("Chapter 8", "ch8-kernel"),))
 
 
-def questions(results: Mapping[str, Any]) -> list[Question]:
+def questions(results: Stored) -> list[Question]:
     """The results page's questions beyond the papers, from `load`'s results: the exact-gradient NADs with the
     secant's step (`exact_question`), Chapter 6's predictions, Chapter 7's null directions and Chapter 8's."""
-    out = [exact_question(results), *antialias_questions(results["antialias"]), null_question(results["null"]),
-           *training_questions(results)]
+    chapter6 = [] if results.antialias is None else antialias_questions(results.antialias)
+    out = [exact_question(results), *chapter6, null_question(results.null), *training_questions(results)]
     return [q for q in out if q is not None]
 
 

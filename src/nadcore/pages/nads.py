@@ -189,11 +189,11 @@ def _verdicts(f: Findings, dial, eq5, bundle_dir):
     """The results page's verdicts of this page's claims and their table; which NADs predict learning (beyond
     the paper); Fig. 6 LeNet along the released NAD file, and what the published curve's spectrum is closest to."""
     ov = {key: np.array([values[KS.index(k)] for k in verdicts.OVERLAP_KS]) for key, values in f.overlap.items()}
-    f.rows = claims = verdicts.nads_rows(dict(stored=f.stored, overlaps=ov, fig6=f.f6, fig6_nads=f.fig6_nads, eq5=eq5,
-                                              spectra=bundle.fig6_spectra(bundle_dir)))
+    f.rows = claims = verdicts.nads_rows(verdicts.Stored(stored=f.stored, overlaps=ov, fig6=f.f6, fig6_nads=f.fig6_nads,
+                                                         eq5=eq5, spectra=bundle.fig6_spectra(bundle_dir)))
     out: dict[str, Any] = {f"v_{key}": row.verdict for key, row in claims.items()}
-    out["v_exact"] = verdicts.exact_question(dict(stored=f.stored, overlaps=ov, fig6_nads=f.fig6_nads,
-                                                  dial=dial)).verdict
+    out["v_exact"] = verdicts.exact_question(verdicts.Stored(stored=f.stored, overlaps=ov, fig6_nads=f.fig6_nads,
+                                                             dial=dial)).verdict
     released = verdicts.fig6_runs(f.fig6_nads, "fig6", "published", bundle.FIG6_CAPTION)
     out["fig6_released_32"] = ch3_nads.seed_spread(released)[32][0] if released else float("nan")
     out["fig6_released_seeds"] = Markdown(ch3_nads.seeds_phrase(max(len(released), 1)))

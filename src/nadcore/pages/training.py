@@ -37,9 +37,9 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
     g = f.glued
     g.update({f"ch8_{key}": value for key, value in c8.key_numbers(f.cells, settings).items()})
     results = verdicts.load_training(bundle_dir)   # what the results page's rows read: the kernel's NADs, Fig. 6
-    kernel, ks = results["kernel"], list(verdicts.OVERLAP_KS)
+    kernel, ks = results.kernel, list(verdicts.OVERLAP_KS)
     overlaps = {c8.ESTIMATES[m]: nads.compare(kernel["hessian"], kernel[m], ks) for m in ("secant", "autograd")}
-    f.runs = {m: verdicts.fig6_runs(results["fig6_nads"], "fig6", m, bundle.FIG6_CAPTION)
+    f.runs = {m: verdicts.fig6_runs(results.fig6_nads, "fig6", m, bundle.FIG6_CAPTION)
               for m in ("secant", "autograd", "hessian")}
     g.update({f"ch8_{key}": value for key, value in c8.kernel_numbers(overlaps, ks, f.runs).items()})
     g["ch8_kernel_networks"] = kernel["hessian"].settings["num_networks"]
