@@ -364,14 +364,14 @@ def test_the_tables_name_the_dataset_of_every_number():
 def test_carrier_reading_finds_where_the_hijack_reaches():
     curve = {"index": np.array([-1, 0, 2, 8, 32, 1022]), "test_acc": np.array([88.0, 41.4, 71.5, 85.4, 88.1, 87.0])}
     r = ch4_cifar10.carrier_reading(curve)                           # 2 points under clean: below 86.0
-    assert r["clean"] == 88.0 and r["indices"] == [0, 2, 8, 32, 1022]
-    assert r["hijacked"] == [0, 2, 8] and r["ignored"] == [32, 1022] and r["reach"] == 8 and r["prefix"]
-    assert r["hijacked_range"] == (41.4, 85.4) and r["ignored_range"] == (87.0, 88.1)
-    assert r["first"] == (0, 41.4) and r["last"] == (1022, 87.0)
+    assert r.clean == 88.0 and r.indices == [0, 2, 8, 32, 1022]
+    assert r.hijacked == [0, 2, 8] and r.ignored == [32, 1022] and r.reach == 8 and r.prefix
+    assert r.hijacked_range == (41.4, 85.4) and r.ignored_range == (87.0, 88.1)
+    assert r.first == (0, 41.4) and r.last == (1022, 87.0)
     r = ch4_cifar10.carrier_reading(curve, margin=0.5)               # now NAD 1022 (1 point under) counts
-    assert r["hijacked"] == [0, 2, 8, 1022] and not r["prefix"] and r["reach"] == 1022
+    assert r.hijacked == [0, 2, 8, 1022] and not r.prefix and r.reach == 1022
     clean = ch4_cifar10.carrier_reading({"index": [-1, 5], "test_acc": [90.0, 89.0]})
-    assert clean["hijacked"] == [] and clean["reach"] is None and clean["hijacked_range"] is None and clean["prefix"]
+    assert clean.hijacked == [] and clean.reach is None and clean.hijacked_range is None and clean.prefix
     with pytest.raises(ValueError, match="clean network"):
         ch4_cifar10.carrier_reading({"index": [0, 5], "test_acc": [40.0, 89.0]})
     with pytest.raises(ValueError, match="margin must be"):
@@ -383,8 +383,8 @@ def test_the_published_fig7_as_a_curve():
     assert paper["index"][0] == -1 and paper["test_acc"][0] == published.fig8("resnet18")[0]   # clean: Fig. 8's
     np.testing.assert_array_equal(paper["index"][1:], published.fig7()["index"])
     r = ch4_cifar10.carrier_reading(paper)
-    assert r["first"] == (0, 17.6) and r["last"] == (1020, 80.3)
-    assert r["ignored"] == [] and r["reach"] == 1020       # every published carrier costs more than 2 points
+    assert r.first == (0, 17.6) and r.last == (1020, 80.3)
+    assert r.ignored == [] and r.reach == 1020       # every published carrier costs more than 2 points
 
 
 def test_fig7_verdict_says_where_the_stand_ins_follow_the_paper():

@@ -5,6 +5,7 @@ here take the loaded images, whatever their dataset (the store keys hold their f
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -244,14 +245,29 @@ def published_curve() -> dict[str, np.ndarray]:
     return {"index": index, "test_acc": acc, "follow_rate": np.full(len(index), np.nan)}
 
 
-def carrier_reading(curve: Mapping[str, Any], margin: float = HIJACK_MARGIN) -> dict[str, Any]:
-    """What a Fig. 7 curve (`poisoning_curve`'s dict, the clean network at index -1) shows: which carrier
-    indices hijack training (test accuracy more than `margin` points under the clean network's) and which
-    are ignored (the others). Returns `clean`, `indices` (the carriers, ascending), `hijacked` and
-    `ignored` (lists of indices), `first` and `last` (`(index, accuracy)` of the first and last carrier),
-    `ignored_range` and `hijacked_range` (`(min, max)` accuracy, None when the list is empty), `reach`
-    (the largest hijacked index, None when none is) and `prefix` (whether the hijacked indices are
-    exactly the first ones: one band of first NADs, then none)."""
+@dataclass(frozen=True)
+class CarrierReading:
+    """What a Fig. 7 curve shows (`carrier_reading`): the `clean` network's accuracy, the carrier `indices`
+    (ascending), those that hijack training (`hijacked`) and the others (`ignored`), `first` and `last`
+    (`(index, accuracy)` of the first and last carrier), `ignored_range` and `hijacked_range` (`(min, max)`
+    accuracy, None when the list is empty), `reach` (the largest hijacked index, None when none is) and
+    `prefix` (whether the hijacked indices are exactly the first ones: one band of first NADs, then none)."""
+    clean: float
+    indices: list[int]
+    hijacked: list[int]
+    ignored: list[int]
+    first: tuple[int, float]
+    last: tuple[int, float]
+    ignored_range: tuple[float, float] | None
+    hijacked_range: tuple[float, float] | None
+    reach: int | None
+    prefix: bool
+
+
+def carrier_reading(curve: Mapping[str, Any], margin: float = HIJACK_MARGIN) -> CarrierReading:
+    """What a Fig. 7 curve (`poisoning_curve`'s dict, the clean network at index -1) shows (`CarrierReading`):
+    which carrier indices hijack training (test accuracy more than `margin` points under the clean network's)
+    and which are ignored (the others)."""
     checks.number("margin", margin, 0, inclusive=True, accepted="a number >= 0 (points of accuracy)")
     acc = dict(zip(np.asarray(curve["index"]).tolist(), np.asarray(curve["test_acc"], dtype=float).tolist()))
     if -1 not in acc or len(acc) < 2:
@@ -261,36 +277,35 @@ def carrier_reading(curve: Mapping[str, Any], margin: float = HIJACK_MARGIN) -> 
     hijacked = [i for i in indices if acc[i] < clean - margin]
     ignored = [i for i in indices if i not in hijacked]
     span = lambda ids: (min(acc[i] for i in ids), max(acc[i] for i in ids)) if ids else None
-    return {"clean": clean, "indices": indices, "hijacked": hijacked, "ignored": ignored,
-            "first": (indices[0], acc[indices[0]]), "last": (indices[-1], acc[indices[-1]]),
-            "ignored_range": span(ignored), "hijacked_range": span(hijacked),
-            "reach": max(hijacked) if hijacked else None, "prefix": hijacked == indices[:len(hijacked)]}
+    return CarrierReading(clean, indices, hijacked, ignored, (indices[0], acc[indices[0]]),
+                          (indices[-1], acc[indices[-1]]), span(ignored), span(hijacked),
+                          max(hijacked) if hijacked else None, hijacked == indices[:len(hijacked)])
 
 
 
 
-def _hijack_reach(reading):
+def _hijack_reach(reading: CarrierReading) -> str:
     """Which carriers hijack training in a `carrier_reading`, in words."""
-    h = reading["hijacked"]
+    h = reading.hijacked
     if not h:
         return "no carrier"
-    if h == reading["indices"] and len(h) > 1:
+    if h == reading.indices and len(h) > 1:
         return f"every carrier up to NAD {h[-1]}"
     if len(h) == 1:
         return f"NAD {h[0]} only"
-    return f"NADs {h[0]}–{h[-1]}" if reading["prefix"] else "NADs " + ", ".join(map(str, h))
+    return f"NADs {h[0]}–{h[-1]}" if reading.prefix else "NADs " + ", ".join(map(str, h))
 
 
-def fig7_verdict(ours: Mapping[str, Mapping[str, Any]], paper: Mapping[str, Any]) -> dict[str, Any]:
+def fig7_verdict(ours: Mapping[str, CarrierReading], paper: CarrierReading) -> dict[str, Any]:
     """Fig. 7 on our stand-ins against the paper's, from `carrier_reading`s: `ours` (`{dataset name:
     reading}`) and `paper` (of `published_curve`). Returns `first` (NAD 0 hijacks training in the paper
     and on every stand-in), `reach` (every carrier of ours up to the paper's reach hijacks training too,
     as the paper's do) and `text`, one sentence that says both, with the indices."""
     if not ours:
         raise InputError("ours must hold the reading of at least one stand-in")
-    first = 0 in paper["hijacked"] and all(0 in r["hijacked"] for r in ours.values())
-    top = paper["reach"] if paper["reach"] is not None else -1
-    reach = all(i in r["hijacked"] for r in ours.values() for i in r["indices"] if i <= top)
+    first = 0 in paper.hijacked and all(0 in r.hijacked for r in ours.values())
+    top = paper.reach if paper.reach is not None else -1
+    reach = all(i in r.hijacked for r in ours.values() for i in r.indices if i <= top)
     start = ("a carrier on NAD 0 hijacks training in the paper and on " + " and ".join(ours)) if first else \
         "a carrier on NAD 0 does not hijack training on every stand-in"
     here = ", ".join(f"on {name} {_hijack_reach(r)}" for name, r in ours.items())
@@ -339,10 +354,10 @@ def curve_numbers(curve: Mapping[str, Any] | None, indices: Iterable[int], test_
            "reach": NAN, "ignored_from": NAN, "ign_lo": NAN, "ign_hi": NAN, "ign_gap": NAN}
     if curve is not None:
         r = carrier_reading(curve, margin)
-        out["reach"] = NAN if r["reach"] is None else r["reach"]
-        if r["ignored"]:
-            out.update(ignored_from=min(r["ignored"]), ign_lo=r["ignored_range"][0], ign_hi=r["ignored_range"][1],
-                       ign_gap=r["clean"] - r["ignored_range"][0])
+        out["reach"] = NAN if r.reach is None else r.reach
+        if r.ignored_range is not None:
+            lo, hi = r.ignored_range
+            out.update(ignored_from=min(r.ignored), ign_lo=lo, ign_hi=hi, ign_gap=r.clean - lo)
     if test_n is not None:
         out["ign_images"] = NAN if out["ign_gap"] != out["ign_gap"] else round(out["ign_gap"] / 100 * test_n)
     return out
@@ -374,8 +389,8 @@ def paper_numbers(margin: float = HIJACK_MARGIN, bands: Iterable[tuple[int, int]
     `deep_max` over the three deeper ones, and LeNet's `lenet_before`, `lenet_after` and `lenet_drop`."""
     curve = published_curve()
     r = carrier_reading(curve, margin)
-    out = {"clean": r["clean"], "first": r["first"][1], "last": r["last"][1], "last_index": r["last"][0],
-           "min_gap": r["clean"] - r["hijacked_range"][1] if r["hijacked"] else NAN}
+    out = {"clean": r.clean, "first": r.first[1], "last": r.last[1], "last_index": r.last[0],
+           "min_gap": NAN if r.hijacked_range is None else r.clean - r.hijacked_range[1]}
     for lo, hi in bands:
         band = [float(a) for i, a in zip(curve["index"], curve["test_acc"]) if lo <= i <= hi]
         if not band:
