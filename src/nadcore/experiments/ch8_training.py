@@ -240,39 +240,35 @@ def fashion_data(data_root: str | Path, n_train: int) -> tuple[tuple[torch.Tenso
     return fashion_task(lambda train: cifar.load("fashion", data_root, train=train), n_train)
 
 
-def cell(network: str, task: str, replicate: int, settings: Mapping[str, Any], basis: np.ndarray,
+def cell(network: str, task: str, replicate: int, settings: presets.Training, seed: int, basis: np.ndarray,
          fashion: Callable[[], Any] | None = None) -> dict[str, np.ndarray]:
     """One stored cell: `network` (`NETWORKS`) trained on `task` ("early", "late": D(u_i) at the settings'
     `indices`, u_i the rows of `basis`, the network's NADs; "fashion": `fashion()`, see `fashion_task`),
-    replicate `replicate` of the run `settings["seed"]`, measured by `trajectory`."""
+    replicate `replicate` of the run `seed`, measured by `trajectory`."""
     arch, pooling = check_network(network)
-    missing = [k for k in ("seed", "epochs", "max_lr", "indices", "n_train", "sigma", "eps", "ks", "checkpoints",
-                           "grad_samples") if k not in settings]
-    if missing:
-        raise InputError(f"settings must hold a presets.Training's fields; missing {', '.join(missing)}")
-    need = max(settings["indices"].get(task, 0) + 1, max(settings["ks"]))
+    need = max(settings.indices.get(task, 0) + 1, max(settings.ks))
     if len(basis) < need:
         raise InputError(f"basis must hold the network's first {need} NADs (the task's index, the largest k); got "
                          f"{len(basis)} rows")
-    run = seeds.replicate(settings["seed"], replicate)
-    recipe = train.Recipe(settings["epochs"], settings["max_lr"])
+    run = seeds.replicate(seed, replicate)
+    recipe = train.Recipe(settings.epochs, settings.max_lr)
     if task == "fashion":
         if fashion is None:
             raise InputError("fashion must give the Fashion-MNIST task (`fashion_task`) for task 'fashion'")
         data = fashion()
         u, st = class_direction(*data[0]), seeds.streams(run, FASHION_PART)
     elif task in ("early", "late"):
-        index = settings["indices"][task]
+        index = settings.indices[task]
         u, st = np.asarray(basis[index], dtype=np.float64), seeds.streams(run, index)
         v = torch.from_numpy(np.asarray(basis[index], dtype=np.float32)).reshape(1, 32, 32)
-        data = tuple(directional_dataset(v, settings["n_train"], settings["sigma"], settings["eps"], seed=s)
+        data = tuple(directional_dataset(v, settings.n_train, settings.sigma, settings.eps, seed=s)
                      for s in (st.train, st.test))
     else:
         raise InputError(f"task must be one of early, late, fashion; got {task!r}")
     torch.manual_seed(st.init)
     net = models.build(arch, in_channels=1, num_classes=2, pooling=pooling)
-    return trajectory(net, data, u / np.linalg.norm(u), basis[:max(settings["ks"])], recipe,
-                      settings["checkpoints"], settings["ks"], settings["grad_samples"], st.shuffle)
+    return trajectory(net, data, u / np.linalg.norm(u), basis[:max(settings.ks)], recipe,
+                      settings.checkpoints, settings.ks, settings.grad_samples, st.shuffle)
 
 
 def sweep_settings(settings: presets.Training, seed: int, bases: Mapping[str, np.ndarray]) -> dict[str, Any]:
@@ -302,7 +298,8 @@ def training_sweep(settings: presets.Training, seed: int, bases: Mapping[str, np
         return {tuple(todo[i].values()): dict(r.arrays) for i, r in found.items()}
 
     def compute(group):
-        return [cell(c["network"], c["task"], c["replicate"], shared, bases[c["network"]], fashion) for c in group]
+        return [cell(c["network"], c["task"], c["replicate"], settings, seed, bases[c["network"]], fashion)
+                for c in group]
 
     out = sweeps.sweep("training", todo, compute, shared, results_dir, progress=progress)
     return {tuple(c.values()): dict(r.arrays) for c, r in zip(todo, out)}
