@@ -72,9 +72,9 @@ def main(argv=None):
         t, out = timed(batched)
         t_bat = min(t_bat, t)
 
-    diff = max(abs(a["test_acc"] - b["test_acc"]) for a, b in zip(ref, out))
+    diff = max(abs(a.test_acc - b.test_acc) for a, b in zip(ref, out))
     print(f"{args.arch} on {device} ({torch.get_num_threads()} threads): {args.networks} networks, "
-          f"n={args.n}, {args.epochs} epoch(s), {ref[0]['iterations']} iterations each, best of {args.repeats}")
+          f"n={args.n}, {args.epochs} epoch(s), {ref[0].iterations} iterations each, best of {args.repeats}")
     print(f"  one after another: {args.networks / t_seq:8.3f} networks/s ({t_seq:.1f} s)")
     print(f"  batched          : {args.networks / t_bat:8.3f} networks/s ({t_bat:.1f} s)")
     print(f"  ratio            : {t_seq / t_bat:8.2f}x   (max |test acc difference| {diff:.2f} points)")

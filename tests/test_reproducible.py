@@ -34,7 +34,7 @@ def lenet_runs(seeds, pooling, n=256):
         torch.manual_seed(s)
         nets.append(models.build("lenet", pooling=pooling))
     out = train.fit_many(nets, datasets, train.Recipe(epochs=1, max_lr=0.5, batch_size=64), seeds=seeds, device="cpu")
-    return [np.concatenate([o["loss_history"], [o["test_acc"], o["train_acc"]]]) for o in out]
+    return [np.concatenate([o.loss_history, [o.test_acc, o.train_acc]]) for o in out]
 
 
 @pytest.mark.parametrize("n", [pytest.param(256, marks=pytest.mark.slow), 200])   # 256: make test only

@@ -36,13 +36,13 @@ def test_fit_many_matches_fit_per_network(name):
     ref = [train.fit(m, d, RECIPE, seed=s, **CPU) for m, d, s in zip(single, datasets, seeds)]
     out = train.fit_many(batched, datasets, RECIPE, seeds=seeds, chunk=2, **CPU)  # two chunks
     for r, o, m, b in zip(ref, out, single, batched):
-        assert o["iterations"] == r["iterations"] == 2 * 3  # 64 + 64 + 32 per epoch
-        np.testing.assert_allclose(o["loss_history"], r["loss_history"], **TOL)
+        assert o.iterations == r.iterations == 2 * 3  # 64 + 64 + 32 per epoch
+        np.testing.assert_allclose(o.loss_history, r.loss_history, **TOL)
         for p, q in zip(m.parameters(), b.parameters()):
             np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), **TOL)
-        assert o["train_acc"] == pytest.approx(r["train_acc"], abs=0.5)
-        assert o["test_acc"] == pytest.approx(r["test_acc"], abs=0.5)
-        assert np.isfinite(o["loss_history"]).all()
+        assert o.train_acc == pytest.approx(r.train_acc, abs=0.5)
+        assert o.test_acc == pytest.approx(r.test_acc, abs=0.5)
+        assert np.isfinite(o.loss_history).all()
 
 
 def test_predict_on_a_stack_is_each_networks_prediction():
@@ -71,8 +71,8 @@ def test_fit_trains_a_stack_as_fit_many_does_and_writes_its_weights_back():
     out = train.fit(stacked.Stack(a), datasets, RECIPE, seed=[5, 6], **CPU)
     ref = train.fit_many(b, datasets, RECIPE, seeds=[5, 6], chunk=2, **CPU)
     for o, r, m, n in zip(out, ref, a, b):
-        np.testing.assert_array_equal(o["loss_history"], r["loss_history"])
-        assert (o["train_acc"], o["test_acc"], o["iterations"]) == (r["train_acc"], r["test_acc"], r["iterations"])
+        np.testing.assert_array_equal(o.loss_history, r.loss_history)
+        assert (o.train_acc, o.test_acc, o.iterations) == (r.train_acc, r.test_acc, r.iterations)
         assert all(torch.equal(p, q) for p, q in zip(m.parameters(), n.parameters()))   # written back
     assert not torch.equal(next(a[0].parameters()), next(nets("lenet", 1)[0].parameters()))   # trained
 
@@ -85,16 +85,16 @@ def test_fit_many_falls_back_to_fit_for_batchnorm():
     a, b = copy.deepcopy(net), copy.deepcopy(net)
     ref = train.fit(a, d, RECIPE, seed=4, **CPU)
     out = train.fit_many([b], [d], RECIPE, seed=4, **CPU)[0]
-    np.testing.assert_array_equal(out["loss_history"], ref["loss_history"])
+    np.testing.assert_array_equal(out.loss_history, ref.loss_history)
 
 
 def test_logreg_learns_directional_data():
     out = train.fit_many(nets("logreg", 2), [dataset(3, 5, 2000, 0.5, 0), dataset(-16, 15, 2000, 0.5, 5)],
                          train.Recipe(epochs=5, max_lr=0.5), device="cpu")
     for o in out:
-        assert o["train_acc"] == 100.0
-        assert o["test_acc"] >= 97.0                                  # chance is 50
-        assert o["loss_history"][-5:].mean() < 0.25 * o["loss_history"][:5].mean()  # raw inputs: ~0.16x
+        assert o.train_acc == 100.0
+        assert o.test_acc >= 97.0                                  # chance is 50
+        assert o.loss_history[-5:].mean() < 0.25 * o.loss_history[:5].mean()  # raw inputs: ~0.16x
 
 
 def test_fit_is_seeded_and_normalises():
@@ -104,21 +104,21 @@ def test_fit_is_seeded_and_normalises():
     ra = train.fit(a, d, r, seed=7, device="cpu")
     rb = train.fit(b, d, r, seed=7, device="cpu")
     rc = train.fit(c, d, r, seed=8, device="cpu")
-    np.testing.assert_array_equal(ra["loss_history"], rb["loss_history"])
-    assert not np.array_equal(ra["loss_history"], rc["loss_history"])
-    assert ra["std"].item() == pytest.approx(3.0, rel=0.05)         # train statistics of D(v)
+    np.testing.assert_array_equal(ra.loss_history, rb.loss_history)
+    assert not np.array_equal(ra.loss_history, rc.loss_history)
+    assert ra.std.item() == pytest.approx(3.0, rel=0.05)         # train statistics of D(v)
     x, y = d[1]
-    assert train.accuracy(a, x, y, device="cpu", mean=ra["mean"], std=ra["std"]) == ra["test_acc"]
+    assert train.accuracy(a, x, y, device="cpu", mean=ra.mean, std=ra.std) == ra.test_acc
 
 
 def test_default_recipe_uses_raw_inputs_as_the_authors():
     d = dataset(1, 2, 256, 3.0, seed=0)
     net = nets("logreg", 1)[0]
     raw = train.fit(copy.deepcopy(net), d, {"epochs": 1, "max_lr": 0.5}, seed=7, device="cpu")   # a dict of fields
-    assert (raw["mean"].item(), raw["std"].item()) == (0.0, 1.0)
+    assert (raw.mean.item(), raw.std.item()) == (0.0, 1.0)
     scaled = train.fit(copy.deepcopy(net), ((d[0][0] / 3.0, d[0][1]), d[1]), train.Recipe(epochs=1, max_lr=0.5),
                        seed=7, device="cpu")
-    assert not np.array_equal(raw["loss_history"], scaled["loss_history"])   # the scale of x matters
+    assert not np.array_equal(raw.loss_history, scaled.loss_history)   # the scale of x matters
 
 
 def test_lr_schedules():
@@ -129,7 +129,7 @@ def test_lr_schedules():
     np.testing.assert_allclose(tri[:5], 0.2 * np.arange(1, 6) / 5)
     r = train.fit(nets("logreg", 1)[0], dataset(1, 1, 256, 1.0, 0),
                   train.Recipe(epochs=2, max_lr=0.2, schedule="triangular", batch_size=128), device="cpu")
-    np.testing.assert_allclose(r["lr"], train.lr_schedule(0.2, 4, "triangular"))
+    np.testing.assert_allclose(r.lr, train.lr_schedule(0.2, 4, "triangular"))
 
 
 def test_per_network_clipping_matches_clip_grad_norm():
@@ -234,7 +234,7 @@ def test_a_recipe_trains_as_its_keyword_arguments():
     for r in (train.Recipe(epochs=2, max_lr=0.1, batch_size=16), dict(epochs=2, max_lr=0.1, batch_size=16)):
         torch.manual_seed(0)
         net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 2))
-        out.append(train.fit_many([net], datasets, r, seeds=[3], device="cpu")[0]["loss_history"])
+        out.append(train.fit_many([net], datasets, r, seeds=[3], device="cpu")[0].loss_history)
     np.testing.assert_array_equal(out[0], out[1])
 
 
@@ -249,14 +249,14 @@ def test_bfloat16_training_is_seeded_batch_invariant_and_close_to_float32():
     bf16 = dataclasses.replace(fp32_recipe, precision="bfloat16")
     alone = train.fit_many(nets("lenet", 1), datasets[:1], bf16, seeds=[0], chunk=2, **CPU)[0]
     pair = train.fit_many(nets("lenet", 2), datasets, bf16, seeds=[0, 1], chunk=2, **CPU)
-    np.testing.assert_array_equal(alone["loss_history"], pair[0]["loss_history"])      # batch invariant
+    np.testing.assert_array_equal(alone.loss_history, pair[0].loss_history)      # batch invariant
     fp32 = train.fit_many(nets("lenet", 1), datasets[:1], fp32_recipe, seeds=[0], chunk=2, **CPU)[0]
-    assert not np.array_equal(alone["loss_history"], fp32["loss_history"])             # another computation
-    np.testing.assert_allclose(alone["loss_history"][:5], fp32["loss_history"][:5], rtol=0.05)
-    assert abs(alone["test_acc"] - fp32["test_acc"]) < 3 and alone["train_acc"] > 55   # measured 54.3 vs 55.1
+    assert not np.array_equal(alone.loss_history, fp32.loss_history)             # another computation
+    np.testing.assert_allclose(alone.loss_history[:5], fp32.loss_history[:5], rtol=0.05)
+    assert abs(alone.test_acc - fp32.test_acc) < 3 and alone.train_acc > 55   # measured 54.3 vs 55.1
     net = nets("lenet", 1)[0]                       # one network (`fit`): channels-last, seeded
     runs = [train.fit(copy.deepcopy(net), datasets[0], bf16, seed=0, **CPU) for _ in range(2)]
-    np.testing.assert_array_equal(runs[0]["loss_history"], runs[1]["loss_history"])
+    np.testing.assert_array_equal(runs[0].loss_history, runs[1].loss_history)
 
 
 def test_recipe_carries_the_precision_of_its_settings():
@@ -275,10 +275,10 @@ def test_stop_after_replays_the_first_steps_of_the_same_run_bitwise(name):
     r = dataclasses.replace(RECIPE, batch_size=32)
     full = train.fit_many(nets(name, 1), [d], r, chunk=2, **CPU)[0]
     start = train.fit_many(nets(name, 1), [d], r, chunk=2, stop_after=5, **CPU)[0]
-    assert start["iterations"] == 5 and full["iterations"] == 8
-    np.testing.assert_array_equal(start["loss_history"], full["loss_history"][:5])
-    assert start["lr"].tolist() == full["lr"].tolist()                       # the schedule of the whole run
-    assert start["test_acc"] is None and full["test_acc"] is not None        # a replay is not evaluated
+    assert start.iterations == 5 and full.iterations == 8
+    np.testing.assert_array_equal(start.loss_history, full.loss_history[:5])
+    assert start.lr.tolist() == full.lr.tolist()                       # the schedule of the whole run
+    assert start.test_acc is None and full.test_acc is not None        # a replay is not evaluated
     with pytest.raises(ValueError, match="^stop_after must be None or a positive int; got 0$"):
         train.fit(nets(name, 1)[0], d, RECIPE, stop_after=0, **CPU)
 

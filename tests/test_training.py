@@ -91,7 +91,7 @@ def test_on_step_sees_each_step_and_a_checkpoint_leaves_the_run_as_it_was():
 
         runs.append(train.fit(net, d, recipe, on_step=hook))
     assert seen == 2 * list(range(1, 13))
-    assert np.array_equal(runs[0]["loss_history"], runs[1]["loss_history"])
+    assert np.array_equal(runs[0].loss_history, runs[1].loss_history)
     seen.clear()
     train.fit(net, d, recipe, on_step=seen.append, stop_after=6)
     assert seen == list(range(1, 7))
@@ -208,7 +208,7 @@ def test_a_linear_models_linearisation_trains_as_the_model_does():
         net = models.build("logreg", in_channels=1, num_classes=2)
         model = models.Linearised(net) if linearise else net
         runs.append(train.fit(model, d, train.Recipe(epochs=2, max_lr=0.1, batch_size=16)))
-    assert np.allclose(runs[0]["loss_history"], runs[1]["loss_history"], atol=1e-6)
+    assert np.allclose(runs[0].loss_history, runs[1].loss_history, atol=1e-6)
 
 
 def test_fig6_trains_the_linearised_network_alone_when_asked():

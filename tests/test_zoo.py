@@ -148,8 +148,8 @@ def test_fit_many_trains_them(name):
     assert train.vmappable(nets[0]) == (name == "mixer")
     out = train.fit_many(nets, sets, train.Recipe(epochs=1, max_lr=0.01, batch_size=2), device="cpu", seeds=[1, 2],
                          chunk=2)
-    assert [len(o["loss_history"]) for o in out] == [2, 2]
-    assert all(0 <= o["test_acc"] <= 100 for o in out)
+    assert [len(o.loss_history) for o in out] == [2, 2]
+    assert all(0 <= o.test_acc <= 100 for o in out)
 
 
 @pytest.mark.parametrize("name", NEW)

@@ -79,7 +79,7 @@ def cost_line(factory: Callable[[], nn.Module], networks: int, n: int, recipe: t
             f"~{prose.duration(1.2 * each * steps)} on this machine ({each * 1e3:.3g} ms an SGD step, timed here)")
 
 
-def _train(factory, tasks, recipe, n, sigma, eps, device, progress=False):
+def _train(factory, tasks, recipe, n, sigma, eps, device, progress=False) -> list[train.Fit]:
     """Train a fresh network per task `(v, streams)` on D(v) (`n` train and `n` test samples): `fit` dicts; with
     `progress`, its cost first (`cost_line`)."""
     if progress:
@@ -147,8 +147,8 @@ def sweep(model: str | Callable[[], nn.Module], cells: Iterable[Sequence[int]], 
     tasks = [(v, seeds.streams(seeds.replicate(seed, r), kx % shape[1], ky % shape[1]))
              for r in range(num_seeds) for v, (kx, ky) in zip(vs, cells)]
     out = _train(factory, tasks, recipe, n, sigma, eps, device, progress)
-    grid = lambda key: np.array([r[key] for r in out], dtype=np.float64).reshape(num_seeds, len(cells))
-    losses = np.stack([r["loss_history"] for r in out]).reshape(num_seeds, len(cells), -1)
+    grid = lambda key: np.array([getattr(r, key) for r in out], dtype=np.float64).reshape(num_seeds, len(cells))
+    losses = np.stack([r.loss_history for r in out]).reshape(num_seeds, len(cells), -1)
     return Sweep(cells, grid("test_acc"), grid("train_acc"), losses)
 
 
@@ -195,8 +195,8 @@ def fig6(model: str | Callable[[], nn.Module], nads: Any, indices: Iterable[int]
     tasks = [(torch.from_numpy(rows[i] / np.linalg.norm(rows[i])).reshape(shape), seeds.streams(
         seeds.replicate(seed, r), i)) for r in range(num_seeds) for i in cells]
     out = _train(factory, tasks, recipe, n, sigma, eps, device, progress)
-    grid = lambda key: np.array([r[key] for r in out], dtype=np.float64).reshape(num_seeds, len(cells))  # noqa: E731
-    losses = np.stack([r["loss_history"] for r in out]).reshape(num_seeds, len(cells), -1)
+    grid = lambda key: np.array([getattr(r, key) for r in out], dtype=np.float64).reshape(num_seeds, len(cells))  # noqa: E731
+    losses = np.stack([r.loss_history for r in out]).reshape(num_seeds, len(cells), -1)
     return Sweep(cells, grid("test_acc"), grid("train_acc"), losses)
 
 
@@ -239,10 +239,10 @@ def recipe_check(model: str | Callable[[], nn.Module], recipe: train.Recipe | di
     factory = _classifier_factory(model, shape)
     (out,) = _train(factory, [(v, seeds.streams(seed, kx % shape[1], ky % shape[1]))], recipe, n, sigma, eps, device,
                     progress)
-    loss = np.asarray(out["loss_history"], dtype=np.float64)
+    loss = np.asarray(out.loss_history, dtype=np.float64)
     per_epoch = len(loss) // recipe.epochs
     first, last = float(loss[:per_epoch].mean()), float(loss[-per_epoch:].mean())
-    acc = float(out["test_acc"])
+    acc = float(out.test_acc or 0.0)   # evaluated: a whole run
     task = f"an easy task (D(v) along ({kx}, {ky}) {kind}, sigma {sigma:g}, eps {eps:.3g})"
     numbers = f"loss {first:.3f} -> {last:.3f}, test accuracy {acc:.1f} %"
     if not np.isfinite(loss).all():

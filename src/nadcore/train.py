@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, overload
 
 import numpy as np
@@ -197,19 +198,19 @@ def as_recipe(recipe: Recipe | dict) -> Recipe:
 @overload
 def fit(model: stacked.Stack, data: Iterable[Sequence[Sequence[torch.Tensor]]], recipe: Recipe | dict, *,
         seed: int | list[int] = 0, device: str | torch.device = "auto", progress: bool = False,
-        stop_after: int | None = None) -> list[dict[str, Any]]: ...
+        stop_after: int | None = None) -> list[Fit]: ...
 
 
 @overload
 def fit(model: nn.Module, data: Sequence[Sequence[torch.Tensor]], recipe: Recipe | dict, *, seed: int = 0,
         device: str | torch.device = "auto", progress: bool = False,
-        stop_after: int | None = None, on_step: Callable[[int], None] | None = None) -> dict[str, Any]: ...
+        stop_after: int | None = None, on_step: Callable[[int], None] | None = None) -> Fit: ...
 
 
 def fit(model: nn.Module | stacked.Stack, data: Any, recipe: Recipe | dict, *, seed: int | list[int] = 0,
         device: str | torch.device = "auto", progress: bool = False,
         stop_after: int | None = None,
-        on_step: Callable[[int], None] | None = None) -> dict[str, Any] | list[dict[str, Any]]:
+        on_step: Callable[[int], None] | None = None) -> Fit | list[Fit]:
     """Train `model` (already initialised, in place) on `data = ((x_train, y_train), (x_test, y_test))`
     with `recipe` (a `Recipe`, or a dict of its fields): the one SGD loop of the library.
 
@@ -221,9 +222,7 @@ def fit(model: nn.Module | stacked.Stack, data: Any, recipe: Recipe | dict, *, s
     one permutation per epoch; the last batch of an epoch may be smaller). The training runs on
     `device` (`precision="bfloat16"`: under bfloat16 autocast; one network with convolutions in
     channels-last memory, see `Recipe`).
-    Returns a dict (a list of k for a stack): `train_acc`, `test_acc` (percent, after training, eval
-    mode), `loss_history` (the batch loss of every iteration, numpy float32), `iterations`, `lr`
-    (the rate of every iteration) and the `mean`, `std` used to normalise the inputs.
+    Returns a `Fit` (a list of k for a stack).
     `stop_after=k` trains the first k steps of that run only (same schedule; a replay of a stored
     run's start): `loss_history` then holds k losses, and the accuracies are None (not evaluated).
     `on_step(k)` (one network only) is called after each SGD step k = 1, 2, ... with the network as trained
@@ -323,9 +322,22 @@ def _train(model, data, recipe, seed, device, progress, stop_after, on_step=None
     return run.results(losses[:step].cpu().numpy(), step, lrs, evaluate=stop_after is None)
 
 
+@dataclass
+class Fit:
+    """One network's training (`fit`): `train_acc` and `test_acc` (percent, after training, eval mode; None for
+    a replay, `stop_after`), `loss_history` (the batch loss of every iteration, numpy float32), `iterations`,
+    `lr` (the rate of every iteration) and the `mean`, `std` used to normalise the inputs."""
+    train_acc: float | None
+    test_acc: float | None
+    loss_history: np.ndarray
+    iterations: int
+    lr: Any
+    mean: torch.Tensor
+    std: torch.Tensor
+
+
 def _result(train_acc, test_acc, losses, step, lrs, mean, std):
-    return {"train_acc": train_acc, "test_acc": test_acc, "loss_history": losses, "iterations": step, "lr": lrs,
-            "mean": mean.cpu(), "std": std.cpu()}
+    return Fit(train_acc, test_acc, losses, step, lrs, mean.cpu(), std.cpu())
 
 
 class _Single:
@@ -440,7 +452,7 @@ def _signature(model):
 def fit_many(models: Iterable[nn.Module], datasets: Iterable[Sequence[Sequence[torch.Tensor]]], recipe: Recipe | dict,
              *, seed: int = 0, seeds: Iterable[int] | None = None, device: str | torch.device = "auto",
              chunk: int | None = None, pad: bool = True, progress: bool = False,
-             stop_after: int | None = None) -> list[dict[str, Any]]:
+             stop_after: int | None = None) -> list[Fit]:
     """Train network `i` on `datasets[i] = ((x_tr, y_tr), (x_te, y_te))` with `recipe`, all at once.
 
     Numerically the recipe of `fit` per network (up to float rounding of the batched kernels):
@@ -457,7 +469,7 @@ def fit_many(models: Iterable[nn.Module], datasets: Iterable[Sequence[Sequence[t
     networks, the last one filled with copies of its last network (trained, then dropped), so
     a network's numbers are bitwise the same alone, in any batch, at any position of a stack
     (same device and thread count). `pad=False` skips the copies (faster for a lone network).
-    `stop_after` as in `fit`. Returns the list of `fit` dicts, in the order of `models`.
+    `stop_after` as in `fit`. Returns the list of `Fit`s, in the order of `models`.
     """
     recipe = as_recipe(recipe)
     models, datasets = list(models), list(datasets)

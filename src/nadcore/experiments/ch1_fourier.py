@@ -47,8 +47,8 @@ def train_directions(arch: str, cells: Sequence[tuple[int, int]], settings: dict
         nets.append(models.build(arch, pooling=pooling))
     out = train.fit_many(nets, datasets, recipe, device=s["device"], seeds=[st.shuffle for st in streams],
                          stop_after=stop_after)
-    return [{k: np.asarray(r[k]) for k in ("train_acc", "test_acc", "loss_history") if r[k] is not None}
-            for r in out]
+    return [{k: np.asarray(getattr(r, k)) for k in ("train_acc", "test_acc", "loss_history")
+             if getattr(r, k) is not None} for r in out]
 
 
 def sweep_directions(archs: Sequence[str], grid: fourier.Grid, settings: dict[str, Any], results_dir: str | Path,

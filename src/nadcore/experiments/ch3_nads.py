@@ -105,7 +105,7 @@ def accuracy_on_nads(arch: str, nads: NADResult | np.ndarray, indices: Iterable[
         nets.append(registry.Linearised(net) if linearised else net)
         fit_seeds.append(st.shuffle)
     out = fit_many(nets, datasets, recipe, device=device, seeds=fit_seeds, progress=progress, chunk=stack)
-    return np.array([r["test_acc"] for r in out])
+    return np.array([r.test_acc for r in out])
 
 
 def fig6_settings(arch: str, nads: NADResult | np.ndarray, settings: Mapping[str, Any], device: str | torch.device,

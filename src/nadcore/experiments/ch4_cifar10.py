@@ -19,7 +19,7 @@ from nadcore.cifar import EDIT_MODES, as_nads, channel_stats, edit_nads, nad_fli
 from nadcore.device import resolve
 from nadcore.models import build
 from nadcore.prose import and_list, name
-from nadcore.train import Recipe, fit, predict
+from nadcore.train import Fit, Recipe, fit, predict
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -44,8 +44,8 @@ def _recipe(recipe):
 
 def train_network(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[torch.Tensor, torch.Tensor],
                   recipe: presets.Sgd | Mapping[str, Any], device: str | torch.device = "auto", seed: int = 0,
-                  progress: bool = False) -> tuple[torch.nn.Module, dict[str, Any]]:
-    """A fresh `arch` (3 channels, 10 logits) fitted on already-normalised `train`: `(model, fit dict)`.
+                  progress: bool = False) -> tuple[torch.nn.Module, Fit]:
+    """A fresh `arch` (3 channels, 10 logits) fitted on already-normalised `train`: `(model, its Fit)`.
     Its initialisation and shuffling are the `seeds.streams` of `seed` (the data are given): every run
     of one seed starts from the same network, so the runs of a curve differ by their data alone."""
     st = seeds.streams(seed)
@@ -93,7 +93,7 @@ def poisoning_run(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tup
         other = (yt + 1) % 10
         pred = predict(model, prepare(xt, mean, std, nads, other, index, eps), device=device)
         follow = 100.0 * (pred == other).float().mean().item()
-    return {"train_acc": np.float64(out["train_acc"]), "test_acc": np.float64(out["test_acc"]),
+    return {"train_acc": np.float64(out.train_acc), "test_acc": np.float64(out.test_acc),
             "follow_rate": np.float64(follow)}
 
 
@@ -165,7 +165,7 @@ def flip_run(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[to
     mean, std = channel_stats(xs)
     _, fitted = train_network(arch, (normalise(xs, mean, std), train[1]), (normalise(xt, mean, std), test[1]),
                               recipe, device, seed)
-    return {"train_acc": np.float64(fitted["train_acc"]), "test_acc": np.float64(fitted["test_acc"])}
+    return {"train_acc": np.float64(fitted.train_acc), "test_acc": np.float64(fitted.test_acc)}
 
 
 def clean_model(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple[torch.Tensor, torch.Tensor],
@@ -193,7 +193,7 @@ def clean_model(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple
     model, out = train_network(arch, (normalise(train[0], mean, std), train[1]), test_n, recipe, device, seed)
     if path is not None:
         store.save_weights(path, model.state_dict(), settings, device=resolve(device))
-    return model, out["test_acc"]
+    return model, float(out.test_acc or 0.0)   # evaluated: a whole run, not a replay
 
 
 def reviewers_test(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor,

@@ -215,7 +215,7 @@ def _recipe(settings: presets.Pairs | presets.Ood, arch: str) -> dict[str, Any]:
     return recipe
 
 
-def _fit(nets, datasets, seeds, recipe, device):
+def _fit(nets, datasets, seeds, recipe, device) -> list[train.Fit]:
     """`train.fit_many` with the recipe (`train.Recipe`; its other keys, e.g. the MLP's `widths`, shape
     the network); inputs standardised per channel unless the recipe says `normalize: False` (the
     follow-up does not say; the images channel needs it, and at the smoke scale's sigma = 0.1 LeNet
@@ -272,12 +272,12 @@ def pair_cells(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings:
     fits = _fit(nets, datasets, fit_seeds, recipe, device)
     out = []
     for c, net, (_, test), fit in zip(cells, nets, datasets, fits):
-        norm: dict[str, Any] = dict(mean=fit["mean"], std=fit["std"], device=device)
+        norm: dict[str, Any] = dict(mean=fit.mean, std=fit.std, device=device)
         acc = channel_accuracies(net, *test, split=1, **norm)
         section, _ = cross_section(net, U[c["i"]], U[c["j"]], settings.extent, settings.resolution,
                                    origin=section_origin(test[0][0], U[c["i"]], U[c["j"]]), **norm)
         out.append({"accuracy": np.array([acc[k] for k in CHANNELS]),
-                    "train_accuracy": np.array(fit["train_acc"]), "section": section})
+                    "train_accuracy": np.array(fit.train_acc), "section": section})
     return out
 
 
@@ -377,8 +377,8 @@ def ood_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: p
             fit_seeds.append(st.shuffle)
         fits = _fit(nets, datasets, fit_seeds, recipe, device)
         split = images[0][0].shape[1]
-        return [{"accuracy": np.array([a[k] for k in CHANNELS]), "train_accuracy": np.array(fit["train_acc"])}
-                for a, fit in ((channel_accuracies(net, *test, split=split, mean=fit["mean"], std=fit["std"],
+        return [{"accuracy": np.array([a[k] for k in CHANNELS]), "train_accuracy": np.array(fit.train_acc)}
+                for a, fit in ((channel_accuracies(net, *test, split=split, mean=fit.mean, std=fit.std,
                                                    device=device), fit)
                                for net, (_, test), fit in zip(nets, datasets, fits))]
 
