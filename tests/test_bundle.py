@@ -401,9 +401,9 @@ def test_published_spectrum_squared_matches_ours():
 
 def test_fig6_comparison_shapes():
     out = bundle.fig6_comparison()
-    assert out["arch"] == "lenet" and len(out["published"]["accuracy"]) == 1023
-    assert set(out["ours"]) <= set(out["indices"])
-    assert list(out["curves"]) == list(published.FIG6_ARCHS)
+    assert out.arch == "lenet" and len(out.published["accuracy"]) == 1023
+    assert set(out.ours) <= set(out.indices)
+    assert list(out.curves) == list(published.FIG6_ARCHS)
 
 
 def test_comparison_figures_plot_the_difference():
@@ -895,7 +895,7 @@ def test_vgg11_fig6_uses_its_fig1_recipe_on_its_secant_nads(tmp_path):
     assert bundle.fig6_records(tmp_path, name="fig6_vgg11") == {}
     stored = bundle.load_fig6(name="fig6_vgg11")                  # the committed bundle's cells, with their records
     assert set(bundle.fig6_records(name="fig6_vgg11")) == set(stored)
-    assert bundle.fig6_comparison(tmp_path)["deep"] == {"vgg11": {}, "resnet18": {}, "densenet121": {}}
+    assert bundle.fig6_comparison(tmp_path).deep == {"vgg11": {}, "resnet18": {}, "densenet121": {}}
     assert bundle.status("fig6_vgg11", tmp_path).startswith("fig6_vgg11 (vgg11_bn): 0 of 5 NAD indices stored; ")
     with pytest.raises(ValueError, match="^name must be one of fig6, fig6_vgg11, fig6_resnet18, .*'fig7'"):
         bundle.fig6_item(name="fig7")
@@ -920,7 +920,7 @@ def test_vgg11_fig6_along_its_exact_gradient_nads_and_more_seeds_is_a_gpu_item(t
         assert set(bundle.fig6_records(name=name)) == set(bundle.load_fig6(name=name))   # the committed cells
     assert len(keys) == 1 + len(gpu)      # no cell of one is a cell of another
     assert bundle.fig6_method("fig6_vgg11") == "secant"
-    assert list(bundle.fig6_comparison(tmp_path)["deep"]) == ["vgg11", *bundle.GPU_ONLY]
+    assert list(bundle.fig6_comparison(tmp_path).deep) == ["vgg11", *bundle.GPU_ONLY]
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(ValueError, match=r"^item fig6_vgg11_autograd_seed0 is computed on a CUDA GPU \(float32\)"):
         bundle.compute("fig6_vgg11_autograd_seed0", tmp_path, tmp_path / "scratch", progress=False)

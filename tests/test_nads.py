@@ -971,8 +971,8 @@ def test_curve_difference_is_signed_and_skips_indices_past_the_published_curve()
 
 
 def lenet_f6(ours, best, best_sigma=1.5):
-    return {"ours": ours, "published": toy_curve(), "ours_best": best, "best_sigma": best_sigma,
-            "settings": {"sigma": 3.0}, "curves": {"lenet": toy_curve()}}
+    return ch3_nads.Fig6Comparison("lenet", ours, toy_curve(), {"sigma": 3.0}, [], {"lenet": toy_curve()},
+                                   best_sigma, best)
 
 
 def test_fig6_numbers_and_reading_say_how_our_curve_stands_to_the_published_one():
@@ -993,11 +993,11 @@ def test_fig6_numbers_and_reading_say_how_our_curve_stands_to_the_published_one(
 
 
 def test_the_seeds_mean_replaces_lenets_one_run_where_seeds_are_stored():
-    f6 = {**lenet_f6({0: 90.0, 5: 70.0}, {0: 99.0, 5: 80.0}), "best_sigma": 1.5}
+    f6 = lenet_f6({0: 90.0, 5: 70.0}, {0: 99.0, 5: 80.0}, best_sigma=1.5)
     got = ch3_nads.with_seed_means(f6, {3.0: [{0: 90.0, 5: 70.0}, {0: 92.0, 5: 76.0}], 1.5: []})
-    assert got["ours"] == {0: 91.0, 5: 73.0} and got["seeds"] == 2
-    assert got["ours_best"] == {0: 99.0, 5: 80.0} and got["seeds_best"] == 1      # no seeds: its one run
-    assert f6["ours"] == {0: 90.0, 5: 70.0}                                          # the input is left as it was
+    assert got.ours == {0: 91.0, 5: 73.0} and got.seeds == 2
+    assert got.ours_best == {0: 99.0, 5: 80.0} and got.seeds_best == 1      # no seeds: its one run
+    assert f6.ours == {0: 90.0, 5: 70.0}                                          # the input is left as it was
     assert ch3_nads.fig6_numbers(got, shown=(5,))["fig6_ours_5"] == 73.0
     assert "our LeNet curve, the mean of 2 seeds, falls faster" in ch3_nads.fig6_lenet_reading(got, 5.0, 5, 5)
 

@@ -41,7 +41,7 @@ def test_fig1_vgg11_on_the_results(comparison):
 
 
 def test_deep_networks_not_computed_on_the_results(comparison, fig6):
-    row = v.deep_not_computed(comparison, fig6["curves"])
+    row = v.deep_not_computed(comparison, fig6.curves)
     assert row.verdict == v.NOT_COMPUTED and "GPU" in row.reason
     assert row.values["chance"] == {"resnet18": 470, "densenet121": 22}
 
@@ -111,7 +111,7 @@ def test_nad_rows_on_the_results(stored, overlaps):
 
 def test_fig6_lenet_on_the_results(fig6, fig6_nads):
     seeds = {s: v.fig6_runs(fig6_nads, "fig6", "secant", s) for s in (CAPTION, 1.5)}
-    assert [len(r) for r in seeds.values()] == [3, 3] and seeds[CAPTION][0] == fig6["ours"]   # seed 0: Fig. 6's item
+    assert [len(r) for r in seeds.values()] == [3, 3] and seeds[CAPTION][0] == fig6.ours   # seed 0: Fig. 6's item
     released = {s: v.fig6_runs(fig6_nads, "fig6", "published", s) for s in (CAPTION, 1.5)}
     row = v.fig6_lenet(fig6, seeds, released=released, spectra=bundle.fig6_spectra(BUNDLE))
     x = row.values
@@ -138,7 +138,7 @@ def test_fig6_lenet_on_the_results(fig6, fig6_nads):
 def test_fig6_vgg11_on_the_results(fig6, fig6_nads):
     secant = v.fig6_runs(fig6_nads, "fig6_vgg11", "secant")
     assert len(secant) == 3
-    row = v.fig6_deep(secant, fig6["curves"]["vgg11"], "vgg11", bundle.fig6_item(name="fig6_vgg11")[2], CAPTION)
+    row = v.fig6_deep(secant, fig6.curves["vgg11"], "vgg11", bundle.fig6_item(name="fig6_vgg11")[2], CAPTION)
     assert row.verdict == v.DIFFERENCE
     assert "5 NAD indices, the published curve read between the 264 the authors trained" in row.reason
     assert [round(x, 2) for x in row.values["ours"].values()] == [99.99, 92.28, 53.17, 50.2, 50.23]

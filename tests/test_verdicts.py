@@ -92,7 +92,7 @@ def test_fig1_deep_flips_with_the_grid_and_the_noise_level():
 
 def test_deep_not_computed_refuses_stored_cells(comparison, fig6):
     with pytest.raises(ValueError, match="rows of their own"):
-        v.deep_not_computed({**comparison, "resnet18": {**comparison["resnet18"], "stored": 3}}, fig6["curves"])
+        v.deep_not_computed({**comparison, "resnet18": {**comparison["resnet18"], "stored": 3}}, fig6.curves)
 
 
 @pytest.mark.filterwarnings("ignore:An input array is constant")
@@ -225,8 +225,8 @@ def fig6_input(ours_d, best_d):
     curve = published.fig6("lenet")
     indices = [0, 32, 64, 96, 128, 256, 512]
     pub = {i: q for i, _, q in ch3_nads.fig6_rows({i: 0.0 for i in indices}, curve)}
-    return {"published": curve, "ours": shifted(pub, ours_d), "ours_best": shifted(pub, best_d),
-            "settings": {"sigma": 3.0}, "best_sigma": 1.5}
+    return ch3_nads.Fig6Comparison("lenet", shifted(pub, ours_d), curve, {"sigma": 3.0}, indices, {}, 1.5,
+                                   shifted(pub, best_d))
 
 
 def test_spectrum_distance_reads_shape_not_scale():
@@ -250,7 +250,7 @@ def test_fig6_lenet_flips_between_its_verdicts():
 
 def test_fig6_lenet_judges_the_mean_of_the_seeds():
     f6 = fig6_input(-20.0, -20.0)                                  # the one stored run at either sigma: far off
-    pub = shifted(f6["ours"], 20.0)
+    pub = shifted(f6.ours, 20.0)
     # three seeds at the caption's sigma whose mean is 0.05 points inside CURVE_MAD of the curve, one far off
     inside = -v.CURVE_MAD + 0.05
     seeds = {3.0: [shifted(pub, inside + 4.0), shifted(pub, inside + 4.0), shifted(pub, inside - 8.0)]}

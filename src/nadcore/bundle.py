@@ -1519,17 +1519,17 @@ def nad_overlaps(ks: Sequence[int], bundle_dir: str | Path = BUNDLE) -> dict[tup
             for (a, m), r in stored_nads(bundle_dir=bundle_dir).items() if a in published.ARCHS}
 
 
-def fig6_comparison(bundle_dir: str | Path = BUNDLE) -> dict[str, Any]:
-    """Our stored Fig. 6 cells (`load_fig6`, `{index: accuracy}` on our LeNet NADs) and the published
-    curves (`published.fig6`): `published` of our architecture, `curves` of all four; `best_sigma`
-    (the sigma study's, None until known) and `ours_best`, our cells at that noise level; `deep`,
-    `{arch: {index: accuracy}}` of the deep networks' items (`DEEP_FIG6`) on their own NADs."""
+def fig6_comparison(bundle_dir: str | Path = BUNDLE) -> ch3_nads.Fig6Comparison:
+    """Our stored Fig. 6 cells (`load_fig6`, `{index: accuracy}` on our LeNet NADs) beside the published curves
+    (`published.fig6`), at the sigma study's best too (`ch3_nads.Fig6Comparison`); `deep` holds the deep
+    networks' items (`DEEP_FIG6`) on their own NADs."""
     arch, indices, settings = fig6_item()
     best = known_best_sigma(load_sigma_study(bundle_dir)[0])
-    return dict(arch=arch, ours=load_fig6(bundle_dir), published=published.fig6(arch), settings=settings,
-                indices=indices, curves={a: published.fig6(a) for a in published.FIG6_ARCHS}, best_sigma=best,
-                ours_best=load_fig6(bundle_dir, best) if best is not None else {},
-                deep={arch: load_fig6(bundle_dir, name=name) for name, (arch, _) in DEEP_FIG6.items()})
+    return ch3_nads.Fig6Comparison(
+        arch=arch, ours=load_fig6(bundle_dir), published=published.fig6(arch), settings=settings, indices=indices,
+        curves={a: published.fig6(a) for a in published.FIG6_ARCHS}, best_sigma=best,
+        ours_best=load_fig6(bundle_dir, best) if best is not None else {},
+        deep={arch: load_fig6(bundle_dir, name=name) for name, (arch, _) in DEEP_FIG6.items()})
 
 
 # ----------------------------------------------------------------------------- Chapter 8: NADs during training

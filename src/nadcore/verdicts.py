@@ -728,7 +728,7 @@ def _runs_text(runs, shown):
     return _mean_sd(spread, shown, len(runs)) + " %"
 
 
-def fig6_lenet(f6: Mapping[str, Any], seeds: Mapping[float, Sequence[Mapping[int, float]]] | None = None,
+def fig6_lenet(f6: ch3_nads.Fig6Comparison, seeds: Mapping[float, Sequence[Mapping[int, float]]] | None = None,
                shown: Sequence[int] = (0, 32, 128),
                released: Mapping[float, Sequence[Mapping[int, float]]] | None = None,
                spectra: Mapping[str, tuple[int, np.ndarray]] | None = None) -> Row:
@@ -741,10 +741,10 @@ def fig6_lenet(f6: Mapping[str, Any], seeds: Mapping[float, Sequence[Mapping[int
     reads its one stored run (`ours`, `ours_best`). The first basis and sigma that agree give the verdict:
     reproduced only along ours at the caption's sigma. The indices `shown` are NAD indices from 0, as in the
     published curve, which is read at them as `ch3_nads.fig6_rows` reads it."""
-    curve, seeds, released = f6["published"], seeds or {}, released or {}
-    sigma, bs = f6["settings"]["sigma"], f6.get("best_sigma")
-    runs = seeds.get(sigma) or [f6["ours"]]
-    best_runs = (seeds.get(bs) or ([f6["ours_best"]] if f6.get("ours_best") else [])) if bs is not None else []
+    curve, seeds, released = f6.published, seeds or {}, released or {}
+    sigma, bs = f6.settings["sigma"], f6.best_sigma
+    runs = seeds.get(sigma) or [f6.ours]
+    best_runs = (seeds.get(bs) or ([f6.ours_best] if f6.ours_best else [])) if bs is not None else []
     pairs: list[tuple[tuple[str, float], Sequence[Mapping[int, float]]]] = [
         (("ours", sigma), runs), (("released", sigma), released.get(sigma) or [])]
     if bs is not None:
@@ -1087,7 +1087,7 @@ class Stored:
     pooling: Any = None
     stored: Any = None
     overlaps: Any = None
-    fig6: Any = None
+    fig6: ch3_nads.Fig6Comparison | None = None
     fig6_nads: dict[str, Any] = field(default_factory=dict)
     cifar: dict[str, Any] = field(default_factory=dict)
     ood: dict[str, Any] = field(default_factory=dict)
@@ -1167,7 +1167,7 @@ def nads_rows(results: Stored) -> dict[str, Row]:
     `overlaps`, `fig6` and `fig6_nads`, as `{key: Row}` in the page's order; keys `eq5`, `fig5`, `nads_{arch}`,
     `fig6_lenet` and `fig6_{arch}` of each `bundle.DEEP_FIG6` network. The papers' claims only: the exact-gradient
     NADs, which the papers never published, are `exact_question`'s."""
-    st, ov, f6, runs = results.stored, results.overlaps, results.fig6, results.fig6_nads
+    st, ov, f6, runs = results.stored, results.overlaps, _fig6_of(results), results.fig6_nads
     out = {"eq5": eq5(results.eq5, bundle.EQ5.networks, list(bundle.EQ5.ks)), "fig5": fig5(st)}
     for arch in NAD_ORDER:
         make = nads_isotropic if arch == "logreg" else nads_row
@@ -1178,23 +1178,29 @@ def nads_rows(results: Stored) -> dict[str, Row]:
                                    spectra=results.spectra)
     for item, (arch, _) in bundle.DEEP_FIG6.items():
         if seeds := fig6_runs(runs, item, "secant"):   # none yet: `deep_not_computed`'s row
-            out[f"fig6_{arch}"] = fig6_deep(seeds, f6["curves"][arch], arch, bundle.fig6_item(name=item)[2],
-                                            f6["settings"]["sigma"])
+            out[f"fig6_{arch}"] = fig6_deep(seeds, f6.curves[arch], arch, bundle.fig6_item(name=item)[2],
+                                            f6.settings["sigma"])
     return out
+
+
+def _fig6_of(results: Stored) -> ch3_nads.Fig6Comparison:
+    if results.fig6 is None:
+        raise InputError("results.fig6 must hold bundle.fig6_comparison's Fig6Comparison; got None")
+    return results.fig6
 
 
 def rows(results: Stored) -> list[Row]:
     """Every row of the page, in the papers' order, from `load`'s results: the papers' claims only."""
     fig1_settings = bundle.fourier_item("fig1")[2]
     caption = bundle.SIGMA_STUDY.caption
-    c, f6 = results.comparison, results.fig6
+    c, f6 = results.comparison, _fig6_of(results)
     out = [fig1_logreg(c, fig1_settings),
            fig1_lenet(results.sigma, caption, published.AUTHORS_CODE_LENET[((0, 0), "cos")])]
     waiting = [arch for arch in bundle.DEEP_FIG1.values() if not c[arch]["stored"]]
     out += [fig1_deep(c, arch, bundle.fourier_item(name)[2], caption, bundle.DEEP_TRAIN[arch][0])
             for name, arch in bundle.DEEP_FIG1.items() if arch not in waiting]
     if waiting:
-        out.append(deep_not_computed(c, f6["curves"], waiting, results.gpu_seconds.get("deep")))
+        out.append(deep_not_computed(c, f6.curves, waiting, results.gpu_seconds.get("deep")))
     q2 = presets.preset("fourier", "paper").fig2
     iterations = ch1_fourier.iterations_to_loss(results.fig2, q2.threshold, q2.window)
     out.append(fig2(iterations, ch1_fourier.run_iterations(results.fig2), c["lenet"]["published"], q2))

@@ -4,7 +4,7 @@ estimators are `nadcore.nads`."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -281,27 +281,44 @@ def curve_difference(ours: Mapping[int, float], curve: Mapping[str, np.ndarray])
     return {"mad": float(np.abs(d).mean()), "below": float(d.mean())}
 
 
-def with_seed_means(f6: Mapping[str, Any], seeds: Mapping[float, Sequence[Mapping[int, float]]]) -> dict[str, Any]:
-    """`f6` (`bundle.fig6_comparison`) with LeNet's run at the published sigma (`ours`) and at the sigma
-    study's best (`ours_best`) replaced by the mean over the seeds (`seed_spread`) where `seeds`
-    (`{sigma: [{index: accuracy}, ...]}`, complete runs) holds them; `seeds` and `seeds_best` count the
-    runs behind each (1: the one stored run)."""
-    out = dict(f6)
-    for key, sigma in (("ours", f6["settings"]["sigma"]), ("ours_best", f6.get("best_sigma"))):
-        runs = seeds.get(sigma) or []
-        if runs:
-            out[key] = {i: m for i, (m, _) in seed_spread(runs).items()}
-        out["seeds" if key == "ours" else "seeds_best"] = len(runs) or int(bool(f6.get(key)))
-    return out
+@dataclass
+class Fig6Comparison:
+    """Fig. 6 of `arch` (`bundle.fig6_comparison`): `ours` `{index: accuracy}` on our NADs at the stored `settings`
+    (Fig. 6's recipe, its `indices`), the `published` curve of `arch` and the `curves` of all four published
+    networks; the sigma study's `best_sigma` (None until known) and `ours_best` at it; `deep` `{arch: {index:
+    accuracy}}` of the deep networks on their own NADs; `seeds` and `seeds_best` the runs behind `ours` and
+    `ours_best` (`with_seed_means`; 1: the one stored run)."""
+    arch: str
+    ours: dict[int, float]
+    published: dict[str, np.ndarray]
+    settings: dict[str, Any]
+    indices: list[int]
+    curves: dict[str, dict[str, np.ndarray]]
+    best_sigma: float | None = None
+    ours_best: dict[int, float] = field(default_factory=dict)
+    deep: dict[str, dict[int, float]] = field(default_factory=dict)
+    seeds: int = 1
+    seeds_best: int = 1
 
 
-def fig6_numbers(f6: Mapping[str, Any], shown: Iterable[int] = (0, 32, 64, 128),
+def with_seed_means(f6: Fig6Comparison,
+                    seeds: Mapping[float | None, Sequence[Mapping[int, float]]]) -> Fig6Comparison:
+    """`f6` with LeNet's run at the published sigma (`ours`) and at the sigma study's best (`ours_best`) replaced
+    by the mean over the seeds (`seed_spread`) where `seeds` (`{sigma: [{index: accuracy}, ...]}`, complete runs)
+    holds them; `seeds` and `seeds_best` count the runs behind each (1: the one stored run; 0: none)."""
+    mean = lambda runs, stored: {i: m for i, (m, _) in seed_spread(runs).items()} if runs else stored   # noqa: E731
+    at, best = seeds.get(f6.settings["sigma"]) or [], seeds.get(f6.best_sigma) or []
+    return replace(f6, ours=mean(at, f6.ours), ours_best=mean(best, f6.ours_best),
+                   seeds=len(at) or int(bool(f6.ours)), seeds_best=len(best) or int(bool(f6.ours_best)))
+
+
+def fig6_numbers(f6: Fig6Comparison, shown: Iterable[int] = (0, 32, 64, 128),
                  margin: float = 2.0) -> dict[str, float | None]:
     """Fig. 6 of LeNet by name, for the prose (`bundle.fig6_comparison`'s `f6`): `fig6_ours_{i}` and
     `fig6_published_{i}` (interpolated) at each of `shown`, `fig6_best_{i}` (at the sigma study's best,
     where stored), `fig6_chance_ours` and `fig6_chance_{arch}` of each published curve (`first_at_chance`
     within `margin`)."""
-    ours, curve, best = f6["ours"], f6["published"], f6.get("ours_best") or {}
+    ours, curve, best = f6.ours, f6.published, f6.ours_best
     pub = {i: q for i, _, q in fig6_rows(ours, curve)}
     out = {}
     for i in shown:
@@ -310,28 +327,28 @@ def fig6_numbers(f6: Mapping[str, Any], shown: Iterable[int] = (0, 32, 64, 128),
             out[f"fig6_best_{i}"] = float(best[i])
     idx = sorted(ours)
     out["fig6_chance_ours"] = first_at_chance(idx, [ours[i] for i in idx], margin)
-    for arch, c in f6["curves"].items():
+    for arch, c in f6.curves.items():
         m = c["measured"]
         out[f"fig6_chance_{arch}"] = first_at_chance(c["index"][m], c["accuracy"][m], margin)
     return out
 
 
-def fig6_lenet_reading(f6: Mapping[str, Any], tolerance: float, at: int = 128, best_at: int = 32) -> str:
+def fig6_lenet_reading(f6: Fig6Comparison, tolerance: float, at: int = 128, best_at: int = 32) -> str:
     """The sentence under Fig. 6 of LeNet (`bundle.fig6_comparison`'s `f6`): how our curve at the
     published sigma stands to the published one (follows it when their mean |difference| is at most
     `tolerance` points, else falls faster or stays above; the values at NAD `at`), and what the sigma
     study's best noise level does to the gap (matches, narrows without closing, or not; at `best_at`);
-    the mean of `f6["seeds"]` seeds where `with_seed_means` made it."""
-    ours, curve, best, bs = f6["ours"], f6["published"], f6.get("ours_best") or {}, f6.get("best_sigma")
+    the mean of `f6.seeds` seeds where `with_seed_means` made it."""
+    ours, curve, best, bs = f6.ours, f6.published, f6.ours_best, f6.best_sigma
     pub = {i: q for i, _, q in fig6_rows(ours, curve)}
     d = curve_difference(ours, curve)
-    sigma = f6["settings"]["sigma"]
+    sigma = f6.settings["sigma"]
     if d["mad"] <= tolerance:
         how = f"follows the published one (mean difference {d['mad']:.1f} points)"
     else:
         how = (f"{'falls faster than' if d['below'] > 0 else 'stays above'} the published one "
                f"({ours[at]:.1f} % at NAD {at} against {pub[at]:.1f} %)")
-    n = f6.get("seeds", 1)
+    n = f6.seeds
     mean = f", the mean of {n} seeds," if n > 1 else ""
     text = f"At the published settings (σ = {sigma:g}) our LeNet curve{mean} {how}"
     if best and bs is not None and best_at in best:

@@ -79,7 +79,7 @@ def _rows(comparison, study, iters2, limit2, fig2, without3, bundle_dir):
                                          published.AUTHORS_CODE_LENET[((0, 0), "cos")]),
             "vgg11": verdicts.fig1_deep(comparison, "vgg11", bundle.fourier_item("fig1_vgg11")[2], caption,
                                         bundle.DEEP_TRAIN["vgg11"][0]),
-            "gpu": verdicts.deep_not_computed(comparison, bundle.fig6_comparison(bundle_dir)["curves"],
+            "gpu": verdicts.deep_not_computed(comparison, bundle.fig6_comparison(bundle_dir).curves,
                                              gpu_seconds=verdicts.gpu_seconds(bundle_dir)["deep"]),
             "fig2": verdicts.fig2(iters2, limit2, comparison["lenet"]["published"], fig2),
             "fig3": verdicts.fig3(without3, study["grids"], caption, study["best"])}

@@ -29,7 +29,7 @@ class Findings:
     stored: dict[tuple[str, str], Any]
     fig6_nads: dict[str, Any]
     overlap: dict[tuple[str, str], Any]
-    f6: dict[str, Any] = field(default_factory=dict)
+    f6: ch3_nads.Fig6Comparison | None = None
     fig6_more: dict[str, Any] = field(default_factory=dict)
     panels: dict[str, Any] = field(default_factory=dict)
     rows: dict[str, verdicts.Row] = field(default_factory=dict)
@@ -108,25 +108,25 @@ def _fig6(f: Findings, bundle_dir):
     f6 = bundle.fig6_comparison(bundle_dir)
     deep_runs = {arch: verdicts.fig6_runs(f.fig6_nads, item, "secant") for item, (arch, _) in bundle.DEEP_FIG6.items()}
     f6 = ch3_nads.with_seed_means(f6, {s: verdicts.fig6_runs(f.fig6_nads, "fig6", "secant", s)
-                                       for s in (f6["settings"]["sigma"], f6["best_sigma"])})
-    closest = {f6["arch"]: f6["ours_best"], **{a: ch3_nads.seed_spread(r) for a, r in deep_runs.items() if r}}
+                                       for s in (f6.settings["sigma"], f6.best_sigma)})
+    closest = {f6.arch: f6.ours_best, **{a: ch3_nads.seed_spread(r) for a, r in deep_runs.items() if r}}
     more = {f"ours, σ = {bundle.DEEP_SIGMA:g}": closest} if any(closest.values()) else {}
-    released = verdicts.fig6_runs(f.fig6_nads, "fig6", "published", f6["settings"]["sigma"])
+    released = verdicts.fig6_runs(f.fig6_nads, "fig6", "published", f6.settings["sigma"])
     if released:   # the published curve's own NADs were not released
-        more[f"along the released NADs, σ = {f6['settings']['sigma']:g}"] = {f6["arch"]: ch3_nads.seed_spread(released)}
+        more[f"along the released NADs, σ = {f6.settings['sigma']:g}"] = {f6.arch: ch3_nads.seed_spread(released)}
     f.f6, f.fig6_more = f6, more
-    best = f6["best_sigma"]
-    best_rows = dict((i, o) for i, o, _ in ch3_nads.fig6_rows(f6["ours_best"], f6["published"]))
-    shown = [r for r in ch3_nads.fig6_rows(f6["ours"], f6["published"]) if r[0] in (0, 32, 64, 128, 256, 512, 992)]
+    best = f6.best_sigma
+    best_rows = dict((i, o) for i, o, _ in ch3_nads.fig6_rows(f6.ours_best, f6.published))
+    shown = [r for r in ch3_nads.fig6_rows(f6.ours, f6.published) if r[0] in (0, 32, 64, 128, 256, 512, 992)]
     out: dict[str, Any] = {"fig6_table": page.table(
         [(i, f"{o:.1f}", f"{best_rows[i]:.1f}" if i in best_rows else "–", f"{q:.1f}") for i, o, q in shown],
-        ["NAD index", f"ours, σ = {f6['settings']['sigma']:g} (%)",
+        ["NAD index", f"ours, σ = {f6.settings['sigma']:g} (%)",
          f"ours, σ = {best:g} (%)" if best else "ours, closest σ (%)", "published (%)"], index="NAD index")}
     out.update(ch3_nads.fig6_numbers(f6, margin=verdicts.CHANCE_MARGIN))
-    out["fig6_seeds"] = f6["seeds"]
+    out["fig6_seeds"] = f6.seeds
     out["fig6_lenet_reading"] = Markdown(ch3_nads.fig6_lenet_reading(f6, verdicts.CURVE_MAD))
-    deep_reading = [ch3_nads.deep_fig6_reading(plots.style.LABELS[arch], deep_runs[arch], f6["curves"][arch],
-                                               bundle.fig6_item(name=item)[2], f6["settings"]["sigma"],
+    deep_reading = [ch3_nads.deep_fig6_reading(plots.style.LABELS[arch], deep_runs[arch], f6.curves[arch],
+                                               bundle.fig6_item(name=item)[2], f6.settings["sigma"],
                                                batch_norm=bundle.DEEP_TRAIN[arch][0].endswith("_bn"))
                     for item, (arch, _) in bundle.DEEP_FIG6.items() if deep_runs[arch]]
     out["fig6_deep_reading"] = Markdown("\n\n".join(deep_reading))

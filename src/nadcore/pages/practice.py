@@ -56,7 +56,7 @@ def _missing_fig6(bundle_dir):
     """A box for each deep network's Fig. 6 not stored whole, its cost from the VGG-11 cells this CPU trained."""
     f6, boxes = bundle.fig6_comparison(bundle_dir), []
     for name, (a, indices) in bundle.DEEP_FIG6.items():
-        done = len(f6["deep"][a])
+        done = len(f6.deep[a])
         if done < len(indices):
             minutes = [r["duration_s"] / 60 for r in bundle.load_train_precision(bundle_dir)[1]]
             boxes.append(page.not_computed(
