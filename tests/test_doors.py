@@ -94,15 +94,15 @@ def test_a_nad_estimate_holds_one_stored_chunk_at_a_time(tmp_path, monkeypatch):
 
     full = estimate_kw("logreg", 500, results_dir=tmp_path, progress=False)   # 4 chunks, stored
     refs, alive = [], []
-    real = nads.chunks.read_chunks
+    real = nads.chunks.Ledger.read
 
-    def watched(*args):
-        for c in real(*args):
+    def watched(self, *args):
+        for c in real(self, *args):
             alive.append(sum(r() is not None for r in refs))   # earlier chunks still in memory
             refs.append(weakref.ref(c["m2"]))
             yield c
 
-    monkeypatch.setattr(nads.chunks, "read_chunks", watched)   # as nads.estimator calls it
+    monkeypatch.setattr(nads.chunks.Ledger, "read", watched)   # as nads.estimator reads the stored chunks
     again = estimate_kw("logreg", 500, results_dir=tmp_path, progress=False)
     assert len(refs) == 4 and max(alive) <= 1                  # only the chunk being merged
     np.testing.assert_array_equal(full.eigenvalues, again.eigenvalues)   # bitwise: same order of merging

@@ -26,13 +26,13 @@ The package, each module's public names read from here (`nads.estimate`, `nads.N
 from nadcore.nads.chunks import (
                                  CHUNK,
                                  Halves,
+                                 Ledger,
                                  chunk_arrays,
                                  chunk_moments,
                                  chunk_ranges,
                                  merge,
                                  merged_moments,
                                  moments,
-                                 read_chunks,
 )
 from nadcore.nads.estimator import convergence, estimate, load_or_estimate
 from nadcore.nads.gradients import (
@@ -85,6 +85,6 @@ __all__ = ["CHUNK", "MAX_BATCH", "METHODS", "NAME", "TRUST_KS", "EstimateSetting
            "eig_decreasing", "estimate", "eval_point_for", "eval_point_name", "first_linear_layer", "forward_checked",
            "has_compiler", "load_or_estimate", "merge", "merged_moments", "mixed_gram", "model_factory",
            "model_source", "moments",
-           "nad_settings", "network", "network_seed", "one_output_factory", "probes", "read_chunks", "result_path",
+           "nad_settings", "network", "network_seed", "one_output_factory", "probes", "Ledger", "result_path",
            "resolve_eval_point", "secant_gradient", "subspace_overlap", "subspace_overlaps", "with_eig_threads",
            "with_pooling"]

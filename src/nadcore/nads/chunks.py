@@ -30,7 +30,7 @@ from nadcore.nads.networks import check_one_output, network
 from nadcore.nads.result import TRUST_KS, eig_decreasing, subspace_overlaps
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from pathlib import Path
 
     from nadcore.nads.settings import EstimateSettings
@@ -203,17 +203,39 @@ def _leading(matrix, k, threads):
     return eig_decreasing(matrix, threads)[1][:k]
 
 
-def read_chunks(paths: Iterable[str | Path], cells: Iterable[dict[str, int]], settings: dict[str, Any],
-                durations: list[float], machines: list[str], halves: Halves) -> Iterator[dict[str, Any]]:
-    """The stored chunks' moments, read one at a time (their compute time appended to `durations`,
-    the CPU or GPU that computed them to `machines`; their halves kept by `halves`)."""
-    D = math.prod(settings["input_shape"]) if "input_shape" in settings else None
-    for path, cell in zip(paths, cells):
-        r = store.load(path, sweeps.cell_settings(cell, settings))
-        check_chunk(path, r.arrays, cell["stop"] - cell["start"], D)
-        durations.append(r.record["duration_s"] or 0.0)
-        machines.append(r.record.get("machine") or "unknown")
-        yield halves.moments(r.arrays, cell["start"])
+class Ledger:
+    """Where each chunk of an estimate came from, recorded as the chunks pass (in order): its compute time
+    (`durations`), the CPU or GPU that computed it (`machines`), its fingerprint (`digests`) and the trace of its
+    `m2` (`traces`; a chunk recomputed on another CPU is compared by it)."""
+
+    def __init__(self) -> None:
+        self.durations: list[float] = []
+        self.machines: list[str | None] = []
+        self.digests: list[str] = []
+        self.traces: list[float] = []
+
+    def read(self, paths: Iterable[str | Path], cells: Iterable[dict[str, int]], settings: dict[str, Any],
+             halves: Halves) -> Iterator[dict[str, Any]]:
+        """The stored chunks' moments, read one at a time (their halves kept by `halves`)."""
+        D = math.prod(settings["input_shape"]) if "input_shape" in settings else None
+        for path, cell in zip(paths, cells):
+            r = store.load(path, sweeps.cell_settings(cell, settings))
+            check_chunk(path, r.arrays, cell["stop"] - cell["start"], D)
+            self.durations.append(r.record["duration_s"] or 0.0)
+            self.machines.append(r.record.get("machine") or "unknown")
+            yield halves.moments(r.arrays, cell["start"])
+
+    def fingerprinted(self, chunks: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+        """`chunks` unchanged, each one's digest and trace recorded as it passes."""
+        for c in chunks:
+            self.digests.append(store.fingerprint(c["mean"], c["m2"]))
+            self.traces.append(float(np.trace(c["m2"])))
+            yield c
+
+    def arrays(self, ranges: Sequence[tuple[int, int]]) -> dict[str, np.ndarray]:
+        """What an estimate stores of its chunks (`NADResult.chunks`): their `ranges` and this ledger."""
+        return {"ranges": np.array(ranges), "digests": np.array(self.digests), "traces": np.array(self.traces),
+                "machines": np.array(self.machines)}   # a resumed run's chunks may come from several CPUs
 
 
 def check_chunk(path: str | Path, arrays: Mapping[str, Any], count: int, D: int | None) -> None:
@@ -227,16 +249,6 @@ def check_chunk(path: str | Path, arrays: Mapping[str, Any], count: int, D: int 
     if not ok:
         raise store.StoreError(f"{path} is no chunk of {count} networks' gradients (rows of D = {D}, finite real "
                                "floats); delete it to recompute")
-
-
-def fingerprinted(chunks: Iterable[Mapping[str, Any]], digests: list[str],
-                  traces: list[float]) -> Iterator[Mapping[str, Any]]:
-    """`chunks` unchanged, each one's fingerprint appended to `digests` and the trace of its `m2` to
-    `traces` as it passes (a chunk recomputed on another CPU is compared by its trace)."""
-    for c in chunks:
-        digests.append(store.fingerprint(c["mean"], c["m2"]))
-        traces.append(float(np.trace(c["m2"])))
-        yield c
 
 
 def _check_distinct(G, start, method, step, x0):

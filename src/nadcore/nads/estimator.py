@@ -199,8 +199,7 @@ def estimate(model: Model, settings: EstimateSettings, *, device: str | torch.de
     cells = [{"start": a, "stop": b} for a, b in ranges]
     mine = cells[index::num_shards]
     todo, gone = mine, cells   # this shard's chunks to compute, and all the chunks not stored
-    durations, digests, traces, machines = [], [], [], []
-    halves = chunks.Halves(s.method)
+    ledger, halves = chunks.Ledger(), chunks.Halves(s.method)
     if results_dir is not None:
         chunked = s.chunk_settings(name, eval_desc, dev, model_desc)
         todo = sweeps.missing("nad_chunks", mine, chunked, Path(results_dir))
@@ -217,7 +216,7 @@ def estimate(model: Model, settings: EstimateSettings, *, device: str | torch.de
         if results_dir is not None and not registered:   # your model's reused chunks, spot-checked first
             spot_check(factory, s, x0, [c for c in cells if c not in gone], chunked, Path(results_dir))
         if results_dir is None:
-            machines = [store.machine(dev)] * len(cells)
+            ledger.machines = [store.machine(dev)] * len(cells)
             parts = (halves.moments(compute([c])[0], c["start"]) for c in cells)
         else:
             paths = sweeps.sweep("nad_chunks", cells, compute, chunked, Path(results_dir), progress=False,
@@ -226,14 +225,12 @@ def estimate(model: Model, settings: EstimateSettings, *, device: str | torch.de
                 if sweeps.missing("nad_chunks", cells, chunked, Path(results_dir)):
                     return None
                 paths = [sweeps.cell_path("nad_chunks", c, chunked, Path(results_dir)) for c in cells]
-            parts = chunks.read_chunks(paths, cells, chunked, durations, machines, halves)
-        covariance = chunks.merge(chunks.fingerprinted(parts, digests, traces), s.method)   # one chunk at a time
+            parts = ledger.read(paths, cells, chunked, halves)
+        covariance = chunks.merge(ledger.fingerprinted(parts), s.method)   # one chunk at a time
     vals, rows = eig_decreasing(covariance, s.eig_threads)
     record = s.result_settings(name, eval_desc, model_desc)
-    duration = sum(durations) if results_dir is not None else time.perf_counter() - start  # compute, resumed or not
-    stored = {"ranges": np.array(ranges), "digests": np.array(digests), "traces": np.array(traces),
-              "machines": np.array(machines)}   # a resumed run's chunks may come from several CPUs
-    result = NADResult(vals, rows.astype(np.float32), record, chunks=stored,
+    duration = sum(ledger.durations) if results_dir is not None else time.perf_counter() - start   # resumed or not
+    result = NADResult(vals, rows.astype(np.float32), record, chunks=ledger.arrays(ranges),
                        split_half=halves.overlaps(threads=s.eig_threads))
     result.record = {"device": str(dev), "duration_s": round(duration, 3)}
     trust = result.trust()
