@@ -446,7 +446,8 @@ def test_subspace_overlap_and_convergence():
     eye = np.eye(8)
     assert nads.subspace_overlap(eye, eye[[1, 0, 2]], 2) == pytest.approx(1.0)
     assert nads.subspace_overlap(eye, eye[4:], 2) == pytest.approx(0.0)
-    conv = nads.convergence(small_cnn, [4, 8], ks=(1, 4), method="autograd", input_shape=(1, 8, 8), progress=False)
+    conv = nads.convergence(small_cnn, nads.EstimateSettings(method="autograd", input_shape=(1, 8, 8)), [4, 8], (1, 4),
+                            progress=False)
     assert conv["overlap"].shape == (2, 2) and np.all((conv["overlap"] >= 0) & (conv["overlap"] <= 1 + 1e-9))
     assert plots.convergence(conv).axes
 

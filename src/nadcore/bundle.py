@@ -771,10 +771,10 @@ def convergence_compute(arch: str | None, method: str, bundle_dir: str | Path = 
     c, scratch = convergence_item(arch, method), _scratch(bundle_dir, scratch)
     if arch is not None:   # its chunks are the estimate's
         compute(nad_name(arch, method), bundle_dir, scratch, progress)
+    s = nads.EstimateSettings(method=c["method"], seed=SEED, precision=c.get("precision", "float32"),
+                              compiled=c.get("compiled", False), eig_threads=EIG_THREADS)
     return store.cached(convergence_path(bundle_dir, arch, method), c, lambda: nads.convergence(
-        c["arch"], c["sizes"], c["ks"], method=c["method"], seed=SEED, device=c["device"], results_dir=scratch,
-        progress=progress, precision=c.get("precision", "float32"), compiled=c.get("compiled", False),
-        eig_threads=EIG_THREADS),
+        c["arch"], s, c["sizes"], c["ks"], device=c["device"], results_dir=scratch, progress=progress),
         device=c["device"])
 
 
@@ -1095,9 +1095,9 @@ def _dial_compute(bundle_dir, scratch, progress):
             nads.NADResult(res.eigenvalues, res.nads[:d.rows], dial_settings(h), res.record, res.chunks).save(
                 path, compact=True)
         cpath, csettings = _dial_conv_path(h, bundle_dir)
-        store.cached(cpath, csettings, lambda h=h: nads.convergence(d.arch, [d.conv], ks=d.ks, step=h,
-                                                                    seed=SEED, device=DEVICE, results_dir=scratch,
-                                                                    progress=progress, eig_threads=EIG_THREADS),
+        dial = nads.EstimateSettings(step=h, seed=SEED, eig_threads=EIG_THREADS)
+        store.cached(cpath, csettings, lambda dial=dial: nads.convergence(d.arch, dial, [d.conv], d.ks, device=DEVICE,
+                                                                          results_dir=scratch, progress=progress),
                      device=DEVICE)
         ch3_nads.fig6_sweep(d.arch, nads.NADResult.load(path, dial_settings(h)), d.fig6_indices,
                             fig6_item(DEEP_SIGMA)[2], bundle_dir / "nads", device=DEVICE,

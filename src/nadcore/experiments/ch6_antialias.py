@@ -128,10 +128,10 @@ def nad_convergence(variant: str, cfg: presets.AntialiasNads, seed: int, results
     path = Path(results_dir) / "nads" / f"convergence_{ARCH}_{store.key(settings)}.npz"
     if not compute:
         return store.load(path, settings).arrays if store.matches(path, settings) else None
+    s = nads.EstimateSettings(method=cfg.method, seed=seed, pooling=pooling_arg(variant), eig_threads=cfg.eig_threads)
     return store.cached(path, settings, lambda: nads.convergence(
-        ARCH, cfg.conv_sizes, cfg.conv_ks, method=cfg.method, device=device, seed=seed,
-        results_dir=scratch or results_dir, progress=progress, pooling=pooling_arg(variant),
-        eig_threads=cfg.eig_threads), device=device).arrays
+        ARCH, s, cfg.conv_sizes, cfg.conv_ks, device=device, results_dir=scratch or results_dir,
+        progress=progress), device=device).arrays
 
 
 def fig6(variant: str, basis: nads.NADResult | np.ndarray, indices: Iterable[int], settings: dict[str, Any],

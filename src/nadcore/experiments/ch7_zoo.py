@@ -395,9 +395,10 @@ def nad_convergence(arch: str, cfg: presets.Zoo, seed: int, results_dir: str | P
     path = Path(results_dir) / "nads" / f"convergence_{store.key(settings)}.npz"
     if not compute:
         return store.load(path, settings).arrays if store.matches(path, settings) else None
+    s = nads.EstimateSettings(method=cfg.method, seed=seed, eig_threads=cfg.eig_threads)
     return store.cached(path, settings, lambda: nads.convergence(
-        arch, cfg.conv_sizes, cfg.conv_ks, method=cfg.method, device=device, seed=seed,
-        results_dir=scratch or results_dir, progress=progress, eig_threads=cfg.eig_threads), device=device).arrays
+        arch, s, cfg.conv_sizes, cfg.conv_ks, device=device, results_dir=scratch or results_dir,
+        progress=progress), device=device).arrays
 
 
 @dataclass

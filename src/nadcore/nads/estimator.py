@@ -265,29 +265,28 @@ def load_or_estimate(arch: str, settings: EstimateSettings, results_dir: str | P
     return NADResult.load(path, record)
 
 
-def convergence(model: str | Callable[[], nn.Module], sizes: Sequence[int], ks: Sequence[int] = (1, 4, 16, 64),
-                method: str = "secant", step: float = 100.0, input_shape: tuple[int, ...] = (1, 32, 32),
-                device: str | torch.device = "auto", seed: int = 0, batch_size: int | None = None,
-                results_dir: str | Path | None = None, progress: bool | str = True, pooling: bool | str = True,
-                precision: str = "float32", compiled: bool = False, eig_threads: int | None = 1) -> dict:
-    """Overlap of the leading-k NAD subspaces estimated with N and with 2N networks, for N in `sizes`.
+def convergence(model: str | Callable[[], nn.Module], settings: EstimateSettings, sizes: Sequence[int],
+                ks: Sequence[int] = (1, 4, 16, 64), *, device: str | torch.device = "auto",
+                results_dir: str | Path | None = None, progress: bool | str = True) -> dict:
+    """Overlap of the leading-k NAD subspaces estimated with N and with 2N networks, for N in `sizes`, each
+    estimate made with `settings` (its `num_networks` and `first` set here).
 
     The two estimates use disjoint networks of the same run (indices `0 .. N - 1` and
     `N .. 3N - 1`, the same x0), so the overlap measures Monte-Carlo agreement; with
-    `results_dir` they share stored chunks with each other and with the main estimate (of the same
-    `precision` and `compiled`, see `estimate`; `eig_threads` as there).
-    Returns a dict: `sizes`, `ks`, `overlap` (len(sizes), len(ks)).
+    `results_dir` they share stored chunks with each other and with the main estimate made with the same
+    settings (see `estimate`). Returns a dict: `sizes`, `ks`, `overlap` (len(sizes), len(ks)).
     """
+    if not isinstance(settings, EstimateSettings):
+        raise InputError(f"settings must be a nads.EstimateSettings; got {type(settings).__name__}")
     if not (isinstance(sizes, (list, tuple)) and sizes and all(checks.is_integer(n) and n >= 2 for n in sizes)):
         raise InputError(f"sizes must be a non-empty list of integers >= 2; got {sizes!r}")
     sizes = [int(n) for n in sizes]
-    dim = math.prod(input_shape) if isinstance(input_shape, tuple) else None
+    dim = math.prod(settings.input_shape)
     if not (isinstance(ks, (list, tuple)) and ks and all(checks.is_integer(k) and k >= 1 for k in ks)) or (
             dim is not None and max(ks) > dim):
         raise InputError(f"ks must be a non-empty list of integers in [1, D = {dim}] (the input's entries); "
                          f"got {ks!r}")
-    s = EstimateSettings(method, step, seed, input_shape, pooling, precision, compiled, batch_size, eig_threads)
-    run: dict[str, Any] = dict(device=device, results_dir=results_dir, progress=progress)
+    s, run = settings, dict[str, Any](device=device, results_dir=results_dir, progress=progress)
     overlap = np.zeros((len(sizes), len(ks)))
     for r, n in enumerate(sizes):
         small = estimate(model, replace(s, num_networks=n), **run)
