@@ -1,14 +1,17 @@
-"""The snapshot suite: the results page's rows (`nadcore.verdicts`) on the committed bundle, each pinned to the
-numbers and words the bundle gives today. A correct recomputation that moves a stored number fails here by
+"""The snapshot suite: the results page's rows (`nadcore.verdicts`) and Chapter 7's reading on the committed bundle,
+each pinned to the numbers and words the bundle gives today. A correct recomputation that moves a stored number fails here by
 design: update the pin with the bundle, in the same commit, and say why. The rows' logic, on either side of each
 threshold, is tested on synthetic inputs in tests/test_verdicts.py, which no recomputation moves."""
 
 import re
 
+import numpy as np
+import pytest
+
 # the committed bundle's settings, the page's rounding and the one-BLAS-thread fixture: test_verdicts' own
 from test_verdicts import BUNDLE, CAPTION, FIG1, PAIRS, POOLING, approx, one_blas_thread  # noqa: E402, F401
 
-from nadcore import bundle, presets, published
+from nadcore import bundle, fourier, presets, published
 from nadcore import verdicts as v
 from nadcore.experiments import ch1_fourier, ch2_pooling
 
@@ -206,3 +209,111 @@ def test_the_page_rows_and_their_text(comparison, stored, overlaps, fig6, fig6_n
     assert all(f"**{r.item}**" in said for r in rows if r.detail)
     assert "follow-up Fig. 3" in said and said.count("\n- ") + 1 == len(said.splitlines())
     assert "(compared qualitatively)" in said
+
+
+# ----------------------------------------------------------------------------- Chapter 7's reading
+
+@pytest.fixture(scope="module")
+def zoo_paper():
+    from nadcore import bundle
+    from nadcore.experiments import ch7_zoo
+
+    results = bundle.load_zoo()
+    if ch7_zoo.missing(results):
+        pytest.skip(f"the bundle lacks Chapter 7's NADs of {ch7_zoo.missing(results)}")
+    return results
+
+
+def test_the_reading_of_chapter_7_matches_the_bundle(zoo_paper):
+    """Each statement of the chapter's reading, checked on the numbers it glues."""
+    from nadcore import bundle
+    from nadcore.experiments import ch7_zoo
+
+    n = ch7_zoo.key_numbers(zoo_paper)
+    every = zoo_paper.references + zoo_paper.archs
+    # the ViT: the lowest effective rank of the book's networks (DenseNet-121's too), most variance in
+    # 16 NADs, on the patch grid; a block of 16: the subspace converges, its single NADs do not
+    assert min(every, key=lambda a: n[f"{a}_effective_rank"]) == "vit"
+    densenet = bundle.load_nad("densenet121", "autograd")
+    assert densenet is None or ch7_zoo.effective_rank(densenet.eigenvalues) > 2 * n["vit_effective_rank"]
+    assert n["vit_conv16"] > 0.99 and n["vit_conv1"] < 0.5 and n["vit_lam15"] > 0.5 > 0.1 > n["vit_lam16"]
+    lam = np.asarray(zoo_paper.nads["vit"].eigenvalues, dtype=np.float64)   # indices from 0: u_0 .. u_15
+    assert n["vit_lam15"] == lam[15] / lam[0] and n["vit_lam16"] == lam[16] / lam[0]
+    # every count from the stored settings: the exact gradient of 10,000 networks each
+    assert n["networks"] == 10000 and all(n[f"{a}_networks"] == 10000 for a in every)
+    # ConvNeXt's effective rank is VGG-11's to within 0.1, from two different spectra (no mixed-up key)
+    convnext, vgg11 = zoo_paper.nads["convnext"], zoo_paper.nads["vgg11"]
+    assert (convnext.settings["arch"], vgg11.settings["arch"]) == ("convnext", "vgg11")
+    assert n["convnext_effective_rank"] == ch7_zoo.effective_rank(convnext.eigenvalues)
+    assert n["vgg11_effective_rank"] == ch7_zoo.effective_rank(vgg11.eigenvalues)
+    assert abs(n["convnext_effective_rank"] - n["vgg11_effective_rank"]) < 0.5
+    assert abs(n["convnext_lam15"] - n["vgg11_lam15"]) > 0.1 and n["vgg11_rank"] == 1024
+    # ... and its spectrum ends at 1,024 - 64: x0 on each stem patch is in the null space; u_1 on its weakest patch
+    patches = ch7_zoo.patch_reading(convnext)
+    assert patches["rank"] == n["convnext_rank"] == 1024 - patches["tiles"] == 960 and patches["null"] > 0.999
+    assert patches["peak1"] > 0.8 and patches["norm1"] < 0.6
+    # nearly flat over those 960 (within a factor of 20, isotropic gradients within 4: Marchenko-Pastur), then nothing
+    lam = np.asarray(convnext.eigenvalues, dtype=np.float64)
+    assert n["convnext_null"] == 64 and n["convnext_edge"] == lam[959] / lam[0]
+    assert n["convnext_past"] == lam[960] / lam[0]
+    assert 0.05 < n["convnext_edge"] < n["isotropic_edge"] and n["convnext_past"] < 1e-12
+    assert all(n[f"{a}_null"] == 0 and f"{a}_past" not in n for a in every if a != "convnext")
+    g = 1024 / (n["networks"] - 1)
+    assert abs(n["isotropic_edge"] / ((1 - g ** 0.5) / (1 + g ** 0.5)) ** 2 - 1) < 0.05
+    assert all(n[f"{a}_conv16"] < 0.6 for a in ("convnext", "vgg11", "mlp"))
+    assert n["vit_top"] > 0.9 and n["vit_harmonic4"] > 0.9 and n["isotropic_harmonic4"] < 0.02
+    # the Mixer: a spectrum as flat as the MLP's, but its first NADs on the patch grid, more than the ViT's
+    assert n["mixer_effective_rank"] > 0.5 * n["isotropic_effective_rank"] and n["mixer_top"] < 0.2
+    assert n["mixer_harmonic4"] > n["vit_harmonic4"] and n["mlp_harmonic4"] < 2 * n["isotropic_harmonic4"]
+    # ConvNeXt: close to isotropic, nearer the MLP than ResNet-18 and the ViT
+    assert n["convnext_effective_rank"] > n["resnet18_effective_rank"] > n["vit_effective_rank"]
+    assert n["convnext_harmonic4"] < 2 * n["isotropic_harmonic4"]
+    # BlurPool: more low band, less on the 8-pixel grid (ResNet-18's stride), a lower effective rank
+    assert n["resnet18_harmonic8"] > 5 * n["isotropic_harmonic8"] > n["resnet18_blur_harmonic8"] * 2
+    assert n["resnet18_blur_low"] > 2 * n["resnet18_low"]
+    assert n["resnet18_blur_effective_rank"] < n["resnet18_effective_rank"] / 5
+    # the caution: LeNet's secant NADs (the paper's estimator) are low-frequency, its exact-gradient ones not
+    secant = ch7_zoo.isotropy(bundle.load_nad("lenet"))
+    assert secant["low"] > 10 * n["lenet_low"] and secant["effective_rank"] < n["lenet_effective_rank"]
+    verdict = ch7_zoo.verdict(zoo_paper)
+    assert [ok for *_, ok in verdict.values()] == [True, False, True, True]
+
+
+def test_the_secant_and_fig6_reading_of_chapter_7_matches_the_bundle(zoo_paper):
+    """The statements of Chapter 7's secant and Fig. 6 sections, for the networks the bundle holds."""
+    from nadcore.experiments import ch7_zoo
+
+    n, secant, fig6 = ch7_zoo.key_numbers(zoo_paper), zoo_paper.secant, zoo_paper.fig6
+    if secant.get("vit") is None:
+        pytest.skip("the bundle holds no secant NADs of the ViT yet")
+    # the ViT: the secant finds the exact gradient's block of 16 patch patterns, not its single directions
+    assert n["vit_secant16"] > 0.85 and n["vit_secant1"] < 0.5
+    assert n["secant_networks"] == n["vit_secant_networks"] == secant["vit"].settings["num_networks"] == 1000
+    if secant.get("convnext") is not None:   # the secant's step reaches past the LayerNorm: no null space, no blob
+        patches = ch7_zoo.patch_reading(secant["convnext"])
+        assert patches["rank"] == n["secant_networks"] - 1 and patches["peak1"] < 0.1
+    assert n["vit_secant_top"] > 0.95 and n["vit_secant_harmonic4"] > 0.95
+    assert n["lenet_secant16"] < 0.1                                     # LeNet: two different bases
+    if secant.get("convnext") is not None:   # as isotropic as isotropic gradients: nothing to share
+        assert abs(n["convnext_secant_effective_rank"] / n["isotropic_secant_effective_rank"] - 1) < 0.05
+        assert n["convnext_secant16"] < 3 * 16 / 1024
+    if secant.get("mixer") is not None:      # the Mixer's secant, like its exact gradient, on the patch grid
+        assert n["mixer_secant_harmonic4"] > 0.5 and n["mixer_secant_effective_rank"] > n["vit_secant_effective_rank"]
+    if secant.get("resnet18_blur") is not None:   # one dominant, nearly constant NAD; lower still in frequency
+        assert n["resnet18_blur_secant_effective_rank"] < 5 < n["resnet18_blur_effective_rank"]
+        assert n["resnet18_blur_secant_top"] > 0.9 and n["resnet18_blur_secant_low"] > n["resnet18_blur_low"]
+        assert n["resnet18_blur_secant16"] < 0.5
+        first = np.asarray(secant["resnet18_blur"].nads[0], dtype=np.float64).reshape(32, 32)
+        energy = fourier.fourier_energy(first)
+        assert energy[16, 16] / energy.sum() > 0.5                  # its first NAD: mostly the zero frequency
+    # Fig. 6: the ViT learns its first NAD and none past its block of 16; LeNet falls gradually
+    if len(fig6.get("vit", {})) == 3 and len(fig6["lenet"]) == 3:
+        assert n["vit_fig6_0"] > 95 and n["vit_fig6_16"] < 55 and n["vit_fig6_256"] < 55
+        assert n["lenet_fig6_0"] > 90 and 55 < n["lenet_fig6_16"] < n["lenet_fig6_0"] and n["lenet_fig6_256"] < 55
+    if len(fig6.get("mixer", {})) == 3:      # its first NAD in part, the others not
+        assert 55 < n["mixer_fig6_0"] < 90 and n["mixer_fig6_16"] < 55 and n["mixer_fig6_256"] < 55
+    if len(fig6.get("resnet18_blur", {})) == 3:   # its constant first NAD learnt, the others barely
+        assert n["resnet18_blur_fig6_0"] > 95 and n["resnet18_blur_fig6_16"] < 60 and n["resnet18_blur_fig6_256"] < 55
+    if len(fig6.get("convnext", {})) == 3:   # flat: every direction alike, none learnt well
+        acc = [n[f"convnext_fig6_{i}"] for i in (0, 16, 256)]
+        assert max(acc) - min(acc) < 5 and max(acc) < 75
