@@ -75,7 +75,7 @@ def _rows(comparison, study, iters2, limit2, fig2, without3, bundle_dir):
     """The chapter's rows of the results page: LogReg, LeNet, VGG-11, the GPU's networks, Figs. 2 and 3."""
     caption = bundle.SIGMA_STUDY.caption
     return {"logreg": verdicts.fig1_logreg(comparison, bundle.fourier_item("fig1")[2]),
-            "lenet": verdicts.fig1_lenet(bundle.load_sigma_study(bundle_dir)[0], caption,
+            "lenet": verdicts.fig1_lenet(study["grids"], caption,
                                          published.AUTHORS_CODE_LENET[((0, 0), "cos")]),
             "vgg11": verdicts.fig1_deep(comparison, "vgg11", bundle.fourier_item("fig1_vgg11")[2], caption,
                                         bundle.DEEP_TRAIN["vgg11"][0]),
