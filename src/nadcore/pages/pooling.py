@@ -94,3 +94,38 @@ def _fig4a(f: Findings):
             "gap_paper_convention": float(np.abs(f.printed - exact_2eps).max()),
             "chance_ls": Markdown(prose.and_list([str(l) for l in chance])), "acc_1": float(f.exact[1]),
             "acc_8": float(f.exact[8]), "l_mid": mid, "acc_mid": float(f.exact[mid])}
+
+
+
+def _gaps(results):
+    """The run's Monte-Carlo checks against the theory: Theorem 1's largest gap (exact; two standard errors; as
+    printed) and Lemma 1's relative to the largest entry."""
+    t1, l1 = results["theorem1"], results["lemma1"]
+    return (float(np.abs(t1["simulated"] - t1["theory"]).max()), float(2 * np.max(t1["stderr"])),
+            float(np.abs(t1["simulated"] - t1["paper"]).max()),
+            float(np.abs(l1["monte_carlo"] - l1["theory"]).max() / np.abs(l1["theory"]).max()))
+
+
+def run_numbers(cfg: presets.Pooling, results: dict[str, Any]) -> dict[str, Any]:
+    """What the page's own run (`ch2_pooling.chapter_results` at the preset `cfg`) adds: Fig. 4b's plateau exits
+    and zeta(l), the run's settings, and how far its Monte-Carlo checks lie from Theorem 1 (exact and as printed)
+    and from Lemma 1."""
+    gap, two_se, gap_printed, hgap = _gaps(results)
+    return {"exits": Markdown(prose.and_list(int(e) for e in ch2_pooling.plateau_exit(results["fig4b"]["loss"]))),
+            "zetas": Markdown(prose.and_list(f"{float(z):.2f}" for z in ch2_pooling.fig4b_zeta(cfg))),
+            "fig4b_ls": Markdown(prose.and_list(cfg.train_ls)), "smoke_offsets": len(cfg.sim_ls),
+            "smoke_sim_D": cfg.sim_D, "smoke_hess_D": cfg.hess_D, "smoke_seeds": len(cfg.train_seeds),
+            "smoke_steps": cfg.train_steps, "gap": gap, "two_se": two_se, "gap_printed": gap_printed,
+            "hgap": 100 * hgap}
+
+
+def smoke_claims(f: Findings, results: dict[str, Any]) -> str:
+    """What the page's own run shows, as nbval compares it: gamma(l) and the Bayes accuracy at a few l (the
+    published settings, in closed form), and the run's Monte-Carlo gaps and plateau exits."""
+    gamma, (gap, two_se, gap_printed, hgap) = pooling.snr_gamma(f.m_hat, f.big.S), _gaps(results)
+    lines = [f"l={l:3d}  gamma={gamma[l].item():8.3f}  accuracy={f.exact[l].item():.3f}  "
+             f"(as printed: {f.printed[l].item():.3f})" for l in (1, 8, 24, 31, 40)]
+    exits = [int(e) for e in ch2_pooling.plateau_exit(results["fig4b"]["loss"])]
+    return "\n".join([*lines, f"Theorem 1: largest |simulated - theory| = {gap:.2f} (2 s.e. = {two_se:.2f})",
+                      f"Theorem 1 as printed: largest |simulated - printed| = {gap_printed:.2f}",
+                      f"Lemma 1: largest |Monte Carlo - theory| / max|theory| = {hgap:.2f}", f"plateau exits: {exits}"])
