@@ -234,6 +234,8 @@ def test_the_summary_table_fits_the_page(published_settings):
 
     table = figs.summary_table(published_settings)
     assert len(table) == len(antialias.VARIANTS) and max(len(c) for c in table.columns) <= 8
+    shown = figs.summary_view(published_settings).data      # the page's: spaced, no all-empty column
+    assert list(shown.index) == list(table.index) and "|k| ≤ 4" in shown.columns and shown.index.name is None
 
 
 def test_bundle_gaps_name_what_is_missing_and_its_cost(published_settings, tmp_path):

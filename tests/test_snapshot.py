@@ -1,7 +1,8 @@
-"""The snapshot suite: the results page's rows (`nadcore.verdicts`) and Chapter 7's reading on the committed bundle,
-each pinned to the numbers and words the bundle gives today. A correct recomputation that moves a stored number fails here by
-design: update the pin with the bundle, in the same commit, and say why. The rows' logic, on either side of each
-threshold, is tested on synthetic inputs in tests/test_verdicts.py, which no recomputation moves."""
+"""The snapshot suite: the results page's rows (`nadcore.verdicts`) and Chapter 7's reading on the committed
+bundle, each pinned to the numbers and words the bundle gives today. A correct recomputation that moves a stored
+number fails here by design: update the pin with the bundle, in the same commit, and say why. The rows' logic, on
+either side of each threshold, is tested on synthetic inputs in tests/test_verdicts.py, which no recomputation
+moves."""
 
 import re
 

@@ -45,3 +45,5 @@ def test_page_tables_and_admonitions():
     assert list(t.columns) == ["value"] and t.loc["b", "value"] == 2.5
     html = page.not_computed("Fig. 2 at the published settings", "python -m nadcore.bundle fig2", "1.5 h")._repr_html_()
     assert "<code>python -m nadcore.bundle fig2</code>" in html and "1.5 h" in html and "admonition" in html
+    shut = page.closed(page.not_computed("Fig. 2", "python -m nadcore.bundle fig2"), "Not <yet>")._repr_html_()
+    assert shut.startswith("<details") and "open" not in shut and "Not &lt;yet&gt;" in shut and "<code>" in shut

@@ -113,3 +113,13 @@ def _readings(best, stand_ins, p: presets.Cifar10, seed):
             "seeds_md": Markdown(ch4_cifar10.runs_phrase(best["curve"], seed, "training seed")),
             "runs_md": Markdown(ch4_cifar10.runs_phrase(best["curve"], seed)),
             "our_indices": Markdown(", ".join(map(str, p.indices)))}
+
+
+def smoke_claims(curve: Any, p: presets.Cifar10) -> str:
+    """What the page's own Fig. 7 run (`curve`, at the preset `p`) shows, as nbval compares it: the clean test
+    accuracy without carrier and with the carrier on the first and the last NAD index, rounded to the nearest 20
+    points (the finding, not the noise)."""
+    numbers = ch4_cifar10.curve_numbers(curve, p.indices)
+    return "\n".join(f"{name}: ~{20 * round(numbers[key] / 20)}"
+                     for name, key in (("no carrier", "clean"), (f"carrier at NAD {p.indices[0]}", "first"),
+                                       (f"carrier at NAD {p.indices[-1]}", "last")))

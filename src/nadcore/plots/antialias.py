@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from pandas.io.formats.style import Styler
 
     from nadcore.fourier import Grid
     from nadcore.nads.result import NADResult
@@ -287,5 +288,15 @@ def summary_table(results: ch6_antialias.AntialiasResults) -> pd.DataFrame:
              _fmt(r["overlap16"], 2), _fmt(r["fig6_first"]), _fmt(r["fig6_last"]))
             for r in ch6_antialias.summary(results)]
     return page.table(rows, columns, index="variant")
+
+
+def summary_view(results: ch6_antialias.AntialiasResults) -> Styler:
+    """`summary_table` as the page shows it: spaced, without the columns empty for every variant."""
+    table = summary_table(results)
+    table = table.loc[:, (table != "–").any()].rename(columns={"|k|≤4": "|k| ≤ 4", "k=8": "k = 8"})
+    table.index.name = None
+    return table.style.set_table_styles([{
+        "selector": "th, td",
+        "props": "padding: 0.1em 0.4em; white-space: nowrap; text-align: right; font-size: 0.85em"}])
 
 

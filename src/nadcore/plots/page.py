@@ -73,6 +73,13 @@ def not_computed(what: str, command: str, cost: str | None = None) -> HTML:
                 f"<p>{html.escape(what)}: <code>{html.escape(command)}</code> computes it{tail}.</p></div>")
 
 
+def closed(box: HTML, title: str = "Not computed here yet") -> HTML:
+    """`box` (HTML, e.g. `not_computed`'s) in a dropdown closed under `title`, styled as the book's dropdowns."""
+    return HTML('<details class="sd-sphinx-override sd-dropdown sd-card sd-mb-3">'
+                f'<summary class="sd-summary-title sd-card-header">{html.escape(title)}</summary>'
+                f'<div class="sd-summary-content sd-card-body">{box.data}</div></details>')
+
+
 def glue_all(glued: Mapping[str, Any]) -> None:
     """Glue each value of a page's findings (`nadcore.pages`) under its name, for the page's text to read
     (myst-nb's `glue`, not displayed where it is glued); a figure, once glued, is closed (it shows where the text
