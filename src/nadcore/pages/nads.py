@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from IPython.display import Markdown
 
-from nadcore import bundle, published, store, verdicts
+from nadcore import bundle, presets, published, store, verdicts
 from nadcore.experiments import ch3_nads
 from nadcore.pages import paper_cost, preset_numbers
 from nadcore.plots import nads as plots
@@ -206,3 +206,34 @@ def _verdicts(f: Findings, dial, eq5, bundle_dir):
     out["verdict_note"] = Markdown(verdicts.overlap_chance(verdicts.OVERLAP_KS) + " "
                                    + verdicts.thresholds("nads", "curves", "chance"))
     return out
+
+
+def run_numbers(results: dict[str, Any], conv: dict[str, Any]) -> dict[str, Any]:
+    """What the page's own run adds to its text: each estimate's `results` (`{arch: NADResult}`) networks, numerical
+    rank (`ch3_nads.rank_limit`), its last eigenvalue there and the largest past it (over lambda_0), and the N vs
+    2N overlaps `conv` (`nads.convergence`): the largest N and the best overlap there at k < N."""
+    out: dict[str, Any] = {}
+    for a, r in results.items():
+        lim, vals = ch3_nads.rank_limit(r), r.eigenvalues / r.eigenvalues[0]
+        out.update({f"smoke_n_{a}": r.settings["num_networks"], f"smoke_rank_{a}": lim,
+                    f"smoke_last_{a}": float(vals[lim - 1])})
+        if lim < len(vals):
+            out[f"smoke_tail_{a}"] = float(np.abs(vals[lim:]).max())
+    largest, ks = int(conv["sizes"][-1]), np.asarray(conv["ks"])
+    out["smoke_conv_largest_n"] = f"{largest:,}"
+    out["smoke_conv_top_overlap"] = f"{float(np.max(np.asarray(conv['overlap'])[-1][ks < largest])):.2f}"
+    return out
+
+
+def smoke_claims(p: presets.Nads, accuracy: Any, curves: dict[str, Any], conv: dict[str, Any]) -> str:
+    """The text's claims about the page's own run (at the preset `p`), not its numbers (those move between CPUs),
+    as nbval compares them: Fig. 6's `accuracy` at `p.fig6_indices`, the secant-vs-autograd `curves`, the
+    convergence `conv`."""
+    acc = dict(zip(p.fig6_indices, map(float, accuracy)))
+    first, last = p.fig6_indices[0], p.fig6_indices[-1]
+    lines = [f"{p.fig6_arch}: above 90 % on D(u_{first}), within 5 points of chance on D(u_{last}): "
+             f"{acc[first] > 90 and abs(acc[last] - 50) < 5}"]
+    lines += [f"{label} overlap below 0.5 at every k: {max(map(float, values)) < 0.5}"
+              for label, values in curves.items()]
+    lines.append(f"convergence overlap below 0.5 at the largest N: {float(max(conv['overlap'][-1])) < 0.5}")
+    return "\n".join(lines)
