@@ -191,7 +191,7 @@ def test_pair_grid_resumes_and_shards_to_the_same_numbers(tmp_path, monkeypatch)
     two = {**fresh, "accuracy": np.concatenate([fresh["accuracy"], fresh["accuracy"] + 2])}   # two seeds
     texts = [t.get_text() for t in plots.pair_maps({"mlp": two}).axes[0].texts]
     assert texts[0] == f"{fresh['accuracy'][0, 0, 0, 0] + 1:.0f}\n±1"   # the seeds' mean ± their std
-    cell = underspec.pair_cells("mlp", U, s, [{"i": 2, "j": 0, "seed": s["seeds"][0]}], "cpu")[0]
+    cell = underspec.pair_cells("mlp", U, s, [{"i": 2, "j": 0, "seed": s.seeds[0]}], "cpu")[0]
     np.testing.assert_array_equal(cell["accuracy"], fresh["accuracy"][0, 1, 0])   # one cell alone, bitwise
     (legend,) = figs[1].legends                            # the colours of the two classes are named
     assert [t.get_text() for t in legend.get_texts()] == list(plots.CLASS_LABELS)
