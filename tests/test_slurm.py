@@ -216,7 +216,8 @@ def _in_process(chapter, results_dir, shard, num_shards):
 
         P = underspec.chapter_settings("smoke", 0, TINY[chapter])
         archs = sorted(set(P.pairs.archs) | set(P.ood.archs))
-        found = {a: load_nads(a, results_dir, scale="smoke", device="cpu", progress=False, **P.nads) for a in archs}
+        found = {a: load_nads(a, results_dir, scale="smoke", device="cpu", progress=False, method=P.nads.method,
+                              num_networks=P.nads.num_networks) for a in archs}
         run = dict(device="cpu", shard=shard, num_shards=num_shards, progress=False)
         for a in P.pairs.archs:
             underspec.pair_grid(a, found[a], P.pairs, results_dir, **run)
