@@ -575,8 +575,8 @@ class TrainPrecision:
 
 @dataclass(frozen=True)
 class PrecisionCheck:
-    """The NADs' secant in bfloat16 against float32: `count` networks of each of `archs`, and the N vs 2N
-    overlaps at `ks` of `overlap_arch`'s estimates from `overlap_networks` networks."""
+    """What bfloat16 and torch.compile do to the secant: per-network cosines with float32 for `count` networks
+    of each of `archs`, and `overlap_arch`'s leading subspaces (at `ks`) from `overlap_networks` networks."""
     archs: list[str]
     count: int
     overlap_arch: str
