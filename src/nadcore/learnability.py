@@ -242,7 +242,7 @@ def recipe_check(model: str | Callable[[], nn.Module], recipe: train.Recipe | di
     loss = np.asarray(out.loss_history, dtype=np.float64)
     per_epoch = len(loss) // recipe.epochs
     first, last = float(loss[:per_epoch].mean()), float(loss[-per_epoch:].mean())
-    acc = float(out.test_acc or 0.0)   # evaluated: a whole run
+    acc = float("nan") if out.test_acc is None else float(out.test_acc)   # None only for a replay
     task = f"an easy task (D(v) along ({kx}, {ky}) {kind}, sigma {sigma:g}, eps {eps:.3g})"
     numbers = f"loss {first:.3f} -> {last:.3f}, test accuracy {acc:.1f} %"
     if not np.isfinite(loss).all():

@@ -193,7 +193,7 @@ def clean_model(arch: str, train: tuple[torch.Tensor, torch.Tensor], test: tuple
     model, out = train_network(arch, (normalise(train[0], mean, std), train[1]), test_n, recipe, device, seed)
     if path is not None:
         store.save_weights(path, model.state_dict(), settings, device=resolve(device))
-    return model, float(out.test_acc or 0.0)   # evaluated: a whole run, not a replay
+    return model, float("nan") if out.test_acc is None else float(out.test_acc)   # None only for a replay
 
 
 def reviewers_test(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor,
