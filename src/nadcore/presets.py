@@ -5,9 +5,8 @@ between the two. Each chapter's settings are a frozen dataclass whose fields say
 the scales share their recipes and are derived from one another with `dataclasses.replace` where
 they differ. Notebooks call `preset(chapter, scale)` and never hard-code these numbers: it returns
 a fresh copy of the typed preset, the form the experiments read; `as_dict` gives the plain dict the
-store's keys hash and `from_dict` types one read back from a record (`tests/test_device_presets.py`
-holds the dicts to a snapshot, so a change to a preset that would orphan stored results is a
-deliberate one).
+store's keys hash (`tests/test_device_presets.py` holds the dicts to a snapshot, so a change to a
+preset that would orphan stored results is a deliberate one).
 """
 
 from __future__ import annotations
@@ -16,18 +15,14 @@ import copy
 import dataclasses
 import math
 import re
-import types
-import typing
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, overload
 
 from nadcore import catalog, chapters
 from nadcore.checks import InputError
 from nadcore.recipe import MAX_EPOCHS, Recipe
 
 SCALES = ("smoke", "medium", "paper")
-T = TypeVar("T")
 
 Archs = list[str]
 PerArch = dict[str, float]      # a value per architecture
@@ -653,27 +648,6 @@ def preset(chapter: str, scale: str, overrides: dict | None = None) -> Any:
     changes = _check_names(overrides).get(chapter)
     return base if not changes else _changed(base, changes, chapter)
 
-
-def from_dict(cls: Any, value: Mapping[str, Any]) -> Any:
-    """The settings `cls` (a preset's dataclass, or one of its parts) from their plain dict `value`
-    (`as_dict`'s, a stored record's): nested dataclasses typed again, fields `value` lacks at their
-    defaults."""
-    hints = typing.get_type_hints(cls)
-    return cls(**{f.name: _typed(hints[f.name], value[f.name]) for f in dataclasses.fields(cls)   # type: ignore[arg-type]
-                  if f.name in value})
-
-
-def _typed(hint, value):
-    """`value` as the annotation `hint` holds it: a dict typed as the dataclass `hint` names (or a
-    dict of them), anything else as it is."""
-    if isinstance(value, Mapping):
-        union = typing.get_origin(hint) in (typing.Union, types.UnionType)
-        for option in typing.get_args(hint) if union else (hint,):
-            if dataclasses.is_dataclass(option):
-                return from_dict(option, value)   # type: ignore[arg-type]
-            if typing.get_origin(option) is dict and dataclasses.is_dataclass(typing.get_args(option)[1]):
-                return {k: from_dict(typing.get_args(option)[1], v) for k, v in value.items()}
-    return value
 
 
 MAX_SAMPLES = 2_000_000   # a dataset's samples (`data.directional_dataset` bounds its memory at 8 GiB)
