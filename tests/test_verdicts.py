@@ -11,7 +11,7 @@ from conftest import ROOT
 
 from nadcore import bundle, findings, nads, presets, published
 from nadcore import verdicts as v
-from nadcore.experiments import ch3_nads
+from nadcore.experiments import ch3_nads, ch6_antialias
 from nadcore.nads import NADResult
 from nadcore.plots import nads as plots_nads
 
@@ -75,8 +75,8 @@ def test_fig1_lenet_is_judged_on_the_learnt_band_and_bracketed_between_noise_lev
     row = v.fig1_lenet(grids, CAPTION)
     assert row.verdict == v.DIFFERENCE and row.values["between"] == (1.5, 2.0)
     assert row.reason == "matches a σ between 1.5 and 2, not the caption's 3" and "Δ̄ −5.0" in row.ours
-    assert v.bands(np.array([60.0, 50.0]), np.array([70.0, 50.0]))["bias"] == -10.0
-    assert np.isnan(v.bands(np.array([100.0]), np.array([100.0]))["mad_chance"])   # an empty chance band
+    assert v.bands(np.array([60.0, 50.0]), np.array([70.0, 50.0])).bias == -10.0
+    assert np.isnan(v.bands(np.array([100.0]), np.array([100.0])).mad_chance)   # an empty chance band
 
 
 def test_fig1_deep_flips_with_the_grid_and_the_noise_level():
@@ -414,20 +414,21 @@ def test_chapter_3_rows_are_the_pages_and_its_table_has_a_verdict_column(stored,
 def test_the_questions_beyond_the_papers_on_the_bundle(stored, overlaps, fig6_nads):
 
     results = dataclasses.replace(v.load_training(BUNDLE, fig6_nads=False), dial=bundle.secant_dial(BUNDLE),
-                                  antialias=bundle.load_antialias(BUNDLE, best_sigma=True),
+                                  antialias=ch6_antialias.with_seeds(bundle.load_antialias(BUNDLE, best_sigma=True),
+                                                                     bundle.load_antialias_seeds(BUNDLE)),
                                   null=bundle.load_zoo_null(BUNDLE), stored=stored, overlaps=overlaps,
                                   fig6_nads=fig6_nads)
     got = v.questions(results)
-    assert [q.verdict for q in got[:6]] == [findings.FAILS, findings.HOLDS, findings.HOLDS,
+    assert [q.outcome for q in got[:6]] == [findings.FAILS, findings.HOLDS, findings.HOLDS,
                                             findings.HOLDS, findings.HOLDS, findings.HOLDS]
     chapter8 = got[6:]   # NADs during training, G0 S G0, the kernel's NADs, the linearised network: each to its figure
     assert [q.see[0][1] for q in chapter8] == ["ch8-overlaps", "ch8-prediction", "ch8-kernel", "ch8-linearised"]
-    assert chapter8[2].verdict == findings.FAILS and "kernel" in chapter8[2].question
+    assert chapter8[2].outcome == findings.FAILS and "kernel" in chapter8[2].question
     exact = got[0]      # the exact-gradient NADs: this book's finding, one row with the step dial
-    assert "0.03 (LeNet), 0.02 (VGG-11), 0.54 (ResNet-18), 0.10 (DenseNet-121)" in exact.ours
-    assert "VGG-11: 50.9 % (secant 100.0 %)" in exact.ours and "from h = 100 the published ones" in exact.ours
+    assert "0.03 (LeNet), 0.02 (VGG-11), 0.54 (ResNet-18), 0.10 (DenseNet-121)" in exact.measured
+    assert "VGG-11: 50.9 % (secant 100.0 %)" in exact.measured and "from h = 100 the published ones" in exact.measured
     assert "Sec. 3" in exact.question and "Eq. 4" not in exact.question
-    assert got[1].scale.startswith("published recipe at σ = 1.5")
+    assert got[1].scale == "published recipe at σ = 1.5, 25 directions, 3 seeds (each cell's mean)"
     text = v.question_table(got)
     body = [line for line in text.splitlines() if line.startswith("* - ")]
     assert len(body) == 1 + len(got) and "{ref}`Chapter 6 <tbl-antialias-verdict>`" in text
@@ -458,15 +459,16 @@ def _exact_results(overlap, first_exact, exact_at_last):
 def test_exact_question_flips_with_the_overlap_the_training_and_the_dial():
 
     held = v.exact_question(_exact_results(v.OVERLAP_MIN, v.LEARNED, v.OVERLAP_MIN))
-    assert held.verdict == findings.HOLDS and not held.reason
-    assert "VGG-11: 90.0 % (secant 100.0 %)" in held.ours and "3 seeds" in held.scale
+    assert held.outcome == findings.HOLDS and not held.reason
+    assert "VGG-11: 90.0 % (secant 100.0 %)" in held.measured and "3 seeds" in held.scale
     for off in ((v.OVERLAP_MIN - 0.01, v.LEARNED, v.OVERLAP_MIN), (v.OVERLAP_MIN, v.LEARNED - 0.1, v.OVERLAP_MIN),
                 (v.OVERLAP_MIN, v.LEARNED, v.OVERLAP_MIN - 0.01)):
         failed = v.exact_question(_exact_results(*off))
-        assert failed.verdict == findings.FAILS and "secant's NADs predict learning" in failed.reason
-    assert "up to h = 0.01 the exact gradient's NADs" in failed.ours and "between h = 0.01 and 100" in failed.ours
-    with pytest.raises(ValueError, match="verdict must be one of"):
-        v.Question("q", "e", "o", "s", "fine")
+        assert failed.outcome == findings.FAILS and "secant's NADs predict learning" in failed.reason
+    assert "up to h = 0.01 the exact gradient's NADs" in failed.measured
+    assert "between h = 0.01 and 100" in failed.measured
+    with pytest.raises(ValueError, match="outcome must be one of"):
+        findings.Verdict("q", "e", "o", "fine")
 
 
 # ----------------------------------------------------------------------------- the policy, one function

@@ -9,22 +9,35 @@ not, `verdicts.VERDICTS`) answer another question: whether a published number ca
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nadcore.checks import InputError
 
 HOLDS, IN_PART, FAILS, UNRESOLVED, MISSING = (
     "holds", "holds in part", "does not hold", "not resolved", "not computed here")
 OUTCOMES = (HOLDS, IN_PART, FAILS, UNRESOLVED, MISSING)
 
 
-class Verdict(NamedTuple):
-    """One question: `question`, what was `expected` before measuring, what we `measured`, its `outcome` (one of
-    `OUTCOMES`) and the `reason` when it does not plainly hold."""
+@dataclass(frozen=True)
+class Verdict:
+    """One question (or a prediction tested), in a chapter's table and on the results page: the `question`, what
+    was `expected` before measuring (the paper's reading, or ours), what we `measured`, its `outcome` (one of
+    `OUTCOMES`), the `reason` when it does not plainly hold, the `scale` it was measured at, `see` (`(text,
+    label)` of the pages that show it) and the numbers behind it by name (`values`)."""
     question: str
     expected: str
     measured: str
     outcome: str
     reason: str = ""
+    scale: str = ""
+    see: tuple = ()
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.outcome not in OUTCOMES:
+            raise InputError(f"outcome must be one of {', '.join(OUTCOMES)}; got {self.outcome!r}")
 
 
 def outcome(flags: Sequence[bool]) -> str:

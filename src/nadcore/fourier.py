@@ -11,7 +11,7 @@ D(v) and D(-v) are the same task with the labels swapped: grids are symmetric un
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -232,6 +232,11 @@ def make_grid(spec: GridSpec | Mapping[str, Any]) -> Grid:
         raise InputError(f"spec must give the {name} grid only {', '.join(sorted(taken)) or 'nothing more'}; got "
                          f"{', '.join(sorted(set(spec) - taken))}")
     return GRIDS[name](**spec)
+
+
+def seed_mean_grid(grids: Sequence[Mapping[tuple[int, int], float]]) -> dict[tuple[int, int], float]:
+    """`{cell: mean accuracy}` over the seeds' grids `[{cell: accuracy}, ...]` (the first grid's cells)."""
+    return {c: float(np.mean([g[c] for g in grids])) for c in grids[0]}
 
 
 def fourier_energy(nads_images: ArrayLike) -> np.ndarray:

@@ -13,8 +13,8 @@ The module sits with the page tables (`plots`) rather than in `nadcore.experimen
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -219,11 +219,21 @@ def sigma_differs(sigma: float, caption: float, source: str = "caption's") -> st
     return "" if sigma == caption else f"σ = {sigma:g}, not the {source} {caption:g}"
 
 
-def bands(ours: ArrayLike, published_: ArrayLike) -> dict[str, Any]:
-    """Ours beside the published accuracies (%), cell by cell, in two bands: the cells the published network
-    learns (above chance by more than `CHANCE_MARGIN`) and those at chance. Returns `learnt` and `chance` (cell
-    counts), `bias` (our mean difference on the learnt band), `mad_learnt` and `mad_chance` (mean |difference| on
-    each band; nan when empty) and `spearman_learnt` (on the learnt band; nan under 3 cells)."""
+class Bands(NamedTuple):
+    """Ours beside published accuracies in two bands (`bands`): `learnt` and `chance` (cell counts), `bias` (our
+    mean difference on the learnt band), `mad_learnt` and `mad_chance` (mean |difference| on each band; nan when
+    empty) and `spearman_learnt` (on the learnt band; nan under 3 cells)."""
+    learnt: int
+    chance: int
+    bias: float
+    mad_learnt: float
+    mad_chance: float
+    spearman_learnt: float
+
+
+def bands(ours: ArrayLike, published_: ArrayLike) -> Bands:
+    """Ours beside the published accuracies (%), cell by cell, in two bands (`Bands`): the cells the published
+    network learns (above chance by more than `CHANCE_MARGIN`) and those at chance."""
     from scipy import stats
 
     a, b = np.asarray(ours, dtype=float), np.asarray(published_, dtype=float)
@@ -232,15 +242,15 @@ def bands(ours: ArrayLike, published_: ArrayLike) -> dict[str, Any]:
     mean = lambda x: float(x.mean()) if x.size else float("nan")   # noqa: E731
     rho = (float(stats.spearmanr(a[learnt], b[learnt])[0])
            if learnt.sum() >= 3 and np.ptp(a[learnt]) > 0 and np.ptp(b[learnt]) > 0 else float("nan"))
-    return {"learnt": int(learnt.sum()), "chance": int((~learnt).sum()), "bias": mean(d[learnt]),
-            "mad_learnt": mean(np.abs(d[learnt])), "mad_chance": mean(np.abs(d[~learnt])), "spearman_learnt": rho}
+    return Bands(int(learnt.sum()), int((~learnt).sum()), mean(d[learnt]), mean(np.abs(d[learnt])),
+                 mean(np.abs(d[~learnt])), rho)
 
 
-def bands_agree(b: Mapping[str, Any], limit: float) -> bool:
+def bands_agree(b: Bands, limit: float) -> bool:
     """Two grids or curves agree (`bands`): our level on the learnt band within `limit` points of the published
     one (|bias|), and the chance band within `limit` points cell by cell (mean |difference|)."""
     ok = lambda x: x != x or abs(x) <= limit   # noqa: E731  (nan: an empty band)
-    return ok(b["bias"]) and ok(b["mad_chance"])
+    return ok(b.bias) and ok(b.mad_chance)
 
 
 def _signed(x: float) -> str:
@@ -248,13 +258,13 @@ def _signed(x: float) -> str:
     return f"{x:+.1f}".replace("-", "−")
 
 
-def bands_text(b: Mapping[str, Any]) -> str:
+def bands_text(b: Bands) -> str:
     """`bands` in words: the learnt band's mean difference and mean |difference|, the chance band's."""
     out = []
-    if b["learnt"]:
-        out.append(f"learnt band ({b['learnt']} cells) Δ̄ {_signed(b['bias'])}, |Δ| {b['mad_learnt']:.1f}")
-    if b["chance"]:
-        out.append(f"chance band ({b['chance']}) |Δ| {b['mad_chance']:.1f}")
+    if b.learnt:
+        out.append(f"learnt band ({b.learnt} cells) Δ̄ {_signed(b.bias)}, |Δ| {b.mad_learnt:.1f}")
+    if b.chance:
+        out.append(f"chance band ({b.chance}) |Δ| {b.mad_chance:.1f}")
     return "; ".join(out)
 
 
@@ -265,13 +275,8 @@ def grid_mad(ours: Mapping[tuple[int, int], float], published_grid: Mapping[tupl
     return published.compare_grids(ours, published_grid)["mean_abs_difference"]
 
 
-def seed_mean_grid(grids: Sequence[Mapping[tuple[int, int], float]]) -> dict[tuple[int, int], float]:
-    """`{cell: mean accuracy}` over the seeds' grids `[{cell: accuracy}, ...]` (the first grid's cells)."""
-    return {c: float(np.mean([g[c] for g in grids])) for c in grids[0]}
-
-
 def grid_bands(ours: Mapping[tuple[int, int], float],
-               published_grid: Mapping[tuple[int, int], float]) -> dict[str, Any]:
+               published_grid: Mapping[tuple[int, int], float]) -> Bands:
     """`bands` of two Fig. 1 grids on their common directions, each pair {k, -k} once (`fourier.canonical`;
     the published grid holds both halves, mirrored)."""
     c = published.compare_grids(ours, published_grid)
@@ -289,7 +294,7 @@ def fig1_logreg(comparison: Mapping[str, Mapping[str, Any]], settings: Mapping[s
                f"{prose.span(ours)} % on all {len(ours)} directions",
                f"σ = {settings['sigma']:g}, n = {settings['n']:,}, {settings['epochs']} epochs",
                *verdict(bands_agree(b, GRID_MAD), failure=bands_text(b)), (),
-               values={"mad": grid_mad(c["ours"], c["published"]), "min": min(ours), "max": max(ours), **b})
+               values={"mad": grid_mad(c["ours"], c["published"]), "min": min(ours), "max": max(ours), **b._asdict()})
 
 
 def _seed_gap(grids, pub):
@@ -307,7 +312,7 @@ def _bracket(b):
     """The adjacent noise levels `(low, high)` between which our learnt band's level crosses the published one
     (`b`: `{sigma: bands}`, bias positive at the low one, negative at the high one), or None."""
     levels = sorted(b)
-    return next(((s, t) for s, t in zip(levels, levels[1:]) if b[s]["bias"] > 0 > b[t]["bias"]), None)
+    return next(((s, t) for s, t in zip(levels, levels[1:]) if b[s].bias > 0 > b[t].bias), None)
 
 
 def fig1_lenet(sigma_grids: Mapping[float, Sequence[Mapping[tuple[int, int], float]]], caption: float,
@@ -319,13 +324,13 @@ def fig1_lenet(sigma_grids: Mapping[float, Sequence[Mapping[tuple[int, int], flo
     differs). `authors_zero`: the authors' own code at the zero frequency and the caption's sigma
     (`published.AUTHORS_CODE_LENET`)."""
     pub = published.fig1("lenet")
-    b = {s: grid_bands(seed_mean_grid(gs), pub) for s, gs in sigma_grids.items()}
-    agree = sorted((s for s in b if bands_agree(b[s], GRID_MAD)), key=lambda s: abs(b[s]["bias"]))
+    b = {s: grid_bands(fourier.seed_mean_grid(gs), pub) for s, gs in sigma_grids.items()}
+    agree = sorted((s for s in b if bands_agree(b[s], GRID_MAD)), key=lambda s: abs(b[s].bias))
     between = _bracket(b)
-    best = agree[0] if agree else min(b, key=lambda s: abs(b[s]["bias"]))
+    best = agree[0] if agree else min(b, key=lambda s: abs(b[s].bias))
     gap = _seed_gap(sigma_grids[best], pub)
     v = {"bands": b, "best_sigma": best, "between": between, "seed_gap": gap,
-         "mean_caption": float(np.mean(list(seed_mean_grid(sigma_grids[caption]).values()))),
+         "mean_caption": float(np.mean(list(fourier.seed_mean_grid(sigma_grids[caption]).values()))),
          "mean_published": float(np.mean([a for c, a in pub.items() if fourier.canonical(*c) == c]))}
     shown = [x for x in dict.fromkeys([caption, *([best] if agree else list(between or ()))])]
     spread = f" (two seeds of ours differ by |Δ| {gap:.1f})" if gap else ""
@@ -336,7 +341,7 @@ def fig1_lenet(sigma_grids: Mapping[float, Sequence[Mapping[tuple[int, int], flo
     if not bands_agree(b[caption], GRID_MAD) and where:
         differs = [f"matches {where}, not the caption's {caption:g}"]
         detail = (f"Our LeNet at the caption's σ = {caption:g} learns less than the published one: "
-                  f"{-b[caption]['bias']:.1f} points lower on the {b[caption]['learnt']} directions the published "
+                  f"{-b[caption].bias:.1f} points lower on the {b[caption].learnt} directions the published "
                   "network learns"
                   + (f", as does the authors' own code ({authors_zero[0]:.1f} and {authors_zero[1]:.1f} % at the "
                      f"zero frequency, published {pub[(0, 0)]:.1f} %)" if authors_zero else "")
@@ -370,7 +375,7 @@ def fig1_deep(comparison: Mapping[str, Mapping[str, Any]], arch: str, settings: 
     b = grid_bands(c["ours"], c["published"])
     s = published.compare_grids(c["ours"], c["published"])
     v = {"mad": s["mean_abs_difference"], "pearson": s["pearson"], "spearman": s["spearman"], "cells": c["stored"],
-         "mean": float(s["ours"].mean()), "mean_published": float(s["published"].mean()), **b}
+         "mean": float(s["ours"].mean()), "mean_published": float(s["published"].mean()), **b._asdict()}
     differs = deep_differs(settings, caption, arch, trained, c["stored"], c["cells"])
     return Row(f"Fig. 1, {prose.name(arch)}", "accuracy depends on the direction",
                f"mean {_pct(v['mean_published'])} on these cells", bands_text(b),
@@ -440,7 +445,7 @@ def _fig3_at(without, grids):
     """Fig. 3's numbers at one noise level: LeNet without pooling (`{cell: accuracy}`) and with pooling on
     the same directions (the mean over the seeds' grids `grids`, indexed by `fourier.canonical`)."""
     cells = sorted(without)
-    pooled = seed_mean_grid(grids)
+    pooled = fourier.seed_mean_grid(grids)
     a = np.array([without[c] for c in cells])
     b = np.array([pooled[fourier.canonical(*c)] for c in cells])
     return {"mean_without": float(a.mean()), "sd_without": float(a.std()), "mean_with": float(b.mean()),
@@ -716,7 +721,7 @@ def eq5(stored: Mapping[str, Mapping[str, Any]], networks: int, ks: Sequence[int
                ("ch3-eq5",), values={"ratio": ratio, "similar": similar})
 
 
-def curve_bands(ours: Mapping[int, float], curve: Mapping[str, np.ndarray]) -> dict[str, Any]:
+def curve_bands(ours: Mapping[int, float], curve: Mapping[str, np.ndarray]) -> Bands:
     """`bands` of our Fig. 6 accuracies `{index: accuracy}` and a published curve (`ch3_nads.fig6_rows`,
     interpolated between its measured indices) at our indices within the published range."""
     rows_ = [(o, q) for _, o, q in ch3_nads.fig6_rows(ours, curve) if q is not None]
@@ -841,7 +846,7 @@ def fig6_deep(runs: Sequence[Mapping[int, float]], curve: Mapping[str, np.ndarra
     b = curve_bands(ours, curve)
     sd = max(s for _, s in spread.values())
     v = {"ours": ours, "std": {i: s for i, (_, s) in spread.items()}, "published": {i: q for i, _, q in rows_},
-         "mad": curve_mad(ours, curve), "seeds": len(runs), **b}
+         "mad": curve_mad(ours, curve), "seeds": len(runs), **b._asdict()}
     seeds = f"{len(runs)} seed{'s' * (len(runs) > 1)}"
     differs = [sigma_differs(settings["sigma"], caption, "published"), "batch norm",
                f"{len(ours)} NAD indices, the published curve read between the {int(np.sum(curve['measured']))} the "
@@ -1077,9 +1082,9 @@ class Stored:
     Fig. 1's `comparison` and `sigma` study, Fig. 2's cells `fig2`, Fig. 3 without pooling `fig3`, Chapter 2's
     `pooling`, the `stored` NADs and their `overlaps`, Fig. 6's `fig6` comparison and its runs `fig6_nads`,
     Chapter 4's stand-ins `cifar` `{name: (run, epochs)}`, the follow-up's `ood` `{stand-in: {arch: grid}}` and
-    `pairs`, the secant `dial`, `eq5`, the Fig. 6 `spectra`, Chapter 6's `antialias` (where LeNet learns),
-    ConvNeXt's `null` Fig. 6, Chapter 8's `training` cells, LeNet's `kernel` NADs and the `linearised` runs, the
-    GPU's `pairs_gpu` grids and what a GPU would take, `gpu_seconds`."""
+    `pairs`, the secant `dial`, `eq5`, the Fig. 6 `spectra`, Chapter 6's `antialias` (where LeNet learns, Fig. 1
+    over its seeds), ConvNeXt's `null` Fig. 6, Chapter 8's `training` cells, LeNet's `kernel` NADs and the
+    `linearised` runs, the GPU's `pairs_gpu` grids and what a GPU would take, `gpu_seconds`."""
     comparison: Any = None
     sigma: Any = None
     fig2: Any = None
@@ -1124,7 +1129,9 @@ def load(bundle_dir: str | Path = bundle.BUNDLE) -> Stored:
         cifar={name: run for name, run in cifar.items() if run[0] is not None}, ood=stand_ins,
         pairs={a: bundle.underspec("pairs", a, bundle_dir, progress=False) for a in bundle.UNDERSPEC_ARCHS},
         dial=bundle.secant_dial(bundle_dir), eq5=bundle.load_eq5(bundle_dir), spectra=bundle.fig6_spectra(bundle_dir),
-        antialias=bundle.load_antialias(bundle_dir, best_sigma=True), null=bundle.load_zoo_null(bundle_dir),
+        antialias=ch6_antialias.with_seeds(bundle.load_antialias(bundle_dir, best_sigma=True),
+                                              bundle.load_antialias_seeds(bundle_dir)),
+        null=bundle.load_zoo_null(bundle_dir),
         training=chapter8.training, kernel=chapter8.kernel, linearised=chapter8.linearised,
         pairs_gpu=pairs_gpu(bundle_dir), gpu_seconds=gpu_seconds(bundle_dir))
 
@@ -1331,13 +1338,12 @@ def stand_in_rows(runs: Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any],
 PREDICTION_COLUMNS = ("Prediction", "The paper", "Ours", "Verdict")
 
 
-def prediction_table(predictions: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """Chapter 6's table of the paper's predictions (`ch6_antialias.predictions`: `{name: dict(claim, paper,
-    ours, scale, verdict, reason)}`) beside what the networks do, laid out as `chapter_table`: ours, then
-    after a dash the scale; the verdict (`findings.OUTCOMES`) with its reason. The chapter states the
-    thresholds beside it (`ch6_antialias.thresholds`)."""
-    lines = [(p["claim"], _cell(p["paper"]), f"{_cell(p['ours'])} — {_cell(p['scale'])}",
-              p["verdict"] + (f": {p['reason']}" if p["reason"] else "")) for p in predictions.values()]
+def prediction_table(predictions: Mapping[str, findings.Verdict]) -> pd.DataFrame:
+    """Chapter 6's table of the paper's predictions (`ch6_antialias.predictions`) beside what the networks do, laid
+    out as `chapter_table`: ours, then after a dash the scale; the outcome (`findings.OUTCOMES`) with its reason.
+    The chapter states the thresholds beside it (`ch6_antialias.thresholds`)."""
+    lines = [(p.question, _cell(p.expected), f"{_cell(p.measured)} — {_cell(p.scale)}",
+              p.outcome + (f": {p.reason}" if p.reason else "")) for p in predictions.values()]
     return page.table(lines, PREDICTION_COLUMNS, index="Prediction")
 
 
@@ -1350,44 +1356,24 @@ def stand_in_thresholds() -> str:
 
 # ----------------------------------------------------------------------------- beyond the papers
 
-@dataclass(frozen=True)
-class Question:
-    """A line of the results page's table of the questions the papers raise and leave open: the `question`
-    (or the prediction tested), what was `expected` before measuring (the paper's reading, or ours), what we
-    measured (`ours`, at `scale`), a `verdict` (one of `findings.OUTCOMES`: did it come out as expected)
-    with its `reason`, and `see`, `(text, label)` of the page that shows it."""
-    question: str
-    expected: str
-    ours: str
-    scale: str
-    verdict: str
-    reason: str = ""
-    see: tuple = ()
-
-    def __post_init__(self) -> None:
-        if self.verdict not in findings.OUTCOMES:
-            raise InputError(f"verdict must be one of {', '.join(findings.OUTCOMES)}; got {self.verdict!r}")
-
-
-def antialias_questions(results: ch6_antialias.AntialiasResults) -> list[Question]:
+def antialias_questions(results: ch6_antialias.AntialiasResults) -> list[findings.Verdict]:
     """Chapter 6's predictions of the paper's explanation (`ch6_antialias.predictions` of `results`, where
-    LeNet learns: `bundle.load_antialias(best_sigma=True)`)."""
-    return [Question(p["claim"], p["paper"], p["ours"], p["scale"], p["verdict"], p["reason"],
-                     (("Chapter 6", "tbl-antialias-verdict"),))
+    LeNet learns: `bundle.load_antialias(best_sigma=True)`, Fig. 1 the mean over its seeds, `with_seeds`)."""
+    return [replace(p, see=(("Chapter 6", "tbl-antialias-verdict"),))
             for p in ch6_antialias.predictions(results).values()]
 
 
-def null_question(fig6: Mapping[str, Any] | None) -> Question | None:
+def null_question(fig6: Mapping[str, Any] | None) -> findings.Verdict | None:
     """Chapter 7's Fig. 6 along ConvNeXt's null directions (`bundle.load_zoo_null`), None before it is stored."""
     row = None if fig6 is None else ch7_zoo.null_verdict(ch7_zoo.null_numbers({}, fig6=fig6))
     if row is None:
         return None
-    return Question(row.question, row.expected, row.measured, "ConvNeXt, exact-gradient NADs of "
-                    f"{bundle.nad_item('convnext', 'autograd')['num_networks']:,} networks",
-                    findings.HOLDS if row.held else findings.FAILS, see=(("Chapter 7", "tbl-zoo-verdict"),))
+    return replace(row, scale="ConvNeXt, exact-gradient NADs of "
+                   f"{bundle.nad_item('convnext', 'autograd')['num_networks']:,} networks",
+                   see=(("Chapter 7", "tbl-zoo-verdict"),))
 
 
-def exact_question(results: Stored, k: int = 16) -> Question:
+def exact_question(results: Stored, k: int = 16) -> findings.Verdict:
     """This book's own finding, not a claim of the papers (they published secant NADs, h = 100): which NADs predict
     what a network learns, the exact gradient's covariance (Sec. 3's definition) or the secant's? From `load`'s
     `overlaps` (each network's exact-gradient NADs against the published, at `k`), `fig6_nads` (Fig. 6 along either
@@ -1416,17 +1402,18 @@ def exact_question(results: Stored, k: int = 16) -> Question:
               f"{n['after_from']:g} the published ones (the first NAD turns between h = {n['switch_1_from']:g} and "
               f"{n['switch_1_to']:g})")
     seeds = sorted({c for _, _, c in first.values()})
-    return Question(
+    return findings.Verdict(
         "Which NADs predict what a network learns: the exact gradient's covariance (Sec. 3's definition), or the "
         "published secant (h = 100)?", "the same NADs: a secant estimates the gradient", ours,
-        f"{networks:,} networks each; Fig. 6 {prose.span(seeds, 'd')} seeds; the dial: LeNet, {d.networks:,} "
-        f"networks per step", findings.HOLDS if held else findings.FAILS,
+        findings.HOLDS if held else findings.FAILS,
         "" if held else "for max-pooling networks the secant's NADs predict learning, the gradient's do not",
-        (("Chapter 3", "ch3-overlap-published"), ("Chapter 3", "ch3-fig6-vgg11-nads"),
-         ("Chapter 3", "ch3-secant-dial")))
+        scale=f"{networks:,} networks each; Fig. 6 {prose.span(seeds, 'd')} seeds; the dial: LeNet, "
+              f"{d.networks:,} networks per step",
+        see=(("Chapter 3", "ch3-overlap-published"), ("Chapter 3", "ch3-fig6-vgg11-nads"),
+             ("Chapter 3", "ch3-secant-dial")))
 
 
-def training_questions(results: Stored) -> list[Question]:
+def training_questions(results: Stored) -> list[findings.Verdict]:
     """Chapter 8's questions (`ch8_training.training_verdicts`, `kernel_verdict`) from `load`'s `training`
     cells, `kernel` NADs and `fig6_nads` runs; none before they are stored."""
     settings = presets.preset("training", "paper")
@@ -1435,7 +1422,7 @@ def training_questions(results: Stored) -> list[Question]:
     scale = (f"{prose.and_list(ch8_training.NETWORK_WORDS[n] for n in settings.networks)}, Fig. 6's recipe, "
              f"{prose.count(len(reps), 'replicate')} of {settings.replicates}")
     see = {0: ("Chapter 8", "ch8-overlaps"), 1: ("Chapter 8", "ch8-prediction")}
-    out = [Question(v.question, v.expected, v.measured, scale, v.outcome, v.reason, (see[i],))
+    out = [replace(v, scale=scale, see=(see[i],))
            for i, v in enumerate(ch8_training.training_verdicts(cells, settings))]
     more = (kernel_question(results), linearised_question(results))
     return out + [q for q in more if q is not None]
@@ -1457,7 +1444,7 @@ def linearised_runs(results: Stored) -> tuple[dict[tuple, list], dict[tuple, lis
     return full, lin
 
 
-def linearised_question(results: Stored) -> Question | None:
+def linearised_question(results: Stored) -> findings.Verdict | None:
     """The linearised LeNet against the full one along the same NADs (`ch8_training.linearised_verdict`)."""
     full, lin = linearised_runs(results)
     gaps = ch8_training.linearised_gaps(full, lin)
@@ -1467,12 +1454,11 @@ def linearised_question(results: Stored) -> Question | None:
         return None
     compared = sorted({i for by in gaps.values() for i in by})   # the indices the full network was trained at too
     sigmas = prose.and_list(sorted({f"{sigma:g}" for _, sigma in gaps}, key=float, reverse=True))
-    return Question(v.question, v.expected, v.measured, f"LeNet, σ = {sigmas}, Fig. 6's recipe, "
-                    f"{len(compared)} NAD indices", v.outcome, v.reason,
-                    (("Chapter 8", "ch8-linearised"),))
+    return replace(v, scale=f"LeNet, σ = {sigmas}, Fig. 6's recipe, {len(compared)} NAD indices",
+                   see=(("Chapter 8", "ch8-linearised"),))
 
 
-def kernel_question(results: Stored) -> Question | None:
+def kernel_question(results: Stored) -> findings.Verdict | None:
     """The kernel's NADs against what LeNet learns (`ch8_training.kernel_verdict`), at Fig. 6's caption sigma."""
     nads_ = results.kernel
     if any(r is None for r in nads_.values()):
@@ -1483,13 +1469,12 @@ def kernel_question(results: Stored) -> Question | None:
     v = ch8_training.kernel_verdict(overlaps, ks, runs["hessian"], runs["secant"])
     if v is None:
         return None
-    return Question(v.question, v.expected, v.measured,
-                    f"LeNet, σ = {bundle.FIG6_CAPTION:g}; the kernel's NADs from "
-                    f"{nads_['hessian'].settings['num_networks']:,} networks (Eq. 5's)", v.outcome, v.reason,
-                    (("Chapter 8", "ch8-kernel"),))
+    return replace(v, scale=f"LeNet, σ = {bundle.FIG6_CAPTION:g}; the kernel's NADs from "
+                            f"{nads_['hessian'].settings['num_networks']:,} networks (Eq. 5's)",
+                   see=(("Chapter 8", "ch8-kernel"),))
 
 
-def questions(results: Stored) -> list[Question]:
+def questions(results: Stored) -> list[findings.Verdict]:
     """The results page's questions beyond the papers, from `load`'s results: the exact-gradient NADs with the
     secant's step (`exact_question`), Chapter 6's predictions, Chapter 7's null directions and Chapter 8's."""
     chapter6 = [] if results.antialias is None else antialias_questions(results.antialias)
@@ -1500,10 +1485,10 @@ def questions(results: Stored) -> list[Question]:
 QUESTION_COLUMNS = ("Question or prediction", "Expected", "Ours", "Computed at", "Verdict", "See")
 
 
-def question_table(questions_: Iterable[Question]) -> str:
+def question_table(questions_: Iterable[findings.Verdict]) -> str:
     """`questions` as a `list_table`, laid out as `table` lays out the papers' rows."""
-    return list_table(QUESTION_COLUMNS, ([f"**{q.question}**", q.expected, q.ours, q.scale,
-                                          f"**{q.verdict}**" + (f": {q.reason}" if q.reason else ""),
+    return list_table(QUESTION_COLUMNS, ([f"**{q.question}**", q.expected, q.measured, q.scale,
+                                          f"**{q.outcome}**" + (f": {q.reason}" if q.reason else ""),
                                           ", ".join(f"{{ref}}`{text} <{label}>`" for text, label in q.see)]
                                          for q in questions_))
 

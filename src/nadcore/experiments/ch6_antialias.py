@@ -14,9 +14,9 @@ and Chapter 3 (Fig. 6) at the same scale, so the max-pooling cells are Chapter 1
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -221,7 +221,8 @@ class AntialiasResults:
     """Everything Chapter 6 shows (`chapter_results`): the `grid` and the `variants`; `fig1` {variant: {cell:
     acc}}; `theory` {stages: {variant: {cell: acc}}} of the linear variants (`theory`); `agreement` {stages:
     {variant: Spearman rho}} (MaxBlurPool against its blur's map too); `nads` {variant: NADResult | None};
-    `convergence` {variant: arrays | None}; `fig6` {variant: {index: acc}}; the `settings` (`AntialiasRun`)."""
+    `convergence` {variant: arrays | None}; `fig6` {variant: {index: acc}}; the `settings` (`AntialiasRun`); how many
+    `seeds` each Fig. 1 cell is the mean of (`with_seeds`)."""
     grid: fourier.Grid
     variants: list[str]
     settings: AntialiasRun
@@ -231,6 +232,7 @@ class AntialiasResults:
     nads: dict[str, Any] = field(default_factory=dict)
     convergence: dict[str, Any] = field(default_factory=dict)
     fig6: dict[str, dict[int, float]] = field(default_factory=dict)
+    seeds: int = 1
 
 
 def chapter_results(scale: str, seed: int = 0, results_dir: str | Path = "../results",
@@ -258,11 +260,7 @@ def chapter_results(scale: str, seed: int = 0, results_dir: str | Path = "../res
     for v in variants:
         out.fig1[v] = fig1(v, grid, s1, results_dir / "fourier", compute and "fig1" in parts, progress, shard,
                            num_shards)
-        for stages in (1, 2) if v in BLURRED else ():
-            t = theory(v, grid, s1["eps"], s1["sigma"], stages)
-            if v in PREFILTER:
-                out.theory.setdefault(stages, {})[v] = t
-            out.agreement.setdefault(stages, {})[v] = agreement(t, out.fig1[v])
+        _beside_theory(out, v)
     compute = compute and num_shards == 1
     for v in variants:
         work = compute and "nads" in parts
@@ -273,6 +271,34 @@ def chapter_results(scale: str, seed: int = 0, results_dir: str | Path = "../res
         basis = out.nads[v]
         out.fig6[v] = {} if basis is None else fig6(v, basis, cfg.fig6_indices, s6, results_dir, dev,
                                                     compute and "fig6" in parts, progress)
+    return out
+
+
+def _beside_theory(results: AntialiasResults, variant: str) -> None:
+    """Theorem 1's maps of a blurred `variant` (first pooling, both) into `results.theory` (the linear ones) and their
+    agreement with its Fig. 1 grid into `results.agreement`."""
+    s1 = results.settings.fig1
+    for stages in (1, 2) if variant in BLURRED else ():
+        t = theory(variant, results.grid, s1["eps"], s1["sigma"], stages)
+        if variant in PREFILTER:
+            results.theory.setdefault(stages, {})[variant] = t
+        results.agreement.setdefault(stages, {})[variant] = agreement(t, results.fig1[variant])
+
+
+def with_seeds(results: AntialiasResults, more: Mapping[str, Sequence[Mapping]]) -> AntialiasResults:
+    """`results` with each variant's Fig. 1 cell the mean over its seed (`results.fig1`, seed 0) and the seeds of
+    `more` ({variant: [grid per seed]}, `fig1_seeds`) whose grids are whole for every variant; Theorem 1's agreement
+    recomputed on that mean, `seeds` their count. The NADs and Fig. 6 stay seed 0's. The predictions' Fig. 1
+    verdicts are judged on it: the cells' seed means are the bootstrap's samples (`band_gap`)."""
+    cells = len(results.grid.half())
+    whole = min((sum(1 for _ in _prefix([results.fig1[v], *more.get(v, [])], cells)) for v in results.variants),
+                default=0)
+    if whole < 2:
+        return results
+    fig1 = {v: fourier.seed_mean_grid([results.fig1[v], *more[v][:whole - 1]]) for v in results.variants}
+    out = replace(results, fig1=fig1, theory={}, agreement={}, seeds=whole)
+    for v in results.variants:
+        _beside_theory(out, v)
     return out
 
 
@@ -442,6 +468,20 @@ def prefilter_energy(variant: str) -> float:
     return float(m.mean() / m[0, 0])
 
 
+def lead_reading(results: AntialiasResults) -> str:
+    """Which prefilters' leads on the low band `results` resolves (`band_gap` against `BAND_GAP`), as a clause: "every
+    prefilter's lead is resolved", or which are not, with their intervals."""
+    gaps = {v: band_gap(results.fig1[v]) for v in BLURRED if v in results.fig1}
+    open_ = [v for v, (_, lower, upper) in gaps.items() if lower <= BAND_GAP < upper]
+    if not open_:
+        return "every prefilter's lead is resolved"
+    within = ", ".join(f"{NAMES[v] + ' ' if len(open_) > 1 else ''}{gaps[v][1]:.1f} to {gaps[v][2]:.1f}"
+                       for v in open_)
+    names = " and ".join(NAMES[v] for v in open_)
+    whose = f"{names}'s lead is" if len(open_) == 1 else f"the leads of {names} are"
+    return f"{whose} not resolved ({LEVEL * 100:g} % interval{'s' * (len(open_) > 1)} {within} points)"
+
+
 def thresholds() -> str:
     """The thresholds of `predictions` in words, for the page."""
     return (f"A grid keeps a bias when its mean on the low band max(|kx|, |ky|) ≤ 4 beats its other cells (off "
@@ -455,11 +495,19 @@ def thresholds() -> str:
             "the prefilter's energy (the mean of |m̂|²/|m̂(0)|² over the frequencies) does.")
 
 
-def predictions(results: AntialiasResults) -> dict[str, dict[str, Any]]:
+class _Judged(NamedTuple):
+    """What `predictions` measured of one prediction, its outcome, why and the numbers behind it."""
+    measured: str
+    outcome: str
+    reason: str
+    values: dict
+
+
+def predictions(results: AntialiasResults) -> dict[str, findings.Verdict]:
     """What the paper's explanation of the bias predicts for the variants of `chapter_results` (at the
-    published settings), judged on what they measure: `{name: dict(claim, paper, ours, scale, verdict,
-    reason, values)}` with `verdict` one of `findings.OUTCOMES` (`reason` says why, unless it plainly holds; what is
-    missing, when not computed) and the thresholds of `thresholds`. The four predictions:
+    published settings), judged on what they measure: `{name: findings.Verdict}` (the claim as its question, the
+    paper's statement as expected; `reason` says why, unless it plainly holds; what is missing, when not computed)
+    by the thresholds of `thresholds`. The four predictions:
 
     - `blur_keeps_bias`: Theorem 1 with a blur as prefilter passes the low band only, so a blur narrows the
       bias but does not remove it: every variant with a linear prefilter (`BLURRED`) keeps a bias, its
@@ -473,7 +521,8 @@ def predictions(results: AntialiasResults) -> dict[str, dict[str, Any]]:
     """
     n, present = key_numbers(results), set(results.variants)
     sigma = results.settings.fig1["sigma"]
-    recipe = f"published recipe at σ = {sigma:g}, {len(results.grid.half())} directions, 1 seed"
+    seeds = "1 seed" if results.seeds == 1 else f"{results.seeds} seeds (each cell's mean)"
+    recipe = f"published recipe at σ = {sigma:g}, {len(results.grid.half())} directions, {seeds}"
     published = presets.preset("nads", "paper").num_networks["default"]
     networks = f"{results.settings.nads.num_networks:,} networks per variant (paper: {published:,})"
     nan = float("nan")
@@ -488,11 +537,11 @@ def predictions(results: AntialiasResults) -> dict[str, dict[str, Any]]:
                             f"the interval of {', '.join(open_)} reaches below {BAND_GAP:g} points")
                            if open_ else (findings.HOLDS, ""))
         worst = min(BLURRED, key=lambda v: lower[v])
-        return dict(ours=f"the variants with a prefilter lead on |k| ≤ 4 by {span(gaps.values())} points over their "
-                         f"other cells (least: {NAMES[worst]}, {gaps[worst]:.1f}, {LEVEL * 100:g} % interval "
-                         f"{lower[worst]:.1f} to {upper[worst]:.1f}; BlurPool-3: {n['blur3_band_low']:.1f} % and "
-                         f"{n['blur3_band_high']:.1f} %)",
-                    verdict=verdict, reason=reason, values={"gaps": gaps, "lower": lower, "upper": upper})
+        return _Judged(measured=f"the variants with a prefilter lead on |k| ≤ 4 by {span(gaps.values())} points over "
+                             f"their other cells (least: {NAMES[worst]}, {gaps[worst]:.1f}, {LEVEL * 100:g} % "
+                             f"interval {lower[worst]:.1f} to {upper[worst]:.1f}; BlurPool-3: "
+                             f"{n['blur3_band_low']:.1f} % and {n['blur3_band_high']:.1f} %)",
+                    outcome=verdict, reason=reason, values={"gaps": gaps, "lower": lower, "upper": upper})
 
     def nyquist():
         eight = {v: n[f"{v}_band_eight"] for v in POOLED if v in present}
@@ -510,14 +559,15 @@ def predictions(results: AntialiasResults) -> dict[str, dict[str, Any]]:
                                + ([f"average pooling's ρ = {rho:.2f}"] if rho < RHO_MIN else []))
         else:
             verdict, reason = findings.HOLDS, ""
-        return dict(ours=ours, verdict=verdict, reason=reason, values={"eight": eight, "rho": rho, "level": level})
+        return _Judged(measured=ours, outcome=verdict, reason=reason,
+                    values={"eight": eight, "rho": rho, "level": level})
 
     def no_downsampling():
         bands = {b: n[f"none_band_{b}"] for b in BANDS}
         spread_ = max(bands.values()) - min(bands.values())
-        return dict(ours=f"{bands['low']:.1f} % on |k| ≤ 4, {bands['eight']:.1f} % at k = 8, {bands['high']:.1f} % "
-                         f"elsewhere: {'flat' if spread_ <= BAND_GAP else 'not flat'}",
-                    verdict=findings.HOLDS if spread_ <= BAND_GAP else findings.FAILS,
+        return _Judged(measured=f"{bands['low']:.1f} % on |k| ≤ 4, {bands['eight']:.1f} % at k = 8, "
+                             f"{bands['high']:.1f} % elsewhere: {'flat' if spread_ <= BAND_GAP else 'not flat'}",
+                    outcome=findings.HOLDS if spread_ <= BAND_GAP else findings.FAILS,
                     reason="" if spread_ <= BAND_GAP else f"its bands differ by {spread_:.1f} points",
                     values={"bands": bands, "spread": spread_})
 
@@ -526,9 +576,10 @@ def predictions(results: AntialiasResults) -> dict[str, dict[str, Any]]:
         order = sorted(PREFILTER, key=lambda v: -energy[v])
         lam = [n[f"{v}_lam64"] for v in order]
         ok = all(a > b for a, b in zip(lam, lam[1:]))
-        return dict(ours=f"λ₆₄/λ₀ = {', '.join(f'{x:.2g}' for x in lam)} ({', '.join(NAMES[v] for v in order)}) as "
-                         f"the prefilter's energy falls ({', '.join(f'{energy[v]:.2g}' for v in order)})",
-                    verdict=findings.HOLDS if ok else findings.FAILS,
+        return _Judged(measured=f"λ₆₄/λ₀ = {', '.join(f'{x:.2g}' for x in lam)} "
+                             f"({', '.join(NAMES[v] for v in order)}) as the prefilter's energy falls "
+                             f"({', '.join(f'{energy[v]:.2g}' for v in order)})",
+                    outcome=findings.HOLDS if ok else findings.FAILS,
                     reason="" if ok else "λ₆₄/λ₀ out of the prefilters' order",
                     values={"energy": energy, "lam64": dict(zip(order, lam))})
 
@@ -553,6 +604,6 @@ def predictions(results: AntialiasResults) -> dict[str, dict[str, Any]]:
         lacking = [v for v, keys in needs.items()
                    if v not in present or not all(np.isfinite(n.get(f"{v}_{k}", nan)) for k in keys)]
         needed = "needs the stored results of " + ", ".join(NAMES[v] for v in lacking)
-        row = dict(ours="–", verdict=findings.MISSING, reason=needed, values={}) if lacking else judged()
-        out[name] = dict(claim=claim, paper=paper, scale=scale, **row)
+        j = _Judged("–", findings.MISSING, needed, {}) if lacking else judged()
+        out[name] = findings.Verdict(claim, paper, j.measured, j.outcome, j.reason, scale, values=j.values)
     return out

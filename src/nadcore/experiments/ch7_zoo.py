@@ -22,12 +22,12 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
-from nadcore import checks, nads, presets, seeds, stacked, store
+from nadcore import checks, findings, nads, presets, seeds, stacked, store
 from nadcore.checks import InputError
 from nadcore.device import resolve
 from nadcore.experiments import ch3_nads
@@ -574,24 +574,19 @@ NULL_PREDICTION = ("Does ConvNeXt learn along the directions that none of its ne
                    "read the input, alike in every direction of a patch")
 
 
-class Prediction(NamedTuple):
-    """A row of the chapter's predictions (`verdict`): what we asked, expected before measuring, measure, and
-    whether it came out as expected."""
-    question: str
-    expected: str
-    measured: str
-    held: bool
+def _held(held: bool) -> str:
+    return findings.HOLDS if held else findings.FAILS
 
 
-def verdict(results: ZooResults, null: Mapping[str, float] | None = None) -> dict[str, Prediction]:
-    """`{arch: Prediction}` of every prediction whose numbers
+def verdict(results: ZooResults, null: Mapping[str, float] | None = None) -> dict[str, findings.Verdict]:
+    """`{arch: findings.Verdict}` of every prediction whose numbers
     `results` holds, and `convnext_null` (`NULL_PREDICTION`) when `null` (`null_numbers`) holds Fig. 6
     along ConvNeXt's null directions."""
     n = key_numbers(results)
     out = {}
     for arch, (question, expected, check) in PREDICTIONS.items():
         try:
-            out[arch] = Prediction(question, expected, measured(n, arch), bool(check(n)))
+            out[arch] = findings.Verdict(question, expected, measured(n, arch), _held(bool(check(n))))
         except KeyError:       # an architecture not stored yet
             continue
     if null is not None and (row := null_verdict(null)) is not None:
@@ -599,8 +594,8 @@ def verdict(results: ZooResults, null: Mapping[str, float] | None = None) -> dic
     return out
 
 
-def null_verdict(null: Mapping[str, float]) -> Prediction | None:
-    """`NULL_PREDICTION`'s row of `verdict` (a `Prediction`) from `null_numbers`,
+def null_verdict(null: Mapping[str, float]) -> findings.Verdict | None:
+    """`NULL_PREDICTION`'s row of `verdict` from `null_numbers`,
     or None before Fig. 6 along the null directions is stored."""
     if "null_fig6_gap" not in null:
         return None
@@ -608,7 +603,7 @@ def null_verdict(null: Mapping[str, float]) -> Prediction | None:
     text = (f"{u['null_fig6_null']:.1f} ± {u['null_fig6_null_sd']:.1f}% along x₀ on a patch, "
             f"{u['null_fig6_control']:.1f} ± {u['null_fig6_control_sd']:.1f}% along a control of the same "
             f"patch ({u['null_fig6_null_cells']} runs each); largest gap on a patch {u['null_fig6_gap']:.1f} points")
-    return Prediction(*NULL_PREDICTION, text, u["null_fig6_gap"] <= NULL_GAP)
+    return findings.Verdict(*NULL_PREDICTION, text, _held(u["null_fig6_gap"] <= NULL_GAP))
 
 
 def missing(results: ZooResults) -> list[str]:

@@ -21,42 +21,55 @@ STEM = "06_antialias"
 @dataclass
 class Findings:
     """Chapter 6's page: `glued` {name: value} and what its figures draw, the stored results at the caption's
-    sigma `paper` and where LeNet learns `learns` (`bundle.load_antialias`), and the box of what the bundle does
-    not hold yet `boxes`."""
+    sigma `paper` and where LeNet learns `learns` (`bundle.load_antialias`, seed 0), Fig. 1's further seeds at
+    each sigma `more_paper` and `more_learns` (`bundle.load_antialias_seeds`), and the box of what the bundle
+    does not hold yet `boxes`."""
     paper: antialias.AntialiasResults
     learns: antialias.AntialiasResults
+    more_paper: dict[str, list] = field(default_factory=dict)
+    more_learns: dict[str, list] = field(default_factory=dict)
     boxes: list[Any] = field(default_factory=list)
     glued: dict[str, Any] = field(default_factory=dict)
+
+    def judged(self, learns: bool) -> antialias.AntialiasResults:
+        """The results the predictions judge at one sigma: Fig. 1 the mean over the seeds (`with_seeds`)."""
+        return (antialias.with_seeds(self.learns, self.more_learns) if learns
+                else antialias.with_seeds(self.paper, self.more_paper))
 
 
 def findings(bundle_dir: str = "../bundle") -> Findings:
     """Every number, verdict and table Chapter 6's page states, from the bundle in `bundle_dir`."""
-    f = Findings(bundle.load_antialias(bundle_dir), bundle.load_antialias(bundle_dir, best_sigma=True))
+    f = Findings(bundle.load_antialias(bundle_dir), bundle.load_antialias(bundle_dir, best_sigma=True),
+                 bundle.load_antialias_seeds(bundle_dir, best_sigma=False), bundle.load_antialias_seeds(bundle_dir))
     gaps = bundle.antialias_gaps(bundle_dir)
     if gaps:
         f.boxes.append(page.not_computed(f"Chapter 6 at the published settings ({gaps[0]})",
                                          "python -m nadcore.bundle antialias", gaps[1]))
-    for part in (_numbers(f), _context(f, bundle_dir), _readings(f), paper_cost(STEM), _seeds(f, bundle_dir)):
+    judged = {"aa": f.judged(learns=False), "aa15": f.judged(learns=True)}
+    for part in (_numbers(f), _context(f, judged, bundle_dir), _readings(f, judged), paper_cost(STEM), _seeds(f)):
         f.glued.update(part)
     return f
 
 
-def _seeds(f: Findings, bundle_dir):
-    """Where LeNet learns, each variant's low band and lead at every seed stored whole (`ch6_antialias.seed_study`):
-    their count, a table and a sentence."""
-    cells = len(f.learns.grid.half())
-    study = antialias.seed_study(f.learns.fig1, bundle.load_antialias_seeds(bundle_dir), cells)
+def _seeds(f: Findings):
+    """At each sigma, each variant's low band and lead at every seed stored whole (`ch6_antialias.seed_study`):
+    their count, one table and a sentence per sigma."""
+    cells, out, rows = len(f.learns.grid.half()), {}, []
 
     def each(values):
         return " / ".join(f"{x:.1f}" for x in values)
 
-    rows = [(antialias.NAMES[v], each(study["low"][v]),
-             f"{np.mean(study['low'][v]):.1f} ± {np.std(study['low'][v], ddof=1):.1f}" if study["seeds"] > 1 else "–",
-             each(study["gap"][v])) for v in f.learns.variants]
-    table = page.table(rows, ["variant", "|k| ≤ 4, each seed (%)", "mean ± sd (%)", "lead, each seed (points)"])
-    return {"aa15_seeds": study["seeds"], "aa15_seed_table": table.style.hide(axis="index"),
-            "aa15_seed_reading": Markdown(antialias.seed_reading(study, cells)),
-            "aa15_seed_takeaway": Markdown(antialias.seed_takeaway(study))}
+    for prefix, results, more in (("aa15", f.learns, f.more_learns), ("aa", f.paper, f.more_paper)):
+        study = antialias.seed_study(results.fig1, more, cells)
+        rows += [(f"{results.settings.fig1['sigma']:g}", antialias.NAMES[v], each(study["low"][v]),
+                  f"{np.mean(study['low'][v]):.1f} ± {np.std(study['low'][v], ddof=1):.1f}"
+                  if study["seeds"] > 1 else "–", each(study["gap"][v])) for v in results.variants]
+        out.update({f"{prefix}_seeds": study["seeds"],
+                    f"{prefix}_seed_reading": Markdown(antialias.seed_reading(study, cells)),
+                    f"{prefix}_seed_takeaway": Markdown(antialias.seed_takeaway(study))})
+    table = page.table(rows, ["σ", "variant", "|k| ≤ 4, each seed (%)", "mean ± sd (%)", "lead, each seed (points)"])
+    out["aa_seed_table"] = table.style.hide(axis="index")
+    return out
 
 
 def _numbers(f: Findings):
@@ -71,32 +84,37 @@ def _numbers(f: Findings):
     return out
 
 
-def _context(f: Findings, bundle_dir):
-    """Chapter 3's LeNet beside these, the paper's N, and the verdicts on the predictions at both sigmas."""
+def _context(f: Findings, judged, bundle_dir):
+    """Chapter 3's LeNet beside these, the paper's N, and the verdicts on the predictions at both sigmas (Fig. 1
+    judged on the seeds' mean, `judged`)."""
     return {"aa_ch3_fig6_first": bundle.load_fig6(bundle_dir).get(0, float("nan")),
             "aa_ch3_networks": bundle.nad_item("lenet")["num_networks"],
             "aa_nads_published": presets.preset("nads", "paper").num_networks["default"],
-            "verdict": verdicts.prediction_table(antialias.predictions(f.paper)),
-            "verdict_learns": verdicts.prediction_table(antialias.predictions(f.learns)),
+            "verdict": verdicts.prediction_table(antialias.predictions(judged["aa"])),
+            "verdict_learns": verdicts.prediction_table(antialias.predictions(judged["aa15"])),
             "verdict_note": Markdown(antialias.thresholds()), "aa_band_gap": antialias.BAND_GAP}
 
 
-def _readings(f: Findings):
+def _readings(f: Findings, judged):
     """The numbers the readings quote: the k = 8 lines with pooling, the blurs' low-band lead where LeNet learns
-    (and the least resolved), the binomial blurs' high band, Fig. 6's first NAD and past 128."""
+    (and the least resolved) on the seeds' mean (`judged`), which leads each sigma resolves, the binomial blurs' high
+    band, Fig. 6's first NAD and past 128."""
     nan = float("nan")
     n3, n15 = antialias.key_numbers(f.paper), antialias.key_numbers(f.learns)
+    j15 = antialias.key_numbers(judged["aa15"])
     pooled = [v for v in antialias.POOLED if v in f.paper.variants]
     eight = [n[f"{v}_band_eight"] for n in (n3, n15) for v in pooled]
-    gaps = {v: n15[f"{v}_gap"] for v in antialias.BLURRED}
-    least = min(antialias.BLURRED, key=lambda v: n15[f"{v}_gap_lower"])  # the least resolved lead
+    gaps = {v: j15[f"{v}_gap"] for v in antialias.BLURRED}
+    least = min(antialias.BLURRED, key=lambda v: j15[f"{v}_gap_lower"])  # the least resolved lead
     binomial = [n15[f"{v}_band_high"] for v in ("blur3", "blur5", "maxblur3", "maxblur5")]
     first = [f.learns.fig6[v].get(0, nan) for v in pooled]
     past = [a for v in pooled for i, a in f.learns.fig6[v].items() if i > 128]
     out: dict[str, Any] = {"aa_eight_min": min(eight), "aa_eight_max": max(eight),
                            "aa15_gap_min": min(gaps.values()), "aa15_gap_max": max(gaps.values()),
-                           "aa15_least": antialias.NAMES[least]}
-    out.update({f"aa15_least_{end}": n15[f"{least}_{end}"] for end in ("gap", "gap_lower", "gap_upper")})
+                           "aa15_least": antialias.NAMES[least], "aa15_judged_seeds": judged["aa15"].seeds,
+                           "aa_judged_seeds": judged["aa"].seeds,
+                           **{f"{p}_lead_reading": Markdown(antialias.lead_reading(r)) for p, r in judged.items()}}
+    out.update({f"aa15_least_{end}": j15[f"{least}_{end}"] for end in ("gap", "gap_lower", "gap_upper")})
     out.update({"aa15_binomial_high_min": min(binomial), "aa15_binomial_high_max": max(binomial),
                 "aa15_first_min": min(first), "aa15_first_max": max(first),
                 "aa15_past128_min": min(past, default=nan), "aa15_past128_max": max(past, default=nan)})

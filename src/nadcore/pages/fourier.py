@@ -51,7 +51,7 @@ class Findings:
         """`plots.fourier.fig3_beside_pooling`'s arguments at `sigma`: LeNet without pooling, with (its seeds'
         mean), the grid, sigma and the seeds."""
         grids = self.study["grids"][sigma]
-        return self.without3[sigma], verdicts.seed_mean_grid(grids), self.pgrid3, sigma, len(grids)
+        return self.without3[sigma], fourier.seed_mean_grid(grids), self.pgrid3, sigma, len(grids)
 
 
 def findings(bundle_dir: str = "../bundle") -> Findings:
@@ -104,11 +104,11 @@ def _verdict_values(f: Findings, bundle_dir):
     bands, best = f.rows["lenet"].values["bands"], f.rows["lenet"].values["best_sigma"]
     out.update({"logreg_cells": len(comparison["logreg"]["ours"]), "deep_sigma": bundle.DEEP_SIGMA,
                 "fig2_lenet_hit": hit, "fig2_lenet_cells": cells, "fig2_lenet_missed": cells - hit,
-                "lenet_learnt": bands[caption]["learnt"], "lenet_chance": bands[caption]["chance"],
-                "lenet_below_caption": -bands[caption]["bias"], "lenet_level_best": abs(bands[best]["bias"]),
-                "lenet_mad_learnt_best": bands[best]["mad_learnt"],
-                "lenet_mad_chance": max(b["mad_chance"] for b in bands.values()),
-                "lenet_spearman_best": published.compare_grids(verdicts.seed_mean_grid(study["grids"][best]),
+                "lenet_learnt": bands[caption].learnt, "lenet_chance": bands[caption].chance,
+                "lenet_below_caption": -bands[caption].bias, "lenet_level_best": abs(bands[best].bias),
+                "lenet_mad_learnt_best": bands[best].mad_learnt,
+                "lenet_mad_chance": max(b.mad_chance for b in bands.values()),
+                "lenet_spearman_best": published.compare_grids(fourier.seed_mean_grid(study["grids"][best]),
                                                                comparison["lenet"]["published"])["spearman"],
                 "vgg11_level": abs(f.rows["vgg11"].values["bias"]),
                 "verdict": Markdown(verdicts.table(list(f.rows.values()), "NAD"))})
@@ -222,7 +222,7 @@ def _fig2(f: Findings):
 
 def _fig3(f: Findings):
     """Fig. 3: LeNet without pooling against with, at the sigma of the verdict."""
-    free, pooled = f.without3[f.sigma3], verdicts.seed_mean_grid(f.study["grids"][f.sigma3])
+    free, pooled = f.without3[f.sigma3], fourier.seed_mean_grid(f.study["grids"][f.sigma3])
     out = {}
     for name, v in (("without", list(free.values())), ("with", [pooled[fourier.canonical(*c)] for c in free])):
         out[f"fig3_{name}_low"], out[f"fig3_{name}_high"] = float(min(v)), float(max(v))

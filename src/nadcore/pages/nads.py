@@ -193,7 +193,7 @@ def _verdicts(f: Findings, dial, eq5, bundle_dir):
                                                          eq5=eq5, spectra=bundle.fig6_spectra(bundle_dir)))
     out: dict[str, Any] = {f"v_{key}": row.verdict for key, row in claims.items()}
     out["v_exact"] = verdicts.exact_question(verdicts.Stored(stored=f.stored, overlaps=ov, fig6_nads=f.fig6_nads,
-                                                             dial=dial)).verdict
+                                                             dial=dial)).outcome
     released = verdicts.fig6_runs(f.fig6_nads, "fig6", "published", bundle.FIG6_CAPTION)
     out["fig6_released_32"] = ch3_nads.seed_spread(released)[32][0] if released else float("nan")
     out["fig6_released_seeds"] = Markdown(ch3_nads.seeds_phrase(max(len(released), 1)))

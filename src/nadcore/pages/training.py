@@ -48,7 +48,7 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
     plt.close("all")
     g["ch8_thresholds"] = Markdown(c8.thresholds())
     rows = verdicts.training_questions(results)
-    g["verdict"] = page.table([(q.question, q.expected, q.ours, q.verdict + (f": {q.reason}" if q.reason else ""))
+    g["verdict"] = page.table([(q.question, q.expected, q.measured, q.outcome + (f": {q.reason}" if q.reason else ""))
                                for q in rows], ("Question", "Expected", "Ours", "Verdict"), index="Question")
     f.gaps = c8.linearised_gaps(*verdicts.linearised_runs(results))
     g["ch8_linearised_reading"] = Markdown(c8.linearised_reading(f.gaps))

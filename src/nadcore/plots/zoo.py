@@ -224,7 +224,7 @@ def _cells(iso: Mapping[str, float]) -> list[float]:
 def verdict(results: ch7_zoo.ZooResults, null: Mapping[str, float] | None = None) -> pd.DataFrame:
     """The chapter's opening table: each question, what we expected, what we measure, and whether
     it came out as expected (`ch7_zoo.verdict`; `null`: its `null_numbers`)."""
-    rows = [[q, e, m, "yes" if ok else "no"] for q, e, m, ok in ch7_zoo.verdict(results, null).values()]
-    columns = ["Question", "We expected", "We measure (exact gradient)", "As expected?"]
+    rows = [[v.question, v.expected, v.measured, v.outcome] for v in ch7_zoo.verdict(results, null).values()]
+    columns = ["Question", "We expected", "We measure (exact gradient)", "Verdict"]
     return page.table(rows, columns, index="Question")
 
