@@ -1061,7 +1061,7 @@ def fig6_spectra(bundle_dir: str | Path = BUNDLE) -> dict[str, tuple[int, np.nda
     for label, method in (("ours, secant, h = 100", "secant"), ("ours, exact gradient", "autograd")):
         r = load_nad("lenet", method, bundle_dir)
         if r is not None:
-            n = r.settings["num_networks"]
+            n = r.num_networks
             out[f"{label}, {n:,} networks"] = (n, r.eigenvalues)
     n = SECANT_DIAL.networks
     for h, v in load_secant_dial(bundle_dir).items():

@@ -329,9 +329,10 @@ def fig1_lenet(sigma_grids: Mapping[float, Sequence[Mapping[tuple[int, int], flo
     between = _bracket(b)
     best = agree[0] if agree else min(b, key=lambda s: abs(b[s].bias))
     gap = _seed_gap(sigma_grids[best], pub)
+    mean_pub = float(np.mean([a for c, a in pub.items() if fourier.canonical(*c) == c]))
     v = {"bands": b, "best_sigma": best, "between": between, "seed_gap": gap,
          "mean_caption": float(np.mean(list(fourier.seed_mean_grid(sigma_grids[caption]).values()))),
-         "mean_published": float(np.mean([a for c, a in pub.items() if fourier.canonical(*c) == c]))}
+         "mean_published": mean_pub}
     shown = [x for x in dict.fromkeys([caption, *([best] if agree else list(between or ()))])]
     spread = f" (two seeds of ours differ by |Δ| {gap:.1f})" if gap else ""
     ours = "; ".join(f"σ = {s:g}: {bands_text(b[s])}" + (spread if s == best
@@ -350,7 +351,7 @@ def fig1_lenet(sigma_grids: Mapping[float, Sequence[Mapping[tuple[int, int], flo
     seeds = {s: len(g) for s, g in sigma_grids.items()}
     scale = f"σ = {prose.span(seeds, 'g')}, {prose.span(seeds.values(), 'd')} seeds each"
     return Row("Fig. 1, LeNet", "accuracy depends on the direction",
-               f"mean {_pct(v['mean_published'])} ({min(pub.values()):.1f}–{max(pub.values()):.1f})", ours, scale,
+               f"mean {_pct(mean_pub)} ({min(pub.values()):.1f}–{max(pub.values()):.1f})", ours, scale,
                *verdict(holds, differs, failure=f"no σ within {GRID_MAD:g} points on the learnt band"),
                ("ch1-fig1-lenet", "ch1-sigma-study"), detail=detail, values=v)
 
@@ -374,11 +375,12 @@ def fig1_deep(comparison: Mapping[str, Mapping[str, Any]], arch: str, settings: 
         raise ValueError(f"no stored Fig. 1 cell of {arch}")
     b = grid_bands(c["ours"], c["published"])
     s = published.compare_grids(c["ours"], c["published"])
+    mean_pub = float(s["published"].mean())
     v = {"mad": s["mean_abs_difference"], "pearson": s["pearson"], "spearman": s["spearman"], "cells": c["stored"],
-         "mean": float(s["ours"].mean()), "mean_published": float(s["published"].mean()), **b._asdict()}
+         "mean": float(s["ours"].mean()), "mean_published": mean_pub, **b._asdict()}
     differs = deep_differs(settings, caption, arch, trained, c["stored"], c["cells"])
     return Row(f"Fig. 1, {prose.name(arch)}", "accuracy depends on the direction",
-               f"mean {_pct(v['mean_published'])} on these cells", bands_text(b),
+               f"mean {_pct(mean_pub)} on these cells", bands_text(b),
                f"σ = {settings['sigma']:g}" + (", batch norm" if trained != arch else "")
                + f"; {c['stored']} of {c['cells']} directions, 1 seed",
                *verdict(bands_agree(b, GRID_MAD), differs, failure=bands_text(b)), (f"ch1-fig1-{arch}",), values=v)
@@ -441,15 +443,24 @@ def fig2(iterations: Mapping[str, Mapping[tuple[int, int], int]], limit: int,
                        "spearman": rho})
 
 
-def _fig3_at(without, grids):
+class _Fig3At(NamedTuple):
+    """Fig. 3's numbers at one noise level (`_fig3_at`)."""
+    mean_without: float
+    sd_without: float
+    mean_with: float
+    sd_with: float
+    cells: int
+    seeds_with: int
+
+
+def _fig3_at(without, grids) -> _Fig3At:
     """Fig. 3's numbers at one noise level: LeNet without pooling (`{cell: accuracy}`) and with pooling on
     the same directions (the mean over the seeds' grids `grids`, indexed by `fourier.canonical`)."""
     cells = sorted(without)
     pooled = fourier.seed_mean_grid(grids)
     a = np.array([without[c] for c in cells])
     b = np.array([pooled[fourier.canonical(*c)] for c in cells])
-    return {"mean_without": float(a.mean()), "sd_without": float(a.std()), "mean_with": float(b.mean()),
-            "sd_with": float(b.std()), "cells": len(cells), "seeds_with": len(grids)}
+    return _Fig3At(float(a.mean()), float(a.std()), float(b.mean()), float(b.std()), len(cells), len(grids))
 
 
 def fig3(without: Mapping[float, Mapping[tuple[int, int], float]],
@@ -467,23 +478,25 @@ def fig3(without: Mapping[float, Mapping[tuple[int, int], float]],
         raise ValueError(f"without and with_pooling must both hold the caption's sigma {caption:g}; "
                          f"both hold {sorted(stored)}")
     at = {s: _fig3_at(without[s], with_pooling[s]) for s in stored if s in (caption, best)}
-    near = {s: abs(x["mean_with"] - CHANCE) <= NEAR_CHANCE for s, x in at.items()}
+    near = {s: abs(x.mean_with - CHANCE) <= NEAR_CHANCE for s, x in at.items()}
     sigma = best if near[caption] and best is not None and best in at else caption
-    v: dict[str, Any] = {**at[sigma], "sigma": sigma, **{f"caption_{k}": x for k, x in at[caption].items()}}
-    evens = v["sd_without"] <= v["sd_with"] and v["mean_without"] >= v["mean_with"]
+    x = at[sigma]
+    v: dict[str, Any] = {**x._asdict(), "sigma": sigma,
+                         **{f"caption_{k}": y for k, y in at[caption]._asdict().items()}}
+    evens = x.sd_without <= x.sd_with and x.mean_without >= x.mean_with
     differs = [sigma_differs(sigma, caption, "Fig. 1 caption's")   # Fig. 3's caption states no sigma
-               + (f" (at {caption:g} LeNet with pooling is near chance: {at[caption]['mean_with']:.1f} %)"
+               + (f" (at {caption:g} LeNet with pooling is near chance: {at[caption].mean_with:.1f} %)"
                   if sigma != caption else ""),
-               f"{v['cells']} of 130 directions", "without pooling 1 seed",
+               f"{x.cells} of 130 directions", "without pooling 1 seed",
                "LeNet with pooling near chance" if near[sigma] else ""]
 
-    def said(x):
-        return f"{x['mean_without']:.1f} ± {x['sd_without']:.1f} % without pooling, {x['mean_with']:.1f} ± " \
-               f"{x['sd_with']:.1f} % with"
-    ours = f"LeNet {said(at[sigma])}" if sigma == caption else \
-        f"σ = {sigma:g}: LeNet {said(at[sigma])}; σ = {caption:g}: {said(at[caption])}"
-    seeds = v["seeds_with"], v["caption_seeds_with"]
-    scale = (f"σ = {sigma:g}" + ("" if sigma == caption else f" and {caption:g}") + f", {v['cells']} directions; "
+    def said(y):
+        return (f"{y.mean_without:.1f} ± {y.sd_without:.1f} % without pooling, {y.mean_with:.1f} ± "
+                f"{y.sd_with:.1f} % with")
+    ours = (f"LeNet {said(x)}" if sigma == caption
+            else f"σ = {sigma:g}: LeNet {said(x)}; σ = {caption:g}: {said(at[caption])}")
+    seeds = x.seeds_with, at[caption].seeds_with
+    scale = (f"σ = {sigma:g}" + ("" if sigma == caption else f" and {caption:g}") + f", {x.cells} directions; "
              f"with pooling {prose.span(seeds, 'd')} seed{'s' * (max(seeds) > 1)}, without 1")
     see = ("ch1-fig3-bundle",) if sigma == caption else ("ch1-fig3-sigma", "ch1-fig3-bundle")
     return Row("Fig. 3", "without pooling the accuracies even out", "maps (an image)", ours, scale,
@@ -505,25 +518,26 @@ def theorem1(check: Mapping[str, np.ndarray], cfg: presets.Pooling) -> Row:
     exact_paper = pooling.paper_bayes_accuracy(m, cfg.S, cfg.eps, cfg.sigma, "real", ls).numpy()
     printed = pooling.bayes_accuracy(m, cfg.S, cfg.eps, cfg.sigma, "paper", ls).numpy()
     over = printed - exact_paper
-    v = {"z_exact": z("theory"), "z_printed": z("paper"), "gap_exact": gap("theory"), "gap_printed": gap("paper"),
-         "gap_printed_paper": float(over.max()), "l_printed_paper": ls[int(over.argmax())],
+    z_exact, gap_exact, gap_printed, over_paper = z("theory"), gap("theory"), gap("paper"), float(over.max())
+    v = {"z_exact": z_exact, "z_printed": z("paper"), "gap_exact": gap_exact, "gap_printed": gap_printed,
+         "gap_printed_paper": over_paper, "l_printed_paper": ls[int(over.argmax())],
          "factor_paper": (cfg.S / 2) ** 0.5, "factor_code": (2 * cfg.S) ** 0.5}
-    off = v["z_printed"] > THEORY_Z or v["gap_printed_paper"] > 0.005
+    off = z("paper") > THEORY_Z or over_paper > 0.005
     differs = ["the printed (2)'s argument is √(S/2) too large in the paper's convention (classes at ±ε), √(2S) in "
                "the code's (ε apart); exact for the paper's complex direction with circular noise at S = 4"
                if off else ""]
     detail = "" if not off else (
         f"In the paper's own convention (x = εyv + w, classes at ±ε), the printed (2) overstates the Bayes accuracy "
-        f"by up to {v['gap_printed_paper']:.3f} (ℓ = {v['l_printed_paper']}), Φ(εγ(ℓ)/(σ√S)) being exact for a real "
+        f"by up to {over_paper:.3f} (ℓ = {ls[int(over.argmax())]}), Φ(εγ(ℓ)/(σ√S)) being exact for a real "
         f"Fourier direction; in this book's data (classes ε apart, the authors' code's) by up to "
-        f"{v['gap_printed']:.2f}. For the paper's literal complex direction with circular noise the exact accuracy is "
+        f"{gap_printed:.2f}. For the paper's literal complex direction with circular noise the exact accuracy is "
         "Φ(√2εγ(ℓ)/(σ√S)), which the printed (2) equals at S = 4.")
     return Row("Theorem 1", "Bayes accuracy after pooling in closed form (2)", "closed form",
-               f"simulations within {v['gap_exact']:.3f} ({v['z_exact']:.1f} s.e.) of γ(ℓ)'s exact accuracy; printed "
-               f"(2) up to {v['gap_printed_paper']:.3f} too high (paper's convention), {v['gap_printed']:.2f} (code's)",
+               f"simulations within {gap_exact:.3f} ({z_exact:.1f} s.e.) of γ(ℓ)'s exact accuracy; printed "
+               f"(2) up to {over_paper:.3f} too high (paper's convention), {gap_printed:.2f} (code's)",
                f"D = {cfg.sim_D}, {len(cfg.sim_ls)} ℓ, {cfg.sim_n_train + cfg.sim_n_test:,} samples each",
-               *verdict(v["z_exact"] <= THEORY_Z, differs, evidence="closed form",
-                        failure=f"simulations {v['z_exact']:.1f} standard errors off"),
+               *verdict(z_exact <= THEORY_Z, differs, evidence="closed form",
+                        failure=f"simulations {z_exact:.1f} standard errors off"),
                ("ch2-theory-vs-simulation-paper",), detail=detail, values=v)
 
 
@@ -533,12 +547,13 @@ def fig4a(cfg: presets.Pooling) -> Row:
     D, S = cfg.D, cfg.S
     acc = pooling.bayes_accuracy(pooling.prefilter("average", D, S), S, cfg.eps, cfg.sigma).numpy()
     lost = list(range(D // S, D, D // S))
-    v = {"low": float(acc[1]), "lost": [float(acc[m]) for m in lost]}
-    ok = 100 * v["low"] >= LEARNED and all(_chance(100 * a) for a in v["lost"])
+    low, at_lost = float(acc[1]), [float(acc[m]) for m in lost]
+    ok = 100 * low >= LEARNED and all(_chance(100 * a) for a in at_lost)
     return Row("Fig. 4a", "pooling loses information anisotropically", "an image: low ℓ kept, ℓ = kM lost",
-               f"Bayes accuracy {v['low']:.3f} at ℓ = 1, {prose.span(v['lost'], '.3f')} at ℓ = {_nums(lost, 'd')}",
+               f"Bayes accuracy {low:.3f} at ℓ = 1, {prose.span(at_lost, '.3f')} at ℓ = {_nums(lost, 'd')}",
                f"D = {D}, S = {S}, ε = {cfg.eps:g}, σ = {cfg.sigma:g}",
-               *verdict(ok, evidence="image", failure="no anisotropic loss"), ("ch2-fig4a",), values=v)
+               *verdict(ok, evidence="image", failure="no anisotropic loss"), ("ch2-fig4a",),
+               values={"low": low, "lost": at_lost})
 
 
 def lemma1(check: Mapping[str, np.ndarray], cfg: presets.Pooling) -> Row:
@@ -580,10 +595,9 @@ def fig4b(loss: ArrayLike, zeta: ArrayLike | torch.Tensor, cfg: presets.Pooling)
 def estimate_differs(result: NADResult, arch: str) -> str:
     """What our NAD estimate of `arch` differs by from the published one (10,000 networks, float32 secant with
     h = 100): fewer networks, bfloat16 ("" when it does not)."""
-    s = result.settings
-    few = s["num_networks"] < published.NUM_NETWORKS
-    out = [f"{s['num_networks']:,} networks, not {published.NUM_NETWORKS:,}" if few else "",
-           "bfloat16" if s.get("precision", "float32") != "float32" else ""]
+    few = result.num_networks < published.NUM_NETWORKS
+    out = [f"{result.num_networks:,} networks, not {published.NUM_NETWORKS:,}" if few else "",
+           "bfloat16" if result.precision != "float32" else ""]
     return f"{prose.name(arch)}: " + ", ".join(x for x in out if x) if any(out) else ""
 
 
@@ -619,25 +633,23 @@ def marchenko_pastur_edge(num_networks: int, dim: int = 1024) -> float:
 
 
 def _networks(result):
-    s = result.settings
-    return f"{s['num_networks']:,} networks" + (f", {s['precision']}" if s.get("precision", "float32") != "float32"
-                                                 else "")
+    return f"{result.num_networks:,} networks" + (f", {result.precision}" if result.precision != "float32" else "")
 
 
 def nads_isotropic(arch: str, ours: NADResult, pub: NADResult, overlaps: Sequence[float] | np.ndarray) -> Row:
     """The NADs of a linear model (`ours`, `pub`: `NADResult`s; `overlaps` at `OVERLAP_KS`): both spectra
     isotropic (lambda_min / lambda_0 at least `ISOTROPY_MIN` of the Marchenko-Pastur edge), so any basis
     is an eigenbasis and the overlap with the published NADs is at chance."""
-    edge = marchenko_pastur_edge(ours.settings["num_networks"], ours.nads.shape[1])
+    edge = marchenko_pastur_edge(ours.num_networks, ours.nads.shape[1])
     last = lambda lam: float(np.clip(lam, 0, None)[-1] / lam[0])   # noqa: E731
-    v = {"ours": last(ours.eigenvalues), "published": last(pub.eigenvalues), "edge": edge,
-         "overlaps": [float(x) for x in overlaps]}
+    mine, theirs = last(ours.eigenvalues), last(pub.eigenvalues)
     k = OVERLAP_KS[-1]
-    return Row(f"NADs of {prose.name(arch)}", "isotropic", f"λₘᵢₙ/λ₀ = {v['published']:.3f}",
-               f"λₘᵢₙ/λ₀ = {v['ours']:.3f} (isotropic: {edge:.3f}); overlap at k = {k}: {overlaps[-1]:.2f}, chance",
-               _networks(ours), *verdict(min(v["ours"], v["published"]) >= ISOTROPY_MIN * edge,
+    return Row(f"NADs of {prose.name(arch)}", "isotropic", f"λₘᵢₙ/λ₀ = {theirs:.3f}",
+               f"λₘᵢₙ/λ₀ = {mine:.3f} (isotropic: {edge:.3f}); overlap at k = {k}: {overlaps[-1]:.2f}, chance",
+               _networks(ours), *verdict(min(mine, theirs) >= ISOTROPY_MIN * edge,
                                          [estimate_differs(ours, arch)], failure="not flat"),
-               ("ch3-spectra-bundle",), values=v)
+               ("ch3-spectra-bundle",),
+               values={"ours": mine, "published": theirs, "edge": edge, "overlaps": [float(x) for x in overlaps]})
 
 
 def nads_row(arch: str, ours: NADResult, pub: NADResult, overlaps: Iterable[float]) -> Row:
@@ -647,20 +659,19 @@ def nads_row(arch: str, ours: NADResult, pub: NADResult, overlaps: Iterable[floa
     was made otherwise than the published (`estimate_differs`)."""
     ov = dict(zip(OVERLAP_KS, (float(x) for x in overlaps)))
     i, lam = SPECTRUM_INDEX, f"λ{_sub(SPECTRUM_INDEX)}/λ₀"
-    v = {"overlaps": ov, "ours": float(ours.eigenvalues[i] / ours.eigenvalues[0]),
-         "published": float(pub.eigenvalues[i] / pub.eigenvalues[0]),
-         "lambda2": float(ours.eigenvalues[1] / ours.eigenvalues[0])}
-    v["rel"] = abs(v["ours"] - v["published"]) / v["published"]
-    subspaces = min(ov[k] for k in OVERLAP_CHECK) >= OVERLAP_MIN and v["rel"] <= SPECTRUM_RTOL
-    tie = ov[1] < OVERLAP_MIN and v["lambda2"] > FIRST_GAP
+    mine, theirs = (float(r.eigenvalues[i] / r.eigenvalues[0]) for r in (ours, pub))
+    lambda2, rel = float(ours.eigenvalues[1] / ours.eigenvalues[0]), abs(mine - theirs) / theirs
+    subspaces = min(ov[k] for k in OVERLAP_CHECK) >= OVERLAP_MIN and rel <= SPECTRUM_RTOL
+    tie = ov[1] < OVERLAP_MIN and lambda2 > FIRST_GAP
     holds = subspaces and (ov[1] >= OVERLAP_MIN or tie)
     failure = ("leading subspaces or spectrum differ" if not subspaces
                else f"the first NAD differs (overlap {ov[1]:.2f})")
-    differs = [f"the first two NADs trade places (λ₁/λ₀ = {v['lambda2']:.3f})" if tie else "",
+    differs = [f"the first two NADs trade places (λ₁/λ₀ = {lambda2:.3f})" if tie else "",
                estimate_differs(ours, arch)]
-    return Row(f"NADs of {prose.name(arch)}", "a signature of the network", f"{lam} = {prose.number(v['published'])}",
-               f"{lam} = {prose.number(v['ours'])}; overlap {_nums(ov.values(), '.2f')}", _networks(ours),
-               *verdict(holds, differs, failure=failure), ("ch3-overlap-published",), values=v)
+    return Row(f"NADs of {prose.name(arch)}", "a signature of the network", f"{lam} = {prose.number(theirs)}",
+               f"{lam} = {prose.number(mine)}; overlap {_nums(ov.values(), '.2f')}", _networks(ours),
+               *verdict(holds, differs, failure=failure), ("ch3-overlap-published",),
+               values={"overlaps": ov, "ours": mine, "published": theirs, "lambda2": lambda2, "rel": rel})
 
 
 NAD_ORDER = ("logreg", "lenet", "vgg11", "resnet18", "densenet121")   # the paper's five, in the order of its Fig. 1
@@ -760,37 +771,38 @@ def fig6_lenet(f6: ch3_nads.Fig6Comparison, seeds: Mapping[float, Sequence[Mappi
     pub = {i: q for i, _, q in ch3_nads.fig6_rows(ours, curve)}
     m = curve["measured"]
     agree = [k for k in candidates if bands_agree(b[k], CURVE_MAD)]
+    chance = ch3_nads.first_at_chance(sorted(ours), [ours[i] for i in sorted(ours)], CHANCE_MARGIN)
+    chance_pub = ch3_nads.first_at_chance(curve["index"][m], curve["accuracy"][m], CHANCE_MARGIN)
+    sp = published_spectrum_gap()
+    trace = {k: published.spectrum_distance(e, curve["eigenvalue"]) for k, (_, e) in (spectra or {}).items()}
     v = {"bands": b, "mad": curve_mad(ours, curve), "seeds": len(runs), "seeds_best": len(best_runs),
-         "chance": ch3_nads.first_at_chance(sorted(ours), [ours[i] for i in sorted(ours)], CHANCE_MARGIN),
-         "chance_published": ch3_nads.first_at_chance(curve["index"][m], curve["accuracy"][m], CHANCE_MARGIN),
+         "chance": chance, "chance_published": chance_pub,
          "ours": {i: ours[i] for i in shown}, "published": {i: pub[i] for i in shown},
          "std": {i: s for i, (_, s) in ch3_nads.seed_spread(runs).items() if i in shown},
-         "agree": agree, "spectrum": published_spectrum_gap(),
-         "trace": {k: published.spectrum_distance(e, curve["eigenvalue"]) for k, (_, e) in (spectra or {}).items()}}
+         "agree": agree, "spectrum": sp, "trace": trace}
     label = {"ours": "our secant NADs", "released": "the authors' released NADs"}
     text = "; ".join(f"σ = {s:g}, {'released NADs' if basis == 'released' else 'ours'}: "
                      f"{_runs_text(r, shown)}, {bands_text(b[(basis, s)])}" for (basis, s), r in candidates.items())
     first = agree[0] if agree else None
     differs = [] if first is None or first == ("ours", sigma) else [
         sigma_differs(first[1], sigma), "along the authors' released NADs" if first[0] == "released" else ""]
-    sp = v["spectrum"]
     tried = prose.and_list(f"{label[basis]} at σ = {s:g}" for basis, s in candidates)
     detail = "" if first == ("ours", sigma) else (
         f"Along {tried}, LeNet learns less far up the NAD indices than the published curve (chance from NAD "
-        f"{v['chance']} along ours at σ = {sigma:g}, published {v['chance_published']}). The published curve was "
+        f"{chance} along ours at σ = {sigma:g}, published {chance_pub}). The published curve was "
         f"probably not computed on the released NAD file: its own eigenvalues, published beside it, give λ₁/λ₀ = "
         f"{sp['csv']:.3f} "
         f"where the "
         f"file gives {sp['file']:.3f}, while the other three networks' curves carry their files' eigenvalues exactly."
-        + _trace_text(v["trace"], sp["csv"]) + _oracle_text(published.AUTHORS_CODE_FIG6_LENET, pub))
+        + _trace_text(trace, sp["csv"]) + _oracle_text(published.AUTHORS_CODE_FIG6_LENET, pub))
     seeds_n = sorted({len(r) for r in candidates.values()})
     return Row("Fig. 6, LeNet", "accuracy on D(uᵢ) falls with the NAD index i",
-               f"{_nums(pub[i] for i in shown)} % at NAD {_nums(shown, 'd')}; chance from {v['chance_published']}",
+               f"{_nums(pub[i] for i in shown)} % at NAD {_nums(shown, 'd')}; chance from {chance_pub}",
                text, f"σ = {prose.and_list(f'{x:g}' for x in dict.fromkeys(k[1] for k in candidates))}, every "
                f"32nd NAD, {prose.span(seeds_n, 'd')} seed{'s' * (max(seeds_n) > 1)}"
                + (" (mean ± s.d.)" if max(seeds_n) > 1 else ""),
-               *verdict(first is not None, differs, failure=f"at chance from NAD {v['chance']} at σ = {sigma:g}, not "
-                                                            f"{v['chance_published']}; short of the published curve "
+               *verdict(first is not None, differs, failure=f"at chance from NAD {chance} at σ = {sigma:g}, not "
+                                                            f"{chance_pub}; short of the published curve "
                                                             "along every basis and σ tried"),
                ("ch3-fig6-bundle",), detail=detail, values=v)
 
@@ -900,14 +912,15 @@ def fig8(stand_ins: Mapping[str, tuple[Mapping[str, Any], int]], control: str = 
     """Fig. 8 (four CNNs on CIFAR-10): not computed here; on each stand-in (`{name: (flip, epochs)}`,
     `bundle.cifar(...)["flip"]`) the NAD flip should cost each CNN `FLIP_DROP` points and the linear `control`
     less than `CHANCE_MARGIN`; the reason says what each stand-in shows, apart."""
-    v: dict[str, Any] = {"runs": {}, "same": {}}
+    runs_of: dict[str, Any] = {}
+    same_of: dict[str, bool] = {}
     ours, said = [], {}
     for name, (flip, _) in stand_ins.items():
         runs = {a: (float(o), float(f)) for a, o, f in zip(flip["arch"], flip["original"], flip["flipped"])}
         drops = {a: o - f for a, (o, f) in runs.items() if a != control}
         same = (all(d >= FLIP_DROP for d in drops.values())
                 and (control not in runs or abs(runs[control][0] - runs[control][1]) <= CHANCE_MARGIN))
-        v["runs"][name], v["same"][name] = runs, same
+        runs_of[name], same_of[name] = runs, same
         ours.append(f"{name}: " + ", ".join(f"{prose.name(a)} {o:.1f} → {f:.1f}" for a, (o, f) in runs.items()) + " %")
         said[name] = ("the flip costs " + ", ".join(f"{prose.name(a)} {d:.1f} points" for a, d in drops.items())
                       + ("" if same else f", under {FLIP_DROP:g}" if any(d < FLIP_DROP for d in drops.values())
@@ -917,7 +930,8 @@ def fig8(stand_ins: Mapping[str, tuple[Mapping[str, Any], int]], control: str = 
                ", ".join(f"{prose.name(a)} {o:.0f} → {f:.0f}" for a, (o, f) in published.FIG8.items()) + " %",
                "; ".join(ours), f"LeNet and {prose.name(control)} on the {' and '.join(stand_ins)} "
                f"stand-in{'s' * (len(stand_ins) > 1)}, {epochs} epochs",
-               *verdict(None, needs=f"CIFAR-10 and a GPU; {_each(said)}"), ("ch4-fig8-bundle",), values=v)
+               *verdict(None, needs=f"CIFAR-10 and a GPU; {_each(said)}"), ("ch4-fig8-bundle",),
+               values={"runs": runs_of, "same": same_of})
 
 
 # ----------------------------------------------------------------------------- follow-up
@@ -1013,10 +1027,9 @@ def u_cnn(grid: Mapping[str, Any], settings: presets.Pairs, arch: str = "lenet",
     qualitatively, naming the grid of pairs and where the network does not fit its training set (`_unfitted`)."""
     acc, idx = _pair_means(grid)
     lo, hi = 0, len(idx) - 1
-    v = {"low_high": (float(acc[lo, hi, 1]), float(acc[lo, hi, 2])),
-         "high_low": (float(acc[hi, lo, 1]), float(acc[hi, lo, 2])),
-         "angles": (_angle(grid, lo, hi), _angle(grid, hi, lo))}
-    (a1, a2), (b1, b2), (t1, t2) = v["low_high"], v["high_low"], v["angles"]
+    (a1, a2), (b1, b2) = (float(acc[lo, hi, 1]), float(acc[lo, hi, 2])), (float(acc[hi, lo, 1]), float(acc[hi, lo, 2]))
+    t1, t2 = _angle(grid, lo, hi), _angle(grid, hi, lo)
+    v = {"low_high": (a1, a2), "high_low": (b1, b2), "angles": (t1, t2)}
     reads = a1 >= LEARNED and _chance(a2) and b2 >= LEARNED and _chance(b1)
     turns = t1 is not None and t2 is not None and t1 <= BOUNDARY_ANGLE and t2 >= 90 - BOUNDARY_ANGLE
     failed = [w for w, ok in (("reads the other channel", reads), ("the boundary does not turn", turns)) if not ok]
@@ -1037,17 +1050,17 @@ def u_mlp(grid: Mapping[str, Any], settings: presets.Pairs) -> Row:
     rng = {c: (float(acc[..., c].min()), float(acc[..., c].max())) for c in range(3)}
     angles = [a for a in (_angle(grid, i, j) for i in range(acc.shape[0]) for j in range(acc.shape[1]))
               if a is not None]
-    v = {"ranges": rng, "angles": (min(angles), max(angles)) if angles else None}
+    span = (min(angles), max(angles)) if angles else None
     ok = (rng[0][0] >= LEARNED and all(hi - lo < UNIFORM_SPREAD for lo, hi in rng.values())
           and rng[1][0] > rng[2][1])
     return Row("App. Figs. 4-5, MLP", "the MLP ignores the NAD indices, leans on channel 1",
                "maps: 100 % with both; a uniform drop, smaller for channel 1",
                f"both {prose.span(rng[0])} %, channel 1 alone {prose.span(rng[1])} %, "
                f"channel 2 alone {prose.span(rng[2])} %"
-               + (f"; boundary at {prose.span(v['angles'], '.0f')}°" if angles else ""),
+               + (f"; boundary at {prose.span(span, '.0f')}°" if span else ""),
                _pairs_scale(settings), *verdict(ok, [_pairs_differs(settings), _unfitted(grid)], evidence="image",
                                                 failure="depends on the pair"),
-               ("ch5-fig2a-bundle",), paper="follow-up", values=v)
+               ("ch5-fig2a-bundle",), paper="follow-up", values={"ranges": rng, "angles": span})
 
 
 def u_fig3(oods: Mapping[str, Mapping[str, Mapping[str, Any]]], isotropic: str = "mlp") -> Row:
@@ -1382,7 +1395,7 @@ def exact_question(results: Stored, k: int = 16) -> findings.Verdict:
     k-subspace and each network learns its first exact-gradient NAD (`LEARNED`)."""
     ov, runs, dial = results.overlaps, results.fig6_nads, results.dial
     at = {a: float(x[OVERLAP_KS.index(k)]) for (a, m), x in ov.items() if m == "autograd" and a in NAD_ORDER}
-    networks = min(results.stored[(a, "autograd")].settings["num_networks"] for a in at)
+    networks = min(results.stored[(a, "autograd")].num_networks for a in at)
     first = {}
     for label, item, sigma in (("VGG-11", "fig6_vgg11", None), ("LeNet", "fig6", bundle.FIG6_CAPTION),
                                ("LeNet", "fig6", bundle.DEEP_SIGMA)):
@@ -1470,7 +1483,7 @@ def kernel_question(results: Stored) -> findings.Verdict | None:
     if v is None:
         return None
     return replace(v, scale=f"LeNet, σ = {bundle.FIG6_CAPTION:g}; the kernel's NADs from "
-                            f"{nads_['hessian'].settings['num_networks']:,} networks (Eq. 5's)",
+                            f"{nads_['hessian'].num_networks:,} networks (Eq. 5's)",
                    see=(("Chapter 8", "ch8-kernel"),))
 
 

@@ -163,8 +163,8 @@ def secant_vs_autograd(archs: Iterable[str], results_dir: str | Path, scale: str
         sec = load_nads(arch, results_dir, scale, method="secant", seed=seed, device=device, progress=progress)
         aut = load_nads(arch, results_dir, scale, method="autograd", num_networks=networks, seed=seed,
                         device=device, progress=progress)
-        label = (f"{(names or {}).get(arch, arch)}: secant (N={sec.settings['num_networks']}) vs autograd "
-                 f"(N={aut.settings['num_networks']})")
+        label = (f"{(names or {}).get(arch, arch)}: secant (N={sec.num_networks}) vs autograd "
+                 f"(N={aut.num_networks})")
         curves[label] = compare(sec, aut, ks)
     return curves
 
@@ -174,7 +174,7 @@ def rank_limit(result: NADResult) -> int:
     and at most D; eigenvalues past it are rounding noise. The Hessian's (a sum of N Gram matrices, not
     mean-centred) may reach D."""
     D = int(np.prod(result.settings["input_shape"]))
-    return D if result.settings.get("method") == "hessian" else min(int(result.settings["num_networks"]) - 1, D)
+    return D if result.settings.get("method") == "hessian" else min(result.num_networks - 1, D)
 
 
 def numerical_rank(eigenvalues: ArrayLike, rtol: float = 1e-12) -> int:

@@ -59,7 +59,7 @@ def anisotropy_table(stored: Mapping[tuple[str, str], nads.NADResult]) -> dict[s
     number of networks (at most N - 1): compare within one column."""
     out: dict[str, dict[str, tuple[float, int]]] = {}
     for (arch, method), r in stored.items():
-        out.setdefault(arch, {})[method] = (effective_rank(r.eigenvalues), int(r.settings["num_networks"]))
+        out.setdefault(arch, {})[method] = (effective_rank(r.eigenvalues), r.num_networks)
     return out
 
 
@@ -465,14 +465,14 @@ def secant_isotropy(results: ZooResults) -> dict[str, dict[str, float]]:
     out = {a: isotropy(s, results.settings.top) for a, s in results.secant.items()
            if s is not None and a in results.archs}
     if out:
-        n = next(s for s in results.secant.values() if s is not None).settings["num_networks"]
+        n = next(s for s in results.secant.values() if s is not None).num_networks
         out["isotropic"] = isotropic_reference(n, results.settings.top)[0]
     return out
 
 
 def _count(estimates):
     """The one number of networks of `estimates` (NADResults or None), else None."""
-    counts = {int(r.settings["num_networks"]) for r in estimates if r is not None}
+    counts = {r.num_networks for r in estimates if r is not None}
     return counts.pop() if len(counts) == 1 else None
 
 
@@ -493,7 +493,7 @@ def key_numbers(results: ZooResults) -> dict[str, float]:
     out["isotropic_edge"] = float(iso[-1] / iso[0])
     k = results.settings.top
     for key, estimates in (("networks", results.nads), ("secant_networks", results.secant)):
-        out.update({(f"{a}_{key}"): int(r.settings["num_networks"]) for a, r in estimates.items() if r is not None})
+        out.update({(f"{a}_{key}"): r.num_networks for a, r in estimates.items() if r is not None})
         if _count(estimates.values()) is not None:
             out[key] = _count(estimates.values())
     for arch, iso in results.isotropy.items():

@@ -28,6 +28,16 @@ class NADResult:
     def __len__(self) -> int:
         return len(self.eigenvalues)
 
+    @property
+    def num_networks(self) -> int:
+        """How many networks the estimate averaged (its stored settings')."""
+        return int(self.settings["num_networks"])
+
+    @property
+    def precision(self) -> str:
+        """The secant's precision as stored; float32 for results stored before precision was a setting."""
+        return self.settings.get("precision", "float32")
+
     def images(self, k: int | None = None) -> np.ndarray:
         """The first `k` NADs (all by default) reshaped to the input shape."""
         shape = tuple(self.settings["input_shape"])

@@ -80,7 +80,7 @@ def run_numbers(f: Findings, p: presets.Cifar10, nads: Any, curve: Any, flip: An
     the readings of which carriers hijack training and where the flip points, and the verdict rows."""
     ev = np.asarray(nads.eigenvalues)
     rank = int((ev > ev[0] * 1e-8).sum())   # the covariance of N networks has rank < N
-    out: dict[str, Any] = {"page_nad_networks": nads.settings["num_networks"], "page_nad_rank": rank}
+    out: dict[str, Any] = {"page_nad_networks": nads.num_networks, "page_nad_rank": rank}
     numbers = ch4_cifar10.curve_numbers(curve, p.indices)
     out.update({f"page_{k}": numbers[k] for k in ("clean", "first", "first_follow")})
     out["page_later_min"] = numbers["rest_min"]   # every carrier past the first

@@ -215,7 +215,7 @@ def run_numbers(results: dict[str, Any], conv: dict[str, Any]) -> dict[str, Any]
     out: dict[str, Any] = {}
     for a, r in results.items():
         lim, vals = ch3_nads.rank_limit(r), r.eigenvalues / r.eigenvalues[0]
-        out.update({f"smoke_n_{a}": r.settings["num_networks"], f"smoke_rank_{a}": lim,
+        out.update({f"smoke_n_{a}": r.num_networks, f"smoke_rank_{a}": lim,
                     f"smoke_last_{a}": float(vals[lim - 1])})
         if lim < len(vals):
             out[f"smoke_tail_{a}"] = float(np.abs(vals[lim:]).max())

@@ -72,7 +72,7 @@ def _gpu(stored):
     out: dict[str, Any] = {"secant_gpu": gpus[0] if gpus else "NVIDIA GPU"}
     for a in bundle.SECANT_CUDA:
         r = stored.get((a, "secant"))
-        each = r.record["duration_s"] / r.settings["num_networks"] if r else float("nan")
+        each = r.record["duration_s"] / r.num_networks if r else float("nan")
         out[f"gpu_s_{a}"], out[f"gpu_h_{a}"] = each, each * 10000 / 3600
     return out
 
@@ -85,7 +85,7 @@ def _secant_exact(stored, bundle_dir):
     out.update({f"secant_exact_{k}": float(v) for k, v in zip(KS, pair)})
     deep = bundle.secant_exact_overlaps(KS, bundle_dir=bundle_dir)
     reading = ("For the deeper networks the two estimators share: " + "; ".join(
-        f"{plots.style.LABELS[a]} ({stored[(a, 'secant')].settings['num_networks']:,} secant networks) "
+        f"{plots.style.LABELS[a]} ({stored[(a, 'secant')].num_networks:,} secant networks) "
         f"{v[KS.index(1)]:.2f} at $k = 1$, {v[KS.index(16)]:.2f} at $k = 16$ and {v[KS.index(64)]:.2f} at $k = 64$"
         for a, v in deep.items()) + ".") if deep else ""   # else the not-computed note says it
     out["deep_secant_exact_reading"] = Markdown(reading)

@@ -42,7 +42,7 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
     f.runs = {m: verdicts.fig6_runs(results.fig6_nads, "fig6", m, bundle.FIG6_CAPTION)
               for m in ("secant", "autograd", "hessian")}
     g.update({f"ch8_{key}": value for key, value in c8.kernel_numbers(overlaps, ks, f.runs).items()})
-    g["ch8_kernel_networks"] = kernel["hessian"].settings["num_networks"]
+    g["ch8_kernel_networks"] = kernel["hessian"].num_networks
     g.update({f"ch8_{key}": getattr(settings, key) for key in ("n_train", "sigma", "epochs", "grad_samples")})
     g["ch8_leading"] = figs.leading(f.cells, settings)
     plt.close("all")

@@ -206,15 +206,14 @@ def secant_table(results: ch7_zoo.ZooResults) -> pd.DataFrame | None:
             for name, r, iso in (("exact gradient", results.nads[arch], results.isotropy[arch]),
                                  ("secant", results.secant[arch], secant[arch])):
                 rows.append([f"{label(arch)}, {name} ({_networks(r)})", *_cells(iso), f"{float(agree[arch][0]):.2f}"])
-    n = next(s for s in results.secant.values() if s is not None).settings["num_networks"]
+    n = next(s for s in results.secant.values() if s is not None).num_networks
     rows.append([f"isotropic gradients ({n:,})", *_cells(secant["isotropic"]), ""])
     columns = [c.format(k=k) for c in list(COLUMNS.values())[:-1]] + [f"secant vs exact, k={k}"]
     return page.table(rows, ["estimate", *columns], index="estimate")
 
 
 def _networks(result):
-    s = result.settings
-    return f"{s['num_networks']:,}" + (", bfloat16" if s.get("precision", "float32") != "float32" else "")
+    return f"{result.num_networks:,}" + (", bfloat16" if result.precision != "float32" else "")
 
 
 def _cells(iso: Mapping[str, float]) -> list[float]:
