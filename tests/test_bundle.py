@@ -46,11 +46,11 @@ def test_fig1_comparison_reads_stored_cells(tmp_path):
     out, g = bundle.fig1_comparison(tmp_path)
     assert g.freqs == fourier.paper_grid().freqs
     lenet = out["lenet"]
-    assert (lenet["stored"], lenet["cells"]) == (5, 130)
-    diff = lenet["stats"]["difference"]
+    assert (lenet.stored, lenet.cells) == (5, 130)
+    diff = lenet.stats.difference
     assert all(diff[(c["kx"], c["ky"])] == pytest.approx(1.0) for c in cells)   # one point above, cell by cell
-    assert out["logreg"]["stats"] is None and out["resnet18"]["stored"] == 0
-    assert bundle.provenance(lenet["records"]).startswith("5 stored item(s) computed on cpu")
+    assert out["logreg"].stats is None and out["resnet18"].stored == 0
+    assert bundle.provenance(lenet.records).startswith("5 stored item(s) computed on cpu")
 
 
 def test_remaining_counts_stored_cells_and_costs_the_rest(tmp_path):
@@ -401,7 +401,7 @@ def test_published_spectrum_squared_matches_ours():
 
 def test_fig6_comparison_shapes():
     out = bundle.fig6_comparison()
-    assert out.arch == "lenet" and len(out.published["accuracy"]) == 1023
+    assert out.arch == "lenet" and len(out.published.accuracy) == 1023
     assert set(out.ours) <= set(out.indices)
     assert list(out.curves) == list(published.FIG6_ARCHS)
 
@@ -420,8 +420,9 @@ def test_comparison_figures_plot_the_difference():
     assert len(panels) == 3
     np.testing.assert_allclose(panels[2], ours - pub)              # the third panel is ours - published
     stored = {c: a - 2.0 for c, a in published.fig1("lenet").items()}
-    fig = figs.fig1_comparison({"ours": stored, "published": published.fig1("lenet"),
-                                "stats": published.compare_grids(stored, published.fig1("lenet"))}, grid, "lenet")
+    pair = published.Fig1Pair(stored, published.fig1("lenet"), published.compare_grids(stored, published.fig1("lenet")),
+                              len(stored), len(stored))
+    fig = figs.fig1_comparison(pair, grid, "lenet")
     assert "Spearman 1.00, mean |ours - published| 2.0 points" in fig._suptitle.get_text()
     np.testing.assert_allclose(fig.axes[2].images[0].get_array().compressed(), -2.0)
     curves = {a: published.fig6(a) for a in published.FIG6_ARCHS}
@@ -430,7 +431,7 @@ def test_comparison_figures_plot_the_difference():
     assert [ax.get_title() for ax in panels] == ["LeNet", "ResNet-18", "DenseNet-121", "VGG-11"]
     line, points = panels[0].lines
     assert list(points.get_xdata()) == [0, 512] and list(points.get_ydata()) == [99.0, 55.0]
-    assert len(line.get_xdata()) == curves["lenet"]["measured"].sum()   # only the indices the authors trained
+    assert len(line.get_xdata()) == curves["lenet"].measured.sum()   # only the indices the authors trained
     assert len(panels[1].lines) == 1                                     # no Fig. 6 of ours for ResNet-18
     fig = nad_plots.fig6_compare({"lenet": {0: 99.0}}, curves, more={"ours at σ = 2": {"lenet": {0: 100.0, 32: 90.0}}},
                                  label="ours at σ = 3")
@@ -582,10 +583,10 @@ def test_the_sigma_study_reads_complete_grids_and_names_the_best_sigma(tmp_path)
     assert study["best"] == 2.5 and study["caption"] == 3.0
     row, pub = study["rows"][2.5], published.fig1("lenet")
     itself = published.compare_grids({c: pub[c] for c in grids[2.5][0]}, pub)   # seeds -1, 0, +1: the mean is that
-    assert row["seeds"] == 3 and row["mean_abs_difference"] == pytest.approx(itself["mean_abs_difference"])
+    assert row["seeds"] == 3 and row["mean_abs_difference"] == pytest.approx(itself.mean_abs_difference)
     assert row["floor"]["spearman"] == pytest.approx(1) and study["rows"][3.0]["floor"] is None
     lo, hi = row["intervals"]["spearman"]
-    assert row["spearman"] == pytest.approx(itself["spearman"]) and lo < row["spearman"] < hi
+    assert row["spearman"] == pytest.approx(itself.spearman) and lo < row["spearman"] < hi
     assert "best sigma: 2.5): 0 of 33 NAD indices" in bundle.status("fig6_sigma", tmp_path)
 
 
@@ -768,8 +769,8 @@ def test_vgg11_fig1_subset_is_part_of_fig1(tmp_path, monkeypatch):
                  tmp_path / "fourier", progress=False)
     assert list(bundle.plain_deep("fig1_vgg11", tmp_path)[0]["vgg11"]) == [(c["kx"], c["ky"]) for c in plain]
     out, _ = bundle.fig1_comparison(tmp_path)
-    assert out["vgg11"]["stored"] == 4 and out["lenet"]["stored"] == 0
-    diff = out["vgg11"]["stats"]["difference"]
+    assert out["vgg11"].stored == 4 and out["lenet"].stored == 0
+    diff = out["vgg11"].stats.difference
     assert all(diff[(c["kx"], c["ky"])] == pytest.approx(-2.0) for c in cells)
     assert bundle.status("fig1_vgg11", tmp_path).startswith("fig1_vgg11 (vgg11_bn): 4 of 25 cells stored; ")
     assert bundle.fourier_remaining("fig1", tmp_path)[0] == 0    # Fig. 1's own item: LogReg and LeNet

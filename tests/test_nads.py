@@ -12,7 +12,7 @@ import torch
 from conftest import estimate_kw
 from torch import nn
 
-from nadcore import bundle, fourier, models, nads, store
+from nadcore import bundle, fourier, models, nads, published, store
 from nadcore.device import autocast
 from nadcore.experiments import ch3_nads
 from nadcore.nads import chunks, gradients, networks
@@ -597,7 +597,8 @@ def test_fig6_rows_interpolate_the_published_curve_and_find_chance():
     index = np.arange(1023)
     measured = np.zeros(1023, bool)
     measured[[0, 10, 1022]] = True
-    curve = {"index": index, "accuracy": np.interp(index, [0, 10, 1022], [100, 90, 50]), "measured": measured}
+    curve = published.Fig6Curve(index, np.interp(index, [0, 10, 1022], [100, 90, 50]), np.ones(1023), np.ones(1023),
+                                measured)
     rows = ch3_nads.fig6_rows({0: 95.0, 5: 60.0, 1023: 50.0}, curve)
     assert rows == [(0, 95.0, 100.0), (5, 60.0, 95.0), (1023, 50.0, None)]
     assert ch3_nads.first_at_chance([0, 5, 1023], [95.0, 51.0, 50.0]) == 5
@@ -948,7 +949,8 @@ def toy_curve():
     index = np.arange(1023)
     measured = np.zeros(1023, bool)
     measured[[0, 10, 1022]] = True
-    return {"index": index, "accuracy": np.interp(index, [0, 10, 1022], [100, 90, 50]), "measured": measured}
+    return published.Fig6Curve(index, np.interp(index, [0, 10, 1022], [100, 90, 50]), np.ones(1023), np.ones(1023),
+                               measured)
 
 
 def test_complete_runs_and_seed_spread_count_a_seed_once_every_index_is_stored():
@@ -977,7 +979,7 @@ def lenet_f6(ours, best, best_sigma=1.5):
 
 
 def test_fig6_numbers_and_reading_say_how_our_curve_stands_to_the_published_one():
-    pub = {i: float(toy_curve()["accuracy"][i]) for i in (0, 5, 10, 500, 1022)}
+    pub = {i: float(toy_curve().accuracy[i]) for i in (0, 5, 10, 500, 1022)}
     shifted = lambda d: {i: a - d for i, a in pub.items()}   # noqa: E731
     f6 = lenet_f6(shifted(20.0), shifted(8.0))
     got = ch3_nads.fig6_numbers(f6, shown=(0, 10))

@@ -108,22 +108,22 @@ def test_the_orientation_is_checked_by_a_picture_off_the_axes():
 def test_fig6():
     for arch in published.FIG6_ARCHS:
         f = published.fig6(arch)
-        assert set(f) == {"index", "accuracy", "eigenvalue", "singular_value", "measured"}
-        assert np.array_equal(f["index"], np.arange(1023)) and f["accuracy"].shape == f["eigenvalue"].shape == (1023,)
-        assert f["measured"].sum() == 264 and f["measured"][[0, 10, 14, 1022]].all() and not f["measured"][11]
-        m = f["measured"]
-        np.testing.assert_allclose(np.interp(f["index"], f["index"][m], f["accuracy"][m]), f["accuracy"], atol=1e-9)
-        assert np.all(np.diff(f["eigenvalue"]) <= 0)
-        np.testing.assert_allclose(f["eigenvalue"], f["singular_value"] ** 2 / 9999)
-    assert published.fig6("lenet")["accuracy"][0] == 100.0 and published.fig6("resnet18")["accuracy"][0] == 97.88
+        assert f._fields == ("index", "accuracy", "eigenvalue", "singular_value", "measured")
+        assert np.array_equal(f.index, np.arange(1023)) and f.accuracy.shape == f.eigenvalue.shape == (1023,)
+        assert f.measured.sum() == 264 and f.measured[[0, 10, 14, 1022]].all() and not f.measured[11]
+        m = f.measured
+        np.testing.assert_allclose(np.interp(f.index, f.index[m], f.accuracy[m]), f.accuracy, atol=1e-9)
+        assert np.all(np.diff(f.eigenvalue) <= 0)
+        np.testing.assert_allclose(f.eigenvalue, f.singular_value ** 2 / 9999)
+    assert published.fig6("lenet").accuracy[0] == 100.0 and published.fig6("resnet18").accuracy[0] == 97.88
     with pytest.raises(ValueError, match="arch must be one of lenet, resnet18"):
         published.fig6("logreg")
 
 
 def test_fig6_eigenvalues_are_those_of_the_nads_except_lenet():
     for arch in ("resnet18", "densenet121", "vgg11"):
-        np.testing.assert_allclose(published.fig6(arch)["eigenvalue"], published.nads(arch).eigenvalues, rtol=1e-6)
-    assert not np.allclose(published.fig6("lenet")["eigenvalue"], published.nads("lenet").eigenvalues, rtol=0.1)
+        np.testing.assert_allclose(published.fig6(arch).eigenvalue, published.nads(arch).eigenvalues, rtol=1e-6)
+    assert not np.allclose(published.fig6("lenet").eigenvalue, published.nads("lenet").eigenvalues, rtol=0.1)
 
 
 # ----------------------------------------------------------------------------- spectra
@@ -187,11 +187,11 @@ def test_float16_nads_keep_the_subspaces_of_the_float32_originals(arch):
 def test_compare_grids():
     pub = published.fig1("lenet")
     same = published.compare_grids(pub, pub)
-    assert same["spearman"] == pytest.approx(1) and same["pearson"] == pytest.approx(1)
-    assert same["mean_abs_difference"] == 0 and len(same["cells"]) == 256
+    assert same.spearman == pytest.approx(1) and same.pearson == pytest.approx(1)
+    assert same.mean_abs_difference == 0 and len(same.cells) == 256
     neg = published.compare_grids({c: -a for c, a in pub.items()}, pub)
-    assert neg["spearman"] == pytest.approx(-1)
-    assert neg["difference"][(0, 0)] == pytest.approx(-2 * pub[(0, 0)])
+    assert neg.spearman == pytest.approx(-1)
+    assert neg.difference[(0, 0)] == pytest.approx(-2 * pub[(0, 0)])
 
 
 def test_compare_grids_reads_canonical_cells_for_their_pairs():
@@ -199,11 +199,11 @@ def test_compare_grids_reads_canonical_cells_for_their_pairs():
     pub = published.fig1("densenet121")
     ours = {c: pub[c] for c in grid.half()}
     out = published.compare_grids(ours, pub)
-    assert len(out["cells"]) == 256 and len(ours) == 130
-    assert all(out["difference"][c] == 0 for c in grid.half())
-    assert out["mean_abs_difference"] > 0  # the published grid is not symmetric under k -> -k
+    assert len(out.cells) == 256 and len(ours) == 130
+    assert all(out.difference[c] == 0 for c in grid.half())
+    assert out.mean_abs_difference > 0  # the published grid is not symmetric under k -> -k
     coarse = {c: 60.0 + c[0] for c in fourier.coarse_grid(4).half()}
-    assert len(published.compare_grids(coarse, pub)["cells"]) == 49  # frequencies -12..12 step 4, all even
+    assert len(published.compare_grids(coarse, pub).cells) == 49  # frequencies -12..12 step 4, all even
     with pytest.raises(ValueError, match="share no cell"):
         published.compare_grids({(1, 1): 50.0}, pub)
 
@@ -281,6 +281,6 @@ def test_seed_floor_is_the_agreement_of_our_own_seeds():
     floor = published.seed_floor(ours)
     assert len(floor["pairs"]) == 3
     assert floor["pearson"] == pytest.approx(1 / (1 + 0.5 ** 2), abs=0.08)   # two draws of x + noise
-    assert floor["spearman"] == pytest.approx(np.mean([p["spearman"] for p in floor["pairs"]]))
+    assert floor["spearman"] == pytest.approx(np.mean([p.spearman for p in floor["pairs"]]))
     with pytest.raises(ValueError, match="at least two seeds' grids; got 1"):
         published.seed_floor(ours[:1])

@@ -54,7 +54,7 @@ def test_fig2_on_the_results(comparison):
     table = bundle.load_fourier("fig2", BUNDLE)[0]
     q = presets.preset("fourier", "paper").fig2
     row = v.fig2(ch1_fourier.iterations_to_loss(table, q.threshold, q.window), ch1_fourier.run_iterations(table),
-                 comparison["lenet"]["published"], q)
+                 comparison["lenet"].published, q)
     assert row.verdict == v.COMPARED and row.values["logreg_reached"] == (130, 130)
     assert "never reaches it on 81 of 130 directions" in row.reason and "over those 49" in row.ours
     assert row.values["lenet_reached"] == (49, 130) and row.values["spearman"] == approx(0.93, 0.005)

@@ -46,9 +46,9 @@ def test_row_rejects_an_unknown_verdict():
 
 def test_fig1_logreg_at_the_grid_threshold():
     pub = {(0, 0): 100.0, (2, 0): 100.0, (0, 2): 100.0}
-    edge = {"logreg": {"ours": shifted(pub, -v.GRID_MAD), "published": pub}}
+    edge = {"logreg": published.Fig1Pair(shifted(pub, -v.GRID_MAD), pub, None, 3, 3)}
     assert v.fig1_logreg(edge, FIG1).verdict == v.REPRODUCED
-    past = {"logreg": {"ours": shifted(pub, -v.GRID_MAD - 0.01), "published": pub}}
+    past = {"logreg": published.Fig1Pair(shifted(pub, -v.GRID_MAD - 0.01), pub, None, 3, 3)}
     assert v.fig1_logreg(past, FIG1).verdict == v.NOT_REPRODUCED
 
 
@@ -81,18 +81,20 @@ def test_fig1_lenet_is_judged_on_the_learnt_band_and_bracketed_between_noise_lev
 
 def test_fig1_deep_flips_with_the_grid_and_the_noise_level():
     pub = {(0, 0): 98.0, (4, 0): 90.0, (12, 0): 50.0, (0, 12): 60.0}
-    entry = lambda d, n=4: {"vgg11": {"ours": shifted(pub, d), "published": pub, "stored": n, "cells": 4}}  # noqa: E731
+    entry = lambda d, n=4: {"vgg11": published.Fig1Pair(shifted(pub, d), pub, None, n, 4)}  # noqa: E731
     assert v.fig1_deep(entry(v.GRID_MAD), "vgg11", {"sigma": CAPTION}, CAPTION, "vgg11").verdict == v.REPRODUCED
     row = v.fig1_deep(entry(1.0, 3), "vgg11", {"sigma": 1.5}, CAPTION, "vgg11_bn")
     assert row.verdict == v.DIFFERENCE and row.reason == "σ = 1.5, not the caption's 3; batch norm; 3 of 4 directions"
     assert v.fig1_deep(entry(v.GRID_MAD + 0.01), "vgg11", {"sigma": 1.5}, CAPTION, "vgg11").verdict == v.NOT_REPRODUCED
     with pytest.raises(ValueError, match="no stored"):
-        v.fig1_deep({"vgg11": {**entry(0)["vgg11"], "stored": 0}}, "vgg11", {"sigma": 1.5}, CAPTION, "vgg11")
+        v.fig1_deep({"vgg11": dataclasses.replace(entry(0)["vgg11"], stored=0)}, "vgg11", {"sigma": 1.5}, CAPTION,
+                    "vgg11")
 
 
 def test_deep_not_computed_refuses_stored_cells(comparison, fig6):
     with pytest.raises(ValueError, match="rows of their own"):
-        v.deep_not_computed({**comparison, "resnet18": {**comparison["resnet18"], "stored": 3}}, fig6.curves)
+        v.deep_not_computed({**comparison, "resnet18": dataclasses.replace(comparison["resnet18"], stored=3)},
+                            fig6.curves)
 
 
 @pytest.mark.filterwarnings("ignore:An input array is constant")
@@ -264,7 +266,7 @@ def test_fig6_lenet_judges_the_mean_of_the_seeds():
 
 def test_fig6_deep_flips_with_the_curve_and_the_noise_level():
     curve = published.fig6("vgg11")
-    every = {int(i): float(a) for i, a, m in zip(curve["index"], curve["accuracy"], curve["measured"]) if m}
+    every = {int(i): float(a) for i, a, m in zip(curve.index, curve.accuracy, curve.measured) if m}
     pub = {i: every[i] for i in (0, 10, 14, 18)}                          # measured indices: no interpolation
     runs = lambda d, at=pub: [shifted(at, d), shifted(at, d)]   # noqa: E731
     row = v.fig6_deep(runs(v.CURVE_MAD, every), curve, "vgg11", {"sigma": 3.0}, 3.0)   # VGG-11 trains with batch norm

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from nadcore import bundle, nads, presets
+from nadcore import bundle, findings, nads, presets
 from nadcore.experiments import ch7_zoo
 
 X0 = nads.eval_point_for(0, (1, 32, 32)).numpy().astype(np.float64)
@@ -159,7 +159,8 @@ def test_null_numbers_name_the_readings_for_the_prose():
     assert not any(k.startswith("null_fig6") for k in nothing)
     # the chapter's verdict row: as well as the controls when no patch's gap exceeds NULL_GAP points
     row = ch7_zoo.null_verdict(n)
-    assert row is not None and row[:2] == ch7_zoo.NULL_PREDICTION and row[3] is (n["null_fig6_gap"] <= ch7_zoo.NULL_GAP)
-    assert "64.7 ± 5.0% along x₀ on a patch" in row[2] and "largest gap on a patch 2.0 points" in row[2]
-    worse = ch7_zoo.null_numbers(overlap, None, {**fig6, "null": fig6["null"] - 5})
-    assert ch7_zoo.null_verdict(worse)[3] is False and ch7_zoo.null_verdict(nothing) is None
+    assert row is not None and (row.question, row.expected) == ch7_zoo.NULL_PREDICTION
+    assert row.outcome == (findings.HOLDS if n["null_fig6_gap"] <= ch7_zoo.NULL_GAP else findings.FAILS)
+    assert "64.7 ± 5.0% along x₀ on a patch" in row.measured and "largest gap on a patch 2.0 points" in row.measured
+    worse = ch7_zoo.null_verdict(ch7_zoo.null_numbers(overlap, None, {**fig6, "null": fig6["null"] - 5}))
+    assert worse is not None and worse.outcome == findings.FAILS and ch7_zoo.null_verdict(nothing) is None

@@ -506,7 +506,7 @@ def load_sigma_study(bundle_dir: str | Path = BUNDLE) -> Stored:
 def best_sigma(grids: Mapping[float, Sequence[Mapping[tuple[int, int], float]]]) -> float | None:
     """The sigma whose first grid is closest to the published one (mean |difference|), or None."""
     pub = published.fig1(SIGMA_STUDY.arch)
-    gaps = {s: published.compare_grids(g[0], pub)["mean_abs_difference"] for s, g in grids.items()}
+    gaps = {s: published.compare_grids(g[0], pub).mean_abs_difference for s, g in grids.items()}
     return min(gaps, key=lambda s: gaps[s]) if gaps else None
 
 
@@ -1477,11 +1477,9 @@ def plain_deep(name: str, bundle_dir: str | Path = BUNDLE) -> tuple[dict, dict]:
                                          Path(bundle_dir) / "fourier", pooling, "fig1")
 
 
-def fig1_comparison(bundle_dir: str | Path = BUNDLE) -> tuple[dict[str, dict[str, Any]], fourier.Grid]:
-    """Fig. 1, ours beside the published grid, for every architecture of the published CSV:
-    `{arch: {"ours", "published", "stats", "stored", "cells", "records"}}` and the grid.
-    `ours` holds the stored cells (canonical ones), `stats` is `published.compare_grids` (None
-    with fewer than 3 stored cells)."""
+def fig1_comparison(bundle_dir: str | Path = BUNDLE) -> tuple[dict[str, published.Fig1Pair], fourier.Grid]:
+    """Fig. 1, ours beside the published grid, for every architecture of the published CSV: `{arch:
+    published.Fig1Pair}` and the grid."""
     table, grid, _, records = load_fourier("fig1", bundle_dir)
     for name, arch in DEEP_FIG1.items():   # under the published column's name
         trained = DEEP_TRAIN[arch][0]
@@ -1491,13 +1489,13 @@ def fig1_comparison(bundle_dir: str | Path = BUNDLE) -> tuple[dict[str, dict[str
     out = {}
     for arch in published.fig1_archs():
         mine, pub = ours.get(arch, {}), published.fig1(arch)
-        out[arch] = dict(ours=mine, published=pub, stats=published.compare_grids(mine, pub) if len(mine) >= 3 else None,
-                         stored=len(mine), cells=len(grid.half()), records=records.get(arch, []))
+        out[arch] = published.Fig1Pair(mine, pub, published.compare_grids(mine, pub) if len(mine) >= 3 else None,
+                                       len(mine), len(grid.half()), records.get(arch, []))
     return out, grid
 
 
 def authors_code_rows(
-    comparison: Mapping[str, Mapping[str, Any]],
+    comparison: Mapping[str, published.Fig1Pair],
 ) -> list[tuple[tuple[int, int], str, float, tuple[float, float], float | None]]:
     """Rows `(cell, pattern, published, authors' code (two seeds), ours or None)` for the LeNet cells
     measured with the authors' code (`published.AUTHORS_CODE_LENET`); `comparison` is
@@ -1506,8 +1504,8 @@ def authors_code_rows(
     rows = []
     for (cell, kind), runs in published.AUTHORS_CODE_LENET.items():
         ours_kind = "cos" if fourier.is_self_conjugate(*cell) else "sin"
-        mine = lenet["ours"].get(fourier.canonical(*cell)) if kind == ours_kind else None
-        rows.append((cell, kind, lenet["published"][cell], runs, mine))
+        mine = lenet.ours.get(fourier.canonical(*cell)) if kind == ours_kind else None
+        rows.append((cell, kind, lenet.published[cell], runs, mine))
     return rows
 
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -83,16 +84,24 @@ def fig6_measured() -> np.ndarray:
     return mask
 
 
-def fig6(arch: str) -> dict[str, np.ndarray]:
-    """Published Fig. 6: `index`, `accuracy` (test % on D(u_i)), `eigenvalue` and `measured`
-    (see `fig6_measured`) as arrays over the 1023 NAD indices. The CSV's `eig_*` columns are
-    singular values (see `spectrum`): `singular_value` holds them, `eigenvalue` their squares
-    over N - 1."""
+class Fig6Curve(NamedTuple):
+    """Published Fig. 6 of one network (`fig6`), arrays over the 1023 NAD indices: `index`, `accuracy` (test % on
+    D(u_i)), `eigenvalue`, `singular_value` (the CSV's `eig_*` column, see `spectrum`) and `measured` (see
+    `fig6_measured`)."""
+    index: np.ndarray
+    accuracy: np.ndarray
+    eigenvalue: np.ndarray
+    singular_value: np.ndarray
+    measured: np.ndarray
+
+
+def fig6(arch: str) -> Fig6Curve:
+    """Published Fig. 6 (`Fig6Curve`). The CSV's `eig_*` columns are singular values (see `spectrum`):
+    `singular_value` holds them, `eigenvalue` their squares over N - 1."""
     _check(arch, FIG6_ARCHS)
     t, c = read_table("fig6_nads_accuracies.csv"), COLUMNS[arch]
     raw = t[f"eig_{c}"].copy()
-    return dict(index=t["index"].astype(int), accuracy=t[f"acc_{c}"].copy(), eigenvalue=_eigenvalues(raw),
-                singular_value=raw, measured=fig6_measured())
+    return Fig6Curve(t["index"].astype(int), t[f"acc_{c}"].copy(), _eigenvalues(raw), raw, fig6_measured())
 
 
 # The authors' NAD finder (`GradientCovarianceAnisotropyFinder.estimate_NADs`, nad_computation.py
@@ -161,14 +170,25 @@ def _lookup(values, cell):
     return values.get(cell, values.get(fourier.canonical(*cell, SIZE)))
 
 
+class GridComparison(NamedTuple):
+    """Two Fig. 1 grids on their common cells (`compare_grids`): the `cells` (sorted), the matched `ours` and
+    `published` arrays, `difference` `{cell: ours - published}`, `spearman`, `pearson` and
+    `mean_abs_difference`."""
+    cells: list[tuple[int, int]]
+    ours: np.ndarray
+    published: np.ndarray
+    difference: dict[tuple[int, int], float]
+    spearman: float
+    pearson: float
+    mean_abs_difference: float
+
+
 def compare_grids(ours: Mapping[tuple[int, int], float],
-                  published: Mapping[tuple[int, int], float]) -> dict[str, Any]:
-    """Compare two `{(kx, ky): accuracy}` grids on their common cells.
+                  published: Mapping[tuple[int, int], float]) -> GridComparison:
+    """Compare two `{(kx, ky): accuracy}` grids on their common cells (`GridComparison`).
 
     Either may hold only canonical cells (`fourier.canonical`): a cell missing from a grid is
-    read from the representative of its pair {k, -k}. Returns `cells` (sorted), the matched
-    `ours` and `published` arrays, `difference` `{cell: ours - published}`, `spearman`,
-    `pearson` and `mean_abs_difference`.
+    read from the representative of its pair {k, -k}.
     """
     from scipy import stats
 
@@ -180,10 +200,22 @@ def compare_grids(ours: Mapping[tuple[int, int], float],
     a = np.array([_lookup(ours, c) for c in cells], dtype=float)
     b = np.array([_lookup(published, c) for c in cells], dtype=float)
     two = len(cells) >= 2 and np.ptp(a) > 0 and np.ptp(b) > 0   # a constant grid has no ranks to correlate
-    return dict(cells=cells, ours=a, published=b, difference=dict(zip(cells, a - b)),
-                spearman=float(stats.spearmanr(a, b)[0]) if two else np.nan,
-                pearson=float(stats.pearsonr(a, b)[0]) if two else np.nan,
-                mean_abs_difference=float(np.mean(np.abs(a - b))))
+    return GridComparison(cells, a, b, dict(zip(cells, a - b)),
+                          float(stats.spearmanr(a, b)[0]) if two else np.nan,
+                          float(stats.pearsonr(a, b)[0]) if two else np.nan, float(np.mean(np.abs(a - b))))
+
+
+@dataclass
+class Fig1Pair:
+    """Fig. 1 of one architecture, ours beside the published grid (`bundle.fig1_comparison`): `ours` the stored
+    cells (canonical ones), `published` the published grid, `stats` their `compare_grids` (None with fewer than 3
+    stored cells), `stored` of the grid's `cells` directions, and the cells' store `records`."""
+    ours: dict[tuple[int, int], float]
+    published: dict[tuple[int, int], float]
+    stats: GridComparison | None
+    stored: int
+    cells: int
+    records: list = field(default_factory=list)
 
 
 STATS = ("spearman", "pearson", "mean_abs_difference")
@@ -229,7 +261,7 @@ def compare_seeds(grids: Sequence[Mapping[tuple[int, int], float]], published: M
         raise InputError("grids must hold at least one seed's grid")
     cells = sorted(set.intersection(*(set(g) for g in grids)), key=lambda c: (c[1], c[0]))
     mean = {c: float(np.mean([g[c] for g in grids])) for c in cells}
-    out = compare_grids(mean, published)
+    out: dict[str, Any] = compare_grids(mean, published)._asdict()
     groups = sorted({fourier.canonical(*c, SIZE) for c in out["cells"]}, key=lambda c: (c[1], c[0]))
     where = {g: i for i, g in enumerate(groups)}
     members = [[] for _ in groups]
@@ -261,7 +293,7 @@ def seed_floor(grids: Sequence[Mapping[tuple[int, int], float]]) -> dict[str, An
     if len(grids) < 2:
         raise InputError(f"grids must hold at least two seeds' grids; got {len(grids)}")
     pairs = [compare_grids(grids[i], grids[j]) for i in range(len(grids)) for j in range(i + 1, len(grids))]
-    return {"pairs": pairs, **{s: float(np.mean([p[s] for p in pairs])) for s in STATS}}
+    return {"pairs": pairs, **{s: float(np.mean([getattr(p, s) for p in pairs])) for s in STATS}}
 
 
 # LeNet on D(v) with the authors' own code (their data set, models and `train`; sigma 3, eps 1,

@@ -272,7 +272,7 @@ def bands_text(b: Bands) -> str:
 
 def grid_mad(ours: Mapping[tuple[int, int], float], published_grid: Mapping[tuple[int, int], float]) -> float:
     """Mean |difference| (points) of two Fig. 1 grids on their common cells (`published.compare_grids`)."""
-    return published.compare_grids(ours, published_grid)["mean_abs_difference"]
+    return published.compare_grids(ours, published_grid).mean_abs_difference
 
 
 def grid_bands(ours: Mapping[tuple[int, int], float],
@@ -280,21 +280,21 @@ def grid_bands(ours: Mapping[tuple[int, int], float],
     """`bands` of two Fig. 1 grids on their common directions, each pair {k, -k} once (`fourier.canonical`;
     the published grid holds both halves, mirrored)."""
     c = published.compare_grids(ours, published_grid)
-    keep = [i for i, cell in enumerate(c["cells"]) if fourier.canonical(*cell) == tuple(cell)]
-    return bands(c["ours"][keep], c["published"][keep])
+    keep = [i for i, cell in enumerate(c.cells) if fourier.canonical(*cell) == tuple(cell)]
+    return bands(c.ours[keep], c.published[keep])
 
 
-def fig1_logreg(comparison: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any]) -> Row:
+def fig1_logreg(comparison: Mapping[str, published.Fig1Pair], settings: Mapping[str, Any]) -> Row:
     """Fig. 1, LogReg (`bundle.fig1_comparison()[0]`): a linear model has no directional bias, ours within
     `GRID_MAD` of the published grid (`bands_agree`)."""
     c = comparison["logreg"]
-    ours, pub = list(c["ours"].values()), list(c["published"].values())
-    b = grid_bands(c["ours"], c["published"])
+    ours, pub = list(c.ours.values()), list(c.published.values())
+    b = grid_bands(c.ours, c.published)
     return Row("Fig. 1, LogReg", "no directional bias", f"{prose.span(pub)} % on all {len(pub)} cells",
                f"{prose.span(ours)} % on all {len(ours)} directions",
                f"σ = {settings['sigma']:g}, n = {settings['n']:,}, {settings['epochs']} epochs",
                *verdict(bands_agree(b, GRID_MAD), failure=bands_text(b)), (),
-               values={"mad": grid_mad(c["ours"], c["published"]), "min": min(ours), "max": max(ours), **b._asdict()})
+               values={"mad": grid_mad(c.ours, c.published), "min": min(ours), "max": max(ours), **b._asdict()})
 
 
 def _seed_gap(grids, pub):
@@ -365,24 +365,24 @@ def deep_differs(settings: Mapping[str, Any], caption: float, arch: str, trained
             f"{stored} of {cells} {what}" if stored < cells else ""]
 
 
-def fig1_deep(comparison: Mapping[str, Mapping[str, Any]], arch: str, settings: Mapping[str, Any], caption: float,
+def fig1_deep(comparison: Mapping[str, published.Fig1Pair], arch: str, settings: Mapping[str, Any], caption: float,
               trained: str) -> Row:
     """Fig. 1 of a deep network on its stored cells (`bundle.DEEP_FIG1`, trained as `trained` at
     `settings`): band by band within `GRID_MAD` (`bands_agree`), with a difference naming what differs
     from the published settings (`deep_differs`)."""
     c = comparison[arch]
-    if not c["stored"]:
+    if not c.stored:
         raise ValueError(f"no stored Fig. 1 cell of {arch}")
-    b = grid_bands(c["ours"], c["published"])
-    s = published.compare_grids(c["ours"], c["published"])
-    mean_pub = float(s["published"].mean())
-    v = {"mad": s["mean_abs_difference"], "pearson": s["pearson"], "spearman": s["spearman"], "cells": c["stored"],
-         "mean": float(s["ours"].mean()), "mean_published": mean_pub, **b._asdict()}
-    differs = deep_differs(settings, caption, arch, trained, c["stored"], c["cells"])
+    b = grid_bands(c.ours, c.published)
+    s = published.compare_grids(c.ours, c.published)
+    mean_pub = float(s.published.mean())
+    v = {"mad": s.mean_abs_difference, "pearson": s.pearson, "spearman": s.spearman, "cells": c.stored,
+         "mean": float(s.ours.mean()), "mean_published": mean_pub, **b._asdict()}
+    differs = deep_differs(settings, caption, arch, trained, c.stored, c.cells)
     return Row(f"Fig. 1, {prose.name(arch)}", "accuracy depends on the direction",
                f"mean {_pct(mean_pub)} on these cells", bands_text(b),
                f"σ = {settings['sigma']:g}" + (", batch norm" if trained != arch else "")
-               + f"; {c['stored']} of {c['cells']} directions, 1 seed",
+               + f"; {c.stored} of {c.cells} directions, 1 seed",
                *verdict(bands_agree(b, GRID_MAD), differs, failure=bands_text(b)), (f"ch1-fig1-{arch}",), values=v)
 
 
@@ -395,17 +395,17 @@ def deep_subset() -> str:
             f"{len(bundle.fig6_runs(item, 'secant'))} seeds")
 
 
-def deep_not_computed(comparison: Mapping[str, Mapping[str, Any]], fig6_curves: Mapping[str, Mapping[str, np.ndarray]],
+def deep_not_computed(comparison: Mapping[str, published.Fig1Pair], fig6_curves: Mapping[str, published.Fig6Curve],
                       archs: Sequence[str] = bundle.GPU_ONLY, gpu_seconds: float | None = None) -> Row:
     """ResNet-18 and DenseNet-121 trained on D(v) (Figs. 1 and 6): not computed while no cell is stored;
     what the published figures say of them, and what a GPU would compute (`bundle.gpu_items`, `gpu_seconds` of
     one GPU)."""
-    stored = {a: comparison[a]["stored"] for a in archs}
+    stored = {a: comparison[a].stored for a in archs}
     if any(stored.values()):
         raise ValueError(f"some cells are stored ({stored}): they need rows of their own")
-    mean = {a: float(np.mean(list(comparison[a]["published"].values()))) for a in archs}
-    chance = {a: ch3_nads.first_at_chance(fig6_curves[a]["index"][fig6_curves[a]["measured"]],
-                                          fig6_curves[a]["accuracy"][fig6_curves[a]["measured"]], CHANCE_MARGIN)
+    mean = {a: float(np.mean(list(comparison[a].published.values()))) for a in archs}
+    chance = {a: ch3_nads.first_at_chance(fig6_curves[a].index[fig6_curves[a].measured],
+                                          fig6_curves[a].accuracy[fig6_curves[a].measured], CHANCE_MARGIN)
               for a in archs}
     return Row(f"Figs. 1 and 6 ({' and '.join(map(prose.name, archs))})", "the bias of deeper CNNs",
                f"Fig. 1 mean {_nums(mean.values())} %; Fig. 6 at chance from NAD {_nums(chance.values(), 'd')}",
@@ -681,7 +681,7 @@ POOLING_OF = {"lenet": "max pooling", "vgg11": "max pooling", "resnet18": "strid
 
 # ----------------------------------------------------------------------------- Fig. 6
 
-def curve_mad(ours: Mapping[int, float], curve: Mapping[str, np.ndarray]) -> float:
+def curve_mad(ours: Mapping[int, float], curve: published.Fig6Curve) -> float:
     """Mean |difference| (points) of our Fig. 6 accuracies `{index: accuracy}` and a published curve
     (`published.fig6`, interpolated between its measured indices as `ch3_nads.fig6_rows`), at our
     indices within the published range (`ch3_nads.curve_difference`)."""
@@ -732,7 +732,7 @@ def eq5(stored: Mapping[str, Mapping[str, Any]], networks: int, ks: Sequence[int
                ("ch3-eq5",), values={"ratio": ratio, "similar": similar})
 
 
-def curve_bands(ours: Mapping[int, float], curve: Mapping[str, np.ndarray]) -> Bands:
+def curve_bands(ours: Mapping[int, float], curve: published.Fig6Curve) -> Bands:
     """`bands` of our Fig. 6 accuracies `{index: accuracy}` and a published curve (`ch3_nads.fig6_rows`,
     interpolated between its measured indices) at our indices within the published range."""
     rows_ = [(o, q) for _, o, q in ch3_nads.fig6_rows(ours, curve) if q is not None]
@@ -769,12 +769,12 @@ def fig6_lenet(f6: ch3_nads.Fig6Comparison, seeds: Mapping[float, Sequence[Mappi
     b = {k: curve_bands(seed_mean(r), curve) for k, r in candidates.items()}
     ours = seed_mean(runs)
     pub = {i: q for i, _, q in ch3_nads.fig6_rows(ours, curve)}
-    m = curve["measured"]
+    m = curve.measured
     agree = [k for k in candidates if bands_agree(b[k], CURVE_MAD)]
     chance = ch3_nads.first_at_chance(sorted(ours), [ours[i] for i in sorted(ours)], CHANCE_MARGIN)
-    chance_pub = ch3_nads.first_at_chance(curve["index"][m], curve["accuracy"][m], CHANCE_MARGIN)
+    chance_pub = ch3_nads.first_at_chance(curve.index[m], curve.accuracy[m], CHANCE_MARGIN)
     sp = published_spectrum_gap()
-    trace = {k: published.spectrum_distance(e, curve["eigenvalue"]) for k, (_, e) in (spectra or {}).items()}
+    trace = {k: published.spectrum_distance(e, curve.eigenvalue) for k, (_, e) in (spectra or {}).items()}
     v = {"bands": b, "mad": curve_mad(ours, curve), "seeds": len(runs), "seeds_best": len(best_runs),
          "chance": chance, "chance_published": chance_pub,
          "ours": {i: ours[i] for i in shown}, "published": {i: pub[i] for i in shown},
@@ -841,13 +841,13 @@ def published_spectrum_gap() -> dict[str, float]:
     released LeNet eigenvalue file (`published.spectrum`), and the largest relative difference of the other three
     networks' curves from their files: the curve's own spectrum says which NADs it was computed on."""
     ratio = lambda x: float(x[1] / x[0])   # noqa: E731
-    others = max(float(np.max(np.abs(published.fig6(a)["singular_value"] - published.singular_values(a))
+    others = max(float(np.max(np.abs(published.fig6(a).singular_value - published.singular_values(a))
                               / published.singular_values(a).max())) for a in ("vgg11", "resnet18", "densenet121"))
-    return {"csv": ratio(published.fig6("lenet")["eigenvalue"]), "file": ratio(published.spectrum("lenet")),
+    return {"csv": ratio(published.fig6("lenet").eigenvalue), "file": ratio(published.spectrum("lenet")),
             "others": others}
 
 
-def fig6_deep(runs: Sequence[Mapping[int, float]], curve: Mapping[str, np.ndarray], arch: str,
+def fig6_deep(runs: Sequence[Mapping[int, float]], curve: published.Fig6Curve, arch: str,
               settings: Mapping[str, Any], caption: float) -> Row:
     """Fig. 6 of a deep network along our secant NADs, the mean of the seeds' `runs` beside the published
     curve band by band (`curve_bands` within `CURVE_MAD`): with a difference naming its sigma, batch norm and
@@ -861,7 +861,7 @@ def fig6_deep(runs: Sequence[Mapping[int, float]], curve: Mapping[str, np.ndarra
          "mad": curve_mad(ours, curve), "seeds": len(runs), **b._asdict()}
     seeds = f"{len(runs)} seed{'s' * (len(runs) > 1)}"
     differs = [sigma_differs(settings["sigma"], caption, "published"), "batch norm",
-               f"{len(ours)} NAD indices, the published curve read between the {int(np.sum(curve['measured']))} the "
+               f"{len(ours)} NAD indices, the published curve read between the {int(np.sum(curve.measured))} the "
                "authors trained"]
     return Row(f"Fig. 6, {prose.name(arch)}", "accuracy on D(uᵢ) falls with the NAD index i",
                f"{_nums(q for _, _, q in rows_)} % at NAD {_nums((i for i, _, _ in rows_), 'd')}",
@@ -1098,7 +1098,7 @@ class Stored:
     `pairs`, the secant `dial`, `eq5`, the Fig. 6 `spectra`, Chapter 6's `antialias` (where LeNet learns, Fig. 1
     over its seeds), ConvNeXt's `null` Fig. 6, Chapter 8's `training` cells, LeNet's `kernel` NADs and the
     `linearised` runs, the GPU's `pairs_gpu` grids and what a GPU would take, `gpu_seconds`."""
-    comparison: Any = None
+    comparison: dict[str, published.Fig1Pair] = field(default_factory=dict)
     sigma: Any = None
     fig2: Any = None
     fig3: Any = None
@@ -1216,14 +1216,14 @@ def rows(results: Stored) -> list[Row]:
     c, f6 = results.comparison, _fig6_of(results)
     out = [fig1_logreg(c, fig1_settings),
            fig1_lenet(results.sigma, caption, published.AUTHORS_CODE_LENET[((0, 0), "cos")])]
-    waiting = [arch for arch in bundle.DEEP_FIG1.values() if not c[arch]["stored"]]
+    waiting = [arch for arch in bundle.DEEP_FIG1.values() if not c[arch].stored]
     out += [fig1_deep(c, arch, bundle.fourier_item(name)[2], caption, bundle.DEEP_TRAIN[arch][0])
             for name, arch in bundle.DEEP_FIG1.items() if arch not in waiting]
     if waiting:
         out.append(deep_not_computed(c, f6.curves, waiting, results.gpu_seconds.get("deep")))
     q2 = presets.preset("fourier", "paper").fig2
     iterations = ch1_fourier.iterations_to_loss(results.fig2, q2.threshold, q2.window)
-    out.append(fig2(iterations, ch1_fourier.run_iterations(results.fig2), c["lenet"]["published"], q2))
+    out.append(fig2(iterations, ch1_fourier.run_iterations(results.fig2), c["lenet"].published, q2))
     out.append(fig3(results.fig3, results.sigma, caption, bundle.known_best_sigma(results.sigma)))
     cfg, p = presets.preset("pooling", "paper"), results.pooling
     out += [theorem1(p["theorem1"], cfg), fig4a(cfg), lemma1(p["lemma1"], cfg),

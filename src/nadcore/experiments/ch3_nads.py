@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 
     from numpy.typing import ArrayLike
 
+    from nadcore import published as published_
+
 
 def resolve_request(arch: str, scale: str = "smoke", method: str | None = None, num_networks: int | None = None,
                     seed: int = 0) -> dict[str, Any]:
@@ -193,13 +195,13 @@ def low_frequency_share(result: NADResult, count: int = 3, band: int = 4) -> np.
     return energy[:, low].sum(-1) / energy.sum((-2, -1))
 
 
-def fig6_rows(ours: Mapping[int, float], curve: Mapping[str, np.ndarray]) -> list[tuple[int, float, Any]]:
+def fig6_rows(ours: Mapping[int, float], curve: published_.Fig6Curve) -> list[tuple[int, float, Any]]:
     """Fig. 6, ours beside the published curve, at our indices: rows `(index, ours, published)`;
     `published` is interpolated between the indices the authors trained (`curve["measured"]`),
     None past their last index."""
-    m = curve["measured"]
-    last = int(curve["index"][m].max())
-    pub = lambda i: float(np.interp(i, curve["index"][m], curve["accuracy"][m])) if i <= last else None
+    m = curve.measured
+    last = int(curve.index[m].max())
+    pub = lambda i: float(np.interp(i, curve.index[m], curve.accuracy[m])) if i <= last else None
     return [(int(i), float(ours[i]), pub(i)) for i in sorted(ours)]
 
 
@@ -270,7 +272,7 @@ def seed_spread(runs: Iterable[Mapping[int, float]]) -> dict[int, tuple[float, f
     return out
 
 
-def curve_difference(ours: Mapping[int, float], curve: Mapping[str, np.ndarray]) -> dict[str, float]:
+def curve_difference(ours: Mapping[int, float], curve: published_.Fig6Curve) -> dict[str, float]:
     """Our Fig. 6 accuracies `{index: accuracy}` against a published curve (`fig6_rows`, interpolated), at
     our indices within the published range: `{"mad": mean |difference|, "below": mean of published - ours}`
     in points (below > 0: ours lower)."""
@@ -290,10 +292,10 @@ class Fig6Comparison:
     `ours_best` (`with_seed_means`; 1: the one stored run)."""
     arch: str
     ours: dict[int, float]
-    published: dict[str, np.ndarray]
+    published: published_.Fig6Curve
     settings: dict[str, Any]
     indices: list[int]
-    curves: dict[str, dict[str, np.ndarray]]
+    curves: dict[str, published_.Fig6Curve]
     best_sigma: float | None = None
     ours_best: dict[int, float] = field(default_factory=dict)
     deep: dict[str, dict[int, float]] = field(default_factory=dict)
@@ -328,8 +330,8 @@ def fig6_numbers(f6: Fig6Comparison, shown: Iterable[int] = (0, 32, 64, 128),
     idx = sorted(ours)
     out["fig6_chance_ours"] = first_at_chance(idx, [ours[i] for i in idx], margin)
     for arch, c in f6.curves.items():
-        m = c["measured"]
-        out[f"fig6_chance_{arch}"] = first_at_chance(c["index"][m], c["accuracy"][m], margin)
+        m = c.measured
+        out[f"fig6_chance_{arch}"] = first_at_chance(c.index[m], c.accuracy[m], margin)
     return out
 
 
@@ -375,7 +377,7 @@ def _accuracies(spread):
     return ", ".join(f"{m:.1f} ± {s:.1f} % at NAD {i}" for i, (m, s) in spread.items())
 
 
-def deep_fig6_reading(network: str, runs: Sequence[Mapping[int, float]], curve: Mapping[str, np.ndarray],
+def deep_fig6_reading(network: str, runs: Sequence[Mapping[int, float]], curve: published_.Fig6Curve,
                       settings: Mapping[str, Any], caption_sigma: float, batch_norm: bool = True) -> str:
     """The paragraph on a deep network's Fig. 6 points along our secant NADs: `runs` the seeds' complete
     runs (`[{index: accuracy}, ...]`), `curve` the published one (`published.fig6`), `settings` their
@@ -383,7 +385,7 @@ def deep_fig6_reading(network: str, runs: Sequence[Mapping[int, float]], curve: 
     and deviation (`seed_spread`) at each index beside the published value, and the widest gap."""
     spread = seed_spread(runs)
     rows = fig6_rows({i: m for i, (m, _) in spread.items()}, curve)
-    measured = set(int(i) for i in np.asarray(curve["index"])[curve["measured"]])
+    measured = set(int(i) for i in np.asarray(curve.index)[curve.measured])
     between = [i for i, _, q in rows if q is not None and i not in measured]
     widest, o, q = max((r for r in rows if r[2] is not None), key=lambda r: abs(r[1] - r[2]))
     trained = f"{network} with batch norm" if batch_norm else network

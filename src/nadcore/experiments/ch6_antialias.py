@@ -468,9 +468,9 @@ def prefilter_energy(variant: str) -> float:
     return float(m.mean() / m[0, 0])
 
 
-def lead_reading(results: AntialiasResults) -> str:
+def lead_reading(results: AntialiasResults, intervals: bool = True) -> str:
     """Which prefilters' leads on the low band `results` resolves (`band_gap` against `BAND_GAP`), as a clause: "every
-    prefilter's lead is resolved", or which are not, with their intervals."""
+    prefilter's lead is resolved", or which are not (with their `intervals`)."""
     gaps = {v: band_gap(results.fig1[v]) for v in BLURRED if v in results.fig1}
     open_ = [v for v, (_, lower, upper) in gaps.items() if lower <= BAND_GAP < upper]
     if not open_:
@@ -479,6 +479,8 @@ def lead_reading(results: AntialiasResults) -> str:
                        for v in open_)
     names = " and ".join(NAMES[v] for v in open_)
     whose = f"{names}'s lead is" if len(open_) == 1 else f"the leads of {names} are"
+    if not intervals:
+        return f"{whose} not resolved"
     return f"{whose} not resolved ({LEVEL * 100:g} % interval{'s' * (len(open_) > 1)} {within} points)"
 
 

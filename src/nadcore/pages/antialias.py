@@ -113,7 +113,8 @@ def _readings(f: Findings, judged):
                            "aa15_gap_min": min(gaps.values()), "aa15_gap_max": max(gaps.values()),
                            "aa15_least": antialias.NAMES[least], "aa15_judged_seeds": judged["aa15"].seeds,
                            "aa_judged_seeds": judged["aa"].seeds,
-                           **{f"{p}_lead_reading": Markdown(antialias.lead_reading(r)) for p, r in judged.items()}}
+                           **{f"{p}_lead_reading": Markdown(antialias.lead_reading(r)) for p, r in judged.items()},
+                           "aa_lead_short": Markdown(antialias.lead_reading(judged["aa"], intervals=False))}
     out.update({f"aa15_least_{end}": j15[f"{least}_{end}"] for end in ("gap", "gap_lower", "gap_upper")})
     out.update({"aa15_binomial_high_min": min(binomial), "aa15_binomial_high_max": max(binomial),
                 "aa15_first_min": min(first), "aa15_first_max": max(first),

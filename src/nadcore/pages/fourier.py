@@ -26,7 +26,7 @@ class Findings:
     and their grid `pgrid`, the noise-level `study`, the Fig. 2 iterations `iters2` with their grid, settings
     and run length, the Fig. 3 grids without pooling `without3` {sigma: cells} with their grid, the sigma the
     Fig. 3 verdict is judged at `sigma3`, and the verdict `rows`)."""
-    comparison: dict[str, Any]
+    comparison: dict[str, published.Fig1Pair]
     pgrid: fourier.Grid
     study: dict[str, Any]
     iters2: dict[str, Any]
@@ -45,7 +45,7 @@ class Findings:
     @property
     def gpu_only(self) -> list[str]:
         """The architectures whose Fig. 1 grid needs a GPU (published grid only), in the figures' order."""
-        return sorted((a for a, c in self.comparison.items() if c["stats"] is None), key=list(figs.LABELS).index)
+        return sorted((a for a, c in self.comparison.items() if c.stats is None), key=list(figs.LABELS).index)
 
     def fig3_beside(self, sigma: float) -> tuple[Any, dict, fourier.Grid, float, int]:
         """`plots.fourier.fig3_beside_pooling`'s arguments at `sigma`: LeNet without pooling, with (its seeds'
@@ -71,6 +71,13 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
     return f
 
 
+def _stats(pair: published.Fig1Pair) -> published.GridComparison:
+    """The comparison of a grid the bundle holds (at least 3 cells stored)."""
+    if pair.stats is None:
+        raise ValueError(f"{pair.stored} stored cells: too few to compare")
+    return pair.stats
+
+
 def _rows(comparison, study, iters2, limit2, fig2, without3, bundle_dir):
     """The chapter's rows of the results page: LogReg, LeNet, VGG-11, the GPU's networks, Figs. 2 and 3."""
     caption = bundle.SIGMA_STUDY.caption
@@ -81,7 +88,7 @@ def _rows(comparison, study, iters2, limit2, fig2, without3, bundle_dir):
                                         bundle.DEEP_TRAIN["vgg11"][0]),
             "gpu": verdicts.deep_not_computed(comparison, bundle.fig6_comparison(bundle_dir).curves,
                                              gpu_seconds=verdicts.gpu_seconds(bundle_dir)["deep"]),
-            "fig2": verdicts.fig2(iters2, limit2, comparison["lenet"]["published"], fig2),
+            "fig2": verdicts.fig2(iters2, limit2, comparison["lenet"].published, fig2),
             "fig3": verdicts.fig3(without3, study["grids"], caption, study["best"])}
 
 
@@ -102,14 +109,14 @@ def _verdict_values(f: Findings, bundle_dir):
     caption, study, comparison = bundle.SIGMA_STUDY.caption, f.study, f.comparison
     hit, cells = f.rows["fig2"].values["lenet_reached"]
     bands, best = f.rows["lenet"].values["bands"], f.rows["lenet"].values["best_sigma"]
-    out.update({"logreg_cells": len(comparison["logreg"]["ours"]), "deep_sigma": bundle.DEEP_SIGMA,
+    out.update({"logreg_cells": len(comparison["logreg"].ours), "deep_sigma": bundle.DEEP_SIGMA,
                 "fig2_lenet_hit": hit, "fig2_lenet_cells": cells, "fig2_lenet_missed": cells - hit,
                 "lenet_learnt": bands[caption].learnt, "lenet_chance": bands[caption].chance,
                 "lenet_below_caption": -bands[caption].bias, "lenet_level_best": abs(bands[best].bias),
                 "lenet_mad_learnt_best": bands[best].mad_learnt,
                 "lenet_mad_chance": max(b.mad_chance for b in bands.values()),
                 "lenet_spearman_best": published.compare_grids(fourier.seed_mean_grid(study["grids"][best]),
-                                                               comparison["lenet"]["published"])["spearman"],
+                                                               comparison["lenet"].published).spearman,
                 "vgg11_level": abs(f.rows["vgg11"].values["bias"]),
                 "verdict": Markdown(verdicts.table(list(f.rows.values()), "NAD"))})
     return out
@@ -123,11 +130,11 @@ def _caption(f: Findings):
     rows = [(str(cell), kind, f"{pub:.1f}", " / ".join(f"{r:.1f}" for r in runs),
              "–" if ours is None else f"{ours:.1f}")
             for cell, kind, pub, runs, ours in bundle.authors_code_rows(comparison)]
-    minutes = sum(r.get("duration_s") or 0.0 for a in bundle.CPU_ARCHS for r in comparison[a]["records"])
+    minutes = sum(r.get("duration_s") or 0.0 for a in bundle.CPU_ARCHS for r in comparison[a].records)
     return {"fig1_minutes": minutes / 60, "caption_seeds": len(caption_grids),
             "lenet_zero": float(np.mean([g[(0, 0)] for g in caption_grids])),
             "authors_zero_low": float(min(authors)), "authors_zero_high": float(max(authors)),
-            "published_zero": float(comparison["lenet"]["published"][(0, 0)]),
+            "published_zero": float(comparison["lenet"].published[(0, 0)]),
             "authors_zero_sigma2": float(published.AUTHORS_CODE_LENET_SIGMA2_ZERO),
             "authors_table": page.table(rows, [
                 "frequency (kx, ky)", "pattern", "published (%)", "authors' code, 2 seeds (%)",
@@ -165,7 +172,7 @@ def _vgg11(f: Findings, bundle_dir):
     """VGG-11: its recipe, the plain network's plateau, the CPU's and the GPU's times, its seeds' table and the
     bfloat16 training check."""
     vgg, name = f.comparison["vgg11"], "fig1_vgg11"
-    learnt = [c for c, v in vgg["ours"].items() if v > 90 and vgg["published"][c] > 90]
+    learnt = [c for c, v in vgg.ours.items() if v > 90 and vgg.published[c] > 90]
     plain = bundle.plain_deep(name, bundle_dir)[0].get("vgg11", {})  # without batch norm
     check, check_records = bundle.load_train_precision(bundle_dir)
     cpu_min = [r["duration_s"] / 60 for r in check_records
@@ -173,14 +180,14 @@ def _vgg11(f: Findings, bundle_dir):
     cpu_min += [r["duration_s"] / 60 for n in bundle.DEEP_FIG6 for r in bundle.fig6_records(bundle_dir, n).values()]
     gpu_left = verdicts.gpu_seconds(bundle_dir)["deep"]
     out = {"vgg_lr": bundle.DEEP_TRAIN["vgg11"][1], "vgg_limit": max(bundle.fourier_item(name)[1].freqs),
-           "vgg_spearman": float(vgg["stats"]["spearman"]), "vgg_learnt": Markdown(", ".join(map(str, learnt))),
+           "vgg_spearman": _stats(vgg).spearman, "vgg_learnt": Markdown(", ".join(map(str, learnt))),
            "vgg_plain_lr": bundle.fourier_item(name)[2]["max_lr"]["vgg11"], "vgg_plain_cells": len(plain),
            "vgg_plain_low": min(float(v["train_acc"]) for v in plain.values()),
            "vgg_plain_high": max(float(v["train_acc"]) for v in plain.values()),
            "vgg_cpu_low": min(cpu_min), "vgg_cpu_high": max(cpu_min),
-           "vgg_gpu_s": float(np.mean([r["duration_s"] for r in vgg["records"]])),
+           "vgg_gpu_s": float(np.mean([r["duration_s"] for r in vgg.records])),
            "vgg_gpu": Markdown(" and ".join(sorted({bundle.machine_of(r, bundle_dir) or "unknown"
-                                                    for r in vgg["records"]}))),
+                                                    for r in vgg.records}))),
            "deep_seeds": bundle.DEEP_SEEDS,
            "gpu_plan": Markdown("for a GPU" if gpu_left is None else f"about {plan.duration(gpu_left)} of one GPU"),
            "seed_table": _seed_table(vgg, bundle.load_deep_seeds(name, bundle_dir)[0], check)}
@@ -195,14 +202,14 @@ def _vgg11(f: Findings, bundle_dir):
     return out
 
 
-def _seed_table(vgg, seeds, check):
+def _seed_table(vgg: published.Fig1Pair, seeds, check):
     """VGG-11's cells trained with several seeds on the GPU and in float32 on a 2-core CPU."""
     rows = []
-    for cell in sorted(seeds, key=lambda x: -vgg["published"][x]):
+    for cell in sorted(seeds, key=lambda x: -vgg.published[x]):
         acc = seeds[cell]
         cpu = [check[("float32", r)][cell] for r in range(bundle.TRAIN_PRECISION.seeds)
                if cell in check[("float32", r)]]
-        rows.append((str(cell), f"{vgg['published'][cell]:.1f}", f"{np.mean(acc):.1f} ± {np.std(acc, ddof=1):.1f}",
+        rows.append((str(cell), f"{vgg.published[cell]:.1f}", f"{np.mean(acc):.1f} ± {np.std(acc, ddof=1):.1f}",
                      " / ".join(f"{x:.1f}" for x in acc), " / ".join(f"{x:.1f}" for x in cpu) or "–"))
     return page.table(rows, ["cell (kx, ky)", "published (%)", "ours on the GPU, mean ± sd (%)",
                              "ours on the GPU, each seed (%)", "ours on a 2-core CPU (%)"]).style.hide(axis="index")
@@ -214,7 +221,7 @@ def _fig2(f: Findings):
     for arch in ("logreg", "lenet"):
         got = [v for v in f.iters2[arch].values() if v <= f.limit2]
         out[f"fig2_{arch}_low"], out[f"fig2_{arch}_high"] = min(got), max(got)
-    for name, grid in (("pub", f.comparison["lenet"]["published"]), ("ours", f.comparison["lenet"]["ours"])):
+    for name, grid in (("pub", f.comparison["lenet"].published), ("ours", f.comparison["lenet"].ours)):
         speed = ch1_fourier.speed_and_accuracy(f.iters2["lenet"], f.limit2, grid)
         out.update({f"fig2_{name}_{key}": x for key, x in speed.items()})
     return out
@@ -234,11 +241,11 @@ def summary(f: Findings) -> str:
     notebook prints)."""
     lines = []
     for arch, c in f.comparison.items():
-        if c["stats"] is not None:
-            s = c["stats"]
-            lines.append(f"{arch}: {c['stored']}/{c['cells']} cells, ours {s['ours'].mean():.1f}% "
-                         f"vs published {s['published'].mean():.1f}%, Spearman {s['spearman']:.2f}, "
-                         f"mean |difference| {s['mean_abs_difference']:.1f} points")
+        if c.stats is not None:
+            s = c.stats
+            lines.append(f"{arch}: {c.stored}/{c.cells} cells, ours {s.ours.mean():.1f}% "
+                         f"vs published {s.published.mean():.1f}%, Spearman {s.spearman:.2f}, "
+                         f"mean |difference| {s.mean_abs_difference:.1f} points")
     return "\n".join(lines)
 
 

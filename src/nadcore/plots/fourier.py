@@ -258,13 +258,15 @@ def compare_grids(ours: ArrayLike, published: ArrayLike, grid: Grid, arch: str, 
     return fig
 
 
-def fig1_comparison(comparison: Mapping[str, Any], grid: Grid, arch: str) -> Figure:
+def fig1_comparison(comparison: published.Fig1Pair, grid: Grid, arch: str) -> Figure:
     """`compare_grids` of one architecture of `bundle.fig1_comparison`, its rank correlation and mean
     |difference| in the title."""
-    s = comparison["stats"]
-    rho = "undefined (a constant grid)" if s["spearman"] != s["spearman"] else f"{s['spearman']:.2f}"
-    return compare_grids(grid.image(comparison["ours"]), grid.image(comparison["published"]), grid, arch,
-                         stats=f"Spearman {rho}, mean |ours - published| {s['mean_abs_difference']:.1f} points")
+    s = comparison.stats
+    if s is None:
+        raise InputError(f"comparison holds {comparison.stored} stored cells of {arch}: at least 3 are compared")
+    rho = "undefined (a constant grid)" if s.spearman != s.spearman else f"{s.spearman:.2f}"
+    return compare_grids(grid.image(comparison.ours), grid.image(comparison.published), grid, arch,
+                         stats=f"Spearman {rho}, mean |ours - published| {s.mean_abs_difference:.1f} points")
 
 
 def seed_mean_comparison(grids: Sequence[Mapping[tuple[int, int], float]],
@@ -282,8 +284,8 @@ def seed_mean_comparison(grids: Sequence[Mapping[tuple[int, int], float]],
     averaged = "one seed" if len(grids) == 1 else f"mean of {len(grids)} seeds"
     head = (f"σ = {sigma:g}, " if sigma is not None else "") + averaged
     return compare_grids(grid.image(mean), grid.image(published_grid), grid, arch,
-                         stats=f"{head}: Spearman {s['spearman']:.2f}, mean |ours - published| "
-                               f"{s['mean_abs_difference']:.1f} points")
+                         stats=f"{head}: Spearman {s.spearman:.2f}, mean |ours - published| "
+                               f"{s.mean_abs_difference:.1f} points")
 
 
 def sigma_study(study: Mapping[str, Any]) -> Figure:

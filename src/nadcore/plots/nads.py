@@ -420,7 +420,7 @@ def _points(ax, acc, marker, **kw):
 
 
 def fig6_compare(ours: Mapping[str, Mapping[int, float | tuple[float, float]]],
-                 curves: Mapping[str, Mapping[str, np.ndarray]],
+                 curves: Mapping[str, published.Fig6Curve],
                  more: Mapping[str, Mapping[str, Mapping[int, float | tuple[float, float]]]] | None = None,
                  label: str = "ours (our NADs)", width: float = 0.97) -> Figure:
     """Fig. 6 of each architecture of `curves` (`{arch: published.fig6(arch)}`), one panel each:
@@ -436,9 +436,9 @@ def fig6_compare(ours: Mapping[str, Mapping[int, float | tuple[float, float]]],
     fig, axes = style.figure(nrows, ncols, width=width, height=(2.4 * nrows + 0.6) * width / 0.97, sharex=True,
                              sharey=True, squeeze=False)
     for j, (ax, arch) in enumerate(zip(axes.flat, archs)):
-        c, m = curves[arch], curves[arch]["measured"]
+        c, m = curves[arch], curves[arch].measured
         eig = ax.twinx()
-        eig.plot(c["index"], c["eigenvalue"] / c["eigenvalue"][0], color=GREEN, lw=1, zorder=1)
+        eig.plot(c.index, c.eigenvalue / c.eigenvalue[0], color=GREEN, lw=1, zorder=1)
         eig.set_ylim(0, 1.05)
         eig.spines["right"].set_visible(True)
         if j % ncols == ncols - 1:
@@ -447,7 +447,7 @@ def fig6_compare(ours: Mapping[str, Mapping[int, float | tuple[float, float]]],
             eig.set_yticklabels([])
         ax.set_zorder(eig.get_zorder() + 1)
         ax.patch.set_visible(False)
-        ax.plot(c["index"][m], c["accuracy"][m], "-", color=BROWN, lw=1.5)
+        ax.plot(c.index[m], c.accuracy[m], "-", color=BROWN, lw=1.5)
         _points(ax, ours.get(arch, {}), "o", color="k", ms=3.5, zorder=3)
         for (_, runs), marker in zip((more or {}).items(), MORE_MARKERS):
             _points(ax, runs.get(arch, {}), marker, mfc="white", color="k", ms=5, zorder=3)
@@ -470,7 +470,7 @@ ALONG = {"secant": "secant", "autograd": "exact-gradient", "hessian": "the kerne
 
 
 def fig6_estimates(panels: Mapping[str, tuple[str, Mapping[str, Mapping[int, tuple[float, float]]]]],
-                   curves: Mapping[str, Mapping[str, np.ndarray]], width: float = 0.97) -> Figure:
+                   curves: Mapping[str, published.Fig6Curve], width: float = 0.97) -> Figure:
     """Fig. 6 along two NAD estimates: one panel per `{title: (arch, {method: {index: (mean, std)}})}`
     (`ch3_nads.seed_spread` of `verdicts.fig6_runs`; "secant", "autograd" (the exact gradient) or "hessian" (the
     kernel's, Eq. 5's mixed derivative); the legend names those drawn), the seeds' mean
@@ -482,8 +482,8 @@ def fig6_estimates(panels: Mapping[str, tuple[str, Mapping[str, Mapping[int, tup
     fig, axes = style.figure(nrows, ncols, width=width, height=(2.4 * nrows + 0.7) * width / 0.97, sharex=True,
                              sharey=True, squeeze=False)
     for ax, (title, (arch, by_method)) in zip(axes.flat, panels.items()):
-        c, m = curves[arch], curves[arch]["measured"]
-        ax.plot(c["index"][m], c["accuracy"][m], "-", color=BROWN, lw=1.5)
+        c, m = curves[arch], curves[arch].measured
+        ax.plot(c.index[m], c.accuracy[m], "-", color=BROWN, lw=1.5)
         for method in drawn:
             kw = ESTIMATE_MARKERS[method]
             _points(ax, by_method.get(method, {}), kw["marker"], mfc=kw["mfc"], color="k", ms=4, zorder=3)
