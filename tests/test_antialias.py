@@ -509,16 +509,16 @@ def test_the_seed_study_counts_whole_seeds_and_compares_the_variants_orders():
     first = {v: grid(v) for v in level}
     same = {v: [grid(v, 1.0), grid(v, -1.0)] for v in level}
     study = antialias.seed_study(first, same, len(cells))
-    assert study["seeds"] == 3 and study["tau"] == pytest.approx([1.0, 1.0, 1.0])
-    assert study["order"][0] == ["avg", "blur3", "blur5", "maxblur3", "maxblur5"]
-    assert study["low"]["avg"] == [90.0, 91.0, 89.0] and study["gap"]["blur5"][0] == pytest.approx(20.0)
+    assert study.seeds == 3 and study.tau == pytest.approx([1.0, 1.0, 1.0])
+    assert study.order[0] == ["avg", "blur3", "blur5", "maxblur3", "maxblur5"]
+    assert study.low["avg"] == [90.0, 91.0, 89.0] and study.gap["blur5"][0] == pytest.approx(20.0)
     assert "keep one order" in antialias.seed_reading(study, len(cells)) and "2.0 points" in \
         antialias.seed_reading(study, len(cells))
     assert antialias.seed_takeaway(study) == "3 seeds keep the prefiltered variants' order in the band."
     swapped = {v: [grid(v, 25.0 if v == "maxblur5" else 0.0)] for v in level}   # MaxBlurPool-5 now leads BlurPool-5
     study = antialias.seed_study(first, swapped, len(cells))
-    assert study["seeds"] == 2 and study["tau"][0] < 1 and "changes between seeds" in \
+    assert study.seeds == 2 and study.tau[0] < 1 and "changes between seeds" in \
         antialias.seed_reading(study, len(cells)) and "change" in antialias.seed_takeaway(study)
     partial = {v: [dict(list(grid(v).items())[:3])] for v in level}   # a seed not stored whole does not count
-    assert antialias.seed_study(first, partial, len(cells))["seeds"] == 1
+    assert antialias.seed_study(first, partial, len(cells)).seeds == 1
     assert "not tested across seeds" in antialias.seed_reading(antialias.seed_study(first, partial, len(cells)), 4)

@@ -175,12 +175,22 @@ def agreement(predicted: Mapping[tuple[int, int], float], measured: Mapping[tupl
     return float(stats.spearmanr(a, b)[0])
 
 
-def spread(acc: Mapping[tuple[int, int], float]) -> dict[str, float]:
-    """How directional a Fig. 1 grid is: min, max, mean and standard deviation of its accuracies."""
+class Spread(NamedTuple):
+    """How directional a Fig. 1 grid is (`spread`): its accuracies' min, max, mean and standard deviation over its
+    `cells`."""
+    min: float
+    max: float
+    mean: float
+    std: float
+    cells: int
+
+
+def spread(acc: Mapping[tuple[int, int], float]) -> Spread:
+    """How directional a Fig. 1 grid is (`Spread`); NaNs for an empty grid."""
     v = np.array(list(acc.values()), dtype=float)
     if v.size == 0:
-        return dict(min=np.nan, max=np.nan, mean=np.nan, std=np.nan, cells=0)
-    return dict(min=float(v.min()), max=float(v.max()), mean=float(v.mean()), std=float(v.std()), cells=int(v.size))
+        return Spread(np.nan, np.nan, np.nan, np.nan, 0)
+    return Spread(float(v.min()), float(v.max()), float(v.mean()), float(v.std()), int(v.size))
 
 
 BANDS = {"low": r"$\max(|k_x|, |k_y|) \le 4$",
@@ -334,7 +344,7 @@ def summary(results: AntialiasResults) -> list[dict[str, Any]]:
         conv, f6 = results.convergence[v], results.fig6[v]
         lam = None if basis is None else np.clip(basis.eigenvalues, 0, None) / basis.eigenvalues[0]
         ks = [] if conv is None else list(conv["ks"])
-        rows.append(dict(variant=v, cells=s["cells"], mean=s["mean"], std=s["std"], min=s["min"], max=s["max"],
+        rows.append(dict(variant=v, cells=s.cells, mean=s.mean, std=s.std, min=s.min, max=s.max,
                          rho1=results.agreement.get(1, {}).get(v, np.nan),
                          rho2=results.agreement.get(2, {}).get(v, np.nan),
                          lam2=np.nan if lam is None else float(lam[1]), lam64=np.nan if lam is None else float(lam[64]),
@@ -344,8 +354,18 @@ def summary(results: AntialiasResults) -> list[dict[str, Any]]:
     return rows
 
 
+class SeedStudy(NamedTuple):
+    """`seed_study`: how many whole `seeds`, each variant's `low` band mean and `gap` (lead) per seed, the prefiltered
+    variants' `order` per seed and Kendall's `tau` between every two seeds."""
+    seeds: int
+    low: dict[str, list[float]]
+    gap: dict[str, list[float]]
+    order: list[list[str]]
+    tau: list[float]
+
+
 def seed_study(first: Mapping[str, Mapping[tuple[int, int], float]], more: Mapping[str, Sequence[Mapping]],
-               cells: int) -> dict[str, Any]:
+               cells: int) -> SeedStudy:
     """Is the order of the variants within the low band more than one seed's draw? Each variant's low band
     mean (`band_means`) and lead over its other cells (`band_gap`) at every seed whose grids are whole for every
     variant (`cells` directions each): seed 0 is `first` ({variant: {cell: accuracy}}), then `more`
@@ -360,34 +380,34 @@ def seed_study(first: Mapping[str, Mapping[tuple[int, int], float]], more: Mappi
     order = [sorted(blurred, key=lambda v, i=i: -low[v][i]) for i in range(whole)]
     tau = [_kendall([low[v][i] for v in blurred], [low[v][j] for v in blurred])
            for i in range(whole) for j in range(i + 1, whole)]
-    return {"seeds": whole, "low": low, "gap": gap, "order": order, "tau": tau}
+    return SeedStudy(whole, low, gap, order, tau)
 
 
-def seed_reading(study: Mapping[str, Any], cells: int) -> str:
+def seed_reading(study: SeedStudy, cells: int) -> str:
     """`seed_study` in a sentence: whether the prefiltered variants keep one order within the low band at every
     seed, and how far a variant's low band moves between seeds."""
-    n = study["seeds"]
+    n = study.seeds
     if n < 2:
         return (f"Still one seed per cell on {cells} directions: the order of the variants within the band is not "
                 "tested across seeds.")
-    order = " > ".join(NAMES[v] for v in study["order"][0])
-    moves = max(max(x) - min(x) for v, x in study["low"].items() if v in BLURRED)
+    order = " > ".join(NAMES[v] for v in study.order[0])
+    moves = max(max(x) - min(x) for v, x in study.low.items() if v in BLURRED)
     head = f"Over {n} seeds of every cell ({cells} directions each), "
-    if all(o == study["order"][0] for o in study["order"]):
+    if all(o == study.order[0] for o in study.order):
         return (head + f"the variants with a prefilter keep one order within the band at every seed ({order}; "
                 f"Kendall's τ = 1 between every two seeds), though a variant's low band moves by up to {moves:.1f} "
                 "points from one seed to another.")
     return (head + f"the order of the variants with a prefilter within the band changes between seeds (Kendall's "
-            f"τ {span(study['tau'], '.2f')}; seed 0: {order}): a variant's low band moves by up to {moves:.1f} points "
+            f"τ {span(study.tau, '.2f')}; seed 0: {order}): a variant's low band moves by up to {moves:.1f} points "
             "from one seed to another.")
 
 
-def seed_takeaway(study: Mapping[str, Any]) -> str:
+def seed_takeaway(study: SeedStudy) -> str:
     """`seed_study` in a clause for the takeaways: whether the prefiltered variants keep their order in the band."""
-    n = study["seeds"]
+    n = study.seeds
     if n < 2:
         return "still one seed per cell: the order of the variants within the band is not tested across seeds."
-    if all(o == study["order"][0] for o in study["order"]):
+    if all(o == study.order[0] for o in study.order):
         return f"{n} seeds keep the prefiltered variants' order in the band."
     return f"{n} seeds change the prefiltered variants' order in the band."
 

@@ -61,10 +61,10 @@ def _seeds(f: Findings):
 
     for prefix, results, more in (("aa15", f.learns, f.more_learns), ("aa", f.paper, f.more_paper)):
         study = antialias.seed_study(results.fig1, more, cells)
-        rows += [(f"{results.settings.fig1['sigma']:g}", antialias.NAMES[v], each(study["low"][v]),
-                  f"{np.mean(study['low'][v]):.1f} ± {np.std(study['low'][v], ddof=1):.1f}"
-                  if study["seeds"] > 1 else "–", each(study["gap"][v])) for v in results.variants]
-        out.update({f"{prefix}_seeds": study["seeds"],
+        rows += [(f"{results.settings.fig1['sigma']:g}", antialias.NAMES[v], each(study.low[v]),
+                  f"{np.mean(study.low[v]):.1f} ± {np.std(study.low[v], ddof=1):.1f}"
+                  if study.seeds > 1 else "–", each(study.gap[v])) for v in results.variants]
+        out.update({f"{prefix}_seeds": study.seeds,
                     f"{prefix}_seed_reading": Markdown(antialias.seed_reading(study, cells)),
                     f"{prefix}_seed_takeaway": Markdown(antialias.seed_takeaway(study))})
     table = page.table(rows, ["σ", "variant", "|k| ≤ 4, each seed (%)", "mean ± sd (%)", "lead, each seed (points)"])
@@ -120,3 +120,21 @@ def _readings(f: Findings, judged):
                 "aa15_first_min": min(first), "aa15_first_max": max(first),
                 "aa15_past128_min": min(past, default=nan), "aa15_past128_max": max(past, default=nan)})
     return out
+
+
+def run_numbers(results: antialias.AntialiasResults) -> dict[str, Any]:
+    """What this page's own run states (`aa_page_*`): its scale's settings (`ch6_antialias.setting_numbers`)."""
+    return {f"aa_page_{key}": value for key, value in antialias.setting_numbers(results).items()}
+
+
+def smoke_claims(results: antialias.AntialiasResults) -> str:
+    """What the page's own run shows, as nbval compares it (one line each): the variants it trained, the linear
+    ones at chance on the k = 8 lines and above it in the low band, learning their first NAD, and every variant at
+    chance on its last. A shard holds part of the grid: its collector checks."""
+    n, nan = antialias.key_numbers(results), float("nan")
+    linear = [v for v in ("avg", "blur3") if v in results.variants]  # a run may pick its variants
+    return "\n".join(str(x) for x in (
+        results.variants == ["max", "avg", "blur3"],
+        all(n.get(f"{v}_band_eight", nan) < 55 < n.get(f"{v}_band_low", nan) for v in linear),
+        all(n.get(f"{v}_fig6_first", nan) > 90 for v in linear),
+        all(n.get(f"{v}_fig6_last", nan) < 55 for v in results.variants)))

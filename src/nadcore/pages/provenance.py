@@ -8,6 +8,7 @@ from typing import Any
 from IPython.display import Markdown
 
 from nadcore import bundle, chapters, prose, provenance
+from nadcore.plots import provenance as tables
 
 STEM = "provenance"
 
@@ -26,3 +27,13 @@ def findings(bundle_dir: str = "../bundle") -> tuple[dict[str, Any], dict[str, A
              "prov_machines": Markdown(prose.and_list(machines)), "prov_cpu_share": 1 - gpu / seconds,
              "prov_top_pages": " and ".join(chapters.page(p).title for p in top)}
     return glued, read
+
+
+def records(stem: str, read: dict[str, Any], bundle_dir: str = "../bundle") -> list[Any]:
+    """What the appendix shows for page `stem`: the table of the records it reads (`read`, `findings`'), and what
+    its items not complete yet still lack."""
+    out = [tables.records_table(provenance.page_rows(stem, read, bundle_dir))]
+    todo = provenance.pending(stem, read)
+    if todo:
+        out.append(Markdown(tables.pending_text(todo)))
+    return [x for x in out if x is not None]

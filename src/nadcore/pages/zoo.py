@@ -23,14 +23,17 @@ SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 @dataclass
 class Findings:
     """Chapter 7's page: `glued` {name: value} and what its figures draw, the stored zoo `paper`
-    (`bundle.load_zoo`)."""
+    (`bundle.load_zoo`), and the boxes of what the bundle does not hold yet, by section (`boxes`: "nads",
+    "secant", "fig6")."""
     paper: zoo.ZooResults
     glued: dict[str, Any] = field(default_factory=dict)
+    boxes: dict[str, list[Any]] = field(default_factory=dict)
 
 
 def findings(bundle_dir: str = "../bundle") -> Findings:
     """Every number, verdict and table Chapter 7's page states, from the bundle in `bundle_dir`."""
     f = Findings(bundle.load_zoo(bundle_dir))
+    f.boxes = _boxes(f.paper, bundle_dir)
     f.glued.update(paper_cost(STEM))
     for part in (_key_numbers(f.paper), _costs(f.paper), _energies(f.paper), _anisotropy(bundle_dir)):
         f.glued.update(part)
@@ -39,6 +42,34 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
     f.glued.update(_null_words(null, along))
     f.glued["verdict"] = figs.verdict(f.paper, null)   # with Fig. 6 along the null space, once stored
     return f
+
+
+def _boxes(paper, bundle_dir):
+    """What the bundle does not hold yet, for each section of the page: the NADs, the secant's (with the hours it
+    would take) and Fig. 6."""
+    out: dict[str, list[Any]] = {"nads": [], "secant": [], "fig6": []}
+    if gaps := zoo.missing(paper):
+        out["nads"].append(page.not_computed(f"the NADs of {', '.join(gaps)} at the published scale",
+                                             "python -m nadcore.bundle zoo"))
+    if missing := [a for a, s in paper.secant.items() if s is None]:
+        todo = plan.chapter_plan(STEM, "paper", results_dir=bundle_dir).items
+        hours = sum(i.cost_s or 0 for i in todo if i.name.endswith("secant")) / 3600
+        out["secant"].append(page.not_computed(f"the secant NADs of {', '.join(figs.label(a) for a in missing)}",
+                                               "python -m nadcore.bundle zoo", f"{hours:.1f} hours"))
+    if gaps := [a for a, acc in paper.fig6.items() if len(acc) < len(paper.settings.fig6_indices)]:
+        out["fig6"].append(page.not_computed(f"Fig. 6 of {', '.join(figs.label(a) for a in gaps)}",
+                                             "python -m nadcore.bundle zoo"))
+    return out
+
+
+def run_numbers(scale: str, results: zoo.ZooResults) -> dict[str, Any]:
+    """What this page's own run states (`zoo_page_*`): its scale, networks, method, the architectures it computed
+    and its N vs 2N convergence's N."""
+    conv_n = results.settings.conv_sizes[-1]
+    return {"zoo_page_scale": scale, "zoo_page_n": results.settings.num_networks,
+            "zoo_page_method": results.settings.method,
+            "zoo_page_archs": " and ".join(figs.label(a) for a in results.references + results.archs),
+            "zoo_page_conv_n": conv_n, "zoo_page_conv_2n": 2 * conv_n}
 
 
 def _power(x, up=False):
