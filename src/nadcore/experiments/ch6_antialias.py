@@ -319,7 +319,8 @@ def band_gap(acc: Mapping[tuple[int, int], float], boots: int = BOOTS, level: fl
              seed: int = 0) -> tuple[float, float, float]:
     """How far the low band of a `{cell: accuracy}` map beats its other cells (off the k = 8 lines): the
     mean over `BANDS` "low" minus the mean over "high", with its `level` percentile-bootstrap interval
-    over `boots` resamplings of each band's cells (one network per cell: the cells are the samples).
+    over `boots` resamplings of each band's cells (a cell is one network, or its seeds' mean, `with_seeds`: the
+    cells are the samples).
     Returns `(gap, lower, upper)` in points; NaNs when a band has no cell."""
     low, high = (np.array([a for c, a in acc.items() if band(c) == b], dtype=float) for b in ("low", "high"))
     if not low.size or not high.size:
@@ -508,7 +509,7 @@ def thresholds() -> str:
     """The thresholds of `predictions` in words, for the page."""
     return (f"A grid keeps a bias when its mean on the low band max(|kx|, |ky|) ≤ 4 beats its other cells (off "
             f"the k = 8 lines) by more than {BAND_GAP:g} points over the whole {LEVEL * 100:g} % interval of that lead "
-            f"(a percentile bootstrap over {BOOTS:,} resamplings of each band's cells, one network per cell), lacks "
+            f"(a percentile bootstrap over {BOOTS:,} resamplings of each band's cells, each cell its seeds' mean), lacks "
             f"one when the interval lies below {BAND_GAP:g} points, and is not resolved when it straddles them; a "
             f"grid is flat when its band means lie within {BAND_GAP:g} points of each other. An accuracy within "
             f"{CHANCE_MARGIN:g} points of {CHANCE:g} % is chance. Theorem 1 orders the directions when Spearman's ρ "
