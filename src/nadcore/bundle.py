@@ -627,19 +627,30 @@ def nad_name(arch: str, method: str = "secant") -> str:
     return f"nads_{arch}" if method == "secant" else f"nads_{arch}_{method}"
 
 
-def nad_item(arch: str, method: str = "secant") -> dict[str, Any]:
-    """The settings of the stored NADs of `arch`: the published scale (10,000 networks, float32), but
-    the deep networks' secant at `SECANT_CPU` networks in `SECANT_CPU_PRECISION`, or at `SECANT_CUDA`
-    networks in float32 (on `nad_device`)."""
+def estimate_settings(arch: str, method: str = "secant") -> nads.EstimateSettings:
+    """How the stored NADs of `arch` are estimated: the published scale (10,000 networks, float32), but the deep
+    networks' secant at `SECANT_CPU` networks in `SECANT_CPU_PRECISION`, or at `SECANT_CUDA` networks in float32
+    (on `nad_device`)."""
     if method == "secant" and arch in SECANT_CPU:
-        return nads.nad_settings(arch, SECANT_CPU[arch], method, seed=SEED, precision=SECANT_CPU_PRECISION,
-                                 compiled=SECANT_CPU_COMPILED, eig_threads=EIG_THREADS)
+        return nads.EstimateSettings(method, seed=SEED, precision=SECANT_CPU_PRECISION, compiled=SECANT_CPU_COMPILED,
+                                     eig_threads=EIG_THREADS, num_networks=SECANT_CPU[arch])
     if method == "secant" and arch in SECANT_CUDA:
-        return nads.nad_settings(arch, SECANT_CUDA[arch], method, seed=SEED, eig_threads=EIG_THREADS)
-    if method == "hessian":   # the mixed derivative's (Eq. 5, the kernel's NADs): Eq. 5's networks, all rows
-        return nads.nad_settings(arch, EQ5.networks, method, seed=SEED, eig_threads=EIG_THREADS)
-    n = presets.preset("nads", "paper").num_networks["default"]
-    return nads.nad_settings(arch, n, method, seed=SEED, eig_threads=EIG_THREADS)
+        n = SECANT_CUDA[arch]
+    elif method == "hessian":   # the mixed derivative's (Eq. 5, the kernel's NADs): Eq. 5's networks, all rows
+        n = EQ5.networks
+    else:
+        n = presets.preset("nads", "paper").num_networks["default"]
+    return nads.EstimateSettings(method, seed=SEED, eig_threads=EIG_THREADS, num_networks=n)
+
+
+def nad_networks(arch: str, method: str = "secant") -> int:
+    """How many networks the stored NADs of `arch` average (`estimate_settings`'s)."""
+    return int(estimate_settings(arch, method).num_networks or 0)
+
+
+def nad_item(arch: str, method: str = "secant") -> dict[str, Any]:
+    """The settings record of the stored NADs of `arch` (`estimate_settings`'s, as the store keys them)."""
+    return estimate_settings(arch, method).result_settings(arch)
 
 
 def nad_device(arch: str, method: str = "secant") -> str:
@@ -649,10 +660,8 @@ def nad_device(arch: str, method: str = "secant") -> str:
 
 def nad_chunk_item(arch: str, method: str = "secant") -> dict[str, Any]:
     """The settings of the stored chunks of `nad_item(arch, method)` (on `nad_device`)."""
-    s, dev = nad_item(arch, method), torch.device(nad_device(arch, method))
-    estimator = nads.EstimateSettings(method, s["step"] or 100.0, SEED, s["input_shape"],
-                                      precision=s.get("precision", "float32"), compiled=s.get("compiled", False))
-    return estimator.chunk_settings(arch, nads.eval_point_name(SEED), dev)
+    dev = torch.device(nad_device(arch, method))
+    return estimate_settings(arch, method).chunk_settings(arch, nads.eval_point_name(SEED), dev)
 
 
 def load_nad(arch: str, method: str = "secant", bundle_dir: str | Path = BUNDLE) -> nads.NADResult | None:
@@ -689,27 +698,24 @@ def _nad_compute(arch, method, bundle_dir, scratch, progress):
     stored = load_nad(arch, method, bundle_dir)
     if stored is not None:
         return stored
-    settings, device = nad_item(arch, method), nad_device(arch, method)
+    device = nad_device(arch, method)
     _check_device(nad_name(arch, method), device)
-    s = nads.EstimateSettings(method, seed=SEED, precision=settings.get("precision", "float32"),
-                              compiled=settings.get("compiled", False), eig_threads=EIG_THREADS,
-                              num_networks=settings["num_networks"])
-    return nads.load_or_estimate(arch, s, bundle_dir, chunks_dir=_chunks_of(scratch, method), compact=True,
-                                 device=device, progress=progress)   # as later readers see it (float16 NADs)
+    return nads.load_or_estimate(arch, estimate_settings(arch, method), bundle_dir,   # as later readers see it:
+                                 chunks_dir=_chunks_of(scratch, method), compact=True,   # float16 NADs
+                                 device=device, progress=progress)
 
 
 def _nad_status(arch, method, bundle_dir, scratch):
     """Stored, or how many of its chunks `scratch` holds and the rough cost of the rest."""
     from nadcore import plan
 
-    item, settings = nad_name(arch, method), nad_item(arch, method)
-    n = settings["num_networks"]
+    item, est = nad_name(arch, method), estimate_settings(arch, method)
+    n = nad_networks(arch, method)
     if load_nad(arch, method, bundle_dir) is not None:
         return Status(f"{item}: stored ({n:,} networks)", True)
     cells = [{"start": a, "stop": b} for a, b in nads.chunk_ranges(0, n)]
     left = sweeps.missing("nad_chunks", cells, nad_chunk_item(arch, method), _chunks_of(scratch, method))
-    each = plan.nad_cost(nad_device(arch, method), arch, method, settings.get("precision", "float32"),
-                         settings.get("compiled", False))
+    each = plan.nad_cost(nad_device(arch, method), arch, method, est.precision, est.compiled)
     return Status(f"{item}: {len(cells) - len(left)} of {len(cells)} chunks of {nads.CHUNK} networks in "
                   f"{_chunks_of(scratch, method)}",
                   False, each * sum(c["stop"] - c["start"] for c in left) if each else None)
@@ -748,7 +754,7 @@ def convergence_item(arch: str | None = None, method: str = "autograd") -> dict[
     if method == "autograd":
         return out
     s = nad_item(arch, method)
-    sizes = [n for n in SECANT_CONV_SIZES if 3 * n <= s["num_networks"]]
+    sizes = [n for n in SECANT_CONV_SIZES if 3 * n <= nad_networks(arch, method)]
     return {**out, "sizes": sizes, "ks": [k for k in out["ks"] if k < sizes[0]],
             **{k: s[k] for k in ("precision", "compiled") if k in s}}
 
@@ -1567,9 +1573,8 @@ CONVENTION_ARCH = "lenet"   # which convention of "the" NADs (issue 61): LeNet's
 
 def conventions_settings() -> dict[str, Any]:
     """The settings of the stored comparison of conventions: the estimate's networks, seed and ks."""
-    est = nad_item(CONVENTION_ARCH)
     return versions.stamp({"arch": CONVENTION_ARCH, "method": "secant", "step": 100.0,
-                           "num_networks": est["num_networks"], "seed": SEED,
+                           "num_networks": nad_networks(CONVENTION_ARCH), "seed": SEED,
                            "ks": list(ch8_training.CONVENTION_KS), "device": DEVICE}, "conventions")
 
 

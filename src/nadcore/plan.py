@@ -385,8 +385,9 @@ def _pooling_stored(cfg, seed, results, part):
     return True
 
 
-def _nad_item(chapter, arch, request, results, dev):
-    n, method = request["num_networks"], request["method"]
+def _nad_item(chapter, arch, est, results, dev):
+    """The item of the NADs of `arch` a chapter estimates as `est` (`ch3_nads.resolve_estimate`)."""
+    request, n, method = est.result_settings(arch), est.num_networks, est.method
     stored = ch3_nads.find_stored(arch, request, results) is not None
     cost = nad_cost(dev, arch, method)
     others = [] if stored else other_estimates(arch, request, _OTHERS.get("folders", []))
@@ -396,9 +397,9 @@ def _nad_item(chapter, arch, request, results, dev):
 @planner("03_nads")
 def _nads(scale, seed, results, dev):
     p = presets.preset("nads", scale)
-    items = [_nad_item("03_nads", a, ch3_nads.resolve_request(a, scale, seed=seed), results, dev) for a in p.archs]
+    items = [_nad_item("03_nads", a, ch3_nads.resolve_estimate(a, scale, seed=seed), results, dev) for a in p.archs]
     for arch in p.compare_archs:
-        req = ch3_nads.resolve_request(arch, scale, method="autograd", num_networks=p.compare_networks, seed=seed)
+        req = ch3_nads.resolve_estimate(arch, scale, method="autograd", num_networks=p.compare_networks, seed=seed)
         items.append(_nad_item("03_nads", arch, req, results, dev))
     arch, method = p.conv_arch, p.conv_method
     ranges = sorted({r for n in p.conv_sizes for r in nads.chunk_ranges(0, n) + nads.chunk_ranges(n, 3 * n)})
@@ -422,7 +423,7 @@ def _nads(scale, seed, results, dev):
 @planner("04_cifar10")
 def _cifar(scale, seed, results, dev):
     p = presets.preset("cifar10", scale)
-    items = [_nad_item("04_cifar10", a, ch3_nads.resolve_request(a, scale, num_networks=p.nad_networks, seed=seed),
+    items = [_nad_item("04_cifar10", a, ch3_nads.resolve_estimate(a, scale, num_networks=p.nad_networks, seed=seed),
                        results, dev) for a in dict.fromkeys([p.arch, *p.flip_archs])]
     samples = 1797 if p.dataset == "digits" else 60000
     r = p.recipe
@@ -449,7 +450,7 @@ def _underspec(scale, seed, results, dev, overrides=None):
     P = ch5_underspec.chapter_settings(scale, seed, overrides)
     archs = sorted(set(P.pairs.archs) | set(P.ood.archs))
     request = presets.as_dict(P.nads)
-    items = [_nad_item("05_underspecification", a, ch3_nads.resolve_request(a, scale, seed=seed, **request),
+    items = [_nad_item("05_underspecification", a, ch3_nads.resolve_estimate(a, scale, seed=seed, **request),
                        results, dev) for a in archs]
     pairs, ood = P.pairs, P.ood
     # the cells' settings also fingerprint the NADs, which a plan does not load: upper bounds
@@ -542,9 +543,9 @@ def _training(scale, seed, results, dev):
     for name in cfg.networks:   # the NADs each network trains along, Chapter 3's or Chapter 6's estimate
         arch, pooling = ch8_training.check_network(name)
         bases[name] = ch8_training.nad_bases([name], scale, seed, results, compute=False)
-        est = (ch3_nads.resolve_request(arch, scale, seed=seed) if pooling is True
-               else presets.as_dict(presets.preset("antialias", scale).nads))
-        n, method = est["num_networks"], est["method"]
+        est = (ch3_nads.resolve_estimate(arch, scale, seed=seed) if pooling is True
+               else presets.preset("antialias", scale).nads)
+        n, method = int(est.num_networks or 0), est.method
         items.append(Item("08_training", f"NADs {name}", f"{method}, {n} networks", n,
                           0 if bases[name] is None else n, nad_cost(dev, arch, method)))
     cells = {} if None in bases.values() else ch8_training.training_sweep(

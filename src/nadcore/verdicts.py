@@ -1382,7 +1382,7 @@ def null_question(fig6: Mapping[str, Any] | None) -> findings.Verdict | None:
     if row is None:
         return None
     return replace(row, scale="ConvNeXt, exact-gradient NADs of "
-                   f"{bundle.nad_item('convnext', 'autograd')['num_networks']:,} networks",
+                   f"{bundle.nad_networks('convnext', 'autograd'):,} networks",
                    see=(("Chapter 7", "tbl-zoo-verdict"),))
 
 

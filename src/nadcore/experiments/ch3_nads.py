@@ -25,7 +25,6 @@ from nadcore.nads import (
     eval_point_for,
     first_linear_layer,
     load_or_estimate,
-    nad_settings,
     network,
     one_output_factory,
     result_path,
@@ -46,17 +45,22 @@ if TYPE_CHECKING:
     from nadcore import published as published_
 
 
-def resolve_request(arch: str, scale: str = "smoke", method: str | None = None, num_networks: int | None = None,
-                    seed: int = 0) -> dict[str, Any]:
-    """The settings of the NADs `load_nads` will use: `method` and `num_networks` default to the
-    `nads` preset of `scale` for `arch` (and so do the eigen steps' threads). Resolves presets only
-    (the run plan uses it)."""
+def resolve_estimate(arch: str, scale: str = "smoke", method: str | None = None, num_networks: int | None = None,
+                     seed: int = 0) -> EstimateSettings:
+    """How `load_nads` estimates the NADs of `arch`: `method` and `num_networks` default to the `nads` preset of
+    `scale` for `arch` (and so do the eigen steps' threads). Resolves presets only (the run plan uses it)."""
     if arch not in registry.names():
         raise InputError(f"arch must be one of {', '.join(registry.names())}; got {arch!r}")
     p = preset("nads", scale)
     method = method or p.methods.get(arch, "secant")
     n = int(num_networks or p.num_networks.get(arch, p.num_networks["default"]))
-    return nad_settings(arch, n, method, seed=seed, eig_threads=p.eig_threads)
+    return EstimateSettings(method, seed=seed, eig_threads=p.eig_threads, num_networks=n)
+
+
+def resolve_request(arch: str, scale: str = "smoke", method: str | None = None, num_networks: int | None = None,
+                    seed: int = 0) -> dict[str, Any]:
+    """The settings record of the NADs `load_nads` will use (`resolve_estimate`'s, as the store keys them)."""
+    return resolve_estimate(arch, scale, method, num_networks, seed).result_settings(arch)
 
 
 def find_stored(arch: str, settings: dict[str, Any], results_dir: str | Path) -> Path | None:
@@ -72,9 +76,7 @@ def load_nads(arch: str, results_dir: str | Path = "../results", scale: str = "s
     """The NADs of a registry architecture for the chapters that use them (`resolve_request`
     gives their settings): stored in `results_dir/nads/` or committed (`find_stored`), else
     estimated (chunks stored in `results_dir/nad_chunks/`) and stored."""
-    settings = resolve_request(arch, scale, method, num_networks, seed)
-    s = EstimateSettings(settings["method"], seed=seed, eig_threads=settings.get("eig_threads"),
-                         num_networks=settings["num_networks"])
+    s = resolve_estimate(arch, scale, method, num_networks, seed)
     return load_or_estimate(arch, s, results_dir, device=device, progress=progress)
 
 

@@ -88,7 +88,7 @@ def _context(f: Findings, judged, bundle_dir):
     """Chapter 3's LeNet beside these, the paper's N, and the verdicts on the predictions at both sigmas (Fig. 1
     judged on the seeds' mean, `judged`)."""
     return {"aa_ch3_fig6_first": bundle.load_fig6(bundle_dir).get(0, float("nan")),
-            "aa_ch3_networks": bundle.nad_item("lenet")["num_networks"],
+            "aa_ch3_networks": bundle.nad_networks("lenet"),
             "aa_nads_published": presets.preset("nads", "paper").num_networks["default"],
             "verdict": verdicts.prediction_table(antialias.predictions(judged["aa"])),
             "verdict_learns": verdicts.prediction_table(antialias.predictions(judged["aa15"])),

@@ -70,7 +70,7 @@ def _low_frequency(f: Findings):
     out: dict[str, Any] = {f"low_{a}_{m}_{i + 1}": float(v) for (a, m), shares in low.items()
                            for i, v in enumerate(shares)}
     out["low_chance"] = 81 / 1024
-    out.update({f"secant_n_{a}": bundle.nad_item(a)["num_networks"] for a in bundle.GPU_NAD_ARCHS})
+    out.update({f"secant_n_{a}": bundle.nad_networks(a) for a in bundle.GPU_NAD_ARCHS})
     return out
 
 
@@ -85,9 +85,9 @@ def _spectra(f: Findings):
     out["sv_lenet_100"] = _ratio(published.singular_values("lenet"), 100)
     trace, mine = published.spectrum("lenet").sum(), f.stored[("lenet", "secant")].eigenvalues.sum()
     out["trace_difference"] = float(abs(trace - mine) / mine)
-    gamma = 1024 / (bundle.nad_item("logreg")["num_networks"] - 1)
+    gamma = 1024 / (bundle.nad_networks("logreg") - 1)
     out["mp_edge"] = ((1 - gamma ** 0.5) / (1 + gamma ** 0.5)) ** 2
-    out["densenet121_missing_rank"] = 1024 - (bundle.nad_item("densenet121")["num_networks"] - 1)
+    out["densenet121_missing_rank"] = 1024 - (bundle.nad_networks("densenet121") - 1)
     return out
 
 
