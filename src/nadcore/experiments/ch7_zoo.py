@@ -326,29 +326,29 @@ def null_numbers(overlap: Mapping[str, float], ablation: Mapping[str, ArrayLike]
     return out
 
 
-def nad_settings(arch: str, cfg: presets.Zoo, seed: int, method: str | None = None) -> dict[str, Any]:
-    """The settings of the stored NADs of `arch` (`nads.nad_settings`): `cfg.method` from
-    `cfg.num_networks` networks, or the secant from `cfg.secant_networks` in `cfg.secant_precision`
-    (compiled if `cfg.secant_compiled`)."""
+def estimate_settings(arch: str, cfg: presets.Zoo, seed: int, method: str | None = None) -> nads.EstimateSettings:
+    """How the chapter estimates the NADs of `arch`: `cfg.method` from `cfg.num_networks` networks, or the secant
+    from `cfg.secant_networks` in `cfg.secant_precision` (compiled if `cfg.secant_compiled`)."""
     if (method or cfg.method) == "secant" and cfg.method != "secant":
-        return nads.nad_settings(arch, cfg.secant_networks, "secant", seed=seed, precision=cfg.secant_precision,
-                                 compiled=cfg.secant_compiled, eig_threads=cfg.eig_threads)
-    return nads.nad_settings(arch, cfg.num_networks, cfg.method, seed=seed, eig_threads=cfg.eig_threads)
+        return nads.EstimateSettings("secant", seed=seed, precision=cfg.secant_precision, compiled=cfg.secant_compiled,
+                                     eig_threads=cfg.eig_threads, num_networks=cfg.secant_networks)
+    return nads.EstimateSettings(cfg.method, seed=seed, eig_threads=cfg.eig_threads, num_networks=cfg.num_networks)
+
+
+def nad_settings(arch: str, cfg: presets.Zoo, seed: int, method: str | None = None) -> dict[str, Any]:
+    """The settings record of the stored NADs of `arch` (`estimate_settings`', as the store keys them)."""
+    return estimate_settings(arch, cfg, seed, method).result_settings(arch)
 
 
 def nad_estimate(arch: str, cfg: presets.Zoo, seed: int, results_dir: str | Path,
                  device: str | torch.device = "cpu", compute: bool = True, progress: bool = True,
                  scratch: str | Path | None = None, compact: bool = False,
                  method: str | None = None) -> nads.NADResult | None:
-    """The NADs of `arch` (`nad_settings`) stored in `results_dir/nads/` (float16 when `compact`),
+    """The NADs of `arch` (`estimate_settings`) stored in `results_dir/nads/` (float16 when `compact`),
     chunks in `scratch/nad_chunks/` (default `results_dir`); None if not stored and not `compute`.
     Always the stored copy, as readers see it."""
-    settings = nad_settings(arch, cfg, seed, method)
-    s = nads.EstimateSettings(settings["method"], seed=seed, precision=settings.get("precision", "float32"),
-                              compiled=settings.get("compiled", False), eig_threads=cfg.eig_threads,
-                              num_networks=settings["num_networks"])
-    return nads.load_or_estimate(arch, s, results_dir, compute=compute, chunks_dir=scratch, compact=compact,
-                                 device=device, progress=progress)
+    return nads.load_or_estimate(arch, estimate_settings(arch, cfg, seed, method), results_dir, compute=compute,
+                                 chunks_dir=scratch, compact=compact, device=device, progress=progress)
 
 
 def secant_archs(cfg: presets.Zoo) -> list[str]:
