@@ -88,8 +88,10 @@ def test_plan_counts_pooling_results_only_when_their_records_match(tmp_path, mon
     from nadcore.experiments import ch2_pooling
 
     monkeypatch.setattr(pooling, "loss_curves", lambda *a, **k: np.zeros((4, 3, 5)))
-    monkeypatch.setattr(pooling, "theorem1_check", lambda *a, **k: {"theory": np.zeros(3)})
-    monkeypatch.setattr(pooling, "lemma1_check", lambda *a, **k: {"theory": np.zeros((2, 2))})
+    monkeypatch.setattr(pooling, "theorem1_check",
+                        lambda *a, **k: {f: np.zeros(3) for f in ch2_pooling.Theorem1Check._fields})
+    monkeypatch.setattr(pooling, "lemma1_check",
+                        lambda *a, **k: {f: np.zeros((2, 2)) for f in ch2_pooling.Lemma1Check._fields})
     ch2_pooling.chapter_results(presets.preset("pooling", "smoke"), seed=0, results_dir=tmp_path, progress=False)
     stored = lambda **kw: [(it.stored, it.count) for it in plan.chapter_plan("02_pooling", results_dir=tmp_path,
                                                                                **kw).items]

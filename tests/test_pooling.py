@@ -7,6 +7,7 @@ import torch
 
 from nadcore import fourier
 from nadcore import pooling as P
+from nadcore.experiments import ch2_pooling
 
 D, S = 64, 4
 
@@ -427,8 +428,8 @@ def test_chapter_2s_claims_table_has_a_verdict_column_and_its_thresholds():
     from nadcore.presets import preset
 
     cfg, stored = preset("pooling", "paper"), bundle.load_pooling()
-    rows = [v.theorem1(stored["theorem1"], cfg), v.fig4a(cfg), v.lemma1(stored["lemma1"], cfg),
-            v.fig4b(stored["fig4b"]["loss"], ch2_pooling.fig4b_zeta(cfg), cfg)]
+    rows = [v.theorem1(stored.theorem1, cfg), v.fig4a(cfg), v.lemma1(stored.lemma1, cfg),
+            v.fig4b(stored.fig4b, ch2_pooling.fig4b_zeta(cfg), cfg)]
     df = v.chapter_table(rows)
     assert list(df.columns) == ["The paper", "Ours", "Verdict"] and df.index.name == "Claim" and len(df) == 4
     assert [label.split(":")[0] for label in df.index] == ["Theorem 1", "Fig. 4a", "Lemma 1", "Fig. 4b"]
@@ -464,17 +465,17 @@ def test_chapter_figures_draw_the_closed_forms_and_name_them():
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()][2] == r"$\ell = 28$, $\zeta = 0.09$"
 
     ls = np.array([1, 3, 5])
-    theorem1 = {"l": ls, "theory": np.array([1.0, 0.9, 0.8]), "paper": np.array([1.0, 1.0, 0.9]),
-                "simulated": np.array([1.0, 0.91, 0.79]), "stderr": np.full(3, 0.01)}
-    lemma1 = {"theory": np.diag([1.0, 0.5, 0.2, 0.1]), "monte_carlo": np.diag([1.02, 0.49, 0.2, 0.11])}
+    theorem1 = ch2_pooling.Theorem1Check(ls, np.array([1.0, 0.9, 0.8]), np.array([1.0, 1.0, 0.9]),
+                                         np.array([1.0, 0.9, 0.8]), np.array([1.0, 0.91, 0.79]), np.full(3, 0.01))
+    lemma1 = ch2_pooling.Lemma1Check(np.diag([1.0, 0.5, 0.2, 0.1]), np.diag([1.02, 0.49, 0.2, 0.11]))
     fig = figs.theory_vs_simulation(theorem1, lemma1)
     left, right = fig.axes
     by_label = lambda ax: {ln.get_label(): ln for ln in ax.lines}   # noqa: E731
     exact, mc = by_label(left)["Theorem 1, exact"], by_label(right)["Monte Carlo (autograd)"]
-    np.testing.assert_allclose(exact.get_ydata(), theorem1["theory"])
+    np.testing.assert_allclose(exact.get_ydata(), theorem1.theory)
     np.testing.assert_allclose(mc.get_ydata(), [1.02, 0.49, 0.2, 0.11])
     simulated = left.containers[0].lines[0]                 # the simulations: hollow markers under the lines
-    np.testing.assert_allclose(simulated.get_ydata(), theorem1["simulated"])
+    np.testing.assert_allclose(simulated.get_ydata(), theorem1.simulated)
     for line, marks in ((exact, simulated), (by_label(right)["Lemma 1"], mc)):
         assert marks.get_markerfacecolor() == "none" and line.get_zorder() > marks.get_zorder()
     assert [t.get_text() for t in left.get_legend().get_texts()][0] == "Theorem 1, exact"

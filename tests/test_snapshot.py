@@ -76,17 +76,17 @@ def test_fig3_on_the_results():
 
 def test_pooling_rows_on_the_results():
     p = bundle.load_pooling(BUNDLE)
-    t1 = v.theorem1(p["theorem1"], POOLING)
+    t1 = v.theorem1(p.theorem1, POOLING)
     assert t1.verdict == v.DIFFERENCE and t1.values["gap_exact"] < 0.005 and t1.values["gap_printed"] == approx(0.23)
     assert t1.values["z_exact"] <= v.THEORY_Z < t1.values["z_printed"]
     # in the paper's own convention (classes at +-eps) the printed (2) overstates by 0.083, at l = 17
     assert t1.values["gap_printed_paper"] == approx(0.0827, 5e-4) and t1.values["l_printed_paper"] == 17
     assert "√(S/2)" in t1.reason and "complex" in t1.reason and "0.083" in t1.ours
     assert v.fig4a(POOLING).values == {"low": approx(1.0, 1e-3), "lost": [approx(0.5, 1e-6)] * 3}
-    lemma = v.lemma1(p["lemma1"], POOLING)
+    lemma = v.lemma1(p.lemma1, POOLING)
     assert lemma.verdict == v.DIFFERENCE and "1/S" in lemma.reason
     assert lemma.values["gap"] == approx(0.0056, 1e-4) and lemma.values["gap_printed"] == approx(3.0, 0.01)  # S - 1
-    b = v.fig4b(p["fig4b"]["loss"], ch2_pooling.fig4b_zeta(POOLING), POOLING)
+    b = v.fig4b(p.fig4b, ch2_pooling.fig4b_zeta(POOLING), POOLING)
     assert b.verdict == v.COMPARED and b.values["exits"] == [20, 20, 29, 33, 65, 116]
 
 

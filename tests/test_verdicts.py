@@ -11,7 +11,7 @@ from conftest import ROOT
 
 from nadcore import bundle, findings, nads, presets, published
 from nadcore import verdicts as v
-from nadcore.experiments import ch3_nads, ch6_antialias
+from nadcore.experiments import ch2_pooling, ch3_nads, ch6_antialias
 from nadcore.nads import NADResult
 from nadcore.plots import nads as plots_nads
 
@@ -150,8 +150,8 @@ def test_fig3_is_judged_at_the_best_noise_level_and_says_the_captions():
 
 def test_theorem1_flips_at_its_standard_errors():
     se = np.full(3, 0.001)
-    check = lambda exact_z, printed_z: {"l": np.array([1, 17, 21]), "simulated": np.full(3, 0.8),   # noqa: E731
-                                        "stderr": se, "theory": 0.8 + exact_z * se, "paper": 0.8 - printed_z * se}
+    check = lambda exact_z, printed_z: ch2_pooling.Theorem1Check(   # noqa: E731
+        np.array([1, 17, 21]), 0.8 + exact_z * se, 0.8 - printed_z * se, np.full(3, 0.8), np.full(3, 0.8), se)
     # at S = 2 the printed (2) is exact in the paper's convention: reproduced when the simulations say so too
     at_2 = dataclasses.replace(POOLING, S=2)
     assert v.theorem1(check(0.999 * v.THEORY_Z, 0.999 * v.THEORY_Z), at_2).verdict == v.REPRODUCED
@@ -168,11 +168,11 @@ def test_fig4a_flips_when_the_low_frequencies_lose_their_information():
 
 def test_lemma1_flips_at_its_tolerance():
     theory = np.array([[1.0, 0.0], [0.0, 0.5]])
-    assert v.lemma1({"theory": theory, "monte_carlo": theory + 0.999 * v.HESSIAN_TOL}, POOLING).verdict == \
+    assert v.lemma1(ch2_pooling.Lemma1Check(theory, theory + 0.999 * v.HESSIAN_TOL), POOLING).verdict == \
         v.DIFFERENCE                                   # S = 4: the printed lemma, without A's 1/S, is 4 times too large
     at_1 = dataclasses.replace(POOLING, S=1)
-    assert v.lemma1({"theory": theory, "monte_carlo": theory + 0.999 * v.HESSIAN_TOL}, at_1).verdict == v.REPRODUCED
-    assert v.lemma1({"theory": theory, "monte_carlo": theory + 1.01 * v.HESSIAN_TOL}, POOLING).verdict == \
+    assert v.lemma1(ch2_pooling.Lemma1Check(theory, theory + 0.999 * v.HESSIAN_TOL), at_1).verdict == v.REPRODUCED
+    assert v.lemma1(ch2_pooling.Lemma1Check(theory, theory + 1.01 * v.HESSIAN_TOL), POOLING).verdict == \
         v.NOT_REPRODUCED
 
 

@@ -579,7 +579,7 @@ _declare(BundleItem("sigma", lambda: {(s, r): sigma_settings(s, r) for s in SIGM
 
 # ----------------------------------------------------------------------------- Chapter 2
 
-def load_pooling(bundle_dir: str | Path = BUNDLE) -> dict[str, Any] | None:
+def load_pooling(bundle_dir: str | Path = BUNDLE) -> ch2_pooling.PoolingResults | None:
     """The pooling chapter's results at its paper preset (`ch2_pooling.chapter_results`), or None."""
     try:
         return ch2_pooling.chapter_results(presets.preset("pooling", "paper"), SEED, bundle_dir, DEVICE, compute=False)

@@ -379,7 +379,7 @@ def _pooling_stored(cfg, seed, results, part):
     """Whether the chapter would read `part` of its results from `results` (its record holds the
     settings of `cfg` and `seed`), through the chapter's own reader, which computes nothing."""
     try:
-        ch2_pooling.chapter_results(cfg, seed=seed, results_dir=results, compute=False, parts=(part,))
+        ch2_pooling.part_result(cfg, part, seed, results, compute=False)
     except (FileNotFoundError, store.StoreError):
         return False
     return True

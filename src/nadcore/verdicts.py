@@ -505,24 +505,25 @@ def fig3(without: Mapping[float, Mapping[tuple[int, int], float]],
 
 # ----------------------------------------------------------------------------- Theorem 1, Lemma 1, Fig. 4
 
-def theorem1(check: Mapping[str, np.ndarray], cfg: presets.Pooling) -> Row:
+def theorem1(check: ch2_pooling.Theorem1Check, cfg: presets.Pooling) -> Row:
     """Theorem 1 against the simulations of `ch2_pooling.chapter_results` (`theorem1`: `l`, `simulated`,
     `stderr`, `theory` with the exact constant, `paper` as printed in (2)), each within `THEORY_Z` standard
     errors of gamma(l)'s exact accuracy: with a difference when the printed constant is off. How far off is said
     in the paper's convention (classes at +-eps: `pooling.paper_bayes_accuracy`) and in the code's (classes eps
     apart, what the simulations draw), and where the printed (2) is exact (the paper's complex direction)."""
-    ok = np.asarray(check["stderr"]) > 0
-    z = lambda key: float(np.max(np.abs(check["simulated"] - check[key])[ok] / check["stderr"][ok]))   # noqa: E731
-    gap = lambda key: float(np.max(np.abs(check["simulated"] - check[key])))                          # noqa: E731
-    m, ls = pooling.prefilter("average", cfg.sim_D, cfg.S), [int(x) for x in np.asarray(check["l"])]
+    ok = np.asarray(check.stderr) > 0
+    z = lambda ref: float(np.max(np.abs(check.simulated - ref)[ok] / check.stderr[ok]))   # noqa: E731
+    gap = lambda ref: float(np.max(np.abs(check.simulated - ref)))                          # noqa: E731
+    m, ls = pooling.prefilter("average", cfg.sim_D, cfg.S), [int(x) for x in np.asarray(check.l)]
     exact_paper = pooling.paper_bayes_accuracy(m, cfg.S, cfg.eps, cfg.sigma, "real", ls).numpy()
     printed = pooling.bayes_accuracy(m, cfg.S, cfg.eps, cfg.sigma, "paper", ls).numpy()
     over = printed - exact_paper
-    z_exact, gap_exact, gap_printed, over_paper = z("theory"), gap("theory"), gap("paper"), float(over.max())
-    v = {"z_exact": z_exact, "z_printed": z("paper"), "gap_exact": gap_exact, "gap_printed": gap_printed,
+    z_exact, gap_exact, gap_printed = z(check.theory), gap(check.theory), gap(check.paper)
+    over_paper = float(over.max())
+    v = {"z_exact": z_exact, "z_printed": z(check.paper), "gap_exact": gap_exact, "gap_printed": gap_printed,
          "gap_printed_paper": over_paper, "l_printed_paper": ls[int(over.argmax())],
          "factor_paper": (cfg.S / 2) ** 0.5, "factor_code": (2 * cfg.S) ** 0.5}
-    off = z("paper") > THEORY_Z or over_paper > 0.005
+    off = z(check.paper) > THEORY_Z or over_paper > 0.005
     differs = ["the printed (2)'s argument is √(S/2) too large in the paper's convention (classes at ±ε), √(2S) in "
                "the code's (ε apart); exact for the paper's complex direction with circular noise at S = 4"
                if off else ""]
@@ -556,13 +557,13 @@ def fig4a(cfg: presets.Pooling) -> Row:
                values={"low": low, "lost": at_lost})
 
 
-def lemma1(check: Mapping[str, np.ndarray], cfg: presets.Pooling) -> Row:
+def lemma1(check: ch2_pooling.Lemma1Check, cfg: presets.Pooling) -> Row:
     """Lemma 1 against a Monte-Carlo average of autograd Hessians (`lemma1`: `monte_carlo`, `theory`, the lemma
     with the paper's own A = [I ... I] / sqrt(S) of Eq. 1): with a difference, since the lemma as printed omits
     that 1/S (it is S times the Monte Carlo)."""
-    scale = float(np.abs(check["theory"]).max())
-    gap = float(np.abs(check["monte_carlo"] - check["theory"]).max() / scale)
-    gap_printed = float(np.abs(check["monte_carlo"] - cfg.S * np.asarray(check["theory"])).max() / scale)
+    scale = float(np.abs(check.theory).max())
+    gap = float(np.abs(check.monte_carlo - check.theory).max() / scale)
+    gap_printed = float(np.abs(check.monte_carlo - cfg.S * np.asarray(check.theory)).max() / scale)
     off = gap_printed > HESSIAN_TOL
     differs = [f"the printed lemma omits the 1/S of the paper's own A = (1/√S)[I ⋯ I]: S = {cfg.S} times too large"
                if off else ""]
@@ -1102,7 +1103,7 @@ class Stored:
     sigma: Any = None
     fig2: Any = None
     fig3: Any = None
-    pooling: Any = None
+    pooling: ch2_pooling.PoolingResults | None = None
     stored: Any = None
     overlaps: Any = None
     fig6: ch3_nads.Fig6Comparison | None = None
@@ -1226,8 +1227,10 @@ def rows(results: Stored) -> list[Row]:
     out.append(fig2(iterations, ch1_fourier.run_iterations(results.fig2), c["lenet"].published, q2))
     out.append(fig3(results.fig3, results.sigma, caption, bundle.known_best_sigma(results.sigma)))
     cfg, p = presets.preset("pooling", "paper"), results.pooling
-    out += [theorem1(p["theorem1"], cfg), fig4a(cfg), lemma1(p["lemma1"], cfg),
-            fig4b(p["fig4b"]["loss"], ch2_pooling.fig4b_zeta(cfg), cfg)]
+    if p is None:
+        raise ValueError("results.pooling must hold Chapter 2's stored results (bundle.load_pooling); got None")
+    out += [theorem1(p.theorem1, cfg), fig4a(cfg), lemma1(p.lemma1, cfg),
+            fig4b(p.fig4b, ch2_pooling.fig4b_zeta(cfg), cfg)]
     out += list(nads_rows(results).values())
     cifar = results.cifar
     out += [fig7({n: (run["curve"], e) for n, (run, e) in cifar.items()}),

@@ -4,55 +4,86 @@ chapter, cached by `nadcore.store`. The theory itself is `nadcore.pooling`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from nadcore import pooling, presets, store
-from nadcore.checks import InputError
+from nadcore import checks, pooling, presets, store
 from nadcore.device import resolve
 from nadcore.seeds import derive
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
-
     import torch
     from numpy.typing import ArrayLike
 
 PARTS = ("fig4b", "theorem1", "lemma1")
 
 
+class Theorem1Check(NamedTuple):
+    """Theorem 1 against simulations on 1-D signals (`pooling.theorem1_check`, as stored): at the frequencies `l`,
+    the exact Bayes accuracy `theory`, the printed (2)'s `paper`, the pooled direction's `direction`, the
+    `simulated` accuracy and its `stderr`."""
+    l: np.ndarray
+    theory: np.ndarray
+    paper: np.ndarray
+    direction: np.ndarray
+    simulated: np.ndarray
+    stderr: np.ndarray
+
+
+class Lemma1Check(NamedTuple):
+    """Lemma 1 against a Monte-Carlo average Hessian (`pooling.lemma1_check`, as stored): `theory` and
+    `monte_carlo`, D x D."""
+    theory: np.ndarray
+    monte_carlo: np.ndarray
+
+
+class PoolingResults(NamedTuple):
+    """The pooling chapter's heavy results (`chapter_results`): Fig. 4b's training losses `fig4b` (directions x seeds
+    x steps) and the `theorem1` and `lemma1` checks."""
+    fig4b: np.ndarray
+    theorem1: Theorem1Check
+    lemma1: Lemma1Check
+
+
+def part_result(cfg: presets.Pooling, part: str, seed: int = 0, results_dir: str | Path = "../results",
+                device: str | torch.device = "cpu", progress: bool = True, compute: bool = True) -> store.Result:
+    """One of the chapter's heavy results, `part` of `PARTS`, for the preset `cfg`, cached by `nadcore.store` (with
+    `compute=False`, only read: a missing result raises `FileNotFoundError`). The Monte-Carlo checks run on the
+    CPU."""
+    checks.one_of("part", part, PARTS)
+    if part == "fig4b":
+        settings = {k: getattr(cfg, k) for k in ("D", "S", "eps", "train_ls", "train_seeds", "train_n", "train_steps",
+                                                 "train_lr", "train_sigma", "init_std")} | {"seed": seed}
+        on = resolve(device)
+        fn = lambda: {"loss": pooling.loss_curves(   # noqa: E731
+            cfg.train_ls, _prefilter(cfg), cfg.S, seeds=[derive(seed, s) for s in cfg.train_seeds],
+            progress=progress, eps=cfg.eps, sigma=cfg.train_sigma, n=cfg.train_n, steps=cfg.train_steps,
+            lr=cfg.train_lr, sigma_theta=cfg.init_std, sigma_phi=cfg.init_std, device=device)}
+    elif part == "theorem1":
+        settings = {k: getattr(cfg, k) for k in ("S", "eps", "sigma", "sim_D", "sim_ls", "sim_n_train", "sim_n_test")
+                    } | {"seed": seed}
+        on = "cpu"
+        fn = lambda: pooling.theorem1_check(   # noqa: E731
+            "average", cfg.sim_ls, cfg.S, cfg.eps, cfg.sigma, cfg.sim_n_train, cfg.sim_n_test, seed, size=cfg.sim_D,
+            progress=progress)
+    else:
+        settings = {k: getattr(cfg, k) for k in ("S", "eps", "train_sigma", "hess_D", "hess_l", "hess_n")
+                    } | {"seed": seed}
+        on = "cpu"
+        fn = lambda: pooling.lemma1_check(cfg.hess_D, cfg.S, cfg.hess_l, cfg.eps, cfg.train_sigma,  # noqa: E731
+                                          cfg.hess_n, seed)
+    path = Path(results_dir) / "pooling" / f"{part}_{store.key(settings)}.npz"
+    return store.cached(path, settings, fn, device=on) if compute else store.load(path, settings)
+
+
 def chapter_results(cfg: presets.Pooling, seed: int = 0, results_dir: str | Path = "../results",
-                    device: str | torch.device = "cpu", progress: bool = True, compute: bool = True,
-                    parts: Collection[str] = PARTS) -> dict[str, dict[str, np.ndarray]]:
-    """The heavy results `parts` (of `PARTS`) of the pooling chapter for the preset `cfg`, cached by
-    `nadcore.store` (with `compute=False`, only read: a missing result raises `FileNotFoundError`)."""
-    if not set(parts) <= set(PARTS):
-        raise InputError(f"parts must be a subset of {PARTS}; got {parts!r}")
-
-    root = Path(results_dir) / "pooling"
-
-    def cached(part, settings, fn, on="cpu"):   # the Monte-Carlo checks run on the CPU
-        if part not in parts:
-            return None
-        path = root / f"{part}_{store.key(settings)}.npz"
-        return store.cached(path, settings, fn, device=on) if compute else store.load(path, settings)
-
-    train = {k: getattr(cfg, k) for k in ("D", "S", "eps", "train_ls", "train_seeds", "train_n", "train_steps",
-                                 "train_lr", "train_sigma", "init_std")} | {"seed": seed}
-    fig4b = cached("fig4b", train, lambda: {"loss": pooling.loss_curves(
-        cfg.train_ls, _prefilter(cfg), cfg.S, seeds=[derive(seed, s) for s in cfg.train_seeds],
-        progress=progress, eps=cfg.eps, sigma=cfg.train_sigma, n=cfg.train_n, steps=cfg.train_steps,
-        lr=cfg.train_lr, sigma_theta=cfg.init_std, sigma_phi=cfg.init_std, device=device)}, resolve(device))
-    sim = {k: getattr(cfg, k) for k in ("S", "eps", "sigma", "sim_D", "sim_ls", "sim_n_train", "sim_n_test")
-           } | {"seed": seed}
-    thm1 = cached("theorem1", sim, lambda: pooling.theorem1_check(
-        "average", cfg.sim_ls, cfg.S, cfg.eps, cfg.sigma, cfg.sim_n_train, cfg.sim_n_test,
-        seed, size=cfg.sim_D, progress=progress))
-    hess = {k: getattr(cfg, k) for k in ("S", "eps", "train_sigma", "hess_D", "hess_l", "hess_n")} | {"seed": seed}
-    lem1 = cached("lemma1", hess, lambda: pooling.lemma1_check(
-        cfg.hess_D, cfg.S, cfg.hess_l, cfg.eps, cfg.train_sigma, cfg.hess_n, seed))
-    return {name: r.arrays for name, r in zip(PARTS, (fig4b, thm1, lem1)) if r is not None}
+                    device: str | torch.device = "cpu", progress: bool = True, compute: bool = True) -> PoolingResults:
+    """The heavy results of the pooling chapter for the preset `cfg` (`PoolingResults`, each `part_result`)."""
+    fig4b, thm1, lem1 = (part_result(cfg, part, seed, results_dir, device, progress, compute).arrays
+                         for part in PARTS)
+    return PoolingResults(fig4b["loss"], Theorem1Check(*(thm1[k] for k in Theorem1Check._fields)),
+                          Lemma1Check(*(lem1[k] for k in Lemma1Check._fields)))
 
 
 def _prefilter(cfg):

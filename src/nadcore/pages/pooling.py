@@ -25,7 +25,7 @@ class Findings:
     (`bundle.load_pooling`) at the published settings `big`, their zeta(l) `zeta`, and Fig. 4a in closed form
     at gamma(l) of the average pooling's prefilter `m_hat`: Bayes accuracy for our data (`exact`, classes eps
     apart) and as printed (`printed`)."""
-    paper: dict[str, Any]
+    paper: ch2_pooling.PoolingResults
     big: presets.Pooling
     zeta: Any
     m_hat: Any
@@ -46,9 +46,8 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
     f = Findings(paper, big, ch2_pooling.fig4b_zeta(big), m_hat,
                  pooling.bayes_accuracy(m_hat, S, eps, sigma).numpy(),
                  pooling.bayes_accuracy(m_hat, S, eps, sigma, convention="paper").numpy())
-    f.rows = {"theorem1": verdicts.theorem1(paper["theorem1"], big), "fig4a": verdicts.fig4a(big),
-              "lemma1": verdicts.lemma1(paper["lemma1"], big),
-              "fig4b": verdicts.fig4b(paper["fig4b"]["loss"], f.zeta, big)}
+    f.rows = {"theorem1": verdicts.theorem1(paper.theorem1, big), "fig4a": verdicts.fig4a(big),
+              "lemma1": verdicts.lemma1(paper.lemma1, big), "fig4b": verdicts.fig4b(paper.fig4b, f.zeta, big)}
     for part in (_verdicts(f), _settings(big), _fig4a(f)):
         f.glued.update(part)
     f.glued["paper_cost"] = Markdown(plan.duration(paper_cost_s(STEM)))
@@ -63,7 +62,7 @@ def _verdicts(f: Findings):
     out["verdict_note"] = Markdown(verdicts.POOLING_THRESHOLDS)
     t1 = rows["theorem1"].values
     order = np.argsort(-np.asarray(f.zeta, dtype=float))
-    ok = f.paper["theorem1"]["stderr"] > 0  # offsets where the simulation has any spread
+    ok = f.paper.theorem1.stderr > 0  # offsets where the simulation has any spread
     out.update({"paper_gap": t1["gap_exact"], "paper_z": t1["z_exact"], "paper_gap_printed": t1["gap_printed"],
                 "paper_hgap": 100 * rows["lemma1"].values["gap"], "spearman": rows["fig4b"].values["spearman"],
                 "paper_exits": Markdown(prose.and_list([str(rows["fig4b"].values["exits"][i]) for i in order])),
@@ -100,18 +99,18 @@ def _fig4a(f: Findings):
 def _gaps(results):
     """The run's Monte-Carlo checks against the theory: Theorem 1's largest gap (exact; two standard errors; as
     printed) and Lemma 1's relative to the largest entry."""
-    t1, l1 = results["theorem1"], results["lemma1"]
-    return (float(np.abs(t1["simulated"] - t1["theory"]).max()), float(2 * np.max(t1["stderr"])),
-            float(np.abs(t1["simulated"] - t1["paper"]).max()),
-            float(np.abs(l1["monte_carlo"] - l1["theory"]).max() / np.abs(l1["theory"]).max()))
+    t1, l1 = results.theorem1, results.lemma1
+    return (float(np.abs(t1.simulated - t1.theory).max()), float(2 * np.max(t1.stderr)),
+            float(np.abs(t1.simulated - t1.paper).max()),
+            float(np.abs(l1.monte_carlo - l1.theory).max() / np.abs(l1.theory).max()))
 
 
-def run_numbers(cfg: presets.Pooling, results: dict[str, Any]) -> dict[str, Any]:
+def run_numbers(cfg: presets.Pooling, results: ch2_pooling.PoolingResults) -> dict[str, Any]:
     """What the page's own run (`ch2_pooling.chapter_results` at the preset `cfg`) adds: Fig. 4b's plateau exits
     and zeta(l), the run's settings, and how far its Monte-Carlo checks lie from Theorem 1 (exact and as printed)
     and from Lemma 1."""
     gap, two_se, gap_printed, hgap = _gaps(results)
-    return {"exits": Markdown(prose.and_list(int(e) for e in ch2_pooling.plateau_exit(results["fig4b"]["loss"]))),
+    return {"exits": Markdown(prose.and_list(int(e) for e in ch2_pooling.plateau_exit(results.fig4b))),
             "zetas": Markdown(prose.and_list(f"{float(z):.2f}" for z in ch2_pooling.fig4b_zeta(cfg))),
             "fig4b_ls": Markdown(prose.and_list(cfg.train_ls)), "smoke_offsets": len(cfg.sim_ls),
             "smoke_sim_D": cfg.sim_D, "smoke_hess_D": cfg.hess_D, "smoke_seeds": len(cfg.train_seeds),
@@ -119,13 +118,13 @@ def run_numbers(cfg: presets.Pooling, results: dict[str, Any]) -> dict[str, Any]
             "hgap": 100 * hgap}
 
 
-def smoke_claims(f: Findings, results: dict[str, Any]) -> str:
+def smoke_claims(f: Findings, results: ch2_pooling.PoolingResults) -> str:
     """What the page's own run shows, as nbval compares it: gamma(l) and the Bayes accuracy at a few l (the
     published settings, in closed form), and the run's Monte-Carlo gaps and plateau exits."""
     gamma, (gap, two_se, gap_printed, hgap) = pooling.snr_gamma(f.m_hat, f.big.S), _gaps(results)
     lines = [f"l={l:3d}  gamma={gamma[l].item():8.3f}  accuracy={f.exact[l].item():.3f}  "
              f"(as printed: {f.printed[l].item():.3f})" for l in (1, 8, 24, 31, 40)]
-    exits = [int(e) for e in ch2_pooling.plateau_exit(results["fig4b"]["loss"])]
+    exits = [int(e) for e in ch2_pooling.plateau_exit(results.fig4b)]
     return "\n".join([*lines, f"Theorem 1: largest |simulated - theory| = {gap:.2f} (2 s.e. = {two_se:.2f})",
                       f"Theorem 1 as printed: largest |simulated - printed| = {gap_printed:.2f}",
                       f"Lemma 1: largest |Monte Carlo - theory| / max|theory| = {hgap:.2f}", f"plateau exits: {exits}"])

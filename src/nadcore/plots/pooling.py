@@ -14,12 +14,14 @@ from nadcore import pooling
 from nadcore.plots import style
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Sequence
 
     import torch
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from numpy.typing import ArrayLike
+
+    from nadcore.experiments import ch2_pooling
 
 EXACT = r"exact, $\Phi(\epsilon\,\gamma(\ell)\,/\,(2\sigma\sqrt{S}))$"
 PRINTED = r"as printed, $1 - Q(\sqrt{2}\,\epsilon\,\gamma(\ell)\,/\,(2\sigma))$"
@@ -67,24 +69,24 @@ def fig4b_training_loss(loss: ArrayLike, ls: Iterable[int],
     return fig
 
 
-def theory_vs_simulation(theorem1: Mapping[str, ArrayLike], lemma1: Mapping[str, ArrayLike]) -> Figure:
+def theory_vs_simulation(theorem1: ch2_pooling.Theorem1Check, lemma1: ch2_pooling.Lemma1Check) -> Figure:
     """Left: Theorem 1 (closed forms) against avg_pool1d simulations; right: Lemma 1's diagonal.
 
     The closed forms are lines drawn over the simulations, which are hollow markers: where they agree,
     both stay visible."""
     fig, (a, b) = style.figure(1, 2, width=0.97, height=3.6)
-    ls = np.asarray(theorem1["l"])
+    ls = np.asarray(theorem1.l)
     sim = "C2"
-    a.errorbar(ls, theorem1["simulated"], yerr=2 * np.asarray(theorem1["stderr"]), fmt="o", ms=5, mfc="none",
+    a.errorbar(ls, theorem1.simulated, yerr=2 * np.asarray(theorem1.stderr), fmt="o", ms=5, mfc="none",
                mew=1.0, color=sim, ecolor=sim, elinewidth=0.8, zorder=2, label="avg_pool1d + LDA (±2 s.e.)")
-    a.plot(ls, theorem1["theory"], "-", color="C0", lw=1.5, zorder=3, label="Theorem 1, exact")
-    a.plot(ls, theorem1["paper"], "--", color="C1", lw=1.5, zorder=3, label="Theorem 1, as printed")
+    a.plot(ls, theorem1.theory, "-", color="C0", lw=1.5, zorder=3, label="Theorem 1, exact")
+    a.plot(ls, theorem1.paper, "--", color="C1", lw=1.5, zorder=3, label="Theorem 1, as printed")
     a.set(xlabel=r"frequency index $\ell$", ylabel="accuracy", title="Theorem 1 vs simulation")
     a.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
-    D = np.asarray(lemma1["theory"]).shape[0]
-    b.plot(np.arange(D), np.diag(lemma1["monte_carlo"]), "o", ms=5, mfc="none", mew=1.0, color="C1", zorder=2,
+    D = np.asarray(lemma1.theory).shape[0]
+    b.plot(np.arange(D), np.diag(lemma1.monte_carlo), "o", ms=5, mfc="none", mew=1.0, color="C1", zorder=2,
            label="Monte Carlo (autograd)")
-    b.plot(np.arange(D), np.diag(lemma1["theory"]), "-", color="C0", lw=1.5, zorder=3, label="Lemma 1")
+    b.plot(np.arange(D), np.diag(lemma1.theory), "-", color="C0", lw=1.5, zorder=3, label="Lemma 1")
     b.set(xlabel=r"index $i$ of $\phi$", ylabel=r"$\mathbb{E}\,\partial^2 J / \partial \phi_i^2$",
           title="Lemma 1 vs Monte Carlo")
     b.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
