@@ -126,8 +126,8 @@ def test_fig6_lenet_on_the_results(fig6, fig6_nads):
     assert (ours.learnt, ours.chance) == (21, 11) and ours.bias == approx(-13.9)
     assert x["bands"][("ours", 1.5)].bias == approx(-11.2)
     assert "57.4 ± 1.8" in row.ours and "σ = 1.5, ours: 99.7 ± 0.0, 80.7 ± 0.5" in row.ours
-    assert x["spectrum"]["csv"] == approx(0.786, 5e-4) and x["spectrum"]["file"] == approx(0.537, 5e-4)
-    assert x["spectrum"]["others"] < 1e-6 and "not computed on the released NAD file" in row.detail
+    assert x["spectrum"].csv == approx(0.786, 5e-4) and x["spectrum"].file == approx(0.537, 5e-4)
+    assert x["spectrum"].others < 1e-6 and "not computed on the released NAD file" in row.detail
     # the published curve's spectrum: closest in shape to the secant from 3,000 networks, not the released 10,000
     trace = x["trace"]
     closest = min(trace, key=trace.get)

@@ -421,26 +421,25 @@ def fig2(iterations: Mapping[str, Mapping[tuple[int, int], int]], limit: int,
     over the directions it fits within the run only: the others tie, and would carry the statistic). The
     published Fig. 2 is an image: compared qualitatively, naming the loss threshold the paper does not state
     and the directions LeNet never fits."""
-    hit = ch1_fourier.reached(iterations, limit)
+    (lr_hit, lr_cells), (reached, cells) = (ch1_fourier.reached(iterations, limit)[a] for a in ("logreg", "lenet"))
     lr = [x for x in iterations["logreg"].values() if x <= limit]
     spread = max(lr) / min(lr) if lr else float("inf")
     fitted = {c: x for c, x in iterations["lenet"].items() if x <= limit}
     rho = (ch1_fourier.speed_and_accuracy(fitted, limit, lenet_published)["spearman"] if len(fitted) >= 3
            else float("nan"))
-    checks = {"LogReg fits every direction alike": hit["logreg"][0] == hit["logreg"][1] and spread <= SPEED_SPREAD,
-              "LeNet fits some directions, not all": 0 < hit["lenet"][0] < hit["lenet"][1],
+    checks = {"LogReg fits every direction alike": lr_hit == lr_cells and spread <= SPEED_SPREAD,
+              "LeNet fits some directions, not all": 0 < reached < cells,
               f"LeNet's speed ranks as its accuracy: ρ {rho:.2f}": rho >= SPEED_RHO}
     failed = [k for k, ok in checks.items() if not ok]
-    reached, cells = hit["lenet"]
     differs = [f"loss < {settings.threshold:g} (the paper states none)",
                f"LeNet never reaches it on {cells - reached} of {cells} directions within {limit} iterations"]
     return Row("Fig. 2", "iterations to a small loss depend on the direction", "an image only (no data)",
-               f"LogReg: all {hit['logreg'][1]} directions in {prose.span(lr, 'd') if lr else '–'} iterations; LeNet: "
+               f"LogReg: all {lr_cells} directions in {prose.span(lr, 'd') if lr else '–'} iterations; LeNet: "
                f"{reached} of {cells} directions, fastest where the published Fig. 1 is highest (ρ {rho:.2f} over "
                f"those {reached})", f"σ = {settings.sigma:g}, 1 seed",
                *verdict(not failed, differs, evidence="image", failure="; ".join(failed)), ("ch1-fig2-bundle",),
-               values={"logreg_reached": hit["logreg"], "lenet_reached": hit["lenet"], "logreg_spread": spread,
-                       "spearman": rho})
+               values={"logreg_reached": (lr_hit, lr_cells), "lenet_reached": (reached, cells),
+                       "logreg_spread": spread, "spearman": rho})
 
 
 class _Fig3At(NamedTuple):
@@ -792,10 +791,10 @@ def fig6_lenet(f6: ch3_nads.Fig6Comparison, seeds: Mapping[float, Sequence[Mappi
         f"Along {tried}, LeNet learns less far up the NAD indices than the published curve (chance from NAD "
         f"{chance} along ours at σ = {sigma:g}, published {chance_pub}). The published curve was "
         f"probably not computed on the released NAD file: its own eigenvalues, published beside it, give λ₁/λ₀ = "
-        f"{sp['csv']:.3f} "
+        f"{sp.csv:.3f} "
         f"where the "
-        f"file gives {sp['file']:.3f}, while the other three networks' curves carry their files' eigenvalues exactly."
-        + _trace_text(trace, sp["csv"]) + _oracle_text(published.AUTHORS_CODE_FIG6_LENET, pub))
+        f"file gives {sp.file:.3f}, while the other three networks' curves carry their files' eigenvalues exactly."
+        + _trace_text(trace, sp.csv) + _oracle_text(published.AUTHORS_CODE_FIG6_LENET, pub))
     seeds_n = sorted({len(r) for r in candidates.values()})
     return Row("Fig. 6, LeNet", "accuracy on D(uᵢ) falls with the NAD index i",
                f"{_nums(pub[i] for i in shown)} % at NAD {_nums(shown, 'd')}; chance from {chance_pub}",
@@ -837,15 +836,23 @@ def _oracle_text(oracle: Mapping[int, Sequence[float]], pub: Mapping[int, float 
             + ", ".join(f"{pub[i]:.1f}" for i in oracle if pub.get(i) is not None) + " %).")
 
 
-def published_spectrum_gap() -> dict[str, float]:
+class SpectrumGap(NamedTuple):
+    """`published_spectrum_gap`: lambda_1 / lambda_0 of LeNet's published Fig. 6 curve (`csv`) and of its released
+    eigenvalue file (`file`), and the largest relative difference of the other three networks' curves from theirs
+    (`others`)."""
+    csv: float
+    file: float
+    others: float
+
+
+def published_spectrum_gap() -> SpectrumGap:
     """lambda_1 / lambda_0 of LeNet's published Fig. 6 curve (its `eig_ln` column, `published.fig6`) and of the
     released LeNet eigenvalue file (`published.spectrum`), and the largest relative difference of the other three
     networks' curves from their files: the curve's own spectrum says which NADs it was computed on."""
     ratio = lambda x: float(x[1] / x[0])   # noqa: E731
     others = max(float(np.max(np.abs(published.fig6(a).singular_value - published.singular_values(a))
                               / published.singular_values(a).max())) for a in ("vgg11", "resnet18", "densenet121"))
-    return {"csv": ratio(published.fig6("lenet").eigenvalue), "file": ratio(published.spectrum("lenet")),
-            "others": others}
+    return SpectrumGap(ratio(published.fig6("lenet").eigenvalue), ratio(published.spectrum("lenet")), others)
 
 
 def fig6_deep(runs: Sequence[Mapping[int, float]], curve: published.Fig6Curve, arch: str,
