@@ -270,16 +270,15 @@ def bands_text(b: Bands) -> str:
 
 # ----------------------------------------------------------------------------- NAD paper, Figs. 1-3
 
-def grid_mad(ours: Mapping[tuple[int, int], float], published_grid: Mapping[tuple[int, int], float]) -> float:
-    """Mean |difference| (points) of two Fig. 1 grids on their common cells (`published.compare_grids`)."""
-    return published.compare_grids(ours, published_grid).mean_abs_difference
-
-
 def grid_bands(ours: Mapping[tuple[int, int], float],
                published_grid: Mapping[tuple[int, int], float]) -> Bands:
     """`bands` of two Fig. 1 grids on their common directions, each pair {k, -k} once (`fourier.canonical`;
     the published grid holds both halves, mirrored)."""
-    c = published.compare_grids(ours, published_grid)
+    return compared_bands(published.compare_grids(ours, published_grid))
+
+
+def compared_bands(c: published.GridComparison) -> Bands:
+    """`grid_bands` of two grids already compared (`published.compare_grids`)."""
     keep = [i for i, cell in enumerate(c.cells) if fourier.canonical(*cell) == tuple(cell)]
     return bands(c.ours[keep], c.published[keep])
 
@@ -289,12 +288,13 @@ def fig1_logreg(comparison: Mapping[str, published.Fig1Pair], settings: Mapping[
     `GRID_MAD` of the published grid (`bands_agree`)."""
     c = comparison["logreg"]
     ours, pub = list(c.ours.values()), list(c.published.values())
-    b = grid_bands(c.ours, c.published)
+    s = c.stats or published.compare_grids(c.ours, c.published)
+    b = compared_bands(s)
     return Row("Fig. 1, LogReg", "no directional bias", f"{prose.span(pub)} % on all {len(pub)} cells",
                f"{prose.span(ours)} % on all {len(ours)} directions",
                f"σ = {settings['sigma']:g}, n = {settings['n']:,}, {settings['epochs']} epochs",
                *verdict(bands_agree(b, GRID_MAD), failure=bands_text(b)), (),
-               values={"mad": grid_mad(c.ours, c.published), "min": min(ours), "max": max(ours), **b._asdict()})
+               values={"mad": s.mean_abs_difference, "min": min(ours), "max": max(ours), **b._asdict()})
 
 
 def _seed_gap(grids, pub):
@@ -373,9 +373,8 @@ def fig1_deep(comparison: Mapping[str, published.Fig1Pair], arch: str, settings:
     c = comparison[arch]
     if not c.stored:
         raise ValueError(f"no stored Fig. 1 cell of {arch}")
-    b = grid_bands(c.ours, c.published)
-    s = published.compare_grids(c.ours, c.published)
-    mean_pub = float(s.published.mean())
+    s = c.stats or published.compare_grids(c.ours, c.published)
+    b, mean_pub = compared_bands(s), float(s.published.mean())
     v = {"mad": s.mean_abs_difference, "pearson": s.pearson, "spearman": s.spearman, "cells": c.stored,
          "mean": float(s.ours.mean()), "mean_published": mean_pub, **b._asdict()}
     differs = deep_differs(settings, caption, arch, trained, c.stored, c.cells)
@@ -517,18 +516,18 @@ def theorem1(check: ch2_pooling.Theorem1Check, cfg: presets.Pooling) -> Row:
     exact_paper = pooling.paper_bayes_accuracy(m, cfg.S, cfg.eps, cfg.sigma, "real", ls).numpy()
     printed = pooling.bayes_accuracy(m, cfg.S, cfg.eps, cfg.sigma, "paper", ls).numpy()
     over = printed - exact_paper
-    z_exact, gap_exact, gap_printed = z(check.theory), gap(check.theory), gap(check.paper)
-    over_paper = float(over.max())
-    v = {"z_exact": z_exact, "z_printed": z(check.paper), "gap_exact": gap_exact, "gap_printed": gap_printed,
-         "gap_printed_paper": over_paper, "l_printed_paper": ls[int(over.argmax())],
+    z_exact, z_printed, gap_exact, gap_printed = z(check.theory), z(check.paper), gap(check.theory), gap(check.paper)
+    over_paper, l_over = float(over.max()), ls[int(over.argmax())]
+    v = {"z_exact": z_exact, "z_printed": z_printed, "gap_exact": gap_exact, "gap_printed": gap_printed,
+         "gap_printed_paper": over_paper, "l_printed_paper": l_over,
          "factor_paper": (cfg.S / 2) ** 0.5, "factor_code": (2 * cfg.S) ** 0.5}
-    off = z(check.paper) > THEORY_Z or over_paper > 0.005
+    off = z_printed > THEORY_Z or over_paper > 0.005
     differs = ["the printed (2)'s argument is √(S/2) too large in the paper's convention (classes at ±ε), √(2S) in "
                "the code's (ε apart); exact for the paper's complex direction with circular noise at S = 4"
                if off else ""]
     detail = "" if not off else (
         f"In the paper's own convention (x = εyv + w, classes at ±ε), the printed (2) overstates the Bayes accuracy "
-        f"by up to {over_paper:.3f} (ℓ = {ls[int(over.argmax())]}), Φ(εγ(ℓ)/(σ√S)) being exact for a real "
+        f"by up to {over_paper:.3f} (ℓ = {l_over}), Φ(εγ(ℓ)/(σ√S)) being exact for a real "
         f"Fourier direction; in this book's data (classes ε apart, the authors' code's) by up to "
         f"{gap_printed:.2f}. For the paper's literal complex direction with circular noise the exact accuracy is "
         "Φ(√2εγ(ℓ)/(σ√S)), which the printed (2) equals at S = 4.")

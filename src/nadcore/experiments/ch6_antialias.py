@@ -300,9 +300,7 @@ def with_seeds(results: AntialiasResults, more: Mapping[str, Sequence[Mapping]])
     `more` ({variant: [grid per seed]}, `fig1_seeds`) whose grids are whole for every variant; Theorem 1's agreement
     recomputed on that mean, `seeds` their count. The NADs and Fig. 6 stay seed 0's. The predictions' Fig. 1
     verdicts are judged on it: the cells' seed means are the bootstrap's samples (`band_gap`)."""
-    cells = len(results.grid.half())
-    whole = min((sum(1 for _ in _prefix([results.fig1[v], *more.get(v, [])], cells)) for v in results.variants),
-                default=0)
+    whole = _whole_seeds(results.fig1, more, len(results.grid.half()))
     if whole < 2:
         return results
     fig1 = {v: fourier.seed_mean_grid([results.fig1[v], *more[v][:whole - 1]]) for v in results.variants}
@@ -374,7 +372,7 @@ def seed_study(first: Mapping[str, Mapping[tuple[int, int], float]], more: Mappi
     per seed]}), `order` (the prefiltered variants, `BLURRED`, by decreasing low band, per seed) and `tau`
     (Kendall's tau of the seeds' orders, each pair of seeds; NaN below two seeds)."""
     grids = {v: [first[v], *more.get(v, [])] for v in first}
-    whole = min((sum(1 for _ in _prefix(g, cells)) for g in grids.values()), default=0)
+    whole = _whole_seeds(first, more, cells)
     low = {v: [band_means(g)["low"] for g in gs[:whole]] for v, gs in grids.items()}
     gap = {v: [band_gap(g)[0] for g in gs[:whole]] for v, gs in grids.items()}
     blurred = [v for v in BLURRED if v in low]
@@ -411,6 +409,11 @@ def seed_takeaway(study: SeedStudy) -> str:
     if all(o == study.order[0] for o in study.order):
         return f"{n} seeds keep the prefiltered variants' order in the band."
     return f"{n} seeds change the prefiltered variants' order in the band."
+
+
+def _whole_seeds(first, more, cells):
+    """How many leading seeds (seed 0 `first[v]`, then `more[v]`) hold all `cells` directions for every variant."""
+    return min((sum(1 for _ in _prefix([g, *more.get(v, [])], cells)) for v, g in first.items()), default=0)
 
 
 def _prefix(grids, cells):
@@ -489,14 +492,13 @@ def prefilter_energy(variant: str) -> float:
     return float(m.mean() / m[0, 0])
 
 
-def lead_reading(results: AntialiasResults, intervals: bool = True) -> str:
-    """Which prefilters' leads on the low band `results` resolves (`band_gap` against `BAND_GAP`), as a clause: "every
-    prefilter's lead is resolved", or which are not (with their `intervals`)."""
-    gaps = {v: band_gap(results.fig1[v]) for v in BLURRED if v in results.fig1}
-    open_ = [v for v, (_, lower, upper) in gaps.items() if lower <= BAND_GAP < upper]
+def lead_reading(blur: findings.Verdict, intervals: bool = True) -> str:
+    """Which prefilters' leads on the low band the verdict `blur` (`predictions`' "blur_keeps_bias") leaves
+    unresolved, as a clause: "every prefilter's lead is resolved", or which are not (with their `intervals`)."""
+    open_, lower, upper = (blur.values.get(k, {}) for k in ("open", "lower", "upper"))
     if not open_:
         return "every prefilter's lead is resolved"
-    within = ", ".join(f"{NAMES[v] + ' ' if len(open_) > 1 else ''}{gaps[v][1]:.1f} to {gaps[v][2]:.1f}"
+    within = ", ".join(f"{NAMES[v] + ' ' if len(open_) > 1 else ''}{lower[v]:.1f} to {upper[v]:.1f}"
                        for v in open_)
     names = " and ".join(NAMES[v] for v in open_)
     whose = f"{names}'s lead is" if len(open_) == 1 else f"the leads of {names} are"
@@ -554,17 +556,18 @@ def predictions(results: AntialiasResults) -> dict[str, findings.Verdict]:
         gaps = {v: n[f"{v}_gap"] for v in BLURRED}
         lower, upper = ({v: n[f"{v}_gap_{end}"] for v in BLURRED} for end in ("lower", "upper"))
         flat = [NAMES[v] for v in BLURRED if upper[v] <= BAND_GAP]
-        open_ = [NAMES[v] for v in BLURRED if lower[v] <= BAND_GAP < upper[v]]
+        open_ = [v for v in BLURRED if lower[v] <= BAND_GAP < upper[v]]
         verdict, reason = ((findings.FAILS, f"flat: {', '.join(flat)}") if flat else
                            (findings.UNRESOLVED,
-                            f"the interval of {', '.join(open_)} reaches below {BAND_GAP:g} points")
+                            f"the interval of {', '.join(NAMES[v] for v in open_)} reaches below {BAND_GAP:g} points")
                            if open_ else (findings.HOLDS, ""))
         worst = min(BLURRED, key=lambda v: lower[v])
         return _Judged(measured=f"the variants with a prefilter lead on |k| ≤ 4 by {span(gaps.values())} points over "
                              f"their other cells (least: {NAMES[worst]}, {gaps[worst]:.1f}, {LEVEL * 100:g} % "
                              f"interval {lower[worst]:.1f} to {upper[worst]:.1f}; BlurPool-3: "
                              f"{n['blur3_band_low']:.1f} % and {n['blur3_band_high']:.1f} %)",
-                    outcome=verdict, reason=reason, values={"gaps": gaps, "lower": lower, "upper": upper})
+                    outcome=verdict, reason=reason,
+                    values={"gaps": gaps, "lower": lower, "upper": upper, "open": open_})
 
     def nyquist():
         eight = {v: n[f"{v}_band_eight"] for v in POOLED if v in present}

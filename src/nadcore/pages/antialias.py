@@ -46,7 +46,10 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
         f.boxes.append(page.not_computed(f"Chapter 6 at the published settings ({gaps[0]})",
                                          "python -m nadcore.bundle antialias", gaps[1]))
     judged = {"aa": f.judged(learns=False), "aa15": f.judged(learns=True)}
-    for part in (_numbers(f), _context(f, judged, bundle_dir), _readings(f, judged), paper_cost(STEM), _seeds(f)):
+    verdicts_ = {p: antialias.predictions(r) for p, r in judged.items()}   # Fig. 1 judged on the seeds' mean
+    numbers = {"aa": antialias.key_numbers(f.paper), "aa15": antialias.key_numbers(f.learns)}   # seed 0's
+    for part in (_numbers(f, numbers), _context(verdicts_, bundle_dir), _readings(f, numbers, judged, verdicts_),
+                 paper_cost(STEM), _seeds(f)):
         f.glued.update(part)
     return f
 
@@ -72,40 +75,41 @@ def _seeds(f: Findings):
     return out
 
 
-def _numbers(f: Findings):
-    """Each run's settings and key numbers, and Fig. 6 at every index by variant (aa_: the caption's sigma;
-    aa15_: where LeNet learns)."""
+def _numbers(f: Findings, numbers):
+    """Each run's settings and key numbers (`numbers`, `ch6_antialias.key_numbers` by prefix), and Fig. 6 at every
+    index by variant (aa_: the caption's sigma; aa15_: where LeNet learns)."""
     out: dict[str, Any] = {}
     for prefix, results in (("aa", f.paper), ("aa15", f.learns)):
         out.update({f"{prefix}_paper_{k}": v for k, v in antialias.setting_numbers(results).items()})
-        out.update({f"{prefix}_{k}": v for k, v in antialias.key_numbers(results).items()})
+        out.update({f"{prefix}_{k}": v for k, v in numbers[prefix].items()})
         out.update({f"{prefix}_{v}_fig6_{i}": results.fig6[v].get(i, float("nan"))
                     for v in results.variants for i in results.settings.indices})
     return out
 
 
-def _context(f: Findings, judged, bundle_dir):
+def _context(verdicts_, bundle_dir):
     """Chapter 3's LeNet beside these, the paper's N, and the verdicts on the predictions at both sigmas (Fig. 1
-    judged on the seeds' mean, `judged`)."""
+    judged on the seeds' mean: `verdicts_`, `ch6_antialias.predictions` by prefix)."""
     return {"aa_ch3_fig6_first": bundle.load_fig6(bundle_dir).get(0, float("nan")),
             "aa_ch3_networks": bundle.nad_networks("lenet"),
             "aa_nads_published": presets.preset("nads", "paper").num_networks["default"],
-            "verdict": verdicts.prediction_table(antialias.predictions(judged["aa"])),
-            "verdict_learns": verdicts.prediction_table(antialias.predictions(judged["aa15"])),
+            "verdict": verdicts.prediction_table(verdicts_["aa"]),
+            "verdict_learns": verdicts.prediction_table(verdicts_["aa15"]),
             "verdict_note": Markdown(antialias.thresholds()), "aa_band_gap": antialias.BAND_GAP}
 
 
-def _readings(f: Findings, judged):
-    """The numbers the readings quote: the k = 8 lines with pooling, the blurs' low-band lead where LeNet learns
-    (and the least resolved) on the seeds' mean (`judged`), which leads each sigma resolves, the binomial blurs' high
-    band, Fig. 6's first NAD and past 128."""
+def _readings(f: Findings, numbers, judged, verdicts_):
+    """The numbers the readings quote: the k = 8 lines with pooling (seed 0's `numbers`), the blurs' low-band lead
+    where LeNet learns (and the least resolved) on the seeds' mean (the blur verdicts of `verdicts_` on `judged`),
+    which leads each sigma resolves, the binomial blurs' high band, Fig. 6's first NAD and past 128."""
     nan = float("nan")
-    n3, n15 = antialias.key_numbers(f.paper), antialias.key_numbers(f.learns)
-    j15 = antialias.key_numbers(judged["aa15"])
+    n3, n15 = numbers["aa"], numbers["aa15"]
+    blur = {p: v["blur_keeps_bias"] for p, v in verdicts_.items()}
+    lead = blur["aa15"].values
     pooled = [v for v in antialias.POOLED if v in f.paper.variants]
     eight = [n[f"{v}_band_eight"] for n in (n3, n15) for v in pooled]
-    gaps = {v: j15[f"{v}_gap"] for v in antialias.BLURRED}
-    least = min(antialias.BLURRED, key=lambda v: j15[f"{v}_gap_lower"])  # the least resolved lead
+    gaps = lead["gaps"]
+    least = min(antialias.BLURRED, key=lambda v: lead["lower"][v])  # the least resolved lead
     binomial = [n15[f"{v}_band_high"] for v in ("blur3", "blur5", "maxblur3", "maxblur5")]
     first = [f.learns.fig6[v].get(0, nan) for v in pooled]
     past = [a for v in pooled for i, a in f.learns.fig6[v].items() if i > 128]
@@ -113,9 +117,10 @@ def _readings(f: Findings, judged):
                            "aa15_gap_min": min(gaps.values()), "aa15_gap_max": max(gaps.values()),
                            "aa15_least": antialias.NAMES[least], "aa15_judged_seeds": judged["aa15"].seeds,
                            "aa_judged_seeds": judged["aa"].seeds,
-                           **{f"{p}_lead_reading": Markdown(antialias.lead_reading(r)) for p, r in judged.items()},
-                           "aa_lead_short": Markdown(antialias.lead_reading(judged["aa"], intervals=False))}
-    out.update({f"aa15_least_{end}": j15[f"{least}_{end}"] for end in ("gap", "gap_lower", "gap_upper")})
+                           **{f"{p}_lead_reading": Markdown(antialias.lead_reading(b)) for p, b in blur.items()},
+                           "aa_lead_short": Markdown(antialias.lead_reading(blur["aa"], intervals=False)),
+                           "aa15_least_gap": gaps[least], "aa15_least_gap_lower": lead["lower"][least],
+                           "aa15_least_gap_upper": lead["upper"][least]}
     out.update({"aa15_binomial_high_min": min(binomial), "aa15_binomial_high_max": max(binomial),
                 "aa15_first_min": min(first), "aa15_first_max": max(first),
                 "aa15_past128_min": min(past, default=nan), "aa15_past128_max": max(past, default=nan)})
