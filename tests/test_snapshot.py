@@ -275,7 +275,7 @@ def test_the_reading_of_chapter_7_matches_the_bundle(zoo_paper):
     assert n["resnet18_blur_effective_rank"] < n["resnet18_effective_rank"] / 5
     # the caution: LeNet's secant NADs (the paper's estimator) are low-frequency, its exact-gradient ones not
     secant = ch7_zoo.isotropy(bundle.load_nad("lenet"))
-    assert secant["low"] > 10 * n["lenet_low"] and secant["effective_rank"] < n["lenet_effective_rank"]
+    assert secant.low > 10 * n["lenet_low"] and secant.effective_rank < n["lenet_effective_rank"]
     verdict = ch7_zoo.verdict(zoo_paper)
     assert [p.outcome for p in verdict.values()] == [findings.HOLDS, findings.FAILS, findings.HOLDS, findings.HOLDS]
 

@@ -215,8 +215,8 @@ def test_isotropic_shares_match_monte_carlo():
     # below (1 + sqrt(gamma))^2, and its entropy rank is at least its participation ratio D / (1 + gamma)
     n, gamma = 20000, 1024 / 20000
     measures, lam = ch7_zoo.isotropic_reference(n, k=16, seed=2)
-    assert 16 / 1024 < measures["top"] < 16 / 1024 * (1 + np.sqrt(gamma)) ** 2
-    assert 0.99 * 1024 / (1 + gamma) < measures["effective_rank"] < 1024 and lam[0] >= lam[-1]
+    assert 16 / 1024 < measures.top < 16 / 1024 * (1 + np.sqrt(gamma)) ** 2
+    assert 0.99 * 1024 / (1 + gamma) < measures.effective_rank < 1024 and lam[0] >= lam[-1]
 
 
 def _estimate_of(gradients, **settings):
@@ -297,9 +297,10 @@ def test_chapter_7_computes_stores_and_reads_back(zoo_tiny, tmp_path):
     assert sorted(tmp_path.rglob("*.npz")) == files                                    # read-only: nothing new
     np.testing.assert_array_equal(again.nads["vit"].nads, out.nads["vit"].nads)
     numbers = ch7_zoo.key_numbers(again)
-    assert numbers["vit_top"] == out.isotropy["vit"]["top"]
+    assert numbers["vit_top"] == out.isotropy["vit"].top and out.isotropy["vit"]["top"] == out.isotropy["vit"].top
     assert numbers["vit_conv4"] == out.convergence["vit"]["overlap"][-1][1]
-    assert numbers["isotropic_top"] == out.isotropic["top"]
+    assert numbers["isotropic_top"] == out.isotropic.top
+    assert list(ch7_zoo.verdict(again)) == ["vit"]                 # the other predictions read networks not run
     lam = again.nads["vit"].eigenvalues                      # top = 4: lambda_3 and lambda_4 over lambda_0
     assert numbers["vit_lam3"] == lam[3] / lam[0] and numbers["vit_lam4"] == lam[4] / lam[0]
     assert numbers["networks"] == numbers["vit_networks"] == 30 and "secant_networks" not in numbers

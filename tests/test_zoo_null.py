@@ -116,14 +116,14 @@ def test_null_fig6_stores_its_cells_and_reads_them_back(tmp_path):
     cfg = dataclasses.replace(presets.preset("zoo", "smoke"),
                               fig6=presets.Fig6(n_train=8, sigma=1.0, eps=1.0, epochs=1, max_lr={"default": 0.05}))
     out = ch7_zoo.null_fig6(stored, cfg, tmp_path, replicates=1, tiles=[(1, 2)])
-    assert out["tiles"] == [(1, 2)] and out["seeds"] == [0]
-    assert out["null"].shape == out["control"].shape == (1, 1)
-    assert 0 <= out["null"][0, 0] <= 100 and 0 <= out["control"][0, 0] <= 100
+    assert out.tiles == [(1, 2)] and out.seeds == [0]
+    assert out.null.shape == out.control.shape == (1, 1)
+    assert 0 <= out.null[0, 0] <= 100 and 0 <= out.control[0, 0] <= 100
     files = sorted((tmp_path / "nads" / "fig6_convnext").glob("*.npz"))
     assert len(files) == 2
     again = ch7_zoo.null_fig6(stored, cfg, tmp_path, replicates=2, tiles=[(1, 2)], compute=False)
-    assert again["null"][0, 0] == out["null"][0, 0] and again["control"][0, 0] == out["control"][0, 0]
-    assert np.isnan(again["null"][1, 0]) and again["seeds"][1] != 0          # replicate 1: not computed
+    assert again.null[0, 0] == out.null[0, 0] and again.control[0, 0] == out.control[0, 0]
+    assert np.isnan(again.null[1, 0]) and again.seeds[1] != 0          # replicate 1: not computed
     assert sorted((tmp_path / "nads" / "fig6_convnext").glob("*.npz")) == files
     with pytest.raises(ValueError, match="replicates must be an integer >= 1; got 0"):
         ch7_zoo.null_fig6(stored, cfg, tmp_path, replicates=0)
@@ -147,20 +147,21 @@ def test_gradient_cosines_measure_the_tile_restricted_gradient():
 def test_null_numbers_name_the_readings_for_the_prose():
     overlap = {"rank": 960, "null": 64, "tiles": 64, "overlap": 0.99999997, "worst": 0.9999999}
     ablation = {"as built": np.array([[1e-7, 3e-8]]), "stem LN": np.array([[2e-4, 3e-4]])}
-    fig6 = {"tiles": [(1, 2), (5, 6)], "seeds": [0, 7],
-            "null": np.array([[60.0, 70.0], [64.0, np.nan]]), "control": np.array([[62.0, 71.0], [66.0, np.nan]])}
+    fig6 = ch7_zoo.NullFig6([(1, 2), (5, 6)], [0, 7], null=np.array([[60.0, 70.0], [64.0, np.nan]]),
+                            control=np.array([[62.0, 71.0], [66.0, np.nan]]))
     n = ch7_zoo.null_numbers(overlap, ablation, fig6)
     assert n["null_rank"] == 960 and n["null_worst"] == 0.9999999
     assert n["null_cos_as_built"] == 1e-7 and n["null_cos_stem_LN"] == 3e-4
     assert n["null_fig6_null"] == pytest.approx(194 / 3) and n["null_fig6_control_cells"] == 3
     assert n["null_fig6_null_sd"] == pytest.approx(np.std([60, 70, 64], ddof=1))
     assert n["null_fig6_gap"] == pytest.approx(2.0)          # tile (1, 2): (-2 - 2) / 2; tile (5, 6): -1
-    nothing = ch7_zoo.null_numbers(overlap, None, {"null": np.full((3, 3), np.nan), "control": np.full((3, 3), np.nan)})
-    assert not any(k.startswith("null_fig6") for k in nothing)
+    nothing = fig6._replace(null=np.full((2, 2), np.nan), control=np.full((2, 2), np.nan))
+    assert not any(k.startswith("null_fig6") for k in ch7_zoo.null_numbers(overlap, None, nothing))
     # the chapter's verdict row: as well as the controls when no patch's gap exceeds NULL_GAP points
-    row = ch7_zoo.null_verdict(n)
+    row = ch7_zoo.null_verdict(fig6)
     assert row is not None and (row.question, row.expected) == ch7_zoo.NULL_PREDICTION
     assert row.outcome == (findings.HOLDS if n["null_fig6_gap"] <= ch7_zoo.NULL_GAP else findings.FAILS)
     assert "64.7 ± 5.0% along x₀ on a patch" in row.measured and "largest gap on a patch 2.0 points" in row.measured
-    worse = ch7_zoo.null_verdict(ch7_zoo.null_numbers(overlap, None, {**fig6, "null": fig6["null"] - 5}))
-    assert worse is not None and worse.outcome == findings.FAILS and ch7_zoo.null_verdict(nothing) is None
+    worse = ch7_zoo.null_verdict(fig6._replace(null=fig6.null - 5))
+    assert worse is not None and worse.outcome == findings.FAILS
+    assert ch7_zoo.null_verdict(nothing) is None and ch7_zoo.null_verdict(None) is None

@@ -1441,7 +1441,7 @@ def _zoo_stored(bundle_dir):
 
 
 def load_zoo_null(bundle_dir: str | Path = BUNDLE, compute: bool = False,
-                  progress: bool = False) -> dict[str, Any] | None:
+                  progress: bool = False) -> ch7_zoo.NullFig6 | None:
     """Fig. 6 along ConvNeXt's null directions and their controls (`ch7_zoo.null_fig6`, its
     `NULL_FIG6_REPLICATES` seeds) at Chapter 7's Fig. 6 recipe, on the stored exact-gradient NADs: what the
     bundle holds (NaN where not stored; None without those NADs), or, with `compute`, every cell (~12
@@ -1458,7 +1458,7 @@ def load_zoo_null(bundle_dir: str | Path = BUNDLE, compute: bool = False,
 
 def _zoo_null_stored(bundle_dir):
     r = load_zoo_null(bundle_dir)
-    return r is not None and bool(np.isfinite(r["null"]).all() and np.isfinite(r["control"]).all())
+    return r is not None and bool(np.isfinite(r.null).all() and np.isfinite(r.control).all())
 
 
 _declare(*_nads(*((a, "autograd") for a in ZOO_ARCHS), *((a, "secant") for a in ZOO_ARCHS)),

@@ -1121,7 +1121,7 @@ class Stored:
     eq5: Any = None
     spectra: Any = None
     antialias: ch6_antialias.AntialiasResults | None = None
-    null: Any = None
+    null: ch7_zoo.NullFig6 | None = None
     training: Any = None
     kernel: dict[str, Any] = field(default_factory=dict)
     linearised: dict[str, Any] = field(default_factory=dict)
@@ -1385,9 +1385,9 @@ def antialias_questions(results: ch6_antialias.AntialiasResults) -> list[finding
             for p in ch6_antialias.predictions(results).values()]
 
 
-def null_question(fig6: Mapping[str, Any] | None) -> findings.Verdict | None:
+def null_question(fig6: ch7_zoo.NullFig6 | None) -> findings.Verdict | None:
     """Chapter 7's Fig. 6 along ConvNeXt's null directions (`bundle.load_zoo_null`), None before it is stored."""
-    row = None if fig6 is None else ch7_zoo.null_verdict(ch7_zoo.null_numbers({}, fig6=fig6))
+    row = ch7_zoo.null_verdict(fig6)
     if row is None:
         return None
     return replace(row, scale="ConvNeXt, exact-gradient NADs of "

@@ -20,9 +20,10 @@ convergence sizes; at the published scale their files are the results bundle's (
 from __future__ import annotations
 
 import copy
+import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
@@ -85,25 +86,39 @@ def energy_share(images: ArrayLike, mask: np.ndarray) -> np.ndarray:
     return e[:, mask].sum(-1) / e.sum((-2, -1))
 
 
-def _measures(eigenvalues, images, k):
+class Isotropy(NamedTuple):
+    """How isotropic a NAD estimate is (`isotropy`): its `effective_rank` (of D = 1,024), the share of the
+    variance in its first k NADs (`top`), and the mean over those NADs of the share of their Fourier energy at
+    the low frequencies (`low`, `fourier.low_band`) and on the harmonics of a 4- and an 8-pixel grid
+    (`harmonic4`, `harmonic8`)."""
+    effective_rank: float
+    top: float
+    low: float
+    harmonic4: float
+    harmonic8: float
+
+    def __getitem__(self, key):
+        """A measure by name as well as by position: the page's smoke check reads `iso["vit"]["harmonic4"]`."""
+        return getattr(self, key) if isinstance(key, str) else tuple.__getitem__(self, key)
+
+
+def _measures(eigenvalues, images, k) -> Isotropy:
     size = images.shape[-1]
-    out = {"effective_rank": effective_rank(eigenvalues), "top": top_share(eigenvalues, k),
-           "low": float(energy_share(images, low_band(size, LOW_BAND)).mean())}
-    out.update({f"harmonic{p}": float(energy_share(images, harmonics(p, size)).mean()) for p in PERIODS})
-    return out
+    share = lambda mask: float(energy_share(images, mask).mean())   # noqa: E731
+    harmonic4, harmonic8 = (share(harmonics(p, size)) for p in PERIODS)
+    return Isotropy(effective_rank(eigenvalues), top_share(eigenvalues, k), share(low_band(size, LOW_BAND)),
+                    harmonic4, harmonic8)
 
 
-def isotropy(result: nads.NADResult, k: int = 16) -> dict[str, float]:
-    """How isotropic a NAD estimate (`NADResult`) is: its `effective_rank` (of D = 1,024), the share
-    of the variance in its first `k` NADs (`top`), and the mean over its first `k` NADs of the share of
-    their Fourier energy at the low frequencies (`low`, `fourier.low_band`) and on the harmonics of a 4- and
-    an 8-pixel grid (`harmonic4`, `harmonic8`). Compare with `isotropic_reference`."""
+def isotropy(result: nads.NADResult, k: int = 16) -> Isotropy:
+    """How isotropic a NAD estimate (`NADResult`) is, over its first `k` NADs (`Isotropy`). Compare with
+    `isotropic_reference`."""
     images = np.asarray(result.images(k), dtype=np.float64)
     return _measures(result.eigenvalues, images, k)
 
 
 def isotropic_reference(num_networks: int, k: int = 16, input_shape: Sequence[int] = (1, 32, 32),
-                        seed: int = 0) -> tuple[dict[str, float], np.ndarray]:
+                        seed: int = 0) -> tuple[Isotropy, np.ndarray]:
     """`isotropy`'s measures for `num_networks` gradients with an isotropic (white) covariance, and
     the spectrum of their sample covariance: `(measures, eigenvalues)`. That spectrum is not flat
     (Marchenko-Pastur), so its effective rank is below D, and its leading eigenvectors are random."""
@@ -276,15 +291,48 @@ def null_basis(x0: ArrayLike, tiles: Iterable[Sequence[int]], patch: int = 4, se
 NULL_FIG6_REPLICATES = 3   # seeds of Fig. 6 along the null directions (`null_fig6`)
 
 
+class NullFig6(NamedTuple):
+    """Fig. 6 along ConvNeXt's null directions (`null_fig6`): the `tiles` (row, column), the `seeds` of its
+    replicates, and the test accuracies (%) along each tile's null direction (`null`) and its control (`control`),
+    (replicates, tiles), NaN where not stored."""
+    tiles: list[tuple[int, ...]]
+    seeds: list[int]
+    null: np.ndarray
+    control: np.ndarray
+
+
+class Cells(NamedTuple):
+    """The stored cells of one kind of `NullFig6` (`stored_cells`): their `mean` and standard deviation `sd` (%; 0 for
+    one cell) and their number, `cells`."""
+    mean: float
+    sd: float
+    cells: int
+
+
+def stored_cells(acc: ArrayLike) -> Cells:
+    """The `Cells` of the accuracies `acc` that are stored (finite); mean NaN when none is."""
+    done = np.asarray(acc, dtype=np.float64)
+    done = done[np.isfinite(done)]
+    if not done.size:
+        return Cells(float("nan"), 0.0, 0)
+    return Cells(float(done.mean()), float(done.std(ddof=1)) if done.size > 1 else 0.0, int(done.size))
+
+
+def null_gap(along: NullFig6) -> float | None:
+    """The largest |mean over seeds of null - control| on one tile, None before a tile holds both."""
+    diff = np.asarray(along.null, dtype=np.float64) - np.asarray(along.control, dtype=np.float64)
+    gaps = [abs(d[np.isfinite(d)].mean()) for d in diff.T if np.isfinite(d).any()]     # by tile
+    return float(max(gaps)) if gaps else None
+
+
 def null_fig6(result: nads.NADResult, cfg: presets.Zoo, results_dir: str | Path,
               replicates: int = NULL_FIG6_REPLICATES, seed: int = 0, tiles: Iterable[Sequence[int]] | None = None,
-              device: str | torch.device = "cpu", compute: bool = True, progress: bool = False) -> dict[str, Any]:
-    """Fig. 6 along ConvNeXt's null directions: ConvNeXt trained on D(u) for u each tile's null direction and
-    its control (`null_basis` of the evaluation point of `result`, the stored exact-gradient NADs; `tiles`
-    default `null_tiles`) at `cfg`'s Fig. 6 recipe (`fig6_recipe`), with the seeds of `replicates` replicates
+              device: str | torch.device = "cpu", compute: bool = True, progress: bool = False) -> NullFig6:
+    """Fig. 6 along ConvNeXt's null directions (`NullFig6`): ConvNeXt trained on D(u) for u each tile's null
+    direction and its control (`null_basis` of the evaluation point of `result`, the stored exact-gradient NADs;
+    `tiles` default `null_tiles`) at `cfg`'s Fig. 6 recipe (`fig6_recipe`), with the seeds of `replicates` replicates
     of `seed` (`seeds.replicate`), stored cell by cell in `results_dir/nads/fig6_convnext/` (a stopped run
-    resumes; with `compute=False` only what is stored). Returns `tiles`, `seeds`, and `null` and `control`:
-    (replicates, tiles) test accuracies (%), NaN where not stored."""
+    resumes; with `compute=False` only what is stored)."""
     checks.integer("replicates", replicates, 1)
     x0 = eval_point(result)
     tiles = [tuple(int(i) for i in t) for t in (null_tiles(x0) if tiles is None else tiles)]
@@ -298,11 +346,11 @@ def null_fig6(result: nads.NADResult, cfg: presets.Zoo, results_dir: str | Path,
                                     only_stored=not compute, batch=batch)
         for i, a in found.items():
             acc[j, i] = a
-    return {"tiles": tiles, "seeds": run_seeds, "null": acc[:, 0::2], "control": acc[:, 1::2]}
+    return NullFig6(tiles, run_seeds, acc[:, 0::2], acc[:, 1::2])
 
 
 def null_numbers(overlap: Mapping[str, float], ablation: Mapping[str, ArrayLike] | None = None,
-                 fig6: Mapping[str, Any] | None = None) -> dict[str, float]:
+                 fig6: NullFig6 | None = None) -> dict[str, float]:
     """The null-space numbers by name, unrounded, for the prose: `null_{key}` of `null_overlap`'s reading,
     `null_cos_{variant}` the largest |cosine| of `null_ablation`'s (variant with "_" for spaces), and from
     `null_fig6` (stored cells only) `null_fig6_{null,control}` (mean over tiles and seeds, %), `..._sd` (their
@@ -311,18 +359,13 @@ def null_numbers(overlap: Mapping[str, float], ablation: Mapping[str, ArrayLike]
     out = {f"null_{k}": v for k, v in overlap.items()}
     for variant, cos in (ablation or {}).items():
         out[f"null_cos_{variant.replace(' ', '_')}"] = float(np.max(cos))
-    if fig6 is not None:
-        for kind in ("null", "control"):
-            acc = np.asarray(fig6[kind], dtype=np.float64)
-            done = acc[np.isfinite(acc)]
-            if done.size:
-                out[f"null_fig6_{kind}"] = float(done.mean())
-                out[f"null_fig6_{kind}_sd"] = float(done.std(ddof=1)) if done.size > 1 else 0.0
-                out[f"null_fig6_{kind}_cells"] = int(done.size)
-        diff = np.asarray(fig6["null"], dtype=np.float64) - np.asarray(fig6["control"], dtype=np.float64)
-        gaps = [abs(d[np.isfinite(d)].mean()) for d in diff.T if np.isfinite(d).any()]     # by tile
-        if gaps:
-            out["null_fig6_gap"] = float(max(gaps))
+    if fig6 is None:
+        return out
+    for kind, acc in (("null", fig6.null), ("control", fig6.control)):
+        if (c := stored_cells(acc)).cells:
+            out.update({f"null_fig6_{kind}": c.mean, f"null_fig6_{kind}_sd": c.sd, f"null_fig6_{kind}_cells": c.cells})
+    if (gap := null_gap(fig6)) is not None:
+        out.update(null_fig6_gap=gap)
     return out
 
 
@@ -362,9 +405,9 @@ def fig6_recipe(arch: str, cfg: presets.Zoo, seed: int) -> dict[str, Any]:
     `arch` (by architecture, else "default") and `seed`."""
     if cfg.fig6 is None:
         raise InputError("cfg.fig6 must give Fig. 6's recipe; got None")
-    f6, lr = presets.as_dict(cfg.fig6), cfg.fig6.max_lr
-    f6["max_lr"] = float(lr.get(arch, lr["default"]) if isinstance(lr, dict) else lr)
-    return {**f6, "seed": int(seed)}
+    lr = cfg.fig6.max_lr
+    return {**presets.as_dict(cfg.fig6), "max_lr": float(lr.get(arch, lr["default"]) if isinstance(lr, dict) else lr),
+            "seed": int(seed)}
 
 
 def fig6(arch: str, basis: nads.NADResult | np.ndarray, cfg: presets.Zoo, seed: int, results_dir: str | Path,
@@ -415,7 +458,7 @@ class ZooResults:
     secant: dict[str, NADResult | None] = field(default_factory=dict)
     fig6: dict[str, dict[int, float]] = field(default_factory=dict)
     convergence: dict[str, Any] = field(default_factory=dict)
-    isotropy: dict[str, Any] = field(default_factory=dict)
+    isotropy: dict[str, Isotropy | None] = field(default_factory=dict)
     isotropic: Any = None
     isotropic_spectrum: Any = None
 
@@ -459,7 +502,7 @@ def secant_agreement(results: ZooResults, ks: Iterable[int] | None = None) -> di
             if s is not None and a in stored}
 
 
-def secant_isotropy(results: ZooResults) -> dict[str, dict[str, float]]:
+def secant_isotropy(results: ZooResults) -> dict[str, Isotropy]:
     """`{arch: isotropy}` of each stored secant estimate, and `"isotropic"`: as many isotropic
     gradients as the secant's networks (a smaller sample has a lower effective rank)."""
     out = {a: isotropy(s, results.settings.top) for a, s in results.secant.items()
@@ -488,24 +531,19 @@ def key_numbers(results: ZooResults) -> dict[str, float]:
     when all share one), `{arch}_conv{k}` (N vs 2N overlap of the leading k NADs at the largest N),
     `{arch}_secant{k}` (secant against exact gradient) and `{arch}_secant_{measure}` (`secant_isotropy`,
     `isotropic_secant_{measure}` its reference) and `{arch}_fig6_{index}` (Fig. 6's test accuracy, %)."""
-    out = {f"isotropic_{m}": v for m, v in results.isotropic.items()}
-    iso = np.asarray(results.isotropic_spectrum, dtype=np.float64)
-    out["isotropic_edge"] = float(iso[-1] / iso[0])
+    r = readings(results)
+    out = {**{f"isotropic_{m}": v for m, v in r.isotropic._asdict().items()}, "isotropic_edge": r.isotropic_edge}
     k = results.settings.top
     for key, estimates in (("networks", results.nads), ("secant_networks", results.secant)):
         out.update({(f"{a}_{key}"): r.num_networks for a, r in estimates.items() if r is not None})
         if _count(estimates.values()) is not None:
             out[key] = _count(estimates.values())
     for arch, iso in results.isotropy.items():
-        out.update({f"{arch}_{m}": v for m, v in (iso or {}).items()})
         if iso is not None:      # lambda_{k-1} / lambda_0 and lambda_k / lambda_0: the edge of u_0 .. u_{k-1}
+            out.update({f"{arch}_{m}": v for m, v in iso._asdict().items()})
             lam = np.asarray(results.stored()[arch].eigenvalues, dtype=np.float64)
             out.update({f"{arch}_lam{j}": float(lam[j] / lam[0]) for j in (k - 1, k)})
-            rank = out[f"{arch}_rank"] = ch3_nads.numerical_rank(lam)
-            out[f"{arch}_null"] = len(lam) - rank
-            out[f"{arch}_edge"] = float(lam[rank - 1] / lam[0])
-            if rank < len(lam):
-                out[f"{arch}_past"] = float(lam[rank] / lam[0])
+            out.update({f"{arch}_{m}": v for m, v in r.edges[arch]._asdict().items() if v is not None})
         conv = results.convergence.get(arch)
         if conv is not None:
             out.update({f"{arch}_conv{kk}": float(conv["overlap"][-1][j]) for j, kk in enumerate(conv["ks"])})
@@ -513,56 +551,110 @@ def key_numbers(results: ZooResults) -> dict[str, float]:
     for arch, values in secant_agreement(results).items():
         out.update({f"{arch}_secant{k}": float(v) for k, v in zip(ks, values)})
     for arch, iso in secant_isotropy(results).items():
-        out.update({f"{arch}_secant_{m}": v for m, v in iso.items()})
+        out.update({f"{arch}_secant_{m}": v for m, v in iso._asdict().items()})
     for arch, acc in results.fig6.items():
         out.update({f"{arch}_fig6_{i}": float(a) for i, a in acc.items()})
     return out
 
 
+class SpectrumEdge(NamedTuple):
+    """Where a NAD spectrum ends (`spectrum_edge`): its numerical `rank` (`ch3_nads.numerical_rank`), the `null`
+    directions past it (D - rank), λ_{rank-1} / λ_0, the last eigenvalue inside it (`edge`), and λ_rank / λ_0, the
+    first past it (`past`; None at full rank)."""
+    rank: int
+    null: int
+    edge: float
+    past: float | None
+
+
+def spectrum_edge(eigenvalues: ArrayLike) -> SpectrumEdge:
+    """The `SpectrumEdge` of `eigenvalues` (in decreasing order)."""
+    lam = np.asarray(eigenvalues, dtype=np.float64)
+    rank = ch3_nads.numerical_rank(lam)
+    return SpectrumEdge(rank, len(lam) - rank, float(lam[rank - 1] / lam[0]),
+                        float(lam[rank] / lam[0]) if rank < len(lam) else None)
+
+
+class Readings(NamedTuple):
+    """What the predictions read (`readings`): the `Isotropy` (`iso`) and `SpectrumEdge` (`edges`) of each stored
+    estimate by architecture, the isotropic reference's measures (`isotropic`) and λ_{D-1} / λ_0 of its spectrum
+    (`isotropic_edge`)."""
+    iso: dict[str, Isotropy]
+    edges: dict[str, SpectrumEdge]
+    isotropic: Isotropy
+    isotropic_edge: float
+
+    def keywords(self) -> dict[str, Any]:
+        """The predictions' arguments: each architecture's `Isotropy` under its name, `isotropic`, `isotropic_edge`
+        and `edges`."""
+        return {**self.iso, "isotropic": self.isotropic, "isotropic_edge": self.isotropic_edge, "edges": self.edges}
+
+
+def readings(results: ZooResults) -> Readings:
+    """The `Readings` of `chapter_results`: every stored estimate's, and the isotropic reference's."""
+    iso = {a: m for a, m in results.isotropy.items() if m is not None}
+    stored, lam = results.stored(), np.asarray(results.isotropic_spectrum, dtype=np.float64)
+    return Readings(iso, {a: spectrum_edge(stored[a].eigenvalues) for a in iso}, results.isotropic,
+                    float(lam[-1] / lam[0]))
+
+
+def _pct(x):
+    return f"{100 * x:.1f}%"
+
+
+def _vit_words(vit, isotropic, **_):
+    return (f"{_pct(vit.top)} of the variance in 16 NADs, {_pct(vit.harmonic4)} of their energy on the patch "
+            f"harmonics (isotropic: {_pct(isotropic.top)}, {_pct(isotropic.harmonic4)}, "
+            f"rank {isotropic.effective_rank:.0f})")
+
+
+def _mixer_words(mlp, mixer, vit, **_):
+    return (f"patch harmonics: MLP {_pct(mlp.harmonic4)}, Mixer {_pct(mixer.harmonic4)}, ViT {_pct(vit.harmonic4)}; "
+            f"effective rank: Mixer {mixer.effective_rank:.0f}, ViT {vit.effective_rank:.0f}")
+
+
+def _convnext_words(convnext, resnet18, vit, isotropic, isotropic_edge, edges, **_):
+    s = edges["convnext"]
+    return (f"effective rank {convnext.effective_rank:.0f} (ResNet-18 {resnet18.effective_rank:.0f}, "
+            f"ViT {vit.effective_rank:.0f}, isotropic {isotropic.effective_rank:.0f}); {_pct(convnext.harmonic4)} on "
+            f"the patch harmonics; over its rank {s.rank:,} the spectrum falls to λ/λ₀ = {s.edge:.3f} (isotropic: "
+            f"{isotropic_edge:.3f})"
+            + (f", then to {s.past:.0e} on {s.null} directions (one per patch) that no ConvNeXt sees"
+               if s.past is not None else ""))
+
+
+def _blur_words(resnet18_blur, resnet18, **_):
+    return f"low band: {_pct(resnet18_blur.low)} with BlurPool, {_pct(resnet18.low)} without"
+
+
 # The chapter's predictions, written from the architectures' structure before the 10,000-network
-# estimates were computed (see the chapter), each with the test that decides it on `key_numbers`:
+# estimates were computed (see the chapter), each with the test that decides it and what the chapter measures,
+# in words, both on the `Readings` (`Readings.keywords`: each architecture's `Isotropy` under its name):
 # "close to isotropic" is an effective rank at least half that of as many isotropic gradients,
 # "little energy on the harmonics" less than twice the isotropic share.
 PREDICTIONS = {
     "vit": ("Is a transformer (ViT) isotropic?",
             "No: most of the variance in the first 16 NADs, most of their energy on the 16 harmonics of "
             "the 4-pixel patch grid",
-            lambda n: n["vit_top"] > 0.5 and n["vit_harmonic4"] > 0.5),
+            lambda vit, **_: vit.top > 0.5 and vit.harmonic4 > 0.5, _vit_words),
     "mixer": ("Does the MLP-Mixer behave like the MLP?",
               "No: more energy on the patch harmonics than the MLP, less than the ViT; a flatter spectrum "
               "(higher effective rank) than the ViT's",
-              lambda n: n["mlp_harmonic4"] < n["mixer_harmonic4"] < n["vit_harmonic4"]
-              and n["mixer_effective_rank"] > n["vit_effective_rank"]),
+              lambda mlp, mixer, vit, **_: mlp.harmonic4 < mixer.harmonic4 < vit.harmonic4
+              and mixer.effective_rank > vit.effective_rank, _mixer_words),
     "convnext": ("Where does ConvNeXt sit between ResNet-18 and the ViT?",
                  "Nearer the ViT and the MLP: close to isotropic, little energy on the patch harmonics",
-                 lambda n: n["convnext_effective_rank"] >= n["isotropic_effective_rank"] / 2
-                 and n["convnext_harmonic4"] < 2 * n["isotropic_harmonic4"]),
+                 lambda convnext, isotropic, **_: convnext.effective_rank >= isotropic.effective_rank / 2
+                 and convnext.harmonic4 < 2 * isotropic.harmonic4, _convnext_words),
     "resnet18_blur": ("Does BlurPool move ResNet-18's NADs to lower frequencies?",
                       "Yes: more of the first 16 NADs' energy in the low band than ResNet-18's",
-                      lambda n: n["resnet18_blur_low"] > n["resnet18_low"]),
+                      lambda resnet18_blur, resnet18, **_: resnet18_blur.low > resnet18.low, _blur_words),
 }
 
 
-def measured(numbers: Mapping[str, float], arch: str) -> str:
-    """What the chapter measures for the prediction about `arch`, in words with the numbers."""
-    n, pct = numbers, lambda x: f"{100 * x:.1f}%"
-    iso = (f"isotropic: {pct(n['isotropic_top'])}, {pct(n['isotropic_harmonic4'])}, "
-           f"rank {n['isotropic_effective_rank']:.0f}")
-    return {
-        "vit": f"{pct(n['vit_top'])} of the variance in 16 NADs, {pct(n['vit_harmonic4'])} of their energy on "
-               f"the patch harmonics ({iso})",
-        "mixer": f"patch harmonics: MLP {pct(n['mlp_harmonic4'])}, Mixer {pct(n['mixer_harmonic4'])}, ViT "
-                 f"{pct(n['vit_harmonic4'])}; effective rank: Mixer {n['mixer_effective_rank']:.0f}, ViT "
-                 f"{n['vit_effective_rank']:.0f}",
-        "convnext": f"effective rank {n['convnext_effective_rank']:.0f} (ResNet-18 {n['resnet18_effective_rank']:.0f}, "
-                    f"ViT {n['vit_effective_rank']:.0f}, isotropic {n['isotropic_effective_rank']:.0f}); "
-                    f"{pct(n['convnext_harmonic4'])} on the patch harmonics; over its rank {n['convnext_rank']:,} the "
-                    f"spectrum falls to λ/λ₀ = {n['convnext_edge']:.3f} (isotropic: {n['isotropic_edge']:.3f})"
-                    + (f", then to {n['convnext_past']:.0e} on {n['convnext_null']} directions (one per patch) that no "
-                       "ConvNeXt sees"
-                       if n["convnext_null"] else ""),
-        "resnet18_blur": f"low band: {pct(n['resnet18_blur_low'])} with BlurPool, {pct(n['resnet18_low'])} without",
-    }[arch]
+def _reads(*functions) -> set[str]:
+    """What a prediction's `functions` read: their named parameters (architectures, the isotropic reference)."""
+    return {name for f in functions for name in inspect.signature(f).parameters if name != "_"}
 
 
 # Fig. 6 along ConvNeXt's null directions (`null_fig6`), predicted before training: "as well as" its controls
@@ -578,32 +670,29 @@ def _held(held: bool) -> str:
     return findings.HOLDS if held else findings.FAILS
 
 
-def verdict(results: ZooResults, null: Mapping[str, float] | None = None) -> dict[str, findings.Verdict]:
-    """`{arch: findings.Verdict}` of every prediction whose numbers
-    `results` holds, and `convnext_null` (`NULL_PREDICTION`) when `null` (`null_numbers`) holds Fig. 6
-    along ConvNeXt's null directions."""
-    n = key_numbers(results)
+def verdict(results: ZooResults, along: NullFig6 | None = None) -> dict[str, findings.Verdict]:
+    """`{arch: findings.Verdict}` of every prediction whose architectures `results` holds, and `convnext_null`
+    (`NULL_PREDICTION`) when `along` (`null_fig6`) holds Fig. 6 along ConvNeXt's null directions."""
+    given = readings(results).keywords()
     out = {}
-    for arch, (question, expected, check) in PREDICTIONS.items():
-        try:
-            out[arch] = findings.Verdict(question, expected, measured(n, arch), _held(bool(check(n))))
-        except KeyError:       # an architecture not stored yet
-            continue
-    if null is not None and (row := null_verdict(null)) is not None:
+    for arch, (question, expected, check, words) in PREDICTIONS.items():
+        if _reads(check, words) <= given.keys():       # else an architecture not stored yet
+            out[arch] = findings.Verdict(question, expected, words(**given), _held(bool(check(**given))))
+    if (row := null_verdict(along)) is not None:
         out["convnext_null"] = row
     return out
 
 
-def null_verdict(null: Mapping[str, float]) -> findings.Verdict | None:
-    """`NULL_PREDICTION`'s row of `verdict` from `null_numbers`,
-    or None before Fig. 6 along the null directions is stored."""
-    if "null_fig6_gap" not in null:
+def null_verdict(along: NullFig6 | None) -> findings.Verdict | None:
+    """`NULL_PREDICTION`'s row of `verdict` from Fig. 6 along the null directions (`null_fig6`), or None before a
+    patch holds both its runs."""
+    gap = None if along is None else null_gap(along)
+    if along is None or gap is None:
         return None
-    u = null
-    text = (f"{u['null_fig6_null']:.1f} ± {u['null_fig6_null_sd']:.1f}% along x₀ on a patch, "
-            f"{u['null_fig6_control']:.1f} ± {u['null_fig6_control_sd']:.1f}% along a control of the same "
-            f"patch ({u['null_fig6_null_cells']} runs each); largest gap on a patch {u['null_fig6_gap']:.1f} points")
-    return findings.Verdict(*NULL_PREDICTION, text, _held(u["null_fig6_gap"] <= NULL_GAP))
+    null, control = stored_cells(along.null), stored_cells(along.control)
+    text = (f"{null.mean:.1f} ± {null.sd:.1f}% along x₀ on a patch, {control.mean:.1f} ± {control.sd:.1f}% along a "
+            f"control of the same patch ({null.cells} runs each); largest gap on a patch {gap:.1f} points")
+    return findings.Verdict(*NULL_PREDICTION, text, _held(gap <= NULL_GAP))
 
 
 def missing(results: ZooResults) -> list[str]:

@@ -40,7 +40,7 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
     null, along = _null(f.paper, bundle_dir)
     f.glued.update({f"zoo_{key}": v for key, v in (null or {}).items()})
     f.glued.update(_null_words(null, along))
-    f.glued["verdict"] = figs.verdict(f.paper, null)   # with Fig. 6 along the null space, once stored
+    f.glued["verdict"] = figs.verdict(f.paper, along)   # with Fig. 6 along the null space, once stored
     return f
 
 
@@ -156,12 +156,12 @@ def _null_words(null, along):
     """The null space's numbers as the prose words them (powers of ten, seeds, what Fig. 6 `along` it can show)."""
     if null is None:
         return {}
-    seeds = int(np.isfinite(along["null"]).all(axis=1).sum())   # seeds with every tile trained
+    seeds = int(np.isfinite(along.null).all(axis=1).sum())   # seeds with every tile trained
     out: dict[str, Any] = {"zoo_null_chance": null["null_null"] / (null["null_rank"] + null["null_null"]),
                            "zoo_null_miss_power": _power(1 - null["null_worst"], up=True)}
     out.update({f"zoo_null_cos_{v}_power": _power(null[f"null_cos_{v}"], up=True) for v in ("as_built", "stem_LN")})
     out["zoo_null_layer_scale_power"] = _power(architectures.config("convnext")["ls_init_value"], up=True)
-    out["zoo_null_fig6_tiles"] = len(along["tiles"])
+    out["zoo_null_fig6_tiles"] = len(along.tiles)
     out["zoo_null_fig6_seeds_words"] = "one seed" if seeds == 1 else f"{seeds} seeds"
     if "null_fig6_gap" in null:   # what the comparison can show
         ceiling = min(null["null_fig6_null"], null["null_fig6_control"]) >= 99.5

@@ -27,7 +27,7 @@ from nadcore.plots.nads import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable
 
     import pandas as pd
     from matplotlib.figure import Figure
@@ -202,8 +202,8 @@ def secant_table(results: ch7_zoo.ZooResults) -> pd.DataFrame | None:
     k, rows = results.settings.top, []
     agree = ch7_zoo.secant_agreement(results, [k])
     for arch in results.archs:
-        if arch in secant:
-            for name, r, iso in (("exact gradient", results.nads[arch], results.isotropy[arch]),
+        if arch in secant and (exact := results.isotropy[arch]) is not None:
+            for name, r, iso in (("exact gradient", results.nads[arch], exact),
                                  ("secant", results.secant[arch], secant[arch])):
                 rows.append([f"{label(arch)}, {name} ({_networks(r)})", *_cells(iso), f"{float(agree[arch][0]):.2f}"])
     n = next(s for s in results.secant.values() if s is not None).num_networks
@@ -216,14 +216,14 @@ def _networks(result):
     return f"{result.num_networks:,}" + (", bfloat16" if result.precision != "float32" else "")
 
 
-def _cells(iso: Mapping[str, float]) -> list[float]:
-    return [round(iso["effective_rank"]), *(round(100 * iso[m], 1) for m in ("top", "low", "harmonic4", "harmonic8"))]
+def _cells(iso: ch7_zoo.Isotropy) -> list[float]:
+    return [round(iso.effective_rank), *(round(100 * x, 1) for x in (iso.top, iso.low, iso.harmonic4, iso.harmonic8))]
 
 
-def verdict(results: ch7_zoo.ZooResults, null: Mapping[str, float] | None = None) -> pd.DataFrame:
+def verdict(results: ch7_zoo.ZooResults, along: ch7_zoo.NullFig6 | None = None) -> pd.DataFrame:
     """The chapter's opening table: each question, what we expected, what we measure, and whether
-    it came out as expected (`ch7_zoo.verdict`; `null`: its `null_numbers`)."""
-    rows = [[v.question, v.expected, v.measured, v.outcome] for v in ch7_zoo.verdict(results, null).values()]
+    it came out as expected (`ch7_zoo.verdict`; `along`: Fig. 6 along ConvNeXt's null directions)."""
+    rows = [[v.question, v.expected, v.measured, v.outcome] for v in ch7_zoo.verdict(results, along).values()]
     columns = ["Question", "We expected", "We measure (exact gradient)", "Verdict"]
     return page.table(rows, columns, index="Question")
 
