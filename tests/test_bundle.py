@@ -189,10 +189,10 @@ def recompute_ood_cell(rng, record_threads, tmp_path):
     fresh = underspec.ood_grid(arch, bundle.load_nad(arch), settings, tmp_path, bundle.DATA, device="cpu",
                                progress=False)
     if bundle.machine_of(record) == store.machine():
-        np.testing.assert_array_equal(fresh["accuracy"][0, 0], stored_arrays["accuracy"])
-        np.testing.assert_array_equal(fresh["train_accuracy"][0, 0], stored_arrays["train_accuracy"])
+        np.testing.assert_array_equal(fresh.accuracy[0, 0], stored_arrays["accuracy"])
+        np.testing.assert_array_equal(fresh.train_accuracy[0, 0], stored_arrays["train_accuracy"])
     else:
-        assert np.abs(fresh["accuracy"][0, 0] - stored_arrays["accuracy"]).max() < 10
+        assert np.abs(fresh.accuracy[0, 0] - stored_arrays["accuracy"]).max() < 10
 
 
 def recompute_pair_cell(rng, record_threads, tmp_path):
@@ -830,7 +830,7 @@ def test_the_deep_networks_rows_are_prepared_for_a_gpu(tmp_path, monkeypatch):
     for unit in units:
         unit[1]()
     grid = bundle.load("underspec_pairs_resnet18", tmp_path)["resnet18"]
-    assert grid["accuracy"].shape == (3, 3, 3, 3) and grid["accuracy"][0, 1, 2, 0] == 61.0
+    assert grid.accuracy.shape == (3, 3, 3, 3) and grid.accuracy[0, 1, 2, 0] == 61.0
 
 
 def test_training_precision_check_compares_bfloat16_with_a_second_float32_seed(tmp_path):

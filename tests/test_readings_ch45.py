@@ -151,9 +151,10 @@ def test_chapter_4s_claims_table_has_every_stand_in_and_a_verdict():
 
 
 def _pairs(acc, train, indices=(0, 100, 1000)):
-    """A `pair_grid` dict from per-seed accuracies (S, I, J, 3) and training accuracies (S, I, J)."""
-    return {"indices_1": np.array(indices), "indices_2": np.array(indices), "accuracy": np.asarray(acc, dtype=float),
-            "train_accuracy": np.asarray(train, dtype=float)}
+    """A `PairGrid` from per-seed accuracies (S, I, J, 3) and training accuracies (S, I, J), without sections."""
+    acc = np.asarray(acc, dtype=float)
+    return ch5.PairGrid(np.array(indices), np.array(indices), np.arange(len(acc)), acc, np.asarray(train, dtype=float),
+                        sections=np.zeros((*acc.shape[:3], 0, 0)), coords=np.zeros(0))
 
 
 def test_pair_numbers_read_a_fig2_grid():
@@ -181,9 +182,9 @@ def test_pair_numbers_read_a_fig2_grid():
 
 
 def _ood(rows, train=99.0, indices=(0, 5, 25, 100)):
-    """An `ood_grid` dict, one seed, from rows (both, images only, D(v) only) per index."""
-    return {"indices": np.array(indices), "accuracy": np.asarray([rows], dtype=float),
-            "train_accuracy": np.full((1, len(indices)), train)}
+    """An `OodGrid`, one seed, from rows (both, images only, D(v) only) per index."""
+    return ch5.OodGrid(np.array(indices), np.array([0]), 1.0, np.asarray([rows], dtype=float),
+                       np.full((1, len(indices)), train))
 
 
 IMAGES = [93.0, 93.0, 52.0]          # a network that reads the images only

@@ -170,11 +170,11 @@ def test_follow_up_rows_on_the_results(pairs):
     cnn = v.u_cnn(pairs["lenet"], PAIRS)
     assert cnn.verdict == v.COMPARED and cnn.values["angles"] == (approx(0.0, 1e-6), approx(90.0, 1e-6))
     assert "3 × 3 NAD pairs (0, 100, 1000), not 11 × 11" in cnn.reason
-    fit = pairs["lenet"]["train_accuracy"].mean(0)                # what it fits, read from the stored grid
+    fit = pairs["lenet"].train_accuracy.mean(0)                # what it fits, read from the stored grid
     assert re.search(r"it fits \d+\.\d–\d+\.\d % of its training set", cnn.reason) and fit.min() < 95
     mlp = v.u_mlp(pairs["mlp"], PAIRS)
     low, high = mlp.values["ranges"][2]
-    acc = pairs["mlp"]["accuracy"].mean(0)[..., 2]                 # channel 2 alone, over the pairs
+    acc = pairs["mlp"].accuracy.mean(0)[..., 2]                 # channel 2 alone, over the pairs
     assert mlp.verdict == v.COMPARED and (low, high) == (approx(acc.min()), approx(acc.max()))
     assert "training set" not in mlp.reason                     # the MLP fits every pair
     assert v.u_fig2_resnet(presets.preset("underspecification", "paper").pairs).verdict == v.NOT_COMPUTED

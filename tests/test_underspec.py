@@ -177,22 +177,22 @@ def test_pair_grid_resumes_and_shards_to_the_same_numbers(tmp_path, monkeypatch)
     assert sum(computed) == 4                              # everything came from the store
     fresh = underspec.pair_grid("mlp", U, s, tmp_path / "b", **kw)
     for key in ("accuracy", "train_accuracy", "sections"):
-        np.testing.assert_array_equal(resumed[key], fresh[key])
-        np.testing.assert_array_equal(again[key], fresh[key])
-    assert fresh["accuracy"].shape == (1, 2, 2, 3) and fresh["sections"].shape == (1, 2, 2, 5, 5)
-    assert ((fresh["accuracy"] >= 0) & (fresh["accuracy"] <= 100)).all()
+        np.testing.assert_array_equal(getattr(resumed, key), getattr(fresh, key))
+        np.testing.assert_array_equal(getattr(again, key), getattr(fresh, key))
+    assert fresh.accuracy.shape == (1, 2, 2, 3) and fresh.sections.shape == (1, 2, 2, 5, 5)
+    assert ((fresh.accuracy >= 0) & (fresh.accuracy <= 100)).all()
     rows = underspec.switching(fresh)
     assert [r[:2] for r in rows] == [(0, 0), (0, 2), (2, 0), (2, 2)]
-    assert rows[1][2:] == tuple(fresh["accuracy"][0, 0, 1, 1:])
+    assert rows[1][2:] == tuple(fresh.accuracy[0, 0, 1, 1:])
     grids = {"lenet": fresh, "mlp": fresh}
     figs = [plots.pair_maps(grids), plots.cross_sections(grids, [(0, 0), (0, 2), (2, 0), (2, 2)])]
     assert [len(f.axes) for f in figs] == [7, 8]           # 2 x 3 maps + colour bar; 2 x 4 sections
     assert figs[0].axes[0].get_title() == "LeNet: both channels"
-    two = {**fresh, "accuracy": np.concatenate([fresh["accuracy"], fresh["accuracy"] + 2])}   # two seeds
+    two = fresh._replace(accuracy=np.concatenate([fresh.accuracy, fresh.accuracy + 2]))   # two seeds
     texts = [t.get_text() for t in plots.pair_maps({"mlp": two}).axes[0].texts]
-    assert texts[0] == f"{fresh['accuracy'][0, 0, 0, 0] + 1:.0f}\n±1"   # the seeds' mean ± their std
+    assert texts[0] == f"{fresh.accuracy[0, 0, 0, 0] + 1:.0f}\n±1"   # the seeds' mean ± their std
     cell = underspec.pair_cells("mlp", U, s, [{"i": 2, "j": 0, "seed": s.seeds[0]}], "cpu")[0]
-    np.testing.assert_array_equal(cell["accuracy"], fresh["accuracy"][0, 1, 0])   # one cell alone, bitwise
+    np.testing.assert_array_equal(cell["accuracy"], fresh.accuracy[0, 1, 0])   # one cell alone, bitwise
     (legend,) = figs[1].legends                            # the colours of the two classes are named
     assert [t.get_text() for t in legend.get_texts()] == list(plots.CLASS_LABELS)
     with pytest.raises(ValueError, match="pairs"):
@@ -205,15 +205,15 @@ def test_ood_grid_on_the_digits_stand_in(tmp_path):
     s = presets.Ood(archs=["mlp"], dataset="digits", limit=128, indices=[0, 3], seeds=[0], eps=1.0,
                     sigma={"mlp": 3.0}, recipe={"mlp": recipe})
     out = underspec.ood_grid("mlp", basis(), s, tmp_path, device="cpu", batch=2, progress=False)
-    assert out["accuracy"].shape == (1, 2, 3) and out["sigma"] == 3.0
-    assert ((out["accuracy"] >= 0) & (out["accuracy"] <= 100)).all()
+    assert out.accuracy.shape == (1, 2, 3) and out.sigma == 3.0
+    assert ((out.accuracy >= 0) & (out.accuracy <= 100)).all()
     fig = plots.ood_curves({"lenet": out, "mlp": out})
     assert len(fig.axes) == 2 and len(fig.axes[0].lines) == 4    # 3 curves + the chance line
     assert len({line.get_linestyle() for line in fig.axes[0].lines[:3]}) == 3   # curves that coincide stay visible
     assert fig.axes[0].get_xscale() == "symlog" and [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["0", "1"]
     table = plots.ood_table({"mlp": out, "lenet": out})
     assert list(table.index) == [0, 3] and list(table.columns)[0] == "LeNet: images only (%)"   # CNNs first
-    assert table.loc[3].tolist()[:2] == [round(float(a), 1) for a in out["accuracy"][0, 1, 1:]]
+    assert table.loc[3].tolist()[:2] == [round(float(a), 1) for a in out.accuracy[0, 1, 1:]]
 
 
 def test_bundle_cost_of_the_follow_up_figures():
@@ -252,7 +252,7 @@ def test_chapter_settings_derive_every_seed_and_leave_the_presets_alone():
 
 def test_channel_choice_reads_which_part_each_network_uses():
     acc = np.array([[[99.0, 52.0, 98.0], [97.0, 90.0, 80.0], [95.0, 94.0, 50.0], [60.0, 55.0, 51.0]]])
-    grid = {"indices": np.array([0, 5, 100, 1000]), "accuracy": acc}
+    grid = underspec.OodGrid(np.array([0, 5, 100, 1000]), np.array([0]), 1.0, acc, np.full((1, 4), 99.0))
     assert underspec.channel_choice(grid) == {0: "linear", 5: "both", 100: "images", 1000: "neither"}
     assert underspec.channel_choice(grid, threshold=85.0)[5] == "images"
     assert set(underspec.channel_choice(grid).values()) <= set(underspec.CHOICES)

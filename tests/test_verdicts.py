@@ -11,7 +11,7 @@ from conftest import ROOT
 
 from nadcore import bundle, findings, nads, presets, published
 from nadcore import verdicts as v
-from nadcore.experiments import ch2_pooling, ch3_nads, ch6_antialias
+from nadcore.experiments import ch2_pooling, ch3_nads, ch5_underspec, ch6_antialias
 from nadcore.nads import NADResult
 from nadcore.plots import nads as plots_nads
 
@@ -308,10 +308,10 @@ def test_boundary_angle_reads_the_channel():
 def pair_grid(accuracy, sections, train=100.0):
     """A `pair_grid` of one seed on NADs (0, 1000): `accuracy` (2, 2, 3), `sections` (2, 2, R, R), its training
     accuracy `train` (one number or (2, 2))."""
-    coords = np.linspace(-2, 2, 21)
-    return {"indices_1": np.array([0, 1000]), "accuracy": np.asarray(accuracy, float)[None],
-            "train_accuracy": np.broadcast_to(np.asarray(train, float), (2, 2))[None],
-            "sections": np.asarray(sections)[None], "coords": coords}
+    return ch5_underspec.PairGrid(np.array([0, 1000]), np.array([0, 1000]), np.array([0]),
+                                  np.asarray(accuracy, float)[None],
+                                  np.broadcast_to(np.asarray(train, float), (2, 2))[None], np.asarray(sections)[None],
+                                  np.linspace(-2, 2, 21))
 
 
 def test_follow_up_cnn_flips_with_the_channel_it_reads():
@@ -345,8 +345,9 @@ def test_follow_up_mlp_flips_with_the_spread_over_pairs():
 
 
 def test_follow_up_fig3_says_which_stand_in_shows_the_claim():
-    grid = lambda linear: {"indices": np.array([0, 100, 1000]),   # noqa: E731
-                           "accuracy": np.array([[[99, 60, 99 if k in linear else 50] for k in (0, 100, 1000)]])}
+    grid = lambda linear: ch5_underspec.OodGrid(   # noqa: E731
+        np.array([0, 100, 1000]), np.array([0]), 1.0,
+        np.array([[[99, 60, 99 if k in linear else 50] for k in (0, 100, 1000)]]), np.full((1, 3), 99.0))
     shows = {"toy": {"lenet": grid({0}), "mlp": grid({0, 100, 1000})}}
     assert v.u_fig3(shows).values["shown"] == ["toy"]
     assert v.u_fig3({"toy": {"lenet": grid({0, 100, 1000}), "mlp": grid({0, 100, 1000})}}).values["shown"] == []

@@ -1284,7 +1284,8 @@ def underspec_cost(figure: str, dataset: str = "digits", archs: Sequence[str] = 
 
 
 def underspec(figure: str, arch: str, bundle_dir: str | Path = BUNDLE, compute: bool = False, progress: bool = True,
-              dataset: str = "digits", data_root: str | Path = DATA, device: str = DEVICE) -> dict[str, Any] | None:
+              dataset: str = "digits", data_root: str | Path = DATA,
+              device: str = DEVICE) -> ch5_underspec.PairGrid | ch5_underspec.OodGrid | None:
     """The stored grid of the follow-up's Fig. 2 or 3 (Fig. 3 on `dataset`, "digits" or "fashion") for
     `arch` (our secant NADs of `nad_name(arch)`), trained on `device`; None while cells are missing, unless
     `compute`."""

@@ -958,12 +958,12 @@ def boundary_angle(section: ArrayLike, coords: ArrayLike) -> float | None:
 
 def _pair_means(grid):
     """The seed-mean accuracies (I, J, channels: both, channel 1 only, channel 2 only) of a `pair_grid`."""
-    return np.asarray(grid["accuracy"]).mean(0), [int(i) for i in grid["indices_1"]]
+    return np.asarray(grid.accuracy).mean(0), [int(i) for i in grid.indices_1]
 
 
 def _angle(grid, a, b):
     """The seed-mean `boundary_angle` at pair (a, b) of a `pair_grid` (None if no section has two classes)."""
-    angles = [boundary_angle(s, grid["coords"]) for s in np.asarray(grid["sections"])[:, a, b]]
+    angles = [boundary_angle(s, grid.coords) for s in np.asarray(grid.sections)[:, a, b]]
     angles = [x for x in angles if x is not None]
     return float(np.mean(angles)) if angles else None
 
@@ -979,12 +979,12 @@ def _pairs_differs(settings: presets.Pairs) -> str:
     return "" if n >= full else f"{n} × {n} NAD pairs ({_nums(settings.indices, 'd')}), not {full} × {full}"
 
 
-def _unfitted(grid: Mapping[str, Any]) -> str:
+def _unfitted(grid: ch5_underspec.PairGrid) -> str:
     """Where a network does not fit its training set (the follow-up reports close-to-zero training loss): the
     seed-mean training accuracy off the first NAD pairs below `LEARNED`, and the seeds that never train
     (training accuracy at chance), or ""."""
-    train = np.asarray(grid["train_accuracy"], dtype=float)          # seeds x I x J
-    idx = [int(i) for i in grid["indices_1"]]
+    train = np.asarray(grid.train_accuracy, dtype=float)          # seeds x I x J
+    idx = [int(i) for i in grid.indices_1]
     mean = train.mean(0)
     late = [mean[i, j] for i in range(len(idx)) for j in range(len(idx)) if (i, j) != (0, 0) and min(i, j) > 0]
     out = []
@@ -1000,7 +1000,7 @@ def _unfitted(grid: Mapping[str, Any]) -> str:
     return "; ".join(out)
 
 
-def u_fig1(pairs: Mapping[str, Mapping[str, Any]], settings: presets.Pairs) -> Row:
+def u_fig1(pairs: Mapping[str, ch5_underspec.PairGrid], settings: presets.Pairs) -> Row:
     """Follow-up Fig. 1 (a diagram): D(v1) (+) D(v2) is underspecified, either channel alone solves it: the best
     accuracy with only channel 1 and with only channel 2, over the networks and pairs (`pair_grid`s). Compared
     qualitatively."""
@@ -1013,7 +1013,7 @@ def u_fig1(pairs: Mapping[str, Mapping[str, Any]], settings: presets.Pairs) -> R
 
 
 def u_fig2_resnet(settings: presets.Pairs, prepared: presets.Pairs | None = None,
-                  grid: Mapping[str, Any] | None = None, gpu_seconds: float | None = None) -> Row:
+                  grid: ch5_underspec.PairGrid | None = None, gpu_seconds: float | None = None) -> Row:
     """Follow-up Fig. 2 and App. Fig. 8 (ResNet-18), the follow-up's `settings` (its "pairs" preset): `u_cnn`'s
     reading of the bundle's `grid` (`bundle.UNDERSPEC_GPU`, at `prepared`), else not computed here, with what a
     GPU would compute and `gpu_seconds` of one."""
@@ -1028,7 +1028,7 @@ def u_fig2_resnet(settings: presets.Pairs, prepared: presets.Pairs | None = None
                ("ch5-fig2a-bundle",), paper="follow-up")
 
 
-def u_cnn(grid: Mapping[str, Any], settings: presets.Pairs, arch: str = "lenet", item: str | None = None) -> Row:
+def u_cnn(grid: ch5_underspec.PairGrid, settings: presets.Pairs, arch: str = "lenet", item: str | None = None) -> Row:
     """App. Figs. 6-7 (maps): a CNN reads the channel on its lower NAD index, and its decision boundary turns
     with it (`BOUNDARY_ANGLE`), at the pairs (first, last) and (last, first) of its `pair_grid`. Compared
     qualitatively, naming the grid of pairs and where the network does not fit its training set (`_unfitted`)."""
@@ -1049,7 +1049,7 @@ def u_cnn(grid: Mapping[str, Any], settings: presets.Pairs, arch: str = "lenet",
                ("ch5-fig2a-bundle", "ch5-fig2b-bundle"), paper="follow-up", values=v)
 
 
-def u_mlp(grid: Mapping[str, Any], settings: presets.Pairs) -> Row:
+def u_mlp(grid: ch5_underspec.PairGrid, settings: presets.Pairs) -> Row:
     """App. Figs. 4-5 (maps): the MLP treats every NAD pair alike (each accuracy varies less than
     `UNIFORM_SPREAD` over the pairs), near 100 % with both channels, leaning on channel 1. Compared
     qualitatively, naming the grid of pairs."""
@@ -1070,7 +1070,7 @@ def u_mlp(grid: Mapping[str, Any], settings: presets.Pairs) -> Row:
                ("ch5-fig2a-bundle",), paper="follow-up", values={"ranges": rng, "angles": span})
 
 
-def u_fig3(oods: Mapping[str, Mapping[str, Mapping[str, Any]]], isotropic: str = "mlp") -> Row:
+def u_fig3(oods: Mapping[str, Mapping[str, ch5_underspec.OodGrid]], isotropic: str = "mlp") -> Row:
     """Follow-up Fig. 3 (CIFAR-10): not computed here; what each stand-in of `oods` (`{dataset: {arch:
     ood_grid}}`) shows, apart. Where a network reads the linear channel (`ch5_underspec.channel_choice` at
     `LEARNED`): a stand-in shows the claim when the `isotropic` network reads it at every k and each
@@ -1082,8 +1082,8 @@ def u_fig3(oods: Mapping[str, Mapping[str, Mapping[str, Any]]], isotropic: str =
             ks = [k for k, c in ch5_underspec.channel_choice(g, LEARNED).items() if c in ("linear", "both")]
             used[(name, arch)] = ks
             parts.append(f"{prose.name(arch)} " + (f"at k = {_nums(ks, 'd')}" if ks else "never"))
-            last = int(max(g["indices"]))
-            shows.setdefault(name, []).append(len(ks) == len(g["indices"]) if arch == isotropic
+            last = int(max(g.indices))
+            shows.setdefault(name, []).append(len(ks) == len(g.indices) if arch == isotropic
                                               else bool(ks) and last not in ks)
         said.append(f"{name}: " + ", ".join(parts))
     shown = [name for name, ok in shows.items() if all(ok)]

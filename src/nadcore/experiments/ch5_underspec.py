@@ -198,10 +198,10 @@ def chapter_settings(scale: str, seed: int = 0,
 
 
 def _network(arch, in_channels, recipe, seed):
-    """A fresh `arch` network initialised from `seed` (`recipe["widths"]` resizes the MLP)."""
+    """A fresh `arch` network initialised from `seed` (the recipe's `widths` resize the MLP)."""
     torch.manual_seed(seed)
-    if arch == "mlp" and recipe.get("widths"):
-        return models.MLP(in_channels=in_channels, widths=tuple(recipe["widths"]))
+    if arch == "mlp" and (widths := recipe.get("widths")):
+        return models.MLP(in_channels=in_channels, widths=tuple(widths))
     return models.build(arch, in_channels=in_channels)
 
 
@@ -255,27 +255,36 @@ def section_origin(x: torch.Tensor, v1: torch.Tensor, v2: torch.Tensor) -> torch
     return x - sum((x * e).sum() * e for e in u)
 
 
+class PairCell(NamedTuple):
+    """A cell of Fig. 2 (`pair_sweep`): the NAD indices `i` of v1 and `j` of v2, and the `seed`. `nadcore.sweeps`
+    stores it as its dict (`_asdict`)."""
+    i: int
+    j: int
+    seed: int
+
+
 def pair_cells(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: presets.Pairs,
                cells: Sequence[Mapping[str, Any]], device: str | torch.device = "cpu") -> list[dict[str, np.ndarray]]:
-    """Train `arch` on the Fig. 2 cells `cells` (dicts of `i`, `j`, `seed`) as one stack and measure
-    each: `[{"accuracy", "train_accuracy", "section"}]` (see `pair_grid`, which stores them)."""
+    """Train `arch` on the Fig. 2 cells `cells` (dicts of `PairCell`'s `i`, `j`, `seed`) as one stack and measure
+    each: `[{"accuracy", "train_accuracy", "section"}]` (the arrays `pair_grid` stores)."""
     U = nad_images(nads)
     recipe = _recipe(settings, arch)
     common = dict(sigma=settings.sigma, eps1=settings.eps1, eps2=settings.eps2)
+    typed = [PairCell(**c) for c in cells]
     nets, datasets, fit_seeds = [], [], []
-    for c in cells:
-        st = streams(c["seed"], c["i"], c["j"])
-        datasets.append(tuple(pair_dataset(U[c["i"]], U[c["j"]], n, seed=s, **common)
+    for c in typed:
+        st = streams(c.seed, c.i, c.j)
+        datasets.append(tuple(pair_dataset(U[c.i], U[c.j], n, seed=s, **common)
                               for n, s in ((settings.n_train, st.train), (settings.n_test, st.test))))
         nets.append(_network(arch, 2, recipe, st.init))
         fit_seeds.append(st.shuffle)
     fits = _fit(nets, datasets, fit_seeds, recipe, device)
     out = []
-    for c, net, (_, test), fit in zip(cells, nets, datasets, fits):
+    for c, net, (_, test), fit in zip(typed, nets, datasets, fits):
         norm: dict[str, Any] = dict(mean=fit.mean, std=fit.std, device=device)
         acc = channel_accuracies(net, *test, split=1, **norm)
-        section, _ = cross_section(net, U[c["i"]], U[c["j"]], settings.extent, settings.resolution,
-                                   origin=section_origin(test[0][0], U[c["i"]], U[c["j"]]), **norm)
+        section, _ = cross_section(net, U[c.i], U[c.j], settings.extent, settings.resolution,
+                                   origin=section_origin(test[0][0], U[c.i], U[c.j]), **norm)
         out.append({"accuracy": np.array([acc[k] for k in CHANNELS]),
                     "train_accuracy": np.array(fit.train_acc), "section": section})
     return out
@@ -289,44 +298,61 @@ class Sweep(NamedTuple):
 
 
 def pair_sweep(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: presets.Pairs) -> Sweep:
-    """The `Sweep` of `pair_grid` (cells `{"i", "j", "seed"}`, seed-major), to read or train one cell at a time."""
+    """The `Sweep` of `pair_grid` (cells `PairCell`'s dicts, seed-major), to read or train one cell at a time."""
     U = nad_images(nads)
     idx = check_indices(settings.indices, len(U))
     shared: dict[str, Any] = {"arch": arch, "nads": store.fingerprint(U), "recipe": _recipe(settings, arch),
                               "section": SECTION,
                               **{k: getattr(settings, k) for k in ("n_train", "n_test", "sigma", "eps1", "eps2",
                                                                    "extent", "resolution")}}
-    cells = [{"i": i, "j": j, "seed": int(s)} for s in settings.seeds for i in idx for j in idx]
+    cells = [PairCell(i, j, int(s))._asdict() for s in settings.seeds for i in idx for j in idx]
     return Sweep(f"underspec_pairs_{arch}", cells, versions.stamp(shared, "underspec_cell"))
+
+
+class PairGrid(NamedTuple):
+    """Fig. 2 of one network (`pair_grid`): the NAD indices of v1 (`indices_1`) and of v2 (`indices_2`), the
+    `seeds`, the test accuracies (%) `accuracy` (S, I, J, 3) over `CHANNELS`, the training accuracies
+    `train_accuracy` (S, I, J), the `cross_section`s `sections` (S, I, J, R, R) through test sample 0 (`SECTION`)
+    and their `coords`."""
+    indices_1: np.ndarray
+    indices_2: np.ndarray
+    seeds: np.ndarray
+    accuracy: np.ndarray
+    train_accuracy: np.ndarray
+    sections: np.ndarray
+    coords: np.ndarray
+
+
+def _stack(results, key, shape):
+    """The stored arrays `key` of the cells `results` (`store.Result`s, in the sweep's order) as one array of
+    `shape` (the sweep's axes) and the cells' own axes."""
+    return np.stack([r[key] for r in results]).reshape(*shape, *results[0][key].shape)
 
 
 def pair_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: presets.Pairs,
               results_dir: str | Path, *, device: str | torch.device = "auto", batch: int = 8, shard: int = 0,
-              num_shards: int = 1, progress: bool = True, only_stored: bool = False) -> dict[str, np.ndarray] | None:
+              num_shards: int = 1, progress: bool = True, only_stored: bool = False) -> PairGrid | None:
     """Fig. 2: train `arch` on `D(v_i) (+) D(v_j)` for every NAD index pair of `settings["indices"]`
     and every seed of `settings["seeds"]`, through `nadcore.sweeps` (resumable, shardable).
 
     settings: `indices`, `seeds`, `n_train`, `n_test`, `sigma`, `eps1`, `eps2`, `extent`,
     `resolution` and `recipe[arch]` (`epochs`, `max_lr`, `momentum`, `weight_decay`,
-    `batch_size`, `schedule`). Returns a dict of numpy arrays: `indices_1`, `indices_2`,
-    `seeds`, `accuracy` (S, I, J, 3) over `CHANNELS`, `train_accuracy` (S, I, J), `sections`
-    (S, I, J, R, R) of `cross_section` through test sample 0 (`SECTION`) and their `coords`; None while other
-    shards are missing (with `only_stored`, None unless every cell is stored: nothing is computed).
+    `batch_size`, `schedule`). Returns the `PairGrid`; None while other shards are missing (with `only_stored`,
+    None unless every cell is stored: nothing is computed).
     """
     U = nad_images(nads)
     name, cells, shared = pair_sweep(arch, U, settings)
-    idx, seeds = list(dict.fromkeys(c["i"] for c in cells)), list(dict.fromkeys(c["seed"] for c in cells))
+    typed = [PairCell(**c) for c in cells]
+    idx, seeds = list(dict.fromkeys(c.i for c in typed)), list(dict.fromkeys(c.seed for c in typed))
     compute = lambda group: pair_cells(arch, U, settings, group, device)
     results = _run(name, cells, compute, shared, results_dir, batch, shard, num_shards, progress,
                    only_stored, resolve(device))
     if results is None:
         return None
     shape = (len(seeds), len(idx), len(idx))
-    stack = lambda key: np.stack([r[key] for r in results]).reshape(*shape, *results[0][key].shape)
-    coords = np.linspace(-shared["extent"], shared["extent"], shared["resolution"])
-    return {"indices_1": np.array(idx), "indices_2": np.array(idx), "seeds": np.array(seeds),
-            "accuracy": stack("accuracy"), "train_accuracy": stack("train_accuracy"),
-            "sections": stack("section"), "coords": coords}
+    return PairGrid(np.array(idx), np.array(idx), np.array(seeds), _stack(results, "accuracy", shape),
+                    _stack(results, "train_accuracy", shape), _stack(results, "section", shape),
+                    np.linspace(-settings.extent, settings.extent, settings.resolution))
 
 
 def load_images(dataset: str, data_root: str | Path, limit: int | None = None,
@@ -338,18 +364,33 @@ def load_images(dataset: str, data_root: str | Path, limit: int | None = None,
     return cifar.load(dataset, data_root, train=True, **kw), cifar.load(dataset, data_root, train=False, **kw)
 
 
+class OodGrid(NamedTuple):
+    """Fig. 3 of one network (`ood_grid`): the NAD `indices` k, the `seeds`, the noise `sigma` of the D(v_k)
+    channel, the test accuracies (%) `accuracy` (S, K, 3) over `CHANNELS` (both; the images alone, D(v_k)
+    zeroed; D(v_k) alone, the images zeroed) and the training accuracies `train_accuracy` (S, K)."""
+    indices: np.ndarray
+    seeds: np.ndarray
+    sigma: float
+    accuracy: np.ndarray
+    train_accuracy: np.ndarray
+
+
+class OodCell(NamedTuple):
+    """A cell of Fig. 3 (`ood_grid`): the NAD index `k` and the `seed`, stored as its dict (`_asdict`)."""
+    k: int
+    seed: int
+
+
 def ood_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: presets.Ood,
              results_dir: str | Path, data_root: str | Path = "../data", *, device: str | torch.device = "auto",
              batch: int = 8, shard: int = 0, num_shards: int = 1, progress: bool = True,
-             only_stored: bool = False) -> dict[str, Any] | None:
+             only_stored: bool = False) -> OodGrid | None:
     """Fig. 3: train `arch` on binary images (+) `D(v_k)` for every NAD index `k` of
     `settings["indices"]` and every seed, through `nadcore.sweeps` (resumable, shardable).
 
     settings: `dataset` ("cifar10", "digits" or "fashion"; `data_root` holds CIFAR-10 and Fashion-MNIST's
     files, see `cifar.load`), `limit` (images per split, or None), `indices`,
-    `seeds`, `eps`, `sigma` (a number or {arch: number}) and `recipe[arch]`. Returns a dict:
-    `indices`, `seeds`, `sigma`, `accuracy` (S, K, 3) over `CHANNELS` (both; images only with
-    `D(v)` zeroed; `D(v)` only with the images zeroed) and `train_accuracy` (S, K); None while
+    `seeds`, `eps`, `sigma` (a number or {arch: number}) and `recipe[arch]`. Returns the `OodGrid`; None while
     other shards are missing (with `only_stored`, unless every cell is stored).
     """
     check_dataset(settings.dataset)
@@ -357,22 +398,22 @@ def ood_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: p
     idx = check_indices(settings.indices, len(U))
     seeds = [int(s) for s in settings.seeds]
     recipe = _recipe(settings, arch)
-    sigma = settings.sigma[arch] if isinstance(settings.sigma, dict) else settings.sigma
-    shared: dict[str, Any] = {"arch": arch, "nads": store.fingerprint(U), "recipe": recipe, "sigma": float(sigma),
+    sigma = float(settings.sigma[arch] if isinstance(settings.sigma, dict) else settings.sigma)
+    shared: dict[str, Any] = {"arch": arch, "nads": store.fingerprint(U), "recipe": recipe, "sigma": sigma,
               **{k: getattr(settings, k) for k in ("dataset", "limit", "eps")}}
-    cells = [{"k": k, "seed": s} for s in seeds for k in idx]
+    cells = [OodCell(k, s)._asdict() for s in seeds for k in idx]
     images = []
 
     def compute(group):
         if not images:
-            images.extend(load_images(shared["dataset"], data_root, shared["limit"]))
+            images.extend(load_images(settings.dataset, data_root, settings.limit))
         (x_tr, y_tr), (x_te, y_te) = images
         nets, datasets, fit_seeds = [], [], []
-        for c in group:
-            st = streams(c["seed"], c["k"])
-            v = U[c["k"]]
-            datasets.append((cifar_with_channel(x_tr, y_tr, v, shared["sigma"], shared["eps"], seed=st.train),
-                             cifar_with_channel(x_te, y_te, v, shared["sigma"], shared["eps"], seed=st.test)))
+        for c in (OodCell(**c) for c in group):
+            st = streams(c.seed, c.k)
+            v = U[c.k]
+            datasets.append((cifar_with_channel(x_tr, y_tr, v, sigma, settings.eps, seed=st.train),
+                             cifar_with_channel(x_te, y_te, v, sigma, settings.eps, seed=st.test)))
             nets.append(_network(arch, datasets[-1][0][0].shape[1], recipe, st.init))
             fit_seeds.append(st.shuffle)
         fits = _fit(nets, datasets, fit_seeds, recipe, device)
@@ -386,29 +427,29 @@ def ood_grid(arch: str, nads: NADResult | np.ndarray | torch.Tensor, settings: p
                    only_stored, resolve(device))
     if results is None:
         return None
-    acc = np.stack([r["accuracy"] for r in results]).reshape(len(seeds), len(idx), 3)
-    return {"indices": np.array(idx), "seeds": np.array(seeds), "sigma": float(sigma), "accuracy": acc,
-            "train_accuracy": np.stack([r["train_accuracy"] for r in results]).reshape(len(seeds), len(idx))}
+    shape = (len(seeds), len(idx))
+    return OodGrid(np.array(idx), np.array(seeds), sigma, _stack(results, "accuracy", shape),
+                   _stack(results, "train_accuracy", shape))
 
 
 CHOICES = ("linear", "images", "both", "neither")
 
 
-def channel_choice(grid: Mapping[str, Any], threshold: float = 75.0) -> dict[int, str]:
+def channel_choice(grid: OodGrid, threshold: float = 75.0) -> dict[int, str]:
     """What a network of Fig. 3 reads at each NAD index `k` of an `ood_grid` result: "linear" when the
     seed-mean test accuracy with the `D(v_k)` channel alone reaches `threshold` (%) and with the images
     alone does not, "images" for the converse, "both" or "neither"; a dict `{k: choice}`."""
-    acc = np.asarray(grid["accuracy"]).mean(0)
+    acc = np.asarray(grid.accuracy).mean(0)
     pick = {(False, True): "linear", (True, False): "images", (True, True): "both", (False, False): "neither"}
-    return {int(k): pick[bool(a[1] >= threshold), bool(a[2] >= threshold)] for k, a in zip(grid["indices"], acc)}
+    return {int(k): pick[bool(a[1] >= threshold), bool(a[2] >= threshold)] for k, a in zip(grid.indices, acc)}
 
 
-def switching(grid: Mapping[str, Any]) -> list[tuple[int, int, float, float]]:
+def switching(grid: PairGrid) -> list[tuple[int, int, float, float]]:
     """Per NAD index pair, the seed-mean accuracies with only channel 1 and only channel 2:
     rows `(i, j, channel1, channel2)` of a `pair_grid` result."""
-    acc = np.asarray(grid["accuracy"]).mean(0)
+    acc = np.asarray(grid.accuracy).mean(0)
     return [(int(i), int(j), float(acc[a, b, 1]), float(acc[a, b, 2]))
-            for a, i in enumerate(grid["indices_1"]) for b, j in enumerate(grid["indices_2"])]
+            for a, i in enumerate(grid.indices_1) for b, j in enumerate(grid.indices_2)]
 
 
 # --------------------------------------------------------------------------- numbers and readings for the prose
@@ -416,7 +457,7 @@ def switching(grid: Mapping[str, Any]) -> list[tuple[int, int, float, float]]:
 NAN = float("nan")   # what the prose reads for a run not computed
 
 
-def pair_numbers(grid: Mapping[str, Any], fitted: float = 90.0) -> dict[str, Any]:
+def pair_numbers(grid: PairGrid, fitted: float = 90.0) -> dict[str, Any]:
     """Fig. 2 of one network by name, for the prose (a `pair_grid` result, indices `idx`, seed-mean
     accuracies unless said): `indices`, `seeds` (their number), `first`, `mid` and `last` (`idx[0]`,
     `idx[1]`, `idx[-1]`); with v1 on the first NAD and v2 further out, `first_ch1_min` (channel 1 alone, the
@@ -426,9 +467,9 @@ def pair_numbers(grid: Mapping[str, Any], fitted: float = 90.0) -> dict[str, Any
     read channel 2 (more than `fitted` % with it alone), `mid_fitted`, and the lowest training accuracy of a
     seed there, `mid_failed_train`; `sd_max`, the largest standard deviation over the seeds of any accuracy
     (nan with one seed)."""
-    per_seed = np.asarray(grid["accuracy"], dtype=float)            # (S, I, J, channels): both, only 1, only 2
-    train_acc = np.asarray(grid["train_accuracy"], dtype=float)     # (S, I, J)
-    idx = [int(k) for k in grid["indices_1"]]
+    per_seed = np.asarray(grid.accuracy, dtype=float)            # (S, I, J, channels): both, only 1, only 2
+    train_acc = np.asarray(grid.train_accuracy, dtype=float)     # (S, I, J)
+    idx = [int(k) for k in grid.indices_1]
     if len(idx) < 2:
         raise InputError(f"grid must hold at least two NAD indices; got {idx}")
     acc, high_train = per_seed.mean(0), train_acc.mean(0)[1:, 1:]
@@ -443,12 +484,12 @@ def pair_numbers(grid: Mapping[str, Any], fitted: float = 90.0) -> dict[str, Any
             "sd_max": float(per_seed.std(0, ddof=1).max()) if len(per_seed) > 1 else NAN}
 
 
-def ood_extremes(grids: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
+def ood_extremes(grids: Mapping[str, OodGrid]) -> dict[str, float]:
     """Over the networks of `grids` (`{arch: ood_grid}`) and every NAD index: the lowest seed-mean accuracy
     with the images alone, `images_min`, and the highest with the linear channel alone, `dv_max`."""
     if not grids:
         raise InputError("grids must hold at least one network's ood_grid; got none")
-    acc = [np.asarray(g["accuracy"], dtype=float).mean(0) for g in grids.values()]
+    acc = [np.asarray(g.accuracy, dtype=float).mean(0) for g in grids.values()]
     return {"images_min": float(min(a[:, 1].min() for a in acc)), "dv_max": float(max(a[:, 2].max() for a in acc))}
 
 
@@ -460,7 +501,7 @@ def _count(used, ks):
     return f"one index only (*k* = {used[0]})" if len(used) == 1 else f"{len(used)} indices (*k* = {and_list(used)})"
 
 
-def ood_reading(grids: Mapping[str, Mapping[str, Any]], epochs: int | None = None, paper_epochs: int | None = None,
+def ood_reading(grids: Mapping[str, OodGrid], epochs: int | None = None, paper_epochs: int | None = None,
                 threshold: float = 75.0, cnn: str = "lenet", isotropic: str = "mlp") -> dict[str, Any]:
     """Fig. 3 on a stand-in by name and in words, for the prose: `grids` (`{arch: ood_grid}`, each over the
     same NAD indices `ks`; empty: not computed, every number nan) read by `channel_choice` at `threshold`.
@@ -481,48 +522,49 @@ def ood_reading(grids: Mapping[str, Mapping[str, Any]], epochs: int | None = Non
     missing = [a for a in (cnn, isotropic) if a not in grids]
     if missing:
         raise InputError(f"grids must hold {cnn} and {isotropic}; missing {', '.join(missing)}")
-    ks = [int(k) for k in grids[cnn]["indices"]]
-    acc = {a: np.asarray(g["accuracy"], dtype=float).mean(0) for a, g in grids.items()}   # (K, channels)
+    ks = [int(k) for k in grids[cnn].indices]
+    acc = {a: np.asarray(g.accuracy, dtype=float).mean(0) for a, g in grids.items()}   # (K, channels)
     reads = lambda a: [k for k, what in channel_choice(grids[a], threshold).items()  # noqa: E731
                        if what in ("linear", "both")]
     used, iso_used = reads(cnn), reads(isotropic)
     other = [r for r, k in enumerate(ks) if k not in used]
     at = ks.index(used[0]) if used else None
-    n = {"used": used, "used_text": ", ".join(map(str, used)) or "none",
-         "used_dv": float(acc[cnn][at, 2]) if used else NAN, "used_images": float(acc[cnn][at, 1]) if used else NAN,
-         "other_dv_max": max((float(acc[cnn][r, 2]) for r in other), default=NAN),
-         "images_min": min((float(a[r, 1]) for a in acc.values() for r in other), default=NAN),
-         "images_max": max((float(a[r, 1]) for a in acc.values() for r in other), default=NAN),
-         "iso_used": iso_used, "iso_dv_max": float(acc[isotropic][:, 2].max()),
-         "iso_train_min": float(np.asarray(grids[isotropic]["train_accuracy"], dtype=float).min())}
+    used_dv, used_images = (float(acc[cnn][at, 2]), float(acc[cnn][at, 1])) if at is not None else (NAN, NAN)
+    other_dv_max = max((float(acc[cnn][r, 2]) for r in other), default=NAN)
+    iso_dv_max = float(acc[isotropic][:, 2].max())
+    iso_train_min = float(np.asarray(grids[isotropic].train_accuracy, dtype=float).min())
     if not used:
-        cnn_text = (f"{c} never takes the linear channel (at most {n['other_dv_max']:.1f} % with it alone): not the "
+        cnn_text = (f"{c} never takes the linear channel (at most {other_dv_max:.1f} % with it alone): not the "
                     "follow-up's choice.")
     else:
         where = f" at *k* = {used[0]}" if len(used) > 1 else ""
         first = used == ks[:len(used)]
         choice = ("not the follow-up's choice" if not other or ks[-1] in used else
                   "the follow-up's choice" if first else "the follow-up's choice in part")
-        elsewhere = f"at most {n['other_dv_max']:.1f} % elsewhere" if other else ""
-        said = f"{n['used_dv']:.1f} % with it alone, {n['used_images']:.1f} % with the images alone{where}"
+        elsewhere = f"at most {other_dv_max:.1f} % elsewhere" if other else ""
+        said = f"{used_dv:.1f} % with it alone, {used_images:.1f} % with the images alone{where}"
         if ks[0] in used:     # one parenthesis
             said = f"({said}{'; ' + elsewhere if elsewhere else ''})"
         else:                 # "not even at the first index", then the rest
             said = f"({said}), not even at *k* = {ks[0]} ({elsewhere})"
         cnn_text = f"{c} takes the linear channel at *k* = {and_list(used)}{' only' if other else ''} {said}: {choice}."
-    fits = (f"it fits its training set from them ({n['iso_train_min']:.1f} % or more)"
+    fits = (f"it fits its training set from them ({iso_train_min:.1f} % or more)"
             + (f" within {epochs} epochs" if epochs is not None else "")
             + (f", where the follow-up trains it for {paper_epochs} on CIFAR-10" if paper_epochs is not None else ""))
     head = f"The {i}, which the follow-up finds reading the linear channel at every *k*, "
     if not iso_used:
-        iso_text = (f"{head}reads only the images (at most {n['iso_dv_max']:.1f} % with the linear channel alone): "
+        iso_text = (f"{head}reads only the images (at most {iso_dv_max:.1f} % with the linear channel alone): "
                     f"{fits}.")
     elif len(iso_used) == len(ks):
         low = float(acc[isotropic][:, 2].min())
         iso_text = f"{head}reads it at every *k* here too (at least {low:.1f} % with it alone)."
     else:
-        iso_text = (f"{head}reads it at *k* = {and_list(iso_used)} only (at most {n['iso_dv_max']:.1f} % with it "
+        iso_text = (f"{head}reads it at *k* = {and_list(iso_used)} only (at most {iso_dv_max:.1f} % with it "
                     "alone).")
-    n["text"] = f"{cnn_text} {iso_text}"
-    n["short"] = f"{c} takes the linear channel at {_count(used, ks)}, the {i} at {_count(iso_used, ks)}"
-    return n
+    return {"used": used, "used_text": ", ".join(map(str, used)) or "none", "used_dv": used_dv,
+            "used_images": used_images, "other_dv_max": other_dv_max,
+            "images_min": min((float(a[r, 1]) for a in acc.values() for r in other), default=NAN),
+            "images_max": max((float(a[r, 1]) for a in acc.values() for r in other), default=NAN),
+            "iso_used": iso_used, "iso_dv_max": iso_dv_max, "iso_train_min": iso_train_min,
+            "text": f"{cnn_text} {iso_text}",
+            "short": f"{c} takes the linear channel at {_count(used, ks)}, the {i} at {_count(iso_used, ks)}"}

@@ -31,7 +31,7 @@ class Findings:
     @property
     def sections(self) -> list[tuple[int, int]]:
         """The cross-sections shown: the verdict's pairs of LeNet's lowest and highest index, and the middle one."""
-        idx = [int(k) for k in self.pairs["lenet"]["indices_1"]]
+        idx = [int(k) for k in self.pairs["lenet"].indices_1]
         lo, mid, hi = idx[0], idx[1], idx[-1]
         return [(lo, hi), (hi, lo), (lo, mid), (mid, lo)]
 
@@ -126,9 +126,9 @@ def smoke_run(pairs: dict[str, Any], ood: dict[str, Any],
     by a point or two between CPUs), and the numbers its prose glues."""
     sw = {a: {(i, j): (c1, c2) for i, j, c1, c2 in underspec.switching(g)} for a, g in pairs.items()}
     lenet = sw["lenet"]
-    angle = {a: [verdicts.boundary_angle(g["sections"][0, i, j], g["coords"])
+    angle = {a: [verdicts.boundary_angle(g.sections[0, i, j], g.coords)
                  for i, j in ((0, 1), (1, 0), (0, 0), (1, 1))] for a, g in pairs.items()}
-    acc = [g["accuracy"].mean(0) for g in ood.values()]
+    acc = [g.accuracy.mean(0) for g in ood.values()]
     lenet_angles, mlp_angles = ([x for x in angle[a] if x is not None] for a in ("lenet", "mlp"))   # None: no boundary
     claims = "\n".join((
         f"LeNet, (0, 1000): channel 1 alone > 90 %, channel 2 alone < 60 %: "
