@@ -196,20 +196,11 @@ def _in_process(chapter, results_dir, shard, num_shards):
     """What `chapter`'s notebook computes and stores at the tiny scale, through the same library calls
     (its parameters cell: seed 0, device "cpu", `TINY` as its overrides; its data_root `../data`)."""
     if chapter == "01_fourier":
-        from nadcore import fourier
         from nadcore.experiments import ch1_fourier
         from nadcore.presets import preset
 
-        p, results = preset("fourier", "smoke", TINY[chapter]), Path(results_dir) / "fourier"
-        run = dict(shard=shard, num_shards=num_shards, progress=False)
-        settings = ch1_fourier.sweep_settings(p, 0, torch.device("cpu"))
-        ch1_fourier.sweep_seeds(p.archs, fourier.make_grid(p.grid), settings, results, 1, name="fig1", **run)
-        q, r = p.fig2, p.fig3
-        settings2 = ch1_fourier.sweep_settings(p, 0, torch.device("cpu"), n=q.n, sigma=q.sigma,
-                                               epochs=q.epochs)
-        ch1_fourier.sweep_directions(q.archs, fourier.make_grid(q.grid), settings2, results, name="fig2", **run)
-        ch1_fourier.sweep_directions(r.archs, fourier.make_grid(r.grid), settings, results, name="fig3",
-                                     pooling=False, **run)
+        ch1_fourier.chapter_results(preset("fourier", "smoke", TINY[chapter]), 0, "cpu", results_dir, 1,
+                                    shard=shard, num_shards=num_shards)
     elif chapter == "05_underspecification":
         from nadcore.experiments import ch5_underspec as underspec
         from nadcore.experiments.ch3_nads import load_nads

@@ -1548,14 +1548,14 @@ def training_bases(bundle_dir: str | Path = BUNDLE) -> dict[str, np.ndarray] | N
 def load_training(bundle_dir: str | Path = BUNDLE) -> dict[tuple[str, str, int], dict[str, np.ndarray]]:
     """Chapter 8's stored networks, `{(network, task, replicate): arrays}` (`ch8_training.chapter_results` at the
     published scale, computing nothing)."""
-    return ch8_training.chapter_results("paper", SEED, bundle_dir, DEVICE, compute=False)["cells"]
+    return ch8_training.chapter_results("paper", SEED, bundle_dir, DEVICE, compute=False).cells
 
 
 def _training_compute(bundle_dir, scratch, progress):
     """Chapter 8's networks as `nadcore run 08_training --scale paper` computes them, once their NADs are stored."""
     if training_bases(bundle_dir) is None:
         raise Missing("training: the NADs its networks train along are not stored (nads_lenet, nads_mlp, antialias)")
-    return ch8_training.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, data_root=DATA)["cells"]
+    return ch8_training.chapter_results("paper", SEED, bundle_dir, DEVICE, progress=progress, data_root=DATA).cells
 
 
 def _training_status(bundle_dir, scratch):

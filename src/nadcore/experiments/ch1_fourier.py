@@ -3,13 +3,14 @@ as a resumable, shardable sweep whose cells are batch-invariant."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
 
 from nadcore import catalog, checks, data, fourier, models, presets, seeds, sweeps, train, versions
 from nadcore.checks import InputError
+from nadcore.device import resolve
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -184,3 +185,44 @@ def speed_and_accuracy(iterations: Mapping[tuple[int, int], int], limit: int,
     mean = lambda a: float(a.mean()) if a.size else float("nan")   # noqa: E731
     return {"spearman": float(stats.spearmanr(-its, acc)[0]), "reached": mean(acc[its <= limit]),
             "missed": mean(acc[its > limit])}
+
+
+class ChapterRun(NamedTuple):
+    """Figs. 1-3 computed at one scale (the page's "Run this chapter yourself"): each figure's grid and
+    `{arch: {(kx, ky): value}}` tables: Fig. 1's test and train accuracy (%, the seeds' mean), Fig. 2's SGD
+    iterations until the loss falls below `threshold` within `limit` iterations, Fig. 3's test accuracy
+    without pooling."""
+    grid1: fourier.Grid
+    fig1: dict[str, dict[tuple[int, int], float]]
+    train1: dict[str, dict[tuple[int, int], float]]
+    grid2: fourier.Grid
+    iterations: dict[str, dict[tuple[int, int], int]]
+    threshold: float
+    limit: int
+    grid3: fourier.Grid
+    fig3: dict[str, dict[tuple[int, int], float]]
+
+
+def chapter_results(preset: presets.Fourier, seed: int, device: str | torch.device, results_dir: str | Path,
+                    num_seeds: int = 1, shard: int = 0, num_shards: int = 1, progress: bool = False) -> ChapterRun:
+    """Figs. 1-3 of `preset` (`presets.preset("fourier", scale, overrides)`), each cell stored under
+    `results_dir/fourier` (resumed, or only shard `shard` of `num_shards`); Fig. 1 over `num_seeds` seeds."""
+    from pathlib import Path
+
+    dev, results = resolve(device), Path(results_dir) / "fourier"
+    q, r = preset.fig2, preset.fig3
+    grids = [fourier.make_grid(g) for g in (preset.grid, q.grid, r.grid)]
+    settings = sweep_settings(preset, seed, dev)
+
+    runs = sweep_seeds(preset.archs, grids[0], settings, results, num_seeds, name="fig1", shard=shard,
+                       num_shards=num_shards, progress=progress)
+
+    def sweep(archs, grid, settings, name, pooling=True):
+        return sweep_directions(archs, grid, settings, results, pooling, name, shard=shard, num_shards=num_shards,
+                                progress=progress)
+
+    fig2 = sweep(q.archs, grids[1], sweep_settings(preset, seed, dev, n=q.n, sigma=q.sigma, epochs=q.epochs), "fig2")
+    fig3 = sweep(r.archs, grids[2], settings, "fig3", pooling=False)
+    return ChapterRun(grids[0], seed_mean(runs)[0], seed_mean(runs, "train_acc")[0], grids[1],
+                      iterations_to_loss(fig2, q.threshold, q.window), q.threshold, run_iterations(fig2),
+                      grids[2], per_cell(fig3, "test_acc"))

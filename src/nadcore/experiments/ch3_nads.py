@@ -5,7 +5,7 @@ estimators are `nadcore.nads`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
@@ -21,6 +21,7 @@ from nadcore.nads import (
     NADResult,
     compare,
     compiled_secant_gradient,
+    convergence,
     estimate,
     eval_point_for,
     first_linear_layer,
@@ -32,7 +33,7 @@ from nadcore.nads import (
     subspace_overlaps,
     with_pooling,
 )
-from nadcore.presets import preset
+from nadcore.presets import as_dict, preset
 from nadcore.seeds import streams
 from nadcore.train import Recipe, fit_many
 
@@ -570,3 +571,28 @@ def first_layer_flips(steps: Iterable[float], networks: int = 32, pixels: int = 
                     counts[h][2:] += (moved & touched).sum().item(), touched.sum().item()
     return {h: {"relu": float(c[0] / c[1]), "argmax": float(c[2] / c[3]) if pool else float("nan")}
             for h, c in counts.items()}
+
+
+class ChapterRun(NamedTuple):
+    """The chapter at one scale (the page's "Run this chapter yourself"): the NADs of each `p.archs`
+    (`load_nads`), the secant-vs-exact-gradient overlaps (`secant_vs_autograd`), the N vs 2N overlaps
+    (`nads.convergence`) and Fig. 6's test accuracy at `p.fig6_indices` (%, in that order)."""
+    nads: dict[str, NADResult]
+    curves: dict[str, np.ndarray]
+    convergence: dict[str, Any]
+    fig6: list[float]
+
+
+def chapter_results(scale: str, seed: int, results_dir: str | Path, device: str | torch.device = "auto",
+                    progress: bool = False, names: Mapping[str, str] | None = None) -> ChapterRun:
+    """Everything the chapter computes at `scale` (`presets.preset("nads", scale)`), stored under
+    `results_dir/nads` (resumed); `names` label the overlap curves (`secant_vs_autograd`)."""
+    p = preset("nads", scale)
+    found = {a: load_nads(a, results_dir, scale, seed=seed, device=device, progress=progress) for a in p.archs}
+    curves = secant_vs_autograd(p.compare_archs, results_dir, scale, p.compare_networks, p.compare_ks,
+                                seed=seed, device=device, progress=progress, names=names)
+    conv = convergence(p.conv_arch, EstimateSettings(method=p.conv_method, seed=seed), p.conv_sizes, p.conv_ks,
+                       device=device, results_dir=results_dir, progress=progress)
+    f6 = fig6_sweep(p.fig6_arch, found[p.fig6_arch], p.fig6_indices, {**as_dict(p.fig6), "seed": seed},
+                    f"{results_dir}/nads", device=device, progress=progress)
+    return ChapterRun(found, curves, conv, [f6[i] for i in p.fig6_indices])

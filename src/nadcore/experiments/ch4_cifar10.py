@@ -7,16 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
-from nadcore import checks, presets, published, seeds, store, versions
+from nadcore import checks, cifar, presets, published, seeds, store, versions
 from nadcore.checks import InputError
 from nadcore.cifar import EDIT_MODES, as_nads, channel_stats, edit_nads, nad_flip, normalise, poison
 from nadcore.device import resolve
+from nadcore.experiments import ch3_nads
 from nadcore.models import build
 from nadcore.prose import and_list, name
 from nadcore.train import Fit, Recipe, fit, predict
@@ -228,6 +229,47 @@ def reviewers_test(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor,
                              "relative": (delta / x.flatten(1).norm(dim=1).clamp_min(1e-12)).mean().item()})
     return rows
 
+
+
+def review(p: presets.Cifar10, data: ChapterData, nads: NADResult | np.ndarray, device: str | torch.device = "auto",
+           seed: int = 0, results_dir: str | Path | None = None) -> tuple[float, list[dict[str, Any]]]:
+    """The reviewers' test at the preset `p`: `(clean test accuracy, reviewers_test's rows)` of a `p.arch` network
+    trained on the clean `data` (`clean_model`), its test points edited along `nads`."""
+    model, clean_acc = clean_model(p.arch, data.train, data.test, data.mean, data.std, p.recipe, device=device,
+                                   seed=seed, results_dir=results_dir)
+    rows = reviewers_test(model, *data.test, nads, data.mean, data.std, ks=p.review_ks, size=p.review_size,
+                          device=device)
+    return clean_acc, rows
+
+
+# ----------------------------------------------------------------------------- the chapter's data and NADs
+
+class ChapterData(NamedTuple):
+    """The chapter's data set (`p.dataset`): its train and test sets `(images, labels)`, their channel `mean` and
+    `std` (`cifar.stats`), the first test image of each class `x` with its labels `y`, and the class `names`."""
+    train: tuple[torch.Tensor, torch.Tensor]
+    test: tuple[torch.Tensor, torch.Tensor]
+    mean: tuple[float, ...]
+    std: tuple[float, ...]
+    x: torch.Tensor
+    y: torch.Tensor
+    names: tuple[str, ...]
+
+
+def chapter_data(p: presets.Cifar10, data_root: str | Path, seed: int = 0, download: bool = False) -> ChapterData:
+    """The data set of the preset `p` from `data_root` (`download` fetches CIFAR-10 where it is missing)."""
+    train = cifar.load(p.dataset, data_root, train=True, download=download, seed=seed)
+    test = cifar.load(p.dataset, data_root, train=False, download=download, seed=seed)
+    first = cifar.first_of_each_class(test[1])
+    return ChapterData(train, test, *cifar.stats(p.dataset, train[0]), test[0][first], test[1][first],
+                       cifar.classes(p.dataset))
+
+
+def chapter_nads(p: presets.Cifar10, results_dir: str | Path, scale: str, device: str | torch.device = "auto",
+                 progress: bool = False) -> dict[str, NADResult]:
+    """The NADs of `p.arch` and of each of `p.flip_archs` from `p.nad_networks` networks (`ch3_nads.load_nads`)."""
+    return {a: ch3_nads.load_nads(a, results_dir, scale=scale, num_networks=p.nad_networks, device=device,
+                                  progress=progress) for a in dict.fromkeys([p.arch, *p.flip_archs])}
 
 
 # ----------------------------------------------------------------------------- readings of Fig. 7

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -327,8 +327,16 @@ def nad_bases(networks: Sequence[str], scale: str, seed: int, results_dir: str |
     return out
 
 
+class ChapterRun(NamedTuple):
+    """Chapter 8 at one scale: its `settings` (the preset), the training `cells` (`training_sweep`) and the
+    networks' NADs `bases` (None while one is missing)."""
+    settings: presets.Training
+    cells: dict[Any, Any]
+    bases: Any
+
+
 def chapter_results(scale: str, seed: int, results_dir: str | Path, device: str = "cpu", progress: bool = False,
-                    data_root: str | Path = "../data", compute: bool = True) -> dict[str, Any]:
+                    data_root: str | Path = "../data", compute: bool = True) -> ChapterRun:
     """Chapter 8 at `scale`: `settings` (the preset), `cells` (`training_sweep`, stored in `results_dir/nads`)
     and the networks' NADs `bases`; on the CPU (the sweep's device), `device` estimating the NADs only. With
     `compute=False`, what is stored (no cells while a basis is missing)."""
@@ -336,13 +344,13 @@ def chapter_results(scale: str, seed: int, results_dir: str | Path, device: str 
     device = checks.one_of("device", device, ("auto", "cpu", "cuda"), accepted="auto, cpu or cuda (the NADs')")
     bases = nad_bases(settings.networks, scale, seed, results_dir, device, compute, progress)
     if bases is None:
-        return {"settings": settings, "cells": {}, "bases": None}
+        return ChapterRun(settings, {}, None)
 
     def fashion():
         return fashion_data(data_root, settings.n_train)
 
     cells_ = training_sweep(settings, seed, bases, Path(results_dir) / "nads", fashion, progress, not compute)
-    return {"settings": settings, "cells": cells_, "bases": bases}
+    return ChapterRun(settings, cells_, bases)
 
 
 # ----------------------------------------------------------------------------- readings and verdicts

@@ -10,8 +10,10 @@ import numpy as np
 from IPython.display import Markdown
 
 from nadcore import bundle, cifar, presets, verdicts
+from nadcore.checks import InputError
 from nadcore.experiments import ch4_cifar10
 from nadcore.pages import paper_cost, preset_numbers
+from nadcore.plots import cifar as plots
 from nadcore.plots import page
 
 STEM = "04_cifar10"
@@ -56,6 +58,22 @@ def findings(bundle_dir: str = "../bundle", data_root: str = "../data") -> Findi
     return f
 
 
+def carrier_gallery(x: Any, y: Any, U: Any, i: int, eps: float, names: Any) -> Any:
+    """The images `x` (labels `y`, class `names`) with the carrier of size `eps` on NADs `i` and `i + 1` of `U`."""
+    return plots.poison_gallery(x, cifar.poison(x, y, U, i, eps), y, names, title=f"Carrier on NADs {i} and {i + 1}")
+
+
+def fashion_gallery(fp: presets.Cifar10, bundle_dir: str, data_root: str) -> Any:
+    """`carrier_gallery` on Fashion-MNIST's first test image of each class, along NADs 0 and 1 of the bundle's
+    `fp.arch` estimate."""
+    x, y = cifar.load("fashion", data_root, train=False)
+    pick = cifar.first_of_each_class(y)
+    nads = bundle.load_nad(fp.arch, bundle_dir=bundle_dir)
+    if nads is None:
+        raise InputError(f"bundle_dir must hold the NADs of {fp.arch}; {bundle_dir} does not")
+    return carrier_gallery(x[pick], y[pick], nads.nads, 0, fp.eps, cifar.classes("fashion"))
+
+
 def distances(x: Any, y: Any, U: Any, p: presets.Cifar10) -> dict[str, float]:
     """How far the carrier moves the images `x` (labels `y`) along the NADs `U` at the first and the last of the
     preset `p`'s indices."""
@@ -73,11 +91,12 @@ def review_numbers(clean_acc: float, rows: list[dict[str, Any]], p: presets.Cifa
             "shift_last_max": max(shift["last"]), "review_size": p.review_size}
 
 
-def run_numbers(f: Findings, p: presets.Cifar10, nads: Any, curve: Any, flip: Any, sizes: tuple[int, int],
+def run_numbers(f: Findings, p: presets.Cifar10, nads: Any, curve: Any, flip: Any, data: ch4_cifar10.ChapterData,
                 seed: int) -> dict[str, Any]:
-    """What the page's own run (at preset `p`, with `nads`, Fig. 7's `curve`, Fig. 8's `flip`, `sizes` (train,
-    test) and `seed`) adds: its numbers (page_), the digits' (b_: the stored run, else this one), the paper's,
+    """What the page's own run (at preset `p`, with `nads`, Fig. 7's `curve`, Fig. 8's `flip`, on `data`, with
+    `seed`) adds: its numbers (page_), the digits' (b_: the stored run, else this one), the paper's,
     the readings of which carriers hijack training and where the flip points, and the verdict rows."""
+    sizes = len(data.train[1]), len(data.test[1])
     ev = np.asarray(nads.eigenvalues)
     rank = int((ev > ev[0] * 1e-8).sum())   # the covariance of N networks has rank < N
     out: dict[str, Any] = {"page_nad_networks": nads.num_networks, "page_nad_rank": rank}

@@ -47,6 +47,15 @@ class Findings:
         """The architectures whose Fig. 1 grid needs a GPU (published grid only), in the figures' order."""
         return sorted((a for a, c in self.comparison.items() if c.stats is None), key=list(figs.LABELS).index)
 
+    def seed_mean_beside(self, which: str) -> tuple[Any, Any, fourier.Grid, str, float] | None:
+        """`plots.fourier.seed_mean_comparison`'s arguments for LeNet at the noise-level study's `which` sigma
+        ("caption" or "best"): its seeds' grids, the published grid, the grid, "lenet" and sigma; None where the
+        study has no such sigma."""
+        sigma = self.study[which]
+        if sigma is None:
+            return None
+        return self.study["grids"][sigma], self.study["published"], self.pgrid, "lenet", sigma
+
     def fig3_beside(self, sigma: float) -> tuple[Any, dict, fourier.Grid, float, int]:
         """`plots.fourier.fig3_beside_pooling`'s arguments at `sigma`: LeNet without pooling, with (its seeds'
         mean), the grid, sigma and the seeds."""
@@ -253,7 +262,21 @@ def summary(f: Findings) -> str:
 # What "Run this chapter yourself" says of the run at the page's scale: its claims, printed for the notebook test
 # (they hold on any CPU; the percentages move by a point or two between CPUs), and the numbers its prose glues.
 
-def fig1_run(acc1: dict[str, dict], train1: dict[str, dict]) -> tuple[str, dict[str, Any]]:
+def smoke_claims(run: ch1_fourier.ChapterRun) -> str:
+    """The claims the text makes about `run` (`ch1_fourier.chapter_results` at the page's scale), one per line."""
+    return "\n".join(part[0] for part in _run_parts(run))
+
+
+def run_numbers(run: ch1_fourier.ChapterRun) -> dict[str, Any]:
+    """The numbers the text glues about `run`, by name."""
+    return {k: v for part in _run_parts(run) for k, v in part[1].items()}
+
+
+def _run_parts(run):
+    return _fig1_run(run.fig1, run.train1), _fig2_run(run.iterations, run.limit), _fig3_run(run.fig3, run.fig1)
+
+
+def _fig1_run(acc1: dict[str, dict], train1: dict[str, dict]) -> tuple[str, dict[str, Any]]:
     """`(claims, glued)` of the run's Fig. 1: test accuracy `acc1` and train accuracy `train1` by architecture."""
     from scipy.stats import spearmanr
 
@@ -279,7 +302,7 @@ def fig1_run(acc1: dict[str, dict], train1: dict[str, dict]) -> tuple[str, dict[
     return claims, glued
 
 
-def fig2_run(iters: dict[str, dict], limit: int) -> tuple[str, dict[str, Any]]:
+def _fig2_run(iters: dict[str, dict], limit: int) -> tuple[str, dict[str, Any]]:
     """`(claims, glued)` of the run's Fig. 2: the iterations `iters` each direction took, within `limit`."""
     reached = ch1_fourier.reached(iters, limit)
     claims = (f"LogReg reaches the threshold on every direction: {reached['logreg'][0] == reached['logreg'][1]}\n"
@@ -293,7 +316,7 @@ def fig2_run(iters: dict[str, dict], limit: int) -> tuple[str, dict[str, Any]]:
     return claims, glued
 
 
-def fig3_run(acc3: dict[str, dict], acc1: dict[str, dict]) -> tuple[str, dict[str, Any]]:
+def _fig3_run(acc3: dict[str, dict], acc1: dict[str, dict]) -> tuple[str, dict[str, Any]]:
     """`(claims, glued)` of the run's Fig. 3: accuracy without pooling `acc3` against with `acc1`."""
     claims = "\n".join(f"{arch} without pooling beats pooling on every direction: "
                        f"{all(cells[c] > acc1[arch][c] for c in cells)}" for arch, cells in acc3.items())

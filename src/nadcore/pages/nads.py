@@ -208,10 +208,19 @@ def _verdicts(f: Findings, dial, eq5, bundle_dir):
     return out
 
 
-def run_numbers(results: dict[str, Any], conv: dict[str, Any]) -> dict[str, Any]:
-    """What the page's own run adds to its text: each estimate's `results` (`{arch: NADResult}`) networks, numerical
+def fig6_beside(f: Findings) -> Any:
+    """Fig. 6 beside the published curves: our LeNet at the caption's sigma, the other curves at the closest one."""
+    f6 = f.f6
+    assert f6 is not None, "findings always reads Fig. 6's comparison"
+    return plots.fig6_compare({f6.arch: f6.ours}, f6.curves, more=f.fig6_more or None,
+                              label=f"ours, σ = {f6.settings['sigma']:g}", width=0.66)
+
+
+def run_numbers(run: ch3_nads.ChapterRun) -> dict[str, Any]:
+    """What the page's own run (`ch3_nads.chapter_results`) adds to its text: each estimate's networks, numerical
     rank (`ch3_nads.rank_limit`), its last eigenvalue there and the largest past it (over lambda_0), and the N vs
-    2N overlaps `conv` (`nads.convergence`): the largest N and the best overlap there at k < N."""
+    2N overlaps: the largest N and the best overlap there at k < N."""
+    results, conv = run.nads, run.convergence
     out: dict[str, Any] = {}
     for a, r in results.items():
         lim, vals = ch3_nads.rank_limit(r), r.eigenvalues / r.eigenvalues[0]
@@ -225,10 +234,10 @@ def run_numbers(results: dict[str, Any], conv: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def smoke_claims(p: presets.Nads, accuracy: Any, curves: dict[str, Any], conv: dict[str, Any]) -> str:
-    """The text's claims about the page's own run (at the preset `p`), not its numbers (those move between CPUs),
-    as nbval compares them: Fig. 6's `accuracy` at `p.fig6_indices`, the secant-vs-autograd `curves`, the
-    convergence `conv`."""
+def smoke_claims(p: presets.Nads, run: ch3_nads.ChapterRun) -> str:
+    """The text's claims about the page's own run `run` at the preset `p`, not its numbers (those move between
+    CPUs), as nbval compares them: Fig. 6, the secant-vs-autograd overlaps, the convergence."""
+    accuracy, curves, conv = run.fig6, run.curves, run.convergence
     acc = dict(zip(p.fig6_indices, map(float, accuracy)))
     first, last = p.fig6_indices[0], p.fig6_indices[-1]
     lines = [f"{p.fig6_arch}: above 90 % on D(u_{first}), within 5 points of chance on D(u_{last}): "

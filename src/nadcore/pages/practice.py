@@ -21,7 +21,7 @@ KS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]   # the overlaps' subspace sizes
 @dataclass
 class Findings:
     """The appendix's page: `glued` {name: value}, every stored estimate `stored` {(arch, method): NADResult},
-    and the "not computed here" boxes `notes` {"nads", "fig6"} of what the bundle does not hold yet."""
+    and the "not computed here" boxes `notes` {"nads", "fig6", "precision"} of what the bundle does not hold yet."""
     stored: dict[tuple[str, str], Any]
     notes: dict[str, list[Any]] = field(default_factory=dict)
     glued: dict[str, Any] = field(default_factory=dict)
@@ -30,7 +30,10 @@ class Findings:
 def findings(bundle_dir: str = "../bundle") -> Findings:
     """Every number and reading the appendix states, from the bundle in `bundle_dir`."""
     f = Findings(bundle.stored_nads(bundle_dir=bundle_dir))
-    f.notes = {"nads": _missing_nads(f.stored), "fig6": _missing_fig6(bundle_dir)}
+    f.notes = {"nads": _missing_nads(f.stored), "fig6": _missing_fig6(bundle_dir), "precision": []}
+    if bundle.load_precision(bundle_dir) is None:
+        f.notes["precision"].append(page.not_computed("The bfloat16 check", "python -m nadcore.bundle precision",
+                                                      "20 min"))
     for part in (_gpu(f.stored), _secant_exact(f.stored, bundle_dir), _precision(bundle_dir),
                  _convergence(f.stored, bundle_dir)):
         f.glued.update(part)

@@ -5,15 +5,20 @@ conventions of D(v), and the answers to the chapter's questions, from the bundle
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 from IPython.display import Markdown
 
-from nadcore import bundle, nads, presets, verdicts
+from nadcore import bundle, nads, presets, published, verdicts
+from nadcore.experiments import ch3_nads
 from nadcore.experiments import ch8_training as c8
+from nadcore.plots import nads as nad_figs
 from nadcore.plots import page
 from nadcore.plots import training as figs
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 STEM = "08_training"
 
@@ -22,11 +27,12 @@ STEM = "08_training"
 class Findings:
     """Chapter 8's page: `glued` {name: value} and what its figures draw, the stored training `cells` at the
     published `settings`, Fig. 6 along each estimate of LeNet's NADs `runs` {method: complete seeds' runs}, and
-    the linearised LeNet's gaps to the full one `gaps`."""
+    the linearised LeNet's gaps to the full one `gaps` (`boxes` say what is not stored yet)."""
     cells: dict[Any, Any]
     settings: presets.Training
     runs: dict[str, Any] = field(default_factory=dict)
     gaps: Any = None
+    boxes: list[Any] = field(default_factory=list)
     glued: dict[str, Any] = field(default_factory=dict)
 
 
@@ -51,7 +57,22 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
     g["verdict"] = page.table([(q.question, q.expected, q.measured, q.outcome + (f": {q.reason}" if q.reason else ""))
                                for q in rows], ("Question", "Expected", "Ours", "Verdict"), index="Question")
     f.gaps = c8.linearised_gaps(*verdicts.linearised_runs(results))
+    if not f.gaps:
+        f.boxes.append(page.not_computed("the linearised LeNet",
+                                         "python -m nadcore.bundle " + next(iter(bundle.FIG6_LINEARISED))))
     g["ch8_linearised_reading"] = Markdown(c8.linearised_reading(f.gaps))
     conv = bundle.load_conventions(bundle_dir)
     g["ch8_conventions_reading"] = Markdown(c8.conventions_reading(conv, bundle.conventions_settings()["num_networks"]))
     return f
+
+
+def fig6(f: Findings) -> Figure:
+    """Fig. 6 of LeNet at the caption's sigma along each estimate of its NADs (`f.runs`), beside the published curve."""
+    panels = {f"LeNet, σ = {bundle.FIG6_CAPTION:g}": ("lenet", {m: ch3_nads.seed_spread(r)
+                                                               for m, r in f.runs.items() if r})}
+    return nad_figs.fig6_estimates(panels, {"lenet": published.fig6("lenet")}, width=0.8)
+
+
+def run_numbers(run: c8.ChapterRun) -> dict[str, Any]:
+    """What the page's own run (`ch8_training.chapter_results`) adds to its text: its epochs and training set size."""
+    return {"ch8_page_epochs": run.settings.epochs, "ch8_page_n": run.settings.n_train}

@@ -92,3 +92,14 @@ def glue_all(glued: Mapping[str, Any]) -> None:
         glue(name, value, display=False)
         if isinstance(value, Figure):
             plt.close(value)
+
+
+def quiet_smoke(scale: str) -> None:
+    """At the smoke scale, silence `NADTrustWarning`: a page's smoke run estimates NADs from a handful of
+    networks, which its text calls noise (any other scale warns as usual)."""
+    import warnings
+
+    from nadcore.nads import NADTrustWarning
+
+    if scale == "smoke":
+        warnings.simplefilter("ignore", NADTrustWarning)
