@@ -26,6 +26,7 @@ import torch
 from nadcore import checks, cifar, data, models, presets, store, sweeps, train, versions
 from nadcore.checks import InputError
 from nadcore.device import resolve
+from nadcore.experiments import ch3_nads
 from nadcore.presets import check_dataset, preset
 from nadcore.prose import and_list, name
 from nadcore.seeds import derive, streams
@@ -195,6 +196,14 @@ def chapter_settings(scale: str, seed: int = 0,
     P = preset("underspecification", scale, overrides)
     return replace(P, pairs=replace(P.pairs, seeds=[derive(seed, r) for r in P.pairs.seeds]),
                    ood=replace(P.ood, seeds=[derive(seed, r) for r in P.ood.seeds]))
+
+
+def chapter_nads(P: presets.Underspecification, results_dir: str | Path, scale: str,
+                 device: str | torch.device = "auto") -> dict[str, NADResult]:
+    """The NADs of each network of Figs. 2 and 3 at `scale` (`ch3_nads.load_nads`, `P.nads`' method and size)."""
+    return {a: ch3_nads.load_nads(a, results_dir, scale=scale, device=device, progress=False, method=P.nads.method,
+                                  num_networks=P.nads.num_networks)
+            for a in sorted(set(P.pairs.archs) | set(P.ood.archs))}
 
 
 def _network(arch, in_channels, recipe, seed):

@@ -97,10 +97,6 @@ class Isotropy(NamedTuple):
     harmonic4: float
     harmonic8: float
 
-    def __getitem__(self, key):
-        """A measure by name as well as by position: the page's smoke check reads `iso["vit"]["harmonic4"]`."""
-        return getattr(self, key) if isinstance(key, str) else tuple.__getitem__(self, key)
-
 
 def _measures(eigenvalues, images, k) -> Isotropy:
     size = images.shape[-1]

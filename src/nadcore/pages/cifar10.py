@@ -58,6 +58,22 @@ def findings(bundle_dir: str = "../bundle", data_root: str = "../data") -> Findi
     return f
 
 
+def fig7(f: Findings, arch: str) -> Any:
+    """Fig. 7 of each stored run (`f.runs`) beside the published one (ours: `arch`), or None before any is stored."""
+    return plots.fig7_beside_published({n: r["curve"] for n, r in f.runs.items()}, arch) if f.runs else None
+
+
+def curve_table(f: Findings, arch: str) -> Any:
+    """Fig. 7's numbers of each stored run beside the published ones, or None before any is stored."""
+    label = plots.style.LABELS[arch]
+    return plots.curve_table({f"ours: {label}, {n}": r["curve"] for n, r in f.runs.items()}) if f.runs else None
+
+
+def fig8(f: Findings) -> Any:
+    """Fig. 8 of each stored run beside the published one, or None before any is stored."""
+    return plots.fig8_beside_published({n: r["flip"] for n, r in f.runs.items()}) if f.runs else None
+
+
 def carrier_gallery(x: Any, y: Any, U: Any, i: int, eps: float, names: Any) -> Any:
     """The images `x` (labels `y`, class `names`) with the carrier of size `eps` on NADs `i` and `i + 1` of `U`."""
     return plots.poison_gallery(x, cifar.poison(x, y, U, i, eps), y, names, title=f"Carrier on NADs {i} and {i + 1}")

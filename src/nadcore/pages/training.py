@@ -73,6 +73,11 @@ def fig6(f: Findings) -> Figure:
     return nad_figs.fig6_estimates(panels, {"lenet": published.fig6("lenet")}, width=0.8)
 
 
+def linearised(f: Findings) -> Figure | None:
+    """The linearised LeNet's gaps to the full one (`plots.training.linearised`), or None before they are stored."""
+    return figs.linearised(f.gaps) if f.gaps else None
+
+
 def run_numbers(run: c8.ChapterRun) -> dict[str, Any]:
     """What the page's own run (`ch8_training.chapter_results`) adds to its text: its epochs and training set size."""
     return {"ch8_page_epochs": run.settings.epochs, "ch8_page_n": run.settings.n_train}

@@ -119,11 +119,19 @@ def _fashion(f: Findings):
     return out
 
 
-def smoke_run(pairs: dict[str, Any], ood: dict[str, Any],
-              P: presets.Underspecification) -> tuple[str, dict[str, Any]]:
-    """`(claims, glued)` of the page's own run (grids `pairs` and `ood` at the chapter's settings `P`): what "Run
-    this chapter yourself" claims of it, printed for the notebook test (they hold on any CPU; the percentages move
-    by a point or two between CPUs), and the numbers its prose glues."""
+def smoke_claims(pairs: dict[str, Any], ood: dict[str, Any], P: presets.Underspecification) -> str:
+    """What "Run this chapter yourself" claims of the page's own run (grids `pairs` and `ood` at the chapter's
+    settings `P`), printed for the notebook test: they hold on any CPU (the percentages move by a point or two
+    between CPUs)."""
+    return _smoke_run(pairs, ood, P)[0]
+
+
+def run_numbers(pairs: dict[str, Any], ood: dict[str, Any], P: presets.Underspecification) -> dict[str, Any]:
+    """The numbers the prose of "Run this chapter yourself" glues about the page's own run."""
+    return _smoke_run(pairs, ood, P)[1]
+
+
+def _smoke_run(pairs, ood, P):
     sw = {a: {(i, j): (c1, c2) for i, j, c1, c2 in underspec.switching(g)} for a, g in pairs.items()}
     lenet = sw["lenet"]
     angle = {a: [verdicts.boundary_angle(g.sections[0, i, j], g.coords)

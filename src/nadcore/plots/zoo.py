@@ -68,9 +68,9 @@ def design_table(archs: Iterable[str]) -> pd.DataFrame:
     return page.table(rows, ["network", "design", "parameters", "in place of pooling"], index="network")
 
 
-def gallery_rows(results: ch7_zoo.ZooResults) -> dict[str, NADResult]:
-    """`{row label: NADResult}` for `plots.nads.fig5`: each architecture's estimate."""
-    return {describe(r, lines=True): r for r in results.stored().values()}
+def gallery_rows(results: ch7_zoo.ZooResults, skip: Iterable[str] = ()) -> dict[str, NADResult]:
+    """`{row label: NADResult}` for `plots.nads.fig5`: each architecture's estimate, but those of `skip`."""
+    return {describe(r, lines=True): r for a, r in results.stored().items() if a not in skip}
 
 
 def energy_maps(results: ch7_zoo.ZooResults, k: int | None = None, ncols: int = 4) -> Figure:
