@@ -132,6 +132,7 @@ def test_chapter_4s_claims_table_has_every_stand_in_and_a_verdict():
     assert [r.item for r in rows] == ["Fig. 7", "Fig. 7, Fashion-MNIST", "Fig. 8", "Fig. 8, Fashion-MNIST"]
     assert rows[0] == verdicts.fig7({"digits": (digits, 15)}) and rows[2] == verdicts.fig8({"digits": (d_flip, 15)})
     assert rows[1].scale == "LeNet on the Fashion-MNIST stand-in, 4 epochs"
+    assert verdicts.fig7({"the digits": (digits, 15)}).scale == "LeNet on the digits stand-in, 15 epochs"   # one "the"
     assert rows[3].scale == "LeNet and LogReg on the Fashion-MNIST stand-in, 4 epochs"
     assert all(r.verdict == verdicts.NOT_COMPUTED for r in rows)          # CIFAR-10 is not run here
     assert rows[1].values["same"] == {"Fashion-MNIST": True}
@@ -141,6 +142,7 @@ def test_chapter_4s_claims_table_has_every_stand_in_and_a_verdict():
     # the results page's rows hold both stand-ins, each said apart
     both = verdicts.fig8({"digits": (d_flip, 15), "Fashion-MNIST": (f_flip, 4)})
     assert both.values["same"] == {"digits": True, "Fashion-MNIST": False} and "15 and 4 epochs" in both.scale
+    assert both.scale == "LeNet and LogReg on the digits and Fashion-MNIST stand-ins, 15 and 4 epochs"
     table = verdicts.chapter_table(rows)
     assert list(table.columns) == ["The paper", "Ours", "Verdict"] and table.index.name == "Claim"
     assert table.iloc[1, 2].startswith("not computed here: CIFAR-10 and a GPU")

@@ -882,6 +882,12 @@ def fig6_deep(runs: Sequence[Mapping[int, float]], curve: published.Fig6Curve, a
 
 
 
+def _on_stand_ins(names: Iterable[str]) -> str:
+    """ "the digits and Fashion-MNIST stand-ins" of the stand-ins `names` (a name may begin with "the")."""
+    names = [n.removeprefix("the ") for n in names]
+    return f"the {' and '.join(names)} stand-in{'s' * (len(names) > 1)}"
+
+
 def _each(said: Mapping[str, str]) -> str:
     """What each stand-in shows, apart: "digits: ...; Fashion-MNIST: ..."."""
     return "; ".join(f"{name}: {text}" for name, text in said.items())
@@ -911,7 +917,7 @@ def fig7(stand_ins: Mapping[str, tuple[Mapping[str, Any], int]]) -> Row:
     return Row("Fig. 7", "a carrier on the first NADs hijacks training, on the last it is ignored",
                f"ResNet-18: {_pct(paper['accuracy'][0])} at NAD {paper['index'][0]}, {_pct(paper['accuracy'][-1])} "
                f"at {paper['index'][-1]} (clean {published.fig8('resnet18')[0]:.0f})", "; ".join(ours),
-               f"LeNet on the {' and '.join(stand_ins)} stand-in{'s' * (len(stand_ins) > 1)}, {epochs} epochs",
+               f"LeNet on {_on_stand_ins(stand_ins)}, {epochs} epochs",
                *verdict(None, needs=f"CIFAR-10 and a GPU; {_each(said)}"), ("ch4-fig7-bundle",), values=v)
 
 
@@ -935,8 +941,7 @@ def fig8(stand_ins: Mapping[str, tuple[Mapping[str, Any], int]], control: str = 
     epochs = prose.and_list(dict.fromkeys(str(e) for _, e in stand_ins.values()))
     return Row("Fig. 8", "flipping the data in the NAD basis costs accuracy",
                ", ".join(f"{prose.name(a)} {o:.0f} → {f:.0f}" for a, (o, f) in published.FIG8.items()) + " %",
-               "; ".join(ours), f"LeNet and {prose.name(control)} on the {' and '.join(stand_ins)} "
-               f"stand-in{'s' * (len(stand_ins) > 1)}, {epochs} epochs",
+               "; ".join(ours), f"LeNet and {prose.name(control)} on {_on_stand_ins(stand_ins)}, {epochs} epochs",
                *verdict(None, needs=f"CIFAR-10 and a GPU; {_each(said)}"), ("ch4-fig8-bundle",),
                values={"runs": runs_of, "same": same_of})
 

@@ -20,50 +20,47 @@ STEM = "06_antialias"
 
 @dataclass
 class Findings:
-    """Chapter 6's page: `glued` {name: value} and what its figures draw, the stored results at the caption's
-    sigma `paper` and where LeNet learns `learns` (`bundle.load_antialias`, seed 0), Fig. 1's further seeds at
-    each sigma `more_paper` and `more_learns` (`bundle.load_antialias_seeds`), and the box of what the bundle
-    does not hold yet `boxes`."""
+    """Chapter 6's page: `glued` {name: value} and what its figures and tables draw, the stored results at the
+    caption's sigma `paper` and where LeNet learns `learns` (`bundle.load_antialias`), each Fig. 1 cell the mean
+    over its seeds stored whole (`ch6_antialias.with_seeds`: what the predictions judge; the NADs and Fig. 6 are
+    seed 0's), and the box of what the bundle does not hold yet `boxes`."""
     paper: antialias.AntialiasResults
     learns: antialias.AntialiasResults
-    more_paper: dict[str, list] = field(default_factory=dict)
-    more_learns: dict[str, list] = field(default_factory=dict)
     boxes: list[Any] = field(default_factory=list)
     glued: dict[str, Any] = field(default_factory=dict)
-
-    def judged(self, learns: bool) -> antialias.AntialiasResults:
-        """The results the predictions judge at one sigma: Fig. 1 the mean over the seeds (`with_seeds`)."""
-        return (antialias.with_seeds(self.learns, self.more_learns) if learns
-                else antialias.with_seeds(self.paper, self.more_paper))
 
 
 def findings(bundle_dir: str = "../bundle") -> Findings:
     """Every number, verdict and table Chapter 6's page states, from the bundle in `bundle_dir`."""
-    f = Findings(bundle.load_antialias(bundle_dir), bundle.load_antialias(bundle_dir, best_sigma=True),
-                 bundle.load_antialias_seeds(bundle_dir, best_sigma=False), bundle.load_antialias_seeds(bundle_dir))
+    seed0 = {"aa": bundle.load_antialias(bundle_dir), "aa15": bundle.load_antialias(bundle_dir, best_sigma=True)}
+    more = {"aa": bundle.load_antialias_seeds(bundle_dir, best_sigma=False),
+            "aa15": bundle.load_antialias_seeds(bundle_dir)}
+    judged = {p: antialias.with_seeds(seed0[p], more[p]) for p in seed0}
+    f = Findings(judged["aa"], judged["aa15"])
     gaps = bundle.antialias_gaps(bundle_dir)
     if gaps:
         f.boxes.append(page.not_computed(f"Chapter 6 at the published settings ({gaps[0]})",
                                          "python -m nadcore.bundle antialias", gaps[1]))
-    judged = {"aa": f.judged(learns=False), "aa15": f.judged(learns=True)}
-    verdicts_ = {p: antialias.predictions(r) for p, r in judged.items()}   # Fig. 1 judged on the seeds' mean
-    numbers = {"aa": antialias.key_numbers(f.paper), "aa15": antialias.key_numbers(f.learns)}   # seed 0's
-    for part in (_numbers(f, numbers), _context(verdicts_, bundle_dir), _readings(f, numbers, judged, verdicts_),
-                 paper_cost(STEM), _seeds(f)):
+    verdicts_ = {p: antialias.predictions(r) for p, r in judged.items()}
+    numbers = {p: antialias.key_numbers(r) for p, r in judged.items()}
+    for part in (_numbers(f, numbers), _context(verdicts_, bundle_dir), _readings(f, numbers, verdicts_),
+                 paper_cost(STEM), _seeds(seed0, more)):
         f.glued.update(part)
     return f
 
 
-def _seeds(f: Findings):
-    """At each sigma, each variant's low band and lead at every seed stored whole (`ch6_antialias.seed_study`):
-    their count, one table and a sentence per sigma."""
-    cells, out, rows = len(f.learns.grid.half()), {}, []
+def _seeds(seed0, more):
+    """At each sigma, each variant's low band and lead at every seed stored whole (`ch6_antialias.seed_study` of
+    seed 0's results `seed0` and the further seeds `more`, by prefix): their count, one table and a sentence per
+    sigma."""
+    cells, out, rows = len(seed0["aa15"].grid.half()), {}, []
 
     def each(values):
         return " / ".join(f"{x:.1f}" for x in values)
 
-    for prefix, results, more in (("aa15", f.learns, f.more_learns), ("aa", f.paper, f.more_paper)):
-        study = antialias.seed_study(results.fig1, more, cells)
+    for prefix in ("aa15", "aa"):
+        results = seed0[prefix]
+        study = antialias.seed_study(results.fig1, more[prefix], cells)
         rows += [(f"{results.settings.fig1['sigma']:g}", antialias.NAMES[v], each(study.low[v]),
                   f"{np.mean(study.low[v]):.1f} ± {np.std(study.low[v], ddof=1):.1f}"
                   if study.seeds > 1 else "–", each(study.gap[v])) for v in results.variants]
@@ -98,10 +95,10 @@ def _context(verdicts_, bundle_dir):
             "verdict_note": Markdown(antialias.thresholds()), "aa_band_gap": antialias.BAND_GAP}
 
 
-def _readings(f: Findings, numbers, judged, verdicts_):
-    """The numbers the readings quote: the k = 8 lines with pooling (seed 0's `numbers`), the blurs' low-band lead
-    where LeNet learns (and the least resolved) on the seeds' mean (the blur verdicts of `verdicts_` on `judged`),
-    which leads each sigma resolves, the binomial blurs' high band, Fig. 6's first NAD and past 128."""
+def _readings(f: Findings, numbers, verdicts_):
+    """The numbers the readings quote: the k = 8 lines with pooling (`numbers`), the blurs' low-band lead where LeNet
+    learns (and the least resolved; the blur verdicts of `verdicts_`), which leads each sigma resolves, the binomial
+    blurs' high band, Fig. 6's first NAD and past 128."""
     nan = float("nan")
     n3, n15 = numbers["aa"], numbers["aa15"]
     blur = {p: v["blur_keeps_bias"] for p, v in verdicts_.items()}
@@ -115,8 +112,8 @@ def _readings(f: Findings, numbers, judged, verdicts_):
     past = [a for v in pooled for i, a in f.learns.fig6[v].items() if i > 128]
     out: dict[str, Any] = {"aa_eight_min": min(eight), "aa_eight_max": max(eight),
                            "aa15_gap_min": min(gaps.values()), "aa15_gap_max": max(gaps.values()),
-                           "aa15_least": antialias.NAMES[least], "aa15_judged_seeds": judged["aa15"].seeds,
-                           "aa_judged_seeds": judged["aa"].seeds,
+                           "aa15_least": antialias.NAMES[least], "aa15_judged_seeds": f.learns.seeds,
+                           "aa_judged_seeds": f.paper.seeds,
                            **{f"{p}_lead_reading": Markdown(antialias.lead_reading(b)) for p, b in blur.items()},
                            "aa_lead_short": Markdown(antialias.lead_reading(blur["aa"], intervals=False)),
                            "aa15_least_gap": gaps[least], "aa15_least_gap_lower": lead["lower"][least],

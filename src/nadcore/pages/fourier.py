@@ -123,7 +123,7 @@ def _verdict_values(f: Findings, bundle_dir):
                 "lenet_learnt": bands[caption].learnt, "lenet_chance": bands[caption].chance,
                 "lenet_below_caption": -bands[caption].bias, "lenet_level_best": abs(bands[best].bias),
                 "lenet_mad_learnt_best": bands[best].mad_learnt,
-                "lenet_mad_chance": max(b.mad_chance for b in bands.values()),
+                "lenet_mad_chance": max(bands[s].mad_chance for s in (caption, best)),   # the two sigmas the row states
                 "lenet_spearman_best": published.compare_grids(fourier.seed_mean_grid(study["grids"][best]),
                                                                comparison["lenet"].published).spearman,
                 "vgg11_level": abs(f.rows["vgg11"].values["bias"]),
@@ -161,7 +161,7 @@ def _sigma_study(f: Findings):
             out[f"sigma_{name}_{stat}_lo"], out[f"sigma_{name}_{stat}_hi"] = r["intervals"][stat]
         out[f"sigma_{name}_floor"] = r["floor"]["spearman"] if r["floor"] else float("nan")
         out[f"sigma_{name}_mean"] = float(r["ours"].mean())
-    out["sigma_published_mean"] = float(np.mean(list(study["published"].values())))
+    out["sigma_published_mean"] = f.rows["lenet"].values["mean_published"]   # on our grid's cells, as each row
 
     def ci(row, stat, fmt):  # an estimate and its interval, as text
         lo, hi = row["intervals"][stat]

@@ -27,7 +27,7 @@ PAIR_TITLES = ("both channels", "only channel 1", "only channel 2")
 OOD_LABELS = ("both parts", r"images only ($\mathcal{D}(v)$ zeroed)", r"$\mathcal{D}(v)$ only (images zeroed)")
 ORDER = ("lenet", "resnet18", "mlp")   # the CNNs first, then the isotropic control
 CLASS_COLORS = ("#4c72b0", "#c44e52")   # predicted class 0 and class 1
-CLASS_LABELS = (r"class 0 (mean $+\epsilon v / 2$)", r"class 1 (mean $-\epsilon v / 2$)")
+CLASS_LABELS = (r"class 0 (mean $+\epsilon u / 2$)", r"class 1 (mean $-\epsilon u / 2$)")   # u: each channel's NAD
 STYLES = ({"ls": "-", "marker": "o"}, {"ls": "--", "marker": "s"}, {"ls": ":", "marker": "^"})
 
 
