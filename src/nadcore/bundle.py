@@ -265,8 +265,7 @@ def _fig2():
     """Fig. 2: Fig. 1's networks on its grid, sample size, noise and epochs."""
     q = presets.preset("fourier", "paper").fig2
     archs, _, settings, pooling = _fig1()
-    return FourierItem(archs, fourier.make_grid(q.grid), {**settings, "n": q.n, "sigma": q.sigma,
-                                                             "epochs": q.epochs}, pooling)
+    return FourierItem(archs, fourier.make_grid(q.grid), ch1_fourier.fig2_settings(settings, q), pooling)
 
 
 def _fig3(sigma=None):
@@ -1207,7 +1206,7 @@ def cifar(bundle_dir: str | Path = BUNDLE, compute: bool = False, progress: bool
     from nadcore import cifar as c
 
     p = cifar_item(dataset)
-    bases = {a: load_nad(a, bundle_dir=bundle_dir) for a in dict.fromkeys([p.arch, *p.flip_archs])}
+    bases = {a: load_nad(a, bundle_dir=bundle_dir) for a in ch4_cifar10.nad_archs(p)}
     U = {a: b.nads for a, b in bases.items() if b is not None}
     if len(U) < len(bases):
         return None

@@ -340,7 +340,7 @@ def other_estimates(arch: str, request: dict[str, Any], folders: Iterable[str | 
 def _fourier(scale, seed, results, dev, num_seeds=1, overrides=None):
     p = presets.preset("fourier", scale, overrides)
     settings = ch1_fourier.sweep_settings(p, seed, dev)
-    fig2 = {**settings, "n": p.fig2.n, "sigma": p.fig2.sigma, "epochs": p.fig2.epochs}
+    fig2 = ch1_fourier.fig2_settings(settings, p.fig2)
     jobs = [("fig1", p.archs, p.grid, ch1_fourier.replicate_settings(settings, r), True, r)
             for r in range(num_seeds)]
     jobs += [("fig2", p.fig2.archs, p.fig2.grid, fig2, True, 0),
@@ -424,7 +424,7 @@ def _nads(scale, seed, results, dev):
 def _cifar(scale, seed, results, dev):
     p = presets.preset("cifar10", scale)
     items = [_nad_item("04_cifar10", a, ch3_nads.resolve_estimate(a, scale, num_networks=p.nad_networks, seed=seed),
-                       results, dev) for a in dict.fromkeys([p.arch, *p.flip_archs])]
+                       results, dev) for a in ch4_cifar10.nad_archs(p)]
     samples = 1797 if p.dataset == "digits" else 60000
     r = p.recipe
     recipe = {k: getattr(r, k) for k in ch4_cifar10.RECIPE_KEYS}
@@ -448,7 +448,7 @@ def _cifar(scale, seed, results, dev):
 @planner("05_underspecification")
 def _underspec(scale, seed, results, dev, overrides=None):
     P = ch5_underspec.chapter_settings(scale, seed, overrides)
-    archs = sorted(set(P.pairs.archs) | set(P.ood.archs))
+    archs = ch5_underspec.nad_archs(P)
     request = presets.as_dict(P.nads)
     items = [_nad_item("05_underspecification", a, ch3_nads.resolve_estimate(a, scale, seed=seed, **request),
                        results, dev) for a in archs]

@@ -145,6 +145,11 @@ def sweep_settings(preset: presets.Fourier, seed: int, device: str | torch.devic
                            "seed": int(seed), "device": str(device), **overrides}, "fourier_cell")
 
 
+def fig2_settings(settings: Mapping[str, Any], fig2: presets.Fig2) -> dict[str, Any]:
+    """Fig. 2's cell settings: Fig. 1's `settings` (`sweep_settings`) at `fig2`'s sample size, noise and epochs."""
+    return {**settings, "n": fig2.n, "sigma": fig2.sigma, "epochs": fig2.epochs}
+
+
 def per_cell(table: Mapping[str, Mapping[tuple[int, int], Mapping[str, Any]]],
              key: str = "test_acc") -> dict[str, dict[tuple[int, int], float]]:
     """`{arch: {(kx, ky): value}}` of one stored scalar (e.g. `test_acc`) of a `sweep_directions` table."""
@@ -221,7 +226,7 @@ def chapter_results(preset: presets.Fourier, seed: int, device: str | torch.devi
         return sweep_directions(archs, grid, settings, results, pooling, name, shard=shard, num_shards=num_shards,
                                 progress=progress)
 
-    fig2 = sweep(q.archs, grids[1], sweep_settings(preset, seed, dev, n=q.n, sigma=q.sigma, epochs=q.epochs), "fig2")
+    fig2 = sweep(q.archs, grids[1], fig2_settings(settings, q), "fig2")
     fig3 = sweep(r.archs, grids[2], settings, "fig3", pooling=False)
     return ChapterRun(grids[0], seed_mean(runs)[0], seed_mean(runs, "train_acc")[0], grids[1],
                       iterations_to_loss(fig2, q.threshold, q.window), q.threshold, run_iterations(fig2),

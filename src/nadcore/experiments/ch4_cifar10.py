@@ -265,11 +265,16 @@ def chapter_data(p: presets.Cifar10, data_root: str | Path, seed: int = 0, downl
                        cifar.classes(p.dataset))
 
 
+def nad_archs(p: presets.Cifar10) -> list[str]:
+    """The networks whose NADs the chapter reads at the preset `p`: `p.arch`, then each of `p.flip_archs`."""
+    return list(dict.fromkeys([p.arch, *p.flip_archs]))
+
+
 def chapter_nads(p: presets.Cifar10, results_dir: str | Path, scale: str, device: str | torch.device = "auto",
                  progress: bool = False) -> dict[str, NADResult]:
     """The NADs of `p.arch` and of each of `p.flip_archs` from `p.nad_networks` networks (`ch3_nads.load_nads`)."""
     return {a: ch3_nads.load_nads(a, results_dir, scale=scale, num_networks=p.nad_networks, device=device,
-                                  progress=progress) for a in dict.fromkeys([p.arch, *p.flip_archs])}
+                                  progress=progress) for a in nad_archs(p)}
 
 
 # ----------------------------------------------------------------------------- readings of Fig. 7

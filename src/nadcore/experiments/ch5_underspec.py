@@ -198,12 +198,17 @@ def chapter_settings(scale: str, seed: int = 0,
                    ood=replace(P.ood, seeds=[derive(seed, r) for r in P.ood.seeds]))
 
 
+def nad_archs(P: presets.Underspecification) -> list[str]:
+    """The networks whose NADs the chapter reads: those of Figs. 2 and 3 (`P.pairs.archs`, `P.ood.archs`), sorted."""
+    return sorted(set(P.pairs.archs) | set(P.ood.archs))
+
+
 def chapter_nads(P: presets.Underspecification, results_dir: str | Path, scale: str,
                  device: str | torch.device = "auto") -> dict[str, NADResult]:
     """The NADs of each network of Figs. 2 and 3 at `scale` (`ch3_nads.load_nads`, `P.nads`' method and size)."""
     return {a: ch3_nads.load_nads(a, results_dir, scale=scale, device=device, progress=False, method=P.nads.method,
                                   num_networks=P.nads.num_networks)
-            for a in sorted(set(P.pairs.archs) | set(P.ood.archs))}
+            for a in nad_archs(P)}
 
 
 def _network(arch, in_channels, recipe, seed):

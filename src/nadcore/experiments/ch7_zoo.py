@@ -682,8 +682,7 @@ def verdict(results: ZooResults, along: NullFig6 | None = None) -> dict[str, fin
 def null_verdict(along: NullFig6 | None) -> findings.Verdict | None:
     """`NULL_PREDICTION`'s row of `verdict` from Fig. 6 along the null directions (`null_fig6`), or None before a
     patch holds both its runs."""
-    gap = None if along is None else null_gap(along)
-    if along is None or gap is None:
+    if along is None or (gap := null_gap(along)) is None:
         return None
     null, control = stored_cells(along.null), stored_cells(along.control)
     text = (f"{null.mean:.1f} ± {null.sd:.1f}% along x₀ on a patch, {control.mean:.1f} ± {control.sd:.1f}% along a "

@@ -31,10 +31,7 @@ def findings(bundle_dir: str = "../bundle") -> Findings:
     """Every number and reading the appendix states, from the bundle in `bundle_dir`."""
     f = Findings(bundle.stored_nads(bundle_dir=bundle_dir))
     f.notes = {"nads": _missing_nads(f.stored), "fig6": _missing_fig6(bundle_dir), "precision": []}
-    if bundle.load_precision(bundle_dir) is None:
-        f.notes["precision"].append(page.not_computed("The bfloat16 check", "python -m nadcore.bundle precision",
-                                                      "20 min"))
-    for part in (_gpu(f.stored), _secant_exact(f.stored, bundle_dir), _precision(bundle_dir),
+    for part in (_gpu(f.stored), _secant_exact(f.stored, bundle_dir), _precision(bundle_dir, f.notes["precision"]),
                  _convergence(f.stored, bundle_dir)):
         f.glued.update(part)
     return f
@@ -95,10 +92,11 @@ def _secant_exact(stored, bundle_dir):
     return out
 
 
-def _precision(bundle_dir):
-    """The bfloat16 check in words (empty while not stored: the page's box says so)."""
+def _precision(bundle_dir, boxes):
+    """The bfloat16 check in words; while it is not stored, empty, and its box appended to `boxes`."""
     check = bundle.load_precision(bundle_dir)
     if check is None:
+        boxes.append(page.not_computed("The bfloat16 check", "python -m nadcore.bundle precision", "20 min"))
         return {"precision_reading": Markdown("")}
     q = bundle.PRECISION
     lowest = "; ".join(f"{plots.style.LABELS[a]} {check[a]['eager'].min():.4f} / {check[a]['compiled'].min():.4f}"
